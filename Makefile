@@ -1,0 +1,121 @@
+# cachet: one Makefile for the engine, the agent (bin/cachet), the linter
+# (bin/promptlint) and the test runner. Objects under $(BUILD), binaries under $(BIN).
+# `make help` lists the targets.
+
+CC      ?= cc
+BUILD   ?= build
+BIN     ?= bin
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SANITIZE ?=
+
+PKGS := libcurl libcjson libpcre2-8 libgit2 libmicrohttpd yaml-0.1 libedit
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+OPT     ?= -O2
+CFLAGS  ?=
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE $(OPT) -g -pthread \
+           -Wall -Wextra -Werror -Wformat=2 -Wno-unused-parameter -Wstrict-prototypes \
+           -fno-fast-math -ffp-contract=off -MMD -MP $(PKG_CFLAGS) \
+           -DCACHET_DATADIR='"$(PREFIX)/share/cachet"'
+LDLIBS  += $(PKG_LIBS) -lm -pthread
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+UTIL_SRC   := $(sort $(wildcard util/*.c))
+ENGINE_SRC := $(sort $(wildcard engine/*.c))
+AGENT_SRC  := $(filter-out agent/main.c,$(sort $(wildcard agent/*.c)))
+LINT_SRC   := $(filter-out linter/main.c,$(sort $(wildcard linter/*.c)))
+TEST_SRC   := $(sort $(wildcard tests/test_*.c)) tests/test_main.c
+TEST_SUITES := $(patsubst tests/test_%.c,%,$(filter-out tests/test_main.c,$(TEST_SRC)))
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+LIBUTIL   := $(BUILD)/libcachet_util.a
+LIBENGINE := $(BUILD)/libcachet_engine.a
+LIBAGENT  := $(BUILD)/libcachet_agent.a
+LIBLINT   := $(BUILD)/libcachet_lint.a
+
+.PHONY: all test check sanitize bench bench-cache bench-lint cuda test-cuda install clean \
+        format check-format fuzz deps model help
+
+all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests
+
+help:
+	@echo "make deps      install missing Debian packages (needs root)"
+	@echo "make model     fetch the default model into models/ and verify it"
+	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
+	@echo "make test      run the whole test suite (fetches the model if missing)"
+	@echo "make sanitize  the test suite under ASan+UBSan"
+	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR)"
+	@echo "make cuda      build the CUDA backend (needs nvcc)"
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBUTIL): $(call obj,$(UTIL_SRC))
+$(LIBENGINE): $(call obj,$(ENGINE_SRC))
+$(LIBAGENT): $(call obj,$(AGENT_SRC))
+$(LIBLINT): $(call obj,$(LINT_SRC))
+$(BUILD)/%.a:
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN)/cachet: $(call obj,agent/main.c) $(LIBAGENT) $(LIBENGINE) $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/promptlint: $(call obj,linter/main.c) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The runner's suite list comes from the test file names.
+$(BUILD)/tests/tests_list.h: Makefile $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	@printf '%s\n' $(foreach s,$(TEST_SUITES),'TEST_SUITE($(s))') > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
+$(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h
+
+$(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
+
+# The README's test command. Fetches the default model first if it is missing.
+test: all
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)
+
+check: test
+
+sanitize:
+	$(MAKE) BUILD=build/san BIN=build/san/bin SANITIZE=address,undefined OPT=-O1 test
+
+deps:
+	@sh scripts/deps.sh
+
+model:
+	@sh scripts/fetch-model.sh
+
+install: $(BIN)/cachet $(BIN)/promptlint
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cachet
+	install -m 755 $(BIN)/cachet $(BIN)/promptlint $(DESTDIR)$(PREFIX)/bin/
+	cp -R prompts skills $(DESTDIR)$(PREFIX)/share/cachet/
+
+clean:
+	rm -rf $(BUILD) $(BIN)
+
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' '*.cu' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_SRC)
+check-format:
+	clang-format --dry-run --Werror $(FORMAT_SRC)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

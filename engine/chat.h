@@ -1,0 +1,40 @@
+/* engine/chat.h: chat templates implemented per family (ChatML for SmolLM2,
+ * Gemma for Gemma 3), chosen from the model's tokenizer.chat_template.
+ * Renders messages to text that is then tokenized with parse_special on.
+ * Not a Jinja interpreter: an unknown template falls back to ChatML and says so. */
+#ifndef ENG_CHAT_H
+#define ENG_CHAT_H
+
+#include <stddef.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "gguf.h"
+
+typedef enum eng_chat_format {
+    ENG_CHAT_CHATML = 0,
+    ENG_CHAT_GEMMA = 1
+} eng_chat_format;
+
+typedef struct eng_chat_msg {
+    const char *role;    /* "system", "user", "assistant", "tool" */
+    const char *content; /* NUL-terminated */
+} eng_chat_msg;
+
+typedef struct eng_chat eng_chat;
+
+/* Reads tokenizer.chat_template (if any) and picks the family. A template's
+ * default system text (SmolLM2 adds one when the first message is not a
+ * system message) is taken from the template itself. Caller frees. */
+int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err);
+void eng_chat_free(eng_chat *c);
+eng_chat_format eng_chat_get_format(const eng_chat *c);
+const char *eng_chat_format_name(eng_chat_format f);
+
+/* Appends the rendered conversation to out; with add_generation_prompt the
+ * text ends where the assistant's reply begins. Fails with UTIL_EINVAL on a
+ * role order the template rejects (Gemma: user/assistant must alternate). */
+int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
+                    int add_generation_prompt, util_buf *out, util_err *err);
+
+#endif

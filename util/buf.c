@@ -1,0 +1,89 @@
+/* util/buf.c: growable buffer and file reading. No formatting beyond printf. */
+#include "buf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void util_buf_init(util_buf *b) { memset(b, 0, sizeof *b); }
+
+void util_buf_release(util_buf *b) {
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+int util_buf_reserve(util_buf *b, size_t extra) {
+    if (extra > (size_t)-1 - b->len - 1) return UTIL_ENOMEM;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap) return UTIL_OK;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) cap = cap > ((size_t)-1) / 2 ? need : cap * 2;
+    char *p = realloc(b->data, cap);
+    if (!p) return UTIL_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return UTIL_OK;
+}
+
+int util_buf_append(util_buf *b, const void *p, size_t n) {
+    int rc = util_buf_reserve(b, n);
+    if (rc) return rc;
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return UTIL_OK;
+}
+
+int util_buf_puts(util_buf *b, const char *s) { return util_buf_append(b, s, strlen(s)); }
+
+int util_buf_printf(util_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return UTIL_EINVAL;
+    int rc = util_buf_reserve(b, (size_t)n);
+    if (rc) return rc;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return UTIL_OK;
+}
+
+char *util_buf_detach(util_buf *b, size_t *len) {
+    if (!b->data && util_buf_reserve(b, 0)) return NULL;
+    if (b->len == 0) b->data[0] = '\0';
+    char *p = b->data;
+    if (len) *len = b->len;
+    memset(b, 0, sizeof *b);
+    return p;
+}
+
+int util_read_file(char **out, size_t *len, const char *path, util_err *err) {
+    *out = NULL;
+    if (len) *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return util_err_set(err, UTIL_EIO, "file '%s': %s", path, strerror(errno));
+    util_buf b;
+    util_buf_init(&b);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (util_buf_append(&b, chunk, n)) {
+            fclose(f);
+            util_buf_release(&b);
+            return util_err_set(err, UTIL_ENOMEM, "file '%s': out of memory", path);
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        util_buf_release(&b);
+        return util_err_set(err, UTIL_EIO, "file '%s': read error", path);
+    }
+    *out = util_buf_detach(&b, len);
+    return *out ? UTIL_OK : util_err_set(err, UTIL_ENOMEM, "file '%s': out of memory", path);
+}
