@@ -16,7 +16,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT     ?= -O2
 CFLAGS  ?=
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE $(OPT) -g -pthread \
-           -Wall -Wextra -Werror -Wformat=2 -Wno-unused-parameter -Wstrict-prototypes \
+           -Wall -Wextra -Werror -Wformat=2 -Wno-format-truncation -Wno-unused-parameter -Wstrict-prototypes \
            -fno-fast-math -ffp-contract=off -MMD -MP $(PKG_CFLAGS) \
            -DCACHET_DATADIR='"$(PREFIX)/share/cachet"'
 LDLIBS  += $(PKG_LIBS) -lm -pthread
