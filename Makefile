@@ -29,8 +29,8 @@ UTIL_SRC   := $(sort $(wildcard util/*.c))
 ENGINE_SRC := $(sort $(wildcard engine/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(sort $(wildcard agent/*.c)))
 LINT_SRC   := $(filter-out linter/main.c,$(sort $(wildcard linter/*.c)))
-TEST_SRC   := $(sort $(wildcard tests/test_*.c)) tests/test_main.c
-TEST_SUITES := $(patsubst tests/test_%.c,%,$(filter-out tests/test_main.c,$(TEST_SRC)))
+TEST_SRC   := $(sort $(wildcard tests/*.c))
+TEST_SUITES := $(patsubst tests/test_%.c,%,$(filter-out tests/test_main.c,$(filter tests/test_%.c,$(TEST_SRC))))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 
@@ -75,9 +75,13 @@ $(BIN)/promptlint: $(call obj,linter/main.c) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The runner's suite list comes from the test file names.
-$(BUILD)/tests/tests_list.h: Makefile $(TEST_SRC)
+# Rewritten only when the list changes, so adding or removing a file is seen.
+$(BUILD)/tests/tests_list.h: FORCE
 	@mkdir -p $(dir $@)
-	@printf '%s\n' $(foreach s,$(TEST_SUITES),'TEST_SUITE($(s))') > $@.tmp && mv $@.tmp $@
+	@printf '%s\n' $(foreach s,$(TEST_SUITES),'TEST_SUITE($(s))') > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+FORCE:
 
 $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h

@@ -1,0 +1,25 @@
+/* agent/cli.h: shared pieces of the cachet command line: subcommand entry
+ * points, option parsing helpers and default paths. Only main() exits. */
+#ifndef AGENT_CLI_H
+#define AGENT_CLI_H
+
+#include <stddef.h>
+
+#include "../util/err.h"
+
+/* Each subcommand returns the process exit status (0 ok, 1 failure, 2 usage). */
+int agent_cmd_generate(int argc, char **argv);
+int agent_cmd_tokenize(int argc, char **argv);
+
+/* The model path: explicit, else $CACHET_MODEL, else the default model under
+ * ./models or <exe>/../models. Writes into buf; returns buf. */
+const char *agent_model_path(const char *explicit_path, char *buf, size_t cap);
+/* Prints "cachet: <msg>" (plus a hint for a missing default model) to stderr. */
+void agent_report_model_error(const char *path, const util_err *err);
+
+/* Strict number parsing for options: the whole string must parse and lie in
+ * [lo, hi]. Return 0 on success, print "cachet: ..." and return -1 otherwise. */
+int agent_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
+int agent_parse_float(const char *opt, const char *s, double lo, double hi, double *out);
+
+#endif

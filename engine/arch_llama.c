@@ -1,0 +1,58 @@
+/* engine/arch_llama.c: the llama forward pass (SmolLM2): RMSNorm, GQA
+ * attention with NORMAL RoPE (the GGUF converter permutes Q/K rows into
+ * adjacent pairs), SwiGLU, tied or separate output head. Reads top to bottom
+ * over backend calls; owns no memory (the sequence's scratch and KV). */
+#include <math.h>
+
+#include "model_impl.h"
+
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err) {
+    const eng_model *m = s->m;
+    const eng_hparams *hp = &m->hp;
+    eng_backend *be = m->be;
+    const eng_backend_ops *op = be->ops;
+    eng_scratch *sc = &s->sc;
+    int E = hp->n_embd, F = hp->n_ff, hd = hp->head_dim, pos0 = s->len;
+    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)F;
+    int rc;
+
+    /* --- embeddings ------------------------------------------------------ */
+    if ((rc = op->get_rows(be, &m->tok_embd, toks, n, sc->x, err))) return rc;
+
+    for (int il = 0; il < hp->n_layer; il++) {
+        const eng_layer *L = &m->layers[il];
+
+        /* --- attention --------------------------------------------------- */
+        op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
+        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, err)) ||
+            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, err)) ||
+            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, err)))
+            return rc;
+        op->rope(be, sc->q, n, hp->n_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
+        op->rope(be, sc->k, n, hp->n_kv_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
+        op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
+        eng_attn_args a = {
+            .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,
+            .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
+            .scale = 1.0f / sqrtf((float)hd), .window = 0,
+        };
+        op->attention(be, &a);
+        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, err))) return rc;
+        op->add(be, sc->x, sc->xb, nE);
+
+        /* --- feed-forward (SwiGLU) --------------------------------------- */
+        op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
+        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, err)) ||
+            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, err)))
+            return rc;
+        op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
+        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, err))) return rc;
+        op->add(be, sc->x, sc->xb, nE);
+    }
+
+    /* --- output head: only the last token's logits are needed ------------ */
+    if (!want_logits) return UTIL_OK;
+    const float *last = sc->x + (size_t)(n - 1) * (size_t)E;
+    op->rmsnorm(be, sc->xb, last, m->output_norm, E, 1, hp->eps);
+    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, err);
+}

@@ -1,0 +1,103 @@
+/* engine/backend.h: the backend vtable the forward passes are written against.
+ * A backend owns its threads and scratch; activations are float buffers the
+ * backend can address (host memory for the CPU backend). Each op is a plain
+ * function of its arguments: a token's result never depends on how many other
+ * tokens are in the call (batch invariance, required by the prefix cache).
+ * Does not know about models, tokenizers or sequences. */
+#ifndef ENG_BACKEND_H
+#define ENG_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/err.h"
+
+/* A 2-D weight: `rows` rows of `cols` contiguous values in ggml type `type`. */
+typedef struct eng_weight {
+    const char *name;
+    uint32_t type;
+    int64_t cols;     /* ne[0] */
+    int64_t rows;     /* ne[1] */
+    size_t row_bytes;
+    const void *data; /* host copy (the file mapping) */
+    void *dev;        /* backend copy, NULL when the backend reads `data` */
+} eng_weight;
+
+/* Where a layer's K and V rows live: a page table of f16 pages, each page
+ * laid out [layer][k|v][page_tokens][kv_dim]. */
+typedef struct eng_kv_view {
+    uint16_t *const *pages;
+    int page_tokens;
+    int n_layer;
+    int kv_dim;
+} eng_kv_view;
+
+static inline uint16_t *eng_kv_k(const eng_kv_view *kv, int layer, int pos) {
+    uint16_t *page = kv->pages[pos / kv->page_tokens];
+    return page + ((size_t)layer * 2 * kv->page_tokens + (size_t)(pos % kv->page_tokens)) *
+                      (size_t)kv->kv_dim;
+}
+
+static inline uint16_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
+    return eng_kv_k(kv, layer, pos) + (size_t)kv->page_tokens * (size_t)kv->kv_dim;
+}
+
+typedef struct eng_attn_args {
+    float *out;            /* [n_tok][n_head * head_dim] */
+    const float *q;        /* [n_tok][n_head * head_dim], roped */
+    const eng_kv_view *kv; /* keys/values for positions 0 .. pos0 + n_tok - 1 */
+    int layer;
+    int n_tok;
+    int pos0;              /* position of the first query token */
+    int n_head;
+    int n_kv_head;
+    int head_dim;
+    float scale;           /* multiplies q·k */
+    int window;            /* > 0: key j visible to query p iff p - j < window */
+} eng_attn_args;
+
+typedef struct eng_backend eng_backend;
+
+typedef struct eng_backend_ops {
+    const char *name;
+    void (*destroy)(eng_backend *be);
+    int (*n_threads)(const eng_backend *be);
+    /* Sizes scratch for sequences of up to n_ctx positions; call before
+     * attention on longer sequences. */
+    int (*reserve)(eng_backend *be, int n_ctx, util_err *err);
+    /* y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tok; x is [n_tok][cols]. */
+    int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
+                  util_err *err);
+    /* out[t] = dequantized row ids[t] of w. */
+    int (*get_rows)(eng_backend *be, const eng_weight *w, const int32_t *ids, int n,
+                    float *out, util_err *err);
+    /* y = x / sqrt(mean(x^2) + eps) * w, per row of n values (y may be x). */
+    void (*rmsnorm)(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
+                    float eps);
+    /* Rotates n_rot dims of each head of each token at positions pos0 + t.
+     * neox = 0: adjacent pairs (llama GGUF); 1: half-split pairs (gemma3). */
+    void (*rope)(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot,
+                 int pos0, float base, float freq_scale, int neox);
+    /* Stores k and v ([n_tok][kv_dim]) as f16 at positions pos0.. of a layer. */
+    void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k,
+                     const float *v, int n_tok, int pos0);
+    void (*attention)(eng_backend *be, const eng_attn_args *a);
+    /* out = silu(gate) * up, elementwise over n (out may alias gate). */
+    void (*swiglu)(eng_backend *be, float *out, const float *gate, const float *up, size_t n);
+    /* out = gelu_tanh(gate) * up. */
+    void (*geglu)(eng_backend *be, float *out, const float *gate, const float *up, size_t n);
+    /* y += x over n values. */
+    void (*add)(eng_backend *be, float *y, const float *x, size_t n);
+    /* x *= s over n values. */
+    void (*scale)(eng_backend *be, float *x, float s, size_t n);
+} eng_backend_ops;
+
+struct eng_backend {
+    const eng_backend_ops *ops;
+};
+
+/* The CPU backend with n_threads workers (<= 0: all online cores). */
+int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err);
+void eng_backend_free(eng_backend *be);
+
+#endif

@@ -1,0 +1,284 @@
+/* engine/model.c: opens a GGUF model: reads the architecture's hyperparameters
+ * (with llama.cpp's defaults for missing keys), binds and shape-checks every
+ * weight, builds the tokenizer and chat template, and starts the backend.
+ * Does not compute anything (arch_*.c) or manage KV memory (seq.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+#include "quant.h"
+
+/* --- hyperparameters ---------------------------------------------------- */
+
+/* Reads "<arch>.<suffix>" as u32 into *out, keeping *out when absent. */
+static int hp_u32(const eng_model *m, const char *arch, const char *suffix, int *out, int required,
+                  util_err *err) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    uint32_t v;
+    int rc = eng_gguf_get_u32(m->gguf, key, &v, err);
+    if (rc == UTIL_ENOTFOUND) {
+        if (!required) return UTIL_OK;
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing key '%s'", m->path, key);
+    }
+    if (rc) return rc;
+    if (v == 0 || v > (1u << 24))
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has implausible value %u",
+                            m->path, key, v);
+    *out = (int)v;
+    return UTIL_OK;
+}
+
+static int hp_f32(const eng_model *m, const char *arch, const char *suffix, float *out,
+                  util_err *err) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    float v;
+    int rc = eng_gguf_get_f32(m->gguf, key, &v, err);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc) return rc;
+    if (!isfinite(v) || v <= 0)
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has invalid value %g",
+                            m->path, key, (double)v);
+    *out = v;
+    return UTIL_OK;
+}
+
+static int load_hparams(eng_model *m, const char *arch, util_err *err) {
+    eng_hparams *hp = &m->hp;
+    int rc;
+    hp->n_ctx_train = 2048;
+    hp->eps = 1e-5f;
+    hp->rope_base = 10000.0f;
+    hp->rope_freq_scale = 1.0f;
+    if ((rc = hp_u32(m, arch, "context_length", &hp->n_ctx_train, 0, err)) ||
+        (rc = hp_u32(m, arch, "embedding_length", &hp->n_embd, 1, err)) ||
+        (rc = hp_u32(m, arch, "block_count", &hp->n_layer, 1, err)) ||
+        (rc = hp_u32(m, arch, "feed_forward_length", &hp->n_ff, 1, err)) ||
+        (rc = hp_u32(m, arch, "attention.head_count", &hp->n_head, 1, err)))
+        return rc;
+    hp->n_kv_head = hp->n_head;
+    hp->head_dim = hp->n_embd / hp->n_head;
+    if ((rc = hp_u32(m, arch, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
+        (rc = hp_u32(m, arch, "attention.key_length", &hp->head_dim, 0, err)) ||
+        (rc = hp_f32(m, arch, "attention.layer_norm_rms_epsilon", &hp->eps, err)) ||
+        (rc = hp_f32(m, arch, "rope.freq_base", &hp->rope_base, err)))
+        return rc;
+    hp->n_rot = hp->head_dim;
+    if ((rc = hp_u32(m, arch, "rope.dimension_count", &hp->n_rot, 0, err))) return rc;
+    if (hp->n_head % hp->n_kv_head != 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2)
+        return util_err_set(err, UTIL_EFORMAT,
+                            "model file '%s': inconsistent attention shape (%d heads, %d kv heads, "
+                            "head dim %d, rope dims %d)",
+                            m->path, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_rot);
+    if (m->arch == ENG_ARCH_LLAMA && hp->n_rot != hp->head_dim)
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama needs rope dims == head dim",
+                            m->path);
+    return UTIL_OK;
+}
+
+/* --- weights ------------------------------------------------------------ */
+
+static int bind_weight(eng_model *m, eng_weight *w, const char *name, int64_t cols, int64_t rows,
+                       int optional, util_err *err) {
+    const eng_gguf_tensor *t = eng_gguf_find_tensor(m->gguf, name);
+    if (!t) {
+        if (optional) return UTIL_ENOTFOUND;
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor '%s'", m->path, name);
+    }
+    if (t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != 1 || t->ne[3] != 1)
+        return util_err_set(err, UTIL_EFORMAT,
+                            "model file '%s': tensor '%s' has shape [%lld,%lld], expected [%lld,%lld]",
+                            m->path, name, (long long)t->ne[0], (long long)t->ne[1],
+                            (long long)cols, (long long)rows);
+    const eng_type_traits *tr = eng_type_get(t->type);
+    if (!tr || !tr->supported)
+        return util_err_set(err, UTIL_EUNSUPPORTED,
+                            "model file '%s': tensor '%s' has type %s, which cachet does not support",
+                            m->path, name, tr ? tr->name : "unknown");
+    w->name = t->name;
+    w->type = t->type;
+    w->cols = cols;
+    w->rows = rows;
+    w->row_bytes = t->row_bytes;
+    w->data = t->data;
+    w->dev = NULL;
+    return UTIL_OK;
+}
+
+/* A norm vector as f32: the mapped data when it is f32, else a converted copy. */
+static int bind_norm(eng_model *m, const float **out, const char *name, int64_t n, int optional,
+                     util_err *err) {
+    const eng_gguf_tensor *t = eng_gguf_find_tensor(m->gguf, name);
+    if (!t) {
+        if (optional) return UTIL_ENOTFOUND;
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor '%s'", m->path, name);
+    }
+    if (t->ne[0] != n || t->ne[1] != 1 || t->ne[2] != 1 || t->ne[3] != 1)
+        return util_err_set(err, UTIL_EFORMAT,
+                            "model file '%s': tensor '%s' has %lld values, expected %lld", m->path,
+                            name, (long long)t->ne[0], (long long)n);
+    if (t->type == ENG_TYPE_F32 && ((uintptr_t)t->data % sizeof(float)) == 0) {
+        *out = t->data;
+        return UTIL_OK;
+    }
+    const eng_type_traits *tr = eng_type_get(t->type);
+    if (!tr || !tr->supported)
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': tensor '%s': unsupported type",
+                            m->path, name);
+    float *copy = malloc((size_t)n * sizeof(float));
+    const float **list = realloc(m->norm_copies, (size_t)(m->n_norm_copies + 1) * sizeof *list);
+    if (!copy || !list) {
+        free(copy);
+        if (list) m->norm_copies = list;
+        return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
+    }
+    tr->to_float(t->data, copy, n);
+    m->norm_copies = list;
+    m->norm_copies[m->n_norm_copies++] = copy;
+    *out = copy;
+    return UTIL_OK;
+}
+
+static int load_weights(eng_model *m, util_err *err) {
+    const eng_hparams *hp = &m->hp;
+    int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
+            KV = (int64_t)hp->n_kv_head * hp->head_dim, F = hp->n_ff;
+    const eng_gguf_tensor *te = eng_gguf_find_tensor(m->gguf, "token_embd.weight");
+    if (!te) return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor 'token_embd.weight'", m->path);
+    m->hp.n_vocab = (int)te->ne[1];
+    int rc = bind_weight(m, &m->tok_embd, "token_embd.weight", E, hp->n_vocab, 0, err);
+    if (rc) return rc;
+    rc = bind_weight(m, &m->output, "output.weight", E, hp->n_vocab, 1, err);
+    if (rc == UTIL_ENOTFOUND) m->output = m->tok_embd; /* tied embeddings */
+    else if (rc) return rc;
+    if ((rc = bind_norm(m, &m->output_norm, "output_norm.weight", E, 0, err))) return rc;
+    m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
+    if (!m->layers) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
+    for (int il = 0; il < hp->n_layer; il++) {
+        eng_layer *L = &m->layers[il];
+        char n[96];
+#define W(field, suffix, cols, rows)                                            \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
+    if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
+#define N(field, suffix, len, opt)                                              \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
+    rc = bind_norm(m, &L->field, n, len, opt, err);                             \
+    if (rc && !(opt && rc == UTIL_ENOTFOUND)) return rc;
+        W(wq, "attn_q", E, Q)
+        W(wk, "attn_k", E, KV)
+        W(wv, "attn_v", E, KV)
+        W(wo, "attn_output", Q, E)
+        W(w_gate, "ffn_gate", E, F)
+        W(w_up, "ffn_up", E, F)
+        W(w_down, "ffn_down", F, E)
+        N(attn_norm, "attn_norm", E, 0)
+        N(ffn_norm, "ffn_norm", E, 0)
+        int gem = m->arch == ENG_ARCH_GEMMA3;
+        N(q_norm, "attn_q_norm", hp->head_dim, !gem)
+        N(k_norm, "attn_k_norm", hp->head_dim, !gem)
+        N(post_attn_norm, "post_attention_norm", E, !gem)
+        N(post_ffn_norm, "post_ffw_norm", E, !gem)
+#undef W
+#undef N
+    }
+    return UTIL_OK;
+}
+
+/* --- open / free -------------------------------------------------------- */
+
+static char *dup_str(const char *s, size_t n) {
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+int eng_model_open(eng_model **out, const char *path, const eng_model_params *params,
+                   util_err *err) {
+    *out = NULL;
+    eng_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = dup_str(path, strlen(path)))) {
+        free(m);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    int rc = eng_gguf_open(&m->gguf, path, err);
+    if (rc) goto fail;
+    const char *arch;
+    size_t arch_len;
+    rc = eng_gguf_get_str(m->gguf, "general.architecture", &arch, &arch_len, err);
+    if (rc) {
+        if (rc == UTIL_ENOTFOUND)
+            rc = util_err_set(err, UTIL_EFORMAT, "model file '%s': missing key 'general.architecture'", path);
+        goto fail;
+    }
+    char archz[32];
+    snprintf(archz, sizeof archz, "%.*s", (int)(arch_len < 31 ? arch_len : 31), arch);
+    if (strcmp(archz, "llama") == 0) m->arch = ENG_ARCH_LLAMA;
+    else {
+        rc = util_err_set(err, UTIL_EUNSUPPORTED,
+                          "model file '%s': architecture '%s' is not supported (supported: llama)",
+                          path, archz);
+        goto fail;
+    }
+    const char *name;
+    size_t name_len;
+    if (eng_gguf_get_str(m->gguf, "general.name", &name, &name_len, NULL) == UTIL_OK)
+        m->name = dup_str(name, name_len);
+    else
+        m->name = dup_str(archz, strlen(archz));
+    if ((rc = load_hparams(m, archz, err)) || (rc = load_weights(m, err))) goto fail;
+    if ((rc = eng_tokenizer_new(&m->tok, m->gguf, err))) {
+        util_err_wrap(err, "model file '%s'", path);
+        goto fail;
+    }
+    if (eng_tokenizer_n_vocab(m->tok) != m->hp.n_vocab) {
+        rc = util_err_set(err, UTIL_EFORMAT, "model file '%s': vocabulary has %d tokens but token_embd has %d rows",
+                          path, eng_tokenizer_n_vocab(m->tok), m->hp.n_vocab);
+        goto fail;
+    }
+    if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
+    if ((rc = eng_backend_cpu_new(&m->be, params ? params->n_threads : 0, err))) goto fail;
+    *out = m;
+    return UTIL_OK;
+fail:
+    eng_model_free(m);
+    return rc;
+}
+
+void eng_model_free(eng_model *m) {
+    if (!m) return;
+    eng_backend_free(m->be);
+    eng_chat_free(m->chat);
+    eng_tokenizer_free(m->tok);
+    eng_gguf_free(m->gguf);
+    for (int i = 0; i < m->n_norm_copies; i++) free((void *)m->norm_copies[i]);
+    free(m->norm_copies);
+    free(m->layers);
+    free(m->name);
+    free(m->path);
+    free(m);
+}
+
+const eng_tokenizer *eng_model_tokenizer(const eng_model *m) { return m->tok; }
+const eng_chat *eng_model_chat(const eng_model *m) { return m->chat; }
+const char *eng_model_arch(const eng_model *m) { return m->arch == ENG_ARCH_LLAMA ? "llama" : "gemma3"; }
+const char *eng_model_name(const eng_model *m) { return m->name; }
+const char *eng_model_path(const eng_model *m) { return m->path; }
+int32_t eng_model_n_vocab(const eng_model *m) { return m->hp.n_vocab; }
+int eng_model_n_ctx_train(const eng_model *m) { return m->hp.n_ctx_train; }
+int eng_model_n_threads(const eng_model *m) { return m->be->ops->n_threads(m->be); }
+
+size_t eng_model_kv_bytes_per_token(const eng_model *m) {
+    return (size_t)m->hp.n_layer * (size_t)m->hp.n_kv_head * (size_t)m->hp.head_dim * 2u * 2u;
+}
+
+eng_model_shape eng_model_get_shape(const eng_model *m) {
+    eng_model_shape s = {m->hp.n_layer, m->hp.n_embd, m->hp.n_head, m->hp.n_kv_head,
+                         m->hp.head_dim, m->hp.n_ff};
+    return s;
+}
