@@ -39,12 +39,13 @@ LIBENGINE := $(BUILD)/libcachet_engine.a
 LIBAGENT  := $(BUILD)/libcachet_agent.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 
-.PHONY: all test check sanitize bench bench-cache bench-lint cuda test-cuda install clean \
+.PHONY: run all test check sanitize bench bench-cache bench-lint cuda test-cuda install clean \
         format check-format fuzz deps model help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests
 
 help:
+	@echo "make run       deps + model + build, then ask the model a question"
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
@@ -104,6 +105,15 @@ sanitize:
 
 deps:
 	@sh scripts/deps.sh
+
+# The README's first command: install what is missing, fetch the model, build,
+# and ask the model a question through its chat template.
+QUESTION ?= What is the capital of France?
+run:
+	@sh scripts/deps.sh
+	@sh scripts/fetch-model.sh
+	@$(MAKE) --no-print-directory all
+	$(BIN)/cachet generate --chat --temp 0 --max-tokens 64 --prompt "$(QUESTION)"
 
 model:
 	@sh scripts/fetch-model.sh
