@@ -54,9 +54,17 @@ help:
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR)"
 	@echo "make cuda      build the CUDA backend (needs nvcc)"
 
+# Quiet by default; `make V=1` shows the commands.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBUTIL): $(call obj,$(UTIL_SRC))
 $(LIBENGINE): $(call obj,$(ENGINE_SRC))
@@ -64,16 +72,18 @@ $(LIBAGENT): $(call obj,$(AGENT_SRC))
 $(LIBLINT): $(call obj,$(LINT_SRC))
 $(BUILD)/%.a:
 	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BIN)/cachet: $(call obj,agent/main.c) $(LIBAGENT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BIN)/promptlint: $(call obj,linter/main.c) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The runner's suite list comes from the test file names.
 # Rewritten only when the list changes, so adding or removing a file is seen.
@@ -89,7 +99,8 @@ $(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h
 
 $(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 

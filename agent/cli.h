@@ -10,6 +10,7 @@
 /* Each subcommand returns the process exit status (0 ok, 1 failure, 2 usage). */
 int agent_cmd_generate(int argc, char **argv);
 int agent_cmd_tokenize(int argc, char **argv);
+int agent_cmd_kv(int argc, char **argv);
 
 /* The model path: explicit, else $CACHET_MODEL, else the default model under
  * ./models or <exe>/../models. Writes into buf; returns buf. */

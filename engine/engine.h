@@ -42,6 +42,8 @@ typedef struct eng_model_shape {
     int n_layer, n_embd, n_head, n_kv_head, head_dim, n_ff;
 } eng_model_shape;
 eng_model_shape eng_model_get_shape(const eng_model *m);
+/* Reads the shape from a GGUF file's metadata alone (any architecture). */
+int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);
 
 /* A sequence of up to n_ctx positions (<= 0: the model's training context).
  * Caller frees with eng_seq_free. */

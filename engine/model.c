@@ -282,3 +282,29 @@ eng_model_shape eng_model_get_shape(const eng_model *m) {
                          m->hp.head_dim, m->hp.n_ff};
     return s;
 }
+
+int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err) {
+    eng_model tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.path = (char *)path;
+    int rc = eng_gguf_open(&tmp.gguf, path, err);
+    if (rc) return rc;
+    const char *arch;
+    size_t len;
+    rc = eng_gguf_get_str(tmp.gguf, "general.architecture", &arch, &len, err);
+    if (rc == UTIL_ENOTFOUND)
+        rc = util_err_set(err, UTIL_EFORMAT, "model file '%s': missing key 'general.architecture'", path);
+    if (rc == UTIL_OK) {
+        char archz[32];
+        snprintf(archz, sizeof archz, "%.*s", (int)(len < 31 ? len : 31), arch);
+        tmp.arch = ENG_ARCH_GEMMA3; /* skips the llama-only rope check */
+        rc = load_hparams(&tmp, archz, err);
+    }
+    if (rc == UTIL_OK) {
+        eng_model_shape s = {tmp.hp.n_layer, tmp.hp.n_embd, tmp.hp.n_head, tmp.hp.n_kv_head,
+                             tmp.hp.head_dim, tmp.hp.n_ff};
+        *out = s;
+    }
+    eng_gguf_free(tmp.gguf);
+    return rc;
+}

@@ -1,0 +1,142 @@
+/* agent/cmd_kv.c: `cachet kv`, the KV-cache memory calculator: bytes per token
+ * (layers x kv heads x head dim x 2 for K and V x bytes per value) and how many
+ * tokens fit in a memory size; for a model file also what its GQA/MQA saves
+ * against full multi-head attention. Reads only GGUF metadata. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/engine.h"
+#include "../util/parse.h"
+#include "cli.h"
+
+static const char kv_usage[] =
+    "usage: cachet kv (--model PATH | --layers L --kv-heads H --head-dim D)\n"
+    "                 [--heads N] [--dtype f32|f16|q8_0] [--memory SIZE] [--json]\n"
+    "\n"
+    "KV-cache bytes per token and how many tokens fit in a memory size.\n"
+    "\n"
+    "  --model PATH     read the shape from a GGUF file\n"
+    "  --layers L       number of layers\n"
+    "  --kv-heads H     key/value heads per layer\n"
+    "  --head-dim D     dimensions per head\n"
+    "  --heads N        query heads (to show what GQA/MQA saves; read from --model)\n"
+    "  --dtype T        f16 (default), f32 or q8_0 (34 bytes per 32 values)\n"
+    "  --memory SIZE    e.g. 80GB (10^9 bytes) or 80GiB (2^30 bytes); default 80GB\n"
+    "  --json           print {\"bytes_per_token\", \"tokens\", ...}\n";
+
+static void group(char *buf, size_t cap, double v) {
+    char raw[64];
+    snprintf(raw, sizeof raw, "%.0f", v);
+    size_t n = strlen(raw), k = 0;
+    for (size_t i = 0; i < n && k + 2 < cap; i++) {
+        if (i > 0 && (n - i) % 3 == 0) buf[k++] = ',';
+        buf[k++] = raw[i];
+    }
+    buf[k] = '\0';
+}
+
+int agent_cmd_kv(int argc, char **argv) {
+    enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP };
+    static const struct option opts[] = {
+        {"model", required_argument, 0, O_MODEL}, {"layers", required_argument, 0, O_LAYERS},
+        {"kv-heads", required_argument, 0, O_KVH}, {"head-dim", required_argument, 0, O_HD},
+        {"heads", required_argument, 0, O_HEADS}, {"dtype", required_argument, 0, O_DTYPE},
+        {"memory", required_argument, 0, O_MEM},  {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, O_HELP},         {0, 0, 0, 0}};
+    const char *model = NULL, *dtype = "f16", *mem = "80GB";
+    long layers = 0, kvh = 0, hd = 0, heads = 0;
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL: model = optarg; break;
+        case O_LAYERS: if (agent_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return 2; break;
+        case O_KVH: if (agent_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return 2; break;
+        case O_HD: if (agent_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return 2; break;
+        case O_HEADS: if (agent_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return 2; break;
+        case O_DTYPE: dtype = optarg; break;
+        case O_MEM: mem = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_HELP: fputs(kv_usage, stdout); return 0;
+        default:
+            fprintf(stderr, "cachet kv: unknown or incomplete option '%s'\n%s", argv[optind - 1], kv_usage);
+            return 2;
+        }
+    }
+    double bytes_per_value;
+    if (strcmp(dtype, "f16") == 0) bytes_per_value = 2;
+    else if (strcmp(dtype, "f32") == 0) bytes_per_value = 4;
+    else if (strcmp(dtype, "q8_0") == 0) bytes_per_value = 34.0 / 32.0;
+    else {
+        fprintf(stderr, "cachet kv: --dtype must be f16, f32 or q8_0, not '%s'\n", dtype);
+        return 2;
+    }
+    util_err err;
+    util_err_clear(&err);
+    uint64_t mem_bytes;
+    int binary;
+    if (util_parse_size(mem, &mem_bytes, &binary, &err)) {
+        fprintf(stderr, "cachet kv: --memory: %s\n", err.msg);
+        return 2;
+    }
+    if (model) {
+        eng_model_shape sh;
+        if (eng_model_shape_read(model, &sh, &err)) {
+            fprintf(stderr, "cachet: %s\n", err.msg);
+            return 1;
+        }
+        layers = sh.n_layer;
+        kvh = sh.n_kv_head;
+        hd = sh.head_dim;
+        heads = sh.n_head;
+    } else if (!layers || !kvh || !hd) {
+        fprintf(stderr, "cachet kv: give --model, or all of --layers, --kv-heads and --head-dim\n%s", kv_usage);
+        return 2;
+    }
+    double values = (double)layers * (double)kvh * (double)hd * 2.0;
+    double bpt = values * bytes_per_value;
+    double tokens = (double)mem_bytes / bpt;
+    double mha = heads > 0 ? (double)layers * (double)heads * (double)hd * 2.0 * bytes_per_value : 0;
+    uint64_t ntok = (uint64_t)tokens;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "bytes_per_token", bpt);
+        cJSON_AddNumberToObject(o, "tokens", (double)ntok);
+        cJSON_AddNumberToObject(o, "memory_bytes", (double)mem_bytes);
+        cJSON_AddStringToObject(o, "memory_unit", binary ? "binary" : "decimal");
+        cJSON_AddStringToObject(o, "dtype", dtype);
+        cJSON_AddNumberToObject(o, "layers", (double)layers);
+        cJSON_AddNumberToObject(o, "kv_heads", (double)kvh);
+        cJSON_AddNumberToObject(o, "head_dim", (double)hd);
+        if (heads > 0) {
+            cJSON_AddNumberToObject(o, "heads", (double)heads);
+            cJSON_AddNumberToObject(o, "mha_bytes_per_token", mha);
+        }
+        char *s = cJSON_PrintUnformatted(o);
+        if (s) puts(s);
+        free(s);
+        cJSON_Delete(o);
+        return 0;
+    }
+    char a[64], b[64], t[64];
+    group(a, sizeof a, bpt);
+    group(b, sizeof b, (double)mem_bytes);
+    group(t, sizeof t, (double)ntok);
+    printf("KV cache: %ld layers x %ld kv heads x %ld dims x 2 (K and V) x %g bytes (%s)\n", layers, kvh,
+           hd, bytes_per_value, dtype);
+    printf("bytes per token: %s\n", a);
+    printf("tokens in %s (%s bytes, %s units): %s (about %.0fk)\n", mem, b,
+           binary ? "binary: 2^10 per step" : "decimal: 10^3 per step", t, tokens / 1000.0);
+    if (heads > 0 && heads != kvh) {
+        char m[64];
+        group(m, sizeof m, mha);
+        printf("with full multi-head attention (%ld kv heads) it would be %s bytes per token: "
+               "%s saves %.1fx\n", heads, m, kvh == 1 ? "MQA" : "GQA", (double)heads / (double)kvh);
+    }
+    return 0;
+}
