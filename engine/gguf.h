@@ -47,6 +47,10 @@ const char *eng_gguf_path(const eng_gguf *g);
  * tensor table) used as part of the model fingerprint. */
 size_t eng_gguf_size(const eng_gguf *g);
 uint64_t eng_gguf_identity(const eng_gguf *g);
+/* The tensor alignment (general.alignment or 32) and the file offset of the
+ * data section; every tensor's data is base + data_offset + offset. */
+size_t eng_gguf_alignment(const eng_gguf *g);
+size_t eng_gguf_data_offset(const eng_gguf *g);
 
 /* --- metadata ---------------------------------------------------------- */
 int64_t eng_gguf_kv_count(const eng_gguf *g);
