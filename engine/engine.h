@@ -18,8 +18,25 @@ typedef struct eng_model eng_model;
 typedef struct eng_seq eng_seq;
 
 typedef struct eng_model_params {
-    int n_threads; /* <= 0: all online cores */
+    int n_threads;          /* <= 0: all online cores */
+    uint64_t kv_budget;     /* bytes of KV memory (pages); 0: default 1 GiB */
+    int no_cache;           /* 1: no prefix reuse (pages are still pooled) */
+    int no_disk_cache;      /* 1: memory tier only */
+    const char *kv_dir;     /* disk tier directory; NULL: $XDG_CACHE_HOME/cachet/kv */
+    uint64_t kv_disk_budget; /* 0: default 2 GiB */
+    int debug;              /* 1: report corrupt disk entries */
 } eng_model_params;
+
+/* Prefix-cache counters of a model (all its sequences), like vLLM's
+ * prefix_cache_queries / prefix_cache_hits (in tokens). */
+typedef struct eng_cache_stats {
+    uint64_t queries;        /* prompt tokens looked up */
+    uint64_t hits;           /* of which reused (memory + disk) */
+    uint64_t hits_disk;      /* of which loaded from the disk tier */
+    uint64_t evictions;      /* pages evicted from memory */
+    uint64_t pages_in_use, pages_cached, bytes_in_use, budget_bytes;
+    uint64_t disk_reads, disk_writes, disk_corrupt;
+} eng_cache_stats;
 
 /* Opens a GGUF model: validates the file, maps weights, builds the tokenizer
  * and chat template, starts the backend. Caller frees with eng_model_free. */
@@ -35,6 +52,11 @@ const char *eng_model_path(const eng_model *m);
 int32_t eng_model_n_vocab(const eng_model *m);
 int eng_model_n_ctx_train(const eng_model *m);
 int eng_model_n_threads(const eng_model *m);
+eng_cache_stats eng_model_cache_stats(const eng_model *m);
+/* Waits until every queued disk-tier write is on disk. */
+void eng_model_flush_cache(const eng_model *m);
+/* Bytes of one KV page (ENG_KV_PAGE_TOKENS tokens, all layers, K and V). */
+size_t eng_model_kv_page_bytes(const eng_model *m);
 /* Bytes of KV cache per token (layers x kv heads x head dim x 2 x 2 bytes). */
 size_t eng_model_kv_bytes_per_token(const eng_model *m);
 /* Shape facts for `cachet kv` and reports. */
@@ -55,6 +77,19 @@ int eng_seq_n_ctx(const eng_seq *s);
 void eng_seq_truncate(eng_seq *s, int n);
 /* Tokens per forward call during prefill (default 64; results do not depend on it). */
 void eng_seq_set_batch(eng_seq *s, int n_batch);
+/* Makes the sequence hold exactly toks[0..n) and computes what is missing:
+ * the longest common prefix with what it already holds, or with the model's
+ * prefix cache (memory, then disk), is reused at token granularity; the last
+ * token is always computed so its logits (written to logits if non-NULL)
+ * exist. Then the sequence's pages are offered to the cache. cached_memory and
+ * cached_disk (may be NULL) receive how many tokens were reused from where. */
+int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, int *cached_memory,
+                       int *cached_disk, util_err *err);
+/* Offers the sequence's pages (including generated tokens) to the cache. */
+void eng_seq_commit(eng_seq *s);
+/* The tokens the sequence holds (len of them). */
+const int32_t *eng_seq_tokens(const eng_seq *s);
+
 /* Called after each prefill chunk with tokens done so far and the total. */
 typedef void (*eng_progress_fn)(void *user, int done, int total);
 void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user);
@@ -66,7 +101,9 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
 
 typedef struct eng_gen_stats {
     int prompt_tokens;
-    int cached_tokens;   /* prompt tokens whose KV was reused (0 until the prefix cache) */
+    int cached_tokens;   /* prompt tokens whose KV was reused */
+    int cached_tokens_memory;
+    int cached_tokens_disk;
     int computed_tokens; /* prompt tokens computed */
     int generated_tokens;
     double ttft_ms;      /* prompt submitted -> first token sampled */
@@ -88,7 +125,8 @@ typedef struct eng_gen_params {
     void *user;
 } eng_gen_params;
 
-/* Evaluates prompt (appended to s) and generates. The generated ids go to
+/* Sets the sequence to prompt (reusing cached KV, see eng_seq_set_tokens),
+ * then generates. The generated ids go to
  * *out_ids (malloc'd, caller frees) when out_ids is non-NULL. */
 int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
                  int32_t **out_ids, int *n_out, eng_gen_stats *stats, util_err *err);

@@ -21,11 +21,9 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     if (n_out) *n_out = 0;
     const eng_model *m = s->m;
     int32_t nv = m->hp.n_vocab;
-    int room = s->n_ctx - s->len;
-    if (n_prompt > room)
-        return util_err_set(err, UTIL_ERANGE,
-                            "prompt is %d tokens long; the context holds %d (%d already used)",
-                            n_prompt, s->n_ctx, s->len);
+    if (n_prompt >= s->n_ctx)
+        return util_err_set(err, UTIL_ERANGE, "prompt is %d tokens long; the context limit is %d tokens",
+                            n_prompt, s->n_ctx);
     int max = p->max_tokens > 0 ? p->max_tokens : s->n_ctx;
     float *logits = malloc((size_t)nv * sizeof(float));
     int32_t *ids = malloc((size_t)(max > 0 ? max : 1) * sizeof(int32_t));
@@ -39,9 +37,12 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     for (int i = 0; i < n_prompt; i++) eng_sampler_accept(smp, prompt[i]);
 
     st.prompt_tokens = n_prompt;
-    st.computed_tokens = n_prompt;
     double t0 = now_ms();
-    if ((rc = eng_seq_eval(s, prompt, n_prompt, logits, err))) goto done;
+    rc = eng_seq_set_tokens(s, prompt, n_prompt, logits, &st.cached_tokens_memory,
+                            &st.cached_tokens_disk, err);
+    if (rc) goto done;
+    st.cached_tokens = st.cached_tokens_memory + st.cached_tokens_disk;
+    st.computed_tokens = n_prompt - st.cached_tokens;
     double t1 = now_ms();
     st.prefill_ms = t1 - t0;
 
@@ -96,9 +97,10 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
         if (k) p->on_token(p->user, -1, text, k);
     }
     free(text);
+    eng_seq_commit(s); /* the reply is the next turn's prefix */
     st.generated_tokens = n;
     st.decode_ms = now_ms() - td;
-    st.prefill_tps = st.prefill_ms > 0 ? n_prompt / (st.prefill_ms / 1e3) : 0;
+    st.prefill_tps = st.prefill_ms > 0 ? st.computed_tokens / (st.prefill_ms / 1e3) : 0;
     st.decode_tps = n > 1 && st.decode_ms > 0 ? (n - 1) / (st.decode_ms / 1e3) : 0;
     if (out_ids) {
         *out_ids = ids;

@@ -187,6 +187,42 @@ static int load_weights(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
+/* --- prefix cache -------------------------------------------------------- */
+
+/* What makes two processes' KV values interchangeable: the same weights and
+ * tokenizer (the file's identity), the same KV layout and precision, and the
+ * same backend kernels. */
+static uint64_t model_fingerprint(const eng_model *m) {
+    char desc[128];
+    snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v1", ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    uint64_t h = eng_gguf_identity(m->gguf) ^ 0x9E3779B97F4A7C15ull;
+    for (const char *p = desc; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001B3ull;
+    return h;
+}
+
+static int open_cache(eng_model *m, const eng_model_params *params, util_err *err) {
+    eng_model_params none;
+    memset(&none, 0, sizeof none);
+    if (!params) params = &none;
+    size_t page_elems = (size_t)m->hp.n_layer * 2u * ENG_KV_PAGE_TOKENS * (size_t)m->hp.n_kv_head *
+                        (size_t)m->hp.head_dim;
+    eng_kvcache_params cp = {
+        .page_elems = page_elems,
+        .fingerprint = model_fingerprint(m),
+        .budget_bytes = params->kv_budget ? params->kv_budget : (1ull << 30),
+        .reuse = !params->no_cache,
+        .disk = !params->no_cache && !params->no_disk_cache,
+        .disk_dir = params->kv_dir,
+        .disk_budget = params->kv_disk_budget,
+        .debug = params->debug,
+    };
+    return eng_kvcache_new(&m->cache, &cp, err);
+}
+
+eng_cache_stats eng_model_cache_stats(const eng_model *m) { return eng_kvcache_get_stats(m->cache); }
+void eng_model_flush_cache(const eng_model *m) { eng_kvcache_flush(m->cache); }
+size_t eng_model_kv_page_bytes(const eng_model *m) { return eng_kvcache_page_bytes(m->cache); }
+
 /* --- open / free -------------------------------------------------------- */
 
 static char *dup_str(const char *s, size_t n) {
@@ -243,6 +279,7 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
     }
     if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
     if ((rc = eng_backend_cpu_new(&m->be, params ? params->n_threads : 0, err))) goto fail;
+    if ((rc = open_cache(m, params, err))) goto fail;
     *out = m;
     return UTIL_OK;
 fail:
@@ -252,6 +289,7 @@ fail:
 
 void eng_model_free(eng_model *m) {
     if (!m) return;
+    eng_kvcache_free(m->cache);
     eng_backend_free(m->be);
     eng_chat_free(m->chat);
     eng_tokenizer_free(m->tok);

@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "engine.h"
 #include "gguf.h"
+#include "kvcache.h"
 
 typedef enum eng_arch_id { ENG_ARCH_LLAMA = 0, ENG_ARCH_GEMMA3 = 1 } eng_arch_id;
 
@@ -43,6 +44,7 @@ struct eng_model {
     eng_layer *layers;
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;
+    eng_kvcache *cache;        /* KV page pool + prefix tree, shared by all sequences */
 };
 
 enum { ENG_KV_PAGE_TOKENS = 16 };
@@ -52,9 +54,11 @@ struct eng_seq {
     int n_ctx;
     int len;
     int n_batch;
-    uint16_t **pages; /* n_ctx / page_tokens (rounded up) page pointers */
-    int n_pages;      /* allocated pages */
-    size_t page_elems;
+    int32_t *toks;         /* the len tokens held */
+    uint16_t **pages;      /* page table: page i holds positions i*P .. i*P+P-1 */
+    eng_kv_node **nodes;   /* nodes[i]: the cache node page i belongs to (pinned, read-only), or NULL if private */
+    int n_pages;           /* pages present */
+    int max_pages;
     eng_kv_view kv;
     eng_scratch sc;
     eng_progress_fn progress;

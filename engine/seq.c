@@ -1,22 +1,20 @@
-/* engine/seq.c: a sequence: its KV pages (allocated as positions are filled),
- * its scratch activations, and evaluation of appended tokens in chunks of
- * n_batch. Results do not depend on n_batch (batch-invariant backend).
- * Does not share pages between sequences (that is the prefix cache's job). */
+/* engine/seq.c: a sequence: its page table (pages shared with the prefix
+ * cache are read-only and copied before a write: copy-on-write), its tokens,
+ * its scratch activations, and evaluation of tokens in chunks of n_batch.
+ * Results do not depend on n_batch or on which pages came from the cache
+ * (batch-invariant backend). The tree itself lives in kvcache.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_impl.h"
 
+enum { P = ENG_KV_PAGE_TOKENS };
+
+/* --- scratch ------------------------------------------------------------ */
+
 static void scratch_release(eng_scratch *sc) {
-    free(sc->x);
-    free(sc->xb);
-    free(sc->q);
-    free(sc->k);
-    free(sc->v);
-    free(sc->att);
-    free(sc->hb);
-    free(sc->hb2);
-    free(sc->logits);
+    float *bufs[] = {sc->x, sc->xb, sc->q, sc->k, sc->v, sc->att, sc->hb, sc->hb2, sc->logits};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -47,6 +45,8 @@ static int scratch_init(eng_scratch *sc, const eng_hparams *hp, int n_batch) {
     return UTIL_OK;
 }
 
+/* --- lifecycle ---------------------------------------------------------- */
+
 int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     *out = NULL;
     if (n_ctx <= 0 || n_ctx > m->hp.n_ctx_train) n_ctx = m->hp.n_ctx_train;
@@ -55,16 +55,16 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->m = m;
     s->n_ctx = n_ctx;
     s->n_batch = 64;
-    int max_pages = (n_ctx + ENG_KV_PAGE_TOKENS - 1) / ENG_KV_PAGE_TOKENS;
-    s->pages = calloc((size_t)max_pages, sizeof *s->pages);
-    s->page_elems = (size_t)m->hp.n_layer * 2u * ENG_KV_PAGE_TOKENS * (size_t)m->hp.n_kv_head *
-                    (size_t)m->hp.head_dim;
+    s->max_pages = (n_ctx + P - 1) / P;
+    s->pages = calloc((size_t)s->max_pages, sizeof *s->pages);
+    s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
+    s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
     s->kv.pages = s->pages;
-    s->kv.page_tokens = ENG_KV_PAGE_TOKENS;
+    s->kv.page_tokens = P;
     s->kv.n_layer = m->hp.n_layer;
     s->kv.kv_dim = m->hp.n_kv_head * m->hp.head_dim;
     int rc = UTIL_OK;
-    if (!s->pages || scratch_init(&s->sc, &m->hp, s->n_batch))
+    if (!s->pages || !s->nodes || !s->toks || scratch_init(&s->sc, &m->hp, s->n_batch))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
     else
         rc = m->be->ops->reserve(m->be, n_ctx, err);
@@ -76,19 +76,36 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     return UTIL_OK;
 }
 
+/* Drops pages from index `from` on: private ones go back to the pool, shared
+ * ones are unpinned. */
+static void release_pages(eng_seq *s, int from) {
+    for (int i = from; i < s->n_pages; i++) {
+        if (s->nodes[i]) eng_kvcache_unpin(s->m->cache, s->nodes[i]);
+        else eng_kvcache_page_free(s->m->cache, s->pages[i]);
+        s->pages[i] = NULL;
+        s->nodes[i] = NULL;
+    }
+    if (from < s->n_pages) s->n_pages = from;
+}
+
 void eng_seq_free(eng_seq *s) {
     if (!s) return;
-    for (int i = 0; i < s->n_pages; i++) free(s->pages[i]);
+    if (s->pages && s->nodes) release_pages(s, 0);
     free(s->pages);
+    free(s->nodes);
+    free(s->toks);
     scratch_release(&s->sc);
     free(s);
 }
 
 int eng_seq_len(const eng_seq *s) { return s->len; }
 int eng_seq_n_ctx(const eng_seq *s) { return s->n_ctx; }
+const int32_t *eng_seq_tokens(const eng_seq *s) { return s->toks; }
 
 void eng_seq_truncate(eng_seq *s, int n) {
-    if (n >= 0 && n < s->len) s->len = n;
+    if (n < 0 || n >= s->len) return;
+    s->len = n;
+    release_pages(s, (n + P - 1) / P);
 }
 
 void eng_seq_set_batch(eng_seq *s, int n_batch) {
@@ -107,17 +124,37 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user) {
     s->progress_user = user;
 }
 
-/* Makes sure pages exist for positions < end. */
-static int seq_grow(eng_seq *s, int end, util_err *err) {
-    int need = (end + ENG_KV_PAGE_TOKENS - 1) / ENG_KV_PAGE_TOKENS;
+/* --- pages -------------------------------------------------------------- */
+
+/* Makes page i writable: a page shared with the cache is copied first. */
+static int make_private(eng_seq *s, int i, util_err *err) {
+    if (!s->nodes[i]) return UTIL_OK;
+    uint16_t *copy;
+    int rc = eng_kvcache_page_alloc(s->m->cache, &copy, err);
+    if (rc) return rc;
+    memcpy(copy, s->pages[i], eng_kvcache_page_bytes(s->m->cache));
+    eng_kvcache_unpin(s->m->cache, s->nodes[i]);
+    s->nodes[i] = NULL;
+    s->pages[i] = copy;
+    return UTIL_OK;
+}
+
+/* Makes positions [from, end) writable: existing pages private, new ones allocated. */
+static int prepare_pages(eng_seq *s, int from, int end, util_err *err) {
+    int first = from / P, need = (end + P - 1) / P;
+    for (int i = first; i < s->n_pages && i < need; i++) {
+        int rc = make_private(s, i, err);
+        if (rc) return rc;
+    }
     while (s->n_pages < need) {
-        void *p = NULL;
-        if (posix_memalign(&p, 64, s->page_elems * sizeof(uint16_t)))
-            return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory at %d tokens", end);
-        s->pages[s->n_pages++] = p;
+        int rc = eng_kvcache_page_alloc(s->m->cache, &s->pages[s->n_pages], err);
+        if (rc) return rc;
+        s->nodes[s->n_pages++] = NULL;
     }
     return UTIL_OK;
 }
+
+/* --- evaluation --------------------------------------------------------- */
 
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
@@ -129,17 +166,80 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
     for (int i = 0; i < n; i++)
         if (toks[i] < 0 || toks[i] >= nv)
             return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%d)", toks[i], nv);
-    int rc = seq_grow(s, s->len + n, err);
+    int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
     for (int done = 0; done < n;) {
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
         rc = eng_llama_forward(s, toks + done, chunk, last && logits, err);
         if (rc) return rc;
+        memcpy(s->toks + s->len, toks + done, (size_t)chunk * sizeof *toks);
         s->len += chunk;
         done += chunk;
         if (s->progress && n > chunk) s->progress(s->progress_user, done, n);
     }
     if (logits) memcpy(logits, s->sc.logits, (size_t)nv * sizeof(float));
     return UTIL_OK;
+}
+
+void eng_seq_commit(eng_seq *s) {
+    int used = (s->len + P - 1) / P;
+    for (int i = 0; i < used && i < s->n_pages; i++) {
+        if (s->nodes[i]) continue;
+        if (i > 0 && !s->nodes[i - 1]) return; /* reuse off, or an insert failed */
+        int ntok = s->len - i * P < P ? s->len - i * P : P;
+        eng_kv_node *node =
+            eng_kvcache_insert(s->m->cache, i ? s->nodes[i - 1] : NULL, s->toks + i * P, ntok, s->pages[i]);
+        if (!node) return;
+        s->nodes[i] = node;
+        s->pages[i] = eng_kvcache_node_page(node);
+    }
+}
+
+static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
+    int n = na < nb ? na : nb, i = 0;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
+int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, int *cached_memory,
+                       int *cached_disk, util_err *err) {
+    if (cached_memory) *cached_memory = 0;
+    if (cached_disk) *cached_disk = 0;
+    if (n <= 0) return util_err_set(err, UTIL_EINVAL, "empty prompt");
+    if (n > s->n_ctx)
+        return util_err_set(err, UTIL_ERANGE, "prompt is %d tokens long; the context limit is %d tokens",
+                            n, s->n_ctx);
+    /* Reuse at most n-1 tokens: the last one is computed for its logits. */
+    int keep = common_prefix(s->toks, s->len, toks, n);
+    if (keep > n - 1) keep = n - 1;
+    eng_kv_node **path = malloc(((size_t)n / P + 2) * sizeof *path);
+    if (!path) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    eng_kv_match m;
+    eng_kvcache_match(s->m->cache, toks, n, n - 1, path, &m);
+    int reused = keep, from_disk = 0;
+    if (m.tokens > keep) {
+        /* The cache knows more than this sequence: adopt its path. */
+        release_pages(s, 0);
+        for (int i = 0; i < m.n_nodes; i++) {
+            s->pages[i] = eng_kvcache_node_page(path[i]);
+            s->nodes[i] = path[i];
+        }
+        s->n_pages = m.n_nodes;
+        memcpy(s->toks, toks, (size_t)m.tokens * sizeof *toks);
+        s->len = m.tokens;
+        reused = m.tokens;
+        from_disk = m.from_disk;
+    } else {
+        for (int i = 0; i < m.n_nodes; i++) eng_kvcache_unpin(s->m->cache, path[i]);
+        s->len = keep;
+        release_pages(s, (keep + P - 1) / P);
+    }
+    free(path);
+    eng_kvcache_count_query(s->m->cache, n, reused, from_disk);
+    if (cached_memory) *cached_memory = reused - from_disk;
+    if (cached_disk) *cached_disk = from_disk;
+    int rc = eng_seq_eval(s, toks + s->len, n - s->len, logits, err);
+    if (rc == UTIL_OK) eng_seq_commit(s);
+    return rc;
 }

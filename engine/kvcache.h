@@ -1,0 +1,73 @@
+/* engine/kvcache.h: the prefix cache's memory tier: a budgeted pool of KV
+ * pages and a radix tree over token ids whose nodes each hold one page
+ * (ENG_KV_PAGE_TOKENS tokens; a partial page is always a leaf). A request
+ * reuses the longest cached prefix at token granularity; nodes in use are
+ * pinned; unpinned leaves are evicted LRU (ties: deepest first). Behind it the
+ * disk tier (kvdisk.h) is consulted on a memory miss and fed on insert.
+ * Private to engine/: sequences (seq.c) use it; the public API is engine.h.
+ * All functions lock the cache: several sequences may share one. */
+#ifndef ENG_KVCACHE_H
+#define ENG_KVCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/err.h"
+#include "engine.h"
+
+typedef struct eng_kvcache eng_kvcache;
+typedef struct eng_kv_node eng_kv_node;
+
+typedef struct eng_kvcache_params {
+    size_t page_elems;       /* f16 values per page */
+    uint64_t fingerprint;    /* model + KV-affecting settings */
+    uint64_t budget_bytes;   /* memory budget for all pages (tree + private) */
+    int reuse;               /* 0: --no-cache (pool only, no tree) */
+    int disk;                /* 1: use the disk tier */
+    const char *disk_dir;    /* NULL: default */
+    uint64_t disk_budget;    /* 0: default */
+    int debug;
+} eng_kvcache_params;
+
+int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *err);
+/* Flushes pending disk writes, frees every page. Sequences must be gone. */
+void eng_kvcache_free(eng_kvcache *c);
+
+/* Pages: allocation evicts unpinned leaves when over budget; fails with
+ * UTIL_ENOMEM (message names --kv-budget) when everything left is in use. */
+int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err);
+void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page);
+size_t eng_kvcache_page_bytes(const eng_kvcache *c);
+
+/* A matched path: nodes[i] holds positions i*P .. i*P + used[i] - 1.
+ * Every node on the path is pinned; release with eng_kvcache_unpin. */
+typedef struct eng_kv_match {
+    eng_kv_node **nodes;
+    int n_nodes;
+    int tokens;        /* total matched tokens */
+    int from_disk;     /* of which loaded from the disk tier */
+} eng_kv_match;
+
+/* Finds the longest cached prefix of toks[0..n) (at most max_tokens tokens).
+ * nodes must have room for max_tokens / P + 1 entries. */
+void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_tokens,
+                       eng_kv_node **nodes, eng_kv_match *m);
+void eng_kvcache_unpin(eng_kvcache *c, eng_kv_node *node);
+/* Page data of a node (read-only; never written after insertion). */
+uint16_t *eng_kvcache_node_page(const eng_kv_node *node);
+int eng_kvcache_node_ntok(const eng_kv_node *node);
+
+/* Inserts page `page_index` (tokens toks[0..ntok), 1 <= ntok <= P) under
+ * parent (NULL for the first page); the cache takes ownership of page. If an
+ * equal node exists (same tokens, computed by another sequence: its values
+ * are bit-identical), page is freed and that node is returned. The returned
+ * node is pinned for the caller. NULL when reuse is off (page untouched). */
+eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
+                                uint16_t *page);
+
+eng_cache_stats eng_kvcache_get_stats(eng_kvcache *c);
+void eng_kvcache_count_query(eng_kvcache *c, int queried, int hit, int hit_disk);
+/* Waits for queued disk writes. */
+void eng_kvcache_flush(eng_kvcache *c);
+
+#endif
