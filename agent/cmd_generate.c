@@ -12,13 +12,15 @@
 
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/parse.h"
 #include "cli.h"
 
 static const char generate_usage[] =
     "usage: cachet generate [--model PATH] (--prompt TEXT | --prompt-file PATH) [--chat]\n"
     "                       [--system TEXT] [--max-tokens N] [--temp T] [--top-k K] [--top-p P]\n"
     "                       [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]\n"
-    "                       [--ctx-size N] [--json]\n"
+    "                       [--ctx-size N] [--kv-budget SIZE] [--no-cache] [--no-disk-cache]\n"
+    "                       [--kv-dir DIR] [--kv-disk-budget SIZE] [--json]\n"
     "\n"
     "Generates text with the embedded engine and streams it to stdout.\n"
     "\n"
@@ -36,6 +38,11 @@ static const char generate_usage[] =
     "  --seed S            random seed (default: time-based)\n"
     "  --threads N         worker threads (default: all cores)\n"
     "  --ctx-size N        context length (default: the model's)\n"
+    "  --kv-budget SIZE    KV-cache memory (pages of 16 tokens), e.g. 512MiB (default 1GiB)\n"
+    "  --no-cache          do not reuse cached prefixes (for comparisons)\n"
+    "  --no-disk-cache     keep the prefix cache in memory only\n"
+    "  --kv-dir DIR        disk tier directory (default $XDG_CACHE_HOME/cachet/kv)\n"
+    "  --kv-disk-budget SIZE  disk tier size limit (default 2GiB)\n"
     "  --json              print one JSON object instead of streaming text\n";
 
 static const char tokenize_usage[] =
@@ -50,13 +57,40 @@ static const char tokenize_usage[] =
 typedef struct gen_opts {
     const char *model, *prompt, *prompt_file, *system;
     int chat, json, threads, ctx;
+    eng_model_params mp;
     int max_tokens;
     eng_sample_params sp;
 } gen_opts;
 
 enum { OPT_MODEL = 256, OPT_PROMPT, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP,
        OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_REP, OPT_SEED, OPT_THREADS, OPT_CTX, OPT_JSON, OPT_HELP,
-       OPT_NOSPECIAL };
+       OPT_NOSPECIAL, OPT_KV_BUDGET, OPT_NO_CACHE, OPT_NO_DISK, OPT_KV_DIR, OPT_KV_DISK_BUDGET,
+       OPT_DEBUG };
+
+/* Parses the prefix-cache options shared by every command that runs the
+ * engine; returns 1 if c was one of them, -1 on a bad value, 0 otherwise. */
+int agent_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
+    util_err err;
+    switch (c) {
+    case OPT_KV_BUDGET:
+    case OPT_KV_DISK_BUDGET: {
+        uint64_t v;
+        if (util_parse_size(arg, &v, NULL, &err) || v == 0) {
+            fprintf(stderr, "cachet: option '%s': %s\n", c == OPT_KV_BUDGET ? "--kv-budget" : "--kv-disk-budget",
+                    v == 0 ? "size must be positive" : err.msg);
+            return -1;
+        }
+        if (c == OPT_KV_BUDGET) mp->kv_budget = v;
+        else mp->kv_disk_budget = v;
+        return 1;
+    }
+    case OPT_NO_CACHE: mp->no_cache = 1; return 1;
+    case OPT_NO_DISK: mp->no_disk_cache = 1; return 1;
+    case OPT_KV_DIR: mp->kv_dir = arg; return 1;
+    case OPT_DEBUG: mp->debug = 1; return 1;
+    default: return 0;
+    }
+}
 
 static int parse_generate(gen_opts *o, int argc, char **argv) {
     static const struct option opts[] = {
@@ -68,6 +102,9 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
         {"repeat-penalty", required_argument, 0, OPT_REP}, {"seed", required_argument, 0, OPT_SEED},
         {"threads", required_argument, 0, OPT_THREADS},   {"ctx-size", required_argument, 0, OPT_CTX},
         {"json", no_argument, 0, OPT_JSON},               {"help", no_argument, 0, OPT_HELP},
+        {"kv-budget", required_argument, 0, OPT_KV_BUDGET}, {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"no-disk-cache", no_argument, 0, OPT_NO_DISK},   {"kv-dir", required_argument, 0, OPT_KV_DIR},
+        {"kv-disk-budget", required_argument, 0, OPT_KV_DISK_BUDGET}, {"debug", no_argument, 0, OPT_DEBUG},
         {0, 0, 0, 0}};
     int c;
     long l;
@@ -75,6 +112,9 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int k = agent_parse_cache_opt(&o->mp, c, optarg);
+        if (k < 0) return 2;
+        if (k > 0) continue;
         switch (c) {
         case OPT_MODEL: o->model = optarg; break;
         case OPT_PROMPT: o->prompt = optarg; break;
@@ -178,13 +218,16 @@ static int build_prompt(const eng_model *m, const gen_opts *o, const char *text,
     return rc;
 }
 
-static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const eng_gen_stats *st) {
+static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const eng_gen_stats *st,
+                       const eng_model *m) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "text", sc->text.data ? sc->text.data : "");
     cJSON *arr = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
     cJSON_AddNumberToObject(o, "prompt_tokens", st->prompt_tokens);
     cJSON_AddNumberToObject(o, "cached_tokens", st->cached_tokens);
+    cJSON_AddNumberToObject(o, "cached_tokens_memory", st->cached_tokens_memory);
+    cJSON_AddNumberToObject(o, "cached_tokens_disk", st->cached_tokens_disk);
     cJSON_AddNumberToObject(o, "computed_tokens", st->computed_tokens);
     cJSON_AddNumberToObject(o, "generated_tokens", st->generated_tokens);
     cJSON_AddNumberToObject(o, "ttft_ms", st->ttft_ms);
@@ -192,6 +235,15 @@ static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const en
     cJSON_AddNumberToObject(o, "decode_tps", st->decode_tps);
     static const char *const reasons[] = {"eog", "max_tokens", "context_full", "canceled"};
     cJSON_AddStringToObject(o, "stop_reason", reasons[st->stop_reason & 3]);
+    eng_cache_stats cs = eng_model_cache_stats(m);
+    cJSON *c = cJSON_AddObjectToObject(o, "cache");
+    cJSON_AddNumberToObject(c, "prefix_cache_queries", (double)cs.queries);
+    cJSON_AddNumberToObject(c, "prefix_cache_hits", (double)cs.hits);
+    cJSON_AddNumberToObject(c, "prefix_cache_hits_disk", (double)cs.hits_disk);
+    cJSON_AddNumberToObject(c, "evictions", (double)cs.evictions);
+    cJSON_AddNumberToObject(c, "disk_reads", (double)cs.disk_reads);
+    cJSON_AddNumberToObject(c, "disk_writes", (double)cs.disk_writes);
+    cJSON_AddNumberToObject(c, "kv_bytes_in_use", (double)cs.bytes_in_use);
     char *s = cJSON_PrintUnformatted(o);
     if (s) puts(s);
     free(s);
@@ -214,8 +266,8 @@ int agent_cmd_generate(int argc, char **argv) {
         return 1;
     }
     eng_model *m = NULL;
-    eng_model_params mp = {.n_threads = o.threads};
-    if (eng_model_open(&m, path, &mp, &err)) {
+    o.mp.n_threads = o.threads;
+    if (eng_model_open(&m, path, &o.mp, &err)) {
         agent_report_model_error(path, &err);
         free(text);
         return 1;
@@ -248,7 +300,10 @@ int agent_cmd_generate(int argc, char **argv) {
         fprintf(stderr, "\ncachet: %s\n", err.msg);
         goto done;
     }
-    if (o.json) print_json(&sc, out_ids, n_out, &stats);
+    if (o.json) {
+        eng_model_flush_cache(m); /* so the disk counters are final */
+        print_json(&sc, out_ids, n_out, &stats, m);
+    }
     else {
         fputc('\n', stdout);
         fflush(stdout);

@@ -40,8 +40,32 @@ static const suite suites[] = {
 #undef TEST_SUITE
 };
 
+/* Tests never touch the user's caches or state: both point into a temporary
+ * directory removed at the end (unless CACHET_TEST_KEEP is set). */
+static char g_tmp[64];
+
+static void isolate_dirs(void) {
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/cachet-tests-XXXXXX");
+    if (!mkdtemp(g_tmp)) return;
+    char p[128];
+    snprintf(p, sizeof p, "%s/cache", g_tmp);
+    setenv("XDG_CACHE_HOME", p, 1);
+    snprintf(p, sizeof p, "%s/state", g_tmp);
+    setenv("XDG_STATE_HOME", p, 1);
+    snprintf(p, sizeof p, "%s/config", g_tmp);
+    setenv("XDG_CONFIG_HOME", p, 1);
+}
+
+static void cleanup_dirs(void) {
+    if (!g_tmp[0] || getenv("CACHET_TEST_KEEP")) return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
+}
+
 int main(int argc, char **argv) {
     int ran = 0;
+    isolate_dirs();
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         int want = argc <= 1;
         for (int a = 1; a < argc; a++)
@@ -54,6 +78,7 @@ int main(int argc, char **argv) {
         ran++;
     }
     if (!ran) fprintf(stderr, "no suite matched\n");
+    cleanup_dirs();
     fflush(stderr);
     printf("%d passed, %d failed\n", g_check.passed, g_check.failed);
     return g_check.failed || !ran ? 1 : 0;
