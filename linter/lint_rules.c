@@ -1,0 +1,628 @@
+/* linter/lint_rules.c: the rule table, the report, and the rules pass over one
+ * file: volatile-before-stable (with tokens lost), volatile in stable-role
+ * files, sub-day time, order-unstable constructs, SKILL.md frontmatter,
+ * invalid UTF-8, and suppressions. Does not find files, read configs or
+ * detect patterns (lint_detect.c) and never prints. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lint_impl.h"
+
+/* --- rules ------------------------------------------------------------------ */
+
+static const lint_rule_info k_rules[LINT_R_COUNT] = {
+    {"PL001", "volatile-before-stable", LINT_ERROR,
+     "volatile content placed before stable content makes everything after it uncacheable"},
+    {"PL002", "volatile-in-stable-file", LINT_WARNING,
+     "volatile content in a file that is stable by role (AGENTS.md, SOUL.md, IDENTITY.md, "
+     "SKILL.md)"},
+    {"PL003", "sub-day-time", LINT_WARNING,
+     "time precision finer than a day changes on every call"},
+    {"PL004", "unstable-order", LINT_WARNING,
+     "construct whose output order can change between renders (unsorted maps, glob includes, "
+     "unsorted tool lists)"},
+    {"PL005", "skill-frontmatter", LINT_ERROR,
+     "SKILL.md frontmatter breaks the Agent Skills specification"},
+    {"PL006", "invalid-utf8", LINT_ERROR, "the file is not valid UTF-8"},
+    {"PL007", "unused-suppression", LINT_INFO,
+     "a suppression comment that suppresses nothing or names an unknown rule"},
+};
+
+const lint_rule_info *lint_rule_get(int id) {
+    return id >= 0 && id < LINT_R_COUNT ? &k_rules[id] : NULL;
+}
+
+int lint_rule_find(const char *s, size_t len) {
+    for (int i = 0; i < LINT_R_COUNT; i++) {
+        if (strlen(k_rules[i].code) == len && strncasecmp(k_rules[i].code, s, len) == 0) return i;
+        if (strlen(k_rules[i].name) == len && strncasecmp(k_rules[i].name, s, len) == 0) return i;
+    }
+    return -1;
+}
+
+int lint_rule_parse_list(unsigned *out, const char *list, util_err *err) {
+    *out = 0;
+    const char *p = list;
+    while (*p) {
+        while (*p == ',' || *p == ' ' || *p == '\t') p++;
+        const char *s = p;
+        while (*p && *p != ',' && *p != ' ' && *p != '\t') p++;
+        if (p == s) break;
+        size_t n = (size_t)(p - s);
+        if (n == 3 && strncasecmp(s, "ALL", 3) == 0) {
+            *out = (1u << LINT_R_COUNT) - 1;
+            continue;
+        }
+        /* a prefix such as "PL00" selects every code it starts */
+        int id = lint_rule_find(s, n), any = 0;
+        if (id >= 0) {
+            *out |= 1u << id;
+            continue;
+        }
+        for (int i = 0; i < LINT_R_COUNT; i++)
+            if (n < 5 && strncasecmp(k_rules[i].code, s, n) == 0) *out |= 1u << i, any = 1;
+        if (!any) return util_err_set(err, UTIL_EINVAL, "unknown rule code '%.*s'", (int)n, s);
+    }
+    return UTIL_OK;
+}
+
+const char *lint_severity_name(lint_severity s) {
+    return s == LINT_ERROR ? "error" : s == LINT_WARNING ? "warning" : "info";
+}
+
+const char *lint_vclass_name(int vc) {
+    static const char *const k[LINT_VC_COUNT] = {"stable", "per-user", "per-day", "per-session",
+                                                 "per-turn", "per-call"};
+    return vc >= 0 && vc < LINT_VC_COUNT ? k[vc] : "?";
+}
+
+const char *lint_kind_name(int kind) {
+    static const char *const k[LINT_K_COUNT] = {
+        "placeholder", "date", "date and time", "time of day", "weekday", "timestamp",
+        "relative time", "UUID", "id", "nonce", "hash", "name", "home path", "host name",
+        "IP address", "counter", "time-of-day greeting", "pattern"};
+    return kind >= 0 && kind < LINT_K_COUNT ? k[kind] : "?";
+}
+
+/* --- report ------------------------------------------------------------------ */
+
+void lint_report_init(lint_report *r) { memset(r, 0, sizeof *r); }
+
+void lint_report_release(lint_report *r) {
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->items[i].file);
+        free(r->items[i].message);
+        free(r->items[i].source);
+    }
+    free(r->items);
+    memset(r, 0, sizeof *r);
+}
+
+int lint_report_add(lint_report *r, const char *file, int line, int col, int end_line,
+                    int end_col, int rule, const char *msg, long tokens_lost, int estimated,
+                    const char *source, size_t source_len) {
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 16;
+        lint_finding *p = realloc(r->items, nc * sizeof *p);
+        if (!p) return UTIL_ENOMEM;
+        r->items = p;
+        r->cap = nc;
+    }
+    lint_finding *f = &r->items[r->n];
+    memset(f, 0, sizeof *f);
+    f->file = strdup(file);
+    f->message = strdup(msg);
+    if (source) {
+        f->source = malloc(source_len + 1);
+        if (f->source) {
+            memcpy(f->source, source, source_len);
+            f->source[source_len] = '\0';
+        }
+    }
+    if (!f->file || !f->message || (source && !f->source)) {
+        free(f->file);
+        free(f->message);
+        free(f->source);
+        return UTIL_ENOMEM;
+    }
+    f->line = line;
+    f->column = col;
+    f->end_line = end_line;
+    f->end_column = end_col;
+    f->rule = rule;
+    f->severity = k_rules[rule].severity;
+    f->tokens_lost = tokens_lost;
+    f->tokens_estimated = estimated;
+    if (tokens_lost >= 0 && estimated) r->tokens_estimated = 1;
+    r->n++;
+    return UTIL_OK;
+}
+
+static int finding_cmp(const void *x, const void *y) {
+    const lint_finding *a = x, *b = y;
+    int c = strcmp(a->file, b->file);
+    if (c) return c;
+    if (a->line != b->line) return a->line < b->line ? -1 : 1;
+    if (a->column != b->column) return a->column < b->column ? -1 : 1;
+    return a->rule - b->rule;
+}
+
+void lint_report_sort(lint_report *r) {
+    if (r->n > 1) qsort(r->items, r->n, sizeof *r->items, finding_cmp);
+}
+
+size_t lint_report_count(const lint_report *r, lint_severity s) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++) n += r->items[i].severity == s;
+    return n;
+}
+
+/* --- one file's pending findings (before suppressions) ---------------------- */
+
+typedef struct pending {
+    int rule;
+    size_t start, end; /* byte offsets */
+    char msg[512];
+    long tokens;
+    int estimated;
+} pending;
+
+typedef struct pendv {
+    pending *v;
+    size_t n, cap;
+} pendv;
+
+static pending *pend_new(pendv *p, int rule, size_t start, size_t end) {
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 16;
+        pending *q = realloc(p->v, nc * sizeof *q);
+        if (!q) return NULL;
+        p->v = q;
+        p->cap = nc;
+    }
+    pending *x = &p->v[p->n++];
+    memset(x, 0, sizeof *x);
+    x->rule = rule;
+    x->start = start;
+    x->end = end;
+    x->tokens = -1;
+    return x;
+}
+
+/* "placeholder '{{ date }}'" or "date 'March 3, 2025'", quoted text cut at 48
+ * bytes on a UTF-8 boundary. */
+static void describe(char *out, size_t cap, const lint_text *t, const lint_span *s) {
+    size_t n = s->end - s->start;
+    int cut = 0;
+    if (n > 48) {
+        n = 48;
+        while (n > 0 && ((unsigned char)t->data[s->start + n] & 0xC0) == 0x80) n--;
+        cut = 1;
+    }
+    if (s->kind == LINT_K_CUSTOM && s->label)
+        snprintf(out, cap, "%s '%.*s%s'", s->label, (int)n, t->data + s->start, cut ? "..." : "");
+    else
+        snprintf(out, cap, "%s%s '%.*s%s'", lint_vclass_name(s->vclass),
+                 s->kind == LINT_K_PLACEHOLDER ? " placeholder" : "",
+                 (int)n, t->data + s->start, cut ? "..." : "");
+    if (s->kind != LINT_K_PLACEHOLDER && s->kind != LINT_K_CUSTOM) {
+        char tmp[160];
+        snprintf(tmp, sizeof tmp, "%s", out);
+        snprintf(out, cap, "%s %s", lint_kind_name(s->kind), tmp + strlen(lint_vclass_name(
+                                                                      s->vclass)) + 1);
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, " (%s)", lint_vclass_name(s->vclass));
+    }
+}
+
+/* Words of real text in [a, b), skipping HTML and jinja comments. */
+static int words_in(const char *s, size_t a, size_t b) {
+    int words = 0, in_word = 0;
+    for (size_t i = a; i < b; i++) {
+        if (i + 4 <= b && memcmp(s + i, "<!--", 4) == 0) {
+            const char *e = memmem(s + i, b - i, "-->", 3);
+            if (!e) break;
+            i = (size_t)(e - s) + 2;
+            in_word = 0;
+            continue;
+        }
+        if (i + 2 <= b && s[i] == '{' && s[i + 1] == '#') {
+            const char *e = memmem(s + i, b - i, "#}", 2);
+            if (!e) break;
+            i = (size_t)(e - s) + 1;
+            in_word = 0;
+            continue;
+        }
+        int w = isalnum((unsigned char)s[i]) || ((unsigned char)s[i] & 0x80);
+        if (w && !in_word) words++;
+        in_word = w;
+    }
+    return words;
+}
+
+static int line_has_alnum(const lint_text *t, size_t i) {
+    size_t s = t->line_start[i], e = lint_text_line_end(t, i);
+    for (size_t k = s; k < e; k++)
+        if (isalnum((unsigned char)t->data[k]) || ((unsigned char)t->data[k] & 0x80)) return 1;
+    return 0;
+}
+
+/* --- the volatile rules (PL001, PL002, PL003) ---------------------------------- */
+
+typedef struct file_ctx {
+    lint_ctx *ctx;
+    const lint_text *t;
+    int role;
+    unsigned enabled;
+    const char *base; /* file base name, for messages */
+} file_ctx;
+
+static int is_relevant(const file_ctx *f, const lint_span *s) {
+    if (s->vclass == LINT_VC_NONE) return 0;
+    if (f->role == LINT_ROLE_USER && s->vclass == LINT_VC_USER) return 0;
+    return 1;
+}
+
+static const char *how_often(int vc) {
+    switch (vc) {
+    case LINT_VC_USER: return "per user";
+    case LINT_VC_DAY: return "daily";
+    case LINT_VC_SESSION: return "every session";
+    case LINT_VC_TURN: return "every turn";
+    default: return "on every call";
+    }
+}
+
+/* Tokens of each line [from, to] (with its newline), for tokens_lost sums. */
+static long *line_tokens(file_ctx *f, size_t from, size_t to, int *est) {
+    long *v = calloc(to - from + 1, sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = from; i <= to; i++) {
+        size_t s = f->t->line_start[i];
+        size_t e = i + 1 < f->t->n_lines ? f->t->line_start[i + 1] : f->t->len;
+        int e1 = 0;
+        v[i - from] = lint_count_tokens(f->ctx, f->t->data + s, e - s, &e1);
+        *est |= e1;
+    }
+    return v;
+}
+
+static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
+    const lint_text *t = f->t;
+    size_t n = t->n_lines, region = t->boundary_line;
+    /* per line: first relevant span, and whether text after the last one counts */
+    size_t *first = malloc((n + 1) * sizeof *first);
+    size_t *last = malloc((n + 1) * sizeof *last);
+    unsigned char *stable = calloc(n + 1, 1);
+    if (!first || !last || !stable) {
+        free(first), free(last), free(stable);
+        return UTIL_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) first[i] = last[i] = (size_t)-1;
+    for (size_t k = 0; k < sv->n; k++) {
+        if (!is_relevant(f, &sv->v[k])) continue;
+        size_t l = lint_text_line_of(t, sv->v[k].start);
+        if (first[l] == (size_t)-1) first[l] = k;
+        last[l] = k;
+    }
+    size_t last_stable = (size_t)-1;
+    for (size_t i = 0; i < region; i++) {
+        if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE)) continue;
+        if (first[i] == (size_t)-1) stable[i] = line_has_alnum(t, i);
+        else stable[i] = words_in(t->data, sv->v[last[i]].end, lint_text_line_end(t, i)) >= 5;
+        if (stable[i]) last_stable = i;
+    }
+    long *lt = NULL;
+    size_t lt_from = 0;
+    int est = 0, rc = UTIL_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (first[i] == (size_t)-1) continue;
+        const lint_span *s = &sv->v[first[i]];
+        char what[200];
+        describe(what, sizeof what, t, s);
+        int before = i < region && last_stable != (size_t)-1 &&
+                     (i < last_stable || (i == last_stable && stable[i]));
+        if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
+            if (!lt) {
+                lt_from = i;
+                lt = line_tokens(f, i, last_stable, &est);
+                if (!lt) {
+                    rc = UTIL_ENOMEM;
+                    break;
+                }
+            }
+            size_t le = i + 1 < n ? t->line_start[i + 1] : t->len;
+            int e1 = 0;
+            long tok = lint_count_tokens(f->ctx, t->data + s->end, le - s->end, &e1);
+            for (size_t k = i + 1; k <= last_stable; k++) tok += lt[k - lt_from];
+            if (i == last_stable) /* only the rest of this line is stable */
+                tok = lint_count_tokens(f->ctx, t->data + sv->v[last[i]].end,
+                                        lint_text_line_end(t, i) - sv->v[last[i]].end, &e1);
+            pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
+            if (!p) {
+                rc = UTIL_ENOMEM;
+                break;
+            }
+            p->tokens = tok;
+            p->estimated = est | e1;
+            snprintf(p->msg, sizeof p->msg,
+                     "%s changes %s and precedes stable content: %s%ld tokens after it cannot "
+                     "be cached; move it below line %zu or under a cache-boundary marker",
+                     what, how_often(s->vclass), p->estimated ? "~" : "", tok, last_stable + 1);
+            continue;
+        }
+        if (before) continue; /* PL001 is off: do not fall back to weaker rules */
+        int stable_role = f->role == LINT_ROLE_STABLE || f->role == LINT_ROLE_SKILL;
+        if (stable_role && i < region && (f->enabled & (1u << LINT_R_VOLATILE_IN_STABLE_FILE))) {
+            pending *p = pend_new(out, LINT_R_VOLATILE_IN_STABLE_FILE, s->start, s->end);
+            if (!p) {
+                rc = UTIL_ENOMEM;
+                break;
+            }
+            snprintf(p->msg, sizeof p->msg,
+                     "%s changes %s but %s is cached as stable content; move it to the "
+                     "per-session context%s",
+                     what, how_often(s->vclass), f->base,
+                     s->vclass == LINT_VC_USER ? " or USER.md" : "");
+            continue;
+        }
+        if (!(f->enabled & (1u << LINT_R_SUBDAY_TIME))) continue;
+        for (size_t k = first[i]; k <= last[i]; k++) {
+            const lint_span *q = &sv->v[k];
+            if (!q->subday || !is_relevant(f, q)) continue;
+            describe(what, sizeof what, t, q);
+            pending *p = pend_new(out, LINT_R_SUBDAY_TIME, q->start, q->end);
+            if (!p) {
+                rc = UTIL_ENOMEM;
+                break;
+            }
+            snprintf(p->msg, sizeof p->msg,
+                     "%s is finer than a day: it changes on every call, so the prompt differs "
+                     "from one turn to the next; use the date only, or send the time with the "
+                     "newest user message",
+                     what);
+            break;
+        }
+    }
+    free(lt);
+    free(first);
+    free(last);
+    free(stable);
+    return rc;
+}
+
+/* --- order, skill, utf-8 ------------------------------------------------------------ */
+
+static int order_rules(file_ctx *f, pendv *out, util_err *err) {
+    lint_order_hit *h = NULL;
+    size_t n = 0;
+    int rc = lint_detect_order(f->ctx->det, f->t, &h, &n, err);
+    for (size_t i = 0; i < n && !rc; i++) {
+        pending *p = pend_new(out, LINT_R_UNSTABLE_ORDER, h[i].start, h[i].end);
+        if (!p) {
+            rc = UTIL_ENOMEM;
+            break;
+        }
+        switch (h[i].why) {
+        case LINT_ORDER_MAP_LOOP:
+            snprintf(p->msg, sizeof p->msg,
+                     "loop over a mapping without sorting ('%s'): iteration order can change "
+                     "between renders; use |dictsort or sort the keys",
+                     h[i].detail);
+            break;
+        case LINT_ORDER_GLOB:
+            snprintf(p->msg, sizeof p->msg,
+                     "glob include ('%s'): the order of the included files depends on the file "
+                     "system; list them explicitly or sort them",
+                     h[i].detail);
+            break;
+        case LINT_ORDER_TOOLS_LOOP:
+            snprintf(p->msg, sizeof p->msg,
+                     "loop over '%s' without sorting: tool and skill definitions must come in a "
+                     "stable order; use |sort(attribute='name')",
+                     h[i].detail);
+            break;
+        default:
+            snprintf(p->msg, sizeof p->msg,
+                     "tool list is not sorted by name (%s); sort it so the prompt prefix is "
+                     "identical across sessions",
+                     h[i].detail);
+        }
+    }
+    free(h);
+    return rc;
+}
+
+static int skill_rules(file_ctx *f, const char *rel, pendv *out) {
+    /* the folder holding SKILL.md names the skill */
+    char folder[256] = "";
+    const char *slash = strrchr(rel, '/');
+    if (slash) {
+        const char *s = slash;
+        while (s > rel && s[-1] != '/') s--;
+        snprintf(folder, sizeof folder, "%.*s", (int)(slash - s), s);
+    }
+    if (!folder[0] || strcmp(folder, ".") == 0) {
+        char cwd[4096];
+        if (getcwd(cwd, sizeof cwd)) {
+            const char *b = strrchr(cwd, '/');
+            snprintf(folder, sizeof folder, "%s", b ? b + 1 : cwd);
+        }
+    }
+    lint_skill_issue *is = NULL;
+    size_t n = 0;
+    if (lint_skill_check(f->t->data, f->t->len, folder, &is, &n)) return UTIL_ENOMEM;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < n; i++) {
+        size_t line = is[i].line < f->t->n_lines ? is[i].line : 0;
+        size_t s = f->t->n_lines ? f->t->line_start[line] : 0;
+        size_t e = f->t->n_lines ? lint_text_line_end(f->t, line) : 0;
+        pending *p = pend_new(out, LINT_R_SKILL_FRONTMATTER, s, e > s ? e : s);
+        if (!p) {
+            rc = UTIL_ENOMEM;
+            break;
+        }
+        snprintf(p->msg, sizeof p->msg, "%s", is[i].msg);
+    }
+    free(is);
+    return rc;
+}
+
+/* --- suppressions -------------------------------------------------------------------- */
+
+static void directive_ranges(lint_directive *d, size_t n, size_t n_lines) {
+    for (size_t i = 0; i < n; i++) {
+        switch (d[i].kind) {
+        case LINT_DIR_FILE: d[i].from = 0, d[i].to = n_lines; break;
+        case LINT_DIR_LINE: d[i].from = d[i].to = d[i].line; break;
+        case LINT_DIR_NEXT_LINE: d[i].from = d[i].to = d[i].line + 1; break;
+        case LINT_DIR_ENABLE: d[i].from = 1, d[i].to = 0; break; /* covers nothing */
+        default:
+            if (!d[i].alone) { /* trailing comment: this line only */
+                d[i].from = d[i].to = d[i].line;
+                break;
+            }
+            d[i].from = d[i].line;
+            d[i].to = n_lines;
+            for (size_t k = i + 1; k < n; k++)
+                if (d[k].kind == LINT_DIR_ENABLE && (d[k].codes & d[i].codes)) {
+                    d[i].to = d[k].line;
+                    break;
+                }
+        }
+    }
+}
+
+static int suppressed(lint_directive *d, size_t n, size_t line, int rule) {
+    int hit = 0;
+    for (size_t i = 0; i < n; i++)
+        if (d[i].kind != LINT_DIR_ENABLE && line >= d[i].from && line <= d[i].to &&
+            (d[i].codes & (1u << rule))) {
+            d[i].used = 1;
+            hit = 1;
+        }
+    return hit;
+}
+
+/* --- the pass -------------------------------------------------------------------------- */
+
+static int is_template_name(const char *rel, const char *data, size_t len) {
+    static const char *const k_ext[] = {".j2", ".jinja", ".jinja2", ".mustache", ".hbs",
+                                        ".tmpl", ".tpl", ".liquid", NULL};
+    size_t rl = strlen(rel);
+    for (const char *const *e = k_ext; *e; e++) {
+        size_t el = strlen(*e);
+        if (rl > el && strcasecmp(rel + rl - el, *e) == 0) return 1;
+    }
+    return memmem(data, len, "{%", 2) != NULL;
+}
+
+static int emit(file_ctx *f, lint_report *rep, const char *display, const pending *p) {
+    const lint_text *t = f->t;
+    if (!t->n_lines)
+        return lint_report_add(rep, display, 1, 1, 1, 1, p->rule, p->msg, p->tokens,
+                               p->estimated, NULL, 0);
+    size_t l = lint_text_line_of(t, p->start), le = lint_text_line_of(t, p->end);
+    size_t s = t->line_start[l], e = lint_text_line_end(t, l);
+    int ec = lint_text_column(t, p->end);
+    if (le != l) ec = lint_text_column(t, lint_text_line_end(t, le));
+    return lint_report_add(rep, display, (int)l + 1, lint_text_column(t, p->start), (int)le + 1,
+                           ec, p->rule, p->msg, p->tokens, p->estimated, t->data + s, e - s);
+}
+
+static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
+                  lint_directive *dirs, size_t nd) {
+    const lint_text *t = f->t;
+    directive_ranges(dirs, nd, t->n_lines);
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < pv->n && !rc; i++) {
+        size_t line = t->n_lines ? lint_text_line_of(t, pv->v[i].start) : 0;
+        if (suppressed(dirs, nd, line, pv->v[i].rule)) continue;
+        rc = emit(f, rep, display, &pv->v[i]);
+    }
+    if (rc || !(f->enabled & (1u << LINT_R_UNUSED_SUPPRESSION))) return rc;
+    for (size_t i = 0; i < nd && !rc; i++) {
+        if (dirs[i].kind == LINT_DIR_ENABLE && !dirs[i].bad[0]) continue;
+        pending p = {LINT_R_UNUSED_SUPPRESSION, t->line_start[dirs[i].line],
+                     lint_text_line_end(t, dirs[i].line), "", -1, 0};
+        if (dirs[i].bad[0]) {
+            snprintf(p.msg, sizeof p.msg, "unknown rule code '%s' in suppression", dirs[i].bad);
+        } else if (!dirs[i].used &&
+                   (dirs[i].codes & f->enabled & ~(1u << LINT_R_UNUSED_SUPPRESSION))) {
+            char codes[128] = "";
+            size_t l = 0;
+            for (int r = 0; r < LINT_R_COUNT && dirs[i].codes != ~0u; r++)
+                if (dirs[i].codes & (1u << r)) {
+                    snprintf(codes + l, sizeof codes - l, "%s%s", l ? "," : " for ",
+                             k_rules[r].code);
+                    l = strlen(codes);
+                }
+            snprintf(p.msg, sizeof p.msg, "unused suppression%s: nothing on the lines it covers "
+                     "needs it", codes);
+        } else {
+            continue;
+        }
+        rc = emit(f, rep, display, &p);
+    }
+    return rc;
+}
+
+int lint_rules_run(lint_ctx *ctx, lint_report *rep, const lint_config *cfg, int role,
+                   const char *display, const char *rel, const char *data, size_t len,
+                   util_err *err) {
+    if (role == LINT_ROLE_IGNORE) {
+        rep->files_skipped++;
+        return UTIL_OK;
+    }
+    if (lint_is_binary(data, len)) {
+        rep->files_skipped++;
+        return UTIL_OK;
+    }
+    rep->files_checked++;
+    unsigned enabled = lint_config_enabled(cfg);
+    if (ctx->opt.select_override) enabled = ctx->opt.select_override & ~cfg->ignore;
+    enabled &= ~ctx->opt.ignore_extra;
+    const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+    file_ctx f = {ctx, NULL, role, enabled, base};
+    lint_text t;
+    pendv pv = {0};
+    lint_spanv sv = {0};
+    lint_directive *dirs = NULL;
+    size_t nd = 0;
+    int rc = lint_text_init(&t, data, len, (const char *const *)cfg->markers, cfg->n_markers,
+                            is_template_name(rel, data, len));
+    if (rc) {
+        lint_text_release(&t);
+        return util_err_set(err, rc, "out of memory");
+    }
+    f.t = &t;
+    size_t bad = lint_utf8_check(data, len);
+    if (bad < len && (enabled & (1u << LINT_R_INVALID_UTF8))) {
+        pending *p = pend_new(&pv, LINT_R_INVALID_UTF8, bad, bad + 1);
+        if (!p) rc = UTIL_ENOMEM;
+        else
+            snprintf(p->msg, sizeof p->msg,
+                     "invalid UTF-8 byte 0x%02X at byte offset %zu; tokenizers replace it and "
+                     "editors may rewrite it",
+                     (unsigned char)data[bad], bad);
+    }
+    if (!rc) rc = lint_detect_directives(ctx->det, &t, &dirs, &nd, err);
+    for (size_t i = 0; !rc && i < nd; i++)
+        if (dirs[i].alone) t.flags[dirs[i].line] |= LINT_LF_DIRECTIVE;
+    if (!rc && role != LINT_ROLE_DYNAMIC) {
+        rc = lint_detect_spans(ctx->det, cfg, &t, &sv, err);
+        if (!rc) rc = volatile_rules(&f, &sv, &pv);
+    }
+    if (!rc && (enabled & (1u << LINT_R_UNSTABLE_ORDER))) rc = order_rules(&f, &pv, err);
+    if (!rc && role == LINT_ROLE_SKILL && (enabled & (1u << LINT_R_SKILL_FRONTMATTER)))
+        rc = skill_rules(&f, rel, &pv);
+    if (!rc) rc = finish(&f, rep, display, &pv, dirs, nd);
+    if (rc && err && !err->msg[0]) util_err_set(err, rc, "out of memory");
+    free(pv.v);
+    free(dirs);
+    lint_spanv_release(&sv);
+    lint_text_release(&t);
+    return rc;
+}

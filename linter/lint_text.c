@@ -1,0 +1,286 @@
+/* linter/lint_text.c: a file as lines: the line index, fenced code blocks,
+ * inline code spans, cache-boundary lines and lines that render to nothing
+ * (jinja statements and comments); plus UTF-8 and binary checks.
+ * Does not detect volatile content (lint_detect.c) or apply rules. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint_impl.h"
+
+/* --- small helpers -------------------------------------------------------- */
+
+size_t lint_utf8_check(const char *s, size_t len) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned min;
+        if (c >= 0xC2 && c <= 0xDF) n = 1, min = 0x80;
+        else if (c >= 0xE0 && c <= 0xEF) n = 2, min = 0x800;
+        else if (c >= 0xF0 && c <= 0xF4) n = 3, min = 0x10000;
+        else return i;
+        unsigned cp = c & (0x3F >> n);
+        for (size_t k = 1; k <= n; k++) {
+            if (i + k >= len) return i;
+            unsigned cc = p[i + k];
+            if ((cc & 0xC0) != 0x80) return i;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+int lint_is_binary(const char *s, size_t len) {
+    size_t n = len < 8192 ? len : 8192;
+    return memchr(s, '\0', n) != NULL;
+}
+
+static int add_code(lint_text *t, size_t a, size_t b) {
+    if (t->n_code == t->cap_code) {
+        size_t nc = t->cap_code ? t->cap_code * 2 : 16;
+        lint_range *p = realloc(t->code, nc * sizeof *p);
+        if (!p) return UTIL_ENOMEM;
+        t->code = p;
+        t->cap_code = nc;
+    }
+    t->code[t->n_code].start = a;
+    t->code[t->n_code].end = b;
+    t->n_code++;
+    return UTIL_OK;
+}
+
+static const char *skip_ws(const char *p, const char *e) {
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    return p;
+}
+
+/* A fence opener/closer: up to 3 spaces, then 3+ backticks or tildes. */
+static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
+    int ind = 0;
+    while (p < e && *p == ' ' && ind < 4) p++, ind++;
+    if (ind > 3 || p >= e || (*p != '`' && *p != '~')) return 0;
+    char c = *p;
+    size_t n = 0;
+    while (p < e && *p == c) p++, n++;
+    if (n < 3) return 0;
+    if (c == '`' && memchr(p, '`', (size_t)(e - p))) return 0; /* info string may not hold ` */
+    *ch = c;
+    *count = n;
+    return 1;
+}
+
+static int only_ws_after_fence(const char *p, const char *e, char c) {
+    while (p < e && (*p == ' ' || *p == c)) p++;
+    return skip_ws(p, e) == e;
+}
+
+/* True when the line holds only {% ... %} / {# ... #} blocks (and spaces),
+ * none of which is an include (includes render text). */
+static int no_output_line(const char *p, const char *e) {
+    int any = 0;
+    p = skip_ws(p, e);
+    while (p < e) {
+        if (e - p < 4 || p[0] != '{' || (p[1] != '%' && p[1] != '#')) return 0;
+        char close = p[1];
+        const char *q = p + 2;
+        const char *end = NULL;
+        for (; q + 1 < e; q++)
+            if (q[0] == close && q[1] == '}') {
+                end = q;
+                break;
+            }
+        if (!end) return 0;
+        if (close == '%') {
+            const char *w = skip_ws(p + 2, end);
+            if (w < end && *w == '-') w = skip_ws(w + 1, end);
+            if ((size_t)(end - w) >= 7 && (memcmp(w, "include", 7) == 0)) return 0;
+        }
+        any = 1;
+        p = skip_ws(end + 2, e);
+    }
+    return any;
+}
+
+/* Inline code spans on one (non-fence) line: a run of N backticks closed by
+ * the next run of exactly N. */
+static int scan_inline_code(lint_text *t, size_t a, size_t b) {
+    const char *d = t->data;
+    size_t i = a;
+    while (i < b) {
+        if (d[i] != '`') {
+            i++;
+            continue;
+        }
+        size_t s = i, n = 0;
+        while (i < b && d[i] == '`') i++, n++;
+        size_t j = i;
+        int closed = 0;
+        while (j < b) {
+            if (d[j] != '`') {
+                j++;
+                continue;
+            }
+            size_t k = j, m = 0;
+            while (k < b && d[k] == '`') k++, m++;
+            if (m == n) {
+                int rc = add_code(t, s, k);
+                if (rc) return rc;
+                i = k;
+                closed = 1;
+                break;
+            }
+            j = k;
+        }
+        if (!closed) break;
+    }
+    return UTIL_OK;
+}
+
+/* --- the index ----------------------------------------------------------- */
+
+int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers,
+                   size_t n_markers, int is_template) {
+    memset(t, 0, sizeof *t);
+    t->data = data;
+    t->len = len;
+    t->is_template = is_template;
+    size_t n = 1;
+    for (const char *p = data, *e = data + len; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        if (!nl) break;
+        n++;
+        p = nl + 1;
+    }
+    if (len > 0 && data[len - 1] == '\n') n--; /* no empty last line after a final newline */
+    if (len == 0) n = 0;
+    t->n_lines = n;
+    t->line_start = malloc((n + 1) * sizeof *t->line_start);
+    t->flags = calloc(n + 1, 1);
+    if (!t->line_start || !t->flags) return UTIL_ENOMEM;
+    size_t li = 0, off = 0;
+    while (li < n) {
+        t->line_start[li++] = off;
+        const char *nl = memchr(data + off, '\n', len - off);
+        off = nl ? (size_t)(nl - data) + 1 : len;
+    }
+    t->line_start[n] = len + 1;
+    t->boundary_line = n;
+
+    char fch = 0;
+    size_t fcount = 0, fstart = 0;
+    int in_fence = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
+        char c;
+        size_t cnt;
+        if (in_fence) {
+            t->flags[i] |= LINT_LF_FENCE;
+            if (fence_at(p, e, &c, &cnt) && c == fch && cnt >= fcount) {
+                const char *q = skip_ws(p, e);
+                if (only_ws_after_fence(q, e, c)) {
+                    in_fence = 0;
+                    if (add_code(t, fstart, (size_t)(e - data))) return UTIL_ENOMEM;
+                }
+            }
+            continue;
+        }
+        if (fence_at(p, e, &c, &cnt)) {
+            in_fence = 1;
+            fch = c;
+            fcount = cnt;
+            fstart = t->line_start[i];
+            t->flags[i] |= LINT_LF_FENCE;
+            continue;
+        }
+        for (size_t m = 0; m < n_markers; m++) {
+            size_t ml = strlen(markers[m]);
+            if (ml && ml <= (size_t)(e - p) && memmem(p, (size_t)(e - p), markers[m], ml)) {
+                t->flags[i] |= LINT_LF_BOUNDARY;
+                if (t->boundary_line == n) t->boundary_line = i;
+                break;
+            }
+        }
+        if (no_output_line(p, e)) t->flags[i] |= LINT_LF_NO_OUTPUT;
+        if (memchr(p, '`', (size_t)(e - p)) && scan_inline_code(t, (size_t)(p - data),
+                                                                 (size_t)(e - data)))
+            return UTIL_ENOMEM;
+    }
+    if (in_fence && add_code(t, fstart, len)) return UTIL_ENOMEM;
+
+    /* YAML frontmatter: '---' on the first line, closed by '---' or '...'. */
+    if (n > 1 && lint_text_line_end(t, 0) - t->line_start[0] >= 3 &&
+        memcmp(data, "---", 3) == 0 && skip_ws(data + 3, data + lint_text_line_end(t, 0)) ==
+                                           data + lint_text_line_end(t, 0)) {
+        for (size_t i = 1; i < n; i++) {
+            const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
+            size_t l = (size_t)(skip_ws(p, e) == e ? 0 : e - p);
+            if (l >= 3 && (memcmp(p, "---", 3) == 0 || memcmp(p, "...", 3) == 0) &&
+                skip_ws(p + 3, e) == e) {
+                for (size_t k = 0; k <= i; k++) t->flags[k] |= LINT_LF_FRONTMATTER;
+                break;
+            }
+        }
+    }
+    /* Fenced blocks were added when closed, inline spans as seen: sort. */
+    for (size_t i = 1; i < t->n_code; i++) {
+        lint_range r = t->code[i];
+        size_t j = i;
+        while (j > 0 && t->code[j - 1].start > r.start) {
+            t->code[j] = t->code[j - 1];
+            j--;
+        }
+        t->code[j] = r;
+    }
+    return UTIL_OK;
+}
+
+void lint_text_release(lint_text *t) {
+    free(t->line_start);
+    free(t->flags);
+    free(t->code);
+    memset(t, 0, sizeof *t);
+}
+
+size_t lint_text_line_of(const lint_text *t, size_t off) {
+    size_t lo = 0, hi = t->n_lines;
+    if (hi == 0) return 0;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->line_start[mid] <= off) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+size_t lint_text_line_end(const lint_text *t, size_t line) {
+    size_t s = t->line_start[line];
+    const char *nl = memchr(t->data + s, '\n', t->len - s);
+    size_t e = nl ? (size_t)(nl - t->data) : t->len;
+    if (e > s && t->data[e - 1] == '\r') e--;
+    return e;
+}
+
+int lint_text_in_code(const lint_text *t, size_t off) {
+    size_t lo = 0, hi = t->n_code;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->code[mid].end <= off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->n_code && t->code[lo].start <= off && off < t->code[lo].end;
+}
+
+int lint_text_column(const lint_text *t, size_t off) {
+    size_t s = t->line_start[lint_text_line_of(t, off)];
+    int col = 1;
+    for (size_t i = s; i < off && i < t->len; i++)
+        if (((unsigned char)t->data[i] & 0xC0) != 0x80) col++;
+    return col;
+}
