@@ -33,6 +33,10 @@ int eng_tokenizer_is_eog(const eng_tokenizer *t, int32_t id);
 eng_token_attr eng_tokenizer_attr(const eng_tokenizer *t, int32_t id);
 /* Exact vocab lookup of a token's stored text; -1 if absent. */
 int32_t eng_tokenizer_find(const eng_tokenizer *t, const char *text, size_t len);
+/* A note about a fallback taken while building (a pre-tokenizer type that is
+ * missing or not supported: llama.cpp's 'default' splitting is used), or NULL.
+ * Owned by the tokenizer; callers may print it as a warning. */
+const char *eng_tokenizer_warning(const eng_tokenizer *t);
 
 /* Encodes len bytes of text (any bytes; invalid UTF-8 is handled as the
  * reference does). add_special: add BOS/EOS as the model's metadata says.
