@@ -30,6 +30,13 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err);
 void eng_chat_free(eng_chat *c);
 eng_chat_format eng_chat_get_format(const eng_chat *c);
 const char *eng_chat_format_name(eng_chat_format f);
+/* NULL, or a note that the model has no template or an unknown one (ChatML is
+ * then used without a default system text). Owned by c. */
+const char *eng_chat_warning(const eng_chat *c);
+/* The block the template prints when the first message is not a system
+ * message (SmolLM2: "<|im_start|>system\n...<|im_end|>\n"), read out of the
+ * template; NULL if none. Owned by c. */
+const char *eng_chat_default_system(const eng_chat *c, size_t *len);
 
 /* Appends the rendered conversation to out; with add_generation_prompt the
  * text ends where the assistant's reply begins. Fails with UTIL_EINVAL on a

@@ -1,0 +1,281 @@
+/* engine/chat.c: chat templates per family, rendered the way Hugging Face's
+ * Jinja2 rendering of the model's template does: ChatML (SmolLM2, with the
+ * default system block read out of the template) and Gemma (system folded into
+ * the first user turn, strict user/model alternation, one BOS). The family is
+ * chosen from tokenizer.chat_template; there is no Jinja interpreter here. */
+#include "chat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unicode.h"
+
+struct eng_chat {
+    eng_chat_format format;
+    char *default_system; /* ChatML: the block the template adds when messages[0] is not system */
+    size_t default_system_len;
+    char *bos; /* Gemma: the text of the BOS token the template starts with */
+    size_t bos_len;
+    char warning[160];
+};
+
+/* --- reading the template ------------------------------------------------ */
+
+static const char *find_in(const char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    if (k == 0 || k > n) return NULL;
+    for (size_t i = 0; i + k <= n; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return s + i;
+    return NULL;
+}
+
+/* Parses a Jinja string literal starting at s (a quote) into a malloc'd string;
+ * the escapes are Python's. Returns NULL if it is not a closed literal. */
+static char *parse_literal(const char *s, const char *end, size_t *len) {
+    char q = *s++;
+    char *out = malloc((size_t)(end - s) + 1);
+    if (!out) return NULL;
+    size_t n = 0;
+    for (; s < end; s++) {
+        if (*s == q) {
+            out[n] = '\0';
+            *len = n;
+            return out;
+        }
+        if (*s == '\\' && s + 1 < end) {
+            char c = *++s;
+            switch (c) {
+            case 'n': out[n++] = '\n'; break;
+            case 't': out[n++] = '\t'; break;
+            case 'r': out[n++] = '\r'; break;
+            case '\\': case '\'': case '"': out[n++] = c; break;
+            default: /* Python keeps unknown escapes as written */
+                out[n++] = '\\';
+                out[n++] = c;
+            }
+            continue;
+        }
+        out[n++] = *s;
+    }
+    free(out);
+    return NULL;
+}
+
+/* The SmolLM2 template prints a fixed system block inside
+ * {% if loop.first and messages[0]['role'] != 'system' %}{{ '...' }}{% endif %};
+ * that literal is the default system text. Absent: no default. */
+static int extract_default_system(eng_chat *c, const char *tpl, size_t n) {
+    static const char *const conds[] = {"messages[0]['role'] != 'system'",
+                                        "messages[0][\"role\"] != \"system\""};
+    const char *at = NULL;
+    for (size_t k = 0; k < 2 && !at; k++) at = find_in(tpl, n, conds[k]);
+    if (!at) return UTIL_OK;
+    const char *end = tpl + n;
+    const char *close = find_in(at, (size_t)(end - at), "%}");
+    if (!close) return UTIL_OK;
+    const char *endif = find_in(close, (size_t)(end - close), "endif");
+    const char *open = find_in(close, (size_t)(end - close), "{{");
+    if (!open || (endif && open > endif)) return UTIL_OK;
+    const char *p = open + 2;
+    while (p < end && (*p == ' ' || *p == '-' || *p == '\t' || *p == '\n')) p++;
+    if (p >= end || (*p != '\'' && *p != '"')) return UTIL_OK;
+    size_t len;
+    char *lit = parse_literal(p, end, &len);
+    if (!lit) return UTIL_OK;
+    if (len < 12 || memcmp(lit, "<|im_start|>", 12) != 0) { /* not a ChatML block: ignore */
+        free(lit);
+        return UTIL_OK;
+    }
+    c->default_system = lit;
+    c->default_system_len = len;
+    return UTIL_OK;
+}
+
+/* Gemma's template starts with {{ bos_token }}: the text of the BOS token. */
+static int read_bos_text(eng_chat *c, const eng_gguf *g, util_err *err) {
+    uint32_t bos;
+    int rc = eng_gguf_get_u32(g, "tokenizer.ggml.bos_token_id", &bos, err);
+    if (rc == UTIL_ENOTFOUND) {
+        const char *m;
+        size_t ml;
+        /* llama.cpp's default BOS for SentencePiece vocabularies */
+        if (eng_gguf_get_str(g, "tokenizer.ggml.model", &m, &ml, err) || ml != 5 ||
+            memcmp(m, "llama", 5) != 0)
+            return UTIL_OK;
+        bos = 1;
+    } else if (rc) {
+        return rc;
+    }
+    const char **strs;
+    uint32_t *lens;
+    uint64_t count;
+    rc = eng_gguf_get_str_arr(g, "tokenizer.ggml.tokens", &strs, &lens, &count, err);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc) return rc;
+    if (bos < count) {
+        c->bos = malloc((size_t)lens[bos] + 1);
+        if (c->bos) {
+            memcpy(c->bos, strs[bos], lens[bos]);
+            c->bos[lens[bos]] = '\0';
+            c->bos_len = lens[bos];
+        }
+    }
+    free(strs);
+    free(lens);
+    if (bos < count && !c->bos) return util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    return UTIL_OK;
+}
+
+int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
+    *out = NULL;
+    eng_chat *c = calloc(1, sizeof *c);
+    if (!c) return util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    const char *tpl = NULL;
+    size_t n = 0;
+    int rc = g ? eng_gguf_get_str(g, "tokenizer.chat_template", &tpl, &n, err) : UTIL_ENOTFOUND;
+    if (rc && rc != UTIL_ENOTFOUND) {
+        eng_chat_free(c);
+        return rc;
+    }
+    c->format = ENG_CHAT_CHATML;
+    if (rc == UTIL_ENOTFOUND) {
+        snprintf(c->warning, sizeof c->warning, "chat: the model has no chat template; using chatml");
+    } else if (find_in(tpl, n, "<|im_start|>")) {
+        rc = extract_default_system(c, tpl, n);
+    } else if (find_in(tpl, n, "<start_of_turn>")) {
+        c->format = ENG_CHAT_GEMMA;
+        rc = read_bos_text(c, g, err);
+    } else {
+        snprintf(c->warning, sizeof c->warning,
+                 "chat: the model's chat template is not a known family; using chatml");
+    }
+    if (rc) {
+        eng_chat_free(c);
+        return rc;
+    }
+    *out = c;
+    return UTIL_OK;
+}
+
+void eng_chat_free(eng_chat *c) {
+    if (!c) return;
+    free(c->default_system);
+    free(c->bos);
+    free(c);
+}
+
+eng_chat_format eng_chat_get_format(const eng_chat *c) { return c->format; }
+
+const char *eng_chat_format_name(eng_chat_format f) {
+    switch (f) {
+    case ENG_CHAT_CHATML: return "chatml";
+    case ENG_CHAT_GEMMA: return "gemma";
+    }
+    return "unknown";
+}
+
+const char *eng_chat_warning(const eng_chat *c) { return c->warning[0] ? c->warning : NULL; }
+
+const char *eng_chat_default_system(const eng_chat *c, size_t *len) {
+    if (len) *len = c->default_system_len;
+    return c->default_system;
+}
+
+/* --- rendering -------------------------------------------------------------- */
+
+static int put(util_buf *b, const char *s) { return util_buf_puts(b, s); }
+
+static int render_chatml(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, util_buf *out) {
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (i == 0 && strcmp(m[0].role, "system") != 0 && c->default_system)
+            rc = util_buf_append(out, c->default_system, c->default_system_len);
+        if (!rc) rc = put(out, "<|im_start|>");
+        if (!rc) rc = put(out, m[i].role);
+        if (!rc) rc = put(out, "\n");
+        if (!rc) rc = put(out, m[i].content);
+        if (!rc) rc = put(out, "<|im_end|>\n");
+    }
+    if (!rc && gen) rc = put(out, "<|im_start|>assistant\n");
+    return rc;
+}
+
+/* Jinja's trim: Python str.strip() of Unicode whitespace. */
+static void strip_span(const char *s, size_t *start, size_t *end) {
+    size_t n = strlen(s), a = 0, b = n;
+    while (a < b) {
+        size_t adv;
+        uint32_t cp = eng_utf8_decode((const unsigned char *)s + a, b - a, &adv);
+        if (cp == ENG_UTF8_BAD || !eng_unicode_is_pyspace(cp)) break;
+        a += adv;
+    }
+    while (b > a) {
+        size_t k = b - 1; /* back up to a lead byte */
+        while (k > a && ((unsigned char)s[k] & 0xc0) == 0x80 && b - k < 4) k--;
+        size_t adv;
+        uint32_t cp = eng_utf8_decode((const unsigned char *)s + k, b - k, &adv);
+        if (cp == ENG_UTF8_BAD || k + adv != b || !eng_unicode_is_pyspace(cp)) break;
+        b = k;
+    }
+    *start = a;
+    *end = b;
+}
+
+static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, util_buf *out,
+                        util_err *err) {
+    size_t first = 0;
+    const char *prefix = NULL;
+    if (n > 0 && strcmp(m[0].role, "system") == 0) { /* system text is not trimmed */
+        prefix = m[0].content;
+        first = 1;
+    }
+    for (size_t i = first; i < n; i++) {
+        int is_user = strcmp(m[i].role, "user") == 0;
+        if (is_user != ((i - first) % 2 == 0))
+            return util_err_set(err, UTIL_EINVAL,
+                                "chat: gemma template: conversation roles must alternate "
+                                "user/assistant starting with user (message %zu is '%s')",
+                                i, m[i].role);
+    }
+    int rc = c->bos ? util_buf_append(out, c->bos, c->bos_len) : 0;
+    for (size_t i = first; i < n && !rc; i++) {
+        const char *role = strcmp(m[i].role, "assistant") == 0 ? "model" : m[i].role;
+        size_t a, b;
+        strip_span(m[i].content, &a, &b);
+        rc = put(out, "<start_of_turn>");
+        if (!rc) rc = put(out, role);
+        if (!rc) rc = put(out, "\n");
+        if (!rc && i == first && prefix) {
+            rc = put(out, prefix);
+            if (!rc) rc = put(out, "\n\n");
+        }
+        if (!rc) rc = util_buf_append(out, m[i].content + a, b - a);
+        if (!rc) rc = put(out, "<end_of_turn>\n");
+    }
+    if (!rc && gen) rc = put(out, "<start_of_turn>model\n");
+    if (rc) return util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    return UTIL_OK;
+}
+
+int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
+                    int add_generation_prompt, util_buf *out, util_err *err) {
+    for (size_t i = 0; i < n; i++)
+        if (!msgs[i].role || !msgs[i].content)
+            return util_err_set(err, UTIL_EINVAL, "chat: message %zu has no %s", i,
+                                msgs[i].role ? "content" : "role");
+    size_t start = out->len;
+    int rc;
+    if (c->format == ENG_CHAT_GEMMA) {
+        rc = render_gemma(c, msgs, n, add_generation_prompt, out, err);
+    } else {
+        rc = render_chatml(c, msgs, n, add_generation_prompt, out);
+        if (rc) rc = util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    }
+    if (rc) { /* leave out as it was */
+        out->len = start;
+        if (out->data) out->data[start] = '\0';
+        return rc;
+    }
+    return util_buf_append(out, "", 0);
+}

@@ -1,0 +1,413 @@
+/* tests/test_chat.c: chat templates. ChatML on the real SmolLM2 model (the
+ * spec's "Hi" text, the default system block read from the template, the
+ * rendered+tokenized "capital of France" prompt against llama.cpp's ids in the
+ * golden file) and Gemma on a hand-built vocabulary laid out like Gemma 3's
+ * (the spec's texts, the id line for "Test", one BOS, role errors). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/chat.h"
+#include "../engine/gguf.h"
+#include "../engine/tokenizer.h"
+#include "../util/buf.h"
+#include "check.h"
+
+/* --- a minimal GGUF writer (metadata only) ----------------------------------- */
+
+typedef struct cw {
+    util_buf b;
+    uint64_t nkv;
+} cw;
+
+static void cw_raw(cw *w, const void *p, size_t n) { util_buf_append(&w->b, p, n); }
+static void cw_u32v(cw *w, uint32_t v) { cw_raw(w, &v, 4); }
+static void cw_u64v(cw *w, uint64_t v) { cw_raw(w, &v, 8); }
+static void cw_strv(cw *w, const char *s) {
+    cw_u64v(w, strlen(s));
+    cw_raw(w, s, strlen(s));
+}
+static void cw_begin(cw *w) {
+    util_buf_init(&w->b);
+    w->nkv = 0;
+    cw_raw(w, "GGUF", 4);
+    cw_u32v(w, 3);
+    cw_u64v(w, 0);
+    cw_u64v(w, 0);
+}
+static void cw_key(cw *w, const char *k, uint32_t type) {
+    cw_strv(w, k);
+    cw_u32v(w, type);
+    w->nkv++;
+}
+static void cw_str(cw *w, const char *k, const char *v) {
+    cw_key(w, k, ENG_GGUF_STRING);
+    cw_strv(w, v);
+}
+static void cw_u32(cw *w, const char *k, uint32_t v) {
+    cw_key(w, k, ENG_GGUF_U32);
+    cw_u32v(w, v);
+}
+static void cw_bool(cw *w, const char *k, int v) {
+    cw_key(w, k, ENG_GGUF_BOOL);
+    unsigned char c = (unsigned char)(v != 0);
+    cw_raw(w, &c, 1);
+}
+static void cw_arr(cw *w, const char *k, uint32_t et, const void *v, size_t n, size_t esz) {
+    cw_key(w, k, ENG_GGUF_ARRAY);
+    cw_u32v(w, et);
+    cw_u64v(w, n);
+    if (et == ENG_GGUF_STRING)
+        for (size_t i = 0; i < n; i++) cw_strv(w, ((const char *const *)v)[i]);
+    else
+        cw_raw(w, v, n * esz);
+}
+static eng_gguf *cw_open(cw *w) {
+    memcpy(w->b.data + 16, &w->nkv, 8);
+    eng_gguf *g = NULL;
+    util_err e;
+    int rc = eng_gguf_open_mem(&g, w->b.data, w->b.len, "toy-chat", &e);
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    return g;
+}
+
+/* --- helpers --------------------------------------------------------------------- */
+
+static void expect_render(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, const char *want) {
+    util_buf b;
+    util_buf_init(&b);
+    util_err e;
+    int rc = eng_chat_render(c, m, n, gen, &b, &e);
+    CHECK_MSG(rc == 0, "render failed: %s", e.msg);
+    CHECK_MSG(rc == 0 && b.data && strcmp(b.data, want) == 0, "rendered:\n%s\nwanted:\n%s",
+              b.data ? b.data : "(null)", want);
+    util_buf_release(&b);
+}
+
+static void expect_render_error(const eng_chat *c, const eng_chat_msg *m, size_t n, const char *what) {
+    util_buf b;
+    util_buf_init(&b);
+    util_buf_puts(&b, "keep");
+    util_err e;
+    util_err_clear(&e);
+    CHECK_EQ_INT(eng_chat_render(c, m, n, 1, &b, &e), UTIL_EINVAL);
+    CHECK_MSG(strstr(e.msg, what) != NULL, "error '%s' lacks '%s'", e.msg, what);
+    CHECK_EQ_STR(b.data, "keep"); /* nothing appended on failure */
+    util_buf_release(&b);
+}
+
+#define SMOL_SYSTEM "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+
+/* Finds the golden ids (parse_special on) of text in tests/golden/tokenizer_smollm2.tsv. */
+static int golden_ids(const char *text, int32_t *ids, size_t cap, size_t *n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/golden/tokenizer_smollm2.tsv", check_root());
+    char *data;
+    size_t len;
+    util_err e;
+    if (util_read_file(&data, &len, path, &e)) return -1;
+    size_t tl = strlen(text);
+    char *hex = malloc(tl * 2 + 2);
+    for (size_t i = 0; i < tl; i++) snprintf(hex + 2 * i, 3, "%02x", (unsigned char)text[i]);
+    hex[2 * tl] = '\t';
+    hex[2 * tl + 1] = '\0';
+    int found = -1;
+    for (char *line = data; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (strncmp(line, hex, 2 * tl + 1) == 0) {
+            const char *p = line + 2 * tl + 1;
+            *n = 0;
+            while (*p && *p != '\t' && *n < cap) {
+                ids[(*n)++] = (int32_t)strtol(p, (char **)&p, 10);
+                while (*p == ' ') p++;
+            }
+            found = 0;
+            break;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(hex);
+    free(data);
+    return found;
+}
+
+/* --- ChatML on the real model --------------------------------------------------- */
+
+static void test_smollm2(void) {
+    const char *path = check_model_path();
+    CHECK_MSG(path != NULL, "model file missing: run make model");
+    if (!path) return;
+    util_err e;
+    eng_gguf *g;
+    if (eng_gguf_open(&g, path, &e)) {
+        CHECK_MSG(0, "%s", e.msg);
+        return;
+    }
+    eng_chat *c;
+    eng_tokenizer *t;
+    int rc = eng_chat_new(&c, g, &e);
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    int rt = eng_tokenizer_new(&t, g, &e);
+    CHECK_MSG(rt == 0, "%s", e.msg);
+    eng_gguf_free(g);
+    if (rc || rt) {
+        if (!rc) eng_chat_free(c);
+        if (!rt) eng_tokenizer_free(t);
+        return;
+    }
+    CHECK_EQ_INT(eng_chat_get_format(c), ENG_CHAT_CHATML);
+    CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), "chatml");
+    CHECK(eng_chat_warning(c) == NULL);
+    size_t dl;
+    const char *ds = eng_chat_default_system(c, &dl);
+    CHECK(ds && dl == strlen(SMOL_SYSTEM) && memcmp(ds, SMOL_SYSTEM, dl) == 0);
+
+    eng_chat_msg hi[] = {{"user", "Hi"}};
+    expect_render(c, hi, 1, 1, SMOL_SYSTEM "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    expect_render(c, hi, 1, 0, SMOL_SYSTEM "<|im_start|>user\nHi<|im_end|>\n");
+    eng_chat_msg multi[] = {{"system", "Be brief."}, {"user", " Hi "}, {"assistant", "Hello!"},
+                            {"user", "Bye"}};
+    expect_render(c, multi, 4, 1,
+                  "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n Hi <|im_end|>\n"
+                  "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n"
+                  "<|im_start|>assistant\n");
+    /* the default block only when the first message is not system */
+    eng_chat_msg later[] = {{"user", "a"}, {"system", "b"}};
+    expect_render(c, later, 2, 0,
+                  SMOL_SYSTEM "<|im_start|>user\na<|im_end|>\n<|im_start|>system\nb<|im_end|>\n");
+    expect_render(c, NULL, 0, 1, "<|im_start|>assistant\n");
+    eng_chat_msg bad[] = {{"user", NULL}};
+    expect_render_error(c, bad, 1, "content");
+
+    /* render + tokenize (parse_special on, no BOS added) vs llama.cpp */
+    eng_chat_msg q[] = {{"user", "What is the capital of France?"}};
+    util_buf b;
+    util_buf_init(&b);
+    CHECK_EQ_INT(eng_chat_render(c, q, 1, 1, &b, &e), 0);
+    int32_t *ids;
+    size_t n;
+    CHECK_EQ_INT(eng_tokenize(t, b.data, b.len, 1, 1, &ids, &n, &e), 0);
+    int32_t want[256];
+    size_t nw = 0;
+    int found = golden_ids(b.data, want, 256, &nw);
+    CHECK_MSG(found == 0, "the rendered prompt is not in tests/golden/tokenizer_smollm2.tsv");
+    if (found == 0)
+        CHECK_MSG(n == nw && memcmp(ids, want, n * sizeof *ids) == 0,
+                  "prompt ids differ from llama.cpp (%zu vs %zu ids)", n, nw);
+    /* structure, independent of the golden file: ends with the tokens of the
+     * generation prompt, and exactly two <|im_end|> */
+    int32_t *tail;
+    size_t nt;
+    CHECK_EQ_INT(eng_tokenize(t, "<|im_start|>assistant\n", 22, 0, 1, &tail, &nt, &e), 0);
+    CHECK(nt >= 3 && tail[0] == 1 && tail[nt - 1] == 198);
+    CHECK(n > nt && ids[0] == 1 && memcmp(ids + n - nt, tail, nt * sizeof *tail) == 0);
+    free(tail);
+    int n_end = 0;
+    for (size_t i = 0; i < n; i++) n_end += ids[i] == 2;
+    CHECK_EQ_INT(n_end, 2);
+    free(ids);
+    util_buf_release(&b);
+    eng_chat_free(c);
+    eng_tokenizer_free(t);
+}
+
+/* --- Gemma on a vocabulary laid out like Gemma 3's ---------------------------------- */
+
+/* Gemma 3's template, in effect (HF tokenizer_config.json); only its family
+ * markers matter to eng_chat. */
+static const char gemma_tpl[] =
+    "{{ bos_token }}\n{%- if messages[0]['role'] == 'system' -%}\n"
+    "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}\n"
+    "{%- set loop_messages = messages[1:] -%}\n{%- else -%}\n{%- set first_user_prefix = \"\" -%}\n"
+    "{%- set loop_messages = messages -%}\n{%- endif -%}\n{%- for message in loop_messages -%}\n"
+    "{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    "{{ raise_exception(\"Conversation roles must alternate user/assistant/user/assistant/...\") }}\n"
+    "{%- endif -%}\n{%- if (message['role'] == 'assistant') -%}{%- set role = \"model\" -%}"
+    "{%- else -%}{%- set role = message['role'] -%}{%- endif -%}\n"
+    "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else \"\") }}"
+    "{{ message['content'] | trim }}{{ '<end_of_turn>\\n' }}{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}{{'<start_of_turn>model\\n'}}{%- endif -%}";
+
+#define U2581 "\xe2\x96\x81"
+
+static eng_gguf *gemma_gguf(cw *w) {
+    enum { N = 4369 };
+    static char fill[N][12];
+    const char *tok[N];
+    static int32_t ty[N];
+    static float sc[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(fill[i], sizeof fill[i], "[f%d]", i);
+        tok[i] = fill[i];
+        ty[i] = 1;
+        sc[i] = -100;
+    }
+    static const struct { int id; const char *text; int type; float score; } fixed[] = {
+        {0, "<pad>", 3, -1000}, {1, "<eos>", 3, -1000}, {2, "<bos>", 3, -1000}, {3, "<unk>", 2, -1000},
+        {105, "<start_of_turn>", 3, -1000}, {106, "<end_of_turn>", 3, -1000}, {107, "\n", 1, -50},
+        {2364, "user", 1, -10}, {3694, "Test", 1, -10}, {4368, "model", 1, -10},
+        {200, "u", 1, -90}, {201, "s", 1, -90}, {202, "e", 1, -90}, {203, "r", 1, -90},
+        {204, "us", 1, -20}, {205, "er", 1, -20}, {206, "T", 1, -90}, {207, "t", 1, -90},
+        {208, "Te", 1, -20}, {209, "st", 1, -20}, {210, "m", 1, -90}, {211, "o", 1, -90},
+        {212, "d", 1, -90}, {213, "l", 1, -90}, {214, "mo", 1, -20}, {215, "de", 1, -20},
+        {216, "del", 1, -15}, {217, U2581, 1, -30},
+    };
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
+        tok[fixed[k].id] = fixed[k].text;
+        ty[fixed[k].id] = fixed[k].type;
+        sc[fixed[k].id] = fixed[k].score;
+    }
+    cw_begin(w);
+    cw_str(w, "tokenizer.ggml.model", "llama");
+    cw_str(w, "tokenizer.ggml.pre", "default");
+    cw_arr(w, "tokenizer.ggml.tokens", ENG_GGUF_STRING, tok, N, 0);
+    cw_arr(w, "tokenizer.ggml.scores", ENG_GGUF_F32, sc, N, 4);
+    cw_arr(w, "tokenizer.ggml.token_type", ENG_GGUF_I32, ty, N, 4);
+    cw_u32(w, "tokenizer.ggml.bos_token_id", 2);
+    cw_u32(w, "tokenizer.ggml.eos_token_id", 1);
+    cw_u32(w, "tokenizer.ggml.unknown_token_id", 3);
+    cw_bool(w, "tokenizer.ggml.add_bos_token", 1);
+    cw_bool(w, "tokenizer.ggml.add_space_prefix", 0);
+    cw_str(w, "tokenizer.chat_template", gemma_tpl);
+    return cw_open(w);
+}
+
+static void test_gemma(void) {
+    cw w;
+    eng_gguf *g = gemma_gguf(&w);
+    if (!g) {
+        util_buf_release(&w.b);
+        return;
+    }
+    util_err e;
+    eng_chat *c;
+    eng_tokenizer *t;
+    int rc = eng_chat_new(&c, g, &e), rt = eng_tokenizer_new(&t, g, &e);
+    eng_gguf_free(g);
+    CHECK_MSG(rc == 0 && rt == 0, "%s", e.msg);
+    if (rc || rt) {
+        util_buf_release(&w.b);
+        return;
+    }
+    CHECK_EQ_INT(eng_chat_get_format(c), ENG_CHAT_GEMMA);
+    CHECK_EQ_STR(eng_chat_format_name(ENG_CHAT_GEMMA), "gemma");
+    CHECK(eng_chat_default_system(c, NULL) == NULL);
+
+    eng_chat_msg sys[] = {{"system", "Be helpful."}, {"user", "Hello"}};
+    expect_render(c, sys, 2, 1,
+                  "<bos><start_of_turn>user\nBe helpful.\n\nHello<end_of_turn>\n<start_of_turn>model\n");
+    eng_chat_msg multi[] = {{"system", " Keep it short. "}, {"user", "  Hi\n"}, {"assistant", "\tHello! "},
+                            {"user", "\xe3\x80\x80" "Bye\xc2\xa0"}};
+    expect_render(c, multi, 4, 0,
+                  "<bos><start_of_turn>user\n Keep it short. \n\nHi<end_of_turn>\n"
+                  "<start_of_turn>model\nHello!<end_of_turn>\n<start_of_turn>user\nBye<end_of_turn>\n");
+    eng_chat_msg only_sys[] = {{"system", "S"}};
+    expect_render(c, only_sys, 1, 1, "<bos><start_of_turn>model\n");
+
+    /* role order the template rejects */
+    eng_chat_msg uu[] = {{"user", "a"}, {"user", "b"}};
+    expect_render_error(c, uu, 2, "alternate");
+    eng_chat_msg a0[] = {{"assistant", "a"}};
+    expect_render_error(c, a0, 1, "alternate");
+    eng_chat_msg sa[] = {{"system", "s"}, {"assistant", "a"}};
+    expect_render_error(c, sa, 2, "message 1 is 'assistant'");
+    eng_chat_msg ss[] = {{"system", "s"}, {"user", "u"}, {"system", "again"}};
+    expect_render(c, ss, 3, 0, /* any non-user role may take an odd turn, as in the template */
+                  "<bos><start_of_turn>user\ns\n\nu<end_of_turn>\n<start_of_turn>system\nagain<end_of_turn>\n");
+
+    /* the spec's id line for user "Test": one BOS, no dummy prefix */
+    eng_chat_msg test[] = {{"user", "Test"}};
+    util_buf b;
+    util_buf_init(&b);
+    CHECK_EQ_INT(eng_chat_render(c, test, 1, 1, &b, &e), 0);
+    int32_t *ids;
+    size_t n;
+    CHECK_EQ_INT(eng_tokenize(t, b.data, b.len, 0, 1, &ids, &n, &e), 0);
+    static const int32_t want[] = {2, 105, 2364, 107, 3694, 106, 107, 105, 4368, 107};
+    CHECK_MSG(n == 10 && memcmp(ids, want, sizeof want) == 0, "gemma prompt ids (%zu)", n);
+    free(ids);
+    util_buf_release(&b);
+    eng_chat_free(c);
+    eng_tokenizer_free(t);
+    util_buf_release(&w.b);
+}
+
+/* --- template detection ----------------------------------------------------------- */
+
+static void test_detection(void) {
+    util_err e;
+    eng_chat *c;
+    cw w;
+    /* ChatML written with double quotes and escapes: the block still comes out */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template",
+           "{% for message in messages %}{% if loop.first and messages[0][\"role\"] != \"system\" %}"
+           "{{ \"<|im_start|>system\\nBe \\\"brief\\\".<|im_end|>\\n\" }}{% endif %}"
+           "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+           "{% endfor %}");
+    eng_gguf *g = cw_open(&w);
+    if (g && eng_chat_new(&c, g, &e) == 0) {
+        CHECK(eng_chat_warning(c) == NULL);
+        eng_chat_msg hi[] = {{"user", "Hi"}};
+        expect_render(c, hi, 1, 1,
+                      "<|im_start|>system\nBe \"brief\".<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                      "<|im_start|>assistant\n");
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
+    /* ChatML without a default system block */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template", "{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}");
+    g = cw_open(&w);
+    if (g && eng_chat_new(&c, g, &e) == 0) {
+        CHECK(eng_chat_default_system(c, NULL) == NULL);
+        eng_chat_msg hi[] = {{"user", "Hi"}};
+        expect_render(c, hi, 1, 0, "<|im_start|>user\nHi<|im_end|>\n");
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
+    /* unknown template and no template: ChatML, said so */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template", "{{ messages[0]['content'] }} [INST]");
+    g = cw_open(&w);
+    if (g && eng_chat_new(&c, g, &e) == 0) {
+        CHECK_EQ_INT(eng_chat_get_format(c), ENG_CHAT_CHATML);
+        CHECK(eng_chat_warning(c) && strstr(eng_chat_warning(c), "chatml"));
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+    cw_begin(&w);
+    cw_u32(&w, "general.alignment", 32);
+    g = cw_open(&w);
+    if (g && eng_chat_new(&c, g, &e) == 0) {
+        CHECK(eng_chat_warning(c) && strstr(eng_chat_warning(c), "no chat template"));
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
+    /* a template of the wrong type is an error with the key named */
+    cw_begin(&w);
+    cw_u32(&w, "tokenizer.chat_template", 5);
+    g = cw_open(&w);
+    if (g) {
+        CHECK(eng_chat_new(&c, g, &e) != 0);
+        CHECK(strstr(e.msg, "chat_template") != NULL);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+    eng_chat_free(NULL);
+}
+
+void test_chat(void) {
+    test_detection();
+    test_gemma();
+    test_smollm2();
+}
