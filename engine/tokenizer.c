@@ -303,12 +303,10 @@ static int tok_is(const eng_tokenizer *t, int32_t id, const char *s) {
 
 /* Fills undetected special slots, the EOG set and the control overrides. */
 static void detect_specials(eng_tokenizer *t) {
-    int had[SP_COUNT];
-    for (int s = 0; s < SP_COUNT; s++) had[s] = t->ids[s] >= 0;
     for (int32_t id = 0; id < t->n_vocab; id++) {
         for (size_t r = 0; r < sizeof detect_rules / sizeof detect_rules[0]; r++) {
             const detect_rule *d = &detect_rules[r];
-            if (had[d->slot] || t->ids[d->slot] >= 0) continue;
+            if (t->ids[d->slot] >= 0) continue; /* from the GGUF, or found already */
             for (int k = 0; k < 8 && d->texts[k]; k++) {
                 if (tok_is(t, id, d->texts[k])) {
                     t->ids[d->slot] = id;
