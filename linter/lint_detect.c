@@ -21,7 +21,7 @@
     "Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
 #define ISO_DATE "\\d{4}[-/](?:0[1-9]|1[0-2])[-/](?:0[1-9]|[12]\\d|3[01])"
 #define NUM_DATE                                                              \
-    "(?<![\\d./-])(?:0?[1-9]|[12]\\d|3[01])([/.-])(?:0?[1-9]|[12]\\d|3[01])\\1" \
+    "(?<![\\d./-])(?:0?[1-9]|[12]\\d|3[01])([/.-])(?:0?[1-9]|[12]\\d|3[01])\\g{-1}" \
     "(?:\\d{4}|\\d{2})(?![\\d.]\\d)"
 #define MNAME_DATE                                                                    \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?\\b(?:,?\\h+\\d{4})?|" \
@@ -105,7 +105,8 @@ static const pat_def k_literals[] = {
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0},
     {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
-     "name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}(?=\\h*$)",
+     "name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
+     "(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew)\\b)[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
@@ -200,7 +201,7 @@ static const struct {
 #define ORDER_MAP                                                                            \
     "\\{%-?\\h*for\\h+\\w+\\h*,\\h*\\w+\\h+in\\h+(?![^%\\n]*sort)[^%\\n]*%\\}|"              \
     "\\{%-?\\h*for\\h+[^%\\n]*?\\bin\\h+(?![^%\\n]*sort)[^%\\n]*\\.(?:items|keys|values|"      \
-    "iteritems)\\h*\\(\\h*\\)[^%\\n]*%\\}|\\{\\{#each\\h+[^}\\n]*@key"
+    "iteritems)\\h*\\(\\h*\\)[^%\\n]*%\\}|\\{\\{#each\\h+[^}\\n]*\\}\\}[^\\n]*\\{\\{@key"
 #define ORDER_GLOB                                                                           \
     "\\{%-?\\h*(?:include|import|from)\\h+[\"'][^\"'\\n]*[*?][^\"'\\n]*[\"'][^%\\n]*%\\}|"   \
     "\\{\\{>\\h*[^}\\n]*\\*[^}\\n]*\\}\\}|(?m)^\\h*[@!]include\\h+\\S*[*?]\\S*|"            \

@@ -152,8 +152,12 @@ int lint_skill_check(const char *data, size_t len, const char *folder, lint_skil
     if (!yaml_parser_initialize(&parser)) return UTIL_ENOMEM;
     yaml_parser_set_input_string(&parser, (const unsigned char *)data + a, b - a);
     if (!yaml_parser_load(&parser, &doc)) {
-        add(&is, 1 + parser.problem_mark.line, "SKILL.md frontmatter is not valid YAML: %s",
-            parser.problem ? parser.problem : "parse error");
+        /* point at the construct that was left open, if any, else at the problem */
+        size_t l = parser.context ? parser.context_mark.line : parser.problem_mark.line;
+        if (l + 1 > close_line) l = close_line - 1;
+        add(&is, 1 + l, "SKILL.md frontmatter is not valid YAML: %s%s%s",
+            parser.problem ? parser.problem : "parse error", parser.context ? " " : "",
+            parser.context ? parser.context : "");
     } else {
         if (!yaml_document_get_root_node(&doc))
             add(&is, 0, "SKILL.md frontmatter is empty; it needs 'name' and 'description'");
@@ -161,7 +165,6 @@ int lint_skill_check(const char *data, size_t len, const char *folder, lint_skil
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    (void)close_line;
     *out = is.v;
     *n = is.n;
     return UTIL_OK;

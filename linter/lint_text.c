@@ -87,6 +87,13 @@ static int no_output_line(const char *p, const char *e) {
     int any = 0;
     p = skip_ws(p, e);
     while (p < e) {
+        if (e - p >= 7 && memcmp(p, "<!--", 4) == 0) { /* an HTML comment: a note, not text */
+            const char *c = memmem(p + 4, (size_t)(e - p - 4), "-->", 3);
+            if (!c) return 0;
+            any = 1;
+            p = skip_ws(c + 3, e);
+            continue;
+        }
         if (e - p < 4 || p[0] != '{' || (p[1] != '%' && p[1] != '#')) return 0;
         char close = p[1];
         const char *q = p + 2;

@@ -1,0 +1,532 @@
+/* tests/test_lint.c: promptlint's library: the fixture corpus under tests/lint
+ * (every file's expected findings, precision and recall of error-level
+ * findings), plus detection, config, suppression, output and diff units.
+ * Git (--staged, install-hook) is in test_lint_git.c, the CLI in test_lint_cli.c.
+ *
+ * Corpus annotations: "expect: PL001[,PL002]" on a line expects those findings
+ * on that line; "expect@N: CODE" expects CODE on line N. A file without
+ * annotations must produce no finding at all. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../linter/lint.h"
+#include "../linter/lint_impl.h"
+#include "../util/buf.h"
+#include "check.h"
+
+/* --- helpers -------------------------------------------------------------------- */
+
+static lint_ctx *new_ctx(int no_config) {
+    lint_options o = {0};
+    o.no_model = 1;
+    o.no_config = no_config;
+    lint_ctx *c = NULL;
+    util_err err = {0};
+    int rc = lint_ctx_new(&c, &o, &err);
+    CHECK_MSG(rc == 0, "lint_ctx_new: %s", err.msg);
+    return c;
+}
+
+/* Lints text as file `name` (no config) into rep. */
+static void lint_str(lint_ctx *c, lint_report *rep, const char *name, const char *text) {
+    util_err err = {0};
+    lint_report_init(rep);
+    int rc = lint_check_buffer(c, rep, name, name, text, strlen(text), &err);
+    CHECK_MSG(rc == 0, "lint '%s': %s", name, err.msg);
+}
+
+static int count_rule(const lint_report *r, int rule) {
+    int n = 0;
+    for (size_t i = 0; i < r->n; i++) n += r->items[i].rule == rule;
+    return n;
+}
+
+/* --- the corpus ------------------------------------------------------------------- */
+
+typedef struct expect {
+    int line, rule;
+    int hit;
+} expect;
+
+typedef struct corpus_stats {
+    int files, tp, fp, fn;       /* error-level findings */
+    int all_ok, files_mismatch;  /* every severity */
+} corpus_stats;
+
+static int parse_expects(const char *data, size_t len, expect *out, int cap) {
+    int n = 0, line = 1;
+    for (size_t i = 0; i < len; i++) {
+        if (data[i] == '\n') {
+            line++;
+            continue;
+        }
+        if (len - i < 7 || strncmp(data + i, "expect", 6) != 0) continue;
+        size_t k = i + 6;
+        int at = line;
+        if (data[k] == '@') {
+            at = (int)strtol(data + k + 1, NULL, 10);
+            while (k < len && data[k] != ':') k++;
+        }
+        if (k >= len || data[k] != ':') continue;
+        k++;
+        for (;;) {
+            while (k < len && (data[k] == ' ' || data[k] == ',')) k++;
+            size_t s = k;
+            while (k < len && data[k] != ' ' && data[k] != ',' && data[k] != '\n') k++;
+            int id = lint_rule_find(data + s, k - s);
+            if (id < 0 || n >= cap) break;
+            out[n].line = at;
+            out[n].rule = id;
+            out[n].hit = 0;
+            n++;
+        }
+        i = k - 1;
+    }
+    return n;
+}
+
+static void corpus_file(lint_ctx *c, const char *path, corpus_stats *st) {
+    char *data;
+    size_t len;
+    util_err err = {0};
+    if (util_read_file(&data, &len, path, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        return;
+    }
+    expect ex[64];
+    int ne = parse_expects(data, len, ex, 64);
+    lint_report rep;
+    lint_report_init(&rep);
+    int rc = lint_check_buffer(c, &rep, path, path, data, len, &err);
+    CHECK_MSG(rc == 0, "lint '%s': %s", path, err.msg);
+    int ok = 1;
+    for (size_t i = 0; i < rep.n; i++) {
+        const lint_finding *f = &rep.items[i];
+        int matched = 0;
+        for (int k = 0; k < ne && !matched; k++)
+            if (!ex[k].hit && ex[k].line == f->line && ex[k].rule == f->rule)
+                ex[k].hit = matched = 1;
+        int err_level = f->severity == LINT_ERROR;
+        if (matched && err_level) st->tp++;
+        if (!matched) {
+            ok = 0;
+            if (err_level) st->fp++;
+            fprintf(stderr, "  unexpected %s:%d:%d %s %s\n", path, f->line, f->column,
+                    lint_rule_get(f->rule)->code, f->message);
+        }
+    }
+    for (int k = 0; k < ne; k++)
+        if (!ex[k].hit) {
+            ok = 0;
+            if (lint_rule_get(ex[k].rule)->severity == LINT_ERROR) st->fn++;
+            fprintf(stderr, "  missing    %s:%d %s\n", path, ex[k].line,
+                    lint_rule_get(ex[k].rule)->code);
+        }
+    st->files++;
+    if (ok) st->all_ok++;
+    else st->files_mismatch++;
+    lint_report_release(&rep);
+    free(data);
+}
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void corpus_dir(lint_ctx *c, const char *dir, corpus_stats *st) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char *names[512];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 512)
+        if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                                    strcmp(e->d_name, ".promptlint.json")))
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, name_cmp);
+    for (int i = 0; i < n; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        struct stat s;
+        if (stat(p, &s) == 0 && S_ISDIR(s.st_mode)) corpus_dir(c, p, st);
+        else if (strcmp(names[i], "README.md") != 0) corpus_file(c, p, st);
+        free(names[i]);
+    }
+}
+
+static void test_corpus(void) {
+    lint_ctx *c = new_ctx(0);
+    if (!c) return;
+    char root[4096];
+    snprintf(root, sizeof root, "%s/tests/lint", check_root());
+    corpus_stats st = {0};
+    corpus_dir(c, root, &st);
+    double p = st.tp + st.fp ? (double)st.tp / (st.tp + st.fp) : 1.0;
+    double r = st.tp + st.fn ? (double)st.tp / (st.tp + st.fn) : 1.0;
+    fprintf(stderr,
+            "lint corpus: %d files, %d match exactly; error findings: tp %d fp %d fn %d, "
+            "precision %.3f recall %.3f\n",
+            st.files, st.all_ok, st.tp, st.fp, st.fn, p, r);
+    CHECK_MSG(st.files >= 80, "corpus has %d files, want >= 80", st.files);
+    CHECK_MSG(p >= 0.95, "precision %.3f < 0.95", p);
+    CHECK_MSG(r >= 0.95, "recall %.3f < 0.95", r);
+    CHECK_MSG(st.files_mismatch == 0, "%d corpus files differ from their expectations",
+              st.files_mismatch);
+    lint_ctx_free(c);
+}
+
+/* --- units ------------------------------------------------------------------------- */
+
+static void test_rules_table(void) {
+    CHECK_EQ_INT(lint_rule_find("PL001", 5), LINT_R_VOLATILE_BEFORE_STABLE);
+    CHECK_EQ_INT(lint_rule_find("pl005", 5), LINT_R_SKILL_FRONTMATTER);
+    CHECK_EQ_INT(lint_rule_find("unstable-order", 14), LINT_R_UNSTABLE_ORDER);
+    CHECK_EQ_INT(lint_rule_find("PL999", 5), -1);
+    unsigned m;
+    util_err err = {0};
+    CHECK(lint_rule_parse_list(&m, "PL001, PL003", &err) == 0 && m == 5u);
+    CHECK(lint_rule_parse_list(&m, "PL00", &err) == 0 && m == (1u << LINT_R_COUNT) - 1);
+    CHECK(lint_rule_parse_list(&m, "PL001,XX", &err) == UTIL_EINVAL);
+    CHECK(strstr(err.msg, "'XX'") != NULL);
+    /* every rule has its documentation in linter/rules */
+    char exe[4096];
+    snprintf(exe, sizeof exe, "%s/bin/cachet-tests", check_root());
+    for (int i = 0; i < LINT_R_COUNT; i++) {
+        char *doc = NULL;
+        int rc = lint_rule_doc(&doc, exe, i, &err);
+        CHECK_MSG(rc == 0 && doc && strstr(doc, lint_rule_get(i)->code), "doc for %s: %s",
+                  lint_rule_get(i)->code, err.msg);
+        free(doc);
+    }
+}
+
+static void test_globs(void) {
+    CHECK(lint_glob_match("**/prompts/**", "prompts/a.md"));
+    CHECK(lint_glob_match("**/prompts/**", "x/y/prompts/sub/a.md"));
+    CHECK(!lint_glob_match("**/prompts/**", "promptsx/a.md"));
+    CHECK(lint_glob_match("*.md", "deep/dir/file.md"));
+    CHECK(!lint_glob_match("/*.md", "deep/file.md"));
+    CHECK(lint_glob_match("turn/*.md", "turn/a.md"));
+    CHECK(!lint_glob_match("turn/*.md", "turn/x/a.md"));
+    CHECK(lint_glob_match("file[0-9].txt", "file7.txt"));
+    CHECK(!lint_glob_match("file[!0-9].txt", "file7.txt"));
+    CHECK(lint_glob_match("a?c", "abc"));
+    CHECK(lint_glob_match("**", "anything/at/all"));
+}
+
+static void test_utf8_and_binary(void) {
+    CHECK_EQ_INT(lint_utf8_check("abc", 3), 3);
+    CHECK_EQ_INT(lint_utf8_check("a\xc3\xa9", 3), 3);
+    CHECK_EQ_INT(lint_utf8_check("a\xe9z", 3), 1);
+    CHECK_EQ_INT(lint_utf8_check("\xc0\x80", 2), 0);         /* overlong */
+    CHECK_EQ_INT(lint_utf8_check("\xed\xa0\x80", 3), 0);     /* surrogate */
+    CHECK_EQ_INT(lint_utf8_check("ok\xf0\x9f\x8e", 5), 2);   /* truncated */
+    CHECK(lint_is_binary("a\0b", 3));
+    CHECK(!lint_is_binary("abc", 3));
+}
+
+static void test_name_classes(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    int sd;
+    static const struct {
+        const char *name;
+        int vc, subday;
+    } k[] = {{"now", LINT_VC_CALL, 1},           {"timestamp", LINT_VC_CALL, 1},
+             {"request_id", LINT_VC_CALL, 0},    {"nonce", LINT_VC_CALL, 0},
+             {"retrieved", LINT_VC_TURN, 0},     {"search_results", LINT_VC_TURN, 0},
+             {"history", LINT_VC_TURN, 0},       {"query", LINT_VC_TURN, 0},
+             {"session_id", LINT_VC_SESSION, 0}, {"cwd", LINT_VC_SESSION, 0},
+             {"git_branch", LINT_VC_SESSION, 0}, {"date", LINT_VC_DAY, 0},
+             {"today", LINT_VC_DAY, 0},          {"user_name", LINT_VC_USER, 0},
+             {"user.email", LINT_VC_USER, 0},    {"name", LINT_VC_USER, 0},
+             {"current_date", LINT_VC_DAY, 0},   {"now_iso", LINT_VC_CALL, 1},
+             {"tools", LINT_VC_NONE, 0},         {"assistant_name", LINT_VC_NONE, 0}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        int vc = lint_detect_name_class(c->det, NULL, k[i].name, strlen(k[i].name), &sd);
+        CHECK_MSG(vc == k[i].vc && sd == k[i].subday, "'%s': class %d subday %d, want %d %d",
+                  k[i].name, vc, sd, k[i].vc, k[i].subday);
+    }
+    lint_ctx_free(c);
+}
+
+static void test_tokens_lost(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_report r;
+    lint_str(c, &r, "p.md", "Date: {{ date }}\n\nStable one.\nStable two.\n\n<!-- cache-boundary -->\n"
+                            "Lots of dynamic text that must not count at all here.\n");
+    CHECK_EQ_INT(r.n, 1);
+    if (r.n == 1) {
+        const lint_finding *f = &r.items[0];
+        CHECK_EQ_INT(f->line, 1);
+        CHECK_EQ_INT(f->column, 7);
+        CHECK_EQ_INT(f->end_column, 17);
+        CHECK(f->tokens_estimated);
+        /* what follows the placeholder up to the last stable line, nothing below */
+        long want = lint_tok_estimate("\n\nStable one.\nStable two.\n", 26);
+        CHECK_MSG(labs(f->tokens_lost - want) <= 2, "tokens_lost %ld, want ~%ld",
+                  f->tokens_lost, want);
+        CHECK(strstr(f->message, "~") != NULL);
+    }
+    lint_report_release(&r);
+    /* the estimate is in a sane range for English */
+    const char *en = "You are a helpful assistant. Answer questions about our products.";
+    long t = lint_tok_estimate(en, strlen(en));
+    CHECK_MSG(t >= 10 && t <= 18, "estimate %ld", t);
+    lint_ctx_free(c);
+}
+
+static void test_roles_and_ranges(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_report r;
+    /* stable-role file: volatile at the end is a warning, not an error */
+    lint_str(c, &r, "ws/AGENTS.md", "Rules.\nMore rules here.\nBranch: {{ git_branch }}\n");
+    CHECK_EQ_INT(count_rule(&r, LINT_R_VOLATILE_IN_STABLE_FILE), 1);
+    CHECK_EQ_INT(r.n, 1);
+    lint_report_release(&r);
+    /* one finding per line even with several volatile values on it */
+    lint_str(c, &r, "x.md", "Now: {{ now }} {{ request_id }} 2025-03-03T10:00:00Z\nStable text.\n");
+    CHECK_EQ_INT(r.n, 1);
+    lint_report_release(&r);
+    /* columns count code points */
+    lint_str(c, &r, "x.md", "Grüße — {{ date }}\nStable text here.\n");
+    CHECK(r.n == 1 && r.items[0].column == 9);
+    lint_report_release(&r);
+    /* invalid UTF-8 is reported with its position, and linting goes on */
+    lint_str(c, &r, "x.md", "ok\nbad \xff byte\n{{ date }}\nStable.\n");
+    CHECK_EQ_INT(count_rule(&r, LINT_R_INVALID_UTF8), 1);
+    CHECK_EQ_INT(count_rule(&r, LINT_R_VOLATILE_BEFORE_STABLE), 1);
+    for (size_t i = 0; i < r.n; i++)
+        if (r.items[i].rule == LINT_R_INVALID_UTF8) CHECK(r.items[i].line == 2 && r.items[i].column == 5);
+    lint_report_release(&r);
+    lint_ctx_free(c);
+}
+
+static void test_huge_input(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    /* a 4 MiB single line and 100k short lines: no crash, sane results */
+    size_t n = 4u << 20;
+    char *big = malloc(n + 64);
+    if (!big) return;
+    memcpy(big, "{{ date }} ", 11);
+    for (size_t i = 11; i < n; i++) big[i] = "abcd efg{}%$"[i % 12];
+    memcpy(big + n, "\n", 2);
+    lint_report r;
+    lint_str(c, &r, "big.md", big);
+    CHECK(r.files_checked == 1);
+    lint_report_release(&r);
+    util_buf b;
+    util_buf_init(&b);
+    for (int i = 0; i < 100000; i++) util_buf_puts(&b, "Stable instruction line number text.\n");
+    util_buf_puts(&b, "Today is {{ date }}.\n");
+    lint_str(c, &r, "many.md", b.data);
+    CHECK_EQ_INT(r.n, 0);
+    lint_report_release(&r);
+    util_buf_release(&b);
+    free(big);
+    lint_ctx_free(c);
+}
+
+static void test_config_errors(void) {
+    lint_config *cfg = NULL;
+    util_err err = {0};
+    const char *bad[] = {"[1,2]", "{\"selec\": []}", "{\"select\": [\"PL404\"]}",
+                         "{\"roles\": {\"*.md\": \"weird\"}}",
+                         "{\"volatile_patterns\": [{\"pattern\": \"(\"}]}", "{not json"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        util_err_clear(&err);
+        int rc = lint_config_parse(&cfg, bad[i], strlen(bad[i]), "t.json", "/tmp", &err);
+        CHECK_MSG(rc != 0 && cfg == NULL && strstr(err.msg, "t.json"), "config %s: rc %d '%s'",
+                  bad[i], rc, err.msg);
+    }
+    const char *good = "{\"select\": \"PL001,PL002\", \"ignore\": [\"PL002\"], \"boundary_marker\": "
+                       "\"--8<--\", \"prompt_globs\": [\"docs/*.md\"]}";
+    CHECK(lint_config_parse(&cfg, good, strlen(good), "t.json", "/tmp", &err) == 0);
+    if (cfg) {
+        CHECK_EQ_INT(lint_config_enabled(cfg), 1);
+        CHECK(lint_config_is_prompt(cfg, "docs/x.md"));
+        CHECK(!lint_config_is_prompt(cfg, "src/x.md"));
+        CHECK(lint_config_is_prompt(cfg, "src/AGENTS.md"));
+        CHECK(lint_config_is_prompt(cfg, "a/prompts/sys.txt"));
+        CHECK(!lint_config_is_prompt(cfg, "a/prompts/logo.png"));
+        CHECK_EQ_INT(lint_config_role(cfg, "x/SKILL.md"), LINT_ROLE_SKILL);
+    }
+    lint_config_free(cfg);
+}
+
+static void test_json_output(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_report r;
+    lint_str(c, &r, "p.md", "Today is {{ date }}.\nStable.\n## Tools\n- b: x\n- a: y\n");
+    lint_report_sort(&r);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    lint_output_opts o = {LINT_FMT_JSON, 0, 0, NULL, "estimate (no model)"};
+    util_err err = {0};
+    CHECK(lint_output(f, &r, &o, &err) == 0);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    CHECK(root != NULL);
+    cJSON *arr = cJSON_GetObjectItem(root, "findings");
+    CHECK(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 2);
+    cJSON *x = cJSON_GetArrayItem(arr, 0);
+    static const char *const keys[] = {"file", "line", "column", "end_line", "rule", "severity",
+                                       "message", "tokens_lost", "tokens_estimated"};
+    for (size_t i = 0; x && i < sizeof keys / sizeof keys[0]; i++)
+        CHECK_MSG(cJSON_GetObjectItem(x, keys[i]) != NULL, "json finding lacks '%s'", keys[i]);
+    CHECK_EQ_STR(cJSON_GetObjectItem(x, "rule")->valuestring, "PL001");
+    CHECK_EQ_STR(cJSON_GetObjectItem(x, "severity")->valuestring, "error");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(x, "tokens_estimated")));
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(x, "tokens_lost")));
+    cJSON *y = cJSON_GetArrayItem(arr, 1);
+    CHECK(y && cJSON_IsNull(cJSON_GetObjectItem(y, "tokens_lost")));
+    cJSON_Delete(root);
+    free(buf);
+    lint_report_release(&r);
+    lint_ctx_free(c);
+}
+
+static void test_sarif_output(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_report r;
+    lint_str(c, &r, "dir/p.md", "Today is {{ date }}.\nStable.\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    char exe[4096];
+    snprintf(exe, sizeof exe, "%s/bin/cachet-tests", check_root());
+    lint_output_opts o = {LINT_FMT_SARIF, 0, 0, exe, "estimate"};
+    util_err err = {0};
+    CHECK(lint_output(f, &r, &o, &err) == 0);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    CHECK(root != NULL);
+    CHECK_EQ_STR(cJSON_GetObjectItem(root, "version")->valuestring, "2.1.0");
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(root, "$schema")));
+    cJSON *runs = cJSON_GetObjectItem(root, "runs");
+    CHECK(cJSON_IsArray(runs) && cJSON_GetArraySize(runs) == 1);
+    cJSON *run = cJSON_GetArrayItem(runs, 0);
+    cJSON *driver = cJSON_GetObjectItem(cJSON_GetObjectItem(run, "tool"), "driver");
+    CHECK_EQ_STR(cJSON_GetObjectItem(driver, "name")->valuestring, "promptlint");
+    cJSON *rules = cJSON_GetObjectItem(driver, "rules");
+    CHECK(cJSON_IsArray(rules) && cJSON_GetArraySize(rules) == LINT_R_COUNT);
+    for (int i = 0; i < cJSON_GetArraySize(rules); i++) {
+        cJSON *ru = cJSON_GetArrayItem(rules, i);
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(ru, "id")));
+        cJSON *help = cJSON_GetObjectItem(ru, "help");
+        CHECK(help && cJSON_IsString(cJSON_GetObjectItem(help, "text")));
+        CHECK(strstr(cJSON_GetObjectItem(help, "markdown")->valuestring, "## Why") != NULL);
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(ru, "shortDescription"),
+                                                 "text")));
+    }
+    cJSON *results = cJSON_GetObjectItem(run, "results");
+    CHECK(cJSON_IsArray(results) && cJSON_GetArraySize(results) == 1);
+    cJSON *res = cJSON_GetArrayItem(results, 0);
+    CHECK_EQ_STR(cJSON_GetObjectItem(res, "ruleId")->valuestring, "PL001");
+    CHECK_EQ_INT(cJSON_GetObjectItem(res, "ruleIndex")->valueint, 0);
+    CHECK_EQ_STR(cJSON_GetObjectItem(res, "level")->valuestring, "error");
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "message"), "text")));
+    cJSON *loc = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "locations"), 0);
+    cJSON *phys = cJSON_GetObjectItem(loc, "physicalLocation");
+    cJSON *art = cJSON_GetObjectItem(phys, "artifactLocation");
+    CHECK_EQ_STR(cJSON_GetObjectItem(art, "uri")->valuestring, "dir/p.md");
+    CHECK_EQ_STR(cJSON_GetObjectItem(art, "uriBaseId")->valuestring, "%SRCROOT%");
+    cJSON *reg = cJSON_GetObjectItem(phys, "region");
+    CHECK_EQ_INT(cJSON_GetObjectItem(reg, "startLine")->valueint, 1);
+    CHECK_EQ_INT(cJSON_GetObjectItem(reg, "startColumn")->valueint, 10);
+    CHECK(cJSON_GetObjectItem(reg, "endColumn")->valueint > 10);
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "partialFingerprints"),
+                                             "primaryLocationLineHash")));
+    cJSON_Delete(root);
+    free(buf);
+    lint_report_release(&r);
+    lint_ctx_free(c);
+}
+
+static void test_text_output(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_report r;
+    lint_str(c, &r, "p.md", "\tToday is {{ date }}.\nStable.\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    lint_output_opts o = {LINT_FMT_TEXT, 0, 0, NULL, "estimate"};
+    util_err err = {0};
+    CHECK(lint_output(f, &r, &o, &err) == 0);
+    fclose(f);
+    CHECK(strncmp(buf, "p.md:1:11: error PL001 ", 23) == 0);
+    CHECK(strstr(buf, " 1 | \tToday is {{ date }}.\n") != NULL);
+    CHECK(strstr(buf, "   | \t         ^^^^^^^^^^\n") != NULL);
+    CHECK(strstr(buf, "Found 1 error") != NULL);
+    CHECK(strchr(buf, '\033') == NULL);
+    free(buf);
+    lint_report_release(&r);
+    lint_ctx_free(c);
+}
+
+static void test_diff(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_diff d;
+    util_err err = {0};
+    const char *a = "You are helpful.\nToday is 2025-03-03.\nRules follow here.\n";
+    const char *b = "You are helpful.\nToday is 2025-03-04.\nRules follow here.\n";
+    CHECK(lint_diff_texts(c, &d, a, strlen(a), b, strlen(b), &err) == 0);
+    CHECK(!d.identical && !d.extends);
+    CHECK_EQ_INT(d.byte, 35);
+    CHECK_EQ_INT(d.line_b, 2);
+    CHECK_EQ_INT(d.col_b, 19);
+    CHECK_MSG(strstr(d.cause, "date '2025-03-04'") != NULL, "cause '%s'", d.cause);
+    CHECK(d.tokens_uncached > 0 && d.tokens_uncached < d.tokens_b);
+    CHECK(d.tokens_estimated);
+    /* identical and append-only */
+    CHECK(lint_diff_texts(c, &d, a, strlen(a), a, strlen(a), &err) == 0 && d.identical);
+    CHECK(lint_diff_texts(c, &d, a, 20, a, strlen(a), &err) == 0 && d.extends);
+    /* JSON request bodies are rendered and the message is named */
+    const char *ja = "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                     "{\"role\":\"user\",\"content\":\"request_id: r-1234 hi\"}]}";
+    const char *jb = "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                     "{\"role\":\"user\",\"content\":\"request_id: r-9876 hi\"}]}";
+    CHECK(lint_diff_texts(c, &d, ja, strlen(ja), jb, strlen(jb), &err) == 0);
+    CHECK(d.rendered_json);
+    CHECK_MSG(strstr(d.where, "messages[1]") && strstr(d.where, "user"), "where '%s'", d.where);
+    CHECK_MSG(strstr(d.cause, "id") != NULL, "cause '%s'", d.cause);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(lint_diff_print(f, &d, "a.json", "b.json", 1, &err) == 0);
+    fclose(f);
+    cJSON *o = cJSON_Parse(buf);
+    CHECK(o && cJSON_IsNumber(cJSON_GetObjectItem(o, "tokens_uncached")) &&
+          cJSON_IsObject(cJSON_GetObjectItem(o, "b")));
+    cJSON_Delete(o);
+    free(buf);
+    lint_ctx_free(c);
+}
+
+void test_lint(void) {
+    test_rules_table();
+    test_globs();
+    test_utf8_and_binary();
+    test_name_classes();
+    test_tokens_lost();
+    test_roles_and_ranges();
+    test_huge_input();
+    test_config_errors();
+    test_json_output();
+    test_sarif_output();
+    test_text_output();
+    test_diff();
+    test_corpus();
+}
