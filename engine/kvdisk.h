@@ -44,7 +44,7 @@ typedef struct eng_kvdisk_stats {
 
 /* Chain hash of a page: fingerprint for the first page's parent (parent = 0
  * means "root"). Stable across processes and machines (explicit little-endian
- * bytes, no pointer values). */
+ * bytes, no pointer values). Never 0, so 0 can stay "no parent". */
 uint64_t eng_kvdisk_hash(uint64_t fingerprint, uint64_t parent, const int32_t *tokens, int ntok);
 
 /* Opens (creating the directory if needed). Never fails because of the disk:
