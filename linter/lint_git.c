@@ -181,7 +181,7 @@ static int mkdirs(const char *dir) {
 static int hook_text(util_buf *b, const char *exe) {
     int rc = util_buf_puts(b, "#!/bin/sh\n# " HOOK_MARK " (written by 'promptlint install-hook')\n"
                               "# Lints the staged content of prompt files; skip once with "
-                              "'git commit --no-verify'.\nPROMPTLINT=\"${PROMPTLINT:-");
+                              "'git commit --no-verify'.\nPROMPTLINT_BUILT=");
     if (!rc && exe && *exe) {
         rc = util_buf_puts(b, "'");
         for (const char *p = exe; !rc && *p; p++)
@@ -191,7 +191,8 @@ static int hook_text(util_buf *b, const char *exe) {
         rc = util_buf_puts(b, "promptlint");
     }
     if (!rc)
-        rc = util_buf_puts(b, "}\"\nif [ ! -x \"$PROMPTLINT\" ]; then PROMPTLINT=promptlint; fi\n"
+        rc = util_buf_puts(b, "\nPROMPTLINT=\"${PROMPTLINT:-$PROMPTLINT_BUILT}\"\n"
+                              "if [ ! -x \"$PROMPTLINT\" ]; then PROMPTLINT=promptlint; fi\n"
                               "exec \"$PROMPTLINT\" --staged\n");
     return rc;
 }

@@ -11,7 +11,7 @@
 
 /* 1 when engine/tokenizer.c is part of the build. */
 #ifndef LINT_ENGINE_TOKENIZER
-#define LINT_ENGINE_TOKENIZER 0 /* TODO: wire once engine/tokenizer.c is committed */
+#define LINT_ENGINE_TOKENIZER 1 /* build with -DLINT_ENGINE_TOKENIZER=0 for estimate-only */
 #endif
 
 #if LINT_ENGINE_TOKENIZER

@@ -1,0 +1,132 @@
+/* tests/test_lint_cli.c: the promptlint binary end to end: exit statuses
+ * (0 clean, 1 findings, 2 usage/config errors), --strict, --select/--ignore,
+ * --format json/sarif, --explain, stdin, colour switches and `diff`.
+ * Uses $CACHET_BIN/promptlint, else bin/promptlint under the repository root. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../util/buf.h"
+#include "check.h"
+
+typedef struct cli_dir {
+    char dir[64];
+    char bin[4096];
+} cli_dir;
+
+static void put(const cli_dir *d, const char *name, const char *text) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", d->dir, name);
+    FILE *f = fopen(p, "wb");
+    CHECK_MSG(f != NULL, "write '%s'", p);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs promptlint with args in d->dir; returns the exit status, *out the stdout. */
+static int run(const cli_dir *d, const char *args, char **out) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >out.txt 2>err.txt", d->dir, d->bin, args);
+    int st = system(cmd);
+    if (out) {
+        char p[256];
+        size_t n;
+        util_err err = {0};
+        snprintf(p, sizeof p, "%s/out.txt", d->dir);
+        if (util_read_file(out, &n, p, &err)) *out = strdup("");
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void test_lint_cli(void) {
+    cli_dir d;
+    snprintf(d.dir, sizeof d.dir, "/tmp/promptlint-cli-XXXXXX");
+    const char *b = getenv("CACHET_BIN");
+    if (b && *b) snprintf(d.bin, sizeof d.bin, "%s/promptlint", b);
+    else snprintf(d.bin, sizeof d.bin, "%s/bin/promptlint", check_root());
+    if (d.bin[0] != '/') {
+        char cwd[2048], tmp[4096];
+        if (getcwd(cwd, sizeof cwd)) snprintf(tmp, sizeof tmp, "%s/%s", cwd, d.bin);
+        snprintf(d.bin, sizeof d.bin, "%s", tmp);
+    }
+    if (access(d.bin, X_OK) != 0 || !mkdtemp(d.dir)) {
+        CHECK_MSG(0, "no promptlint binary at '%s'", d.bin);
+        return;
+    }
+    char *out = NULL;
+    put(&d, "clean.md", "You are helpful.\nAnswer briefly.\n");
+    put(&d, "bad.md", "Today is {{ date }}.\nYou are helpful.\nAnswer briefly.\n");
+    put(&d, "warn.md", "You are helpful.\n\n<!-- cache-boundary -->\nTime: {{ now }}\n");
+    CHECK_EQ_INT(run(&d, "--no-model clean.md", &out), 0);
+    CHECK(strstr(out, "All checks passed") != NULL);
+    free(out);
+    CHECK_EQ_INT(run(&d, "--no-model bad.md", &out), 1);
+    CHECK(strstr(out, "bad.md:1:10: error PL001") != NULL);
+    free(out);
+    CHECK_EQ_INT(run(&d, "--no-model warn.md", NULL), 0);
+    CHECK_EQ_INT(run(&d, "--no-model --strict warn.md", NULL), 1);
+    CHECK_EQ_INT(run(&d, "--no-model --ignore PL001 bad.md", NULL), 0);
+    CHECK_EQ_INT(run(&d, "--no-model --select PL003 bad.md", NULL), 0);
+    CHECK_EQ_INT(run(&d, "--no-model --exit-zero bad.md", NULL), 0);
+    /* usage and config errors are 2 */
+    CHECK_EQ_INT(run(&d, "--bogus", NULL), 2);
+    CHECK_EQ_INT(run(&d, "--format xml bad.md", NULL), 2);
+    CHECK_EQ_INT(run(&d, "--select PL999 bad.md", NULL), 2);
+    CHECK_EQ_INT(run(&d, "missing.md", NULL), 2);
+    put(&d, ".promptlint.json", "{\"selectt\": []}");
+    CHECK_EQ_INT(run(&d, "--no-model bad.md", NULL), 2);
+    CHECK_EQ_INT(run(&d, "--no-model --isolated bad.md", NULL), 1);
+    put(&d, ".promptlint.json", "{\"ignore\": [\"PL001\"]}");
+    CHECK_EQ_INT(run(&d, "--no-model bad.md", NULL), 0);
+    put(&d, ".promptlint.json", "{}");
+    /* json and sarif parse; --explain prints the rule's document */
+    CHECK_EQ_INT(run(&d, "--no-model --format json bad.md", &out), 1);
+    cJSON *j = cJSON_Parse(out);
+    CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "findings")) == 1);
+    cJSON_Delete(j);
+    free(out);
+    CHECK_EQ_INT(run(&d, "--no-model --format sarif bad.md", &out), 1);
+    j = cJSON_Parse(out);
+    CHECK(j && !strcmp(cJSON_GetObjectItem(j, "version")->valuestring, "2.1.0"));
+    cJSON_Delete(j);
+    free(out);
+    CHECK_EQ_INT(run(&d, "--explain PL001", &out), 0);
+    CHECK(strstr(out, "# PL001") && strstr(out, "## Fix"));
+    free(out);
+    CHECK_EQ_INT(run(&d, "--explain PL404", NULL), 2);
+    CHECK_EQ_INT(run(&d, "--list-rules", &out), 0);
+    CHECK(strstr(out, "PL007") != NULL);
+    free(out);
+    /* stdin, colour */
+    CHECK_EQ_INT(run(&d, "--no-model --stdin-filename AGENTS.md - < bad.md", &out), 1);
+    CHECK(strstr(out, "AGENTS.md:1:10") != NULL);
+    free(out);
+    CHECK_EQ_INT(run(&d, "--no-model --color always bad.md", &out), 1);
+    CHECK(strchr(out, '\033') != NULL);
+    free(out);
+    CHECK_EQ_INT(run(&d, "--no-model --color never bad.md", &out), 1);
+    CHECK(strchr(out, '\033') == NULL);
+    free(out);
+    /* directories: only prompt files are linted when walking */
+    put(&d, "notes.txt", "Today is {{ date }}.\nStable.\n");
+    CHECK_EQ_INT(run(&d, "--no-model --format json .", &out), 0);
+    j = cJSON_Parse(out);
+    cJSON *sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    CHECK(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 0);
+    cJSON_Delete(j);
+    free(out);
+    /* diff */
+    put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
+    put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");
+    CHECK_EQ_INT(run(&d, "diff --no-model a.txt b.txt", &out), 1);
+    CHECK(strstr(out, "line 2, column 19") && strstr(out, "date '2025-03-04'"));
+    free(out);
+    CHECK_EQ_INT(run(&d, "diff --no-model a.txt a.txt", NULL), 0);
+    CHECK_EQ_INT(run(&d, "diff a.txt", NULL), 2);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d.dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove '%s'\n", d.dir);
+}
