@@ -225,8 +225,10 @@ void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_token
     eng_kv_node *at = &c->root;
     int pos = 0;
     while (pos < max_tokens) {
+        /* Compare against the whole request (a cached page may hold more of
+         * it than we may use), then cap what is used at max_tokens. */
         const int32_t *rest = toks + pos;
-        int avail = max_tokens - pos;
+        int avail = n - pos, cap = max_tokens - pos;
         eng_kv_node *best = NULL;
         int best_len = 0;
         for (eng_kv_node *ch = at->child; ch; ch = ch->next) {
@@ -247,12 +249,13 @@ void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_token
             }
         }
         if (!best) break;
+        int used = best_len < cap ? best_len : cap;
         best->pins++;
         best->last_use = ++c->clock;
         nodes[m->n_nodes++] = best;
-        pos += best_len;
-        if (from_disk) m->from_disk += best_len;
-        if (best_len < P || best->ntok < P) break; /* ends inside this page */
+        pos += used;
+        if (from_disk) m->from_disk += used;
+        if (used < P || best->ntok < P) break; /* ends inside this page */
         at = best;
     }
     m->tokens = pos;

@@ -1,6 +1,7 @@
 /* tests/proc.c: see proc.h. */
 #include "proc.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,12 @@
 #include "../util/buf.h"
 
 const char *proc_bin_dir(void) {
-    const char *b = getenv("CACHET_BIN");
-    return b && *b ? b : "./bin";
+    static char dir[4096]; /* resolved once; tests are single-threaded */
+    if (!dir[0]) {
+        const char *b = getenv("CACHET_BIN");
+        if (!realpath(b && *b ? b : "bin", dir)) snprintf(dir, sizeof dir, "%s", b && *b ? b : "bin");
+    }
+    return dir;
 }
 
 proc_result proc_run(const char *cmd) {

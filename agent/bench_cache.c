@@ -1,0 +1,229 @@
+/* agent/bench_cache.c: `cachet bench cache` (make bench-cache): what the
+ * prefix cache buys on the real model, from one run: TTFT cold, warm from
+ * memory, warm from disk in a new process, for a long shared prefix plus a
+ * short new suffix; and prefill time at a 0% hit rate with the cache on versus
+ * --no-cache (the cache's overhead). Prints a table or --json. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "cli.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: cachet bench cache [--model PATH] [--threads N] [--prefix N] [--suffix N] [--reps N] [--json]\n"
+    "\n"
+    "TTFT cold / warm from memory / warm from disk (new process) for a shared prefix of N tokens\n"
+    "(default 2000) plus a new suffix (default 30), and prefill time at a 0% hit rate with the\n"
+    "cache on versus --no-cache.\n";
+
+typedef struct bc_opts {
+    const char *model;
+    int threads, prefix, suffix, reps, json;
+    const char *phase_dir; /* internal: child process measuring the disk tier */
+} bc_opts;
+
+/* Deterministic token ids that stand for text: ordinary vocabulary ids, no
+ * special tokens, a different stream per seed. */
+static void make_tokens(int32_t *t, int n, uint64_t seed) {
+    for (int i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        t[i] = 200 + (int32_t)((seed >> 33) % 40000);
+    }
+}
+
+static double ttft(eng_model *m, const int32_t *t, int n, int *cached, util_err *err) {
+    eng_seq *s = NULL;
+    if (eng_seq_new(&s, m, n + 8, err)) return -1;
+    eng_gen_params gp = {.max_tokens = 1, .sample = eng_sample_defaults()};
+    gp.sample.temp = 0;
+    eng_gen_stats st;
+    int rc = eng_generate(s, t, n, &gp, NULL, NULL, &st, err);
+    eng_seq_free(s);
+    if (cached) *cached = st.cached_tokens;
+    return rc ? -1 : st.ttft_ms;
+}
+
+static eng_model *open_model(const bc_opts *o, const char *path, int no_cache, const char *dir,
+                             util_err *err) {
+    eng_model_params mp = {.n_threads = o->threads, .no_cache = no_cache, .kv_dir = dir,
+                           .no_disk_cache = dir == NULL};
+    eng_model *m = NULL;
+    return eng_model_open(&m, path, &mp, err) ? NULL : m;
+}
+
+/* Child: a fresh process whose only warm tier is the disk. Prints "ttft cached". */
+static int disk_phase(const bc_opts *o, const char *path) {
+    util_err err;
+    int n = o->prefix + o->suffix;
+    int32_t *t = malloc((size_t)n * sizeof *t);
+    make_tokens(t, o->prefix, 1);
+    make_tokens(t + o->prefix, o->suffix, 3);
+    eng_model *m = open_model(o, path, 0, o->phase_dir, &err);
+    int cached = 0;
+    double ms = m ? ttft(m, t, n, &cached, &err) : -1;
+    if (ms < 0) fprintf(stderr, "cachet: %s\n", err.msg);
+    else printf("%.3f %d\n", ms, cached);
+    eng_model_free(m);
+    free(t);
+    return ms < 0;
+}
+
+static double run_child(const bc_opts *o, const char *path, const char *dir, int *cached) {
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) return -1;
+    exe[k] = '\0';
+    char threads[16], prefix[16], suffix[16], tmpl[] = "/tmp/cachet-bench-XXXXXX";
+    snprintf(threads, sizeof threads, "%d", o->threads);
+    snprintf(prefix, sizeof prefix, "%d", o->prefix);
+    snprintf(suffix, sizeof suffix, "%d", o->suffix);
+    int fd = mkstemp(tmpl);
+    if (fd < 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd, STDOUT_FILENO);
+    char *argv[] = {exe, "bench", "cache", "--model", (char *)path, "--threads", threads, "--prefix", prefix,
+                    "--suffix", suffix, "--phase-disk", (char *)dir, NULL};
+    pid_t pid;
+    int st = -1;
+    double ms = -1;
+    if (posix_spawn(&pid, exe, &fa, NULL, argv, environ) == 0 && waitpid(pid, &st, 0) == pid &&
+        WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        FILE *f = fopen(tmpl, "r");
+        if (f && fscanf(f, "%lf %d", &ms, cached) != 2) ms = -1;
+        if (f) fclose(f);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd);
+    unlink(tmpl);
+    return ms;
+}
+
+static double min_of(const double *v, int n) {
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        if (v[i] < m) m = v[i];
+    return m;
+}
+
+int agent_bench_cache(int argc, char **argv) {
+    enum { O_MODEL = 1, O_THREADS, O_PREFIX, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP };
+    static const struct option opts[] = {
+        {"model", required_argument, 0, O_MODEL},   {"threads", required_argument, 0, O_THREADS},
+        {"prefix", required_argument, 0, O_PREFIX}, {"suffix", required_argument, 0, O_SUFFIX},
+        {"reps", required_argument, 0, O_REPS},     {"json", no_argument, 0, O_JSON},
+        {"phase-disk", required_argument, 0, O_PHASE}, {"help", no_argument, 0, O_HELP},
+        {0, 0, 0, 0}};
+    bc_opts o = {.prefix = 2000, .suffix = 30, .reps = 3};
+    long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL: o.model = optarg; break;
+        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o.threads = (int)v; break;
+        case O_PREFIX: if (agent_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return 2; o.prefix = (int)v; break;
+        case O_SUFFIX: if (agent_parse_int("--suffix", optarg, 1, 4096, &v)) return 2; o.suffix = (int)v; break;
+        case O_REPS: if (agent_parse_int("--reps", optarg, 1, 100, &v)) return 2; o.reps = (int)v; break;
+        case O_JSON: o.json = 1; break;
+        case O_PHASE: o.phase_dir = optarg; break;
+        case O_HELP: fputs(usage, stdout); return 0;
+        default: fprintf(stderr, "cachet bench cache: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage); return 2;
+        }
+    }
+    char path[PATH_MAX];
+    agent_model_path(o.model, path, sizeof path);
+    if (o.phase_dir) return disk_phase(&o, path);
+
+    util_err err;
+    util_err_clear(&err);
+    int n = o.prefix + o.suffix;
+    int32_t *t = malloc((size_t)n * sizeof *t);
+    make_tokens(t, o.prefix, 1);
+    char dir[] = "/tmp/cachet-bench-kv-XXXXXX";
+    if (!t || !mkdtemp(dir)) return 1;
+    double cold[16], warm[16], off[16], on[16];
+    int cached_mem = 0, cached_disk = 0, rc = 1;
+    eng_model *nc = open_model(&o, path, 1, NULL, &err), *wc = NULL;
+    if (!nc) {
+        agent_report_model_error(path, &err);
+        goto done;
+    }
+    /* Cold: no cache at all. */
+    for (int r = 0; r < o.reps; r++) {
+        make_tokens(t + o.prefix, o.suffix, 100 + (uint64_t)r);
+        if ((cold[r] = ttft(nc, t, n, NULL, &err)) < 0) goto fail;
+    }
+    /* Warm from memory: the prefix was seen by an earlier request with another suffix. */
+    if (!(wc = open_model(&o, path, 0, dir, &err))) goto fail;
+    make_tokens(t + o.prefix, o.suffix, 2);
+    if (ttft(wc, t, n, NULL, &err) < 0) goto fail;
+    for (int r = 0; r < o.reps; r++) {
+        make_tokens(t + o.prefix, o.suffix, 200 + (uint64_t)r);
+        if ((warm[r] = ttft(wc, t, n, &cached_mem, &err)) < 0) goto fail;
+    }
+    eng_model_flush_cache(wc);
+    /* Warm from disk: a new process with the same --kv-dir. */
+    double disk = run_child(&o, path, dir, &cached_disk);
+    /* 0% hit rate: fresh token streams, cache on (tree + disk writes) vs off. */
+    for (int r = 0; r < o.reps; r++) {
+        make_tokens(t, n, 1000 + (uint64_t)r);
+        if ((off[r] = ttft(nc, t, n, NULL, &err)) < 0) goto fail;
+        make_tokens(t, n, 2000 + (uint64_t)r);
+        if ((on[r] = ttft(wc, t, n, NULL, &err)) < 0) goto fail;
+    }
+    double c0 = min_of(cold, o.reps), w0 = min_of(warm, o.reps), f0 = min_of(off, o.reps), n0 = min_of(on, o.reps);
+    double overhead = (n0 - f0) / f0 * 100.0;
+    if (o.json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "prefix_tokens", o.prefix);
+        cJSON_AddNumberToObject(j, "suffix_tokens", o.suffix);
+        cJSON_AddNumberToObject(j, "threads", eng_model_n_threads(nc));
+        cJSON_AddNumberToObject(j, "ttft_cold_ms", c0);
+        cJSON_AddNumberToObject(j, "ttft_warm_memory_ms", w0);
+        cJSON_AddNumberToObject(j, "ttft_warm_disk_ms", disk);
+        cJSON_AddNumberToObject(j, "cached_tokens_memory", cached_mem);
+        cJSON_AddNumberToObject(j, "cached_tokens_disk", cached_disk);
+        cJSON_AddNumberToObject(j, "prefill_no_cache_ms", f0);
+        cJSON_AddNumberToObject(j, "prefill_cache_0pct_ms", n0);
+        cJSON_AddNumberToObject(j, "overhead_pct", overhead);
+        char *s = cJSON_PrintUnformatted(j);
+        if (s) puts(s);
+        free(s);
+        cJSON_Delete(j);
+    } else {
+        printf("prefix cache, %d-token prefix + %d-token suffix, %d threads, best of %d\n", o.prefix, o.suffix,
+               eng_model_n_threads(nc), o.reps);
+        printf("  %-36s %10s %10s %8s\n", "", "TTFT ms", "cached", "of cold");
+        printf("  %-36s %10.1f %10d %7.1f%%\n", "cold (no cache)", c0, 0, 100.0);
+        printf("  %-36s %10.1f %10d %7.1f%%\n", "warm from memory", w0, cached_mem, w0 / c0 * 100);
+        printf("  %-36s %10.1f %10d %7.1f%%\n", "warm from disk (new process)", disk, cached_disk, disk / c0 * 100);
+        printf("  %-36s %10.1f\n", "0% hit rate, --no-cache", f0);
+        printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, cache on (overhead)", n0, overhead);
+    }
+    rc = 0;
+    goto done;
+fail:
+    fprintf(stderr, "cachet: %s\n", err.msg);
+done:
+    eng_model_free(nc);
+    eng_model_free(wc);
+    free(t);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0) fprintf(stderr, "cachet: could not remove %s\n", dir);
+    }
+    return rc;
+}

@@ -1,0 +1,148 @@
+/* tests/test_cli.c: bin/cachet as a user runs it: help and usage errors,
+ * missing and corrupt model files (exit 1 with a message, never a signal),
+ * generate --chat --json on the real model, tokenize, context limits. */
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/buf.h"
+#include "check.h"
+#include "proc.h"
+
+static proc_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static proc_result run(const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return proc_run(cmd);
+}
+
+static void test_usage(void) {
+    proc_result r = run("%s/cachet --help", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK(strstr(r.out, "generate") != NULL);
+    proc_result_free(&r);
+    r = run("%s/cachet generate --help", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK(strstr(r.out, "--max-tokens") != NULL);
+    proc_result_free(&r);
+    r = run("%s/cachet generate", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+    r = run("%s/cachet generate --prompt x --temp abc", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    CHECK(strstr(r.err, "--temp") != NULL);
+    proc_result_free(&r);
+    r = run("%s/cachet frobnicate", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+    r = run("%s/cachet generate --model /nonexistent/x.gguf --prompt hi", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 1);
+    CHECK(strstr(r.err, "/nonexistent/x.gguf") != NULL);
+    proc_result_free(&r);
+    r = run("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 1);
+    proc_result_free(&r);
+}
+
+static void test_corrupt_model(const char *model) {
+    /* A truncated copy and a copy with garbage in the header. */
+    char dir[] = "/tmp/cachet-cli-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "head -c 3000000 '%s' > %s/trunc.gguf && head -c 1000 '%s' > %s/tiny.gguf && "
+             "cp '%s' %s/flip.gguf && printf '\\377\\377\\377\\377\\377\\377\\377\\177' | "
+             "dd of=%s/flip.gguf bs=1 seek=8 conv=notrunc 2>/dev/null",
+             model, dir, model, dir, model, dir, dir);
+    proc_result r = proc_run(cmd);
+    CHECK_EQ_INT(r.status, 0);
+    proc_result_free(&r);
+    static const char *const files[] = {"trunc.gguf", "tiny.gguf", "flip.gguf"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        r = run("%s/cachet generate --model %s --prompt hi --max-tokens 2", proc_bin_dir(), path);
+        CHECK_MSG(r.status == 1, "corrupt model '%s': exit %d", files[i], r.status);
+        CHECK_MSG(strstr(r.err, path) != NULL, "message does not name the file: %s", r.err);
+        proc_result_free(&r);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    r = proc_run(cmd);
+    proc_result_free(&r);
+}
+
+static void test_generate(const char *model) {
+    proc_result r = run("%s/cachet generate --model '%s' --chat --prompt 'What is the capital of France?' "
+                        "--temp 0 --max-tokens 40 --threads 2 --json", proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    cJSON *j = cJSON_Parse(r.out);
+    CHECK_MSG(j != NULL, "generate --json output is not JSON: %s", r.out);
+    if (j) {
+        cJSON *text = cJSON_GetObjectItem(j, "text"), *toks = cJSON_GetObjectItem(j, "tokens");
+        CHECK(cJSON_IsString(text) && strstr(text->valuestring, "Paris") != NULL);
+        CHECK(cJSON_IsArray(toks) && cJSON_GetArraySize(toks) > 0);
+        CHECK(cJSON_GetObjectItem(j, "prompt_tokens")->valueint > 20);
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "cached_tokens")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_ms")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "prefill_tps")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "decode_tps")));
+        fprintf(stderr, "  capital of France: %s\n", cJSON_IsString(text) ? text->valuestring : "?");
+        cJSON_Delete(j);
+    }
+    proc_result_free(&r);
+
+    /* Streaming text equals the JSON text for the same greedy run. */
+    r = run("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 --max-tokens 12", proc_bin_dir(), model);
+    proc_result rj = run("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 "
+                         "--max-tokens 12 --json", proc_bin_dir(), model);
+    cJSON *j2 = cJSON_Parse(rj.out);
+    cJSON *t2 = j2 ? cJSON_GetObjectItem(j2, "text") : NULL;
+    CHECK_EQ_INT(r.status, 0);
+    if (cJSON_IsString(t2)) {
+        size_t n = strlen(t2->valuestring);
+        CHECK_MSG(strncmp(r.out, t2->valuestring, n) == 0 && strcmp(r.out + n, "\n") == 0,
+                  "streamed '%s' vs json '%s'", r.out, t2->valuestring);
+    } else {
+        CHECK_MSG(0, "no json text");
+    }
+    cJSON_Delete(j2);
+    proc_result_free(&r);
+    proc_result_free(&rj);
+
+    /* A prompt longer than the context is an error that gives both numbers. */
+    r = run("%s/cachet generate --model '%s' --ctx-size 16 --prompt 'one two three four five six seven "
+            "eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen'", proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.err, "16") != NULL && strstr(r.err, "tokens") != NULL, "%s", r.err);
+    proc_result_free(&r);
+}
+
+static void test_tokenize(const char *model) {
+    proc_result r = run("%s/cachet tokenize --model '%s' --json 'Hello world'", proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_EQ_STR(r.out, "{\"tokens\":[19556,905]}\n");
+    proc_result_free(&r);
+    r = run("%s/cachet tokenize --model '%s' '<|im_start|>user'", proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK(strncmp(r.out, "1 ", 2) == 0);
+    proc_result_free(&r);
+}
+
+void test_cli(void) {
+    test_usage();
+    const char *model = check_model_path();
+    if (!model) {
+        CHECK_MSG(0, "default model missing: run 'make model'");
+        return;
+    }
+    test_corrupt_model(model);
+    test_tokenize(model);
+    test_generate(model);
+}
