@@ -17,7 +17,7 @@
 
 static const char generate_usage[] =
     "usage: cachet generate [--model PATH] (--prompt TEXT | --prompt-file PATH) [--chat]\n"
-    "                       [--system TEXT] [--max-tokens N] [--temp T] [--top-k K] [--top-p P]\n"
+    "                       [--system TEXT | --system-file PATH] [--max-tokens N] [--temp T] [--top-k K] [--top-p P]\n"
     "                       [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]\n"
     "                       [--ctx-size N] [--kv-budget SIZE] [--no-cache] [--no-disk-cache]\n"
     "                       [--kv-dir DIR] [--kv-disk-budget SIZE] [--json]\n"
@@ -29,6 +29,7 @@ static const char generate_usage[] =
     "  --prompt-file PATH  read the prompt from a file ('-' for stdin)\n"
     "  --chat              wrap the prompt as a user turn in the model's chat template\n"
     "  --system TEXT       with --chat: a system message (else the template's default)\n"
+    "  --system-file PATH  with --chat: the system message from a file (e.g. prompts/assistant.md)\n"
     "  --max-tokens N      stop after N generated tokens (default 256)\n"
     "  --temp T            temperature; 0 = greedy (default 0.8)\n"
     "  --top-k K           keep the K most likely tokens; 0 = off (default 40)\n"
@@ -55,7 +56,7 @@ static const char tokenize_usage[] =
     "  --no-special   treat special-token text (<|im_start|>) as plain text\n";
 
 typedef struct gen_opts {
-    const char *model, *prompt, *prompt_file, *system;
+    const char *model, *prompt, *prompt_file, *system, *system_file;
     int chat, json, threads, ctx;
     eng_model_params mp;
     int max_tokens;
@@ -65,7 +66,7 @@ typedef struct gen_opts {
 enum { OPT_MODEL = 256, OPT_PROMPT, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP,
        OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_REP, OPT_SEED, OPT_THREADS, OPT_CTX, OPT_JSON, OPT_HELP,
        OPT_NOSPECIAL, OPT_KV_BUDGET, OPT_NO_CACHE, OPT_NO_DISK, OPT_KV_DIR, OPT_KV_DISK_BUDGET,
-       OPT_DEBUG };
+       OPT_DEBUG, OPT_SYSTEM_FILE };
 
 /* Parses the prefix-cache options shared by every command that runs the
  * engine; returns 1 if c was one of them, -1 on a bad value, 0 otherwise. */
@@ -96,7 +97,7 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
     static const struct option opts[] = {
         {"model", required_argument, 0, OPT_MODEL},       {"prompt", required_argument, 0, OPT_PROMPT},
         {"prompt-file", required_argument, 0, OPT_PROMPT_FILE}, {"chat", no_argument, 0, OPT_CHAT},
-        {"system", required_argument, 0, OPT_SYSTEM},     {"max-tokens", required_argument, 0, OPT_MAX},
+        {"system", required_argument, 0, OPT_SYSTEM},     {"system-file", required_argument, 0, OPT_SYSTEM_FILE},     {"max-tokens", required_argument, 0, OPT_MAX},
         {"temp", required_argument, 0, OPT_TEMP},         {"top-k", required_argument, 0, OPT_TOPK},
         {"top-p", required_argument, 0, OPT_TOPP},        {"min-p", required_argument, 0, OPT_MINP},
         {"repeat-penalty", required_argument, 0, OPT_REP}, {"seed", required_argument, 0, OPT_SEED},
@@ -121,6 +122,7 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
         case OPT_PROMPT_FILE: o->prompt_file = optarg; break;
         case OPT_CHAT: o->chat = 1; break;
         case OPT_SYSTEM: o->system = optarg; break;
+        case OPT_SYSTEM_FILE: o->system_file = optarg; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_HELP: fputs(generate_usage, stdout); return 0;
         case OPT_MAX: if (agent_parse_int("--max-tokens", optarg, 1, INT_MAX, &l)) return 2; o->max_tokens = (int)l; break;
@@ -140,6 +142,10 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
     }
     if (optind < argc) {
         fprintf(stderr, "cachet generate: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (o->system && o->system_file) {
+        fprintf(stderr, "cachet generate: give at most one of --system and --system-file\n");
         return 2;
     }
     if (!o->prompt == !o->prompt_file) {
@@ -207,6 +213,15 @@ static int build_prompt(const eng_model *m, const gen_opts *o, const char *text,
     if (!o->chat) return eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 1, ids, n, err);
     eng_chat_msg msgs[2];
     size_t nm = 0;
+    char *sys_text = NULL;
+    if (o->system_file) {
+        int rc = util_read_file(&sys_text, NULL, o->system_file, err);
+        if (rc) return rc;
+        /* A file's final newline ends the file, not the message. */
+        size_t l = strlen(sys_text);
+        while (l > 0 && (sys_text[l - 1] == '\n' || sys_text[l - 1] == '\r')) sys_text[--l] = '\0';
+        msgs[nm++] = (eng_chat_msg){"system", sys_text};
+    }
     if (o->system) msgs[nm++] = (eng_chat_msg){"system", o->system};
     msgs[nm++] = (eng_chat_msg){"user", text};
     util_buf b;
@@ -215,6 +230,7 @@ static int build_prompt(const eng_model *m, const gen_opts *o, const char *text,
     if (rc == UTIL_OK)
         rc = eng_tokenize(eng_model_tokenizer(m), b.data ? b.data : "", b.len, 0, 1, ids, n, err);
     util_buf_release(&b);
+    free(sys_text);
     return rc;
 }
 
