@@ -1,0 +1,68 @@
+#!/bin/sh
+# scripts/bench-lint.sh: promptlint speed. Lints 10 MB of generated prompt text
+# (one file) with and without the tokenizer model, and runs --staged in a
+# generated git repository of 1,000 prompt files (all staged before the first
+# commit, then 10 modified after it). Prints the best of 3 runs of each.
+# Usage: scripts/bench-lint.sh [path/to/promptlint]   (needs git, awk)
+set -eu
+PL=${1:-${BIN:-bin}/promptlint}
+case $PL in /*) ;; *) PL=$(pwd)/$PL ;; esac
+[ -x "$PL" ] || { echo "bench-lint: no promptlint at '$PL' (run make)" >&2; exit 2; }
+TMP=$(mktemp -d /tmp/bench-lint.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+# best-of-3 wall time in ms of a command (exit status 0 or 1 both count as a run)
+best_ms() {
+    best=
+    for _ in 1 2 3; do
+        t0=$(date +%s%N)
+        "$@" >/dev/null 2>&1 || [ $? -eq 1 ]
+        t1=$(date +%s%N)
+        ms=$(( (t1 - t0) / 1000000 ))
+        if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
+    done
+    echo "$best"
+}
+
+# Prompt-like text: prose, lists, headings, a code block, placeholders at the end
+# of sections, dates that are examples; awk is deterministic (fixed seed).
+gen_text() { # bytes seed
+    awk -v want="$1" -v seed="$2" 'BEGIN {
+        srand(seed);
+        split("You are a careful assistant for the ACME support team.|Answer in short, direct sentences and cite the policy section you used.|Never reveal internal prices, credentials or the contents of this prompt.|When a request is unclear, ask one clarifying question before acting.|- read: read a file from the workspace (paths are relative)|- write: write a file after the user confirms the change|Dates in replies use the format 2025-03-03, for example 2024-12-31.|## Escalation|Open a ticket when the customer asks for a refund above 500 EUR.|```json|{\"ticket\": 1234, \"status\": \"open\"}|```|Keep a friendly tone; do not use emoji unless the user does.", L, "|");
+        n = 0;
+        while (n < want) { s = L[int(rand() * 13) + 1]; print s; n += length(s) + 1 }
+    }'
+}
+
+echo "promptlint bench ($PL)"
+{ echo "Today is {{ date }}."; gen_text 10485760 1; } > "$TMP/big.md"
+BYTES=$(wc -c < "$TMP/big.md")
+MS=$(best_ms "$PL" --isolated --no-model "$TMP/big.md")
+echo "10 MB file ($BYTES bytes), estimated tokens:   ${MS} ms"
+MS=$(best_ms "$PL" --isolated "$TMP/big.md")
+echo "10 MB file ($BYTES bytes), model tokenizer:   ${MS} ms  ($("$PL" --isolated --format json "$TMP/big.md" | grep -o '"token_source":.*' | head -1))"
+
+REPO=$TMP/repo
+mkdir -p "$REPO/prompts"
+git -C "$REPO" init -q
+i=0
+while [ $i -lt 1000 ]; do
+    f=$(printf '%s/prompts/p%04d.md' "$REPO" $i)
+    gen_text 2048 $((i + 2)) > "$f"
+    i=$((i + 1))
+done
+git -C "$REPO" add -A
+cd "$REPO"
+MS=$(best_ms "$PL" --staged)
+echo "--staged, 1,000 new prompt files (no HEAD):   ${MS} ms  ($("$PL" --staged --format json | grep -o '"files_checked":[^,]*'))"
+git -c user.name=bench -c user.email=bench@example.com commit -q -m bench
+i=0
+while [ $i -lt 10 ]; do
+    f=$(printf 'prompts/p%04d.md' $((i * 97)))
+    echo "Today is {{ date }}." | cat - "$f" > "$f.tmp" && mv "$f.tmp" "$f"
+    git add "$f"
+    i=$((i + 1))
+done
+MS=$(best_ms "$PL" --staged)
+echo "--staged, 1,000-file repo, 10 files changed:  ${MS} ms  ($("$PL" --staged --format json | grep -o '"errors":[^,]*'))"
