@@ -204,14 +204,17 @@ int lint_rule_doc(char **out, const char *exe_path, int id, util_err *err) {
     const lint_rule_info *r = lint_rule_get(id);
     *out = NULL;
     if (!r) return util_err_set(err, UTIL_ENOTFOUND, "unknown rule %d", id);
-    char dirs[5][4096];
+    char dirs[8][4096];
     size_t nd = 0;
     const char *env = getenv("PROMPTLINT_RULES_DIR");
     if (env && *env) snprintf(dirs[nd++], sizeof dirs[0], "%s", env);
     if (exe_path && strchr(exe_path, '/')) {
         const char *slash = strrchr(exe_path, '/');
         int l = (int)(slash - exe_path);
+        /* a source checkout: bin/ or a build tree such as build/san/bin/ */
         snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../linter/rules", l, exe_path);
+        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../../linter/rules", l, exe_path);
+        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../../../linter/rules", l, exe_path);
         snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../share/cachet/linter/rules", l, exe_path);
     }
     snprintf(dirs[nd++], sizeof dirs[0], "%s/linter/rules", CACHET_DATADIR);

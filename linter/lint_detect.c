@@ -638,7 +638,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     }
     if (rc) return util_err_set(err, rc, "out of memory");
     /* sort, then merge overlaps keeping the most volatile class */
-    qsort(out->v, out->n, sizeof *out->v, span_cmp);
+    if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, span_cmp);
     size_t w = 0;
     for (size_t i = 0; i < out->n; i++) {
         if (w > 0 && out->v[i].start < out->v[w - 1].end) {

@@ -572,6 +572,7 @@ static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
 int lint_rules_run(lint_ctx *ctx, lint_report *rep, const lint_config *cfg, int role,
                    const char *display, const char *rel, const char *data, size_t len,
                    util_err *err) {
+    if (!data) data = "", len = 0; /* an empty blob may come without a buffer */
     if (role == LINT_ROLE_IGNORE) {
         rep->files_skipped++;
         return UTIL_OK;

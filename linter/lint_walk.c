@@ -84,7 +84,7 @@ static int walk_dir(walker *w, const char *dir, int depth, util_err *err) {
         n++;
     }
     closedir(d);
-    if (!rc) qsort(names, n, sizeof *names, name_cmp);
+    if (!rc && n > 1) qsort(names, n, sizeof *names, name_cmp);
     for (size_t i = 0; i < n && !rc; i++) {
         char p[8192];
         snprintf(p, sizeof p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
