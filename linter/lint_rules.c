@@ -320,8 +320,14 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
     for (size_t i = 0; i < n && !rc; i++) {
         if (first[i] == (size_t)-1) continue;
         const lint_span *s = &sv->v[first[i]];
-        char what[200];
+        char what[240];
         describe(what, sizeof what, t, s);
+        int more = 0;
+        for (size_t k = first[i] + 1; k <= last[i]; k++) more += is_relevant(f, &sv->v[k]);
+        if (more) {
+            size_t l = strlen(what);
+            snprintf(what + l, sizeof what - l, " (and %d more on this line)", more);
+        }
         int before = i < region && last_stable != (size_t)-1 &&
                      (i < last_stable || (i == last_stable && stable[i]));
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
