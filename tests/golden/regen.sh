@@ -45,8 +45,10 @@ else
 fi
 echo "== gen_logits.py"
 "$PYTHON" gen_logits.py "$MODEL" .
-echo "== gen_exact.py (our numpy float64 forward pass; needs logits_index.tsv)"
-"$PYTHON" gen_exact.py "$MODEL" .
+echo "== gen_float_ref.py (numpy float64 forward pass, f16 KV; needs logits_index.tsv)"
+"$PYTHON" gen_float_ref.py "$MODEL" .
+echo "== gen_spread.py (llama.cpp flash attention on vs off)"
+"$PYTHON" gen_spread.py "$MODEL" .
 echo "== sizes"
 rm -rf "$HERE/__pycache__"
 du -ch "$HERE"/* | tail -1
