@@ -133,6 +133,30 @@ install: $(BIN)/cachet $(BIN)/promptlint
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cachet
 	install -m 755 $(BIN)/cachet $(BIN)/promptlint $(DESTDIR)$(PREFIX)/bin/
 	cp -R prompts skills $(DESTDIR)$(PREFIX)/share/cachet/
+	install -d $(DESTDIR)$(PREFIX)/share/cachet/linter/rules
+	install -m 644 linter/rules/*.md $(DESTDIR)$(PREFIX)/share/cachet/linter/rules/
+
+# --- benchmarks and fuzzing ---------------------------------------------------
+
+# What the prefix cache buys: TTFT cold / warm (memory) / warm (disk, new
+# process) and the cache's overhead at a 0% hit rate.
+bench-cache: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	$(BIN)/cachet bench cache
+
+bench-lint: $(BIN)/promptlint
+	sh scripts/bench-lint.sh $(BIN)/promptlint
+
+FUZZ_CC ?= clang
+FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)
+fuzz: $(BIN)/fuzz_lint
+$(BIN)/fuzz_lint: $(FUZZ_SRC) $(wildcard linter/*.h util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 \
+	    -fsanitize=fuzzer,address,undefined -DLINT_ENGINE_TOKENIZER=0 \
+	    -DCACHET_DATADIR='"$(PREFIX)/share/cachet"' $(PKG_CFLAGS) \
+	    -o $@ $(FUZZ_SRC) $(PKG_LIBS) -lm -pthread
+	@echo "run: $@ -max_total_time=60 tests/fuzz/corpus"
 
 clean:
 	rm -rf $(BUILD) $(BIN)

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,10 @@ static const char kv_usage[] =
     "  --memory SIZE    e.g. 80GB (10^9 bytes) or 80GiB (2^30 bytes); default 80GB\n"
     "  --json           print {\"bytes_per_token\", \"tokens\", ...}\n";
 
+/* v with thousands separators; fractions are dropped (token counts round down). */
 static void group(char *buf, size_t cap, double v) {
     char raw[64];
-    snprintf(raw, sizeof raw, "%.0f", v);
+    snprintf(raw, sizeof raw, "%.0f", floor(v));
     size_t n = strlen(raw), k = 0;
     for (size_t i = 0; i < n && k + 2 < cap; i++) {
         if (i > 0 && (n - i) % 3 == 0) buf[k++] = ',';
@@ -130,8 +132,9 @@ int agent_cmd_kv(int argc, char **argv) {
     printf("KV cache: %ld layers x %ld kv heads x %ld dims x 2 (K and V) x %g bytes (%s)\n", layers, kvh,
            hd, bytes_per_value, dtype);
     printf("bytes per token: %s\n", a);
-    printf("tokens in %s (%s bytes, %s units): %s (about %.0fk)\n", mem, b,
-           binary ? "binary: 2^10 per step" : "decimal: 10^3 per step", t, tokens / 1000.0);
+    printf("tokens in %s (%s bytes; %s): %s (about %.0fk)\n", mem, b,
+           binary ? "binary units, 1 GiB = 2^30 bytes" : "decimal units, 1 GB = 10^9 bytes", t,
+           floor(tokens) / 1000.0);
     if (heads > 0 && heads != kvh) {
         char m[64];
         group(m, sizeof m, mha);

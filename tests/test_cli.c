@@ -136,6 +136,29 @@ static void test_tokenize(const char *model) {
     proc_result_free(&r);
 }
 
+/* The worked example: 46 layers x 32 kv heads x 128 dims x 2 x 2 bytes. */
+static void test_kv(const char *model) {
+    proc_result r = run("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GB", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "753,664") && strstr(r.out, "106,147") && strstr(r.out, "10^9"), "%s", r.out);
+    proc_result_free(&r);
+    r = run("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GiB --json", proc_bin_dir());
+    CHECK_EQ_STR(r.out, "{\"bytes_per_token\":753664,\"tokens\":113975,\"memory_bytes\":85899345920,"
+                        "\"memory_unit\":\"binary\",\"dtype\":\"f16\",\"layers\":46,\"kv_heads\":32,"
+                        "\"head_dim\":128}\n");
+    proc_result_free(&r);
+    r = run("%s/cachet kv --model '%s' --memory 1GiB", proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "23,040") && strstr(r.out, "GQA saves 3.0x"), "%s", r.out);
+    proc_result_free(&r);
+    r = run("%s/cachet kv --layers 46 --kv-heads 32", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+    r = run("%s/cachet kv --layers 4 --kv-heads 2 --head-dim 8 --memory 12parsecs", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+}
+
 void test_cli(void) {
     test_usage();
     const char *model = check_model_path();
@@ -143,6 +166,7 @@ void test_cli(void) {
         CHECK_MSG(0, "default model missing: run 'make model'");
         return;
     }
+    test_kv(model);
     test_corrupt_model(model);
     test_tokenize(model);
     test_generate(model);
