@@ -96,8 +96,13 @@ struct eng_backend {
     const eng_backend_ops *ops;
 };
 
-/* The CPU backend with n_threads workers (<= 0: all online cores). */
+/* The CPU backend with n_threads workers (<= 0: all online cores), its kernels
+ * at the best SIMD level the CPU has, or at the level CACHET_CPU names
+ * (scalar|avx2|avx512). ops->name names the level ("cpu-avx512"). */
 int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err);
+/* The same at an explicit level (an eng_simd value from quant.h; tests and
+ * benchmarks). UTIL_EINVAL if this CPU lacks it. */
+int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_err *err);
 void eng_backend_free(eng_backend *be);
 
 #endif

@@ -1,30 +1,45 @@
-/* engine/backend_cpu.c: the CPU backend. Scalar, readable kernels over the
- * quant traits table, split across a thread pool by output row (matmul) or by
- * (token, head) (attention). Every output element is computed by exactly one
- * thread in a fixed order, so results do not depend on the thread count or on
- * how a sequence is chunked. SIMD kernels plug in through the traits table. */
+/* engine/backend_cpu.c: the CPU backend: matmul over the quant kernels of one
+ * SIMD level (scalar references, AVX2 or AVX-512, chosen at creation), attention
+ * per (token, head), norms, RoPE, activations, on a thread pool. Work is handed
+ * out in chunks of rows or (token, head) jobs; every output element is computed by
+ * one fixed kernel in a fixed order, so results do not depend on the thread count,
+ * the chunk a token arrives in, or the number of tokens per call. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "cpu_features.h"
+#include "cpu_kernels.h"
 #include "quant.h"
 #include "threadpool.h"
 
 typedef struct cpu_backend {
     eng_backend base;
+    eng_backend_ops ops;   /* cpu_ops with this level's name */
+    char name[24];
+    eng_simd level;
+    cpu_kern k;            /* NULL slots: the scalar references below */
+    eng_type_kernels kern[ENG_TYPE_COUNT];
+    unsigned char has_kern[ENG_TYPE_COUNT];
     eng_pool *pool;
     int n_threads;
-    void *act;          /* quantized activations for the current matmul */
+    void *act;             /* prepared activations for the current matmul */
     size_t act_cap;
-    float *scores;      /* per-thread attention score rows */
-    size_t scores_cap;  /* floats per thread */
+    float *scores;         /* per-thread attention score rows */
+    size_t scores_cap;     /* floats per thread */
+    float *rope_cs;        /* cos/sin per (position, pair) for the last rope range */
+    size_t rope_cap;
+    int rope_pos0, rope_n, rope_nrot;
+    float rope_base, rope_fs;
 } cpu_backend;
 
 static int cpu_grow(void **p, size_t *cap, size_t need) {
     if (need <= *cap) return 0;
     size_t n = need + need / 2 + 64;
+    n = (n + 63) & ~(size_t)63;
     void *q = NULL;
     if (posix_memalign(&q, 64, n)) return -1;
     free(*p);
@@ -37,57 +52,56 @@ static int cpu_grow(void **p, size_t *cap, size_t need) {
 
 typedef struct mm_task {
     const eng_weight *w;
-    const eng_type_traits *tr;
-    const char *act;    /* n_tok rows of act_row bytes, or the f32 input */
-    size_t act_row;
+    const eng_type_kernels *k;
     const float *x;
-    int64_t cols;
+    char *act;          /* n_tok prepared rows of lda bytes */
+    size_t lda;
     float *y;
     int n_tok;
+    int64_t chunk_rows;
+    int n_chunks;
+    atomic_int next;
 } mm_task;
 
 static void mm_quantize(void *arg, int ith, int nth) {
     mm_task *t = arg;
-    const eng_type_traits *vt = eng_type_get(t->tr->vec_dot_type);
     for (int i = ith; i < t->n_tok; i += nth)
-        vt->from_float(t->x + (size_t)i * (size_t)t->cols, (char *)t->act + (size_t)i * t->act_row,
-                       t->cols);
+        t->k->act_quantize(t->x + (size_t)i * (size_t)t->w->cols, t->act + (size_t)i * t->lda, t->w->cols);
 }
 
 static void mm_rows(void *arg, int ith, int nth) {
     mm_task *t = arg;
     const eng_weight *w = t->w;
-    int64_t r0 = w->rows * ith / nth, r1 = w->rows * (ith + 1) / nth;
-    const char *base = w->data;
-    for (int64_t r = r0; r < r1; r++) {
-        const void *wrow = base + (size_t)r * w->row_bytes;
-        for (int i = 0; i < t->n_tok; i++) {
-            float s;
-            t->tr->vec_dot(t->cols, &s, wrow, t->act + (size_t)i * t->act_row);
-            t->y[(size_t)i * (size_t)w->rows + (size_t)r] = s;
-        }
+    int c;
+    (void)ith;
+    (void)nth;
+    while ((c = eng_pool_next(&t->next, t->n_chunks)) >= 0) {
+        int64_t r0 = (int64_t)c * t->chunk_rows;
+        int64_t nr = w->rows - r0 < t->chunk_rows ? w->rows - r0 : t->chunk_rows;
+        t->k->gemm(w->cols, t->y + r0, (size_t)w->rows, (const char *)w->data + (size_t)r0 * w->row_bytes,
+                   w->row_bytes, (int)nr, t->act, t->lda, t->n_tok);
     }
 }
 
 static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
                       util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
-    const eng_type_traits *tr = eng_type_get(w->type);
-    if (!tr || !tr->supported || !tr->vec_dot)
+    if (w->type >= ENG_TYPE_COUNT || !cb->has_kern[w->type])
         return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name,
                             w->type);
-    mm_task t = {.w = w, .tr = tr, .x = x, .cols = w->cols, .y = y, .n_tok = n_tok};
-    if (tr->vec_dot_type == ENG_TYPE_F32) {
-        t.act = (const char *)x;
-        t.act_row = (size_t)w->cols * sizeof(float);
-    } else {
-        t.act_row = eng_type_row_size(tr->vec_dot_type, w->cols);
-        if (!t.act_row || cpu_grow(&cb->act, &cb->act_cap, t.act_row * (size_t)n_tok))
-            return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w->name);
-        t.act = cb->act;
-        if (n_tok >= 4) eng_pool_run(cb->pool, mm_quantize, &t);
-        else mm_quantize(&t, 0, 1);
-    }
+    mm_task t = {.w = w, .k = &cb->kern[w->type], .x = x, .y = y, .n_tok = n_tok};
+    t.lda = t.k->act_bytes(w->cols);
+    if (!t.lda || cpu_grow(&cb->act, &cb->act_cap, t.lda * (size_t)n_tok))
+        return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w->name);
+    t.act = cb->act;
+    if (n_tok >= 4) eng_pool_run(cb->pool, mm_quantize, &t);
+    else mm_quantize(&t, 0, 1);
+    /* about 8 chunks per thread (whole multiples of 4 rows) keep two threads
+     * balanced when one of them is interrupted */
+    int64_t per = (w->rows + (int64_t)cb->n_threads * 8 - 1) / ((int64_t)cb->n_threads * 8);
+    t.chunk_rows = per < 8 ? 8 : (per + 3) & ~(int64_t)3;
+    t.n_chunks = (int)((w->rows + t.chunk_rows - 1) / t.chunk_rows);
+    atomic_init(&t.next, 0);
     eng_pool_run(cb->pool, mm_rows, &t);
     return UTIL_OK;
 }
@@ -108,30 +122,70 @@ static int cpu_get_rows(eng_backend *be, const eng_weight *w, const int32_t *ids
     return UTIL_OK;
 }
 
-/* --- elementwise ------------------------------------------------------- */
+/* --- elementwise (scalar references, SIMD through cb->k) ----------------- */
+
+static void ref_rmsnorm_row(float *yr, const float *xr, const float *w, int n, float eps) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += (double)xr[i] * (double)xr[i];
+    float mean = (float)(sum / n);
+    float s = 1.0f / sqrtf(mean + eps);
+    for (int i = 0; i < n; i++) yr[i] = (xr[i] * s) * w[i];
+}
 
 static void cpu_rmsnorm(eng_backend *be, float *y, const float *x, const float *w, int n,
                         int n_rows, float eps) {
-    for (int r = 0; r < n_rows; r++) {
-        const float *xr = x + (size_t)r * (size_t)n;
-        float *yr = y + (size_t)r * (size_t)n;
-        double sum = 0.0;
-        for (int i = 0; i < n; i++) sum += (double)xr[i] * (double)xr[i];
-        float mean = (float)(sum / n);
-        float s = 1.0f / sqrtf(mean + eps);
-        for (int i = 0; i < n; i++) yr[i] = (xr[i] * s) * w[i];
+    cpu_backend *cb = (cpu_backend *)be;
+    void (*row)(float *, const float *, const float *, int, float) =
+        cb->k.rmsnorm_row ? cb->k.rmsnorm_row : ref_rmsnorm_row;
+    for (int r = 0; r < n_rows; r++) row(y + (size_t)r * (size_t)n, x + (size_t)r * (size_t)n, w, n, eps);
+}
+
+/* cos/sin of each (position, pair) of pos0 .. pos0+n_tok-1, computed exactly as
+ * the reference does and kept while the range and parameters repeat (every layer
+ * of a forward pass ropes the same positions twice). NULL if out of memory. */
+static const float *rope_table(cpu_backend *cb, int n_tok, int n_rot, int pos0, float base,
+                               float freq_scale) {
+    int half = n_rot / 2;
+    if (cb->rope_cs && cb->rope_pos0 == pos0 && cb->rope_n == n_tok && cb->rope_nrot == n_rot &&
+        cb->rope_base == base && cb->rope_fs == freq_scale)
+        return cb->rope_cs;
+    size_t need = (size_t)n_tok * (size_t)half * 2 * sizeof(float);
+    if (cpu_grow((void **)&cb->rope_cs, &cb->rope_cap, need)) {
+        cb->rope_n = -1;
+        return NULL;
     }
+    float theta_scale = powf(base, -2.0f / (float)n_rot);
+    for (int t = 0; t < n_tok; t++) {
+        float *cs = cb->rope_cs + (size_t)t * (size_t)half * 2;
+        float theta = (float)(pos0 + t) * freq_scale;
+        for (int i = 0; i < half; i++) {
+            cs[2 * i] = cosf(theta);
+            cs[2 * i + 1] = sinf(theta);
+            theta *= theta_scale;
+        }
+    }
+    cb->rope_pos0 = pos0, cb->rope_n = n_tok, cb->rope_nrot = n_rot;
+    cb->rope_base = base, cb->rope_fs = freq_scale;
+    return cb->rope_cs;
 }
 
 static void cpu_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot,
                      int pos0, float base, float freq_scale, int neox) {
+    cpu_backend *cb = (cpu_backend *)be;
+    const float *tab = rope_table(cb, n_tok, n_rot, pos0, base, freq_scale);
     float theta_scale = powf(base, -2.0f / (float)n_rot);
     int half = n_rot / 2;
     for (int t = 0; t < n_tok; t++) {
         float *xt = x + (size_t)t * (size_t)n_head * (size_t)head_dim;
         float theta = (float)(pos0 + t) * freq_scale;
         for (int i = 0; i < half; i++) {
-            float c = cosf(theta), s = sinf(theta);
+            float c, s;
+            if (tab) {
+                c = tab[((size_t)t * (size_t)half + (size_t)i) * 2];
+                s = tab[((size_t)t * (size_t)half + (size_t)i) * 2 + 1];
+            } else {
+                c = cosf(theta), s = sinf(theta);
+            }
             for (int h = 0; h < n_head; h++) {
                 float *xh = xt + (size_t)h * (size_t)head_dim;
                 int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
@@ -146,9 +200,15 @@ static void cpu_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_
 
 static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k,
                          const float *v, int n_tok, int pos0) {
+    cpu_backend *cb = (cpu_backend *)be;
     for (int t = 0; t < n_tok; t++) {
         uint16_t *kd = eng_kv_k(kv, layer, pos0 + t), *vd = eng_kv_v(kv, layer, pos0 + t);
         const float *ks = k + (size_t)t * (size_t)kv->kv_dim, *vs = v + (size_t)t * (size_t)kv->kv_dim;
+        if (cb->k.f32_to_f16) {
+            cb->k.f32_to_f16(kd, ks, (size_t)kv->kv_dim);
+            cb->k.f32_to_f16(vd, vs, (size_t)kv->kv_dim);
+            continue;
+        }
         for (int i = 0; i < kv->kv_dim; i++) {
             kd[i] = eng_f32_to_f16(ks[i]);
             vd[i] = eng_f32_to_f16(vs[i]);
@@ -156,11 +216,35 @@ static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, cons
     }
 }
 
-static void cpu_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
+typedef struct ew_task {
+    cpu_backend *cb;
+    float *out;
+    const float *a, *b;
+    size_t n;
+} ew_task;
+
+static void ref_swiglu(float *out, const float *gate, const float *up, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float g = gate[i];
         out[i] = g / (1.0f + expf(-g)) * up[i];
     }
+}
+
+/* Elementwise, so any split gives the same values; slices are multiples of 64. */
+static void swiglu_run(void *arg, int ith, int nth) {
+    ew_task *t = arg;
+    size_t per = ((t->n + (size_t)nth - 1) / (size_t)nth + 63) & ~(size_t)63;
+    size_t i0 = per * (size_t)ith, i1 = i0 + per < t->n ? i0 + per : t->n;
+    if (i0 >= i1) return;
+    void (*f)(float *, const float *, const float *, size_t) = t->cb->k.swiglu ? t->cb->k.swiglu : ref_swiglu;
+    f(t->out + i0, t->a + i0, t->b + i0, i1 - i0);
+}
+
+static void cpu_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
+    cpu_backend *cb = (cpu_backend *)be;
+    ew_task t = {cb, out, gate, up, n};
+    if (n >= 16384) eng_pool_run(cb->pool, swiglu_run, &t);
+    else swiglu_run(&t, 0, 1);
 }
 
 static void cpu_geglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
@@ -184,6 +268,8 @@ static void cpu_scale(eng_backend *be, float *x, float s, size_t n) {
 typedef struct attn_task {
     const eng_attn_args *a;
     cpu_backend *cb;
+    int fast;
+    atomic_int next;
 } attn_task;
 
 /* One (token, head): scores over visible keys in position order, softmax with
@@ -222,13 +308,17 @@ static void attn_run(void *arg, int ith, int nth) {
     attn_task *at = arg;
     const eng_attn_args *a = at->a;
     float *sc = at->cb->scores + (size_t)ith * at->cb->scores_cap;
-    int jobs = a->n_tok * a->n_head;
-    for (int j = ith; j < jobs; j += nth) attn_one(a, j / a->n_head, j % a->n_head, sc);
+    int jobs = a->n_tok * a->n_head, j;
+    (void)nth;
+    while ((j = eng_pool_next(&at->next, jobs)) >= 0) {
+        if (at->fast) at->cb->k.attn_head(a, j / a->n_head, j % a->n_head, sc);
+        else attn_one(a, j / a->n_head, j % a->n_head, sc);
+    }
 }
 
 static int cpu_reserve(eng_backend *be, int n_ctx, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
-    size_t need = (size_t)n_ctx + 16;
+    size_t need = ((size_t)n_ctx + 16 + 15) & ~(size_t)15; /* keeps each thread's row 64-byte aligned */
     if (need <= cb->scores_cap) return UTIL_OK;
     float *s = malloc(need * (size_t)cb->n_threads * sizeof(float));
     if (!s) return util_err_set(err, UTIL_ENOMEM, "cpu backend: attention scratch for %d tokens", n_ctx);
@@ -241,7 +331,8 @@ static int cpu_reserve(eng_backend *be, int n_ctx, util_err *err) {
 /* The caller reserved scratch for pos0 + n_tok positions (see reserve). */
 static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
     cpu_backend *cb = (cpu_backend *)be;
-    attn_task at = {a, cb};
+    attn_task at = {.a = a, .cb = cb, .fast = cb->k.attn_head && a->head_dim % 8 == 0};
+    atomic_init(&at.next, 0);
     eng_pool_run(cb->pool, attn_run, &at);
 }
 
@@ -254,6 +345,7 @@ static void cpu_destroy(eng_backend *be) {
     eng_pool_free(cb->pool);
     free(cb->act);
     free(cb->scores);
+    free(cb->rope_cs);
     free(cb);
 }
 
@@ -274,8 +366,11 @@ static const eng_backend_ops cpu_ops = {
     .scale = cpu_scale,
 };
 
-int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err) {
+int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_err *err) {
     *out = NULL;
+    if (level < ENG_SIMD_SCALAR || level > (int)eng_cpu_detect())
+        return util_err_set(err, UTIL_EINVAL, "cpu backend: this cpu has no '%s' kernels",
+                            eng_simd_name((eng_simd)level));
     if (n_threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         n_threads = n > 0 ? (int)n : 1;
@@ -283,7 +378,14 @@ int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err) {
     if (n_threads > 256) n_threads = 256;
     cpu_backend *cb = calloc(1, sizeof *cb);
     if (!cb) return util_err_set(err, UTIL_ENOMEM, "cpu backend: out of memory");
-    cb->base.ops = &cpu_ops;
+    cb->level = (eng_simd)level;
+    snprintf(cb->name, sizeof cb->name, "cpu-%s", eng_simd_name(cb->level));
+    cb->ops = cpu_ops;
+    cb->ops.name = cb->name;
+    cb->base.ops = &cb->ops;
+    if (cb->level >= ENG_SIMD_AVX2) cpu_kern_avx2(&cb->k);
+    for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++)
+        cb->has_kern[t] = eng_type_kernels_get(t, cb->level, &cb->kern[t]) == 0;
     cb->pool = eng_pool_new(n_threads);
     if (!cb->pool) {
         free(cb);
@@ -292,6 +394,14 @@ int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err) {
     cb->n_threads = eng_pool_size(cb->pool);
     *out = &cb->base;
     return UTIL_OK;
+}
+
+int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err) {
+    eng_simd level;
+    *out = NULL;
+    int rc = eng_cpu_level(&level, err);
+    if (rc) return rc;
+    return eng_backend_cpu_new_level(out, n_threads, (int)level, err);
 }
 
 void eng_backend_free(eng_backend *be) {

@@ -1,7 +1,7 @@
-/* engine/quant.c: the quant-type traits table and its scalar reference kernels:
- * f16/bf16 conversions, dequantizers (ggml's formulas), activation quantizers
- * rounding like ggml's quantize_row_q8_{0,1,K}_ref, and integer dot products that
- * mirror ggml's CPU scheme, summed block by block, left to right (deterministic).
+/* engine/quant.c: the quant traits table and its scalar reference kernels: f16/bf16
+ * conversions, dequantizers (ggml's formulas), activation quantizers rounding like
+ * ggml's quantize_row_q8_{0,1,K}_ref, integer dot products summed block by block, left
+ * to right (deterministic); eng_type_kernels_get adds the SIMD ones (quant_avx*.c).
  * Does not contain SIMD, threading or weight quantizers (weights come quantized). */
 #include "quant.h"
 
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "quant_impl.h"
+#include "quant_simd.h"
 
 /* --- f16 / bf16 ------------------------------------------------------- */
 
@@ -508,6 +509,37 @@ static void q6_k_dot(int64_t n, float *s, const void *w, const void *a) {
     *s = sum;
 }
 
+/* --- reference gemm: the dot product per (row, token) ------------------- */
+
+#define REF_GEMM(tn)                                                                               \
+    static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,     \
+                          const void *a, size_t lda, int nt) {                                    \
+        for (int r = 0; r < nr; r++)                                                               \
+            for (int t = 0; t < nt; t++)                                                           \
+                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
+                         (const char *)a + (size_t)t * lda);                                      \
+    }
+REF_GEMM(f32)
+REF_GEMM(f16)
+REF_GEMM(bf16)
+REF_GEMM(q4_0)
+REF_GEMM(q4_1)
+REF_GEMM(q5_0)
+REF_GEMM(q5_1)
+REF_GEMM(q8_0)
+REF_GEMM(q4_k)
+REF_GEMM(q5_k)
+REF_GEMM(q6_k)
+#undef REF_GEMM
+
+/* Activation rows are padded to 64 bytes so every row stays aligned. */
+static size_t pad64(size_t b) { return (b + 63) & ~(size_t)63; }
+static size_t f32_act_bytes(int64_t n) { return pad64((size_t)n * 4); }
+static size_t f16_act_bytes(int64_t n) { return pad64((size_t)n * 2); }
+static size_t q8_0_act_bytes(int64_t n) { return pad64((size_t)(n / ENG_QK) * 34); }
+static size_t q8_1_act_bytes(int64_t n) { return pad64((size_t)(n / ENG_QK) * 36); }
+static size_t q8_k_act_bytes(int64_t n) { return pad64((size_t)(n / ENG_QK_K) * 292); }
+
 /* --- the table ---------------------------------------------------------- */
 
 #define KNOWN(nm, bl, by)                                                                          \
@@ -553,6 +585,33 @@ static const eng_type_traits eng_types[ENG_TYPE_COUNT] = {
 const eng_type_traits *eng_type_get(uint32_t type) {
     if (type >= ENG_TYPE_COUNT || !eng_types[type].name) return NULL;
     return &eng_types[type];
+}
+
+int eng_type_kernels_get(uint32_t type, eng_simd level, eng_type_kernels *out) {
+    static const eng_gemm_fn ref_gemm[ENG_TYPE_COUNT] = {
+        [ENG_TYPE_F32] = f32_gemm,   [ENG_TYPE_F16] = f16_gemm,   [ENG_TYPE_BF16] = bf16_gemm,
+        [ENG_TYPE_Q4_0] = q4_0_gemm, [ENG_TYPE_Q4_1] = q4_1_gemm, [ENG_TYPE_Q5_0] = q5_0_gemm,
+        [ENG_TYPE_Q5_1] = q5_1_gemm, [ENG_TYPE_Q8_0] = q8_0_gemm, [ENG_TYPE_Q4_K] = q4_k_gemm,
+        [ENG_TYPE_Q5_K] = q5_k_gemm, [ENG_TYPE_Q6_K] = q6_k_gemm,
+    };
+    const eng_type_traits *t = eng_type_get(type);
+    if (!t || !t->supported || !t->vec_dot || !ref_gemm[type]) return -1;
+    const eng_type_traits *vt = eng_type_get(t->vec_dot_type);
+    out->level = ENG_SIMD_SCALAR;
+    out->vec_dot = t->vec_dot;
+    out->act_quantize = vt->from_float;
+    out->gemm = ref_gemm[type];
+    switch (t->vec_dot_type) {
+    case ENG_TYPE_F32: out->act_bytes = f32_act_bytes; break;
+    case ENG_TYPE_F16:
+    case ENG_TYPE_BF16: out->act_bytes = f16_act_bytes; break;
+    case ENG_TYPE_Q8_0: out->act_bytes = q8_0_act_bytes; break;
+    case ENG_TYPE_Q8_1: out->act_bytes = q8_1_act_bytes; break;
+    default: out->act_bytes = q8_k_act_bytes; break;
+    }
+    if (level >= ENG_SIMD_AVX2) eng_quant_avx2_kernels(type, out);
+    if (level >= ENG_SIMD_AVX512) eng_quant_avx512_kernels(type, out);
+    return 0;
 }
 
 size_t eng_type_row_size(uint32_t type, int64_t n) {

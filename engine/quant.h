@@ -53,6 +53,38 @@ const eng_type_traits *eng_type_get(uint32_t type);
 /* Bytes of a row of n elements (n % blck == 0 assumed; returns 0 otherwise). */
 size_t eng_type_row_size(uint32_t type, int64_t n);
 
+/* --- fast kernels, selected at run time -------------------------------- */
+/* The traits above are the scalar reference. A SIMD level may replace the dot
+ * product with kernels that read activations in their own layout (quantized
+ * exactly like the reference's from_float, then rearranged) and compute
+ * several rows and tokens per weight pass. Results differ from the reference
+ * only by float summation order; within one level every (row, token) is
+ * computed with the same arithmetic whatever the tile shape. */
+
+typedef enum eng_simd { ENG_SIMD_SCALAR = 0, ENG_SIMD_AVX2 = 1, ENG_SIMD_AVX512 = 2 } eng_simd;
+
+/* Bytes of one prepared activation row of n values (a multiple of 64). */
+typedef size_t (*eng_act_bytes_fn)(int64_t n);
+/* Quantizes an f32 activation row of n values into the prepared layout. */
+typedef void (*eng_act_fn)(const float *x, void *dst, int64_t n);
+/* y[t * ldy + r] = (row r of w) . (prepared activation row t) for r < nr and
+ * t < nt; weight rows are ldw bytes apart, activation rows lda bytes apart. */
+typedef void (*eng_gemm_fn)(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
+                            const void *a, size_t lda, int nt);
+
+typedef struct eng_type_kernels {
+    eng_simd level;             /* level of the dot product actually used */
+    eng_vec_dot_fn vec_dot;     /* on vec_dot_type rows; bit-identical to gemm */
+    eng_act_bytes_fn act_bytes;
+    eng_act_fn act_quantize;
+    eng_gemm_fn gemm;
+} eng_type_kernels;
+
+/* Fills *out with the fastest kernels for `type` at or below `level` (the
+ * scalar level gives the references: vec_dot_type rows, gemm = vec_dot per
+ * row and token). Returns 0, or -1 when the type has no dot product. */
+int eng_type_kernels_get(uint32_t type, eng_simd level, eng_type_kernels *out);
+
 /* f16 / bf16 conversions (IEEE binary16 with subnormals; bf16 = top half of f32). */
 float eng_f16_to_f32(uint16_t h);
 uint16_t eng_f32_to_f16(float f); /* round to nearest even */

@@ -1,14 +1,24 @@
 /* engine/threadpool.c: spin-then-sleep worker pool (see threadpool.h).
  * Synchronisation: a generation counter published with release semantics;
- * workers acquire it, run their slice, and count down `pending`. */
+ * workers acquire it, run their slice, and count down `pending`. Spinning is
+ * bounded by time (POOL_SPIN_NS) and uses the cpu's pause hint. */
 #include "threadpool.h"
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
-enum { POOL_SPIN_ITERS = 20000 };
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define POOL_PAUSE() _mm_pause()
+#else
+#define POOL_PAUSE() ((void)0)
+#endif
+
+/* Long enough to bridge the gaps between the ops of one forward pass (a few
+ * microseconds), short enough that a pool idle between turns sleeps at once. */
+enum { POOL_SPIN_NS = 200000, POOL_CHECK_EVERY = 64 };
 
 struct eng_pool;
 
@@ -28,20 +38,38 @@ struct eng_pool {
     atomic_int pending;   /* workers still running the current task */
     atomic_int stop;
     atomic_int sleepers;  /* workers blocked on `wake` */
+    atomic_int waiting;   /* 1 while the caller sleeps on `done` */
     eng_task_fn fn;
     void *arg;
 };
+
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* Spins until *gen differs from seen or the spin time is over; returns the last value read. */
+static unsigned spin_gen(struct eng_pool *p, unsigned seen) {
+    long long t0 = 0;
+    for (unsigned i = 1;; i++) {
+        unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
+        if (g != seen || atomic_load_explicit(&p->stop, memory_order_relaxed)) return g;
+        POOL_PAUSE();
+        if (i % POOL_CHECK_EVERY == 0) {
+            long long t = now_ns();
+            if (!t0) t0 = t;
+            else if (t - t0 > POOL_SPIN_NS) return g;
+        }
+    }
+}
 
 static void *pool_main(void *vp) {
     pool_worker *w = vp;
     struct eng_pool *p = w->pool;
     unsigned seen = 0;
     for (;;) {
-        unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
-        for (int i = 0; g == seen && i < POOL_SPIN_ITERS; i++) {
-            if (atomic_load_explicit(&p->stop, memory_order_relaxed)) break;
-            g = atomic_load_explicit(&p->gen, memory_order_acquire);
-        }
+        unsigned g = spin_gen(p, seen);
         if (g == seen) {
             pthread_mutex_lock(&p->mu);
             atomic_fetch_add(&p->sleepers, 1);
@@ -53,7 +81,9 @@ static void *pool_main(void *vp) {
         if (atomic_load(&p->stop)) return NULL;
         seen = g;
         p->fn(p->arg, w->ith, p->n);
-        if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+        /* seq_cst on both sides: either the caller sees pending reach 0, or we see
+         * it waiting and signal under the mutex it holds until it sleeps */
+        if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->waiting)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
@@ -72,6 +102,7 @@ eng_pool *eng_pool_new(int n_threads) {
     if (n_threads > 1) {
         p->workers = calloc((size_t)n_threads, sizeof *p->workers);
         if (!p->workers) {
+            p->n = 1;
             eng_pool_free(p);
             return NULL;
         }
@@ -118,10 +149,20 @@ void eng_pool_run(eng_pool *p, eng_task_fn fn, void *arg) {
         pthread_mutex_unlock(&p->mu);
     }
     fn(arg, 0, p->n);
-    for (int i = 0; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) {
-        if (i < POOL_SPIN_ITERS) continue;
+    long long t0 = 0;
+    for (unsigned i = 1; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) {
+        POOL_PAUSE();
+        if (i % POOL_CHECK_EVERY) continue;
+        long long t = now_ns();
+        if (!t0) {
+            t0 = t;
+            continue;
+        }
+        if (t - t0 < POOL_SPIN_NS) continue;
         pthread_mutex_lock(&p->mu);
+        atomic_store(&p->waiting, 1);
         while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->done, &p->mu);
+        atomic_store(&p->waiting, 0);
         pthread_mutex_unlock(&p->mu);
         break;
     }

@@ -1,10 +1,13 @@
 /* engine/threadpool.h: a fixed pool of worker threads that run one task at a
  * time on all threads (the caller is thread 0) and wait for all to finish.
- * Workers spin briefly after a task (decode issues hundreds of small tasks per
- * token), then sleep on a condition variable: an idle pool uses no CPU.
- * Does not queue tasks or balance work: the task splits itself by (ith, nth). */
+ * Workers spin (with a pause hint) for a bounded time after a task, since decode
+ * issues hundreds of small tasks per token, then sleep on a condition variable:
+ * an idle pool uses no CPU. Does not queue tasks; a task splits its own work by
+ * (ith, nth), statically or through a counter it owns (see eng_pool_next). */
 #ifndef ENG_THREADPOOL_H
 #define ENG_THREADPOOL_H
+
+#include <stdatomic.h>
 
 typedef struct eng_pool eng_pool;
 
@@ -17,5 +20,13 @@ int eng_pool_size(const eng_pool *p);
 /* Runs fn(arg, ith, nth) for ith in 0..nth-1 and returns when all are done.
  * Not reentrant: one caller at a time. */
 void eng_pool_run(eng_pool *p, eng_task_fn fn, void *arg);
+
+/* Dynamic work splitting inside a task: claims the next of n items from a counter
+ * the task's argument holds (zeroed before eng_pool_run); -1 when none are left.
+ * Which thread runs an item never changes what the item computes. */
+static inline int eng_pool_next(atomic_int *counter, int n) {
+    int i = atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+    return i < n ? i : -1;
+}
 
 #endif

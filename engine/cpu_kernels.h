@@ -1,0 +1,26 @@
+/* engine/cpu_kernels.h: private to the CPU backend: the non-matmul kernels a SIMD
+ * level replaces (attention per (token, head), RMSNorm rows, SwiGLU, f32 -> f16).
+ * The scalar references live in backend_cpu.c; a NULL slot keeps the reference.
+ * Matmul kernels are not here: they come from the quant traits (quant.h). */
+#ifndef ENG_CPU_KERNELS_H
+#define ENG_CPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+typedef struct cpu_kern {
+    /* Attention of query token t, head h, over keys lo..p in position order;
+     * sc holds at least p + 16 floats of scratch. Needs head_dim % 8 == 0. */
+    void (*attn_head)(const eng_attn_args *a, int t, int h, float *sc);
+    /* y = x / sqrt(mean(x^2) + eps) * w for one row of n values. */
+    void (*rmsnorm_row)(float *y, const float *x, const float *w, int n, float eps);
+    void (*swiglu)(float *out, const float *gate, const float *up, size_t n);
+    void (*f32_to_f16)(uint16_t *dst, const float *src, size_t n);
+} cpu_kern;
+
+/* Fills the slots the AVX2 level has (nothing on non-x86 builds). */
+void cpu_kern_avx2(cpu_kern *k);
+
+#endif

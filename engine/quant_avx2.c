@@ -1,0 +1,453 @@
+/* engine/quant_avx2.c: AVX2+FMA+F16C kernels for the quant traits table: q4_1 and
+ * q8_0 tiles (several tokens per weight pass) over a prepared activation layout,
+ * dot products for q5_0, q4_K, q6_K (the K-quants bit-identical to the reference),
+ * f16 and f32, and the f16 activation quantizer. Compiled with per-function target
+ * attributes; only called after run-time detection. No threading, no allocation. */
+#include <stdint.h>
+#include <string.h>
+
+#include "quant_impl.h"
+#include "quant_simd.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define AVX2_FN __attribute__((target("avx2,fma,f16c")))
+#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+
+enum { TILE_T = 4 }; /* tokens per weight pass */
+
+/* --- helpers ----------------------------------------------------------------- */
+
+static uint16_t rd16(const void *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static uint32_t rd32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+AVX2_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* Fixed reduction tree: halves, then pairs, then the last two lanes. */
+AVX2_INLINE float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+AVX2_INLINE int hsum8i(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* roundf (half away from zero) of values below 2^23 in magnitude: truncate, then
+ * step away from zero when the dropped fraction is at least one half. */
+AVX2_INLINE __m256 round_away(__m256 y) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 t = _mm256_round_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_andnot_ps(sign, _mm256_sub_ps(y, t));
+    __m256 ge = _mm256_cmp_ps(f, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+    __m256 one = _mm256_or_ps(_mm256_and_ps(y, sign), _mm256_set1_ps(1.0f));
+    return _mm256_add_ps(t, _mm256_and_ps(ge, one));
+}
+
+/* One 32-value block quantized exactly like the reference q8_{0,1}_from_float
+ * (finite inputs): q = roundf(x / d) with d = amax / 127. Returns d; *sum gets
+ * the sum of q. */
+AVX2_INLINE float q8_block(const float *x, int8_t *q, int *sum) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 v[4], m = _mm256_setzero_ps();
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm256_loadu_ps(x + 8 * i);
+        m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i qi[4];
+    for (int i = 0; i < 4; i++) qi[i] = _mm256_cvttps_epi32(round_away(_mm256_mul_ps(v[i], vid)));
+    *sum = hsum8i(_mm256_add_epi32(_mm256_add_epi32(qi[0], qi[1]), _mm256_add_epi32(qi[2], qi[3])));
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+    p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)q, p);
+    return d;
+}
+
+/* f32 of the f16 rounding of f, as the reference stores scales. */
+AVX2_INLINE float f16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
+
+/* --- q4_1 x q8_1 ------------------------------------------------------------------ */
+/* Prepared activation block: the q8_1 values, the scale in all 8 lanes and the
+ * block sum s in lane 0 (so m * s is added once per block). */
+typedef struct a41_blk {
+    int8_t qs[32];
+    float d[8];
+    float s[8];
+} a41_blk;
+
+/* An even number of 96-byte blocks keeps rows a multiple of 64 bytes. */
+static size_t a41_bytes(int64_t n) { return (size_t)((n / 32 + 1) & ~1) * sizeof(a41_blk); }
+
+AVX2_INLINE void a41_set(a41_blk *o, uint16_t dh, uint16_t sh) {
+    _mm256_storeu_ps(o->d, _mm256_set1_ps(h2f(dh)));
+    _mm256_storeu_ps(o->s, _mm256_setr_ps(h2f(sh), 0, 0, 0, 0, 0, 0, 0));
+}
+
+AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
+    a41_blk *o = dst;
+    for (int64_t b = 0; b < n / 32; b++, o++, x += 32) {
+        int sum;
+        const float d = q8_block(x, o->qs, &sum);
+        a41_set(o, _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT),
+                _cvtss_sh((float)sum * d, _MM_FROUND_TO_NEAREST_INT));
+    }
+}
+
+/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
+AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_blk, int nb,
+                         __m256 *acc, const int T) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int b = 0; b < nb; b++) {
+        __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
+        __m256i wq = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
+        __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(&x[b])));
+        __m256 dv = _mm256_broadcastss_ps(dm), mv = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const a41_blk *A = a + (size_t)t * lda_blk + b;
+            __m256i p = _mm256_maddubs_epi16(wq, _mm256_loadu_si256((const __m256i *)A->qs));
+            __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
+            acc[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), acc[t]);
+            acc[t] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(A->s), acc[t]);
+        }
+    }
+}
+
+AVX2_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
+                          const a41_blk *a, size_t lda_blk, const int T) {
+    for (int r = 0; r < nr; r++) {
+        __m256 acc[TILE_T];
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+        q41_acc((const eng_block_q4_1 *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]);
+    }
+}
+
+AVX2_FN static void q41_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
+                             const void *a, size_t lda, int nt) {
+    const size_t lda_blk = lda / sizeof(a41_blk);
+    const int nb = (int)(n / 32);
+    for (int t0 = 0; t0 < nt; t0 += TILE_T) {
+        const a41_blk *at = (const a41_blk *)((const char *)a + (size_t)t0 * lda);
+        float *yt = y + (size_t)t0 * ldy;
+        switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {
+        case 1: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;
+        case 2: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;
+        case 3: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;
+        default: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;
+        }
+    }
+}
+
+/* The same arithmetic on reference q8_1 activations, rearranged in chunks. */
+AVX2_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
+    const eng_block_q4_1 *x = w;
+    const eng_block_q8_1 *yb = a;
+    a41_blk buf[16];
+    __m256 acc = _mm256_setzero_ps();
+    const int nb = (int)(n / 32);
+    for (int b0 = 0; b0 < nb; b0 += 16) {
+        int k = nb - b0 < 16 ? nb - b0 : 16;
+        for (int i = 0; i < k; i++) {
+            memcpy(buf[i].qs, yb[b0 + i].qs, 32);
+            a41_set(&buf[i], yb[b0 + i].d, yb[b0 + i].s);
+        }
+        q41_acc(x + b0, buf, 0, k, &acc, 1);
+    }
+    *s = hsum8(acc);
+}
+
+/* --- q8_0 x q8_0 ------------------------------------------------------------------ */
+/* Prepared activation block: the q8_0 values and the scale in all 8 lanes. The
+ * signed product uses |w| * (a with w's sign), exact for a in [-127, 127] (all
+ * the quantizer produces) and any weight byte. */
+typedef struct a80_blk {
+    int8_t qs[32];
+    float d[8];
+} a80_blk;
+
+static size_t a80_bytes(int64_t n) { return (size_t)(n / 32) * sizeof(a80_blk); }
+
+AVX2_FN static void a80_quantize(const float *x, void *dst, int64_t n) {
+    a80_blk *o = dst;
+    for (int64_t b = 0; b < n / 32; b++, o++, x += 32) {
+        int sum;
+        const float d = q8_block(x, o->qs, &sum);
+        _mm256_storeu_ps(o->d, _mm256_set1_ps(f16_round(d)));
+    }
+}
+
+AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_blk, int nb,
+                         __m256 *acc, const int T) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int b = 0; b < nb; b++) {
+        __m256i wq = _mm256_loadu_si256((const __m256i *)x[b].qs);
+        __m256i aw = _mm256_abs_epi8(wq);
+        __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const a80_blk *A = a + (size_t)t * lda_blk + b;
+            __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)A->qs), wq);
+            __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aw, sa), ones));
+            acc[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), acc[t]);
+        }
+    }
+}
+
+AVX2_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
+                          const a80_blk *a, size_t lda_blk, const int T) {
+    for (int r = 0; r < nr; r++) {
+        __m256 acc[TILE_T];
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+        q80_acc((const eng_block_q8_0 *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]);
+    }
+}
+
+AVX2_FN static void q80_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
+                             const void *a, size_t lda, int nt) {
+    const size_t lda_blk = lda / sizeof(a80_blk);
+    const int nb = (int)(n / 32);
+    for (int t0 = 0; t0 < nt; t0 += TILE_T) {
+        const a80_blk *at = (const a80_blk *)((const char *)a + (size_t)t0 * lda);
+        float *yt = y + (size_t)t0 * ldy;
+        switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {
+        case 1: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;
+        case 2: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;
+        case 3: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;
+        default: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;
+        }
+    }
+}
+
+AVX2_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
+    const eng_block_q8_0 *x = w;
+    const eng_block_q8_0 *yb = a;
+    a80_blk buf[16];
+    __m256 acc = _mm256_setzero_ps();
+    const int nb = (int)(n / 32);
+    for (int b0 = 0; b0 < nb; b0 += 16) {
+        int k = nb - b0 < 16 ? nb - b0 : 16;
+        for (int i = 0; i < k; i++) {
+            memcpy(buf[i].qs, yb[b0 + i].qs, 32);
+            _mm256_storeu_ps(buf[i].d, _mm256_set1_ps(h2f(yb[b0 + i].d)));
+        }
+        q80_acc(x + b0, buf, 0, k, &acc, 1);
+    }
+    *s = hsum8(acc);
+}
+
+/* --- q5_0 x q8_0 (reference activation layout) --------------------------------------- */
+
+/* 32 bytes, 0xFF where bit i of the 32-bit little-endian word at p is set. */
+AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
+    const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101ll, 0x0202020202020202ll,
+                                            0x0303030303030303ll);
+    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)rd32(p)), shuf);
+    b = _mm256_or_si256(b, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfell));
+    return _mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1));
+}
+
+AVX2_FN static void q50_dot(int64_t n, float *s, const void *w, const void *a) {
+    const eng_block_q5_0 *x = w;
+    const eng_block_q8_0 *yb = a;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 32; b++) {
+        __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
+        __m256i qx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
+        /* value = (nibble | bit << 4) - 16: nibble when the bit is set, else nibble | 0xF0 */
+        qx = _mm256_or_si256(qx, _mm256_andnot_si256(bits_to_bytes(x[b].qh), _mm256_set1_epi8((char)0xF0)));
+        __m256i qy = _mm256_loadu_si256((const __m256i *)yb[b].qs);
+        __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(qx), _mm256_sign_epi8(qy, qx));
+        __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(rd16(&x[b].d)) * h2f(yb[b].d)), f, acc);
+    }
+    *s = hsum8(acc);
+}
+
+/* --- q4_K / q6_K x q8_K: integer sums in SIMD, float part as the reference ------------ */
+
+static void k_scale_min(const uint8_t *s, int j, int *sc, int *mn) {
+    if (j < 4) {
+        *sc = s[j] & 63;
+        *mn = s[j + 4] & 63;
+    } else {
+        *sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+        *mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+AVX2_FN static void q4k_dot(int64_t n, float *s, const void *w, const void *a) {
+    const eng_block_q4_k *x = w;
+    const eng_block_q8_k *y = a;
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
+        int sc[8], mn[8], imin = 0;
+        for (int j = 0; j < 8; j++) {
+            k_scale_min(x[i].scales, j, &sc[j], &mn[j]);
+            imin += mn[j] * (y[i].bsums[2 * j] + y[i].bsums[2 * j + 1]);
+        }
+        __m256i acc = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * g));
+            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * g));
+            __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * g + 32));
+            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16((short)sc[2 * g]));
+            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16((short)sc[2 * g + 1]));
+            acc = _mm256_add_epi32(acc, _mm256_add_epi32(p0, p1));
+        }
+        int isum = hsum8i(acc);
+        sum += (h2f(x[i].d) * y[i].d) * (float)isum - (h2f(x[i].dmin) * y[i].d) * (float)imin;
+    }
+    *s = sum;
+}
+
+AVX2_FN static void q6k_dot(int64_t n, float *s, const void *w, const void *a) {
+    const eng_block_q6_k *x = w;
+    const eng_block_q8_k *y = a;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = x[i].ql + 64 * h, *qhp = x[i].qh + 32 * h;
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+            __m256i v[4];
+            /* unsigned 6-bit values; the -32 offset is applied through bsums below */
+            v[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+            v[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+            v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+            v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+            for (int k = 0; k < 4; k++) {
+                const int g = 8 * h + 2 * k;
+                __m256i yq = _mm256_loadu_si256((const __m256i *)(y[i].qs + 128 * h + 32 * k));
+                __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[g + 1]), _mm_set1_epi16(x[i].scales[g]));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], yq), sc));
+            }
+        }
+        int corr = 0;
+        for (int g = 0; g < 16; g++) corr += x[i].scales[g] * y[i].bsums[g];
+        int isum = hsum8i(acc) - 32 * corr;
+        sum += (h2f(rd16(&x[i].d)) * y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+/* --- f16 / f32 ----------------------------------------------------------------------- */
+
+AVX2_FN static void f16_dot(int64_t n, float *s, const void *w, const void *a) {
+    const uint16_t *x = w, *y = a;
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+#define LD(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) acc[k] = _mm256_fmadd_ps(LD(x + i + 8 * k), LD(y + i + 8 * k), acc[k]);
+    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(LD(x + i), LD(y + i), acc[0]);
+#undef LD
+    float sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    for (; i < n; i++) sum += h2f(x[i]) * h2f(y[i]);
+    *s = sum;
+}
+
+AVX2_FN static void f32_dot(int64_t n, float *s, const void *w, const void *a) {
+    const float *x = w, *y = a;
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * k), _mm256_loadu_ps(y + i + 8 * k), acc[k]);
+    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
+    float sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    for (; i < n; i++) sum += x[i] * y[i];
+    *s = sum;
+}
+
+/* f32 -> f16 rounding to nearest even, as eng_f32_to_f16 (nan payloads aside). */
+AVX2_FN static void f16_quantize(const float *x, void *dst, int64_t n) {
+    uint16_t *d = dst;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) d[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+/* gemm for the types whose fast kernel is a plain dot product: one call per
+ * (row, token), the same call whatever the tile. */
+#define DOT_GEMM(tn)                                                                               \
+    AVX2_FN static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,      \
+                                  int nr, const void *a, size_t lda, int nt) {                    \
+        for (int r = 0; r < nr; r++)                                                               \
+            for (int t = 0; t < nt; t++)                                                           \
+                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
+                         (const char *)a + (size_t)t * lda);                                      \
+    }
+DOT_GEMM(q50)
+DOT_GEMM(q4k)
+DOT_GEMM(q6k)
+DOT_GEMM(f16)
+DOT_GEMM(f32)
+#undef DOT_GEMM
+
+void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
+    switch (type) {
+    case ENG_TYPE_Q4_1:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q41_dot, a41_bytes, a41_quantize, q41_gemm};
+        break;
+    case ENG_TYPE_Q8_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q80_dot, a80_bytes, a80_quantize, q80_gemm};
+        break;
+    case ENG_TYPE_Q5_0: k->level = ENG_SIMD_AVX2, k->vec_dot = q50_dot, k->gemm = q50_gemm; break;
+    case ENG_TYPE_Q4_K: k->level = ENG_SIMD_AVX2, k->vec_dot = q4k_dot, k->gemm = q4k_gemm; break;
+    case ENG_TYPE_Q6_K: k->level = ENG_SIMD_AVX2, k->vec_dot = q6k_dot, k->gemm = q6k_gemm; break;
+    case ENG_TYPE_F16:
+        k->level = ENG_SIMD_AVX2, k->vec_dot = f16_dot, k->gemm = f16_gemm;
+        k->act_quantize = f16_quantize;
+        break;
+    case ENG_TYPE_F32: k->level = ENG_SIMD_AVX2, k->vec_dot = f32_dot, k->gemm = f32_gemm; break;
+    default: break;
+    }
+}
+
+#else /* not x86-64 */
+
+void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
+    (void)type;
+    (void)k;
+}
+
+#endif

@@ -1,0 +1,410 @@
+/* tests/test_kernels.c: every SIMD kernel against its scalar reference, at each
+ * level this CPU has (AVX2, AVX-512): quant dot products and activation quantizers,
+ * gemm tiles (bit-identical to the 1x1 path whatever the tile), and the backend's
+ * attention, RMSNorm, RoPE, SwiGLU, f16 stores; plus batch and thread invariance of
+ * matmul and attention within each level. Tolerances are stated where they are used. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/backend.h"
+#include "../engine/cpu_features.h"
+#include "../engine/quant.h"
+#include "../engine/quant_impl.h"
+#include "check.h"
+
+/* --- helpers ------------------------------------------------------------ */
+
+static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float rng_unit(uint64_t *s) { /* [-1, 1) */
+    return (float)((double)(rng_next(s) >> 11) / 4503599627370496.0 - 1.0);
+}
+
+static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+
+static void *zalloc64(size_t n) {
+    void *p = NULL;
+    if (posix_memalign(&p, 64, n + 64)) return NULL;
+    memset(p, 0, n + 64);
+    return p;
+}
+
+/* A weight row of n values in `type`: random quant bytes with plausible f16
+ * scales (d > 0, q4_1/q4_K mins negative), or random f16/f32 values. */
+static void rand_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
+    const eng_type_traits *t = eng_type_get(type);
+    size_t bytes = eng_type_row_size(type, n);
+    for (size_t i = 0; i < bytes; i++) w[i] = (uint8_t)rng_next(rs);
+    if (type == ENG_TYPE_F16) {
+        for (int64_t i = 0; i < n; i++) put16(w + 2 * i, eng_f32_to_f16(rng_unit(rs)));
+        return;
+    }
+    if (type == ENG_TYPE_F32) {
+        for (int64_t i = 0; i < n; i++) {
+            float f = rng_unit(rs);
+            memcpy(w + 4 * i, &f, 4);
+        }
+        return;
+    }
+    for (int64_t b = 0; b < n / t->blck; b++) {
+        uint8_t *p = w + (size_t)b * t->bytes;
+        uint16_t d = eng_f32_to_f16(0.002f + 0.01f * (1.0f + rng_unit(rs)));
+        uint16_t m = eng_f32_to_f16(-0.04f * (1.0f + rng_unit(rs)));
+        if (type == ENG_TYPE_Q6_K) {
+            put16(p + 208, d);
+            continue;
+        }
+        put16(p, d);
+        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q4_K) put16(p + 2, m);
+    }
+}
+
+static void rand_vec(float *x, size_t n, float scale, uint64_t *rs) {
+    for (size_t i = 0; i < n; i++) x[i] = scale * rng_unit(rs);
+}
+
+static int levels(eng_simd out[2]) {
+    int n = 0;
+    eng_simd have = eng_cpu_detect();
+    if (have >= ENG_SIMD_AVX2) out[n++] = ENG_SIMD_AVX2;
+    if (have >= ENG_SIMD_AVX512) out[n++] = ENG_SIMD_AVX512;
+    return n;
+}
+
+/* --- quant kernels ------------------------------------------------------- */
+
+/* Bound on sum |term| of the reference dot: per value |w - m| |a| (the scaled
+ * integer products) plus |m| |a| (the block's m * s term), with w and a
+ * dequantized. Reordering a float sum of k terms moves it by at most about
+ * k * 2^-24 * that bound (k counts the blocks plus the lanes folded at the end). */
+static double abs_bound(uint32_t type, const uint8_t *w, const void *act, int64_t n) {
+    const eng_type_traits *t = eng_type_get(type), *vt = eng_type_get(t->vec_dot_type);
+    float *wf = malloc((size_t)n * sizeof(float)), *af = malloc((size_t)n * sizeof(float));
+    t->to_float(w, wf, n);
+    vt->to_float(act, af, n);
+    double b = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double m = 0;
+        if (type == ENG_TYPE_Q4_1) m = fabs(eng_f16_to_f32(((const eng_block_q4_1 *)w)[i / 32].m));
+        b += (fabs(wf[i]) + 2 * m) * fabs(af[i]);
+    }
+    free(wf);
+    free(af);
+    return b;
+}
+
+/* One (type, level, n): fast vec_dot vs the reference within the bound; the
+ * fast vec_dot on reference activations equals gemm on prepared activations
+ * (so the prepared quantization rounds exactly like the reference). */
+static void check_dot(uint32_t type, eng_simd level, int64_t n, uint64_t *rs, double *worst) {
+    const eng_type_traits *t = eng_type_get(type), *vt = eng_type_get(t->vec_dot_type);
+    eng_type_kernels k;
+    CHECK(eng_type_kernels_get(type, level, &k) == 0);
+    uint8_t *w = zalloc64(eng_type_row_size(type, n));
+    float *x = malloc((size_t)n * sizeof(float));
+    void *a = zalloc64(eng_type_row_size(t->vec_dot_type, n));
+    void *pa = zalloc64(k.act_bytes(n));
+    for (int rep = 0; rep < 6; rep++) {
+        rand_row(type, w, n, rs);
+        rand_vec(x, (size_t)n, rep == 5 ? 30.0f : 1.0f, rs);
+        if (rep == 4 && n >= 32) /* rounding ties: amax 127 makes d = 1, x / d = x */
+            for (int64_t i = 0; i < n; i++) x[i] = i % 32 == 0 ? 127.0f : (float)(i % 7) - 3.5f;
+        vt->from_float(x, a, n);
+        k.act_quantize(x, pa, n);
+        float ref, fast, g;
+        t->vec_dot(n, &ref, w, a);
+        k.vec_dot(n, &fast, w, a);
+        k.gemm(n, &g, 1, w, 0, 1, pa, 0, 1);
+        CHECK_MSG(memcmp(&fast, &g, sizeof g) == 0, "%s %s n=%lld: vec_dot %.9g != gemm %.9g",
+                  t->name, eng_simd_name(level), (long long)n, (double)fast, (double)g);
+        int blocks = (int)(n / t->blck);
+        double bound = abs_bound(type, w, a, n);
+        double tol = (2.0 * blocks + 24) * ldexp(1.0, -24) * bound;
+        if (type == ENG_TYPE_F16 || type == ENG_TYPE_F32) tol = ((double)n + 24) * ldexp(1.0, -24) * bound;
+        if (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q6_K) tol = 0; /* float part as the reference */
+        double err = fabs((double)fast - (double)ref);
+        if (bound > 0 && err / bound > *worst) *worst = err / bound;
+        CHECK_MSG(err <= tol, "%s %s n=%lld: fast %.9g vs reference %.9g (tol %.3g)", t->name,
+                  eng_simd_name(level), (long long)n, (double)fast, (double)ref, tol);
+    }
+    free(w);
+    free(x);
+    free(a);
+    free(pa);
+}
+
+static void test_dots(void) {
+    static const struct {
+        uint32_t type;
+        int64_t n[5];
+    } cases[] = {
+        {ENG_TYPE_Q4_1, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q8_0, {32, 96, 576, 1536, 544}},
+        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
+        {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
+        {ENG_TYPE_F32, {1, 9, 33, 576, 1000}},
+    };
+    eng_simd lv[2];
+    int nl = levels(lv);
+    uint64_t rs = 42;
+    for (int l = 0; l < nl; l++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            double worst = 0;
+            for (int i = 0; i < 5; i++) check_dot(cases[c].type, lv[l], cases[c].n[i], &rs, &worst);
+            if (check_get()->verbose)
+                fprintf(stderr, "  %s %-5s worst |fast - ref| / sum|terms| = %.3g\n",
+                        eng_simd_name(lv[l]), eng_type_get(cases[c].type)->name, worst);
+        }
+}
+
+/* gemm over nr rows x nt tokens gives, for every (row, token), the bits of the
+ * 1x1 call: the tile shape and the rows' chunking never change a result. */
+static void check_tiles(uint32_t type, eng_simd level, int64_t n, uint64_t *rs) {
+    enum { NR = 11, NT = 19 };
+    eng_type_kernels k;
+    if (eng_type_kernels_get(type, level, &k)) return;
+    size_t rb = eng_type_row_size(type, n), lda = k.act_bytes(n);
+    uint8_t *w = zalloc64(rb * NR);
+    float *x = malloc((size_t)n * NT * sizeof(float));
+    char *pa = zalloc64(lda * NT);
+    float y[NT * NR], y1;
+    for (int r = 0; r < NR; r++) rand_row(type, w + rb * (size_t)r, n, rs);
+    rand_vec(x, (size_t)n * NT, 1.0f, rs);
+    for (int t = 0; t < NT; t++) k.act_quantize(x + (size_t)t * (size_t)n, pa + lda * (size_t)t, n);
+    static const int shapes[][2] = {{NR, NT}, {NR, 8}, {3, 5}, {1, NT}, {4, 9}};
+    int bad = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int nr = shapes[s][0], nt = shapes[s][1];
+        k.gemm(n, y, NR, w, rb, nr, pa, lda, nt);
+        for (int r = 0; r < nr; r++)
+            for (int t = 0; t < nt; t++) {
+                k.gemm(n, &y1, 1, w + rb * (size_t)r, rb, 1, pa + lda * (size_t)t, lda, 1);
+                bad += memcmp(&y1, &y[t * NR + r], sizeof y1) != 0;
+            }
+    }
+    CHECK_MSG(bad == 0, "%s %s n=%lld: %d tile results differ from the 1x1 path",
+              eng_type_get(type)->name, eng_simd_name(level), (long long)n, bad);
+    free(w);
+    free(x);
+    free(pa);
+}
+
+static void test_tiles(void) {
+    eng_simd lv[2];
+    int nl = levels(lv);
+    uint64_t rs = 7;
+    for (int l = 0; l < nl; l++) {
+        check_tiles(ENG_TYPE_Q4_1, lv[l], 576, &rs);
+        check_tiles(ENG_TYPE_Q4_1, lv[l], 1536, &rs);
+        check_tiles(ENG_TYPE_Q4_1, lv[l], 96, &rs); /* odd block count: the tail pair */
+        check_tiles(ENG_TYPE_Q8_0, lv[l], 576, &rs);
+        check_tiles(ENG_TYPE_Q8_0, lv[l], 160, &rs);
+        check_tiles(ENG_TYPE_Q6_K, lv[l], 512, &rs);
+        check_tiles(ENG_TYPE_F16, lv[l], 100, &rs);
+    }
+    /* the scalar level goes through the same gemm interface */
+    check_tiles(ENG_TYPE_Q4_1, ENG_SIMD_SCALAR, 576, &rs);
+}
+
+/* --- backend ops ----------------------------------------------------------- */
+
+enum { T_HEADS = 6, T_KV = 2, T_HD = 64, T_CTX = 80 };
+
+typedef struct kv_fixture {
+    uint16_t *pages[T_CTX / 16];
+    eng_kv_view kv;
+} kv_fixture;
+
+static void kv_init(kv_fixture *f, uint64_t *rs) {
+    f->kv.page_tokens = 16;
+    f->kv.n_layer = 1;
+    f->kv.kv_dim = T_KV * T_HD;
+    for (int i = 0; i < T_CTX / 16; i++) {
+        f->pages[i] = malloc((size_t)2 * 16 * T_KV * T_HD * sizeof(uint16_t));
+        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++) f->pages[i][j] = eng_f32_to_f16(2.0f * rng_unit(rs));
+    }
+    f->kv.pages = f->pages;
+}
+
+static void kv_release(kv_fixture *f) {
+    for (int i = 0; i < T_CTX / 16; i++) free(f->pages[i]);
+}
+
+/* Attention of tokens [t0, t0 + n) of a T_CTX-token sequence, all heads. */
+static void run_attn(eng_backend *be, const kv_fixture *f, const float *q, float *out, int t0, int n,
+                     int window) {
+    eng_attn_args a = {.out = out + (size_t)t0 * T_HEADS * T_HD, .q = q + (size_t)t0 * T_HEADS * T_HD,
+                       .kv = &f->kv, .layer = 0, .n_tok = n, .pos0 = t0, .n_head = T_HEADS,
+                       .n_kv_head = T_KV, .head_dim = T_HD, .scale = 0.125f, .window = window};
+    be->ops->attention(be, &a);
+}
+
+static double max_rel(const float *a, const float *b, size_t n, double floor) {
+    double w = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]) / fmax(fabs((double)b[i]), floor);
+        w = fmax(w, d);
+    }
+    return w;
+}
+
+/* Fast attention vs the scalar reference. Tolerance 1e-5 of max |v| (= 2): the
+ * levels use fma where the reference rounds twice, an exp good to about 2 ulp and
+ * other summation orders; each moves an output by a few ulp of the values. */
+static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
+    kv_fixture f;
+    kv_init(&f, rs);
+    size_t nq = (size_t)T_CTX * T_HEADS * T_HD;
+    float *q = malloc(nq * sizeof(float)), *o1 = calloc(nq, sizeof(float)), *o2 = calloc(nq, sizeof(float));
+    rand_vec(q, nq, 3.0f, rs);
+    CHECK(ref->ops->reserve(ref, T_CTX, NULL) == 0 && fast->ops->reserve(fast, T_CTX, NULL) == 0);
+    for (int window = 0; window <= 24; window += 24) {
+        run_attn(ref, &f, q, o1, 0, T_CTX, window);
+        run_attn(fast, &f, q, o2, 0, T_CTX, window);
+        double err = 0;
+        for (size_t i = 0; i < nq; i++) err = fmax(err, fabs((double)o1[i] - (double)o2[i]));
+        CHECK_MSG(err <= 2e-5, "%s attention (window %d): max error %.3g > 2e-5", fast->ops->name,
+                  window, err);
+        /* chunked the way prefill and decode call it: the same bits */
+        memset(o1, 0, nq * sizeof(float));
+        static const int cuts[] = {0, 1, 17, 18, 50, 79, T_CTX};
+        for (size_t c = 0; c + 1 < sizeof cuts / sizeof cuts[0]; c++)
+            run_attn(fast, &f, q, o1, cuts[c], cuts[c + 1] - cuts[c], window);
+        CHECK_MSG(memcmp(o1, o2, nq * sizeof(float)) == 0, "%s attention depends on chunking",
+                  fast->ops->name);
+    }
+    free(q);
+    free(o1);
+    free(o2);
+    kv_release(&f);
+}
+
+/* RMSNorm: only the order of the double-precision sum of squares differs, so the
+ * scale differs by at most an ulp: 2^-22 relative. SwiGLU: the exp polynomial is
+ * within a few ulp: 1e-6 relative (with a floor for outputs near 0). RoPE and f16
+ * stores use the reference's arithmetic: bit-identical. */
+static void check_elementwise(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
+    enum { E = 576, R = 5, F = 1536 * 3 + 5 };
+    float *x = malloc(sizeof(float) * E * R), *w = malloc(sizeof(float) * E);
+    float *y1 = malloc(sizeof(float) * E * R), *y2 = malloc(sizeof(float) * E * R);
+    rand_vec(x, E * R, 4.0f, rs);
+    rand_vec(w, E, 2.0f, rs);
+    ref->ops->rmsnorm(ref, y1, x, w, E, R, 1e-5f);
+    fast->ops->rmsnorm(fast, y2, x, w, E, R, 1e-5f);
+    CHECK_MSG(max_rel(y2, y1, E * R, 1e-30) <= ldexp(1.0, -22), "%s rmsnorm", fast->ops->name);
+
+    memcpy(y1, x, sizeof(float) * E * R);
+    memcpy(y2, x, sizeof(float) * E * R);
+    ref->ops->rope(ref, y1, R, 9, 64, 64, 1000, 100000.0f, 1.0f, 0);
+    fast->ops->rope(fast, y2, R, 9, 64, 64, 1000, 100000.0f, 1.0f, 0);
+    fast->ops->rope(fast, y2 + 0, 0, 9, 64, 64, 7, 100000.0f, 1.0f, 0); /* no-op call, other range */
+    CHECK_MSG(memcmp(y1, y2, sizeof(float) * E * R) == 0, "%s rope", fast->ops->name);
+
+    float *g = malloc(sizeof(float) * F), *u = malloc(sizeof(float) * F);
+    float *s1 = malloc(sizeof(float) * F), *s2 = malloc(sizeof(float) * F);
+    rand_vec(g, F, 12.0f, rs);
+    rand_vec(u, F, 2.0f, rs);
+    ref->ops->swiglu(ref, s1, g, u, F);
+    fast->ops->swiglu(fast, s2, g, u, F);
+    CHECK_MSG(max_rel(s2, s1, F, 1e-3) <= 1e-6, "%s swiglu: %.3g", fast->ops->name, max_rel(s2, s1, F, 1e-3));
+
+    kv_fixture f1, f2;
+    uint64_t seed = *rs;
+    kv_init(&f1, rs);
+    *rs = seed;
+    kv_init(&f2, rs);
+    ref->ops->kv_store(ref, &f1.kv, 0, x, x + 128, 3, 30);
+    fast->ops->kv_store(fast, &f2.kv, 0, x, x + 128, 3, 30);
+    int same = 1;
+    for (int i = 0; i < T_CTX / 16; i++)
+        same &= memcmp(f1.pages[i], f2.pages[i], (size_t)2 * 16 * T_KV * T_HD * sizeof(uint16_t)) == 0;
+    CHECK_MSG(same, "%s kv_store", fast->ops->name);
+    kv_release(&f1);
+    kv_release(&f2);
+    free(x), free(w), free(y1), free(y2), free(g), free(u), free(s1), free(s2);
+}
+
+/* matmul through the backend: a token's row does not depend on how many tokens
+ * share the call or on the thread count. */
+static void check_matmul_invariance(eng_backend *b1, eng_backend *b2, uint32_t type, int64_t cols,
+                                    int64_t rows, uint64_t *rs) {
+    enum { NT = 37 };
+    size_t rb = eng_type_row_size(type, cols);
+    uint8_t *wd = zalloc64(rb * (size_t)rows);
+    for (int64_t r = 0; r < rows; r++) rand_row(type, wd + rb * (size_t)r, cols, rs);
+    eng_weight w = {.name = "test", .type = type, .cols = cols, .rows = rows, .row_bytes = rb, .data = wd};
+    float *x = malloc(sizeof(float) * (size_t)cols * NT);
+    float *y = malloc(sizeof(float) * (size_t)rows * NT), *y1 = malloc(sizeof(float) * (size_t)rows * NT);
+    rand_vec(x, (size_t)cols * NT, 1.0f, rs);
+    util_err err;
+    CHECK(b2->ops->matmul(b2, &w, x, y, NT, &err) == 0);
+    int bad = 0;
+    for (int t = 0; t < NT; t++) {
+        CHECK(b2->ops->matmul(b2, &w, x + (size_t)t * (size_t)cols, y1, 1, &err) == 0);
+        bad += memcmp(y1, y + (size_t)t * (size_t)rows, sizeof(float) * (size_t)rows) != 0;
+    }
+    CHECK(b1->ops->matmul(b1, &w, x, y1, NT, &err) == 0);
+    bad += memcmp(y1, y, sizeof(float) * (size_t)rows * NT) != 0;
+    CHECK_MSG(bad == 0, "%s matmul %s: results depend on batch or threads (%d)", b2->ops->name,
+              eng_type_get(type)->name, bad);
+    free(wd), free(x), free(y), free(y1);
+}
+
+static void test_backend_ops(void) {
+    eng_simd lv[2];
+    int nl = levels(lv);
+    uint64_t rs = 99;
+    eng_backend *ref = NULL;
+    util_err err;
+    CHECK(eng_backend_cpu_new_level(&ref, 2, ENG_SIMD_SCALAR, &err) == 0);
+    if (!ref) return;
+    CHECK_EQ_STR(ref->ops->name, "cpu-scalar");
+    for (int l = 0; l < nl; l++) {
+        eng_backend *b1 = NULL, *b2 = NULL;
+        CHECK(eng_backend_cpu_new_level(&b1, 1, lv[l], &err) == 0);
+        CHECK(eng_backend_cpu_new_level(&b2, 2, lv[l], &err) == 0);
+        if (!b1 || !b2) continue;
+        CHECK_MSG(strcmp(b2->ops->name, lv[l] == ENG_SIMD_AVX2 ? "cpu-avx2" : "cpu-avx512") == 0,
+                  "backend name '%s'", b2->ops->name);
+        check_attention(ref, b2, &rs);
+        check_elementwise(ref, b2, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q4_1, 576, 200, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q8_0, 576, 300, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q6_K, 512, 40, &rs);
+        eng_backend_free(b1);
+        eng_backend_free(b2);
+    }
+    eng_backend_free(ref);
+}
+
+static void test_levels(void) {
+    eng_simd have = eng_cpu_detect(), got;
+    util_err err;
+    CHECK_EQ_STR(eng_simd_name(ENG_SIMD_AVX512), "avx512");
+    eng_backend *be = NULL;
+    CHECK(eng_backend_cpu_new_level(&be, 1, (int)have + 1, &err) == UTIL_EINVAL);
+    const char *old = getenv("CACHET_CPU");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CACHET_CPU", "scalar", 1);
+    CHECK(eng_cpu_level(&got, &err) == 0 && got == ENG_SIMD_SCALAR);
+    setenv("CACHET_CPU", "sse9", 1);
+    CHECK(eng_cpu_level(&got, &err) == UTIL_EINVAL && strstr(err.msg, "sse9"));
+    setenv("CACHET_CPU", "auto", 1);
+    CHECK(eng_cpu_level(&got, &err) == 0 && got == have);
+    if (saved) setenv("CACHET_CPU", saved, 1);
+    else unsetenv("CACHET_CPU");
+    free(saved);
+}
+
+void test_kernels(void) {
+    test_levels();
+    test_dots();
+    test_tiles();
+    test_backend_ops();
+}
