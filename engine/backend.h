@@ -103,6 +103,9 @@ int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err);
 /* The same at an explicit level (an eng_simd value from quant.h; tests and
  * benchmarks). UTIL_EINVAL if this CPU lacks it. */
 int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_err *err);
+/* Switches a CPU backend's matmuls to the exact kernels (f32 activations,
+ * see quant_exact.c); ops->name gains "-exact". Before any use. */
+int eng_backend_cpu_set_exact(eng_backend *be);
 void eng_backend_free(eng_backend *be);
 
 #endif

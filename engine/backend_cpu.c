@@ -404,6 +404,15 @@ int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err) {
     return eng_backend_cpu_new_level(out, n_threads, (int)level, err);
 }
 
+int eng_backend_cpu_set_exact(eng_backend *be) {
+    cpu_backend *cb = (cpu_backend *)be;
+    for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++)
+        cb->has_kern[t] = eng_type_kernels_exact(t, &cb->kern[t]) == 0;
+    size_t l = strlen(cb->name);
+    snprintf(cb->name + l, sizeof cb->name - l, "-exact");
+    return UTIL_OK;
+}
+
 void eng_backend_free(eng_backend *be) {
     if (be) be->ops->destroy(be);
 }

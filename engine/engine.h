@@ -25,6 +25,9 @@ typedef struct eng_model_params {
     const char *kv_dir;     /* disk tier directory; NULL: $XDG_CACHE_HOME/cachet/kv */
     uint64_t kv_disk_budget; /* 0: default 2 GiB */
     int debug;              /* 1: report corrupt disk entries */
+    int exact;              /* 1: f32 activations everywhere (no 8-bit activation
+                             * quantization): slower; the reference mode tested
+                             * against a float64 implementation */
 } eng_model_params;
 
 /* Prefix-cache counters of a model (all its sequences), like vLLM's
@@ -52,6 +55,11 @@ const char *eng_model_path(const eng_model *m);
 int32_t eng_model_n_vocab(const eng_model *m);
 int eng_model_n_ctx_train(const eng_model *m);
 int eng_model_n_threads(const eng_model *m);
+/* The backend's name, which names its kernel variant ("cpu-avx512"). */
+const char *eng_model_backend(const eng_model *m);
+/* Bytes of weights one decode step reads: every layer matrix, the output head
+ * and the norm vectors (for bandwidth figures). */
+uint64_t eng_model_weight_bytes(const eng_model *m);
 eng_cache_stats eng_model_cache_stats(const eng_model *m);
 /* Waits until every queued disk-tier write is on disk. */
 void eng_model_flush_cache(const eng_model *m);

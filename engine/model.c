@@ -279,6 +279,7 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
     }
     if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
     if ((rc = eng_backend_cpu_new(&m->be, params ? params->n_threads : 0, err))) goto fail;
+    if (params && params->exact) eng_backend_cpu_set_exact(m->be);
     if ((rc = open_cache(m, params, err))) goto fail;
     *out = m;
     return UTIL_OK;
@@ -310,6 +311,18 @@ const char *eng_model_path(const eng_model *m) { return m->path; }
 int32_t eng_model_n_vocab(const eng_model *m) { return m->hp.n_vocab; }
 int eng_model_n_ctx_train(const eng_model *m) { return m->hp.n_ctx_train; }
 int eng_model_n_threads(const eng_model *m) { return m->be->ops->n_threads(m->be); }
+const char *eng_model_backend(const eng_model *m) { return m->be->ops->name; }
+
+uint64_t eng_model_weight_bytes(const eng_model *m) {
+    uint64_t b = (uint64_t)m->output.rows * m->output.row_bytes + (uint64_t)m->hp.n_embd * 4;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const eng_layer *L = &m->layers[il];
+        const eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) b += (uint64_t)w[i]->rows * w[i]->row_bytes;
+        b += 2 * (uint64_t)m->hp.n_embd * 4;
+    }
+    return b;
+}
 
 size_t eng_model_kv_bytes_per_token(const eng_model *m) {
     return (size_t)m->hp.n_layer * (size_t)m->hp.n_kv_head * (size_t)m->hp.head_dim * 2u * 2u;

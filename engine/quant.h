@@ -85,6 +85,11 @@ typedef struct eng_type_kernels {
  * row and token). Returns 0, or -1 when the type has no dot product. */
 int eng_type_kernels_get(uint32_t type, eng_simd level, eng_type_kernels *out);
 
+/* The exact kernels (quant_exact.c): weights dequantized by the scalar
+ * reference, f32 activations, no 8-bit activation quantization. Returns -1
+ * for a type without a dequantizer. */
+int eng_type_kernels_exact(uint32_t type, eng_type_kernels *out);
+
 /* f16 / bf16 conversions (IEEE binary16 with subnormals; bf16 = top half of f32). */
 float eng_f16_to_f32(uint16_t h);
 uint16_t eng_f32_to_f16(float f); /* round to nearest even */
