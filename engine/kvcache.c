@@ -46,6 +46,7 @@ enum { P = ENG_KV_PAGE_TOKENS };
 
 static size_t page_bytes(const eng_kvcache *c) { return c->p.page_elems * sizeof(uint16_t); }
 size_t eng_kvcache_page_bytes(const eng_kvcache *c) { return page_bytes(c); }
+int eng_kvcache_reuse(const eng_kvcache *c) { return c->p.reuse; }
 
 int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *err) {
     *out = NULL;

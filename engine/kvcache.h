@@ -38,6 +38,8 @@ void eng_kvcache_free(eng_kvcache *c);
 int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err);
 void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page);
 size_t eng_kvcache_page_bytes(const eng_kvcache *c);
+/* 0 when prefix reuse is off (--no-cache): nothing is matched or kept. */
+int eng_kvcache_reuse(const eng_kvcache *c);
 
 /* A matched path: nodes[i] holds positions i*P .. i*P + used[i] - 1.
  * Every node on the path is pinned; release with eng_kvcache_unpin. */

@@ -210,8 +210,9 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
     if (n > s->n_ctx)
         return util_err_set(err, UTIL_ERANGE, "prompt is %d tokens long; the context limit is %d tokens",
                             n, s->n_ctx);
-    /* Reuse at most n-1 tokens: the last one is computed for its logits. */
-    int keep = common_prefix(s->toks, s->len, toks, n);
+    /* Reuse at most n-1 tokens: the last one is computed for its logits.
+     * With reuse off (--no-cache) not even this sequence's own KV is kept. */
+    int keep = eng_kvcache_reuse(s->m->cache) ? common_prefix(s->toks, s->len, toks, n) : 0;
     if (keep > n - 1) keep = n - 1;
     eng_kv_node **path = malloc(((size_t)n / P + 2) * sizeof *path);
     if (!path) return util_err_set(err, UTIL_ENOMEM, "out of memory");

@@ -77,6 +77,17 @@ static void test_memory_hits(eng_model *cold, eng_model *m) {
         free(b);
         eng_model_free(fresh);
     }
+    /* --no-cache: not even a sequence's own KV is reused. */
+    eng_seq *cs = NULL;
+    util_err err;
+    if (eng_seq_new(&cs, cold, 512, &err) == 0) {
+        float *lg = malloc((size_t)eng_model_n_vocab(cold) * sizeof *lg);
+        CHECK(eng_seq_set_tokens(cs, t, n, lg, &mem, &disk, &err) == 0);
+        CHECK(eng_seq_set_tokens(cs, t, n, lg, &mem, &disk, &err) == 0 && mem == 0 && disk == 0);
+        CHECK(same(cold, lg, ref));
+        free(lg);
+        eng_seq_free(cs);
+    }
     /* The same prompt again: everything but the last token comes from memory. */
     float *a = run(m, t, n, &mem, &disk);
     float *b = run(m, t, n, &mem, &disk);
