@@ -11,6 +11,7 @@
 int agent_cmd_generate(int argc, char **argv);
 int agent_cmd_tokenize(int argc, char **argv);
 int agent_cmd_kv(int argc, char **argv);
+int agent_cmd_serve(int argc, char **argv); /* agent/serve.c */
 int agent_bench_cache(int argc, char **argv);
 
 /* The model path: explicit, else $CACHET_MODEL, else the default model under

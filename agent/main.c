@@ -13,6 +13,7 @@ static void usage(FILE *f) {
           "  generate   generate text with the embedded engine (see cachet generate --help)\n"
           "  tokenize   print the token ids of a text\n"
           "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
+          "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
           "  bench      benchmarks: 'cachet bench cache' (prefix cache TTFT cold/warm)\n"
           "\n"
           "cachet <command> --help shows the options of a command.\n",
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "generate") == 0) return agent_cmd_generate(argc - 1, argv + 1);
     if (strcmp(cmd, "tokenize") == 0) return agent_cmd_tokenize(argc - 1, argv + 1);
     if (strcmp(cmd, "kv") == 0) return agent_cmd_kv(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0) return agent_cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "cache") == 0)
         return agent_bench_cache(argc - 2, argv + 2);
     fprintf(stderr, "cachet: unknown command '%s'\n", cmd);

@@ -1,0 +1,462 @@
+/* agent/serve_sched.c: the scheduler of `cachet serve`: one thread that owns
+ * every engine call (the backend runs one forward pass at a time), a pool of
+ * sequences, a queue ordered longest-cached-prefix-first with a starvation
+ * bound, and step-by-step interleaving: a prompt is prefilled in chunks, then
+ * each running request decodes one token per round. Knows nothing of HTTP. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve_impl.h"
+
+enum { N_RECENT = 16 };
+
+typedef struct slot {
+    eng_seq *seq;
+    serve_job *job; /* NULL: free */
+    float *logits;
+    eng_sampler *smp;
+    eng_detok_stream ds;
+    int est;        /* estimated cached prefix at admission */
+    int prefilled;  /* prompt tokens the sequence holds */
+    int n_gen;
+} slot;
+
+struct serve_sched {
+    eng_model *m;
+    serve_sched_params p;
+    serve_metrics *metrics;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    pthread_t thread;
+    int stopping, cancel_all, joined;
+    double deadline;
+    serve_job *head, *tail;
+    int n_queue;
+    slot *slots;
+    int n_ctx;
+    /* Token streams of recently finished requests: what the cache most likely
+     * holds, used only to order the queue (the engine has no lookup without
+     * side effects yet). */
+    int32_t *recent[N_RECENT];
+    int recent_len[N_RECENT];
+    int recent_next;
+};
+
+/* --- jobs ------------------------------------------------------------------- */
+
+serve_job *serve_job_new(int32_t *prompt, int n_prompt) {
+    serve_job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    if (pthread_cond_init(&j->cond, NULL) != 0) {
+        free(j);
+        return NULL;
+    }
+    j->prompt = prompt;
+    j->n_prompt = n_prompt;
+    j->refs = 1;
+    util_buf_init(&j->text);
+    return j;
+}
+
+static void job_free(serve_job *j) {
+    free(j->prompt);
+    for (int i = 0; i < j->n_stop; i++) free(j->stop[i]);
+    util_buf_release(&j->text);
+    pthread_cond_destroy(&j->cond);
+    free(j);
+}
+
+void serve_job_release(serve_sched *s, serve_job *j) {
+    if (!j) return;
+    pthread_mutex_lock(&s->mu);
+    int last = --j->refs == 0;
+    pthread_mutex_unlock(&s->mu);
+    if (last) job_free(j);
+}
+
+pthread_mutex_t *serve_sched_lock(serve_sched *s) { return &s->mu; }
+int serve_sched_n_ctx(const serve_sched *s) { return s->n_ctx; }
+
+int serve_sched_submit(serve_sched *s, serve_job *j, serve_error *e) {
+    int ml = 0;
+    for (int i = 0; i < j->n_stop; i++) {
+        int l = (int)strlen(j->stop[i]);
+        if (l > ml) ml = l;
+    }
+    j->max_stop_len = ml;
+    j->t_submit = serve_now();
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping || s->n_queue >= s->p.max_queue) {
+        int stopping = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        if (stopping) serve_error_set(e, 503, "server_error", "shutting_down", NULL, "the server is shutting down");
+        else serve_error_set(e, 503, "server_error", "overloaded", NULL,
+                             "the server is busy: %d requests are queued", s->p.max_queue);
+        return -1;
+    }
+    j->refs++;
+    j->next = NULL;
+    if (s->tail) s->tail->next = j;
+    else s->head = j;
+    s->tail = j;
+    s->n_queue++;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* --- queue order ---------------------------------------------------------------- */
+
+static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
+    int n = na < nb ? na : nb, i = 0;
+    while (i < n && a[i] == b[i]) i++;
+    return i;
+}
+
+static int estimate_cached(const serve_sched *s, const serve_job *j) {
+    int best = 0;
+    for (int i = 0; i < N_RECENT; i++)
+        if (s->recent[i]) {
+            int l = common_prefix(s->recent[i], s->recent_len[i], j->prompt, j->n_prompt);
+            if (l > best) best = l;
+        }
+    return best;
+}
+
+/* Picks the queued job to admit (called with the lock held): one passed over
+ * max_passed_over times goes first (oldest such); otherwise the longest
+ * estimated cached prefix, the oldest on ties. Unlinks it; *est gets its
+ * estimate. Jobs queued before the chosen one count one more pass-over. */
+static serve_job *pick(serve_sched *s, int *est) {
+    serve_job *best = NULL, *prev_best = NULL, *prev = NULL;
+    int best_est = -1;
+    for (serve_job *j = s->head; j; prev = j, j = j->next) {
+        if (j->passed_over >= s->p.max_passed_over) {
+            best = j;
+            prev_best = prev;
+            best_est = estimate_cached(s, j);
+            break;
+        }
+        int e = estimate_cached(s, j);
+        if (e > best_est) {
+            best = j;
+            prev_best = prev;
+            best_est = e;
+        }
+    }
+    if (!best) return NULL;
+    for (serve_job *j = s->head; j != best; j = j->next) j->passed_over++;
+    if (prev_best) prev_best->next = best->next;
+    else s->head = best->next;
+    if (s->tail == best) s->tail = prev_best;
+    best->next = NULL;
+    s->n_queue--;
+    *est = best_est;
+    return best;
+}
+
+static void remember(serve_sched *s, const int32_t *toks, int n) {
+    if (n <= 0) return;
+    int32_t *c = malloc((size_t)n * sizeof *c);
+    if (!c) return;
+    memcpy(c, toks, (size_t)n * sizeof *c);
+    int k = s->recent_next;
+    free(s->recent[k]);
+    s->recent[k] = c;
+    s->recent_len[k] = n;
+    s->recent_next = (k + 1) % N_RECENT;
+}
+
+/* --- one request's steps -------------------------------------------------------- */
+
+/* Appends decoded text to the job (lock held); cuts at a stop string and
+ * returns 1 if one appeared. text_ready holds back what might still become a
+ * stop string and never ends inside a UTF-8 character. */
+static int append_text(serve_job *j, const char *p, size_t len) {
+    size_t old = j->text.len;
+    if (len && util_buf_append(&j->text, p, len)) return 0;
+    size_t cut = (size_t)-1;
+    for (int i = 0; i < j->n_stop; i++) {
+        size_t sl = strlen(j->stop[i]);
+        size_t from = old >= sl - 1 ? old - (sl - 1) : 0;
+        if (j->text.len < from + sl) continue;
+        char *hit = memmem(j->text.data + from, j->text.len - from, j->stop[i], sl);
+        if (hit && (size_t)(hit - j->text.data) < cut) cut = (size_t)(hit - j->text.data);
+    }
+    if (cut != (size_t)-1) {
+        j->text.len = cut;
+        j->text.data[cut] = '\0';
+        j->text_ready = cut;
+        return 1;
+    }
+    size_t hold = j->max_stop_len > 0 ? (size_t)j->max_stop_len - 1 : 0;
+    size_t ready = j->text.len > hold ? j->text.len - hold : 0;
+    while (ready > j->text_ready && ready < j->text.len && (j->text.data[ready] & 0xC0) == 0x80) ready--;
+    if (ready > j->text_ready) j->text_ready = ready;
+    return 0;
+}
+
+static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *e) {
+    serve_job *j = sl->job;
+    char tail[16];
+    size_t k = eng_detok_stream_flush(&sl->ds, tail);
+    eng_seq_commit(sl->seq); /* the reply is the next turn's prefix */
+    remember(s, eng_seq_tokens(sl->seq), eng_seq_len(sl->seq));
+    eng_seq_truncate(sl->seq, 0); /* an idle sequence pins no pages */
+    eng_sampler_free(sl->smp);
+    sl->smp = NULL;
+    double now = serve_now();
+    pthread_mutex_lock(&s->mu);
+    if (f == SERVE_FINISH_LENGTH || f == SERVE_FINISH_STOP) {
+        if (k && append_text(j, tail, k)) f = SERVE_FINISH_STOP;
+        j->text_ready = j->text.len;
+    }
+    if (f == SERVE_FINISH_ERROR && e) j->err = *e;
+    j->completion_tokens = sl->n_gen;
+    j->finish = f;
+    pthread_cond_broadcast(&j->cond);
+    int n_prompt = j->n_prompt, cached = j->cached_tokens, disk = j->cached_disk;
+    double ttft = j->t_first > 0 ? j->t_first - j->t_submit : -1, total = now - j->t_submit;
+    int last = --j->refs == 0;
+    pthread_mutex_unlock(&s->mu);
+    if (last) job_free(j);
+    sl->job = NULL;
+    if (f == SERVE_FINISH_STOP || f == SERVE_FINISH_LENGTH || f == SERVE_FINISH_CANCELED)
+        serve_metrics_generation(s->metrics, n_prompt, cached, disk, sl->n_gen, ttft, total,
+                                 f == SERVE_FINISH_CANCELED);
+}
+
+static void fail(serve_sched *s, slot *sl, int code, const util_err *err) {
+    serve_error e;
+    if (code == UTIL_ENOMEM)
+        serve_error_set(&e, 503, "server_error", "kv_cache_full", NULL, "%s", err->msg);
+    else if (code == UTIL_ERANGE)
+        serve_error_set(&e, 400, "invalid_request_error", "context_length_exceeded", NULL, "%s", err->msg);
+    else
+        serve_error_set(&e, 500, "server_error", NULL, NULL, "%s", err->msg);
+    finish(s, sl, SERVE_FINISH_ERROR, &e);
+}
+
+/* One prefill chunk: the sequence is set to a longer prefix of the prompt
+ * each time (eng_seq_set_tokens reuses what it holds or what the cache
+ * gained meanwhile). cached_tokens counts each reused token once. */
+static void prefill_step(serve_sched *s, slot *sl) {
+    serve_job *j = sl->job;
+    int base = sl->prefilled ? sl->prefilled : sl->est;
+    int target = base + s->p.prefill_chunk;
+    if (target > j->n_prompt || target < 0) target = j->n_prompt;
+    int cm = 0, cd = 0;
+    util_err err;
+    util_err_clear(&err);
+    int rc = eng_seq_set_tokens(sl->seq, j->prompt, target, target == j->n_prompt ? sl->logits : NULL,
+                                &cm, &cd, &err);
+    if (rc) {
+        fail(s, sl, rc, &err);
+        return;
+    }
+    int reused = cm + cd, gained = reused - sl->prefilled;
+    sl->prefilled = target;
+    if (gained > 0) {
+        pthread_mutex_lock(&s->mu);
+        j->cached_tokens += gained;
+        j->cached_disk += cd < gained ? cd : gained;
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+static void decode_step(serve_sched *s, slot *sl) {
+    serve_job *j = sl->job;
+    const eng_tokenizer *tok = eng_model_tokenizer(s->m);
+    int32_t id = eng_sampler_sample(sl->smp, sl->logits);
+    eng_sampler_accept(sl->smp, id);
+    double now = serve_now();
+    if (eng_tokenizer_is_eog(tok, id)) {
+        pthread_mutex_lock(&s->mu);
+        if (j->t_first == 0) j->t_first = now;
+        pthread_mutex_unlock(&s->mu);
+        finish(s, sl, SERVE_FINISH_STOP, NULL);
+        return;
+    }
+    sl->n_gen++;
+    const char *piece = "";
+    size_t plen = 0;
+    eng_token_piece(tok, id, 0, &piece, &plen);
+    char stackbuf[256];
+    char *text = plen + 8 <= sizeof stackbuf ? stackbuf : malloc(plen + 8);
+    size_t k = text ? eng_detok_stream_feed(&sl->ds, piece, plen, text) : 0;
+    pthread_mutex_lock(&s->mu);
+    if (j->t_first == 0) j->t_first = now;
+    int stopped = append_text(j, text, k);
+    pthread_cond_broadcast(&j->cond);
+    pthread_mutex_unlock(&s->mu);
+    if (text != stackbuf) free(text);
+    if (stopped) {
+        finish(s, sl, SERVE_FINISH_STOP, NULL);
+        return;
+    }
+    if (sl->n_gen >= j->max_tokens || eng_seq_len(sl->seq) >= eng_seq_n_ctx(sl->seq)) {
+        finish(s, sl, SERVE_FINISH_LENGTH, NULL);
+        return;
+    }
+    util_err err;
+    util_err_clear(&err);
+    int rc = eng_seq_eval(sl->seq, &id, 1, sl->logits, &err);
+    if (rc) fail(s, sl, rc, &err);
+}
+
+static void step(serve_sched *s, slot *sl) {
+    pthread_mutex_lock(&s->mu);
+    int cancel = sl->job->cancel || s->cancel_all;
+    pthread_mutex_unlock(&s->mu);
+    if (cancel) finish(s, sl, SERVE_FINISH_CANCELED, NULL);
+    else if (sl->prefilled < sl->job->n_prompt) prefill_step(s, sl);
+    else decode_step(s, sl);
+}
+
+/* --- the thread ------------------------------------------------------------------ */
+
+/* Fills free slots from the queue (lock held). Returns the running count. */
+static int admit(serve_sched *s) {
+    int running = 0;
+    for (int i = 0; i < s->p.parallel; i++) {
+        slot *sl = &s->slots[i];
+        if (!sl->job && s->head) {
+            int est = 0;
+            serve_job *j = pick(s, &est);
+            util_err err;
+            if (eng_sampler_new(&sl->smp, &j->sp, eng_model_n_vocab(s->m), &err)) {
+                serve_error_set(&j->err, 500, "server_error", NULL, NULL, "%s", err.msg);
+                j->finish = SERVE_FINISH_ERROR;
+                pthread_cond_broadcast(&j->cond);
+                if (--j->refs == 0) job_free(j);
+                i--; /* try the slot again with the next job */
+                continue;
+            }
+            for (int t = 0; t < j->n_prompt; t++) eng_sampler_accept(sl->smp, j->prompt[t]);
+            sl->job = j;
+            sl->est = est < j->n_prompt ? est : j->n_prompt - 1;
+            sl->prefilled = 0;
+            sl->n_gen = 0;
+            eng_detok_stream_init(&sl->ds);
+        }
+        if (sl->job) running++;
+    }
+    return running;
+}
+
+/* Past the shutdown deadline: queued jobs fail, running ones stop (lock held). */
+static void cancel_everything(serve_sched *s) {
+    s->cancel_all = 1;
+    while (s->head) {
+        serve_job *j = s->head;
+        s->head = j->next;
+        serve_error_set(&j->err, 503, "server_error", "shutting_down", NULL, "the server is shutting down");
+        j->finish = SERVE_FINISH_ERROR;
+        pthread_cond_broadcast(&j->cond);
+        if (--j->refs == 0) job_free(j);
+    }
+    s->tail = NULL;
+    s->n_queue = 0;
+}
+
+static void *sched_main(void *arg) {
+    serve_sched *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        if (s->stopping && !s->cancel_all && serve_now() >= s->deadline) cancel_everything(s);
+        int running = admit(s);
+        int waiting = s->n_queue;
+        if (running == 0) {
+            if (s->stopping && !s->head) break;
+            if (s->stopping) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 50 * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+            } else {
+                pthread_cond_wait(&s->wake, &s->mu);
+            }
+            continue;
+        }
+        pthread_mutex_unlock(&s->mu);
+        for (int i = 0; i < s->p.parallel; i++)
+            if (s->slots[i].job) step(s, &s->slots[i]);
+        eng_cache_stats cs = eng_model_cache_stats(s->m);
+        int still = 0;
+        for (int i = 0; i < s->p.parallel; i++) still += s->slots[i].job != NULL;
+        serve_metrics_sched(s->metrics, still, waiting, &cs);
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    eng_cache_stats cs = eng_model_cache_stats(s->m);
+    serve_metrics_sched(s->metrics, 0, 0, &cs);
+    return NULL;
+}
+
+static void free_slots(serve_sched *s) {
+    for (int i = 0; s->slots && i < s->p.parallel; i++) {
+        eng_seq_free(s->slots[i].seq);
+        eng_sampler_free(s->slots[i].smp);
+        free(s->slots[i].logits);
+    }
+    free(s->slots);
+    for (int i = 0; i < N_RECENT; i++) free(s->recent[i]);
+}
+
+int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p,
+                    serve_metrics *metrics, util_err *err) {
+    *out = NULL;
+    serve_sched *s = calloc(1, sizeof *s);
+    if (!s) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    s->m = m;
+    s->p = *p;
+    s->metrics = metrics;
+    s->slots = calloc((size_t)p->parallel, sizeof *s->slots);
+    if (!s->slots) {
+        free(s);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    int rc = UTIL_OK;
+    for (int i = 0; i < p->parallel && rc == UTIL_OK; i++) {
+        rc = eng_seq_new(&s->slots[i].seq, m, p->n_ctx, err);
+        if (rc == UTIL_OK && !(s->slots[i].logits = malloc((size_t)eng_model_n_vocab(m) * sizeof(float))))
+            rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    if (rc == UTIL_OK) s->n_ctx = eng_seq_n_ctx(s->slots[0].seq);
+    if (rc == UTIL_OK && (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->wake, NULL)))
+        rc = util_err_set(err, UTIL_EINTERNAL, "cannot create the scheduler's lock");
+    if (rc == UTIL_OK && pthread_create(&s->thread, NULL, sched_main, s) != 0)
+        rc = util_err_set(err, UTIL_EINTERNAL, "cannot start the scheduler thread");
+    if (rc) {
+        free_slots(s);
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return UTIL_OK;
+}
+
+void serve_sched_stop(serve_sched *s, int grace_ms) {
+    pthread_mutex_lock(&s->mu);
+    int joined = s->joined;
+    s->stopping = 1;
+    s->deadline = serve_now() + grace_ms / 1e3;
+    s->joined = 1;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    if (!joined) pthread_join(s->thread, NULL);
+}
+
+void serve_sched_free(serve_sched *s) {
+    if (!s) return;
+    serve_sched_stop(s, 0);
+    free_slots(s);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
