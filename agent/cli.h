@@ -13,6 +13,12 @@ int agent_cmd_tokenize(int argc, char **argv);
 int agent_cmd_kv(int argc, char **argv);
 int agent_cmd_serve(int argc, char **argv); /* agent/serve.c */
 int agent_bench_cache(int argc, char **argv);
+/* The agent (agent/cmd_agent.c, agent/stats.c): no command, -p, --resume;
+ * prompt, sessions, stats. */
+int agent_cmd_agent(int argc, char **argv);
+int agent_cmd_prompt(int argc, char **argv);
+int agent_cmd_sessions(int argc, char **argv);
+int agent_cmd_stats(int argc, char **argv);
 
 /* The model path: explicit, else $CACHET_MODEL, else the default model under
  * ./models or <exe>/../models. Writes into buf; returns buf. */

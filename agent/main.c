@@ -1,35 +1,47 @@
-/* agent/main.c: the cachet command line: dispatches subcommands. The agent
- * itself (interactive chat, -p) lands with the agent issue; today cachet runs
- * the embedded engine directly (generate, tokenize, kv, bench cache). */
+/* agent/main.c: the cachet command line: dispatches subcommands. No
+ * arguments or options only: the agent (interactive, -p TASK, --resume);
+ * prompt, sessions and stats inspect it; generate, tokenize, kv, serve and
+ * bench run the embedded engine directly. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fputs("usage: cachet <command> [options]\n"
+    fputs("usage: cachet [options]               interactive agent in the current workspace\n"
+          "       cachet -p TASK [--json]        one task, then exit\n"
+          "       cachet --resume [ID]           continue a session\n"
+          "       cachet <command> [options]\n"
           "\n"
           "commands:\n"
+          "  prompt     the assembled prompt, tiers marked, with token counts\n"
+          "  sessions   list saved sessions\n"
+          "  stats      cache hit rate, TTFT and cost per session ([ID | --all] [--json])\n"
           "  generate   generate text with the embedded engine (see cachet generate --help)\n"
           "  tokenize   print the token ids of a text\n"
           "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
           "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
           "  bench      benchmarks: 'cachet bench cache' (prefix cache TTFT cold/warm)\n"
           "\n"
-          "cachet <command> --help shows the options of a command.\n",
+          "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
           f);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
+    if (argc < 2) return agent_cmd_agent(argc, argv);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;
     }
+    if (strcmp(cmd, "--help-agent") == 0) {
+        char *h[] = {argv[0], "--help", NULL};
+        return agent_cmd_agent(2, h);
+    }
+    if (cmd[0] == '-') return agent_cmd_agent(argc, argv);
+    if (strcmp(cmd, "prompt") == 0) return agent_cmd_prompt(argc - 1, argv + 1);
+    if (strcmp(cmd, "sessions") == 0) return agent_cmd_sessions(argc - 1, argv + 1);
+    if (strcmp(cmd, "stats") == 0) return agent_cmd_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "generate") == 0) return agent_cmd_generate(argc - 1, argv + 1);
     if (strcmp(cmd, "tokenize") == 0) return agent_cmd_tokenize(argc - 1, argv + 1);
     if (strcmp(cmd, "kv") == 0) return agent_cmd_kv(argc - 1, argv + 1);

@@ -1,0 +1,301 @@
+/* agent/cmd_agent.c: the agent's command line: `cachet` (interactive),
+ * `cachet -p TASK [--json]`, `cachet --resume [ID]`, `cachet prompt [--json]`
+ * and `cachet sessions`. Parses options and prints; the loop is loop.c, the
+ * terminal chat repl.c, statistics stats.c. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/parse.h"
+#include "cli.h"
+#include "cmd_agent.h"
+#include "session.h"
+#include "stats.h"
+
+static const char agent_usage[] =
+    "usage: cachet [options]                 interactive chat in the workspace\n"
+    "       cachet -p TASK [--json] [options] one task, then exit\n"
+    "       cachet --resume [ID] [options]    continue a session (the latest without ID)\n"
+    "       cachet prompt [--json] [options]  the assembled prompt, tiers marked, token counts\n"
+    "       cachet sessions [--json]          list the saved sessions\n"
+    "       cachet stats [ID | --all] [--json] cache hit rate, TTFT and cost per session\n"
+    "\n"
+    "options:\n"
+    "  --workspace DIR     the workspace (default: the current directory)\n"
+    "  --model PATH        GGUF model (default: $CACHET_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
+    "  --data-dir DIR      where prompts/ and skills/ are (default: $CACHET_DATA, next to the binary,\n"
+    "                      else the install prefix)\n"
+    "  --json              -p: print {\"reply\", \"session\", \"turns\", \"prompt_tokens\", \"cached_tokens\"}\n"
+    "  --yes               run writes and shell commands without asking\n"
+    "  --max-tokens N      tokens per reply (default 256)\n"
+    "  --max-rounds N      tool rounds per turn (default 8)\n"
+    "  --temp T            temperature (default 0: greedy)\n"
+    "  --seed S            sampling seed\n"
+    "  --threads N         worker threads (default: all cores)\n"
+    "  --ctx-size N        context length (default: the model's)\n"
+    "  --kv-dir DIR        disk tier of the prefix cache (default $XDG_CACHE_HOME/cachet/kv)\n"
+    "  --kv-budget SIZE    KV memory (default 1GiB)\n"
+    "  --no-cache          no prefix reuse (for comparisons)\n"
+    "  --no-disk-cache     memory tier only\n"
+    "  --replay FILE       replies from a JSON array of recorded outputs instead of the model\n"
+    "  --no-session        do not write a session file\n"
+    "  --now EPOCH         the time tiers 2 and 3 show (tests)\n";
+
+enum { O_WS = 300, O_MODEL, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_THREADS,
+       O_CTX, O_KVDIR, O_KVBUDGET, O_NOCACHE, O_NODISK, O_REPLAY, O_NOSESS, O_NOW, O_HELP, O_RESUME };
+
+/* Parses the shared options; positional arguments are left in argv[optind..].
+ * Returns -1 to go on, else an exit status. */
+static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
+    static const struct option opts[] = {
+        {"workspace", required_argument, 0, O_WS}, {"model", required_argument, 0, O_MODEL},
+        {"data-dir", required_argument, 0, O_DATA}, {"json", no_argument, 0, O_JSON},
+        {"yes", no_argument, 0, O_YES}, {"max-tokens", required_argument, 0, O_MAXTOK},
+        {"max-rounds", required_argument, 0, O_ROUNDS}, {"temp", required_argument, 0, O_TEMP},
+        {"seed", required_argument, 0, O_SEED}, {"threads", required_argument, 0, O_THREADS},
+        {"ctx-size", required_argument, 0, O_CTX}, {"kv-dir", required_argument, 0, O_KVDIR},
+        {"kv-budget", required_argument, 0, O_KVBUDGET}, {"no-cache", no_argument, 0, O_NOCACHE},
+        {"no-disk-cache", no_argument, 0, O_NODISK}, {"replay", required_argument, 0, O_REPLAY},
+        {"no-session", no_argument, 0, O_NOSESS}, {"now", required_argument, 0, O_NOW},
+        {"help", no_argument, 0, O_HELP}, {"resume", optional_argument, 0, O_RESUME},
+        {"print", required_argument, 0, 'p'}, {0, 0, 0, 0}};
+    long l;
+    double d;
+    int o;
+    c->ao.sp = eng_sample_defaults();
+    c->ao.sp.temp = 0;
+    c->ao.sp.repeat_penalty = 1.1f;
+    c->ao.sp.repeat_last_n = 64;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, allow_print ? "+p:h" : "+h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'p': c->print = optarg; break;
+        case O_WS: c->ao.workspace = optarg; break;
+        case O_MODEL: snprintf(c->model, sizeof c->model, "%s", optarg); break;
+        case O_DATA: c->data_dir_opt = optarg; break;
+        case O_JSON: c->json = 1; break;
+        case O_YES: c->ao.yes = 1; break;
+        case O_REPLAY: c->ao.replay_path = optarg; break;
+        case O_NOSESS: c->ao.no_session = 1; break;
+        case O_NOCACHE: c->ao.mp.no_cache = 1; break;
+        case O_NODISK: c->ao.mp.no_disk_cache = 1; break;
+        case O_KVDIR: c->ao.mp.kv_dir = optarg; break;
+        case O_RESUME:
+            c->ao.resume_set = 1;
+            /* --resume ID or --resume (the latest); a following non-option word is the id */
+            if (optarg) c->ao.resume = optarg;
+            else if (optind < argc && argv[optind][0] != '-') c->ao.resume = argv[optind++];
+            else c->ao.resume = "";
+            break;
+        case O_KVBUDGET: {
+            uint64_t v;
+            util_err e;
+            if (util_parse_size(optarg, &v, NULL, &e) || v == 0) {
+                fprintf(stderr, "cachet: option '--kv-budget': '%s' is not a size\n", optarg);
+                return 2;
+            }
+            c->ao.mp.kv_budget = v;
+            break;
+        }
+        case O_MAXTOK: if (agent_parse_int("--max-tokens", optarg, 1, 1 << 20, &l)) return 2; c->ao.max_tokens = (int)l; break;
+        case O_ROUNDS: if (agent_parse_int("--max-rounds", optarg, 1, 100, &l)) return 2; c->ao.max_rounds = (int)l; break;
+        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &l)) return 2; c->ao.mp.n_threads = (int)l; break;
+        case O_CTX: if (agent_parse_int("--ctx-size", optarg, 16, 1 << 24, &l)) return 2; c->ao.n_ctx = (int)l; break;
+        case O_SEED: if (agent_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; c->ao.sp.seed = (uint64_t)l; break;
+        case O_NOW: if (agent_parse_int("--now", optarg, 0, LONG_MAX, &l)) return 2; c->now = l; break;
+        case O_TEMP: if (agent_parse_float("--temp", optarg, 0, 100, &d)) return 2; c->ao.sp.temp = (float)d; break;
+        case 'h':
+        case O_HELP: fputs(agent_usage, stdout); return 0;
+        default:
+            fprintf(stderr, "cachet: unknown or incomplete option '%s'\n%s", argv[optind - 1], agent_usage);
+            return 2;
+        }
+    }
+    agent_model_path(c->model[0] ? c->model : NULL, c->model, sizeof c->model);
+    c->ao.model_path = c->model;
+    util_err err;
+    if (agent_data_dir(c->data_dir_opt, c->data, sizeof c->data, &err)) {
+        fprintf(stderr, "cachet: %s\n", err.msg);
+        return 1;
+    }
+    c->ao.data_dir = c->data;
+    return -1;
+}
+
+/* --- notes and streaming -------------------------------------------------------- */
+
+static void on_note(void *user, const char *kind, const char *text) {
+    (void)user;
+    fprintf(stderr, "[%s] %s\n", kind, text);
+}
+
+static int on_text_stdout(void *user, const char *text, size_t len) {
+    (void)user;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+/* --- cachet -p ------------------------------------------------------------------------ */
+
+static int run_print(agent_cli *c) {
+    util_err err;
+    util_err_clear(&err);
+    c->ao.on_note = on_note;
+    if (!c->json) c->ao.on_text = on_text_stdout;
+    agent *a = NULL;
+    if (agent_open(&a, &c->ao, &err)) {
+        if (strstr(err.msg, c->model)) agent_report_model_error(c->model, &err);
+        else fprintf(stderr, "cachet: %s\n", err.msg);
+        return 1;
+    }
+    agent_turn_result r;
+    int rc = agent_turn(a, c->print, &r, &err);
+    if (rc) {
+        fprintf(stderr, "\ncachet: %s\n", err.msg);
+    } else if (c->json) {
+        long p, k;
+        agent_totals(a, &p, &k);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "reply", r.reply);
+        cJSON_AddStringToObject(o, "session", agent_session_id(a));
+        cJSON_AddNumberToObject(o, "turns", agent_turns(a));
+        cJSON_AddNumberToObject(o, "rounds", r.rounds);
+        cJSON_AddNumberToObject(o, "prompt_tokens", (double)p);
+        cJSON_AddNumberToObject(o, "cached_tokens", (double)k);
+        char *s = cJSON_PrintUnformatted(o);
+        if (s) puts(s);
+        free(s);
+        cJSON_Delete(o);
+    } else {
+        fputc('\n', stdout);
+    }
+    agent_turn_result_release(&r);
+    agent_free(a);
+    return rc ? 1 : 0;
+}
+
+int agent_cmd_agent(int argc, char **argv) {
+    agent_cli c;
+    memset(&c, 0, sizeof c);
+    int st = parse_cli(&c, argc, argv, 1);
+    if (st >= 0) return st;
+    if (optind < argc) {
+        fprintf(stderr, "cachet: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (c.print) return run_print(&c);
+    if (!isatty(STDIN_FILENO)) {
+        fprintf(stderr, "cachet: the interactive chat needs a terminal; use -p TASK for one task\n");
+        return 2;
+    }
+    return agent_repl(&c);
+}
+
+/* --- cachet prompt ---------------------------------------------------------------------- */
+
+static long count_tokens(const eng_tokenizer *t, const char *s) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    util_err e;
+    if (eng_tokenize(t, s, strlen(s), 0, 1, &ids, &n, &e)) return -1;
+    free(ids);
+    return (long)n;
+}
+
+int agent_cmd_prompt(int argc, char **argv) {
+    agent_cli c;
+    memset(&c, 0, sizeof c);
+    int st = parse_cli(&c, argc, argv, 0);
+    if (st >= 0) return st;
+    util_err err;
+    util_err_clear(&err);
+    eng_gguf *g = NULL;
+    eng_tokenizer *tok = NULL;
+    eng_chat *chat = NULL;
+    if (eng_gguf_open(&g, c.model, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new(&chat, g, &err)) {
+        agent_report_model_error(c.model, &err);
+        eng_tokenizer_free(tok);
+        eng_gguf_free(g);
+        return 1;
+    }
+    char ws[PATH_MAX];
+    if (!realpath(c.ao.workspace ? c.ao.workspace : ".", ws)) {
+        fprintf(stderr, "cachet: workspace '%s' does not exist\n", c.ao.workspace);
+        return 1;
+    }
+    const char *model_name = strrchr(c.model, '/') ? strrchr(c.model, '/') + 1 : c.model;
+    agent_prompt p;
+    agent_prompt_opts po = {ws, c.data, eng_chat_format_name(eng_chat_get_format(chat)), NULL};
+    util_buf t2, t3, sys;
+    util_buf_init(&t2);
+    util_buf_init(&t3);
+    util_buf_init(&sys);
+    long long now = c.now ? c.now : (long long)time(NULL);
+    int rc = agent_prompt_build(&p, &po, &err);
+    if (!rc) rc = agent_tier2(&t2, c.data, ws, model_name, now, &err);
+    if (!rc) rc = agent_tier3(&t3, c.data, ws, now, &err);
+    if (!rc) {
+        eng_chat_msg m = {"system", p.system};
+        rc = eng_chat_render(chat, &m, 1, 0, &sys, &err);
+    }
+    if (rc) {
+        fprintf(stderr, "cachet: %s\n", err.msg);
+        goto done;
+    }
+    util_buf_append(&t2, "", 0);
+    util_buf_append(&t3, "", 0);
+    util_buf_append(&sys, "", 0);
+    const char *texts[4] = {p.tier0, p.tier1, t2.data, t3.data};
+    static const char *const what[4] = {
+        "built-in instructions, tools (sorted), AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md, skills index",
+        "USER.md, MEMORY.md", "session context: one message after the system prompt, once per session",
+        "turn context: appended to the newest user message"};
+    if (c.json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(o, "tiers");
+        for (int i = 0; i < 4; i++) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddNumberToObject(t, "tier", i);
+            cJSON_AddStringToObject(t, "what", what[i]);
+            cJSON_AddStringToObject(t, "text", texts[i]);
+            cJSON_AddNumberToObject(t, "bytes", (double)strlen(texts[i]));
+            cJSON_AddNumberToObject(t, "tokens", (double)count_tokens(tok, texts[i]));
+            cJSON_AddItemToArray(arr, t);
+        }
+        cJSON_AddStringToObject(o, "system", p.system);
+        cJSON_AddNumberToObject(o, "system_message_tokens", (double)count_tokens(tok, sys.data));
+        cJSON_AddStringToObject(o, "chat_format", po.chat_format);
+        cJSON *sk = cJSON_AddArrayToObject(o, "skills");
+        for (size_t i = 0; i < p.skills.n; i++) cJSON_AddItemToArray(sk, cJSON_CreateString(p.skills.v[i].name));
+        cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+        for (size_t i = 0; i < p.warnings.n; i++) cJSON_AddItemToArray(w, cJSON_CreateString(p.warnings.v[i]));
+        char *s = cJSON_PrintUnformatted(o);
+        if (s) puts(s);
+        free(s);
+        cJSON_Delete(o);
+    } else {
+        for (size_t i = 0; i < p.warnings.n; i++) fprintf(stderr, "cachet: warning: %s\n", p.warnings.v[i]);
+        for (int i = 0; i < 4; i++) {
+            printf("===== tier %d: %s (%ld tokens) =====\n%s\n", i, what[i], count_tokens(tok, texts[i]),
+                   texts[i][0] == '\n' ? texts[i] + strspn(texts[i], "\n") : texts[i]);
+        }
+        printf("===== end: the system message (tiers 0-1) is %ld tokens in the %s template =====\n",
+               count_tokens(tok, sys.data), po.chat_format);
+    }
+    agent_prompt_release(&p);
+done:
+    util_buf_release(&t2);
+    util_buf_release(&t3);
+    util_buf_release(&sys);
+    eng_chat_free(chat);
+    eng_tokenizer_free(tok);
+    eng_gguf_free(g);
+    return rc ? 1 : 0;
+}

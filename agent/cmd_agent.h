@@ -1,0 +1,22 @@
+/* agent/cmd_agent.h: options shared by the agent's commands (cachet, -p,
+ * --resume, prompt) and the interactive loop's entry point. */
+#ifndef AGENT_CMD_AGENT_H
+#define AGENT_CMD_AGENT_H
+
+#include "loop.h"
+
+typedef struct agent_cli {
+    agent_opts ao;
+    const char *print;     /* -p TASK */
+    const char *data_dir_opt;
+    int json;
+    int threads;
+    long long now;         /* --now EPOCH (0: the clock) for tiers 2-3 */
+    char model[4096];
+    char data[4096];
+} agent_cli;
+
+/* The interactive chat (repl.c): returns the exit status. */
+int agent_repl(agent_cli *cli);
+
+#endif

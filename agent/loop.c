@@ -1,0 +1,612 @@
+/* agent/loop.c: the turn loop. Each request re-renders the whole conversation
+ * through the chat template; when the new text extends the previous request
+ * plus its reply byte for byte, the token sequence is the previous one plus
+ * the generated ids plus the new suffix's tokens (so BPE re-tokenization of a
+ * reply can never move the cache boundary); otherwise it is tokenized afresh
+ * and the break is recorded with its cause and first divergent token.
+ * Does not read the terminal (repl.c) or parse options (cmd_agent.c). */
+#include "loop.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "toolcall.h"
+
+typedef struct agent_msg {
+    char *role, *content;
+} agent_msg;
+
+struct agent {
+    agent_opts o;
+    char ws[PATH_MAX], data[PATH_MAX];
+    eng_model *m;
+    eng_seq *seq;
+    agent_prompt prompt;
+    agent_tools tools;
+    agent_msg *msgs;
+    size_t n_msgs, cap_msgs;
+    char *tier2;
+    int gemma;            /* no system/tool roles in the middle: tier 2 and tool results go in user turns */
+    int tier2_pending;    /* gemma: tier 2 not yet prepended to a user message */
+    agent_session sess;
+    int32_t *prev;        /* previous request's tokens + its generated ids */
+    size_t n_prev;
+    util_buf prev_text;   /* previous request's text + its reply */
+    char pending_cause[256]; /* why the next request may not extend the previous one */
+    int turn;
+    long sum_prompt, sum_cached;
+    cJSON *replay;
+    int replay_i;
+};
+
+/* --- small helpers -------------------------------------------------------------- */
+
+static void note(agent *a, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void note(agent *a, const char *kind, const char *fmt, ...) {
+    if (!a->o.on_note) return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    a->o.on_note(a->o.user, kind, msg);
+}
+
+static int event(agent *a, cJSON *ev, util_err *err) {
+    int rc = ev ? agent_session_append(&a->sess, ev, err) : util_err_set(err, UTIL_ENOMEM, "out of memory");
+    cJSON_Delete(ev);
+    return rc;
+}
+
+static cJSON *ev_new(const char *type, int turn) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "type", type);
+    if (turn >= 0) cJSON_AddNumberToObject(e, "turn", turn);
+    return e;
+}
+
+/* Appends a message to the history and to the session file. */
+static int push_msg(agent *a, const char *role, const char *content, util_err *err) {
+    if (a->n_msgs == a->cap_msgs) {
+        size_t nc = a->cap_msgs ? a->cap_msgs * 2 : 16;
+        agent_msg *p = realloc(a->msgs, nc * sizeof *p);
+        if (!p) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+        a->msgs = p;
+        a->cap_msgs = nc;
+    }
+    agent_msg m = {strdup(role), strdup(content)};
+    if (!m.role || !m.content) {
+        free(m.role);
+        free(m.content);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    a->msgs[a->n_msgs++] = m;
+    cJSON *e = ev_new("message", a->turn);
+    cJSON_AddStringToObject(e, "role", role);
+    cJSON_AddStringToObject(e, "content", content);
+    return event(a, e, err);
+}
+
+static void clear_msgs(agent *a, size_t keep) {
+    for (size_t i = keep; i < a->n_msgs; i++) {
+        free(a->msgs[i].role);
+        free(a->msgs[i].content);
+    }
+    if (keep < a->n_msgs) a->n_msgs = keep;
+}
+
+static int render(agent *a, util_buf *out, util_err *err) {
+    eng_chat_msg *cm = calloc(a->n_msgs + 1, sizeof *cm);
+    if (!cm) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a->n_msgs; i++) cm[i] = (eng_chat_msg){a->msgs[i].role, a->msgs[i].content};
+    int rc = eng_chat_render(eng_model_chat(a->m), cm, a->n_msgs, 1, out, err);
+    free(cm);
+    return rc;
+}
+
+/* --- backends ---------------------------------------------------------------------- */
+
+typedef struct gen_ctx {
+    agent *a;
+    util_buf *text;
+    int stopped;
+} gen_ctx;
+
+static int on_token(void *user, int32_t id, const char *text, size_t len) {
+    (void)id;
+    gen_ctx *g = user;
+    util_buf_append(g->text, text, len);
+    if (len && g->a->o.on_text && g->a->o.on_text(g->a->o.user, text, len)) g->stopped = 1;
+    if (g->a->o.should_stop && g->a->o.should_stop(g->a->o.user)) g->stopped = 1;
+    return g->stopped;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Replay: the prompt is prefilled for real (so the cache accounting is the
+ * engine's), the reply comes from the recording and is evaluated into the
+ * sequence like a generated one. */
+static int replay_generate(agent *a, const int32_t *toks, int n, util_buf *text, int32_t **ids,
+                           int *n_ids, eng_gen_stats *st, util_err *err) {
+    memset(st, 0, sizeof *st);
+    cJSON *r = cJSON_GetArrayItem(a->replay, a->replay_i);
+    if (!cJSON_IsString(r))
+        return util_err_set(err, UTIL_ENOTFOUND, "replay '%s': no recorded output left for request %d",
+                            a->o.replay_path, a->replay_i + 1);
+    a->replay_i++;
+    double t0 = now_ms();
+    int cm = 0, cd = 0;
+    int rc = eng_seq_set_tokens(a->seq, toks, n, NULL, &cm, &cd, err);
+    if (rc) return rc;
+    st->prompt_tokens = n;
+    st->cached_tokens_memory = cm;
+    st->cached_tokens_disk = cd;
+    st->cached_tokens = cm + cd;
+    st->computed_tokens = n - st->cached_tokens;
+    st->ttft_ms = st->prefill_ms = now_ms() - t0;
+    st->prefill_tps = st->prefill_ms > 0 ? st->computed_tokens / (st->prefill_ms / 1e3) : 0;
+    size_t k = 0;
+    rc = eng_tokenize(eng_model_tokenizer(a->m), r->valuestring, strlen(r->valuestring), 0, 0, ids, &k, err);
+    if (rc) return rc;
+    double t1 = now_ms();
+    if (k && (rc = eng_seq_eval(a->seq, *ids, (int)k, NULL, err))) return rc;
+    eng_seq_commit(a->seq);
+    st->decode_ms = now_ms() - t1;
+    st->generated_tokens = (int)k;
+    st->decode_tps = k > 1 && st->decode_ms > 0 ? (double)(k - 1) / (st->decode_ms / 1e3) : 0;
+    *n_ids = (int)k;
+    util_buf_puts(text, r->valuestring);
+    if (a->o.on_text) a->o.on_text(a->o.user, r->valuestring, strlen(r->valuestring));
+    return UTIL_OK;
+}
+
+static int engine_generate(agent *a, const int32_t *toks, int n, util_buf *text, int32_t **ids,
+                           int *n_ids, eng_gen_stats *st, util_err *err) {
+    gen_ctx g = {a, text, 0};
+    eng_gen_params gp = {.max_tokens = a->o.max_tokens, .sample = a->o.sp, .on_token = on_token, .user = &g};
+    return eng_generate(a->seq, toks, n, &gp, ids, n_ids, st, err);
+}
+
+/* --- one request ------------------------------------------------------------------------ */
+
+static int record_break(agent *a, const int32_t *toks, size_t n, util_err *err) {
+    size_t i = 0;
+    while (i < n && i < a->n_prev && toks[i] == a->prev[i]) i++;
+    if (i == a->n_prev) return UTIL_OK; /* a token-level extension after all */
+    const char *cause = a->pending_cause[0] ? a->pending_cause : "history changed (unknown cause)";
+    cJSON *e = ev_new("break", a->turn);
+    cJSON_AddStringToObject(e, "cause", cause);
+    cJSON_AddNumberToObject(e, "at_token", (double)i);
+    cJSON_AddNumberToObject(e, "expected", i < a->n_prev ? a->prev[i] : -1);
+    cJSON_AddNumberToObject(e, "got", i < n ? toks[i] : -1);
+    cJSON_AddNumberToObject(e, "lost_tokens", (double)(a->n_prev - i));
+    note(a, "break", "cache break at token %zu (%s): %zu cached tokens no longer match", i, cause,
+         a->n_prev - i);
+    return event(a, e, err);
+}
+
+/* Builds this request's tokens: a splice onto the previous request when the
+ * text extends it, else a fresh tokenization (and a recorded break). */
+static int request_tokens(agent *a, const util_buf *text, int32_t **toks, size_t *n, util_err *err) {
+    const eng_tokenizer *tk = eng_model_tokenizer(a->m);
+    size_t pl = a->prev_text.len;
+    if (a->n_prev && text->len >= pl && memcmp(text->data, a->prev_text.data, pl) == 0) {
+        int32_t *suf = NULL;
+        size_t ns = 0;
+        int rc = eng_tokenize(tk, text->data + pl, text->len - pl, 0, 1, &suf, &ns, err);
+        if (rc) return rc;
+        *toks = malloc((a->n_prev + ns + 1) * sizeof **toks);
+        if (!*toks) {
+            free(suf);
+            return util_err_set(err, UTIL_ENOMEM, "out of memory");
+        }
+        memcpy(*toks, a->prev, a->n_prev * sizeof **toks);
+        if (ns) memcpy(*toks + a->n_prev, suf, ns * sizeof **toks);
+        *n = a->n_prev + ns;
+        free(suf);
+        return UTIL_OK;
+    }
+    int rc = eng_tokenize(tk, text->data, text->len, 0, 1, toks, n, err);
+    if (!rc && a->n_prev) rc = record_break(a, *toks, *n, err);
+    return rc;
+}
+
+static int request(agent *a, int round, util_buf *reply, eng_gen_stats *st, util_err *err) {
+    util_buf text;
+    util_buf_init(&text);
+    int32_t *toks = NULL, *ids = NULL;
+    size_t n = 0;
+    int n_ids = 0;
+    int rc = render(a, &text, err);
+    if (!rc) rc = request_tokens(a, &text, &toks, &n, err);
+    if (!rc && (int)n + (a->o.max_tokens > 0 ? a->o.max_tokens : 1) > eng_seq_n_ctx(a->seq))
+        rc = util_err_set(err, UTIL_ERANGE,
+                          "the conversation is %zu tokens and the context is %d: /reset to start over",
+                          n, eng_seq_n_ctx(a->seq));
+    eng_cache_stats c0 = eng_model_cache_stats(a->m);
+    if (!rc) rc = a->replay ? replay_generate(a, toks, (int)n, reply, &ids, &n_ids, st, err)
+                            : engine_generate(a, toks, (int)n, reply, &ids, &n_ids, st, err);
+    if (!rc) {
+        eng_cache_stats c1 = eng_model_cache_stats(a->m);
+        cJSON *e = ev_new("request", a->turn);
+        cJSON_AddNumberToObject(e, "round", round);
+        cJSON_AddNumberToObject(e, "prompt_tokens", st->prompt_tokens);
+        cJSON_AddNumberToObject(e, "cached_tokens", st->cached_tokens);
+        cJSON_AddNumberToObject(e, "cached_tokens_memory", st->cached_tokens_memory);
+        cJSON_AddNumberToObject(e, "cached_tokens_disk", st->cached_tokens_disk);
+        cJSON_AddNumberToObject(e, "computed_tokens", st->computed_tokens);
+        cJSON_AddNumberToObject(e, "generated_tokens", st->generated_tokens);
+        cJSON_AddNumberToObject(e, "ttft_ms", st->ttft_ms);
+        cJSON_AddNumberToObject(e, "prefill_tps", st->prefill_tps);
+        cJSON_AddNumberToObject(e, "decode_tps", st->decode_tps);
+        cJSON_AddNumberToObject(e, "engine_queries", (double)(c1.queries - c0.queries));
+        cJSON_AddNumberToObject(e, "engine_hits", (double)(c1.hits - c0.hits));
+        cJSON_AddStringToObject(e, "backend", a->replay ? "replay" : "engine");
+        rc = event(a, e, err);
+        a->sum_prompt += st->prompt_tokens;
+        a->sum_cached += st->cached_tokens;
+        /* the next request must extend this one plus its reply */
+        int32_t *p = realloc(toks, (n + (size_t)n_ids + 1) * sizeof *p);
+        if (!p) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+        else {
+            toks = p;
+            if (n_ids) memcpy(toks + n, ids, (size_t)n_ids * sizeof *ids);
+            free(a->prev);
+            a->prev = toks;
+            a->n_prev = n + (size_t)n_ids;
+            toks = NULL;
+            util_buf_release(&a->prev_text);
+            a->prev_text = text;
+            util_buf_init(&text);
+            util_buf_append(&a->prev_text, reply->data ? reply->data : "", reply->len);
+            a->pending_cause[0] = '\0';
+        }
+    }
+    free(toks);
+    free(ids);
+    util_buf_release(&text);
+    return rc;
+}
+
+/* --- tools ------------------------------------------------------------------------------- */
+
+static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < calls->n && !rc; i++) {
+        const agent_toolcall *c = &calls->v[i];
+        util_buf out, msg;
+        util_buf_init(&out);
+        util_buf_init(&msg);
+        int ok = 0;
+        cJSON *e = ev_new("tool_call", a->turn);
+        cJSON_AddStringToObject(e, "name", c->name ? c->name : "");
+        if (c->args) cJSON_AddItemToObject(e, "arguments", cJSON_Duplicate(c->args, 1));
+        if (c->error) cJSON_AddStringToObject(e, "error", c->error);
+        rc = event(a, e, err);
+        char *args_s = c->args ? cJSON_PrintUnformatted(c->args) : NULL;
+        note(a, "tool", "%s %s", c->name ? c->name : "(malformed)", args_s ? args_s : "");
+        free(args_s);
+        if (c->error) {
+            util_buf_puts(&out, c->error);
+        } else if (!agent_tool_exists(c->name)) {
+            util_buf_printf(&out, "unknown tool '%s'; the tools are listed in <tools>", c->name);
+        } else {
+            util_err te;
+            util_err_clear(&te);
+            if (agent_tool_run(&a->tools, c->name, c->args, &out, &te) == UTIL_OK) ok = 1;
+            else util_buf_puts(&out, te.msg);
+        }
+        util_buf_append(&out, "", 0);
+        if (!ok) note(a, "tool-error", "%s", out.data);
+        e = ev_new("tool_result", a->turn);
+        cJSON_AddStringToObject(e, "name", c->name ? c->name : "");
+        cJSON_AddBoolToObject(e, "ok", ok);
+        cJSON_AddNumberToObject(e, "bytes", (double)out.len);
+        if (!ok) cJSON_AddStringToObject(e, "error", out.data);
+        if (!rc) rc = event(a, e, err);
+        else cJSON_Delete(e);
+        agent_toolresult_format(&msg, c->name, ok, out.data);
+        if (!rc) rc = push_msg(a, a->gemma ? "user" : "tool", msg.data ? msg.data : "", err);
+        util_buf_release(&out);
+        util_buf_release(&msg);
+    }
+    return rc;
+}
+
+/* --- turns --------------------------------------------------------------------------------- */
+
+/* Re-reads the workspace: an edited file changes the system prompt, which
+ * is used from now on and recorded as the cause of the coming break. */
+static int refresh_prompt(agent *a, util_err *err) {
+    agent_prompt np;
+    agent_prompt_opts po = {a->ws, a->data, eng_chat_format_name(eng_chat_get_format(eng_model_chat(a->m))), NULL};
+    int rc = agent_prompt_build(&np, &po, err);
+    if (rc) return rc;
+    if (strcmp(np.system, a->prompt.system) != 0 && a->n_msgs > 0) {
+        const char *which = strcmp(np.tier0, a->prompt.tier0) != 0
+                                ? "tier 0 changed (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md, skills or prompts/)"
+                                : "tier 1 changed (USER.md or MEMORY.md)";
+        snprintf(a->pending_cause, sizeof a->pending_cause, "workspace files changed: %s", which);
+        free(a->msgs[0].content);
+        a->msgs[0].content = strdup(np.system);
+        cJSON *e = ev_new("system", a->turn);
+        cJSON_AddStringToObject(e, "content", np.system);
+        cJSON_AddStringToObject(e, "cause", a->pending_cause);
+        rc = event(a, e, err);
+        agent_prompt_release(&a->prompt);
+        a->prompt = np;
+        a->tools.skills = &a->prompt.skills;
+        if (!a->msgs[0].content) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+        return rc;
+    }
+    agent_prompt_release(&np);
+    return UTIL_OK;
+}
+
+int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err *err) {
+    memset(res, 0, sizeof *res);
+    a->turn++;
+    int rc = refresh_prompt(a, err);
+    util_buf u;
+    util_buf_init(&u);
+    if (a->tier2_pending) {
+        util_buf_printf(&u, "%s\n\n", a->tier2);
+        a->tier2_pending = 0;
+    }
+    util_buf_puts(&u, user_text);
+    if (!rc) rc = agent_tier3(&u, a->data, a->ws, (long long)time(NULL), err);
+    if (!rc) rc = push_msg(a, "user", u.data, err);
+    util_buf_release(&u);
+    util_buf reply;
+    util_buf_init(&reply);
+    for (int round = 0; !rc; round++) {
+        eng_gen_stats st;
+        util_buf_release(&reply);
+        util_buf_init(&reply);
+        rc = request(a, round, &reply, &st, err);
+        if (rc) break;
+        util_buf_append(&reply, "", 0);
+        res->rounds++;
+        res->prompt_tokens += st.prompt_tokens;
+        res->cached_tokens += st.cached_tokens;
+        if ((rc = push_msg(a, "assistant", reply.data, err))) break;
+        if (st.stop_reason == 3) {
+            res->canceled = 1;
+            break;
+        }
+        agent_toolcalls calls;
+        if ((rc = agent_toolcalls_parse(&calls, reply.data, err))) break;
+        if (calls.n == 0) {
+            agent_toolcalls_release(&calls);
+            break;
+        }
+        if (round + 1 >= a->o.max_rounds) {
+            note(a, "limit", "stopped after %d tool rounds this turn (--max-rounds)", a->o.max_rounds);
+            agent_toolcalls_release(&calls);
+            break;
+        }
+        rc = run_calls(a, &calls, err);
+        agent_toolcalls_release(&calls);
+    }
+    if (!rc) {
+        cJSON *e = ev_new("reply", a->turn);
+        cJSON_AddStringToObject(e, "text", reply.data ? reply.data : "");
+        rc = event(a, e, err);
+        e = ev_new("turn_end", a->turn);
+        cJSON_AddNumberToObject(e, "rounds", res->rounds);
+        cJSON_AddBoolToObject(e, "canceled", res->canceled);
+        if (!rc) rc = event(a, e, err);
+        else cJSON_Delete(e);
+    }
+    util_err e2;
+    if (agent_session_sync(&a->sess, &e2) && !rc) rc = util_err_set(err, e2.code, "%s", e2.msg);
+    res->reply = util_buf_detach(&reply, NULL);
+    if (!res->reply) res->reply = strdup("");
+    return rc;
+}
+
+void agent_turn_result_release(agent_turn_result *r) {
+    free(r->reply);
+    r->reply = NULL;
+}
+
+int agent_reset(agent *a, util_err *err) {
+    clear_msgs(a, a->gemma ? 1 : 2);
+    if (a->gemma) a->tier2_pending = 1;
+    snprintf(a->pending_cause, sizeof a->pending_cause, "reset");
+    cJSON *e = ev_new("reset", a->turn);
+    int rc = event(a, e, err);
+    if (!rc) rc = agent_session_sync(&a->sess, err);
+    return rc;
+}
+
+/* --- open, resume, free ---------------------------------------------------------------------- */
+
+static int start_session(agent *a, util_err *err) {
+    int rc = a->o.no_session ? UTIL_OK : agent_session_create(&a->sess, err);
+    if (rc) return rc;
+    cJSON *e = ev_new("session", -1);
+    cJSON_AddNumberToObject(e, "version", 1);
+    cJSON_AddStringToObject(e, "id", a->sess.id);
+    cJSON_AddNumberToObject(e, "created", (double)time(NULL));
+    cJSON_AddStringToObject(e, "workspace", a->ws);
+    cJSON_AddStringToObject(e, "model", eng_model_name(a->m));
+    cJSON_AddStringToObject(e, "model_path", eng_model_path(a->m));
+    if ((rc = event(a, e, err))) return rc;
+    if ((rc = push_msg(a, "system", a->prompt.system, err))) return rc;
+    if (!a->gemma) rc = push_msg(a, "system", a->tier2, err);
+    else a->tier2_pending = 1;
+    if (!rc) rc = agent_session_sync(&a->sess, err);
+    return rc;
+}
+
+/* Rebuilds the history from a session file's message events. */
+static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err) {
+    int rc = agent_session_open(&a->sess, path, err);
+    const cJSON *ev;
+    const char *model = NULL;
+    cJSON_ArrayForEach(ev, evs) {
+        if (rc) break;
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type"));
+        const cJSON *turn = cJSON_GetObjectItemCaseSensitive(ev, "turn");
+        if (cJSON_IsNumber(turn) && turn->valueint > a->turn) a->turn = turn->valueint;
+        if (!type) continue;
+        if (strcmp(type, "session") == 0) {
+            model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "model"));
+        } else if (strcmp(type, "message") == 0) {
+            const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "role"));
+            const char *content = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "content"));
+            if (role && content) {
+                agent_session s = a->sess;
+                a->sess.fd = -1; /* rebuilding: do not write the messages again */
+                rc = push_msg(a, role, content, err);
+                a->sess = s;
+            }
+        } else if (strcmp(type, "reset") == 0) {
+            clear_msgs(a, a->gemma ? 1 : 2);
+        } else if (strcmp(type, "system") == 0 && a->n_msgs) {
+            const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "content"));
+            if (c) {
+                free(a->msgs[0].content);
+                a->msgs[0].content = strdup(c);
+            }
+        }
+    }
+    if (rc) return rc;
+    if (a->n_msgs == 0) return util_err_set(err, UTIL_EFORMAT, "session '%s' holds no messages", path);
+    /* a resumed session keeps its tier 2; its cache comes back from the disk tier */
+    if (a->n_msgs > 1 && !a->gemma) {
+        free(a->tier2);
+        a->tier2 = strdup(a->msgs[1].content);
+    }
+    cJSON *e = ev_new("resume", a->turn);
+    cJSON_AddNumberToObject(e, "time", (double)time(NULL));
+    rc = event(a, e, err);
+    if (!rc && model && strcmp(model, eng_model_name(a->m)) != 0) {
+        snprintf(a->pending_cause, sizeof a->pending_cause, "model changed from '%s' to '%s'", model,
+                 eng_model_name(a->m));
+        e = ev_new("break", a->turn);
+        cJSON_AddStringToObject(e, "cause", a->pending_cause);
+        rc = event(a, e, err);
+    }
+    if (!rc && strcmp(a->msgs[0].content, a->prompt.system) != 0) {
+        /* the workspace changed since: the new system prompt replaces the old */
+        free(a->msgs[0].content);
+        a->msgs[0].content = strdup(a->prompt.system);
+        e = ev_new("break", a->turn);
+        cJSON_AddStringToObject(e, "cause", "workspace files changed since the session was saved");
+        if (!(rc = event(a, e, err))) {
+            e = ev_new("system", a->turn);
+            cJSON_AddStringToObject(e, "content", a->prompt.system);
+            rc = event(a, e, err);
+        }
+        note(a, "break", "the workspace files changed since this session was saved: the system prompt is new");
+    }
+    return rc;
+}
+
+static int load_replay(agent *a, util_err *err) {
+    char *text = NULL;
+    int rc = util_read_file(&text, NULL, a->o.replay_path, err);
+    if (rc) return rc;
+    a->replay = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsArray(a->replay))
+        return util_err_set(err, UTIL_EFORMAT, "replay '%s': not a JSON array of strings", a->o.replay_path);
+    return UTIL_OK;
+}
+
+static int open_workspace(agent *a, const char *session_ws, util_err *err) {
+    const char *ws = a->o.workspace ? a->o.workspace : session_ws ? session_ws : ".";
+    if (!realpath(ws, a->ws)) return util_err_set(err, UTIL_ENOTFOUND, "workspace '%s' does not exist", ws);
+    snprintf(a->data, sizeof a->data, "%s", a->o.data_dir);
+    agent_prompt_opts po = {a->ws, a->data, eng_chat_format_name(eng_chat_get_format(eng_model_chat(a->m))), NULL};
+    a->gemma = eng_chat_get_format(eng_model_chat(a->m)) == ENG_CHAT_GEMMA;
+    int rc = agent_prompt_build(&a->prompt, &po, err);
+    if (!rc) rc = agent_tools_init(&a->tools, a->ws, err);
+    if (rc) return rc;
+    for (size_t i = 0; i < a->prompt.warnings.n; i++) note(a, "warning", "%s", a->prompt.warnings.v[i]);
+    a->tools.yes = a->o.yes;
+    a->tools.confirm = a->o.confirm;
+    a->tools.confirm_user = a->o.confirm_user;
+    a->tools.skills = &a->prompt.skills;
+    util_buf t2;
+    util_buf_init(&t2);
+    rc = agent_tier2(&t2, a->data, a->ws, eng_model_name(a->m), (long long)time(NULL), err);
+    util_buf_append(&t2, "", 0);
+    a->tier2 = util_buf_detach(&t2, NULL);
+    return rc;
+}
+
+int agent_open(agent **out, const agent_opts *o, util_err *err) {
+    *out = NULL;
+    agent *a = calloc(1, sizeof *a);
+    if (!a) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    a->o = *o;
+    a->sess.fd = -1;
+    util_buf_init(&a->prev_text);
+    if (a->o.max_tokens <= 0) a->o.max_tokens = 256;
+    if (a->o.max_rounds <= 0) a->o.max_rounds = 8;
+    cJSON *evs = NULL;
+    char spath[4096], sid[64];
+    const char *session_ws = NULL;
+    int rc = UTIL_OK;
+    if (o->resume_set) {
+        rc = agent_session_find(o->resume, spath, sizeof spath, sid, sizeof sid, err);
+        if (!rc) rc = agent_session_load(spath, &evs, NULL, err);
+        const cJSON *first = evs ? cJSON_GetArrayItem(evs, 0) : NULL;
+        session_ws = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "workspace"));
+    }
+    if (!rc && o->replay_path) rc = load_replay(a, err);
+    if (!rc) rc = eng_model_open(&a->m, o->model_path, &o->mp, err);
+    if (!rc) rc = eng_seq_new(&a->seq, a->m, o->n_ctx, err);
+    if (!rc) rc = open_workspace(a, session_ws, err);
+    if (!rc) rc = o->resume_set ? resume_session(a, spath, evs, err) : start_session(a, err);
+    cJSON_Delete(evs);
+    if (rc) {
+        agent_free(a);
+        return rc;
+    }
+    *out = a;
+    return UTIL_OK;
+}
+
+void agent_free(agent *a) {
+    if (!a) return;
+    clear_msgs(a, 0);
+    free(a->msgs);
+    free(a->tier2);
+    free(a->prev);
+    util_buf_release(&a->prev_text);
+    agent_session_close(&a->sess);
+    agent_tools_release(&a->tools);
+    agent_prompt_release(&a->prompt);
+    cJSON_Delete(a->replay);
+    if (a->m) eng_model_flush_cache(a->m);
+    eng_seq_free(a->seq);
+    eng_model_free(a->m);
+    free(a);
+}
+
+const char *agent_session_id(const agent *a) { return a->sess.id; }
+const char *agent_session_path(const agent *a) { return a->sess.path; }
+int agent_turns(const agent *a) { return a->turn; }
+void agent_totals(const agent *a, long *p, long *c) {
+    *p = a->sum_prompt;
+    *c = a->sum_cached;
+}
+const agent_prompt *agent_get_prompt(const agent *a) { return &a->prompt; }
+const char *agent_get_tier2(const agent *a) { return a->tier2; }
+eng_model *agent_model(agent *a) { return a->m; }

@@ -1,0 +1,407 @@
+/* agent/prompt.c: assembles tiers 0-3 from the built-in prompt text (data
+ * dir prompts/), the tool definitions (prompts/tools.json, sorted by name),
+ * the workspace files and the skills index. Tiers 0-1 depend on file bytes
+ * only (no clock, cwd or env), so any process renders them identically.
+ * Does not tokenize or keep history (loop.c). */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "prompt.h"
+#include "tools.h"
+
+/* --- data directory ---------------------------------------------------------- */
+
+static int has_prompts(const char *dir) {
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/prompts", dir);
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int agent_data_dir(const char *explicit_dir, char *buf, size_t cap, util_err *err) {
+    if (explicit_dir && *explicit_dir) {
+        snprintf(buf, cap, "%s", explicit_dir);
+        if (!has_prompts(buf))
+            return util_err_set(err, UTIL_ENOTFOUND, "data directory '%s' has no prompts/", buf);
+        return UTIL_OK;
+    }
+    const char *env = getenv("CACHET_DATA");
+    if (env && *env) {
+        snprintf(buf, cap, "%s", env);
+        if (!has_prompts(buf))
+            return util_err_set(err, UTIL_ENOTFOUND, "CACHET_DATA '%s' has no prompts/", buf);
+        return UTIL_OK;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            char cand[PATH_MAX + 8], real[PATH_MAX];
+            snprintf(cand, sizeof cand, "%s/..", exe);
+            if (realpath(cand, real) && has_prompts(real)) {
+                snprintf(buf, cap, "%s", real);
+                return UTIL_OK;
+            }
+            /* build/san/bin -> the checkout three levels up */
+            snprintf(cand, sizeof cand, "%s/../../..", exe);
+            if (realpath(cand, real) && has_prompts(real)) {
+                snprintf(buf, cap, "%s", real);
+                return UTIL_OK;
+            }
+        }
+    }
+    snprintf(buf, cap, "%s", CACHET_DATADIR);
+    if (has_prompts(buf)) return UTIL_OK;
+    return util_err_set(err, UTIL_ENOTFOUND,
+                        "no prompts/ found next to the executable or in '%s'; "
+                        "pass --data-dir DIR or set CACHET_DATA",
+                        CACHET_DATADIR);
+}
+
+/* --- text hygiene -------------------------------------------------------------- */
+
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    /* Length of a valid UTF-8 sequence at s, or 0. */
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    size_t k;
+    unsigned min;
+    if ((c & 0xE0) == 0xC0) k = 2, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) k = 3, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) k = 4, min = 0x10000;
+    else return 0;
+    if (k > n) return 0;
+    unsigned cp = c & (0x7F >> k);
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return k;
+}
+
+size_t agent_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len) {
+    util_buf b;
+    util_buf_init(&b);
+    size_t bad = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(u + i, n - i);
+        if (k == 0 || (k == 1 && u[i] == 0)) {
+            util_buf_append(&b, "\xEF\xBF\xBD", 3);
+            bad++;
+            i++;
+        } else {
+            util_buf_append(&b, s + i, k);
+            i += k;
+        }
+    }
+    util_buf_append(&b, "", 0);
+    *out = util_buf_detach(&b, out_len);
+    if (!*out) {
+        *out = calloc(1, 1);
+        if (out_len) *out_len = 0;
+    }
+    return bad;
+}
+
+static size_t back_to_boundary(const char *s, size_t i) {
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+int agent_truncate(const char *s, size_t n, size_t limit, char **out, size_t *out_len) {
+    util_buf b;
+    util_buf_init(&b);
+    int cut = n > limit;
+    if (!cut) {
+        util_buf_append(&b, s, n);
+    } else {
+        size_t head = back_to_boundary(s, limit * 2 / 3);
+        size_t tail = back_to_boundary(s, n - (limit - limit * 2 / 3));
+        if (tail < head) tail = head;
+        util_buf_append(&b, s, head);
+        util_buf_printf(&b, "\n[... %zu bytes cut by cachet ...]\n", tail - head);
+        util_buf_append(&b, s + tail, n - tail);
+    }
+    util_buf_append(&b, "", 0);
+    *out = util_buf_detach(&b, out_len);
+    return cut;
+}
+
+static void chomp(char *s) {
+    size_t l = strlen(s);
+    while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == '\r' || s[l - 1] == ' ')) s[--l] = '\0';
+}
+
+int agent_read_prompt(char **out, const char *data_dir, const char *name, util_err *err) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/prompts/%s", data_dir, name);
+    int rc = util_read_file(out, NULL, p, err);
+    if (rc) return rc;
+    /* whole-line HTML comments are notes for maintainers and promptlint
+     * (cache-boundary markers): they are not sent to the model */
+    char *w = *out;
+    for (char *s = *out; *s;) {
+        char *nl = strchr(s, '\n');
+        size_t l = nl ? (size_t)(nl - s + 1) : strlen(s);
+        int comment = strncmp(s, "<!--", 4) == 0 && strstr(s, "-->") && strstr(s, "-->") < s + l;
+        if (!comment) {
+            memmove(w, s, l);
+            w += l;
+        }
+        s += l;
+    }
+    *w = '\0';
+    chomp(*out);
+    return UTIL_OK;
+}
+
+/* --- tiers 0 and 1 --------------------------------------------------------------- */
+
+/* Reads one workspace file (if present) into dst as a "## NAME" section,
+ * sanitized and truncated; *budget is the total left. */
+static int add_file(util_buf *dst, const char *ws, const char *name, size_t *budget,
+                    agent_warnings *w, util_err *err) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", ws, name);
+    struct stat st;
+    if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) return UTIL_OK;
+    char *raw = NULL, *clean = NULL, *cut = NULL;
+    size_t n = 0, cn = 0, kn = 0;
+    int rc = util_read_file(&raw, &n, p, err);
+    if (rc) return rc;
+    size_t bad = agent_utf8_sanitize(raw, n, &clean, &cn);
+    if (bad) agent_warn(w, "'%s': %zu invalid UTF-8 sequences replaced", name, bad);
+    chomp(clean);
+    cn = strlen(clean);
+    size_t limit = AGENT_FILE_LIMIT < *budget ? AGENT_FILE_LIMIT : *budget;
+    if (limit == 0) {
+        agent_warn(w, "'%s' left out: the workspace files exceed %d bytes in total", name,
+                   AGENT_TOTAL_LIMIT);
+        util_buf_printf(dst, "\n\n## %s\n[left out by cachet: the total size limit is reached]", name);
+    } else {
+        if (agent_truncate(clean, cn, limit, &cut, &kn))
+            agent_warn(w, "'%s' truncated from %zu to about %zu bytes", name, cn, limit);
+        *budget -= kn < *budget ? kn : *budget;
+        if (kn) util_buf_printf(dst, "\n\n## %s\n%s", name, cut);
+    }
+    free(raw);
+    free(clean);
+    free(cut);
+    return UTIL_OK;
+}
+
+static int cmp_json_name(const void *a, const void *b) {
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring,
+                  cJSON_GetObjectItemCaseSensitive(y, "name")->valuestring);
+}
+
+/* prompts/tools.json -> one JSON object per line, sorted by name, only the
+ * tools this build implements. */
+static int render_tools(util_buf *dst, char **tools_json, const char *data_dir, agent_warnings *w,
+                        util_err *err) {
+    char *text = NULL;
+    int rc = agent_read_prompt(&text, data_dir, "tools.json", err);
+    if (rc) return rc;
+    cJSON *arr = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsArray(arr)) {
+        cJSON_Delete(arr);
+        return util_err_set(err, UTIL_EFORMAT, "'%s/prompts/tools.json' is not a JSON array", data_dir);
+    }
+    int n = cJSON_GetArraySize(arr);
+    cJSON **v = calloc((size_t)n + 1, sizeof *v);
+    int k = 0;
+    for (int i = 0; v && i < n; i++) {
+        cJSON *t = cJSON_GetArrayItem(arr, i);
+        cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
+        if (!cJSON_IsString(nm)) continue;
+        if (!agent_tool_exists(nm->valuestring)) {
+            agent_warn(w, "tools.json: tool '%s' is not built in; left out", nm->valuestring);
+            continue;
+        }
+        v[k++] = t;
+    }
+    if (!v) {
+        cJSON_Delete(arr);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    qsort(v, (size_t)k, sizeof *v, cmp_json_name);
+    cJSON *sorted = cJSON_CreateArray();
+    for (int i = 0; i < k; i++) {
+        char *s = cJSON_PrintUnformatted(v[i]);
+        util_buf_printf(dst, "%s\n", s ? s : "");
+        cJSON_AddItemReferenceToArray(sorted, v[i]);
+        free(s);
+    }
+    *tools_json = cJSON_PrintUnformatted(sorted);
+    cJSON_Delete(sorted);
+    cJSON_Delete(arr);
+    free(v);
+    return UTIL_OK;
+}
+
+static int add_prompt(util_buf *dst, const char *data_dir, const char *name, util_err *err) {
+    char *t = NULL;
+    int rc = agent_read_prompt(&t, data_dir, name, err);
+    if (rc) return rc;
+    util_buf_puts(dst, t);
+    free(t);
+    return UTIL_OK;
+}
+
+static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, util_buf *b, util_err *err) {
+    size_t budget = AGENT_TOTAL_LIMIT;
+    char tu[64];
+    snprintf(tu, sizeof tu, "tool-use-%s.md", o->chat_format ? o->chat_format : "chatml");
+    int rc = add_prompt(b, o->data_dir, "system.md", err);
+    if (!rc) rc = util_buf_puts(b, "\n\n");
+    if (!rc) rc = add_prompt(b, o->data_dir, tu, err);
+    if (!rc) rc = util_buf_puts(b, "\n<tools>\n");
+    if (!rc) rc = render_tools(b, &p->tools_json, o->data_dir, &p->warnings, err);
+    if (!rc) rc = util_buf_puts(b, "</tools>");
+    static const char *const files0[] = {"AGENTS.md", "SOUL.md", "IDENTITY.md", "TOOLS.md"};
+    for (size_t i = 0; !rc && i < 4; i++)
+        rc = add_file(b, o->workspace, files0[i], &budget, &p->warnings, err);
+    if (rc) return rc;
+    /* skills: built-in < user < workspace (later overrides), index sorted */
+    char dir[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/skills", o->data_dir);
+    rc = agent_skills_scan(&p->skills, dir, "builtin:skills", &p->warnings, err);
+    if (!rc) {
+        const char *home = getenv("HOME");
+        if (o->user_skills) snprintf(dir, sizeof dir, "%s", o->user_skills);
+        else snprintf(dir, sizeof dir, "%s/.config/cachet/skills", home ? home : "/nonexistent");
+        rc = agent_skills_scan(&p->skills, dir, "~/.config/cachet/skills", &p->warnings, err);
+    }
+    if (!rc) {
+        snprintf(dir, sizeof dir, "%s/.cachet/skills", o->workspace);
+        rc = agent_skills_scan(&p->skills, dir, ".cachet/skills", &p->warnings, err);
+    }
+    if (rc) return rc;
+    agent_skills_sort(&p->skills);
+    if (p->skills.n) {
+        util_buf_puts(b, "\n\n");
+        if ((rc = add_prompt(b, o->data_dir, "skills.md", err))) return rc;
+        for (size_t i = 0; i < p->skills.n; i++)
+            util_buf_printf(b, "\n- %s: %s (%s)", p->skills.v[i].name, p->skills.v[i].description,
+                            p->skills.v[i].display);
+    }
+    return UTIL_OK;
+}
+
+int agent_prompt_build(agent_prompt *p, const agent_prompt_opts *o, util_err *err) {
+    memset(p, 0, sizeof *p);
+    util_buf b0, b1;
+    util_buf_init(&b0);
+    util_buf_init(&b1);
+    int rc = build_tier0(p, o, &b0, err);
+    size_t budget = AGENT_TOTAL_LIMIT;
+    if (!rc) rc = add_file(&b1, o->workspace, "USER.md", &budget, &p->warnings, err);
+    if (!rc) rc = add_file(&b1, o->workspace, "MEMORY.md", &budget, &p->warnings, err);
+    util_buf_append(&b0, "", 0);
+    util_buf_append(&b1, "", 0);
+    if (rc) {
+        util_buf_release(&b0);
+        util_buf_release(&b1);
+        agent_prompt_release(p);
+        return rc;
+    }
+    p->tier0 = util_buf_detach(&b0, NULL);
+    p->tier1 = util_buf_detach(&b1, NULL);
+    size_t l0 = strlen(p->tier0), l1 = strlen(p->tier1);
+    p->system = malloc(l0 + l1 + 1);
+    if (!p->system || !p->tools_json) {
+        agent_prompt_release(p);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    memcpy(p->system, p->tier0, l0);
+    memcpy(p->system + l0, p->tier1, l1 + 1);
+    return UTIL_OK;
+}
+
+void agent_prompt_release(agent_prompt *p) {
+    free(p->tier0);
+    free(p->tier1);
+    free(p->system);
+    free(p->tools_json);
+    agent_skills_release(&p->skills);
+    agent_warnings_release(&p->warnings);
+    memset(p, 0, sizeof *p);
+}
+
+/* --- tiers 2 and 3 ------------------------------------------------------------------ */
+
+/* Fills {{key}} placeholders of a prompt template. */
+static int fill(util_buf *out, const char *tpl, const char *const *kv, size_t nkv) {
+    for (const char *s = tpl; *s;) {
+        const char *o = strstr(s, "{{");
+        if (!o) return util_buf_puts(out, s);
+        util_buf_append(out, s, (size_t)(o - s));
+        const char *c = strstr(o, "}}");
+        if (!c) return util_buf_puts(out, o);
+        size_t kl = (size_t)(c - o - 2);
+        const char *val = NULL;
+        for (size_t i = 0; i + 1 < nkv * 2; i += 2)
+            if (strlen(kv[i]) == kl && memcmp(kv[i], o + 2, kl) == 0) val = kv[i + 1];
+        if (val) util_buf_puts(out, val);
+        else util_buf_append(out, o, (size_t)(c + 2 - o));
+        s = c + 2;
+    }
+    return UTIL_OK;
+}
+
+int agent_tier2(util_buf *out, const char *data_dir, const char *workspace, const char *model,
+                long long now, util_err *err) {
+    char *tpl = NULL;
+    int rc = agent_read_prompt(&tpl, data_dir, "session-context.md", err);
+    if (rc) return rc;
+    time_t t = (time_t)now;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    char date[64], os[256];
+    strftime(date, sizeof date, "%Y-%m-%d (%A)", &tm);
+    struct utsname u;
+    if (uname(&u) == 0) snprintf(os, sizeof os, "%s %s", u.sysname, u.machine);
+    else snprintf(os, sizeof os, "unknown");
+    const char *kv[] = {"date", date, "os", os, "workspace", workspace, "model", model};
+    rc = fill(out, tpl, kv, 4);
+    free(tpl);
+    return rc;
+}
+
+int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long long now,
+                util_err *err) {
+    char *tpl = NULL;
+    int rc = agent_read_prompt(&tpl, data_dir, "turn-context.md", err);
+    if (rc) return rc;
+    time_t t = (time_t)now;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    char tod[32];
+    strftime(tod, sizeof tod, "%H:%M", &tm);
+    util_buf git;
+    util_buf_init(&git);
+    agent_git_summary(workspace, &git);
+    util_buf_append(&git, "", 0);
+    /* the git lines end in a newline; the template decides the layout */
+    if (git.len && git.data[git.len - 1] == '\n') git.data[--git.len] = '\0';
+    const char *kv[] = {"time", tod, "git", git.data};
+    util_buf_puts(out, "\n\n");
+    rc = fill(out, tpl, kv, 2);
+    util_buf_release(&git);
+    free(tpl);
+    return rc;
+}

@@ -1,0 +1,234 @@
+/* agent/session.c: JSONL session files: create, append (one write per line
+ * with O_APPEND), fsync per turn, find by id or prefix, list, and load with a
+ * torn-last-line tolerance. Does not decide what events mean (loop.c,
+ * stats.c). */
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/buf.h"
+
+static int mkdir_p(const char *path) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int agent_sessions_dir(char *buf, size_t cap, int create, util_err *err) {
+    const char *x = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    if (x && *x) snprintf(buf, cap, "%s/cachet/sessions", x);
+    else if (home && *home) snprintf(buf, cap, "%s/.local/state/cachet/sessions", home);
+    else return util_err_set(err, UTIL_ENOTFOUND, "neither XDG_STATE_HOME nor HOME is set");
+    if (create && mkdir_p(buf) != 0)
+        return util_err_set(err, UTIL_EIO, "cannot create '%s': %s", buf, strerror(errno));
+    return UTIL_OK;
+}
+
+int agent_session_create(agent_session *s, util_err *err) {
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    char dir[4096];
+    int rc = agent_sessions_dir(dir, sizeof dir, 1, err);
+    if (rc) return rc;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    unsigned rnd = (unsigned)(ts.tv_nsec ^ ((unsigned)getpid() << 12));
+    for (int tries = 0; tries < 16; tries++, rnd = rnd * 1103515245u + 12345u) {
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(s->id, sizeof s->id, "%s-%04x", stamp, (rnd >> 8) & 0xffff);
+        snprintf(s->path, sizeof s->path, "%s/%s.jsonl", dir, s->id);
+        s->fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+        if (s->fd >= 0) return UTIL_OK;
+        if (errno != EEXIST) break;
+    }
+    return util_err_set(err, UTIL_EIO, "cannot create session file '%s': %s", s->path, strerror(errno));
+}
+
+int agent_session_open(agent_session *s, const char *path, util_err *err) {
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    const char *b = strrchr(path, '/');
+    snprintf(s->id, sizeof s->id, "%s", b ? b + 1 : path);
+    char *dot = strstr(s->id, ".jsonl");
+    if (dot) *dot = '\0';
+    s->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (s->fd < 0) return util_err_set(err, UTIL_EIO, "session '%s': %s", path, strerror(errno));
+    /* a torn last line from a crash: end it so the next event starts clean */
+    int r = open(path, O_RDONLY | O_CLOEXEC);
+    if (r >= 0) {
+        struct stat st;
+        char c = '\n';
+        if (fstat(r, &st) == 0 && st.st_size > 0 && pread(r, &c, 1, st.st_size - 1) == 1 &&
+            c != '\n' && write(s->fd, "\n", 1) != 1) {
+            close(r);
+            return util_err_set(err, UTIL_EIO, "session '%s': %s", path, strerror(errno));
+        }
+        close(r);
+    }
+    return UTIL_OK;
+}
+
+int agent_session_append(agent_session *s, const cJSON *ev, util_err *err) {
+    if (s->fd < 0) return UTIL_OK;
+    char *line = cJSON_PrintUnformatted(ev);
+    if (!line) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    size_t n = strlen(line);
+    line[n] = '\n'; /* cJSON allocates exactly n+1 bytes: the NUL becomes the newline */
+    size_t off = 0;
+    int rc = UTIL_OK;
+    while (off < n + 1) {
+        ssize_t w = write(s->fd, line + off, n + 1 - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            rc = util_err_set(err, UTIL_EIO, "session '%s': write: %s", s->path, strerror(errno));
+            break;
+        }
+        off += (size_t)w;
+    }
+    free(line);
+    return rc;
+}
+
+int agent_session_sync(agent_session *s, util_err *err) {
+    if (s->fd >= 0 && fsync(s->fd) != 0)
+        return util_err_set(err, UTIL_EIO, "session '%s': fsync: %s", s->path, strerror(errno));
+    return UTIL_OK;
+}
+
+void agent_session_close(agent_session *s) {
+    if (s->fd >= 0) {
+        fsync(s->fd);
+        close(s->fd);
+    }
+    s->fd = -1;
+}
+
+/* --- finding and listing ------------------------------------------------------------- */
+
+static int cmp_desc(const void *a, const void *b) {
+    return strcmp(*(char *const *)b, *(char *const *)a);
+}
+
+int agent_sessions_list(char ***ids, size_t *n, util_err *err) {
+    *ids = NULL;
+    *n = 0;
+    char dir[4096];
+    int rc = agent_sessions_dir(dir, sizeof dir, 0, err);
+    if (rc) return rc;
+    DIR *d = opendir(dir);
+    if (!d) return UTIL_OK;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l <= 6 || strcmp(de->d_name + l - 6, ".jsonl") != 0) continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **p = realloc(*ids, cap * sizeof *p);
+            if (!p) break;
+            *ids = p;
+        }
+        char *id = strndup(de->d_name, l - 6);
+        if (!id) break;
+        (*ids)[(*n)++] = id;
+    }
+    closedir(d);
+    if (*n) qsort(*ids, *n, sizeof **ids, cmp_desc); /* ids start with the UTC time */
+    return UTIL_OK;
+}
+
+int agent_session_find(const char *id, char *path, size_t cap, char *id_out, size_t id_cap,
+                       util_err *err) {
+    char dir[4096];
+    int rc = agent_sessions_dir(dir, sizeof dir, 0, err);
+    if (rc) return rc;
+    char **ids;
+    size_t n;
+    if ((rc = agent_sessions_list(&ids, &n, err))) return rc;
+    const char *found = NULL;
+    int matches = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!id || !*id) {
+            found = ids[0];
+            matches = 1;
+            break;
+        }
+        if (strcmp(ids[i], id) == 0) {
+            found = ids[i];
+            matches = 1;
+            break;
+        }
+        if (strncmp(ids[i], id, strlen(id)) == 0) {
+            found = found ? found : ids[i];
+            matches++;
+        }
+    }
+    if (matches == 1) {
+        snprintf(path, cap, "%s/%s.jsonl", dir, found);
+        snprintf(id_out, id_cap, "%s", found);
+    } else if (matches == 0) {
+        rc = util_err_set(err, UTIL_ENOTFOUND, id && *id ? "no session '%s' in '%s'" : "%sno sessions in '%s'",
+                          id && *id ? id : "", dir);
+    } else {
+        rc = util_err_set(err, UTIL_EINVAL, "session id '%s' is ambiguous (%d sessions match)", id,
+                          matches);
+    }
+    for (size_t i = 0; i < n; i++) free(ids[i]);
+    free(ids);
+    return rc;
+}
+
+int agent_session_load(const char *path, cJSON **events, int *torn, util_err *err) {
+    *events = NULL;
+    if (torn) *torn = 0;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = util_read_file(&text, &len, path, err);
+    if (rc) return rc;
+    cJSON *arr = cJSON_CreateArray();
+    size_t line = 0;
+    for (char *s = text; *s && !rc; line++) {
+        char *nl = strchr(s, '\n');
+        int last = !nl || !nl[1];
+        if (nl) *nl = '\0';
+        if (*s) {
+            cJSON *ev = cJSON_Parse(s);
+            if (ev && cJSON_IsObject(ev)) {
+                cJSON_AddItemToArray(arr, ev);
+            } else {
+                cJSON_Delete(ev);
+                /* a line cut by a crash: the last line, or one the next
+                 * process terminated with a newline before appending */
+                if (last || !nl) {
+                    if (torn) *torn = 1;
+                } else if (!cJSON_IsObject(ev)) {
+                    if (torn) *torn = 1;
+                }
+            }
+        }
+        if (!nl) break;
+        s = nl + 1;
+    }
+    free(text);
+    *events = arr;
+    return UTIL_OK;
+}

@@ -1,0 +1,36 @@
+/* agent/toolcall.h: tool calls in the format the chat template uses
+ * (SmolLM2/ChatML: <tool_call>[{"name": ..., "arguments": {...}}]</tool_call>),
+ * parsed with cJSON; and the text of tool results fed back to the model.
+ * A malformed call becomes an entry with an error, never a crash or a drop. */
+#ifndef AGENT_TOOLCALL_H
+#define AGENT_TOOLCALL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "../util/buf.h"
+#include "../util/err.h"
+
+#define AGENT_MAX_CALLS_PER_REPLY 8
+
+typedef struct agent_toolcall {
+    char *name;  /* NULL when malformed */
+    cJSON *args; /* an object (owned); NULL when malformed */
+    char *error; /* non-NULL: why the call cannot run (fed back to the model) */
+} agent_toolcall;
+
+typedef struct agent_toolcalls {
+    agent_toolcall *v;
+    size_t n, cap;
+} agent_toolcalls;
+
+/* Finds every <tool_call> block in text. Returns UTIL_OK with c->n == 0 when
+ * there is none; only allocation failure is an error. */
+int agent_toolcalls_parse(agent_toolcalls *c, const char *text, util_err *err);
+void agent_toolcalls_release(agent_toolcalls *c);
+
+/* The content of a tool-result message: <tool_response>{"name","result"|"error"}
+ * </tool_response>. Appends to out. */
+int agent_toolresult_format(util_buf *out, const char *name, int ok, const char *text);
+
+#endif
