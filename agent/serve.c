@@ -67,8 +67,9 @@ typedef struct serve_ctx {
     const char *api_key; /* NULL: no auth */
     char model_id[256];
     long started;
-    pthread_mutex_t id_mu;
+    pthread_mutex_t id_mu; /* guards next_id and live_jobs */
     unsigned long next_id;
+    int live_jobs;         /* requests holding a job, until their response is done */
 } serve_ctx;
 
 /* --- options -------------------------------------------------------------- */
@@ -352,6 +353,9 @@ static int start_job(conn *k, serve_request *r, serve_error *e) {
         return -1;
     }
     k->job = j;
+    pthread_mutex_lock(&srv->id_mu);
+    srv->live_jobs++;
+    pthread_mutex_unlock(&srv->id_mu);
     return 0;
 }
 
@@ -533,6 +537,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         if (k->job->finish == SERVE_RUNNING) k->job->cancel = 1;
         pthread_mutex_unlock(serve_sched_lock(srv->sched));
         serve_job_release(srv->sched, k->job);
+        pthread_mutex_lock(&srv->id_mu);
+        srv->live_jobs--;
+        pthread_mutex_unlock(&srv->id_mu);
     }
     if (k->status) serve_metrics_request(srv->metrics, k->status);
     util_buf_release(&k->body);
@@ -622,6 +629,16 @@ static int run_server(serve_ctx *srv, const sigset_t *sigs) {
     fprintf(stderr, "cachet serve: %s, finishing requests (up to %d ms)\n", strsignal(sig), o->grace_ms);
     MHD_quiesce_daemon(d); /* no new connections */
     serve_sched_stop(srv->sched, o->grace_ms);
+    /* Every job is finished; let the responses reach their clients (bounded)
+     * before the connections are closed. */
+    for (int i = 0; i < 300; i++) {
+        pthread_mutex_lock(&srv->id_mu);
+        int live = srv->live_jobs;
+        pthread_mutex_unlock(&srv->id_mu);
+        if (live == 0) break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     MHD_stop_daemon(d);
     rc = 0;
 done:

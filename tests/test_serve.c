@@ -1,0 +1,646 @@
+/* tests/test_serve.c: `cachet serve` over real HTTP on loopback: the server
+ * runs as a subprocess on a free port (memory-only cache) and is always
+ * stopped with SIGTERM (SIGKILL if it hangs; it also dies with the runner);
+ * libcurl is the client. Covers the routes, streaming, prefix sharing,
+ * scheduling order, bad input, auth, disconnects, a small load and shutdown. */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/buf.h"
+#include "check.h"
+#include "proc.h"
+
+/* --- the server subprocess ------------------------------------------------- */
+
+typedef struct server {
+    pid_t pid;
+    int port;
+    char log[64];
+} server;
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Starts `cachet serve --port 0 ARGS` and reads the port it prints. */
+static int server_start(server *s, const char *args) {
+    memset(s, 0, sizeof *s);
+    snprintf(s->log, sizeof s->log, "/tmp/cachet-serve-logXXXXXX");
+    int fd = mkstemp(s->log);
+    if (fd < 0) return -1;
+    close(fd);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec '%s/cachet' serve --port 0 --no-disk-cache --threads 2 %s 2>'%s'",
+             proc_bin_dir(), args, s->log);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the runner */
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    s->pid = pid;
+    for (int i = 0; i < 600; i++) { /* up to 60 s (sanitizer builds are slow) */
+        char *text = NULL;
+        size_t n;
+        util_err err;
+        if (util_read_file(&text, &n, s->log, &err) == 0) {
+            const char *p = strstr(text, "listening on http://127.0.0.1:");
+            if (p) s->port = (int)strtol(p + strlen("listening on http://127.0.0.1:"), NULL, 10);
+            free(text);
+            if (s->port > 0) return 0;
+        }
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            s->pid = 0;
+            return -1;
+        }
+        sleep_ms(100);
+    }
+    return -1;
+}
+
+/* SIGTERM, then up to 30 s for a clean exit, then SIGKILL. Returns the exit
+ * status (128 + signal if killed), and removes the log. */
+static int server_stop(server *s) {
+    int status = -1;
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        int st = 0, done = 0;
+        for (int i = 0; i < 600 && !done; i++) {
+            if (waitpid(s->pid, &st, WNOHANG) == s->pid) done = 1;
+            else sleep_ms(50);
+        }
+        if (!done) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &st, 0);
+        }
+        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (status != 0) {
+            char *text = NULL;
+            size_t n;
+            util_err err;
+            if (util_read_file(&text, &n, s->log, &err) == 0) fprintf(stderr, "server log:\n%s\n", text);
+            free(text);
+        }
+        s->pid = 0;
+    }
+    if (s->log[0]) unlink(s->log);
+    return status;
+}
+
+/* --- the HTTP client --------------------------------------------------------- */
+
+typedef struct http_resp {
+    long status;
+    util_buf body;
+    int abort_after; /* > 0: abort the transfer after this many bytes */
+    int curl_rc;
+    double t_end;
+} http_resp;
+
+static size_t on_write(char *p, size_t sz, size_t n, void *user) {
+    http_resp *r = user;
+    util_buf_append(&r->body, p, sz * n);
+    if (r->abort_after > 0 && r->body.len >= (size_t)r->abort_after) return 0;
+    return sz * n;
+}
+
+/* One request; body NULL means GET. auth NULL: no Authorization header. */
+static int http(const server *s, const char *path, const char *body, long body_len, const char *auth,
+                long timeout_ms, http_resp *r) {
+    CURL *c = curl_easy_init();
+    if (!c) return -1;
+    char url[256], hdr[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s->port, path);
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    if (auth) {
+        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", auth);
+        h = curl_slist_append(h, hdr);
+    }
+    util_buf_init(&r->body);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 120000L);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, body_len >= 0 ? body_len : (long)strlen(body));
+    }
+    r->curl_rc = (int)curl_easy_perform(c);
+    r->status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    r->t_end = now_s();
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return r->curl_rc == CURLE_OK ? 0 : -1;
+}
+
+static const char *body_of(const http_resp *r) { return r->body.data ? r->body.data : ""; }
+
+static long json_num(const cJSON *o, const char *a, const char *b, const char *c2) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
+    if (c2) v = cJSON_GetObjectItemCaseSensitive(v, c2);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+static const char *json_str(const cJSON *o, const char *a, const char *b) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Content of choices[0] (message.content or text). */
+static const char *choice_text(const cJSON *o) {
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0);
+    const char *t = json_str(c0, "message", "content");
+    return t ? t : json_str(c0, "text", NULL);
+}
+
+/* A metric's value from /metrics text (first line starting with name + ' '). */
+static double metric(const server *s, const char *name) {
+    http_resp r = {0};
+    double v = -1;
+    if (http(s, "/metrics", NULL, 0, NULL, 0, &r) == 0) {
+        char key[128];
+        snprintf(key, sizeof key, "\n%s ", name);
+        const char *p = strstr(body_of(&r), key);
+        if (p) v = strtod(p + strlen(key), NULL);
+    }
+    util_buf_release(&r.body);
+    return v;
+}
+
+/* Sums over successful generations, to compare with the server's counters. */
+typedef struct usage_sum {
+    pthread_mutex_t mu;
+    long prompt, cached, completion;
+} usage_sum;
+
+static void add_usage(usage_sum *u, const cJSON *usage) {
+    pthread_mutex_lock(&u->mu);
+    u->prompt += json_num(usage, "prompt_tokens", NULL, NULL);
+    u->cached += json_num(usage, "prompt_tokens_details", "cached_tokens", NULL);
+    u->completion += json_num(usage, "completion_tokens", NULL, NULL);
+    pthread_mutex_unlock(&u->mu);
+}
+
+static char *chat_body(const char *system, const char *user, int max_tokens, int stream) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON *m = cJSON_AddArrayToObject(o, "messages");
+    if (system) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "role", "system");
+        cJSON_AddStringToObject(s, "content", system);
+        cJSON_AddItemToArray(m, s);
+    }
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddStringToObject(u, "role", "user");
+    cJSON_AddStringToObject(u, "content", user);
+    cJSON_AddItemToArray(m, u);
+    cJSON_AddNumberToObject(o, "max_tokens", max_tokens);
+    cJSON_AddNumberToObject(o, "temperature", 0);
+    if (stream) {
+        cJSON_AddTrueToObject(o, "stream");
+        cJSON_AddTrueToObject(cJSON_AddObjectToObject(o, "stream_options"), "include_usage");
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+/* One chat request that must succeed; returns the parsed body (caller frees). */
+static cJSON *chat_ok(const server *s, const char *system, const char *user, int max_tokens, usage_sum *u) {
+    char *b = chat_body(system, user, max_tokens, 0);
+    http_resp r = {0};
+    http(s, "/v1/chat/completions", b, -1, NULL, 0, &r);
+    free(b);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    CHECK_MSG(r.status == 200 && o && choice_text(o), "chat: status %ld body %s", r.status, body_of(&r));
+    if (o && r.status == 200 && u) add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+    util_buf_release(&r.body);
+    return o;
+}
+
+/* --- tests --------------------------------------------------------------------- */
+
+static const char shared_system[] =
+    "You are a careful assistant for a small software team. Answer briefly and precisely. "
+    "When you are unsure, say so. Prefer plain words over jargon, and short sentences over long "
+    "ones. The team works on an embedded inference engine written in C, with a prefix cache that "
+    "reuses the keys and values of prompts it has seen before, so stable text comes first.";
+
+static void test_routes(const server *s) {
+    http_resp r = {0};
+    http(s, "/health", NULL, 0, NULL, 0, &r);
+    CHECK_EQ_INT(r.status, 200);
+    util_buf_release(&r.body);
+    memset(&r, 0, sizeof r);
+    http(s, "/v1/models", NULL, 0, NULL, 0, &r);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    CHECK_EQ_INT(r.status, 200);
+    CHECK_EQ_STR(json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "data"), 0), "id", NULL),
+                 "SmolLM2-135M-Instruct.Q4_1");
+    cJSON_Delete(o);
+    util_buf_release(&r.body);
+    memset(&r, 0, sizeof r);
+    http(s, "/v1/nothing", NULL, 0, NULL, 0, &r);
+    CHECK_EQ_INT(r.status, 404);
+    util_buf_release(&r.body);
+    memset(&r, 0, sizeof r);
+    http(s, "/v1/chat/completions", NULL, 0, NULL, 0, &r); /* GET */
+    CHECK_EQ_INT(r.status, 405);
+    util_buf_release(&r.body);
+}
+
+/* Greedy output equals `cachet generate --chat` on the same prompt. */
+static void test_chat_matches_generate(const server *s, usage_sum *u) {
+    cJSON *o = chat_ok(s, NULL, "What is the capital of France?", 8, u);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "'%s/cachet' generate --chat --prompt 'What is the capital of France?' --temp 0 "
+             "--max-tokens 8 --threads 2 --no-disk-cache --json",
+             proc_bin_dir());
+    proc_result pr = proc_run(cmd);
+    cJSON *g = cJSON_Parse(pr.out);
+    CHECK_MSG(pr.status == 0 && g, "generate failed: %s", pr.err);
+    CHECK_EQ_STR(choice_text(o), json_str(g, "text", NULL));
+    CHECK_EQ_INT(json_num(o, "usage", "prompt_tokens", NULL), json_num(g, "prompt_tokens", NULL, NULL));
+    CHECK_EQ_INT(json_num(o, "usage", "completion_tokens", NULL), 8);
+    CHECK_EQ_STR(json_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0),
+                          "finish_reason", NULL), "length");
+    cJSON_Delete(g);
+    proc_result_free(&pr);
+    cJSON_Delete(o);
+}
+
+/* Streaming gives the same text as non-streaming, in SSE events ending with
+ * a usage chunk and [DONE]. */
+static void test_stream(const server *s, usage_sum *u) {
+    cJSON *plain = chat_ok(s, NULL, "Name a colour.", 6, u);
+    char *b = chat_body(NULL, "Name a colour.", 6, 1);
+    http_resp r = {0};
+    http(s, "/v1/chat/completions", b, -1, NULL, 0, &r);
+    free(b);
+    CHECK_EQ_INT(r.status, 200);
+    util_buf text;
+    util_buf_init(&text);
+    int events = 0, role = 0, done = 0, usage_seen = 0, finish_seen = 0;
+    const char *p = r.body.data ? r.body.data : "";
+    for (int guard = 0; *p && guard < 10000; guard++) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        p = nl ? nl + 1 : p + len;
+        if (strncmp(line, "data: ", 6) != 0) continue;
+        if (strcmp(line + 6, "[DONE]") == 0) {
+            done = 1;
+            continue;
+        }
+        CHECK_MSG(!done, "event after [DONE]");
+        cJSON *ev = cJSON_Parse(line + 6);
+        CHECK_MSG(ev != NULL, "bad event %s", line);
+        events++;
+        const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ev, "choices"), 0);
+        if (c0) {
+            const char *t = json_str(c0, "delta", "content");
+            if (json_str(c0, "delta", "role")) role = events == 1;
+            if (t) util_buf_puts(&text, t);
+            if (json_str(c0, "finish_reason", NULL)) finish_seen = 1;
+        }
+        if (cJSON_GetObjectItemCaseSensitive(ev, "usage")) {
+            usage_seen = 1;
+            add_usage(u, cJSON_GetObjectItemCaseSensitive(ev, "usage"));
+            CHECK(json_num(ev, "usage", "prompt_tokens_details", "cached_tokens") > 0);
+        }
+        cJSON_Delete(ev);
+    }
+    CHECK(role && done && usage_seen && finish_seen && events >= 4);
+    CHECK_EQ_STR(text.data ? text.data : "", choice_text(plain));
+    util_buf_release(&text);
+    util_buf_release(&r.body);
+    cJSON_Delete(plain);
+}
+
+static void test_completions(const server *s, usage_sum *u) {
+    const char *body = "{\"prompt\":\"The capital of France is\",\"max_tokens\":8,\"temperature\":0,"
+                       "\"stop\":[\".\",\"\\n\"]}";
+    http_resp r = {0};
+    http(s, "/v1/completions", body, -1, NULL, 0, &r);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    CHECK_MSG(r.status == 200 && choice_text(o), "completions: %ld %s", r.status, body_of(&r));
+    if (o && r.status == 200) {
+        add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+        CHECK(strchr(choice_text(o), '.') == NULL && strchr(choice_text(o), '\n') == NULL);
+        CHECK_EQ_STR(json_str(o, "object", NULL), "text_completion");
+    }
+    cJSON_Delete(o);
+    util_buf_release(&r.body);
+}
+
+/* Two clients with the same long system message: the second reuses it. */
+typedef struct client_arg {
+    const server *s;
+    const char *user;
+    usage_sum *u;
+    int ok;
+    long cached, prompt;
+    double t_end;
+    int max_tokens;
+} client_arg;
+
+static void *client_main(void *p) {
+    client_arg *a = p;
+    char *b = chat_body(shared_system, a->user, a->max_tokens ? a->max_tokens : 4, 0);
+    http_resp r = {0};
+    http(a->s, "/v1/chat/completions", b, -1, NULL, 0, &r);
+    free(b);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    a->ok = r.status == 200 && o && choice_text(o);
+    if (a->ok) {
+        a->cached = json_num(o, "usage", "prompt_tokens_details", "cached_tokens");
+        a->prompt = json_num(o, "usage", "prompt_tokens", NULL);
+        if (a->u) add_usage(a->u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+    }
+    a->t_end = r.t_end;
+    cJSON_Delete(o);
+    util_buf_release(&r.body);
+    return NULL;
+}
+
+static void test_shared_prefix(const server *s, usage_sum *u) {
+    client_arg a = {s, "Which language is the engine written in?", u, 0, 0, 0, 0, 0};
+    client_arg b = {s, "What does the cache reuse?", u, 0, 0, 0, 0, 0};
+    client_main(&a);
+    client_main(&b);
+    CHECK(a.ok && b.ok);
+    /* the system block is ~80 tokens; the second client reuses all of it */
+    CHECK_MSG(b.cached >= 70 && b.cached < b.prompt, "cached %ld of %ld", b.cached, b.prompt);
+    /* and concurrently: both answered, the shared part reused */
+    client_arg c[2] = {{s, "Is the cache exact?", u, 0, 0, 0, 0, 0}, {s, "Where is the disk tier?", u, 0, 0, 0, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, client_main, &c[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK(c[0].ok && c[1].ok && c[0].cached >= 70 && c[1].cached >= 70);
+}
+
+/* With one sequence busy, a queued request whose prefix is cached goes
+ * before an earlier one that shares nothing. */
+static void test_longest_prefix_first(const server *s) {
+    client_arg warm = {s, "Warm the cache.", NULL, 0, 0, 0, 0, 4};
+    client_main(&warm);
+    /* occupies the only sequence for a while (a long prompt, more tokens) */
+    static char busy_user[4096];
+    util_buf bb;
+    util_buf_init(&bb);
+    for (int i = 0; i < 60; i++) util_buf_puts(&bb, "lorem ipsum dolor sit amet ");
+    snprintf(busy_user, sizeof busy_user, "%s", bb.data);
+    util_buf_release(&bb);
+    client_arg busy = {s, busy_user, NULL, 0, 0, 0, 0, 24};
+    client_arg cold = {s, "zebra quantum marmalade?", NULL, 0, 0, 0, 0, 4};
+    client_arg hot = {s, "Warm the cache again.", NULL, 0, 0, 0, 0, 4};
+    pthread_t tb, tc, th;
+    pthread_create(&tb, NULL, client_main, &busy);
+    sleep_ms(150);
+    /* cold has no shared system prompt: build it by hand */
+    cold.user = "zebra quantum marmalade?";
+    pthread_create(&tc, NULL, client_main, &cold);
+    sleep_ms(100);
+    pthread_create(&th, NULL, client_main, &hot);
+    pthread_join(tb, NULL);
+    pthread_join(tc, NULL);
+    pthread_join(th, NULL);
+    CHECK(busy.ok && cold.ok && hot.ok);
+    /* both share the system prompt with warm; hot shares more (same user
+     * prefix "Warm the cache") so it is admitted first */
+    CHECK_MSG(hot.t_end <= cold.t_end, "hot finished %.3f s after cold", hot.t_end - cold.t_end);
+}
+
+static void expect_error(const server *s, const char *path, const char *body, long len, const char *auth,
+                         long status, const char *code) {
+    http_resp r = {0};
+    http(s, path, body, len, auth, 0, &r);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    CHECK_MSG(r.status == status, "%s: status %ld, want %ld (%s)", path, r.status, status, body_of(&r));
+    CHECK_MSG(o && json_str(o, "error", "message") && json_str(o, "error", "type"), "not an error object: %s",
+              body_of(&r));
+    if (code) CHECK_EQ_STR(json_str(o, "error", "code"), code);
+    cJSON_Delete(o);
+    util_buf_release(&r.body);
+}
+
+static void test_bad_input(const server *s) {
+    const char *chat = "/v1/chat/completions";
+    expect_error(s, chat, "{\"messages\": [", -1, NULL, 400, "invalid_json");
+    expect_error(s, chat, "", -1, NULL, 400, "invalid_json");
+    expect_error(s, chat, "[1,2]", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"messages\":\"hi\"}", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"messages\":[]}", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":5,\"content\":\"x\"}]}", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]}", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":7}]}", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":\"8\"}", -1, NULL,
+                 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":0}", -1, NULL,
+                 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":9}", -1, NULL,
+                 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":\"yes\"}", -1, NULL,
+                 400, NULL);
+    expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}", -1, NULL, 400, NULL);
+    expect_error(s, "/v1/completions", "{\"prompt\":42}", -1, NULL, 400, NULL);
+    expect_error(s, chat, "{\"model\":\"gpt-9\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", -1, NULL,
+                 404, "model_not_found");
+    /* a prompt beyond the server's --ctx-size 512 */
+    util_buf big;
+    util_buf_init(&big);
+    util_buf_puts(&big, "{\"prompt\":\"");
+    for (int i = 0; i < 700; i++) util_buf_puts(&big, "word ");
+    util_buf_puts(&big, "\"}");
+    expect_error(s, "/v1/completions", big.data, -1, NULL, 400, "context_length_exceeded");
+    util_buf_release(&big);
+    /* a body over --max-body 65536: with a length (413 before reading) */
+    size_t n = 100000;
+    char *huge = malloc(n + 1);
+    memset(huge, ' ', n);
+    huge[n] = '\0';
+    memcpy(huge, "{\"prompt\":\"", 11);
+    huge[n - 2] = '"';
+    huge[n - 1] = '}';
+    expect_error(s, "/v1/completions", huge, (long)n, NULL, 413, "request_too_large");
+    free(huge);
+}
+
+/* The client leaves mid-stream (and mid-wait): the server stops generating. */
+static void test_disconnect(const server *s) {
+    double c0 = metric(s, "cachet_generations_canceled_total");
+    char *b = chat_body(NULL, "Tell me a long story about a cat.", 400, 1);
+    http_resp r = {0};
+    r.abort_after = 600; /* a few events in */
+    http(s, "/v1/chat/completions", b, -1, NULL, 0, &r);
+    free(b);
+    CHECK_EQ_INT(r.curl_rc, CURLE_WRITE_ERROR);
+    util_buf_release(&r.body);
+    b = chat_body(NULL, "Tell me a long story about a dog.", 400, 0);
+    memset(&r, 0, sizeof r);
+    http(s, "/v1/chat/completions", b, -1, NULL, 500, &r); /* gives up after 0.5 s */
+    free(b);
+    CHECK_EQ_INT(r.curl_rc, CURLE_OPERATION_TIMEDOUT);
+    util_buf_release(&r.body);
+    double c1 = c0;
+    for (int i = 0; i < 100 && c1 < c0 + 2; i++) {
+        sleep_ms(100);
+        c1 = metric(s, "cachet_generations_canceled_total");
+    }
+    CHECK_MSG(c1 == c0 + 2, "canceled %g -> %g", c0, c1);
+    CHECK_EQ_INT((long)metric(s, "cachet_requests_running"), 0);
+    cJSON_Delete(chat_ok(s, NULL, "Still there?", 4, NULL));
+}
+
+/* N clients x M requests with a shared system prompt: all answered. */
+typedef struct load_arg {
+    const server *s;
+    int id, n, ok;
+    usage_sum *u;
+} load_arg;
+
+static void *load_main(void *p) {
+    load_arg *a = p;
+    for (int i = 0; i < a->n; i++) {
+        char user[96];
+        snprintf(user, sizeof user, "Client %d, question %d: say a number.", a->id, i);
+        client_arg c = {a->s, user, a->u, 0, 0, 0, 0, 4};
+        client_main(&c);
+        a->ok += c.ok;
+    }
+    return NULL;
+}
+
+static void test_load(const server *s, usage_sum *u, int clients, int per_client) {
+    load_arg a[8];
+    pthread_t t[8];
+    if (clients > 8) clients = 8;
+    for (int i = 0; i < clients; i++) {
+        a[i] = (load_arg){s, i, per_client, 0, u};
+        pthread_create(&t[i], NULL, load_main, &a[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < clients; i++) {
+        pthread_join(t[i], NULL);
+        ok += a[i].ok;
+    }
+    CHECK_EQ_INT(ok, clients * per_client);
+}
+
+static void test_auth(void) {
+    server s;
+    setenv("CACHET_TEST_SERVE_KEY", "sekrit-123", 1);
+    int started = server_start(&s, "--api-key-env CACHET_TEST_SERVE_KEY") == 0;
+    CHECK_MSG(started, "auth server did not start");
+    if (started) {
+        const char *body = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4}";
+        expect_error(&s, "/v1/chat/completions", body, -1, NULL, 401, "invalid_api_key");
+        expect_error(&s, "/v1/chat/completions", body, -1, "wrong", 401, "invalid_api_key");
+        expect_error(&s, "/v1/models", NULL, 0, "sekrit-12", 401, "invalid_api_key");
+        http_resp r = {0};
+        http(&s, "/v1/chat/completions", body, -1, "sekrit-123", 0, &r);
+        CHECK_EQ_INT(r.status, 200);
+        util_buf_release(&r.body);
+        memset(&r, 0, sizeof r);
+        http(&s, "/health", NULL, 0, NULL, 0, &r);
+        CHECK_EQ_INT(r.status, 200);
+        util_buf_release(&r.body);
+    }
+    CHECK_EQ_INT(server_stop(&s), 0);
+    unsetenv("CACHET_TEST_SERVE_KEY");
+    /* an unset variable is a usage error at start */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "CACHET_NO_SUCH_KEY= '%s/cachet' serve --api-key-env CACHET_NO_SUCH_KEY",
+             proc_bin_dir());
+    proc_result pr = proc_run(cmd);
+    CHECK_EQ_INT(pr.status, 2);
+    proc_result_free(&pr);
+}
+
+/* SIGTERM while a request streams: it is finished, then the server exits 0. */
+typedef struct stream_arg {
+    const server *s;
+    http_resp r;
+} stream_arg;
+
+static void *stream_main(void *p) {
+    stream_arg *a = p;
+    char *b = chat_body(NULL, "Count from one to twenty.", 24, 1);
+    http(a->s, "/v1/chat/completions", b, -1, NULL, 0, &a->r);
+    free(b);
+    return NULL;
+}
+
+static void test_graceful_stop(server *s) {
+    stream_arg a = {s, {0}};
+    pthread_t t;
+    pthread_create(&t, NULL, stream_main, &a);
+    sleep_ms(300);
+    CHECK_EQ_INT(server_stop(s), 0);
+    pthread_join(t, NULL);
+    CHECK_MSG(a.r.status == 200 && strstr(body_of(&a.r), "data: [DONE]"), "stream during shutdown: %ld %s",
+              a.r.status, body_of(&a.r));
+    util_buf_release(&a.r.body);
+}
+
+void test_serve(void) {
+    if (!check_model_path()) {
+        CHECK_MSG(0, "serve tests need the model (make model)");
+        return;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    server s;
+    int started = server_start(&s, "--ctx-size 512 --parallel 2 --max-body 64KiB") == 0;
+    CHECK_MSG(started, "server did not start");
+    if (started) {
+        usage_sum u = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+        test_routes(&s);
+        test_chat_matches_generate(&s, &u);
+        test_stream(&s, &u);
+        test_completions(&s, &u);
+        test_shared_prefix(&s, &u);
+        test_bad_input(&s);
+        test_load(&s, &u, 4, 5);
+        /* the server's counters are the sums of what clients were told */
+        CHECK_EQ_INT((long)metric(&s, "cachet_prefix_cache_queries_total"), u.prompt);
+        CHECK_EQ_INT((long)metric(&s, "cachet_prefix_cache_hits_total"), u.cached);
+        CHECK_EQ_INT((long)metric(&s, "cachet_generation_tokens_total"), u.completion);
+        CHECK(u.cached * 2 > u.prompt); /* shared prefixes: most of the prompt came from the cache */
+        CHECK(metric(&s, "cachet_kv_bytes_in_use") > 0);
+        test_disconnect(&s);
+        test_graceful_stop(&s);
+    }
+    server_stop(&s);
+    /* the queue order needs one sequence */
+    started = server_start(&s, "--parallel 1") == 0;
+    CHECK_MSG(started, "server did not start");
+    if (started) test_longest_prefix_first(&s);
+    CHECK_EQ_INT(server_stop(&s), 0);
+    test_auth();
+    curl_global_cleanup();
+}
