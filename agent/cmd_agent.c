@@ -20,6 +20,7 @@
 static const char agent_usage[] =
     "usage: cachet [options]                 interactive chat in the workspace\n"
     "       cachet -p TASK [--json] [options] one task, then exit\n"
+    "       ... | cachet [--json] [options]   one turn per line of stdin (a scripted session)\n"
     "       cachet --resume [ID] [options]    continue a session (the latest without ID)\n"
     "       cachet prompt [--json] [options]  the assembled prompt, tiers marked, token counts\n"
     "       cachet sessions [--json]          list the saved sessions\n"
@@ -117,7 +118,9 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
             return 2;
         }
     }
-    agent_model_path(c->model[0] ? c->model : NULL, c->model, sizeof c->model);
+    char given[sizeof c->model];
+    snprintf(given, sizeof given, "%s", c->model);
+    agent_model_path(given[0] ? given : NULL, c->model, sizeof c->model);
     c->ao.model_path = c->model;
     util_err err;
     if (agent_data_dir(c->data_dir_opt, c->data, sizeof c->data, &err)) {
@@ -142,9 +145,30 @@ static int on_text_stdout(void *user, const char *text, size_t len) {
     return 0;
 }
 
-/* --- cachet -p ------------------------------------------------------------------------ */
+/* --- cachet -p, and turns read from a pipe ---------------------------------------------- */
 
-static int run_print(agent_cli *c) {
+static void print_json_turn(agent *a, const agent_turn_result *r) {
+    long p, k;
+    agent_totals(a, &p, &k);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "reply", r->reply);
+    cJSON_AddStringToObject(o, "session", agent_session_id(a));
+    cJSON_AddNumberToObject(o, "turns", agent_turns(a));
+    cJSON_AddNumberToObject(o, "rounds", r->rounds);
+    cJSON_AddNumberToObject(o, "prompt_tokens", (double)p);
+    cJSON_AddNumberToObject(o, "cached_tokens", (double)k);
+    cJSON_AddNumberToObject(o, "turn_prompt_tokens", (double)r->prompt_tokens);
+    cJSON_AddNumberToObject(o, "turn_cached_tokens", (double)r->cached_tokens);
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) puts(s);
+    fflush(stdout);
+    free(s);
+    cJSON_Delete(o);
+}
+
+/* -p TASK runs one turn; without -p and without a terminal each line of
+ * stdin is one turn (a scripted session). */
+static int run_batch(agent_cli *c) {
     util_err err;
     util_err_clear(&err);
     c->ao.on_note = on_note;
@@ -155,30 +179,34 @@ static int run_print(agent_cli *c) {
         else fprintf(stderr, "cachet: %s\n", err.msg);
         return 1;
     }
-    agent_turn_result r;
-    int rc = agent_turn(a, c->print, &r, &err);
-    if (rc) {
-        fprintf(stderr, "\ncachet: %s\n", err.msg);
-    } else if (c->json) {
-        long p, k;
-        agent_totals(a, &p, &k);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "reply", r.reply);
-        cJSON_AddStringToObject(o, "session", agent_session_id(a));
-        cJSON_AddNumberToObject(o, "turns", agent_turns(a));
-        cJSON_AddNumberToObject(o, "rounds", r.rounds);
-        cJSON_AddNumberToObject(o, "prompt_tokens", (double)p);
-        cJSON_AddNumberToObject(o, "cached_tokens", (double)k);
-        char *s = cJSON_PrintUnformatted(o);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(o);
-    } else {
-        fputc('\n', stdout);
+    int rc = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    for (;;) {
+        const char *task = c->print;
+        if (!task) {
+            ssize_t n = getline(&line, &cap, stdin);
+            if (n < 0) break;
+            while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+            if (n == 0) continue;
+            task = line;
+        }
+        agent_turn_result r;
+        if (agent_turn(a, task, &r, &err)) {
+            fprintf(stderr, "\ncachet: %s\n", err.msg);
+            rc = 1;
+        } else if (c->json) {
+            print_json_turn(a, &r);
+        } else {
+            fputc('\n', stdout);
+            fflush(stdout);
+        }
+        agent_turn_result_release(&r);
+        if (rc || c->print) break;
     }
-    agent_turn_result_release(&r);
+    free(line);
     agent_free(a);
-    return rc ? 1 : 0;
+    return rc;
 }
 
 int agent_cmd_agent(int argc, char **argv) {
@@ -190,11 +218,7 @@ int agent_cmd_agent(int argc, char **argv) {
         fprintf(stderr, "cachet: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (c.print) return run_print(&c);
-    if (!isatty(STDIN_FILENO)) {
-        fprintf(stderr, "cachet: the interactive chat needs a terminal; use -p TASK for one task\n");
-        return 2;
-    }
+    if (c.print || !isatty(STDIN_FILENO)) return run_batch(&c);
     return agent_repl(&c);
 }
 

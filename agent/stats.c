@@ -234,7 +234,7 @@ int agent_cmd_stats(int argc, char **argv) {
     load_prices(&pr);
     optind = 1;
     opterr = 0;
-    while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) { /* options may follow the id */
         switch (o) {
         case 'a': all = 1; break;
         case 'j': json = 1; break;

@@ -1,0 +1,200 @@
+/* tests/test_agent_prompt.c: prompt assembly (agent/prompt.c, skills.c):
+ * tier order, tools and skills sorted, invalid skills skipped with a warning
+ * naming file and rule, head/tail truncation, invalid UTF-8 replaced, and
+ * byte-identical tiers 0-1 from two processes with different clocks, time
+ * zones, working directories and environments (cachet prompt --json). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/prompt.h"
+#include "check.h"
+#include "proc.h"
+
+static void write_file(const char *dir, const char *name, const char *text) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (!f) {
+        CHECK_MSG(0, "cannot write %s", p);
+        return;
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void run_ok(const char *cmd) {
+    proc_result r = proc_run(cmd);
+    CHECK_MSG(r.status == 0, "'%s': %s", cmd, r.err);
+    proc_result_free(&r);
+}
+
+static void test_units(void) {
+    char *o = NULL;
+    size_t n = 0;
+    /* each byte that cannot start a valid sequence becomes one U+FFFD */
+    CHECK_EQ_INT(agent_utf8_sanitize("ok\xff\xfe!\xe2\x82", 7, &o, &n), 4);
+    CHECK_EQ_STR(o, "ok\xEF\xBF\xBD\xEF\xBF\xBD!\xEF\xBF\xBD\xEF\xBF\xBD");
+    free(o);
+    CHECK_EQ_INT(agent_utf8_sanitize("h\xc3\xa9llo", 6, &o, &n), 0);
+    free(o);
+    char big[3000];
+    memset(big, 'a', sizeof big);
+    memcpy(big + 2990, "THE-END.\n", 9);
+    big[2999] = '\0';
+    CHECK_EQ_INT(agent_truncate(big, strlen(big), 1000, &o, &n), 1);
+    CHECK(n < 1100 && strstr(o, "bytes cut by cachet") && strstr(o, "THE-END."));
+    free(o);
+    char *name, *desc;
+    util_err err;
+    const char *ok = "---\nname: my-skill\ndescription: Does things.\nmetadata:\n  a: b\n---\nbody\n";
+    CHECK(agent_skill_parse(ok, strlen(ok), "my-skill", &name, &desc, &err) == 0);
+    CHECK_EQ_STR(name, "my-skill");
+    free(name);
+    free(desc);
+    static const char *const bad[][2] = {
+        {"no frontmatter\n", "frontmatter"},
+        {"---\nname: x\n", "not closed"},
+        {"---\ndescription: d\n---\n", "lacks 'name'"},
+        {"---\nname: my-skill\n---\n", "description"},
+        {"---\nname: My_Skill\ndescription: d\n---\n", "lowercase"},
+        {"---\nname: -bad\ndescription: d\n---\n", "hyphen"},
+        {"---\nname: other\ndescription: d\n---\n", "differs from its folder"},
+        {"---\nname: [a\n---\n", "YAML"},
+        {"---\nname: my-skill\ndescription: d\nmetadata: 3\n---\n", "metadata"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = agent_skill_parse(bad[i][0], strlen(bad[i][0]), "my-skill", &name, &desc, &err);
+        CHECK_MSG(rc != 0 && strstr(err.msg, bad[i][1]), "bad skill %zu: rc %d '%s'", i, rc, rc ? err.msg : "");
+    }
+}
+
+static void test_assembly(const char *dir) {
+    char cmd[8192], ws[4200], data[4200], user[4200];
+    snprintf(ws, sizeof ws, "%s/ws", dir);
+    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(user, sizeof user, "%s/userskills", dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/ws/.cachet/skills/zeta %s/ws/.cachet/skills/alpha %s/ws/.cachet/skills/Bad_Name "
+             "%s/data/skills/mid %s/userskills && cp %s/prompts/* %s/data/prompts/ 2>/dev/null || "
+             "(mkdir -p %s/data/prompts && cp %s/prompts/* %s/data/prompts/)",
+             dir, dir, dir, dir, dir, check_root(), dir, dir, check_root(), dir);
+    run_ok(cmd);
+    write_file(ws, "AGENTS.md", "AGENTS-TEXT\n");
+    write_file(ws, "SOUL.md", "SOUL-TEXT\n");
+    write_file(ws, "IDENTITY.md", "IDENTITY-TEXT \xff\n");
+    write_file(ws, "USER.md", "USER-TEXT\n");
+    write_file(ws, ".cachet/skills/zeta/SKILL.md", "---\nname: zeta\ndescription: Last one.\n---\n");
+    write_file(ws, ".cachet/skills/alpha/SKILL.md", "---\nname: alpha\ndescription: First one.\n---\n");
+    write_file(ws, ".cachet/skills/Bad_Name/SKILL.md", "---\nname: Bad_Name\ndescription: x\n---\n");
+    write_file(data, "skills/mid/SKILL.md", "---\nname: mid\ndescription: Built in.\n---\n");
+    char *big = malloc(AGENT_FILE_LIMIT * 2 + 16);
+    memset(big, 'm', AGENT_FILE_LIMIT * 2);
+    memcpy(big + AGENT_FILE_LIMIT * 2 - 6, "\nTAIL\n", 7);
+    write_file(ws, "MEMORY.md", big);
+    free(big);
+
+    agent_prompt p;
+    agent_prompt_opts o = {ws, data, "chatml", user};
+    util_err err;
+    CHECK(agent_prompt_build(&p, &o, &err) == 0);
+    const char *s = p.system;
+    const char *i_sys = strstr(s, "You are cachet"), *i_tools = strstr(s, "<tools>");
+    const char *i_ag = strstr(s, "AGENTS-TEXT"), *i_soul = strstr(s, "SOUL-TEXT");
+    const char *i_id = strstr(s, "IDENTITY-TEXT"), *i_sk = strstr(s, "- alpha: First one.");
+    const char *i_mid = strstr(s, "- mid: Built in. (builtin:skills/mid/SKILL.md)"), *i_z = strstr(s, "- zeta:");
+    const char *i_user = strstr(s, "USER-TEXT");
+    CHECK(i_sys && i_tools && i_ag && i_soul && i_id && i_sk && i_mid && i_z && i_user);
+    CHECK(i_sys < i_tools && i_tools < i_ag && i_ag < i_soul && i_soul < i_id && i_id < i_sk && i_sk < i_mid &&
+          i_mid < i_z && i_z < i_user);
+    CHECK(strstr(p.tier0, "USER-TEXT") == NULL && strstr(p.tier1, "USER-TEXT") != NULL);
+    CHECK(strstr(s, "IDENTITY-TEXT \xEF\xBF\xBD") != NULL);
+    CHECK(strstr(p.tier1, "bytes cut by cachet") && strstr(p.tier1, "TAIL"));
+    CHECK(strstr(s, "Bad_Name") == NULL);
+    int warned_bad = 0, warned_utf8 = 0, warned_cut = 0;
+    for (size_t k = 0; k < p.warnings.n; k++) {
+        warned_bad |= strstr(p.warnings.v[k], "Bad_Name/SKILL.md") && strstr(p.warnings.v[k], "lowercase");
+        warned_utf8 |= strstr(p.warnings.v[k], "IDENTITY.md") && strstr(p.warnings.v[k], "UTF-8");
+        warned_cut |= strstr(p.warnings.v[k], "MEMORY.md") && strstr(p.warnings.v[k], "truncated");
+    }
+    CHECK(warned_bad && warned_utf8 && warned_cut);
+    /* tools sorted by name */
+    const char *prev = "";
+    int nt = 0;
+    for (const char *t = strstr(s, "{\"name\":\""); t && t < strstr(s, "</tools>"); t = strstr(t + 1, "{\"name\":\"")) {
+        char name[64];
+        sscanf(t + 9, "%63[^\"]", name);
+        CHECK_MSG(strcmp(prev, name) < 0, "tools not sorted: '%s' after '%s'", name, prev);
+        prev = t + 9;
+        nt++;
+        (void)prev;
+    }
+    CHECK_EQ_INT(nt, 10);
+    CHECK(strstr(s, "\"name\":\"edit_file\"") < strstr(s, "\"name\":\"write_file\""));
+    agent_prompt_release(&p);
+
+    /* tier 2 and 3 come from the templates, with no {{ left */
+    util_buf b;
+    util_buf_init(&b);
+    CHECK(agent_tier2(&b, data, ws, "m", 86400LL * 365, &err) == 0);
+    CHECK(b.data && strstr(b.data, "date: 1971-01-01") && !strstr(b.data, "{{"));
+    util_buf_release(&b);
+    util_buf_init(&b);
+    CHECK(agent_tier3(&b, data, ws, 0, &err) == 0);
+    CHECK(b.data && strstr(b.data, "<turn-context>") && strstr(b.data, "git: not a repository") && !strstr(b.data, "{{"));
+    util_buf_release(&b);
+}
+
+/* Two processes, different clock, time zone, cwd and environment. */
+static void test_two_processes(const char *dir) {
+    if (!check_model_path()) {
+        CHECK_MSG(0, "model missing");
+        return;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "cd / && env -i PATH=/usr/bin:/bin HOME=%s TZ=UTC %s/cachet prompt --json --workspace %s/ws "
+             "--data-dir %s/data --model %s --now 100000",
+             dir, proc_bin_dir(), dir, dir, check_model_path());
+    proc_result a = proc_run(cmd);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && HOME=/nonexistent TZ=Asia/Tokyo LANG=C.UTF-8 CACHET_DATA=%s/data FOO=bar %s/cachet prompt "
+             "--json --workspace ws --model %s --now 1900000000",
+             dir, dir, proc_bin_dir(), check_model_path());
+    proc_result b = proc_run(cmd);
+    CHECK_MSG(a.status == 0 && b.status == 0, "cachet prompt: %s %s", a.err, b.err);
+    cJSON *ja = cJSON_Parse(a.out), *jb = cJSON_Parse(b.out);
+    CHECK(ja && jb);
+    cJSON *ta = cJSON_GetObjectItem(ja, "tiers"), *tb = cJSON_GetObjectItem(jb, "tiers");
+    for (int i = 0; i < 4 && ta && tb; i++) {
+        const char *x = cJSON_GetObjectItem(cJSON_GetArrayItem(ta, i), "text")->valuestring;
+        const char *y = cJSON_GetObjectItem(cJSON_GetArrayItem(tb, i), "text")->valuestring;
+        if (i < 2) CHECK_MSG(strcmp(x, y) == 0, "tier %d differs between processes", i);
+        else CHECK_MSG(strcmp(x, y) != 0, "tier %d should show the clock", i);
+        CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(ta, i), "tokens")->valueint > 0);
+    }
+    CHECK_EQ_STR(cJSON_GetObjectItem(ja, "system")->valuestring, cJSON_GetObjectItem(jb, "system")->valuestring);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    proc_result_free(&a);
+    proc_result_free(&b);
+    /* the text form marks the tiers */
+    snprintf(cmd, sizeof cmd, "%s/cachet prompt --workspace %s/ws --data-dir %s/data --model %s", proc_bin_dir(),
+             dir, dir, check_model_path());
+    a = proc_run(cmd);
+    CHECK(a.status == 0 && strstr(a.out, "===== tier 0:") && strstr(a.out, "===== tier 3:"));
+    CHECK(strstr(a.err, "Bad_Name") != NULL);
+    proc_result_free(&a);
+}
+
+void test_agent_prompt(void) {
+    test_units();
+    char dir[] = "/tmp/cachet-prompt-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    test_assembly(dir);
+    test_two_processes(dir);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    run_ok(cmd);
+}
