@@ -212,19 +212,23 @@ static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *
         if (k && append_text(j, tail, k)) f = SERVE_FINISH_STOP;
         j->text_ready = j->text.len;
     }
+    pthread_mutex_unlock(&s->mu);
+    /* Counted before the client can see the answer, so a client reading
+     * /metrics right after its answer finds it included. Only this thread
+     * writes these fields. */
+    if (f == SERVE_FINISH_STOP || f == SERVE_FINISH_LENGTH || f == SERVE_FINISH_CANCELED)
+        serve_metrics_generation(s->metrics, j->n_prompt, j->cached_tokens, j->cached_disk, sl->n_gen,
+                                 j->t_first > 0 ? j->t_first - j->t_submit : -1, now - j->t_submit,
+                                 f == SERVE_FINISH_CANCELED);
+    pthread_mutex_lock(&s->mu);
     if (f == SERVE_FINISH_ERROR && e) j->err = *e;
     j->completion_tokens = sl->n_gen;
     j->finish = f;
     pthread_cond_broadcast(&j->cond);
-    int n_prompt = j->n_prompt, cached = j->cached_tokens, disk = j->cached_disk;
-    double ttft = j->t_first > 0 ? j->t_first - j->t_submit : -1, total = now - j->t_submit;
     int last = --j->refs == 0;
     pthread_mutex_unlock(&s->mu);
     if (last) job_free(j);
     sl->job = NULL;
-    if (f == SERVE_FINISH_STOP || f == SERVE_FINISH_LENGTH || f == SERVE_FINISH_CANCELED)
-        serve_metrics_generation(s->metrics, n_prompt, cached, disk, sl->n_gen, ttft, total,
-                                 f == SERVE_FINISH_CANCELED);
 }
 
 static void fail(serve_sched *s, slot *sl, int code, const util_err *err) {
