@@ -124,7 +124,7 @@ run:
 	@sh scripts/deps.sh
 	@sh scripts/fetch-model.sh
 	@$(MAKE) --no-print-directory all
-	$(BIN)/cachet generate --chat --system-file prompts/assistant.md --temp 0 --max-tokens 64 --prompt "$(QUESTION)"
+	$(BIN)/cachet -p "$(QUESTION)" --workspace examples/workspace
 
 model:
 	@sh scripts/fetch-model.sh
