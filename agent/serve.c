@@ -36,7 +36,7 @@ static const char serve_usage[] =
     "  --parallel N         requests generating at once (default 4)\n"
     "  --max-queue N        requests waiting beyond those before 503 (default 64)\n"
     "  --max-tokens N       cap on max_tokens; also the default (default 512)\n"
-    "  --max-body SIZE      request body limit, larger gets 413 (default 1MiB)\n"
+    "  --max-body SIZE      request body limit; larger is refused (413) (default 1MiB)\n"
     "  --prefill-chunk N    prompt tokens computed per scheduling round (default 256)\n"
     "  --max-connections N  concurrent connections (default 64)\n"
     "  --shutdown-grace MS  on SIGINT/SIGTERM, let requests finish for MS (default 5000)\n"

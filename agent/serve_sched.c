@@ -126,7 +126,7 @@ static int estimate_cached(const serve_sched *s, const serve_job *j) {
 
 /* Picks the queued job to admit (called with the lock held): one passed over
  * max_passed_over times goes first (oldest such); otherwise the longest
- * estimated cached prefix, the oldest on ties. Unlinks it; *est gets its
+ * estimated cached prefix, the oldest on ties. Unlinks it; *est receives its
  * estimate. Jobs queued before the chosen one count one more pass-over. */
 static serve_job *pick(serve_sched *s, int *est) {
     serve_job *best = NULL, *prev_best = NULL, *prev = NULL;
