@@ -30,6 +30,8 @@ typedef struct cpu_backend {
     size_t act_cap;
     float *scores;         /* per-thread attention score rows */
     size_t scores_cap;     /* floats per thread */
+    void *kvf;             /* the layer's keys and values as f32, for attn_head_f32 */
+    size_t kvf_cap;
     float *rope_cs;        /* cos/sin per (position, pair) for the last rope range */
     size_t rope_cap;
     int rope_pos0, rope_n, rope_nrot;
@@ -268,7 +270,9 @@ static void cpu_scale(eng_backend *be, float *x, float s, size_t n) {
 typedef struct attn_task {
     const eng_attn_args *a;
     cpu_backend *cb;
-    int fast;
+    int fast;            /* 1: attn_head, 2: attn_head_f32 */
+    float *kf, *vf;      /* converted rows (fast == 2), or NULL */
+    int j0, j1;          /* positions to convert */
     atomic_int next;
 } attn_task;
 
@@ -308,11 +312,26 @@ static void attn_run(void *arg, int ith, int nth) {
     attn_task *at = arg;
     const eng_attn_args *a = at->a;
     float *sc = at->cb->scores + (size_t)ith * at->cb->scores_cap;
+    const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
     int jobs = a->n_tok * a->n_head, j;
     (void)nth;
     while ((j = eng_pool_next(&at->next, jobs)) >= 0) {
-        if (at->fast) at->cb->k.attn_head(a, j / a->n_head, j % a->n_head, sc);
-        else attn_one(a, j / a->n_head, j % a->n_head, sc);
+        int t = j / a->n_head, h = j % a->n_head;
+        if (at->fast == 2) at->cb->k.attn_head_f32(a, t, h, at->kf, at->vf, ld, sc);
+        else if (at->fast) at->cb->k.attn_head(a, t, h, sc);
+        else attn_one(a, t, h, sc);
+    }
+}
+
+/* Keys and values of positions j0 .. j1-1 to f32 (exact), split by position. */
+static void attn_convert(void *arg, int ith, int nth) {
+    attn_task *at = arg;
+    const eng_attn_args *a = at->a;
+    const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
+    int n = at->j1 - at->j0, p0 = at->j0 + n * ith / nth, p1 = at->j0 + n * (ith + 1) / nth;
+    for (int p = p0; p < p1; p++) {
+        at->cb->k.f16_to_f32(at->kf + (size_t)p * ld, eng_kv_k(a->kv, a->layer, p), ld);
+        at->cb->k.f16_to_f32(at->vf + (size_t)p * ld, eng_kv_v(a->kv, a->layer, p), ld);
     }
 }
 
@@ -333,6 +352,21 @@ static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
     cpu_backend *cb = (cpu_backend *)be;
     attn_task at = {.a = a, .cb = cb, .fast = cb->k.attn_head && a->head_dim % 8 == 0};
     atomic_init(&at.next, 0);
+    if (cb->k.attn_head_f32 && a->head_dim % 16 == 0 && a->head_dim <= 256) {
+        /* convert every key once instead of once per head and query token; without
+         * the buffer the kernel converts on the fly (the same values) */
+        at.fast = 2;
+        const int end = a->pos0 + a->n_tok;
+        const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
+        if (cpu_grow(&cb->kvf, &cb->kvf_cap, 2 * (size_t)end * ld * sizeof(float)) == 0) {
+            at.kf = cb->kvf;
+            at.vf = at.kf + (size_t)end * ld;
+            at.j0 = a->window > 0 && a->pos0 - a->window + 1 > 0 ? a->pos0 - a->window + 1 : 0;
+            at.j1 = end;
+            if ((size_t)(at.j1 - at.j0) * ld >= 16384) eng_pool_run(cb->pool, attn_convert, &at);
+            else attn_convert(&at, 0, 1);
+        }
+    }
     eng_pool_run(cb->pool, attn_run, &at);
 }
 
@@ -345,6 +379,7 @@ static void cpu_destroy(eng_backend *be) {
     eng_pool_free(cb->pool);
     free(cb->act);
     free(cb->scores);
+    free(cb->kvf);
     free(cb->rope_cs);
     free(cb);
 }
@@ -384,6 +419,7 @@ int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_
     cb->ops.name = cb->name;
     cb->base.ops = &cb->ops;
     if (cb->level >= ENG_SIMD_AVX2) cpu_kern_avx2(&cb->k);
+    if (cb->level >= ENG_SIMD_AVX512) cpu_kern_avx512(&cb->k);
     for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++)
         cb->has_kern[t] = eng_type_kernels_get(t, cb->level, &cb->kern[t]) == 0;
     cb->pool = eng_pool_new(n_threads);

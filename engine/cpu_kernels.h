@@ -1,5 +1,5 @@
 /* engine/cpu_kernels.h: private to the CPU backend: the non-matmul kernels a SIMD
- * level replaces (attention per (token, head), RMSNorm rows, SwiGLU, f32 -> f16).
+ * level replaces (attention per (token, head), RMSNorm rows, SwiGLU, f16 conversions).
  * The scalar references live in backend_cpu.c; a NULL slot keeps the reference.
  * Matmul kernels are not here: they come from the quant traits (quant.h). */
 #ifndef ENG_CPU_KERNELS_H
@@ -14,13 +14,20 @@ typedef struct cpu_kern {
     /* Attention of query token t, head h, over keys lo..p in position order;
      * sc holds at least p + 16 floats of scratch. Needs head_dim % 8 == 0. */
     void (*attn_head)(const eng_attn_args *a, int t, int h, float *sc);
+    /* The same, reading keys and values as f32: row j of kv head g at kf + j * ld
+     * + g * head_dim (NULL: converted from the pages on the fly, same results).
+     * Needs head_dim % 16 == 0 and head_dim <= 256. Preferred when present. */
+    void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
+                          size_t ld, float *sc);
+    void (*f16_to_f32)(float *dst, const uint16_t *src, size_t n);
     /* y = x / sqrt(mean(x^2) + eps) * w for one row of n values. */
     void (*rmsnorm_row)(float *y, const float *x, const float *w, int n, float eps);
     void (*swiglu)(float *out, const float *gate, const float *up, size_t n);
     void (*f32_to_f16)(uint16_t *dst, const float *src, size_t n);
 } cpu_kern;
 
-/* Fills the slots the AVX2 level has (nothing on non-x86 builds). */
+/* Fill the slots each level has (nothing on non-x86 builds). */
 void cpu_kern_avx2(cpu_kern *k);
+void cpu_kern_avx512(cpu_kern *k);
 
 #endif

@@ -15,7 +15,9 @@
 #define AVX2_FN __attribute__((target("avx2,fma,f16c")))
 #define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 
-enum { TILE_T = 4 }; /* tokens per weight pass */
+/* Tokens per weight pass. Each token keeps two accumulators (even and odd
+ * blocks), so one token alone is not bound by the fma latency. */
+enum { TILE_T = 4 };
 
 /* --- helpers ----------------------------------------------------------------- */
 
@@ -115,12 +117,14 @@ AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
     }
 }
 
-/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
+/* Accumulates blocks [0, nb) of one weight row against T prepared rows; block b
+ * goes to acc[(b & 1) * TILE_T + t]. */
 AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_blk, int nb,
                          __m256 *acc, const int T) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nb; b++) {
+        __m256 *ac = acc + (b & 1) * TILE_T;
         __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
         __m256i wq = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
         __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(&x[b])));
@@ -130,8 +134,8 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
             const a41_blk *A = a + (size_t)t * lda_blk + b;
             __m256i p = _mm256_maddubs_epi16(wq, _mm256_loadu_si256((const __m256i *)A->qs));
             __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-            acc[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), acc[t]);
-            acc[t] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(A->s), acc[t]);
+            ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);
+            ac[t] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(A->s), ac[t]);
         }
     }
 }
@@ -139,12 +143,13 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
 AVX2_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
                           const a41_blk *a, size_t lda_blk, const int T) {
     for (int r = 0; r < nr; r++) {
-        __m256 acc[TILE_T];
+        __m256 acc[2 * TILE_T];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), acc[TILE_T + t] = _mm256_setzero_ps();
         q41_acc((const eng_block_q4_1 *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]);
+        for (int t = 0; t < T; t++)
+            y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));
     }
 }
 
@@ -169,17 +174,18 @@ AVX2_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q4_1 *x = w;
     const eng_block_q8_1 *yb = a;
     a41_blk buf[16];
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};
+    acc[TILE_T] = _mm256_setzero_ps();
     const int nb = (int)(n / 32);
-    for (int b0 = 0; b0 < nb; b0 += 16) {
+    for (int b0 = 0; b0 < nb; b0 += 16) { /* chunks of 16 keep each block's parity */
         int k = nb - b0 < 16 ? nb - b0 : 16;
         for (int i = 0; i < k; i++) {
             memcpy(buf[i].qs, yb[b0 + i].qs, 32);
             a41_set(&buf[i], yb[b0 + i].d, yb[b0 + i].s);
         }
-        q41_acc(x + b0, buf, 0, k, &acc, 1);
+        q41_acc(x + b0, buf, 0, k, acc, 1);
     }
-    *s = hsum8(acc);
+    *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));
 }
 
 /* --- q8_0 x q8_0 ------------------------------------------------------------------ */
@@ -206,6 +212,7 @@ AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_b
                          __m256 *acc, const int T) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nb; b++) {
+        __m256 *ac = acc + (b & 1) * TILE_T;
         __m256i wq = _mm256_loadu_si256((const __m256i *)x[b].qs);
         __m256i aw = _mm256_abs_epi8(wq);
         __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));
@@ -214,7 +221,7 @@ AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_b
             const a80_blk *A = a + (size_t)t * lda_blk + b;
             __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)A->qs), wq);
             __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aw, sa), ones));
-            acc[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), acc[t]);
+            ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);
         }
     }
 }
@@ -222,12 +229,13 @@ AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_b
 AVX2_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
                           const a80_blk *a, size_t lda_blk, const int T) {
     for (int r = 0; r < nr; r++) {
-        __m256 acc[TILE_T];
+        __m256 acc[2 * TILE_T];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), acc[TILE_T + t] = _mm256_setzero_ps();
         q80_acc((const eng_block_q8_0 *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]);
+        for (int t = 0; t < T; t++)
+            y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));
     }
 }
 
@@ -251,17 +259,18 @@ AVX2_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q8_0 *x = w;
     const eng_block_q8_0 *yb = a;
     a80_blk buf[16];
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};
+    acc[TILE_T] = _mm256_setzero_ps();
     const int nb = (int)(n / 32);
-    for (int b0 = 0; b0 < nb; b0 += 16) {
+    for (int b0 = 0; b0 < nb; b0 += 16) { /* chunks of 16 keep each block's parity */
         int k = nb - b0 < 16 ? nb - b0 : 16;
         for (int i = 0; i < k; i++) {
             memcpy(buf[i].qs, yb[b0 + i].qs, 32);
             _mm256_storeu_ps(buf[i].d, _mm256_set1_ps(h2f(yb[b0 + i].d)));
         }
-        q80_acc(x + b0, buf, 0, k, &acc, 1);
+        q80_acc(x + b0, buf, 0, k, acc, 1);
     }
-    *s = hsum8(acc);
+    *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));
 }
 
 /* --- q5_0 x q8_0 (reference activation layout) --------------------------------------- */

@@ -16,7 +16,10 @@
 #define AVX512_FN __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
-enum { TILE_T = 8 }; /* tokens per weight pass */
+/* Tokens per weight pass: q4_1 keeps three accumulators per token (even and odd
+ * block pairs, m * s terms: independent chains, so one token is not latency
+ * bound), q8_0 two; both fit the 32 vector registers. */
+enum { Q41_T = 6, Q80_T = 8 };
 
 /* Fixed reduction tree: 512 -> 256 -> 128 -> pairs -> last two lanes. */
 AVX512_INLINE float hsum16(__m512 v) {
@@ -107,8 +110,8 @@ AVX512_INLINE __m512i q41_nibbles(const uint8_t *x, int one) {
 
 /* One quad of nbq blocks (1..4; fewer only at the end of a row): weights loaded
  * once, then the same arithmetic for each of the T tokens. */
-AVX512_INLINE void q41_quad(const uint8_t *x, int nbq, const a41_quad *a, size_t lda_q, __m512 *acc,
-                            __m256 *macc, const int T) {
+AVX512_INLINE void q41_quad(const uint8_t *x, int nbq, const a41_quad *a, size_t lda_q, __m512 *acc0,
+                            __m512 *acc1, __m256 *macc, const int T) {
     const __m512i idx_dm = _mm512_setr_epi32(0x00010000, 0x000B000A, 0x00150014, 0x001F001E, 0, 0, 0, 0,
                                              0, 0, 0, 0, 0, 0, 0, 0);
     __m512i raw = nbq == 4 ? _mm512_loadu_si512(x) : _mm512_maskz_loadu_epi8((1ull << (20 * nbq)) - 1, x);
@@ -127,40 +130,47 @@ AVX512_INLINE void q41_quad(const uint8_t *x, int nbq, const a41_quad *a, size_t
     for (int t = 0; t < T; t++) {
         const a41_quad *A = a + (size_t)t * lda_q;
         __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq01, _mm512_load_si512(A->qs));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc[t]);
+        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]);
         if (nbq > 2) {
             p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq23, _mm512_load_si512(A->qs + 64));
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc[t]);
+            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]);
         }
         macc[t] = _mm256_fmadd_ps(f, _mm256_load_ps(A->s), macc[t]);
     }
 }
 
 /* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
-AVX512_INLINE void q41_acc(const uint8_t *x, int nb, const a41_quad *a, size_t lda_q, __m512 *acc,
-                           __m256 *macc, const int T) {
+AVX512_INLINE void q41_acc(const uint8_t *x, int nb, const a41_quad *a, size_t lda_q, __m512 *acc0,
+                           __m512 *acc1, __m256 *macc, const int T) {
     int q = 0;
     for (; 4 * q + 4 <= nb; q++) {
         _mm_prefetch((const char *)x + 80 * (size_t)q + 1024, _MM_HINT_T0);
         _mm_prefetch((const char *)x + 80 * (size_t)q + 1024 + 64, _MM_HINT_T0);
-        q41_quad(x + 80 * (size_t)q, 4, a + q, lda_q, acc, macc, T);
+        q41_quad(x + 80 * (size_t)q, 4, a + q, lda_q, acc0, acc1, macc, T);
     }
-    if (4 * q < nb) q41_quad(x + 80 * (size_t)q, nb - 4 * q, a + q, lda_q, acc, macc, T);
+    if (4 * q < nb) q41_quad(x + 80 * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, macc, T);
+}
+
+/* The row's result from its accumulators, in one fixed order. */
+AVX512_INLINE float q41_result(__m512 acc0, __m512 acc1, __m256 macc) {
+    return hsum16(_mm512_add_ps(acc0, acc1)) + hsum8(macc);
 }
 
 AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
                             const a41_quad *a, size_t lda_q, const int T) {
     for (int r = 0; r < nr; r++) {
-        __m512 acc[TILE_T];
-        __m256 macc[TILE_T];
+        __m512 acc0[8], acc1[8]; /* T <= 8 for TILE_SWITCH; q41 uses T <= Q41_T */
+        __m256 macc[8];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps(), macc[t] = _mm256_setzero_ps();
-        q41_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc, macc, T);
+        for (int t = 0; t < T; t++)
+            acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps(), macc[t] = _mm256_setzero_ps();
+        q41_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, macc, T);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]) + hsum8(macc[t]);
+        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = q41_result(acc0[t], acc1[t], macc[t]);
     }
 }
 
+/* Calls tile(..., T) with T = nt as a constant, nt in 1..8. */
 #define TILE_SWITCH(tile, nt, ...)                                                                 \
     switch (nt) {                                                                                  \
     case 1: tile(__VA_ARGS__, 1); break;                                                           \
@@ -170,17 +180,18 @@ AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t 
     case 5: tile(__VA_ARGS__, 5); break;                                                           \
     case 6: tile(__VA_ARGS__, 6); break;                                                           \
     case 7: tile(__VA_ARGS__, 7); break;                                                           \
-    default: tile(__VA_ARGS__, 8); break;                                                          \
+    case 8: tile(__VA_ARGS__, 8); break;                                                           \
+    default: break;                                                                                \
     }
 
 AVX512_FN static void q41_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
                                const void *a, size_t lda, int nt) {
     const size_t lda_q = lda / sizeof(a41_quad);
     const int nb = (int)(n / 32);
-    for (int t0 = 0; t0 < nt; t0 += TILE_T) {
+    for (int t0 = 0; t0 < nt; t0 += Q41_T) {
         const a41_quad *at = (const a41_quad *)((const char *)a + (size_t)t0 * lda);
         float *yt = y + (size_t)t0 * ldy;
-        TILE_SWITCH(q41_tile, nt - t0, nb, yt, ldy, w, ldw, nr, at, lda_q)
+        TILE_SWITCH(q41_tile, nt - t0 < Q41_T ? nt - t0 : Q41_T, nb, yt, ldy, w, ldw, nr, at, lda_q)
     }
 }
 
@@ -189,7 +200,7 @@ AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a)
     const uint8_t *x = w;
     const eng_block_q8_1 *yb = a;
     a41_quad buf[4] __attribute__((aligned(64)));
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     __m256 macc = _mm256_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
@@ -197,9 +208,9 @@ AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a)
         if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
         for (int i = 0; i < k; i++)
             a41_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), h2f(yb[b0 + i].s));
-        q41_acc(x + 20 * (size_t)b0, k, buf, 0, &acc, &macc, 1);
+        q41_acc(x + 20 * (size_t)b0, k, buf, 0, &acc0, &acc1, &macc, 1);
     }
-    *s = hsum16(acc) + hsum8(macc);
+    *s = q41_result(acc0, acc1, macc);
 }
 
 /* --- q8_0 x q8_0 ------------------------------------------------------------------ */
@@ -243,8 +254,8 @@ AVX512_INLINE __m512i q80_values(const uint8_t *x, int one) {
     return _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
 }
 
-AVX512_INLINE void q80_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q, __m512 *acc,
-                            const int T) {
+AVX512_INLINE void q80_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q, __m512 *acc0,
+                            __m512 *acc1, const int T) {
     /* the scales sit at words 0, 17, 34 and 51 of the quad's 136 bytes */
     const __m512i idx_d = _mm512_setr_epi32(0x00110000, 0x00330022, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     __m512i r0, r1 = _mm512_setzero_si512();
@@ -270,35 +281,35 @@ AVX512_INLINE void q80_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t
     for (int t = 0; t < T; t++) {
         const a80_quad *A = a + (size_t)t * lda_q;
         __m512i p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr), wq01, _mm512_load_si512(A->qs));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc[t]);
+        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]);
         if (nbq > 2) {
             p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr + 16), wq23, _mm512_load_si512(A->qs + 64));
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc[t]);
+            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]);
         }
     }
 }
 
-AVX512_INLINE void q80_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q, __m512 *acc,
-                           const int T) {
+AVX512_INLINE void q80_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q, __m512 *acc0,
+                           __m512 *acc1, const int T) {
     int q = 0;
     for (; 4 * q + 4 <= nb; q++) {
         _mm_prefetch((const char *)x + 136 * (size_t)q + 1024, _MM_HINT_T0);
         _mm_prefetch((const char *)x + 136 * (size_t)q + 1024 + 64, _MM_HINT_T0);
         _mm_prefetch((const char *)x + 136 * (size_t)q + 1024 + 128, _MM_HINT_T0);
-        q80_quad(x + 136 * (size_t)q, 4, a + q, lda_q, acc, T);
+        q80_quad(x + 136 * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);
     }
-    if (4 * q < nb) q80_quad(x + 136 * (size_t)q, nb - 4 * q, a + q, lda_q, acc, T);
+    if (4 * q < nb) q80_quad(x + 136 * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T);
 }
 
 AVX512_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
                             const a80_quad *a, size_t lda_q, const int T) {
     for (int r = 0; r < nr; r++) {
-        __m512 acc[TILE_T];
+        __m512 acc0[8], acc1[8];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
-        q80_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc, T);
+        for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps();
+        q80_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]);
+        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t]));
     }
 }
 
@@ -306,10 +317,10 @@ AVX512_FN static void q80_gemm(int64_t n, float *y, size_t ldy, const void *w, s
                                const void *a, size_t lda, int nt) {
     const size_t lda_q = lda / sizeof(a80_quad);
     const int nb = (int)(n / 32);
-    for (int t0 = 0; t0 < nt; t0 += TILE_T) {
+    for (int t0 = 0; t0 < nt; t0 += Q80_T) {
         const a80_quad *at = (const a80_quad *)((const char *)a + (size_t)t0 * lda);
         float *yt = y + (size_t)t0 * ldy;
-        TILE_SWITCH(q80_tile, nt - t0, nb, yt, ldy, w, ldw, nr, at, lda_q)
+        TILE_SWITCH(q80_tile, nt - t0 < Q80_T ? nt - t0 : Q80_T, nb, yt, ldy, w, ldw, nr, at, lda_q)
     }
 }
 
@@ -317,15 +328,15 @@ AVX512_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a)
     const uint8_t *x = w;
     const eng_block_q8_0 *yb = a;
     a80_quad buf[4] __attribute__((aligned(64)));
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
         const int k = nb - b0 < 16 ? nb - b0 : 16;
         if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
         for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d));
-        q80_acc(x + 34 * (size_t)b0, k, buf, 0, &acc, 1);
+        q80_acc(x + 34 * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);
     }
-    *s = hsum16(acc);
+    *s = hsum16(_mm512_add_ps(acc0, acc1));
 }
 
 #undef TILE_SWITCH

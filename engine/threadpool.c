@@ -16,9 +16,15 @@
 #define POOL_PAUSE() ((void)0)
 #endif
 
-/* Long enough to bridge the gaps between the ops of one forward pass (a few
- * microseconds), short enough that a pool idle between turns sleeps at once. */
-enum { POOL_SPIN_NS = 200000, POOL_CHECK_EVERY = 64 };
+/* Waiting: pure spinning for POOL_SPIN_NS (the gaps between the ops of one
+ * forward pass are a few microseconds), then sched_yield until POOL_YIELD_NS,
+ * so that on an oversubscribed machine the thread we wait for gets the core,
+ * then sleep: a pool idle between turns sleeps within a fraction of a ms. */
+enum { POOL_SPIN_NS = 20000, POOL_YIELD_NS = 200000, POOL_CHECK_EVERY = 32 };
+
+/* One step of waiting: pause, and every POOL_CHECK_EVERY calls look at the
+ * clock (t0 holds the start); returns 1 once it is time to sleep. */
+static int pool_wait_step(unsigned i, long long *t0);
 
 struct eng_pool;
 
@@ -49,18 +55,29 @@ static long long now_ns(void) {
     return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* Spins until *gen differs from seen or the spin time is over; returns the last value read. */
+static int pool_wait_step(unsigned i, long long *t0) {
+    POOL_PAUSE();
+    if (i % POOL_CHECK_EVERY) return 0;
+    long long t = now_ns();
+    if (!*t0) {
+        *t0 = t;
+        return 0;
+    }
+    if (t - *t0 < POOL_SPIN_NS) return 0;
+    if (t - *t0 < POOL_YIELD_NS) {
+        sched_yield();
+        return 0;
+    }
+    return 1;
+}
+
+/* Waits until gen differs from seen or it is time to sleep; returns the last value read. */
 static unsigned spin_gen(struct eng_pool *p, unsigned seen) {
     long long t0 = 0;
     for (unsigned i = 1;; i++) {
         unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
         if (g != seen || atomic_load_explicit(&p->stop, memory_order_relaxed)) return g;
-        POOL_PAUSE();
-        if (i % POOL_CHECK_EVERY == 0) {
-            long long t = now_ns();
-            if (!t0) t0 = t;
-            else if (t - t0 > POOL_SPIN_NS) return g;
-        }
+        if (pool_wait_step(i, &t0)) return g;
     }
 }
 
@@ -151,14 +168,7 @@ void eng_pool_run(eng_pool *p, eng_task_fn fn, void *arg) {
     fn(arg, 0, p->n);
     long long t0 = 0;
     for (unsigned i = 1; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) {
-        POOL_PAUSE();
-        if (i % POOL_CHECK_EVERY) continue;
-        long long t = now_ns();
-        if (!t0) {
-            t0 = t;
-            continue;
-        }
-        if (t - t0 < POOL_SPIN_NS) continue;
+        if (!pool_wait_step(i, &t0)) continue;
         pthread_mutex_lock(&p->mu);
         atomic_store(&p->waiting, 1);
         while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->done, &p->mu);

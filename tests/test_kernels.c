@@ -10,6 +10,7 @@
 
 #include "../engine/backend.h"
 #include "../engine/cpu_features.h"
+#include "../engine/cpu_kernels.h"
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
 #include "check.h"
@@ -285,6 +286,37 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
     kv_release(&f);
 }
 
+/* The f32 attention kernel gives the same bits reading rows converted up front
+ * or converting them on the fly (the backend's path when its buffer cannot grow). */
+static void check_attention_sources(uint64_t *rs) {
+    cpu_kern k = {0};
+    cpu_kern_avx512(&k);
+    if (!k.attn_head_f32 || eng_cpu_detect() < ENG_SIMD_AVX512) return;
+    kv_fixture f;
+    kv_init(&f, rs);
+    const size_t ld = T_KV * T_HD, nq = (size_t)T_CTX * T_HEADS * T_HD;
+    float *kf = malloc(sizeof(float) * T_CTX * ld), *vf = malloc(sizeof(float) * T_CTX * ld);
+    float *q = malloc(nq * sizeof(float)), *o1 = calloc(nq, sizeof(float)), *o2 = calloc(nq, sizeof(float));
+    float sc[T_CTX + 32];
+    rand_vec(q, nq, 3.0f, rs);
+    for (int p = 0; p < T_CTX; p++) {
+        k.f16_to_f32(kf + (size_t)p * ld, eng_kv_k(&f.kv, 0, p), ld);
+        k.f16_to_f32(vf + (size_t)p * ld, eng_kv_v(&f.kv, 0, p), ld);
+    }
+    eng_attn_args a = {.q = q, .kv = &f.kv, .n_tok = T_CTX, .n_head = T_HEADS, .n_kv_head = T_KV,
+                       .head_dim = T_HD, .scale = 0.125f, .window = 20};
+    for (int t = 0; t < T_CTX; t += 7)
+        for (int h = 0; h < T_HEADS; h++) {
+            a.out = o1;
+            k.attn_head_f32(&a, t, h, kf, vf, ld, sc);
+            a.out = o2;
+            k.attn_head_f32(&a, t, h, NULL, NULL, ld, sc);
+        }
+    CHECK_MSG(memcmp(o1, o2, nq * sizeof(float)) == 0, "attn_head_f32: converted rows vs on the fly");
+    free(kf), free(vf), free(q), free(o1), free(o2);
+    kv_release(&f);
+}
+
 /* RMSNorm: only the order of the double-precision sum of squares differs, so the
  * scale differs by at most an ulp: 2^-22 relative. SwiGLU: the exp polynomial is
  * within a few ulp: 1e-6 relative (with a floor for outputs near 0). RoPE and f16
@@ -373,6 +405,7 @@ static void test_backend_ops(void) {
         CHECK_MSG(strcmp(b2->ops->name, lv[l] == ENG_SIMD_AVX2 ? "cpu-avx2" : "cpu-avx512") == 0,
                   "backend name '%s'", b2->ops->name);
         check_attention(ref, b2, &rs);
+        if (lv[l] == ENG_SIMD_AVX512) check_attention_sources(&rs);
         check_elementwise(ref, b2, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_1, 576, 200, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q8_0, 576, 300, &rs);

@@ -1,0 +1,143 @@
+/* engine/cpu_kernels_avx512.c: AVX-512 attention for the CPU backend: per (token,
+ * head), scores for 16 keys at a time (one fma chain per key, then a fixed
+ * transpose-and-add tree), softmax with a 16-lane exp, and the value sum in key
+ * order. Keys and values are read as f32 rows converted once per call (or
+ * converted on the fly: the same values, so the same results). Other kernels
+ * stay at the AVX2 level. */
+#include "cpu_kernels.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"
+#define AVX512_FN __attribute__((target(AVX512_TARGET)))
+#define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
+
+enum { HD_MAX = 256 };
+
+/* exp(x) for 16 lanes, the polynomial of exp8 in cpu_kernels_avx2.c. */
+AVX512_INLINE __m512 exp16(__m512 x) {
+    const __m512 lo = _mm512_set1_ps(-87.3365447504f);
+    const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), lo);
+    __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx), _mm512_set1_epi32(127)), 23);
+    y = _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+    return _mm512_maskz_mov_ps((__mmask16)~under, y);
+}
+
+AVX512_INLINE float hsum16(__m512 v) {
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Sums of 16 accumulators as one vector (lane i = sum of a[i]); every lane goes
+ * through the same tree whatever its slot. */
+AVX512_INLINE __m512 reduce16(const __m512 *a) {
+    __m512 l1[8], l2[4], l3[2];
+    for (int i = 0; i < 8; i++)
+        l1[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+    for (int i = 0; i < 4; i++) {
+        __m512d x = _mm512_castps_pd(l1[2 * i]), y = _mm512_castps_pd(l1[2 * i + 1]);
+        l2[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+    }
+    for (int i = 0; i < 2; i++)
+        l3[i] = _mm512_add_ps(_mm512_shuffle_f32x4(l2[2 * i], l2[2 * i + 1], 0x88),
+                              _mm512_shuffle_f32x4(l2[2 * i], l2[2 * i + 1], 0xDD));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(l3[0], l3[1], 0x88), _mm512_shuffle_f32x4(l3[0], l3[1], 0xDD));
+}
+
+/* Row j of kv head g as f32: from the converted rows, or converted into buf. */
+AVX512_INLINE const float *kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j,
+                                  int g, float *buf) {
+    const int hd = a->head_dim;
+    if (conv) return conv + (size_t)j * ld + (size_t)g * (size_t)hd;
+    const uint16_t *src = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + (size_t)g * (size_t)hd;
+    for (int d = 0; d < hd; d += 16)
+        _mm512_storeu_ps(buf + d, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + d))));
+    return buf;
+}
+
+AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
+                                size_t ld, float *sc) {
+    const int hd = a->head_dim, p = a->pos0 + t;
+    const int g = h / (a->n_head / a->n_kv_head);
+    const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+    const int nk = p - lo + 1, nc = hd / 16;
+    const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
+    float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
+    float buf[16][HD_MAX] __attribute__((aligned(64)));
+    /* scores, 16 keys at a time; the last block repeats the last key */
+    for (int j0 = 0; j0 < nk; j0 += 16) {
+        __m512 acc[16];
+        for (int i = 0; i < 16; i++) {
+            int j = j0 + i < nk ? j0 + i : nk - 1;
+            const float *k = kv_row(a, kf, ld, 0, lo + j, g, buf[i]);
+            __m512 s = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
+            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * c), _mm512_loadu_ps(k + 16 * c), s);
+            acc[i] = s;
+        }
+        __m512 s = _mm512_mul_ps(reduce16(acc), _mm512_set1_ps(a->scale));
+        int valid = nk - j0 < 16 ? nk - j0 : 16;
+        _mm512_mask_storeu_ps(sc + j0, (__mmask16)((1u << valid) - 1), s);
+    }
+    /* softmax: max, then exp and its sum in 16-lane partial sums from key 0 */
+    float mx = -INFINITY;
+    for (int j = 0; j < nk; j++) mx = sc[j] > mx ? sc[j] : mx;
+    const __m512 vmx = _mm512_set1_ps(mx);
+    __m512 sum = _mm512_setzero_ps();
+    for (int j = 0; j < nk; j += 16) {
+        __mmask16 m = (__mmask16)(nk - j >= 16 ? 0xFFFF : (1u << (nk - j)) - 1);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, sc + j), vmx));
+        e = _mm512_maskz_mov_ps(m, e);
+        _mm512_mask_storeu_ps(sc + j, m, e);
+        sum = _mm512_add_ps(sum, e);
+    }
+    const float inv = 1.0f / hsum16(sum);
+    /* out = sum_j (e_j / sum) v_j over keys in order, 256 dims at a time */
+    for (int d0 = 0; d0 < hd; d0 += HD_MAX) {
+        const int ncd = (hd - d0 < HD_MAX ? hd - d0 : HD_MAX) / 16;
+        __m512 acc[HD_MAX / 16];
+        for (int c = 0; c < ncd; c++) acc[c] = _mm512_setzero_ps();
+        for (int j = 0; j < nk; j++) {
+            const float *v = kv_row(a, vf, ld, 1, lo + j, g, buf[0]) + d0;
+            const __m512 wj = _mm512_set1_ps(sc[j] * inv);
+            for (int c = 0; c < ncd; c++) acc[c] = _mm512_fmadd_ps(wj, _mm512_loadu_ps(v + 16 * c), acc[c]);
+        }
+        for (int c = 0; c < ncd; c++) _mm512_storeu_ps(o + d0 + 16 * c, acc[c]);
+    }
+}
+
+/* f16 -> f32 of n values (exact). */
+AVX512_FN static void f16_to_f32(float *dst, const uint16_t *src, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
+    for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
+}
+
+void cpu_kern_avx512(cpu_kern *k) {
+    k->attn_head_f32 = attn_head;
+    k->f16_to_f32 = f16_to_f32;
+}
+
+#else /* not x86-64 */
+
+void cpu_kern_avx512(cpu_kern *k) { (void)k; }
+
+#endif
