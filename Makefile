@@ -39,7 +39,7 @@ LIBENGINE := $(BUILD)/libcachet_engine.a
 LIBAGENT  := $(BUILD)/libcachet_agent.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 
-.PHONY: run all test check sanitize bench bench-cache bench-lint cuda test-cuda install clean \
+.PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda install clean \
         format check-format fuzz deps model help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests
@@ -143,6 +143,19 @@ install: $(BIN)/cachet $(BIN)/promptlint
 bench-cache: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	$(BIN)/cachet bench cache
+
+# Engine speed beside llama.cpp's llama-bench on the same model and threads
+# (LLAMA_CPP_DIR=its build directory; docs/bench.md). BENCH_THREADS, BENCH_ARGS.
+BENCH_THREADS ?= 2
+BENCH_ARGS ?=
+bench: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@THREADS=$(BENCH_THREADS) sh scripts/bench.sh $(BIN)/cachet $(BENCH_ARGS)
+
+# Bounded load test of cachet serve on loopback (clients x requests, shared prefixes).
+bench-serve: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	sh scripts/bench-serve.sh $(BIN)
 
 bench-lint: $(BIN)/promptlint
 	sh scripts/bench-lint.sh $(BIN)/promptlint

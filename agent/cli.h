@@ -19,6 +19,7 @@ int agent_cmd_agent(int argc, char **argv);
 int agent_cmd_prompt(int argc, char **argv);
 int agent_cmd_sessions(int argc, char **argv);
 int agent_cmd_stats(int argc, char **argv);
+int agent_cmd_bench(int argc, char **argv);
 
 /* The model path: explicit, else $CACHET_MODEL, else the default model under
  * ./models or <exe>/../models. Writes into buf; returns buf. */

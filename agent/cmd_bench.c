@@ -1,0 +1,503 @@
+/* agent/cmd_bench.c: `cachet bench` (make bench): engine speed side by side with
+ * llama.cpp's llama-bench on the same GGUF and thread count: prompt processing
+ * and generation tokens/s, TTFT, their ratios, this machine's streaming-read
+ * bandwidth and decode's share of that bound, and peak RSS against model + KV +
+ * scratch. Prints a table or --json. Runs llama-bench as a child; never builds it. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "../util/buf.h"
+#include "cli.h"
+
+extern char **environ;
+
+static const char bench_usage[] =
+    "usage: cachet bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
+    "                    [--reps N] [--batch N] [--llama-cpp DIR | --no-llama] [--json]\n"
+    "\n"
+    "Prompt processing and generation speed, TTFT, memory bandwidth and peak RSS, beside\n"
+    "llama.cpp's llama-bench (from DIR, default $LLAMA_CPP_DIR) on the same model and threads.\n"
+    "\n"
+    "  --threads N        threads for both engines (default 2)\n"
+    "  --prompt-tokens N  prompt length for prompt processing and TTFT (default 512)\n"
+    "  --gen-tokens N     tokens generated, one at a time from an empty context (default 128)\n"
+    "  --reps N           repetitions, averaged (default 3)\n"
+    "  --batch N          tokens per forward call in prefill (default 64, the engine's)\n"
+    "  --llama-cpp DIR    llama.cpp build directory holding bin/llama-bench\n"
+    "  --no-llama         do not run llama.cpp\n"
+    "  --json             print one JSON object\n"
+    "\n"
+    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level.\n";
+
+typedef struct bench_opts {
+    const char *model, *llama_dir;
+    int threads, n_prompt, n_gen, reps, batch, json, no_llama;
+} bench_opts;
+
+typedef struct bench_stat {
+    double mean, sd;
+    int ok;
+} bench_stat;
+
+typedef struct bench_result {
+    char model_path[4096];
+    char backend[64];
+    int threads;
+    uint64_t file_bytes, weight_bytes, kv_per_token, kv_bytes, scratch_bytes, peak_rss;
+    bench_stat pp, tg, ttft;       /* cachet: tok/s, tok/s, ms */
+    bench_stat l_pp, l_tg;         /* llama.cpp: tok/s */
+    char llama_note[256];          /* why llama.cpp is missing, when it is */
+    double load1;                  /* 1-minute load average before the run */
+    double bw_gbs;                 /* streaming read, working set = decode's bytes per token */
+    double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
+} bench_result;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bench_stat stat_of(const double *v, int n) {
+    bench_stat s = {0, 0, n > 0};
+    for (int i = 0; i < n; i++) s.mean += v[i] / n;
+    for (int i = 0; i < n && n > 1; i++) s.sd += (v[i] - s.mean) * (v[i] - s.mean) / (n - 1);
+    s.sd = sqrt(s.sd);
+    return s;
+}
+
+/* Ordinary vocabulary ids (no special tokens), the same every run. */
+static void make_tokens(int32_t *t, int n, int32_t n_vocab) {
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    int32_t span = n_vocab > 40200 ? 40000 : n_vocab - 200;
+    for (int i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        t[i] = 200 + (int32_t)((x >> 33) % (uint64_t)span);
+    }
+}
+
+/* --- memory bandwidth ----------------------------------------------------- */
+
+typedef uint64_t bench_vec __attribute__((vector_size(32)));
+
+typedef struct bw_arg {
+    const bench_vec *p;
+    size_t n;
+    uint64_t sink;
+} bw_arg;
+
+static void *bw_read(void *vp) {
+    bw_arg *a = vp;
+    bench_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    for (size_t i = 0; i + 4 <= a->n; i += 4) {
+        s0 ^= a->p[i];
+        s1 ^= a->p[i + 1];
+        s2 ^= a->p[i + 2];
+        s3 ^= a->p[i + 3];
+    }
+    bench_vec s = s0 ^ s1 ^ s2 ^ s3;
+    a->sink = s[0] ^ s[1] ^ s[2] ^ s[3];
+    return NULL;
+}
+
+/* Best of several streaming reads of `bytes` over `threads` threads, GB/s. */
+static double measure_bandwidth(size_t bytes, int threads) {
+    bytes &= ~(size_t)(128 * (size_t)threads - 1);
+    void *buf = NULL;
+    if (bytes == 0 || posix_memalign(&buf, 64, bytes)) return 0;
+    memset(buf, 1, bytes);
+    pthread_t th[256];
+    bw_arg args[256];
+    size_t per = bytes / sizeof(bench_vec) / (size_t)threads;
+    double best = 0;
+    for (int rep = 0; rep < 12; rep++) {
+        double t0 = now_s();
+        for (int i = 0; i < threads; i++) {
+            args[i] = (bw_arg){(const bench_vec *)buf + per * (size_t)i, per, 0};
+            if (i > 0 && pthread_create(&th[i], NULL, bw_read, &args[i])) args[i].n = 0;
+        }
+        bw_read(&args[0]);
+        for (int i = 1; i < threads; i++)
+            if (args[i].n) pthread_join(th[i], NULL);
+        double gbs = (double)per * sizeof(bench_vec) * threads / (now_s() - t0) / 1e9;
+        best = gbs > best ? gbs : best;
+    }
+    free(buf);
+    return best;
+}
+
+/* --- cachet ------------------------------------------------------------- */
+
+/* Prompt processing: the n-token prompt from an empty sequence, reps times. */
+static int run_pp(eng_seq *s, const int32_t *toks, int n, int reps, bench_stat *out, util_err *err) {
+    double v[64];
+    for (int r = 0; r < reps; r++) {
+        eng_seq_truncate(s, 0);
+        double t0 = now_s();
+        int rc = eng_seq_eval(s, toks, n, NULL, err);
+        if (rc) return rc;
+        v[r] = n / (now_s() - t0);
+    }
+    *out = stat_of(v, reps);
+    return UTIL_OK;
+}
+
+/* Generation as llama-bench's tg test: n single-token steps from an empty
+ * context, logits computed each step. */
+static int run_tg(eng_seq *s, const int32_t *toks, int n, int reps, float *logits, bench_stat *out,
+                  util_err *err) {
+    double v[64];
+    for (int r = 0; r < reps; r++) {
+        eng_seq_truncate(s, 0);
+        double t0 = now_s();
+        for (int i = 0; i < n; i++) {
+            int rc = eng_seq_eval(s, &toks[i], 1, logits, err);
+            if (rc) return rc;
+        }
+        v[r] = n / (now_s() - t0);
+    }
+    *out = stat_of(v, reps);
+    return UTIL_OK;
+}
+
+/* TTFT through eng_generate (prefill + first greedy sample), reps times. */
+static int run_ttft(eng_seq *s, const int32_t *toks, int n, int reps, bench_stat *out, util_err *err) {
+    double v[64];
+    eng_gen_params gp = {.max_tokens = 1, .sample = eng_sample_defaults()};
+    gp.sample.temp = 0;
+    for (int r = 0; r < reps; r++) {
+        eng_seq_truncate(s, 0);
+        eng_gen_stats st;
+        int rc = eng_generate(s, toks, n, &gp, NULL, NULL, &st, err);
+        if (rc) return rc;
+        v[r] = st.ttft_ms;
+    }
+    *out = stat_of(v, reps);
+    return UTIL_OK;
+}
+
+/* Activations of a forward call of `batch` tokens, the logits buffers, the CPU
+ * backend's prepared activations, attention rows and f32 copy of a layer's KV:
+ * what a generation needs besides weights, KV pages and the process itself
+ * (measured before the model opens). Stated, then checked against peak RSS. */
+static uint64_t scratch_estimate(const eng_model *m, int batch, int n_ctx) {
+    eng_model_shape sh = eng_model_get_shape(m);
+    uint64_t E = (uint64_t)sh.n_embd, Q = (uint64_t)sh.n_head * (uint64_t)sh.head_dim;
+    uint64_t KV = (uint64_t)sh.n_kv_head * (uint64_t)sh.head_dim, F = (uint64_t)sh.n_ff;
+    uint64_t act = (uint64_t)batch * (E + (E > Q ? E : Q) + 2 * Q + 2 * KV + 2 * F) * 4;
+    uint64_t logits = 3 * (uint64_t)eng_model_n_vocab(m) * 4;
+    uint64_t prepared = (uint64_t)batch * (F / 32) * 96 * 2;
+    uint64_t scores = (uint64_t)eng_model_n_threads(m) * (uint64_t)(n_ctx + 32) * 4;
+    uint64_t kv_f32 = 2 * (uint64_t)n_ctx * KV * 4; /* a layer's K and V as f32 (attention) */
+    return act + logits + prepared + scores + kv_f32;
+}
+
+static int run_cachet(const bench_opts *o, bench_result *r, util_err *err) {
+    eng_model *m = NULL;
+    eng_model_params mp = {.n_threads = o->threads, .no_cache = 1, .no_disk_cache = 1};
+    long rss0_pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        long size;
+        if (fscanf(f, "%ld %ld", &size, &rss0_pages) != 2) rss0_pages = 0;
+        fclose(f);
+    }
+    int rc = eng_model_open(&m, r->model_path, &mp, err);
+    if (rc) return rc;
+    int n_ctx = o->n_prompt + o->n_gen + 16, nv = eng_model_n_vocab(m);
+    int32_t *toks = malloc(sizeof(int32_t) * (size_t)(o->n_prompt + o->n_gen));
+    float *logits = malloc(sizeof(float) * (size_t)nv);
+    eng_seq *s = NULL;
+    if (!toks || !logits) rc = util_err_set(err, UTIL_ENOMEM, "bench: out of memory");
+    if (!rc) rc = eng_seq_new(&s, m, n_ctx, err);
+    if (!rc) {
+        eng_seq_set_batch(s, o->batch);
+        make_tokens(toks, o->n_prompt + o->n_gen, nv);
+        /* warm-up: maps every weight page and sizes every buffer */
+        rc = eng_seq_eval(s, toks, o->n_prompt < 64 ? o->n_prompt : 64, logits, err);
+    }
+    if (!rc) rc = run_pp(s, toks, o->n_prompt, o->reps, &r->pp, err);
+    if (!rc) rc = run_tg(s, toks + o->n_prompt, o->n_gen, o->reps, logits, &r->tg, err);
+    if (!rc) rc = run_ttft(s, toks, o->n_prompt, o->reps, &r->ttft, err);
+    if (!rc) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        r->peak_rss = (uint64_t)ru.ru_maxrss * 1024;
+        snprintf(r->backend, sizeof r->backend, "%s", eng_model_backend(m));
+        r->threads = eng_model_n_threads(m);
+        r->weight_bytes = eng_model_weight_bytes(m);
+        r->kv_per_token = eng_model_kv_bytes_per_token(m);
+        uint64_t pages = (uint64_t)(n_ctx + 15) / 16;
+        r->kv_bytes = pages * eng_model_kv_page_bytes(m);
+        r->scratch_bytes = scratch_estimate(m, o->batch, n_ctx) + (uint64_t)rss0_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+        /* mean KV read over the tg steps: positions 1 .. n_gen */
+        r->decode_bytes = (double)r->weight_bytes + (double)r->kv_per_token * (o->n_gen + 1) / 2.0;
+    }
+    eng_seq_free(s);
+    free(toks);
+    free(logits);
+    eng_model_free(m);
+    return rc;
+}
+
+/* --- llama.cpp ------------------------------------------------------------- */
+
+/* Runs `llama-bench ... -o json` and returns its stdout (caller frees), or NULL
+ * with r->llama_note saying why. */
+static char *llama_bench_output(const bench_opts *o, bench_result *r, const char *exe) {
+    char t[16], p[16], n[16], reps[16];
+    snprintf(t, sizeof t, "%d", r->threads);
+    snprintf(p, sizeof p, "%d", o->n_prompt);
+    snprintf(n, sizeof n, "%d", o->n_gen);
+    snprintf(reps, sizeof reps, "%d", o->reps);
+    char *argv[] = {(char *)exe, "-m", r->model_path, "-t", t, "-p", p, "-n", n, "-r", reps, "-o", "json", NULL};
+    int fds[2];
+    if (pipe(fds)) {
+        snprintf(r->llama_note, sizeof r->llama_note, "pipe: %s", strerror(errno));
+        return NULL;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc) {
+        close(fds[0]);
+        snprintf(r->llama_note, sizeof r->llama_note, "cannot run '%s': %s", exe, strerror(rc));
+        return NULL;
+    }
+    util_buf out;
+    util_buf_init(&out);
+    char chunk[4096];
+    ssize_t k;
+    while ((k = read(fds[0], chunk, sizeof chunk)) > 0 || (k < 0 && errno == EINTR))
+        if (k > 0 && util_buf_append(&out, chunk, (size_t)k)) break;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(r->llama_note, sizeof r->llama_note, "'%s' failed (status %d)", exe, status);
+        util_buf_release(&out);
+        return NULL;
+    }
+    return util_buf_detach(&out, NULL);
+}
+
+/* Fills r->l_pp and r->l_tg from llama-bench's JSON array (avg_ts, stddev_ts
+ * of the n_prompt-only and n_gen-only tests). */
+static void run_llama(const bench_opts *o, bench_result *r) {
+    const char *dir = o->llama_dir ? o->llama_dir : getenv("LLAMA_CPP_DIR");
+    if (o->no_llama || !dir || !*dir) {
+        snprintf(r->llama_note, sizeof r->llama_note, "not available (set LLAMA_CPP_DIR)");
+        return;
+    }
+    char exe[4096];
+    snprintf(exe, sizeof exe, "%s/bin/llama-bench", dir);
+    if (access(exe, X_OK) != 0) snprintf(exe, sizeof exe, "%s/llama-bench", dir);
+    if (access(exe, X_OK) != 0) {
+        snprintf(r->llama_note, sizeof r->llama_note, "not available (no llama-bench in '%s')", dir);
+        return;
+    }
+    char *text = llama_bench_output(o, r, exe);
+    if (!text) return;
+    cJSON *arr = cJSON_Parse(text);
+    free(text);
+    cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        cJSON *np = cJSON_GetObjectItem(it, "n_prompt"), *ng = cJSON_GetObjectItem(it, "n_gen");
+        cJSON *avg = cJSON_GetObjectItem(it, "avg_ts"), *sd = cJSON_GetObjectItem(it, "stddev_ts");
+        if (!cJSON_IsNumber(np) || !cJSON_IsNumber(ng) || !cJSON_IsNumber(avg)) continue;
+        bench_stat s = {avg->valuedouble, cJSON_IsNumber(sd) ? sd->valuedouble : 0, 1};
+        if (np->valueint > 0 && ng->valueint == 0) r->l_pp = s;
+        if (ng->valueint > 0 && np->valueint == 0) r->l_tg = s;
+    }
+    cJSON_Delete(arr);
+    if (!r->l_pp.ok || !r->l_tg.ok) snprintf(r->llama_note, sizeof r->llama_note, "llama-bench output not understood");
+}
+
+/* --- report ----------------------------------------------------------------- */
+
+static double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
+
+static void print_table(const bench_opts *o, const bench_result *r) {
+    const double MB = 1e6;
+    int have = r->l_pp.ok && r->l_tg.ok;
+    double l_ttft = have ? o->n_prompt / r->l_pp.mean * 1e3 : 0;
+    printf("cachet bench: %s (%.1f MB), %d threads, kernels %s, load average %.2f before\n\n",
+           r->model_path, r->file_bytes / MB, r->threads, r->backend, r->load1);
+    printf("%-22s %16s %16s %10s\n", "", "cachet", "llama.cpp", "ratio");
+    char l[3][32];
+    if (have) {
+        snprintf(l[0], sizeof l[0], "%.1f +- %.1f", r->l_pp.mean, r->l_pp.sd);
+        snprintf(l[1], sizeof l[1], "%.1f +- %.1f", r->l_tg.mean, r->l_tg.sd);
+        snprintf(l[2], sizeof l[2], "%.1f*", l_ttft);
+    } else {
+        for (int i = 0; i < 3; i++) snprintf(l[i], sizeof l[i], "n/a");
+    }
+    char c[3][32], label[3][32];
+    snprintf(c[0], sizeof c[0], "%.1f +- %.1f", r->pp.mean, r->pp.sd);
+    snprintf(c[1], sizeof c[1], "%.1f +- %.1f", r->tg.mean, r->tg.sd);
+    snprintf(c[2], sizeof c[2], "%.1f", r->ttft.mean);
+    snprintf(label[0], sizeof label[0], "pp%d (tok/s)", o->n_prompt);
+    snprintf(label[1], sizeof label[1], "tg%d (tok/s)", o->n_gen);
+    snprintf(label[2], sizeof label[2], "TTFT %d (ms)", o->n_prompt);
+    double rat[3] = {ratio(r->pp.mean, r->l_pp.mean), ratio(r->tg.mean, r->l_tg.mean), ratio(l_ttft, r->ttft.mean)};
+    for (int i = 0; i < 3; i++) {
+        char rs[16] = "";
+        if (have) snprintf(rs, sizeof rs, "%.2fx", rat[i]);
+        printf("%-22s %16s %16s %10s\n", label[i], c[i], l[i], rs);
+    }
+    if (have) printf("\n* llama.cpp TTFT = prompt tokens / its pp rate; ratio = speedup of cachet\n");
+    else printf("\nllama.cpp: %s\n", r->llama_note);
+    double bound = r->bw_gbs * 1e9 / r->decode_bytes;
+    printf("memory bandwidth: %.1f GB/s (streaming read of %.0f MB, %d threads)\n", r->bw_gbs,
+           r->decode_bytes / MB, r->threads);
+    printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s; tg at %.0f%%\n",
+           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, bound,
+           100.0 * r->tg.mean / bound);
+    double lim = (double)(r->file_bytes + r->kv_bytes + r->scratch_bytes);
+    printf("peak RSS: %.1f MB; model file %.1f + KV %.1f + scratch %.1f = %.1f MB (%s 10%%)\n",
+           r->peak_rss / MB, r->file_bytes / MB, r->kv_bytes / MB, r->scratch_bytes / MB, lim / MB,
+           r->peak_rss <= 1.1 * lim ? "within" : "OVER");
+}
+
+static void add_stat(cJSON *o, const char *name, bench_stat s) {
+    if (!s.ok) {
+        cJSON_AddNullToObject(o, name);
+        return;
+    }
+    cJSON *v = cJSON_AddObjectToObject(o, name);
+    cJSON_AddNumberToObject(v, "mean", s.mean);
+    cJSON_AddNumberToObject(v, "stddev", s.sd);
+}
+
+static void print_json(const bench_opts *o, const bench_result *r) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", r->model_path);
+    cJSON_AddNumberToObject(j, "model_file_bytes", (double)r->file_bytes);
+    cJSON_AddNumberToObject(j, "threads", r->threads);
+    cJSON_AddStringToObject(j, "backend", r->backend);
+    cJSON_AddNumberToObject(j, "load_average", r->load1);
+    cJSON_AddNumberToObject(j, "prompt_tokens", o->n_prompt);
+    cJSON_AddNumberToObject(j, "gen_tokens", o->n_gen);
+    cJSON_AddNumberToObject(j, "reps", o->reps);
+    cJSON_AddNumberToObject(j, "batch", o->batch);
+    cJSON *c = cJSON_AddObjectToObject(j, "cachet");
+    add_stat(c, "pp_tps", r->pp);
+    add_stat(c, "tg_tps", r->tg);
+    add_stat(c, "ttft_ms", r->ttft);
+    cJSON *l = cJSON_AddObjectToObject(j, "llama_cpp");
+    add_stat(l, "pp_tps", r->l_pp);
+    add_stat(l, "tg_tps", r->l_tg);
+    if (r->llama_note[0]) cJSON_AddStringToObject(l, "note", r->llama_note);
+    if (r->l_pp.ok && r->l_tg.ok) {
+        cJSON *q = cJSON_AddObjectToObject(j, "ratio");
+        cJSON_AddNumberToObject(q, "pp", ratio(r->pp.mean, r->l_pp.mean));
+        cJSON_AddNumberToObject(q, "tg", ratio(r->tg.mean, r->l_tg.mean));
+        cJSON_AddNumberToObject(q, "ttft", ratio(o->n_prompt / r->l_pp.mean * 1e3, r->ttft.mean));
+    }
+    double bound = r->bw_gbs * 1e9 / r->decode_bytes;
+    cJSON_AddNumberToObject(j, "bandwidth_gbs", r->bw_gbs);
+    cJSON_AddNumberToObject(j, "decode_bytes_per_token", r->decode_bytes);
+    cJSON_AddNumberToObject(j, "decode_bound_tps", bound);
+    cJSON_AddNumberToObject(j, "decode_bandwidth_share", r->tg.mean / bound);
+    cJSON *m = cJSON_AddObjectToObject(j, "rss");
+    cJSON_AddNumberToObject(m, "peak_bytes", (double)r->peak_rss);
+    cJSON_AddNumberToObject(m, "model_file_bytes", (double)r->file_bytes);
+    cJSON_AddNumberToObject(m, "kv_bytes", (double)r->kv_bytes);
+    cJSON_AddNumberToObject(m, "scratch_bytes", (double)r->scratch_bytes);
+    double lim = (double)(r->file_bytes + r->kv_bytes + r->scratch_bytes);
+    cJSON_AddBoolToObject(m, "within_10_percent", r->peak_rss <= 1.1 * lim);
+    char *s = cJSON_Print(j);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(j);
+}
+
+/* --- entry -------------------------------------------------------------------- */
+
+static int parse_bench(bench_opts *o, int argc, char **argv) {
+    enum { O_MODEL = 1, O_THREADS, O_PROMPT, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP };
+    static const struct option opts[] = {
+        {"model", required_argument, 0, O_MODEL},        {"threads", required_argument, 0, O_THREADS},
+        {"prompt-tokens", required_argument, 0, O_PROMPT}, {"gen-tokens", required_argument, 0, O_GEN},
+        {"reps", required_argument, 0, O_REPS},          {"batch", required_argument, 0, O_BATCH},
+        {"llama-cpp", required_argument, 0, O_LLAMA},    {"no-llama", no_argument, 0, O_NOLLAMA},
+        {"json", no_argument, 0, O_JSON},                {"help", no_argument, 0, O_HELP},
+        {0, 0, 0, 0}};
+    long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL: o->model = optarg; break;
+        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o->threads = (int)v; break;
+        case O_PROMPT: if (agent_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return 2; o->n_prompt = (int)v; break;
+        case O_GEN: if (agent_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return 2; o->n_gen = (int)v; break;
+        case O_REPS: if (agent_parse_int("--reps", optarg, 1, 64, &v)) return 2; o->reps = (int)v; break;
+        case O_BATCH: if (agent_parse_int("--batch", optarg, 1, 4096, &v)) return 2; o->batch = (int)v; break;
+        case O_LLAMA: o->llama_dir = optarg; break;
+        case O_NOLLAMA: o->no_llama = 1; break;
+        case O_JSON: o->json = 1; break;
+        case O_HELP: fputs(bench_usage, stdout); return 0;
+        default:
+            fprintf(stderr, "cachet bench: unknown option '%s'\n%s", argv[optind - 1], bench_usage);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "cachet bench: unexpected argument '%s'\n%s", argv[optind], bench_usage);
+        return 2;
+    }
+    return -1;
+}
+
+int agent_cmd_bench(int argc, char **argv) {
+    bench_opts o = {.threads = 2, .n_prompt = 512, .n_gen = 128, .reps = 3, .batch = 64};
+    int rc = parse_bench(&o, argc, argv);
+    if (rc >= 0) return rc;
+    bench_result r;
+    memset(&r, 0, sizeof r);
+    agent_model_path(o.model, r.model_path, sizeof r.model_path);
+    struct stat st;
+    if (stat(r.model_path, &st) == 0) r.file_bytes = (uint64_t)st.st_size;
+    FILE *lf = fopen("/proc/loadavg", "r");
+    if (lf) {
+        if (fscanf(lf, "%lf", &r.load1) != 1) r.load1 = 0;
+        fclose(lf);
+    }
+    util_err err;
+    if (!o.json) fprintf(stderr, "cachet bench: measuring cachet...\n");
+    if (run_cachet(&o, &r, &err)) {
+        agent_report_model_error(r.model_path, &err);
+        return 1;
+    }
+    if (!o.json) fprintf(stderr, "cachet bench: measuring memory bandwidth...\n");
+    r.bw_gbs = measure_bandwidth((size_t)r.decode_bytes, r.threads);
+    if (!o.json && !o.no_llama) fprintf(stderr, "cachet bench: running llama-bench...\n");
+    run_llama(&o, &r);
+    if (o.json) print_json(&o, &r);
+    else print_table(&o, &r);
+    return 0;
+}
