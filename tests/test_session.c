@@ -73,7 +73,7 @@ static void test_kill9(void) {
              "cd %s && mkfifo in || exit 1; XDG_STATE_HOME=%s/state %s/cachet --workspace ws --replay replay.json "
              "--model %s --json < in > out.txt 2> err.txt & pid=$!; "
              "(for i in $(seq 1 40); do echo \"question $i\"; sleep 0.05; done) > %s/in & "
-             "for i in $(seq 1 200); do n=$(cat state/cachet/sessions/*.jsonl 2>/dev/null | grep -c turn_end); "
+             "for i in $(seq 1 1800); do n=$(cat state/cachet/sessions/*.jsonl 2>/dev/null | grep -c turn_end); "
              "[ \"${n:-0}\" -ge 3 ] && break; sleep 0.05; done; kill -9 $pid; wait $pid 2>/dev/null; echo killed; wait",
              dir, dir, proc_bin_dir(), model, dir);
     r = proc_run(cmd);
