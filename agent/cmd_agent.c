@@ -45,10 +45,22 @@ static const char agent_usage[] =
     "  --no-disk-cache     memory tier only\n"
     "  --replay FILE       replies from a JSON array of recorded outputs instead of the model\n"
     "  --no-session        do not write a session file\n"
+    "\n"
+    "remote backend (any OpenAI-compatible server: cachet serve, vLLM, SGLang, llama.cpp, OpenAI):\n"
+    "  --backend URL       POST URL/v1/chat/completions (URL with or without /v1) instead of the\n"
+    "                      embedded engine; no model file is opened\n"
+    "  --backend-model NAME  the model id to send (default: the first of GET URL/v1/models)\n"
+    "  --api-key-env VAR   send 'Authorization: Bearer $VAR'\n"
+    "  --connect-timeout S seconds to connect (default 10)\n"
+    "  --timeout S         seconds for one request, first byte to last (default 600)\n"
+    "  --retries N         retries on 429, 5xx and connection errors (default 4; backoff with\n"
+    "                      jitter, Retry-After honoured)\n"
+    "  --no-stream         ask for one JSON answer instead of server-sent events\n"
     "  --now EPOCH         the time tiers 2 and 3 show (tests)\n";
 
 enum { O_WS = 300, O_MODEL, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_THREADS,
-       O_CTX, O_KVDIR, O_KVBUDGET, O_NOCACHE, O_NODISK, O_REPLAY, O_NOSESS, O_NOW, O_HELP, O_RESUME };
+       O_CTX, O_KVDIR, O_KVBUDGET, O_NOCACHE, O_NODISK, O_REPLAY, O_NOSESS, O_NOW, O_HELP, O_RESUME,
+       O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM };
 
 /* Parses the shared options; positional arguments are left in argv[optind..].
  * Returns -1 to go on, else an exit status. */
@@ -64,7 +76,10 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
         {"no-disk-cache", no_argument, 0, O_NODISK}, {"replay", required_argument, 0, O_REPLAY},
         {"no-session", no_argument, 0, O_NOSESS}, {"now", required_argument, 0, O_NOW},
         {"help", no_argument, 0, O_HELP}, {"resume", optional_argument, 0, O_RESUME},
-        {"print", required_argument, 0, 'p'}, {0, 0, 0, 0}};
+        {"print", required_argument, 0, 'p'}, {"backend", required_argument, 0, O_BACKEND},
+        {"backend-model", required_argument, 0, O_BMODEL}, {"api-key-env", required_argument, 0, O_KEYENV},
+        {"connect-timeout", required_argument, 0, O_CONNTO}, {"timeout", required_argument, 0, O_TIMEOUT},
+        {"retries", required_argument, 0, O_RETRIES}, {"no-stream", no_argument, 0, O_NOSTREAM}, {0, 0, 0, 0}};
     long l;
     double d;
     int o;
@@ -72,6 +87,7 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
     c->ao.sp.temp = 0;
     c->ao.sp.repeat_penalty = 1.1f;
     c->ao.sp.repeat_last_n = 64;
+    c->ao.http.retries = -1;
     optind = 1;
     opterr = 0;
     while ((o = getopt_long(argc, argv, allow_print ? "+p:h" : "+h", opts, NULL)) != -1) {
@@ -87,6 +103,13 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
         case O_NOCACHE: c->ao.mp.no_cache = 1; break;
         case O_NODISK: c->ao.mp.no_disk_cache = 1; break;
         case O_KVDIR: c->ao.mp.kv_dir = optarg; break;
+        case O_BACKEND: c->ao.http.url = optarg; break;
+        case O_BMODEL: c->ao.http.model = optarg; break;
+        case O_KEYENV: c->ao.http.api_key_env = optarg; break;
+        case O_NOSTREAM: c->ao.http.no_stream = 1; break;
+        case O_CONNTO: if (agent_parse_float("--connect-timeout", optarg, 0.001, 86400, &d)) return 2; c->ao.http.connect_timeout_s = d; break;
+        case O_TIMEOUT: if (agent_parse_float("--timeout", optarg, 0.001, 86400 * 7, &d)) return 2; c->ao.http.timeout_s = d; break;
+        case O_RETRIES: if (agent_parse_int("--retries", optarg, 0, 20, &l)) return 2; c->ao.http.retries = (int)l; break;
         case O_RESUME:
             c->ao.resume_set = 1;
             /* --resume ID or --resume (the latest); a following non-option word is the id */
@@ -175,7 +198,7 @@ static int run_batch(agent_cli *c) {
     if (!c->json) c->ao.on_text = on_text_stdout;
     agent *a = NULL;
     if (agent_open(&a, &c->ao, &err)) {
-        if (strstr(err.msg, c->model)) agent_report_model_error(c->model, &err);
+        if (!c->ao.http.url && strstr(err.msg, c->model)) agent_report_model_error(c->model, &err);
         else fprintf(stderr, "cachet: %s\n", err.msg);
         return 1;
     }

@@ -3,8 +3,9 @@
  * plus its reply byte for byte, the token sequence is the previous one plus
  * the generated ids plus the new suffix's tokens (so BPE re-tokenization of a
  * reply can never move the cache boundary); otherwise it is tokenized afresh
- * and the break is recorded with its cause and first divergent token.
- * Does not read the terminal (repl.c) or parse options (cmd_agent.c). */
+ * and the break is recorded with its cause and first divergent token. With
+ * the HTTP backend the check is on the JSON messages sent (the server
+ * tokenizes), and a break records the first divergent byte. Does not read the terminal (repl.c) or parse options (cmd_agent.c). */
 #include "loop.h"
 
 #include <cjson/cJSON.h>
@@ -42,8 +43,9 @@ struct agent {
     char pending_cause[256]; /* why the next request may not extend the previous one */
     int turn;
     long sum_prompt, sum_cached;
-    cJSON *replay;
-    int replay_i;
+    agent_backend *be;     /* engine, replay or http (backend.h) */
+    char model_name[256];  /* the engine's model, or the id the HTTP backend sends */
+    const char *chat_format; /* selects the tool-use text; HTTP: chatml (SmolLM2's <tool_call>) */
 };
 
 /* --- small helpers -------------------------------------------------------------- */
@@ -103,80 +105,15 @@ static void clear_msgs(agent *a, size_t keep) {
     if (keep < a->n_msgs) a->n_msgs = keep;
 }
 
-static int render(agent *a, util_buf *out, util_err *err) {
-    eng_chat_msg *cm = calloc(a->n_msgs + 1, sizeof *cm);
-    if (!cm) return util_err_set(err, UTIL_ENOMEM, "out of memory");
-    for (size_t i = 0; i < a->n_msgs; i++) cm[i] = (eng_chat_msg){a->msgs[i].role, a->msgs[i].content};
-    int rc = eng_chat_render(eng_model_chat(a->m), cm, a->n_msgs, 1, out, err);
-    free(cm);
-    return rc;
-}
-
-/* --- backends ---------------------------------------------------------------------- */
-
-typedef struct gen_ctx {
-    agent *a;
-    util_buf *text;
-    int stopped;
-} gen_ctx;
-
-static int on_token(void *user, int32_t id, const char *text, size_t len) {
-    (void)id;
-    gen_ctx *g = user;
-    util_buf_append(g->text, text, len);
-    if (len && g->a->o.on_text && g->a->o.on_text(g->a->o.user, text, len)) g->stopped = 1;
-    if (g->a->o.should_stop && g->a->o.should_stop(g->a->o.user)) g->stopped = 1;
-    return g->stopped;
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Replay: the prompt is prefilled for real (so the cache accounting is the
- * engine's), the reply comes from the recording and is evaluated into the
- * sequence like a generated one. */
-static int replay_generate(agent *a, const int32_t *toks, int n, util_buf *text, int32_t **ids,
-                           int *n_ids, eng_gen_stats *st, util_err *err) {
-    memset(st, 0, sizeof *st);
-    cJSON *r = cJSON_GetArrayItem(a->replay, a->replay_i);
-    if (!cJSON_IsString(r))
-        return util_err_set(err, UTIL_ENOTFOUND, "replay '%s': no recorded output left for request %d",
-                            a->o.replay_path, a->replay_i + 1);
-    a->replay_i++;
-    double t0 = now_ms();
-    int cm = 0, cd = 0;
-    int rc = eng_seq_set_tokens(a->seq, toks, n, NULL, &cm, &cd, err);
-    if (rc) return rc;
-    st->prompt_tokens = n;
-    st->cached_tokens_memory = cm;
-    st->cached_tokens_disk = cd;
-    st->cached_tokens = cm + cd;
-    st->computed_tokens = n - st->cached_tokens;
-    st->ttft_ms = st->prefill_ms = now_ms() - t0;
-    st->prefill_tps = st->prefill_ms > 0 ? st->computed_tokens / (st->prefill_ms / 1e3) : 0;
-    size_t k = 0;
-    rc = eng_tokenize(eng_model_tokenizer(a->m), r->valuestring, strlen(r->valuestring), 0, 0, ids, &k, err);
-    if (rc) return rc;
-    double t1 = now_ms();
-    if (k && (rc = eng_seq_eval(a->seq, *ids, (int)k, NULL, err))) return rc;
-    eng_seq_commit(a->seq);
-    st->decode_ms = now_ms() - t1;
-    st->generated_tokens = (int)k;
-    st->decode_tps = k > 1 && st->decode_ms > 0 ? (double)(k - 1) / (st->decode_ms / 1e3) : 0;
-    *n_ids = (int)k;
-    util_buf_puts(text, r->valuestring);
-    if (a->o.on_text) a->o.on_text(a->o.user, r->valuestring, strlen(r->valuestring));
-    return UTIL_OK;
-}
-
-static int engine_generate(agent *a, const int32_t *toks, int n, util_buf *text, int32_t **ids,
-                           int *n_ids, eng_gen_stats *st, util_err *err) {
-    gen_ctx g = {a, text, 0};
-    eng_gen_params gp = {.max_tokens = a->o.max_tokens, .sample = a->o.sp, .on_token = on_token, .user = &g};
-    return eng_generate(a->seq, toks, n, &gp, ids, n_ids, st, err);
+/* Renders the conversation: through the chat template for the token
+ * backends, as the JSON messages sent for the HTTP backend. *cm is the
+ * message array (malloc'd; the caller frees). */
+static int render(agent *a, util_buf *out, eng_chat_msg **cm, util_err *err) {
+    *cm = calloc(a->n_msgs + 1, sizeof **cm);
+    if (!*cm) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a->n_msgs; i++) (*cm)[i] = (eng_chat_msg){a->msgs[i].role, a->msgs[i].content};
+    if (!a->be->uses_tokens) return agent_http_render(out, *cm, a->n_msgs, err);
+    return eng_chat_render(eng_model_chat(a->m), *cm, a->n_msgs, 1, out, err);
 }
 
 /* --- one request ------------------------------------------------------------------------ */
@@ -223,59 +160,97 @@ static int request_tokens(agent *a, const util_buf *text, int32_t **toks, size_t
     return rc;
 }
 
-static int request(agent *a, int round, util_buf *reply, eng_gen_stats *st, util_err *err) {
-    util_buf text;
-    util_buf_init(&text);
-    int32_t *toks = NULL, *ids = NULL;
-    size_t n = 0;
-    int n_ids = 0;
-    int rc = render(a, &text, err);
-    if (!rc) rc = request_tokens(a, &text, &toks, &n, err);
-    if (!rc && (int)n + (a->o.max_tokens > 0 ? a->o.max_tokens : 1) > eng_seq_n_ctx(a->seq))
-        rc = util_err_set(err, UTIL_ERANGE,
-                          "the conversation is %zu tokens and the context is %d: /reset to start over",
-                          n, eng_seq_n_ctx(a->seq));
-    eng_cache_stats c0 = eng_model_cache_stats(a->m);
-    if (!rc) rc = a->replay ? replay_generate(a, toks, (int)n, reply, &ids, &n_ids, st, err)
-                            : engine_generate(a, toks, (int)n, reply, &ids, &n_ids, st, err);
-    if (!rc) {
-        eng_cache_stats c1 = eng_model_cache_stats(a->m);
-        cJSON *e = ev_new("request", a->turn);
-        cJSON_AddNumberToObject(e, "round", round);
-        cJSON_AddNumberToObject(e, "prompt_tokens", st->prompt_tokens);
+/* HTTP backend: the same append-only check on the rendered messages (the
+ * server tokenizes). A break records the first divergent byte. */
+static int check_text(agent *a, const util_buf *text, util_err *err) {
+    size_t pl = a->prev_text.len, i = 0;
+    if (!pl) return UTIL_OK;
+    while (i < pl && i < text->len && text->data[i] == a->prev_text.data[i]) i++;
+    if (i == pl) return UTIL_OK;
+    const char *cause = a->pending_cause[0] ? a->pending_cause : "history changed (unknown cause)";
+    cJSON *e = ev_new("break", a->turn);
+    cJSON_AddStringToObject(e, "cause", cause);
+    cJSON_AddNumberToObject(e, "at_byte", (double)i);
+    cJSON_AddNumberToObject(e, "lost_bytes", (double)(pl - i));
+    note(a, "break", "cache break at byte %zu of the messages (%s): %zu bytes no longer match", i, cause, pl - i);
+    return event(a, e, err);
+}
+
+static void request_event(cJSON *e, const agent_gen_res *g, const eng_cache_stats *c0, const eng_cache_stats *c1) {
+    const eng_gen_stats *st = &g->st;
+    cJSON_AddNumberToObject(e, "prompt_tokens", st->prompt_tokens);
+    if (g->cached_reported) { /* absent: the endpoint did not say (stats.c leaves it out of hit rates) */
         cJSON_AddNumberToObject(e, "cached_tokens", st->cached_tokens);
         cJSON_AddNumberToObject(e, "cached_tokens_memory", st->cached_tokens_memory);
         cJSON_AddNumberToObject(e, "cached_tokens_disk", st->cached_tokens_disk);
-        cJSON_AddNumberToObject(e, "computed_tokens", st->computed_tokens);
-        cJSON_AddNumberToObject(e, "generated_tokens", st->generated_tokens);
-        cJSON_AddNumberToObject(e, "ttft_ms", st->ttft_ms);
-        cJSON_AddNumberToObject(e, "prefill_tps", st->prefill_tps);
-        cJSON_AddNumberToObject(e, "decode_tps", st->decode_tps);
-        cJSON_AddNumberToObject(e, "engine_queries", (double)(c1.queries - c0.queries));
-        cJSON_AddNumberToObject(e, "engine_hits", (double)(c1.hits - c0.hits));
-        cJSON_AddStringToObject(e, "backend", a->replay ? "replay" : "engine");
+    }
+    cJSON_AddNumberToObject(e, "computed_tokens", st->computed_tokens);
+    cJSON_AddNumberToObject(e, "generated_tokens", st->generated_tokens);
+    cJSON_AddNumberToObject(e, "ttft_ms", st->ttft_ms);
+    cJSON_AddNumberToObject(e, "prefill_tps", st->prefill_tps);
+    cJSON_AddNumberToObject(e, "decode_tps", st->decode_tps);
+    if (c0) {
+        cJSON_AddNumberToObject(e, "engine_queries", (double)(c1->queries - c0->queries));
+        cJSON_AddNumberToObject(e, "engine_hits", (double)(c1->hits - c0->hits));
+    } else {
+        cJSON_AddNumberToObject(e, "attempts", g->attempts);
+        cJSON_AddBoolToObject(e, "stream", g->streamed);
+    }
+}
+
+static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_err *err) {
+    util_buf text;
+    util_buf_init(&text);
+    int32_t *toks = NULL;
+    eng_chat_msg *cm = NULL;
+    size_t n = 0;
+    int tok = a->be->uses_tokens;
+    memset(g, 0, sizeof *g);
+    int rc = render(a, &text, &cm, err);
+    if (!rc) rc = tok ? request_tokens(a, &text, &toks, &n, err) : check_text(a, &text, err);
+    if (!rc && tok && (int)n + (a->o.max_tokens > 0 ? a->o.max_tokens : 1) > eng_seq_n_ctx(a->seq))
+        rc = util_err_set(err, UTIL_ERANGE,
+                          "the conversation is %zu tokens and the context is %d: /reset to start over",
+                          n, eng_seq_n_ctx(a->seq));
+    eng_cache_stats c0 = {0}, c1 = {0};
+    if (tok) c0 = eng_model_cache_stats(a->m);
+    agent_gen_req rq = {toks, (int)n, cm, a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text, a->o.should_stop,
+                        a->o.on_note, a->o.user};
+    if (!rc) rc = a->be->generate(a->be, &rq, reply, g, err);
+    if (!rc) {
+        if (tok) c1 = eng_model_cache_stats(a->m);
+        const eng_gen_stats *st = &g->st;
+        cJSON *e = ev_new("request", a->turn);
+        cJSON_AddNumberToObject(e, "round", round);
+        request_event(e, g, tok ? &c0 : NULL, &c1);
+        cJSON_AddStringToObject(e, "backend", a->be->name);
         rc = event(a, e, err);
         a->sum_prompt += st->prompt_tokens;
         a->sum_cached += st->cached_tokens;
         /* the next request must extend this one plus its reply */
-        int32_t *p = realloc(toks, (n + (size_t)n_ids + 1) * sizeof *p);
-        if (!p) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+        int32_t *p = tok ? realloc(toks, (n + (size_t)g->n_ids + 1) * sizeof *p) : NULL;
+        if (tok && !p) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
         else {
-            toks = p;
-            if (n_ids) memcpy(toks + n, ids, (size_t)n_ids * sizeof *ids);
+            if (g->n_ids) memcpy(p + n, g->ids, (size_t)g->n_ids * sizeof *g->ids);
             free(a->prev);
-            a->prev = toks;
-            a->n_prev = n + (size_t)n_ids;
+            a->prev = p;
+            a->n_prev = tok ? n + (size_t)g->n_ids : 0;
             toks = NULL;
             util_buf_release(&a->prev_text);
             a->prev_text = text;
             util_buf_init(&text);
-            util_buf_append(&a->prev_text, reply->data ? reply->data : "", reply->len);
+            if (tok) util_buf_append(&a->prev_text, reply->data ? reply->data : "", reply->len);
+            else {
+                util_buf_append(reply, "", 0);
+                if (!rc) rc = agent_http_render_reply(&a->prev_text, reply->data, err);
+            }
             a->pending_cause[0] = '\0';
         }
     }
     free(toks);
-    free(ids);
+    free(cm);
+    free(g->ids);
+    g->ids = NULL;
     util_buf_release(&text);
     return rc;
 }
@@ -331,7 +306,7 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
  * is used from now on and recorded as the cause of the coming break. */
 static int refresh_prompt(agent *a, util_err *err) {
     agent_prompt np;
-    agent_prompt_opts po = {a->ws, a->data, eng_chat_format_name(eng_chat_get_format(eng_model_chat(a->m))), NULL};
+    agent_prompt_opts po = {a->ws, a->data, a->chat_format, NULL};
     int rc = agent_prompt_build(&np, &po, err);
     if (rc) return rc;
     if (strcmp(np.system, a->prompt.system) != 0 && a->n_msgs > 0) {
@@ -372,17 +347,17 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
     util_buf reply;
     util_buf_init(&reply);
     for (int round = 0; !rc; round++) {
-        eng_gen_stats st;
+        agent_gen_res g;
         util_buf_release(&reply);
         util_buf_init(&reply);
-        rc = request(a, round, &reply, &st, err);
+        rc = request(a, round, &reply, &g, err);
         if (rc) break;
         util_buf_append(&reply, "", 0);
         res->rounds++;
-        res->prompt_tokens += st.prompt_tokens;
-        res->cached_tokens += st.cached_tokens;
+        res->prompt_tokens += g.st.prompt_tokens;
+        res->cached_tokens += g.st.cached_tokens;
         if ((rc = push_msg(a, "assistant", reply.data, err))) break;
-        if (st.stop_reason == 3) {
+        if (g.st.stop_reason == 3) {
             res->canceled = 1;
             break;
         }
@@ -442,8 +417,10 @@ static int start_session(agent *a, util_err *err) {
     cJSON_AddStringToObject(e, "id", a->sess.id);
     cJSON_AddNumberToObject(e, "created", (double)time(NULL));
     cJSON_AddStringToObject(e, "workspace", a->ws);
-    cJSON_AddStringToObject(e, "model", eng_model_name(a->m));
-    cJSON_AddStringToObject(e, "model_path", eng_model_path(a->m));
+    cJSON_AddStringToObject(e, "model", a->model_name);
+    if (a->m) cJSON_AddStringToObject(e, "model_path", eng_model_path(a->m));
+    cJSON_AddStringToObject(e, "backend", a->be->name);
+    if (a->o.http.url) cJSON_AddStringToObject(e, "backend_url", a->o.http.url);
     if ((rc = event(a, e, err))) return rc;
     if ((rc = push_msg(a, "system", a->prompt.system, err))) return rc;
     if (!a->gemma) rc = push_msg(a, "system", a->tier2, err);
@@ -494,9 +471,9 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
     cJSON *e = ev_new("resume", a->turn);
     cJSON_AddNumberToObject(e, "time", (double)time(NULL));
     rc = event(a, e, err);
-    if (!rc && model && strcmp(model, eng_model_name(a->m)) != 0) {
+    if (!rc && model && strcmp(model, a->model_name) != 0) {
         snprintf(a->pending_cause, sizeof a->pending_cause, "model changed from '%s' to '%s'", model,
-                 eng_model_name(a->m));
+                 a->model_name);
         e = ev_new("break", a->turn);
         cJSON_AddStringToObject(e, "cause", a->pending_cause);
         rc = event(a, e, err);
@@ -517,23 +494,11 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
     return rc;
 }
 
-static int load_replay(agent *a, util_err *err) {
-    char *text = NULL;
-    int rc = util_read_file(&text, NULL, a->o.replay_path, err);
-    if (rc) return rc;
-    a->replay = cJSON_Parse(text);
-    free(text);
-    if (!cJSON_IsArray(a->replay))
-        return util_err_set(err, UTIL_EFORMAT, "replay '%s': not a JSON array of strings", a->o.replay_path);
-    return UTIL_OK;
-}
-
 static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     const char *ws = a->o.workspace ? a->o.workspace : session_ws ? session_ws : ".";
     if (!realpath(ws, a->ws)) return util_err_set(err, UTIL_ENOTFOUND, "workspace '%s' does not exist", ws);
     snprintf(a->data, sizeof a->data, "%s", a->o.data_dir);
-    agent_prompt_opts po = {a->ws, a->data, eng_chat_format_name(eng_chat_get_format(eng_model_chat(a->m))), NULL};
-    a->gemma = eng_chat_get_format(eng_model_chat(a->m)) == ENG_CHAT_GEMMA;
+    agent_prompt_opts po = {a->ws, a->data, a->chat_format, NULL};
     int rc = agent_prompt_build(&a->prompt, &po, err);
     if (!rc) rc = agent_tools_init(&a->tools, a->ws, err);
     if (rc) return rc;
@@ -544,10 +509,34 @@ static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     a->tools.skills = &a->prompt.skills;
     util_buf t2;
     util_buf_init(&t2);
-    rc = agent_tier2(&t2, a->data, a->ws, eng_model_name(a->m), (long long)time(NULL), err);
+    rc = agent_tier2(&t2, a->data, a->ws, a->model_name, (long long)time(NULL), err);
     util_buf_append(&t2, "", 0);
     a->tier2 = util_buf_detach(&t2, NULL);
     return rc;
+}
+
+/* The embedded engine (sampling or replay), or an HTTP endpoint: then no
+ * model file is opened, and the prompt uses the ChatML tool-use text. */
+static int open_backend(agent *a, util_err *err) {
+    const agent_opts *o = &a->o;
+    if (o->http.url) {
+        if (o->replay_path) return util_err_set(err, UTIL_EINVAL, "--replay and --backend cannot be combined");
+        int rc = agent_backend_http_new(&a->be, &o->http, err);
+        if (rc) return rc;
+        snprintf(a->model_name, sizeof a->model_name, "%s", a->be->model);
+        a->chat_format = eng_chat_format_name(ENG_CHAT_CHATML);
+        return UTIL_OK;
+    }
+    int rc = eng_model_open(&a->m, o->model_path, &o->mp, err);
+    if (!rc) rc = eng_seq_new(&a->seq, a->m, o->n_ctx, err);
+    if (!rc) rc = o->replay_path ? agent_backend_replay_new(&a->be, a->m, a->seq, o->replay_path, err)
+                                 : agent_backend_engine_new(&a->be, a->seq, err);
+    if (rc) return rc;
+    snprintf(a->model_name, sizeof a->model_name, "%s", eng_model_name(a->m));
+    eng_chat_format f = eng_chat_get_format(eng_model_chat(a->m));
+    a->chat_format = eng_chat_format_name(f);
+    a->gemma = f == ENG_CHAT_GEMMA;
+    return UTIL_OK;
 }
 
 int agent_open(agent **out, const agent_opts *o, util_err *err) {
@@ -569,9 +558,7 @@ int agent_open(agent **out, const agent_opts *o, util_err *err) {
         const cJSON *first = evs ? cJSON_GetArrayItem(evs, 0) : NULL;
         session_ws = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "workspace"));
     }
-    if (!rc && o->replay_path) rc = load_replay(a, err);
-    if (!rc) rc = eng_model_open(&a->m, o->model_path, &o->mp, err);
-    if (!rc) rc = eng_seq_new(&a->seq, a->m, o->n_ctx, err);
+    if (!rc) rc = open_backend(a, err);
     if (!rc) rc = open_workspace(a, session_ws, err);
     if (!rc) rc = o->resume_set ? resume_session(a, spath, evs, err) : start_session(a, err);
     cJSON_Delete(evs);
@@ -593,7 +580,7 @@ void agent_free(agent *a) {
     agent_session_close(&a->sess);
     agent_tools_release(&a->tools);
     agent_prompt_release(&a->prompt);
-    cJSON_Delete(a->replay);
+    agent_backend_free(a->be);
     if (a->m) eng_model_flush_cache(a->m);
     eng_seq_free(a->seq);
     eng_model_free(a->m);
@@ -610,3 +597,4 @@ void agent_totals(const agent *a, long *p, long *c) {
 const agent_prompt *agent_get_prompt(const agent *a) { return &a->prompt; }
 const char *agent_get_tier2(const agent *a) { return a->tier2; }
 eng_model *agent_model(agent *a) { return a->m; }
+const char *agent_model_name(const agent *a) { return a->model_name; }

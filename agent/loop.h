@@ -1,15 +1,17 @@
 /* agent/loop.h: the agent's turn loop: renders the whole conversation each
  * request (the engine's prefix cache reuses what it has), checks that each
  * request extends the previous one plus its reply, runs tool calls, records
- * everything in the session file. Backends: the embedded engine, or a replay
- * of recorded model outputs (tests) with the real tokenizer and engine
- * accounting behind it. No terminal handling here (repl.c, cmd_agent.c). */
+ * everything in the session file. Backends (backend.h): the embedded engine,
+ * a replay of recorded outputs (tests) with the real tokenizer and engine
+ * accounting behind it, or an OpenAI-compatible HTTP endpoint.
+ * No terminal handling here (repl.c, cmd_agent.c). */
 #ifndef AGENT_LOOP_H
 #define AGENT_LOOP_H
 
 #include <stdint.h>
 
 #include "../engine/engine.h"
+#include "backend.h"
 #include "prompt.h"
 #include "tools.h"
 
@@ -20,6 +22,7 @@ typedef struct agent_opts {
     const char *data_dir;    /* holds prompts/ and skills/ (see agent_data_dir) */
     const char *model_path;
     const char *replay_path; /* JSON array of recorded replies: used instead of sampling */
+    agent_http_opts http;    /* http.url set: replies from that endpoint; no model file is opened */
     const char *resume;      /* with resume_set: a session id or prefix, "" = the latest */
     int resume_set;
     int no_session;          /* write no session file */
@@ -66,6 +69,8 @@ int agent_turns(const agent *a);
 void agent_totals(const agent *a, long *prompt_tokens, long *cached_tokens);
 const agent_prompt *agent_get_prompt(const agent *a);
 const char *agent_get_tier2(const agent *a);
-eng_model *agent_model(agent *a);
+eng_model *agent_model(agent *a); /* NULL with the HTTP backend */
+/* The engine's model name, or the model id sent to the HTTP endpoint. */
+const char *agent_model_name(const agent *a);
 
 #endif

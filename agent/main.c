@@ -2,6 +2,7 @@
  * arguments or options only: the agent (interactive, -p TASK, --resume);
  * prompt, sessions and stats inspect it; generate, tokenize, kv, serve and
  * bench run the embedded engine directly. */
+#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,8 @@ static void usage(FILE *f) {
     fputs("usage: cachet [options]               interactive agent in the current workspace\n"
           "       cachet -p TASK [--json]        one task, then exit\n"
           "       cachet --resume [ID]           continue a session\n"
+          "       cachet --backend URL ...       the agent on an OpenAI-compatible server (cachet serve, vLLM,\n"
+          "                                      SGLang, llama.cpp, OpenAI) instead of the embedded engine\n"
           "       cachet <command> [options]\n"
           "\n"
           "commands:\n"
@@ -28,6 +31,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: the agent's HTTP backend */
     if (argc < 2) return agent_cmd_agent(argc, argv);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {

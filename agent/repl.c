@@ -129,7 +129,7 @@ int agent_repl(agent_cli *c) {
     using_history();
     if (hist[0]) read_history(hist);
     printf("cachet: session %s (%s). /help for commands, Ctrl-D to leave.\n", agent_session_id(a),
-           eng_model_name(agent_model(a)));
+           agent_model_name(a));
     int rc = 0;
     for (;;) {
         char *line = readline("> ");

@@ -41,16 +41,21 @@ void agent_stats_compute(const cJSON *events, agent_session_stats *s) {
         else if (strcmp(t, "request") == 0) {
             long p = (long)num(e, "prompt_tokens"), c = (long)num(e, "cached_tokens");
             if (first_turn < 0) first_turn = turn;
+            s->generated_tokens += (long)num(e, "generated_tokens");
             if (s->requests == 0) s->ttft_cold_ms = num(e, "ttft_ms");
             else {
                 warm_sum += num(e, "ttft_ms");
                 s->n_warm++;
             }
             s->requests++;
+            if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "cached_tokens"))) {
+                s->unreported++; /* not a miss: unknown, so outside the hit rate and the cost */
+                s->unreported_prompt_tokens += p;
+                continue;
+            }
             s->prompt_tokens += p;
             s->cached_tokens += c;
             s->computed_tokens += (long)num(e, "computed_tokens");
-            s->generated_tokens += (long)num(e, "generated_tokens");
             s->engine_queries += (long)num(e, "engine_queries");
             s->engine_hits += (long)num(e, "engine_hits");
             if (turn > first_turn) {
@@ -105,7 +110,8 @@ static size_t per_turn(const cJSON *events, turn_row *rows, size_t cap) {
     const cJSON *e;
     cJSON_ArrayForEach(e, events) {
         const char *t = str(e, "type");
-        if (!t || strcmp(t, "request") != 0) continue;
+        if (!t || strcmp(t, "request") != 0 || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "cached_tokens")))
+            continue;
         int turn = (int)num(e, "turn");
         if (n == 0 || rows[n - 1].turn != turn) {
             if (n == cap) break;
@@ -146,6 +152,8 @@ static cJSON *session_json(const cJSON *events, const agent_session_stats *s, co
     cJSON_AddNumberToObject(o, "ttft_warm_ms", s->ttft_warm_ms);
     cJSON_AddNumberToObject(o, "engine_queries", (double)s->engine_queries);
     cJSON_AddNumberToObject(o, "engine_hits", (double)s->engine_hits);
+    cJSON_AddNumberToObject(o, "requests_cached_unreported", s->unreported);
+    cJSON_AddNumberToObject(o, "prompt_tokens_cached_unreported", (double)s->unreported_prompt_tokens);
     cJSON_AddNumberToObject(o, "cost_without_cache", cost(s->prompt_tokens, s->cached_tokens, pr, 0));
     cJSON_AddNumberToObject(o, "cost_with_cache", cost(s->prompt_tokens, s->cached_tokens, pr, 1));
     turn_row rows[1024];
@@ -187,6 +195,9 @@ static void print_session(const cJSON *events, const agent_session_stats *s, con
     if (s->requests)
         printf("  TTFT cold %.0f ms (first request), warm %.0f ms (mean of %d)\n", s->ttft_cold_ms,
                s->ttft_warm_ms, s->n_warm);
+    if (s->unreported)
+        printf("  %d requests (%ld prompt tokens) whose server did not report cached tokens are left out\n",
+               s->unreported, s->unreported_prompt_tokens);
     double c0 = cost(s->prompt_tokens, s->cached_tokens, pr, 0), c1 = cost(s->prompt_tokens, s->cached_tokens, pr, 1);
     printf("  cost $%.4f without cache, $%.4f with cache (%.0f%% saved) at $%.2f/M input, $%.2f/M cached\n",
            c0, c1, c0 > 0 ? 100 * (c0 - c1) / c0 : 0.0, pr->input, pr->cached);
@@ -204,7 +215,10 @@ static void print_session(const cJSON *events, const agent_session_stats *s, con
     cJSON_ArrayForEach(e, events) {
         const char *t = str(e, "type");
         if (!t || strcmp(t, "break") != 0) continue;
-        if (cJSON_GetObjectItemCaseSensitive(e, "at_token"))
+        if (cJSON_GetObjectItemCaseSensitive(e, "at_byte")) /* a remote session: checked on message text */
+            printf("  break in turn %d at byte %.0f of the messages: %s\n", (int)num(e, "turn"), num(e, "at_byte"),
+                   str(e, "cause") ? str(e, "cause") : "?");
+        else if (cJSON_GetObjectItemCaseSensitive(e, "at_token"))
             printf("  break in turn %d at token %.0f: %s (%.0f cached tokens lost)\n", (int)num(e, "turn"),
                    num(e, "at_token"), str(e, "cause") ? str(e, "cause") : "?", num(e, "lost_tokens"));
         else

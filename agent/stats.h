@@ -21,6 +21,10 @@ typedef struct agent_session_stats {
     double ttft_cold_ms, ttft_warm_ms; /* first request; mean of the others */
     int n_warm;
     long engine_queries, engine_hits;
+    /* requests whose endpoint did not report cached tokens (a remote server
+     * that leaves the field out): left out of the token sums above */
+    int unreported;
+    long unreported_prompt_tokens;
 } agent_session_stats;
 
 /* Summarizes a session's events (an array as agent_session_load gives). */
