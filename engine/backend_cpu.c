@@ -1,9 +1,8 @@
-/* engine/backend_cpu.c: the CPU backend: matmul over the quant kernels of one
- * SIMD level (scalar references, AVX2 or AVX-512, chosen at creation), attention
- * per (token, head), norms, RoPE, activations, on a thread pool. Work is handed
- * out in chunks of rows or (token, head) jobs; every output element is computed by
- * one fixed kernel in a fixed order, so results do not depend on the thread count,
- * the chunk a token arrives in, or the number of tokens per call. */
+/* engine/backend_cpu.c: the CPU backend: matmul over the quant kernels of one SIMD
+ * level (scalar, AVX2 or AVX-512, chosen at creation), attention, norms, RoPE and
+ * activations on a thread pool, in chunks of rows or (token, head) jobs. Every output
+ * is computed by one fixed kernel in a fixed order: results do not depend on thread
+ * count, chunking or tokens per call. No kernels here beyond the scalar references. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +97,11 @@ static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, floa
     t.act = cb->act;
     if (n_tok >= 4) eng_pool_run(cb->pool, mm_quantize, &t);
     else mm_quantize(&t, 0, 1);
-    /* about 8 chunks per thread (whole multiples of 4 rows) keep two threads
-     * balanced when one of them is interrupted */
-    int64_t per = (w->rows + (int64_t)cb->n_threads * 8 - 1) / ((int64_t)cb->n_threads * 8);
-    t.chunk_rows = per < 8 ? 8 : (per + 3) & ~(int64_t)3;
+    /* about 8 chunks per thread (32 for batches, whose chunks take longer), whole
+     * multiples of 4 rows, keep the threads balanced when one is interrupted */
+    int64_t want = (int64_t)cb->n_threads * (n_tok >= 16 ? 32 : 8);
+    int64_t per = (w->rows + want - 1) / want;
+    t.chunk_rows = per < 4 ? 4 : (per + 3) & ~(int64_t)3;
     t.n_chunks = (int)((w->rows + t.chunk_rows - 1) / t.chunk_rows);
     atomic_init(&t.next, 0);
     eng_pool_run(cb->pool, mm_rows, &t);

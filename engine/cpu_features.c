@@ -1,27 +1,38 @@
-/* engine/cpu_features.c: run-time SIMD level detection with
- * __builtin_cpu_supports (which also checks that the OS saves the wide
- * registers) and the CACHET_CPU override. Does not select kernels: see
- * eng_type_kernels_get in quant.c and the CPU backend. */
+/* engine/cpu_features.c: run-time SIMD level detection from CPUID and XCR0 (the
+ * instructions exist and the OS saves the wide registers) and the CACHET_CPU
+ * override. Does not select kernels: see eng_type_kernels_get in quant.c and the
+ * CPU backend. */
 #include "cpu_features.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-eng_simd eng_cpu_detect(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
-    if (!avx2) return ENG_SIMD_SCALAR;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vnni"))
-        return ENG_SIMD_AVX512;
-    return ENG_SIMD_AVX2;
-#else
-    return ENG_SIMD_SCALAR;
-#endif
+#include <cpuid.h>
+
+/* Which register states the OS saves (XCR0): without them the wide registers
+ * are not usable even when CPUID lists the instructions. */
+static unsigned long long xcr0(void) {
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (unsigned long long)hi << 32 | lo;
 }
+
+eng_simd eng_cpu_detect(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return ENG_SIMD_SCALAR;
+    const int fma = c >> 12 & 1, osxsave = c >> 27 & 1, avx = c >> 28 & 1, f16c = c >> 29 & 1;
+    if (!osxsave || !avx || !fma || !f16c) return ENG_SIMD_SCALAR;
+    const unsigned long long x = xcr0();
+    if ((x & 0x6) != 0x6) return ENG_SIMD_SCALAR; /* xmm and ymm state */
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b >> 5 & 1)) return ENG_SIMD_SCALAR;
+    const int f = b >> 16 & 1, dq = b >> 17 & 1, bw = b >> 30 & 1, vl = b >> 31 & 1, vnni = c >> 11 & 1;
+    if (f && dq && bw && vl && vnni && (x & 0xE0) == 0xE0) return ENG_SIMD_AVX512; /* opmask, zmm */
+    return ENG_SIMD_AVX2;
+}
+#else
+eng_simd eng_cpu_detect(void) { return ENG_SIMD_SCALAR; }
+#endif
 
 const char *eng_simd_name(eng_simd level) {
     switch (level) {

@@ -1,9 +1,8 @@
-/* engine/cpu_kernels_avx512.c: AVX-512 attention for the CPU backend: per (token,
- * head), scores for 16 keys at a time (one fma chain per key, then a fixed
- * transpose-and-add tree), softmax with a 16-lane exp, and the value sum in key
- * order. Keys and values are read as f32 rows converted once per call (or
- * converted on the fly: the same values, so the same results). Other kernels
- * stay at the AVX2 level. */
+/* engine/cpu_kernels_avx512.c: AVX-512 attention per (token, head): scores for 16
+ * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
+ * 16-lane exp, the value sum in key order, over keys and values converted to f32
+ * once per call (or on the fly: the same values, the same results). The other
+ * non-matmul kernels stay at the AVX2 level. */
 #include "cpu_kernels.h"
 
 #include <math.h>

@@ -1,9 +1,8 @@
-/* engine/threadpool.h: a fixed pool of worker threads that run one task at a
- * time on all threads (the caller is thread 0) and wait for all to finish.
- * Workers spin (with a pause hint) for a bounded time after a task, since decode
- * issues hundreds of small tasks per token, then sleep on a condition variable:
- * an idle pool uses no CPU. Does not queue tasks; a task splits its own work by
- * (ith, nth), statically or through a counter it owns (see eng_pool_next). */
+/* engine/threadpool.h: a fixed pool of threads running one task at a time on all of
+ * them (the caller is thread 0). Waiting spins briefly (decode issues hundreds of
+ * small tasks per token), then yields, then sleeps on a condition variable: an idle
+ * pool uses no CPU. Does not queue tasks; a task splits its own work by (ith, nth)
+ * or through a counter it owns (eng_pool_next). */
 #ifndef ENG_THREADPOOL_H
 #define ENG_THREADPOOL_H
 
