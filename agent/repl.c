@@ -117,7 +117,8 @@ int agent_repl(agent_cli *c) {
     util_err err;
     util_err_clear(&err);
     agent *a = NULL;
-    fprintf(stderr, "cachet: loading the model...\n");
+    if (c->ao.http.url) fprintf(stderr, "cachet: connecting to %s...\n", c->ao.http.url);
+    else fprintf(stderr, "cachet: loading the model...\n");
     if (agent_open(&a, &c->ao, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         if (r.sigfd >= 0) close(r.sigfd);

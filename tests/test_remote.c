@@ -165,8 +165,15 @@ static void *fake_main(void *p) {
     return NULL;
 }
 
-static int fake_start(fake *f) {
+/* Listens on a free loopback port; answers (n of them, set before the thread
+ * starts) go out one per connection. */
+static int fake_start(fake *f, int n, ...) {
     memset(f, 0, sizeof *f);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n && i < FAKE_MAX; i++) f->answers[i] = va_arg(ap, const char *);
+    va_end(ap);
+    f->n_answers = n < FAKE_MAX ? n : FAKE_MAX;
     pthread_mutex_init(&f->mu, NULL);
     f->fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -184,8 +191,15 @@ static void fake_stop(fake *f) {
     pthread_mutex_unlock(&f->mu);
     pthread_join(f->th, NULL);
     close(f->fd);
-    for (int i = 0; i < FAKE_MAX; i++) free(f->req[i]);
     pthread_mutex_destroy(&f->mu);
+}
+
+/* Frees what the connections sent (read after fake_stop). */
+static void fake_release(fake *f) {
+    for (int i = 0; i < FAKE_MAX; i++) {
+        free(f->req[i]);
+        f->req[i] = NULL;
+    }
 }
 
 /* A complete answer with a Content-Length into buf; returns buf. */
@@ -216,12 +230,10 @@ static proc_result agent_fake(const char *dir, const fake *f, const char *extra)
 
 static void test_retry_after(const char *dir) {
     fake f;
-    CHECK(fake_start(&f) == 0);
     char a429[512];
-    f.answers[0] = answer(a429, sizeof a429, "429 Too Many Requests", "Retry-After: 1\r\n",
-                          "{\"error\":{\"message\":\"slow down\",\"code\":\"rate_limited\"}}");
-    f.answers[1] = k_hello;
-    f.n_answers = 2;
+    answer(a429, sizeof a429, "429 Too Many Requests", "Retry-After: 1\r\n",
+           "{\"error\":{\"message\":\"slow down\",\"code\":\"rate_limited\"}}");
+    CHECK(fake_start(&f, 2, a429, k_hello) == 0);
     proc_result r = agent_fake(dir, &f, "");
     fake_stop(&f);
     CHECK_MSG(r.status == 0, "429 then 200: status %d: %s", r.status, r.err);
@@ -253,15 +265,14 @@ static void test_retry_after(const char *dir) {
     const cJSON *s0 = nth_event(evs, "session", 0);
     CHECK(s0 && estr(s0, "model") && strcmp(estr(s0, "model"), "fake") == 0);
     cJSON_Delete(evs);
+    fake_release(&f);
 }
 
 static void test_errors(const char *dir) {
     char k500[512], bad_json[512];
     answer(k500, sizeof k500, "500 Internal Server Error", "", "{\"error\":{\"message\":\"boom\"}}");
     fake f;
-    CHECK(fake_start(&f) == 0);
-    for (int i = 0; i < 4; i++) f.answers[i] = k500;
-    f.n_answers = 4;
+    CHECK(fake_start(&f, 4, k500, k500, k500, k500) == 0);
     double t0 = now_s();
     proc_result r = agent_fake(dir, &f, "--retries 2");
     double dt = now_s() - t0;
@@ -272,15 +283,14 @@ static void test_errors(const char *dir) {
     CHECK_EQ_INT(f.served, 3);
     CHECK_MSG(dt < 10, "three attempts took %.1f s", dt);
     proc_result_free(&r);
+    fake_release(&f);
 
     /* malformed JSON: in a stream, and as a whole answer */
-    CHECK(fake_start(&f) == 0);
     static char bad_sse[512];
     snprintf(bad_sse, sizeof bad_sse, "%sdata: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {not json\n\n",
              k_sse_head);
-    f.answers[0] = bad_sse;
-    f.answers[1] = answer(bad_json, sizeof bad_json, "200 OK", "", "{oops");
-    f.n_answers = 2;
+    answer(bad_json, sizeof bad_json, "200 OK", "", "{oops");
+    CHECK(fake_start(&f, 2, bad_sse, bad_json) == 0);
     r = agent_fake(dir, &f, "");
     CHECK_MSG(r.status == 1 && strstr(r.err, "malformed JSON in its stream: '{not json'"), "bad sse: %d: %s",
               r.status, r.err);
@@ -288,14 +298,13 @@ static void test_errors(const char *dir) {
     r = agent_fake(dir, &f, "--no-stream");
     CHECK_MSG(r.status == 1 && strstr(r.err, "answered with malformed JSON: '{oops'"), "bad json: %d: %s", r.status,
               r.err);
-    CHECK(f.req[1] && strstr(f.req[1], "\"stream\":false") && !strstr(f.req[1], "include_usage"));
     proc_result_free(&r);
     fake_stop(&f);
+    CHECK(f.req[1] && strstr(f.req[1], "\"stream\":false") && !strstr(f.req[1], "include_usage"));
+    fake_release(&f);
 
     /* a stall: one attempt, cut at --timeout, not retried */
-    CHECK(fake_start(&f) == 0);
-    f.answers[0] = FAKE_STALL;
-    f.n_answers = 1;
+    CHECK(fake_start(&f, 1, FAKE_STALL) == 0);
     t0 = now_s();
     r = agent_fake(dir, &f, "--timeout 1 --retries 3");
     dt = now_s() - t0;
@@ -304,10 +313,11 @@ static void test_errors(const char *dir) {
     CHECK_EQ_INT(f.served, 1);
     CHECK_MSG(dt < 5, "stall took %.1f s", dt);
     proc_result_free(&r);
+    fake_release(&f);
 
     /* nothing listening: connection errors are retried, then named */
     fake g;
-    CHECK(fake_start(&g) == 0);
+    CHECK(fake_start(&g, 0) == 0);
     fake_stop(&g); /* its port is closed now */
     r = agent_fake(dir, &g, "--retries 1");
     CHECK_MSG(r.status == 1 && strstr(r.err, "(2 attempts)") && strstr(r.err, "127.0.0.1"), "refused: %d: %s",
@@ -332,10 +342,7 @@ static void test_tool_calls(const char *dir) {
              "\"usage\":{\"prompt_tokens\":260,\"completion_tokens\":2,\"cache_read_input_tokens\":200}}\n\n",
              k_sse_head);
     fake f;
-    CHECK(fake_start(&f) == 0);
-    f.answers[0] = a0;
-    f.answers[1] = a1;
-    f.n_answers = 2;
+    CHECK(fake_start(&f, 2, a0, a1) == 0);
     proc_result r = agent_fake(dir, &f, "");
     fake_stop(&f);
     CHECK_MSG(r.status == 0, "tool_calls: %d: %s", r.status, r.err);
@@ -356,6 +363,7 @@ static void test_tool_calls(const char *dir) {
     CHECK(q0 && !cJSON_GetObjectItem(q0, "cached_tokens") && enum_(q0, "prompt_tokens") == 200);
     CHECK(q1 && enum_(q1, "cached_tokens") == 200);
     cJSON_Delete(evs);
+    fake_release(&f);
     r = run("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
     o = cJSON_Parse(r.out);
     cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
