@@ -226,6 +226,7 @@ static void test_exact(eng_model *m) {
             fprintf(stderr, "  float64   %-15s %4zu tokens  max|dlogit| %.5f  greedy agrees %zu/%zu\n", r->name,
                     r->n_prompt, err, agree, ng);
             checked++;
+            free(out);
         }
         free(lg);
         free(ref);
