@@ -49,9 +49,11 @@ typedef struct bench_opts {
 } bench_opts;
 
 typedef struct bench_stat {
-    double mean, sd;
+    double median, mean, sd;
     int ok;
 } bench_stat;
+
+enum { MAX_REPS = 64 };
 
 typedef struct bench_result {
     char model_path[4096];
@@ -60,6 +62,8 @@ typedef struct bench_result {
     uint64_t file_bytes, weight_bytes, kv_per_token, kv_bytes, scratch_bytes, peak_rss;
     bench_stat pp, tg, ttft;       /* cachet: tok/s, tok/s, ms */
     bench_stat l_pp, l_tg;         /* llama.cpp: tok/s */
+    double v_pp[MAX_REPS], v_tg[MAX_REPS], v_ttft[MAX_REPS], v_lpp[MAX_REPS], v_ltg[MAX_REPS];
+    int n_llama;                   /* llama-bench runs that gave both figures */
     char llama_note[256];          /* why llama.cpp is missing, when it is */
     double load1;                  /* 1-minute load average before the run */
     double bw_gbs;                 /* streaming read, working set = decode's bytes per token */
@@ -72,11 +76,20 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median (the figure reported: one disturbed run does not move it), mean, sd. */
 static bench_stat stat_of(const double *v, int n) {
-    bench_stat s = {0, 0, n > 0};
-    for (int i = 0; i < n; i++) s.mean += v[i] / n;
+    bench_stat s = {0, 0, 0, n > 0};
+    double sorted[MAX_REPS];
+    for (int i = 0; i < n; i++) s.mean += v[i] / n, sorted[i] = v[i];
     for (int i = 0; i < n && n > 1; i++) s.sd += (v[i] - s.mean) * (v[i] - s.mean) / (n - 1);
     s.sd = sqrt(s.sd);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    if (n > 0) s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     return s;
 }
 
@@ -142,51 +155,28 @@ static double measure_bandwidth(size_t bytes, int threads) {
 
 /* --- cachet ------------------------------------------------------------- */
 
-/* Prompt processing: the n-token prompt from an empty sequence, reps times. */
-static int run_pp(eng_seq *s, const int32_t *toks, int n, int reps, bench_stat *out, util_err *err) {
-    double v[64];
-    for (int r = 0; r < reps; r++) {
-        eng_seq_truncate(s, 0);
-        double t0 = now_s();
-        int rc = eng_seq_eval(s, toks, n, NULL, err);
-        if (rc) return rc;
-        v[r] = n / (now_s() - t0);
-    }
-    *out = stat_of(v, reps);
-    return UTIL_OK;
-}
-
-/* Generation as llama-bench's tg test: n single-token steps from an empty
- * context, logits computed each step. */
-static int run_tg(eng_seq *s, const int32_t *toks, int n, int reps, float *logits, bench_stat *out,
-                  util_err *err) {
-    double v[64];
-    for (int r = 0; r < reps; r++) {
-        eng_seq_truncate(s, 0);
-        double t0 = now_s();
-        for (int i = 0; i < n; i++) {
-            int rc = eng_seq_eval(s, &toks[i], 1, logits, err);
-            if (rc) return rc;
-        }
-        v[r] = n / (now_s() - t0);
-    }
-    *out = stat_of(v, reps);
-    return UTIL_OK;
-}
-
-/* TTFT through eng_generate (prefill + first greedy sample), reps times. */
-static int run_ttft(eng_seq *s, const int32_t *toks, int n, int reps, bench_stat *out, util_err *err) {
-    double v[64];
+/* One sample of each cachet figure. Prompt processing: the prompt from an empty
+ * sequence. Generation: as llama-bench's tg test, single-token steps from an
+ * empty context with logits each step. TTFT: eng_generate's (prefill + first
+ * greedy sample). */
+static int cachet_rep(const bench_opts *o, eng_seq *s, const int32_t *toks, float *logits,
+                      bench_result *r, int i, util_err *err) {
+    eng_seq_truncate(s, 0);
+    double t0 = now_s();
+    int rc = eng_seq_eval(s, toks, o->n_prompt, NULL, err);
+    if (rc) return rc;
+    r->v_pp[i] = o->n_prompt / (now_s() - t0);
+    eng_seq_truncate(s, 0);
+    t0 = now_s();
+    for (int k = 0; k < o->n_gen; k++)
+        if ((rc = eng_seq_eval(s, &toks[o->n_prompt + k], 1, logits, err))) return rc;
+    r->v_tg[i] = o->n_gen / (now_s() - t0);
+    eng_seq_truncate(s, 0);
     eng_gen_params gp = {.max_tokens = 1, .sample = eng_sample_defaults()};
     gp.sample.temp = 0;
-    for (int r = 0; r < reps; r++) {
-        eng_seq_truncate(s, 0);
-        eng_gen_stats st;
-        int rc = eng_generate(s, toks, n, &gp, NULL, NULL, &st, err);
-        if (rc) return rc;
-        v[r] = st.ttft_ms;
-    }
-    *out = stat_of(v, reps);
+    eng_gen_stats st;
+    if ((rc = eng_generate(s, toks, o->n_prompt, &gp, NULL, NULL, &st, err))) return rc;
+    r->v_ttft[i] = st.ttft_ms;
     return UTIL_OK;
 }
 
@@ -206,7 +196,12 @@ static uint64_t scratch_estimate(const eng_model *m, int batch, int n_ctx) {
     return act + logits + prepared + scores + kv_f32;
 }
 
-static int run_cachet(const bench_opts *o, bench_result *r, util_err *err) {
+static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe);
+
+/* The cachet reps interleaved with llama-bench runs (exe, or NULL), so both see
+ * the same machine when other work comes and goes; then the figures that need
+ * the model (bytes per token, KV) and the peak RSS. */
+static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_err *err) {
     eng_model *m = NULL;
     eng_model_params mp = {.n_threads = o->threads, .no_cache = 1, .no_disk_cache = 1};
     long rss0_pages = 0;
@@ -230,15 +225,18 @@ static int run_cachet(const bench_opts *o, bench_result *r, util_err *err) {
         /* warm-up: maps every weight page and sizes every buffer */
         rc = eng_seq_eval(s, toks, o->n_prompt < 64 ? o->n_prompt : 64, logits, err);
     }
-    if (!rc) rc = run_pp(s, toks, o->n_prompt, o->reps, &r->pp, err);
-    if (!rc) rc = run_tg(s, toks + o->n_prompt, o->n_gen, o->reps, logits, &r->tg, err);
-    if (!rc) rc = run_ttft(s, toks, o->n_prompt, o->reps, &r->ttft, err);
+    r->threads = eng_model_n_threads(m);
+    for (int i = 0; !rc && i < o->reps; i++) {
+        if (!o->json) fprintf(stderr, "\rcachet bench: run %d/%d", i + 1, o->reps);
+        rc = cachet_rep(o, s, toks, logits, r, i, err);
+        if (!rc && exe) run_llama_rep(o, r, exe);
+    }
+    if (!o->json) fputs("\r\033[K", stderr);
     if (!rc) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         r->peak_rss = (uint64_t)ru.ru_maxrss * 1024;
         snprintf(r->backend, sizeof r->backend, "%s", eng_model_backend(m));
-        r->threads = eng_model_n_threads(m);
         r->weight_bytes = eng_model_weight_bytes(m);
         r->kv_per_token = eng_model_kv_bytes_per_token(m);
         uint64_t pages = (uint64_t)(n_ctx + 15) / 16;
@@ -246,6 +244,11 @@ static int run_cachet(const bench_opts *o, bench_result *r, util_err *err) {
         r->scratch_bytes = scratch_estimate(m, o->batch, n_ctx) + (uint64_t)rss0_pages * (uint64_t)sysconf(_SC_PAGESIZE);
         /* mean KV read over the tg steps: positions 1 .. n_gen */
         r->decode_bytes = (double)r->weight_bytes + (double)r->kv_per_token * (o->n_gen + 1) / 2.0;
+        r->pp = stat_of(r->v_pp, o->reps);
+        r->tg = stat_of(r->v_tg, o->reps);
+        r->ttft = stat_of(r->v_ttft, o->reps);
+        r->l_pp = stat_of(r->v_lpp, r->n_llama);
+        r->l_tg = stat_of(r->v_ltg, r->n_llama);
     }
     eng_seq_free(s);
     free(toks);
@@ -263,7 +266,7 @@ static char *llama_bench_output(const bench_opts *o, bench_result *r, const char
     snprintf(t, sizeof t, "%d", r->threads);
     snprintf(p, sizeof p, "%d", o->n_prompt);
     snprintf(n, sizeof n, "%d", o->n_gen);
-    snprintf(reps, sizeof reps, "%d", o->reps);
+    snprintf(reps, sizeof reps, "%d", 1);
     char *argv[] = {(char *)exe, "-m", r->model_path, "-t", t, "-p", p, "-n", n, "-r", reps, "-o", "json", NULL};
     int fds[2];
     if (pipe(fds)) {
@@ -303,36 +306,45 @@ static char *llama_bench_output(const bench_opts *o, bench_result *r, const char
     return util_buf_detach(&out, NULL);
 }
 
-/* Fills r->l_pp and r->l_tg from llama-bench's JSON array (avg_ts, stddev_ts
- * of the n_prompt-only and n_gen-only tests). */
-static void run_llama(const bench_opts *o, bench_result *r) {
+/* The llama-bench to run, or 0 with r->llama_note saying why there is none. */
+static int llama_exe(const bench_opts *o, bench_result *r, char *exe, size_t cap) {
     const char *dir = o->llama_dir ? o->llama_dir : getenv("LLAMA_CPP_DIR");
     if (o->no_llama || !dir || !*dir) {
         snprintf(r->llama_note, sizeof r->llama_note, "not available (set LLAMA_CPP_DIR)");
-        return;
+        return 0;
     }
-    char exe[4096];
-    snprintf(exe, sizeof exe, "%s/bin/llama-bench", dir);
-    if (access(exe, X_OK) != 0) snprintf(exe, sizeof exe, "%s/llama-bench", dir);
+    snprintf(exe, cap, "%s/bin/llama-bench", dir);
+    if (access(exe, X_OK) != 0) snprintf(exe, cap, "%s/llama-bench", dir);
     if (access(exe, X_OK) != 0) {
         snprintf(r->llama_note, sizeof r->llama_note, "not available (no llama-bench in '%s')", dir);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+/* One llama-bench run (-r 1): a sample of its pp and tg figures (avg_ts of the
+ * n_prompt-only and n_gen-only tests of its JSON output). */
+static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe) {
     char *text = llama_bench_output(o, r, exe);
     if (!text) return;
     cJSON *arr = cJSON_Parse(text);
     free(text);
+    double pp = 0, tg = 0;
     cJSON *it;
     cJSON_ArrayForEach(it, arr) {
         cJSON *np = cJSON_GetObjectItem(it, "n_prompt"), *ng = cJSON_GetObjectItem(it, "n_gen");
-        cJSON *avg = cJSON_GetObjectItem(it, "avg_ts"), *sd = cJSON_GetObjectItem(it, "stddev_ts");
+        cJSON *avg = cJSON_GetObjectItem(it, "avg_ts");
         if (!cJSON_IsNumber(np) || !cJSON_IsNumber(ng) || !cJSON_IsNumber(avg)) continue;
-        bench_stat s = {avg->valuedouble, cJSON_IsNumber(sd) ? sd->valuedouble : 0, 1};
-        if (np->valueint > 0 && ng->valueint == 0) r->l_pp = s;
-        if (ng->valueint > 0 && np->valueint == 0) r->l_tg = s;
+        if (np->valueint > 0 && ng->valueint == 0) pp = avg->valuedouble;
+        if (ng->valueint > 0 && np->valueint == 0) tg = avg->valuedouble;
     }
     cJSON_Delete(arr);
-    if (!r->l_pp.ok || !r->l_tg.ok) snprintf(r->llama_note, sizeof r->llama_note, "llama-bench output not understood");
+    if (pp > 0 && tg > 0) {
+        r->v_lpp[r->n_llama] = pp;
+        r->v_ltg[r->n_llama++] = tg;
+    } else {
+        snprintf(r->llama_note, sizeof r->llama_note, "llama-bench output not understood");
+    }
 }
 
 /* --- report ----------------------------------------------------------------- */
@@ -342,39 +354,40 @@ static double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
 static void print_table(const bench_opts *o, const bench_result *r) {
     const double MB = 1e6;
     int have = r->l_pp.ok && r->l_tg.ok;
-    double l_ttft = have ? o->n_prompt / r->l_pp.mean * 1e3 : 0;
+    double l_ttft = have ? o->n_prompt / r->l_pp.median * 1e3 : 0;
     printf("cachet bench: %s (%.1f MB), %d threads, kernels %s, load average %.2f before\n\n",
            r->model_path, r->file_bytes / MB, r->threads, r->backend, r->load1);
     printf("%-22s %16s %16s %10s\n", "", "cachet", "llama.cpp", "ratio");
     char l[3][32];
     if (have) {
-        snprintf(l[0], sizeof l[0], "%.1f +- %.1f", r->l_pp.mean, r->l_pp.sd);
-        snprintf(l[1], sizeof l[1], "%.1f +- %.1f", r->l_tg.mean, r->l_tg.sd);
+        snprintf(l[0], sizeof l[0], "%.1f +- %.1f", r->l_pp.median, r->l_pp.sd);
+        snprintf(l[1], sizeof l[1], "%.1f +- %.1f", r->l_tg.median, r->l_tg.sd);
         snprintf(l[2], sizeof l[2], "%.1f*", l_ttft);
     } else {
         for (int i = 0; i < 3; i++) snprintf(l[i], sizeof l[i], "n/a");
     }
     char c[3][32], label[3][32];
-    snprintf(c[0], sizeof c[0], "%.1f +- %.1f", r->pp.mean, r->pp.sd);
-    snprintf(c[1], sizeof c[1], "%.1f +- %.1f", r->tg.mean, r->tg.sd);
-    snprintf(c[2], sizeof c[2], "%.1f", r->ttft.mean);
+    snprintf(c[0], sizeof c[0], "%.1f +- %.1f", r->pp.median, r->pp.sd);
+    snprintf(c[1], sizeof c[1], "%.1f +- %.1f", r->tg.median, r->tg.sd);
+    snprintf(c[2], sizeof c[2], "%.1f", r->ttft.median);
     snprintf(label[0], sizeof label[0], "pp%d (tok/s)", o->n_prompt);
     snprintf(label[1], sizeof label[1], "tg%d (tok/s)", o->n_gen);
     snprintf(label[2], sizeof label[2], "TTFT %d (ms)", o->n_prompt);
-    double rat[3] = {ratio(r->pp.mean, r->l_pp.mean), ratio(r->tg.mean, r->l_tg.mean), ratio(l_ttft, r->ttft.mean)};
+    double rat[3] = {ratio(r->pp.median, r->l_pp.median), ratio(r->tg.median, r->l_tg.median), ratio(l_ttft, r->ttft.median)};
     for (int i = 0; i < 3; i++) {
         char rs[16] = "";
         if (have) snprintf(rs, sizeof rs, "%.2fx", rat[i]);
         printf("%-22s %16s %16s %10s\n", label[i], c[i], l[i], rs);
     }
-    if (have) printf("\n* llama.cpp TTFT = prompt tokens / its pp rate; ratio = speedup of cachet\n");
+    printf("\nmedians of %d interleaved runs, +- standard deviation; ratio = speedup of cachet\n", o->reps);
+    if (have) printf("* llama.cpp TTFT = prompt tokens / its pp rate\n");
     else printf("\nllama.cpp: %s\n", r->llama_note);
     double bound = r->bw_gbs * 1e9 / r->decode_bytes;
     printf("memory bandwidth: %.1f GB/s (streaming read of %.0f MB, %d threads)\n", r->bw_gbs,
            r->decode_bytes / MB, r->threads);
     printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s; tg at %.0f%%\n",
            r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, bound,
-           100.0 * r->tg.mean / bound);
+           100.0 * r->tg.median / bound);
     double lim = (double)(r->file_bytes + r->kv_bytes + r->scratch_bytes);
     printf("peak RSS: %.1f MB; model file %.1f + KV %.1f + scratch %.1f = %.1f MB (%s 10%%)\n",
            r->peak_rss / MB, r->file_bytes / MB, r->kv_bytes / MB, r->scratch_bytes / MB, lim / MB,
@@ -387,6 +400,7 @@ static void add_stat(cJSON *o, const char *name, bench_stat s) {
         return;
     }
     cJSON *v = cJSON_AddObjectToObject(o, name);
+    cJSON_AddNumberToObject(v, "median", s.median);
     cJSON_AddNumberToObject(v, "mean", s.mean);
     cJSON_AddNumberToObject(v, "stddev", s.sd);
 }
@@ -412,15 +426,15 @@ static void print_json(const bench_opts *o, const bench_result *r) {
     if (r->llama_note[0]) cJSON_AddStringToObject(l, "note", r->llama_note);
     if (r->l_pp.ok && r->l_tg.ok) {
         cJSON *q = cJSON_AddObjectToObject(j, "ratio");
-        cJSON_AddNumberToObject(q, "pp", ratio(r->pp.mean, r->l_pp.mean));
-        cJSON_AddNumberToObject(q, "tg", ratio(r->tg.mean, r->l_tg.mean));
-        cJSON_AddNumberToObject(q, "ttft", ratio(o->n_prompt / r->l_pp.mean * 1e3, r->ttft.mean));
+        cJSON_AddNumberToObject(q, "pp", ratio(r->pp.median, r->l_pp.median));
+        cJSON_AddNumberToObject(q, "tg", ratio(r->tg.median, r->l_tg.median));
+        cJSON_AddNumberToObject(q, "ttft", ratio(o->n_prompt / r->l_pp.median * 1e3, r->ttft.median));
     }
     double bound = r->bw_gbs * 1e9 / r->decode_bytes;
     cJSON_AddNumberToObject(j, "bandwidth_gbs", r->bw_gbs);
     cJSON_AddNumberToObject(j, "decode_bytes_per_token", r->decode_bytes);
     cJSON_AddNumberToObject(j, "decode_bound_tps", bound);
-    cJSON_AddNumberToObject(j, "decode_bandwidth_share", r->tg.mean / bound);
+    cJSON_AddNumberToObject(j, "decode_bandwidth_share", r->tg.median / bound);
     cJSON *m = cJSON_AddObjectToObject(j, "rss");
     cJSON_AddNumberToObject(m, "peak_bytes", (double)r->peak_rss);
     cJSON_AddNumberToObject(m, "model_file_bytes", (double)r->file_bytes);
@@ -488,15 +502,13 @@ int agent_cmd_bench(int argc, char **argv) {
         fclose(lf);
     }
     util_err err;
-    if (!o.json) fprintf(stderr, "cachet bench: measuring cachet...\n");
-    if (run_cachet(&o, &r, &err)) {
+    char exe[4096];
+    int have_llama = llama_exe(&o, &r, exe, sizeof exe);
+    if (run_all(&o, &r, have_llama ? exe : NULL, &err)) {
         agent_report_model_error(r.model_path, &err);
         return 1;
     }
-    if (!o.json) fprintf(stderr, "cachet bench: measuring memory bandwidth...\n");
     r.bw_gbs = measure_bandwidth((size_t)r.decode_bytes, r.threads);
-    if (!o.json && !o.no_llama) fprintf(stderr, "cachet bench: running llama-bench...\n");
-    run_llama(&o, &r);
     if (o.json) print_json(&o, &r);
     else print_table(&o, &r);
     return 0;
