@@ -352,7 +352,7 @@ static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
     cpu_backend *cb = (cpu_backend *)be;
     attn_task at = {.a = a, .cb = cb, .fast = cb->k.attn_head && a->head_dim % 8 == 0};
     atomic_init(&at.next, 0);
-    if (cb->k.attn_head_f32 && a->head_dim % 16 == 0 && a->head_dim <= 256) {
+    if (cb->k.attn_head_f32 && (a->head_dim == 64 || a->head_dim == 128 || a->head_dim == 256)) {
         /* convert every key once instead of once per head and query token; without
          * the buffer the kernel converts on the fly (the same values) */
         at.fast = 2;

@@ -16,7 +16,7 @@ typedef struct cpu_kern {
     void (*attn_head)(const eng_attn_args *a, int t, int h, float *sc);
     /* The same, reading keys and values as f32: row j of kv head g at kf + j * ld
      * + g * head_dim (NULL: converted from the pages on the fly, same results).
-     * Needs head_dim % 16 == 0 and head_dim <= 256. Preferred when present. */
+     * Needs head_dim 64, 128 or 256. Preferred when present. */
     void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
                           size_t ld, float *sc);
     void (*f16_to_f32)(float *dst, const uint16_t *src, size_t n);

@@ -72,33 +72,39 @@ AVX512_INLINE const float *kv_row(const eng_attn_args *a, const float *conv, siz
     return buf;
 }
 
-AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
-                                size_t ld, float *sc) {
+/* The kernel for nc = head_dim / 16 chunks, a constant, so q and the output stay
+ * in registers. */
+AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
+                             size_t ld, float *sc, const int nc) {
     const int hd = a->head_dim, p = a->pos0 + t;
     const int g = h / (a->n_head / a->n_kv_head);
     const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
-    const int nk = p - lo + 1, nc = hd / 16;
+    const int nk = p - lo + 1;
     const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float buf[16][HD_MAX] __attribute__((aligned(64)));
+    __m512 qv[HD_MAX / 16];
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++) qv[c] = _mm512_loadu_ps(q + 16 * c);
     /* scores, 16 keys at a time; the last block repeats the last key */
+    __m512 vmx = _mm512_set1_ps(-INFINITY);
     for (int j0 = 0; j0 < nk; j0 += 16) {
         __m512 acc[16];
         for (int i = 0; i < 16; i++) {
             int j = j0 + i < nk ? j0 + i : nk - 1;
             const float *k = kv_row(a, kf, ld, 0, lo + j, g, buf[i]);
-            __m512 s = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
-            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * c), _mm512_loadu_ps(k + 16 * c), s);
+            __m512 s = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
+#pragma GCC unroll 16
+            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(k + 16 * c), s);
             acc[i] = s;
         }
         __m512 s = _mm512_mul_ps(reduce16(acc), _mm512_set1_ps(a->scale));
         int valid = nk - j0 < 16 ? nk - j0 : 16;
         _mm512_mask_storeu_ps(sc + j0, (__mmask16)((1u << valid) - 1), s);
+        vmx = _mm512_max_ps(vmx, s); /* the repeated key does not change the max */
     }
-    /* softmax: max, then exp and its sum in 16-lane partial sums from key 0 */
-    float mx = -INFINITY;
-    for (int j = 0; j < nk; j++) mx = sc[j] > mx ? sc[j] : mx;
-    const __m512 vmx = _mm512_set1_ps(mx);
+    /* softmax: exp and its sum in 16-lane partial sums from key 0 */
+    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
     __m512 sum = _mm512_setzero_ps();
     for (int j = 0; j < nk; j += 16) {
         __mmask16 m = (__mmask16)(nk - j >= 16 ? 0xFFFF : (1u << (nk - j)) - 1);
@@ -108,17 +114,37 @@ AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const floa
         sum = _mm512_add_ps(sum, e);
     }
     const float inv = 1.0f / hsum16(sum);
-    /* out = sum_j (e_j / sum) v_j over keys in order, 256 dims at a time */
-    for (int d0 = 0; d0 < hd; d0 += HD_MAX) {
-        const int ncd = (hd - d0 < HD_MAX ? hd - d0 : HD_MAX) / 16;
-        __m512 acc[HD_MAX / 16];
-        for (int c = 0; c < ncd; c++) acc[c] = _mm512_setzero_ps();
-        for (int j = 0; j < nk; j++) {
-            const float *v = kv_row(a, vf, ld, 1, lo + j, g, buf[0]) + d0;
-            const __m512 wj = _mm512_set1_ps(sc[j] * inv);
-            for (int c = 0; c < ncd; c++) acc[c] = _mm512_fmadd_ps(wj, _mm512_loadu_ps(v + 16 * c), acc[c]);
+    /* out = sum_j (e_j / sum) v_j over keys in order; up to head_dim 128 the even
+     * and odd keys go to two sums (added at the end) so the fma latency does not
+     * bound the loop */
+    enum { SETS_MAX = 2 };
+    const int sets = nc <= 8 ? 2 : 1;
+    __m512 acc[SETS_MAX][HD_MAX / 16];
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++) acc[0][c] = _mm512_setzero_ps(), acc[1][c] = _mm512_setzero_ps();
+    for (int j = 0; j < nk; j += sets) { /* key j + e goes to sum e */
+        const float *v = kv_row(a, vf, ld, 1, lo + j, g, buf[0]);
+        __m512 wj = _mm512_set1_ps(sc[j] * inv);
+#pragma GCC unroll 16
+        for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
+        if (sets == 2 && j + 1 < nk) {
+            v = kv_row(a, vf, ld, 1, lo + j + 1, g, buf[1]);
+            wj = _mm512_set1_ps(sc[j + 1] * inv);
+#pragma GCC unroll 16
+            for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, _mm512_loadu_ps(v + 16 * c), acc[1][c]);
         }
-        for (int c = 0; c < ncd; c++) _mm512_storeu_ps(o + d0 + 16 * c, acc[c]);
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < nc; c++)
+        _mm512_storeu_ps(o + 16 * c, sets == 2 ? _mm512_add_ps(acc[0][c], acc[1][c]) : acc[0][c]);
+}
+
+AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
+                                size_t ld, float *sc) {
+    switch (a->head_dim) { /* 64, 128 or 256 (see cpu_kernels.h) */
+    case 64: attn_body(a, t, h, kf, vf, ld, sc, 4); break;
+    case 128: attn_body(a, t, h, kf, vf, ld, sc, 8); break;
+    default: attn_body(a, t, h, kf, vf, ld, sc, 16); break;
     }
 }
 
