@@ -353,12 +353,12 @@ static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
     attn_task at = {.a = a, .cb = cb, .fast = cb->k.attn_head && a->head_dim % 8 == 0};
     atomic_init(&at.next, 0);
     if (cb->k.attn_head_f32 && (a->head_dim == 64 || a->head_dim == 128 || a->head_dim == 256)) {
-        /* convert every key once instead of once per head and query token; without
-         * the buffer the kernel converts on the fly (the same values) */
+        /* for a batch, convert every key once instead of once per head and query
+         * token; a few tokens (or no buffer) convert as they load: the same values */
         at.fast = 2;
         const int end = a->pos0 + a->n_tok;
         const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
-        if (cpu_grow(&cb->kvf, &cb->kvf_cap, 2 * (size_t)end * ld * sizeof(float)) == 0) {
+        if (a->n_tok >= 4 && cpu_grow(&cb->kvf, &cb->kvf_cap, 2 * (size_t)end * ld * sizeof(float)) == 0) {
             at.kf = cb->kvf;
             at.vf = at.kf + (size_t)end * ld;
             at.j0 = a->window > 0 && a->pos0 - a->window + 1 > 0 ? a->pos0 - a->window + 1 : 0;

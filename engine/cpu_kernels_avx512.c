@@ -1,8 +1,8 @@
 /* engine/cpu_kernels_avx512.c: AVX-512 attention per (token, head): scores for 16
  * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
  * 16-lane exp, the value sum in key order, over keys and values converted to f32
- * once per call (or on the fly: the same values, the same results). The other
- * non-matmul kernels stay at the AVX2 level. */
+ * once per call (prefill) or as they are loaded (decode): the same values, the
+ * same results. The other non-matmul kernels stay at the AVX2 level. */
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -61,28 +61,37 @@ AVX512_INLINE __m512 reduce16(const __m512 *a) {
     return _mm512_add_ps(_mm512_shuffle_f32x4(l3[0], l3[1], 0x88), _mm512_shuffle_f32x4(l3[0], l3[1], 0xDD));
 }
 
-/* Row j of kv head g as f32: from the converted rows, or converted into buf. */
-AVX512_INLINE const float *kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j,
-                                  int g, float *buf) {
-    const int hd = a->head_dim;
-    if (conv) return conv + (size_t)j * ld + (size_t)g * (size_t)hd;
-    const uint16_t *src = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + (size_t)g * (size_t)hd;
-    for (int d = 0; d < hd; d += 16)
-        _mm512_storeu_ps(buf + d, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + d))));
-    return buf;
+/* Where row j of kv head g starts: in the converted f32 rows, or in the f16 pages
+ * (then each 16 values are converted as they are loaded: the same values). */
+typedef struct kv_src {
+    const float *f32;
+    const uint16_t *f16;
+} kv_src;
+
+AVX512_INLINE kv_src kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j, int g) {
+    const size_t off = (size_t)g * (size_t)a->head_dim;
+    kv_src r = {NULL, NULL};
+    if (conv) r.f32 = conv + (size_t)j * ld + off;
+    else r.f16 = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + off;
+    return r;
+}
+
+/* Values c*16 .. c*16+15 of a row. */
+AVX512_INLINE __m512 kv_load(kv_src r, int c, const int f16) {
+    return f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r.f16 + 16 * c)))
+               : _mm512_loadu_ps(r.f32 + 16 * c);
 }
 
 /* The kernel for nc = head_dim / 16 chunks, a constant, so q and the output stay
  * in registers. */
 AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
-                             size_t ld, float *sc, const int nc) {
+                             size_t ld, float *sc, const int nc, const int f16) {
     const int hd = a->head_dim, p = a->pos0 + t;
     const int g = h / (a->n_head / a->n_kv_head);
     const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
     const int nk = p - lo + 1;
     const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
-    float buf[16][HD_MAX] __attribute__((aligned(64)));
     __m512 qv[HD_MAX / 16];
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) qv[c] = _mm512_loadu_ps(q + 16 * c);
@@ -92,10 +101,10 @@ AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *
         __m512 acc[16];
         for (int i = 0; i < 16; i++) {
             int j = j0 + i < nk ? j0 + i : nk - 1;
-            const float *k = kv_row(a, kf, ld, 0, lo + j, g, buf[i]);
-            __m512 s = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
+            const kv_src k = kv_row(a, kf, ld, 0, lo + j, g);
+            __m512 s = _mm512_mul_ps(qv[0], kv_load(k, 0, f16));
 #pragma GCC unroll 16
-            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(k + 16 * c), s);
+            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], kv_load(k, c, f16), s);
             acc[i] = s;
         }
         __m512 s = _mm512_mul_ps(reduce16(acc), _mm512_set1_ps(a->scale));
@@ -123,15 +132,15 @@ AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) acc[0][c] = _mm512_setzero_ps(), acc[1][c] = _mm512_setzero_ps();
     for (int j = 0; j < nk; j += sets) { /* key j + e goes to sum e */
-        const float *v = kv_row(a, vf, ld, 1, lo + j, g, buf[0]);
+        kv_src v = kv_row(a, vf, ld, 1, lo + j, g);
         __m512 wj = _mm512_set1_ps(sc[j] * inv);
 #pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, _mm512_loadu_ps(v + 16 * c), acc[0][c]);
+        for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, kv_load(v, c, f16), acc[0][c]);
         if (sets == 2 && j + 1 < nk) {
-            v = kv_row(a, vf, ld, 1, lo + j + 1, g, buf[1]);
+            v = kv_row(a, vf, ld, 1, lo + j + 1, g);
             wj = _mm512_set1_ps(sc[j + 1] * inv);
 #pragma GCC unroll 16
-            for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, _mm512_loadu_ps(v + 16 * c), acc[1][c]);
+            for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, kv_load(v, c, f16), acc[1][c]);
         }
     }
 #pragma GCC unroll 16
@@ -141,10 +150,14 @@ AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *
 
 AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
                                 size_t ld, float *sc) {
-    switch (a->head_dim) { /* 64, 128 or 256 (see cpu_kernels.h) */
-    case 64: attn_body(a, t, h, kf, vf, ld, sc, 4); break;
-    case 128: attn_body(a, t, h, kf, vf, ld, sc, 8); break;
-    default: attn_body(a, t, h, kf, vf, ld, sc, 16); break;
+    const int f16 = kf == NULL;
+    switch (a->head_dim * 2 + f16) { /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
+    case 128: attn_body(a, t, h, kf, vf, ld, sc, 4, 0); break;
+    case 129: attn_body(a, t, h, kf, vf, ld, sc, 4, 1); break;
+    case 256: attn_body(a, t, h, kf, vf, ld, sc, 8, 0); break;
+    case 257: attn_body(a, t, h, kf, vf, ld, sc, 8, 1); break;
+    case 512: attn_body(a, t, h, kf, vf, ld, sc, 16, 0); break;
+    default: attn_body(a, t, h, kf, vf, ld, sc, 16, 1); break;
     }
 }
 

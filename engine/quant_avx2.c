@@ -18,6 +18,8 @@
 /* Tokens per weight pass. Each token keeps two accumulators (even and odd
  * blocks), so one token alone is not bound by the fma latency. */
 enum { TILE_T = 4 };
+/* Software prefetch distance along weight rows (see quant_avx512.c). */
+enum { PF_DIST = 4096 };
 
 /* --- helpers ----------------------------------------------------------------- */
 
@@ -125,6 +127,7 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nb; b++) {
         __m256 *ac = acc + (b & 1) * TILE_T;
+        _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);
         __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
         __m256i wq = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
         __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(&x[b])));
@@ -213,6 +216,7 @@ AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_b
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nb; b++) {
         __m256 *ac = acc + (b & 1) * TILE_T;
+        _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);
         __m256i wq = _mm256_loadu_si256((const __m256i *)x[b].qs);
         __m256i aw = _mm256_abs_epi8(wq);
         __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));
