@@ -63,10 +63,11 @@ typedef struct bench_result {
     bench_stat pp, tg, ttft;       /* cachet: tok/s, tok/s, ms */
     bench_stat l_pp, l_tg;         /* llama.cpp: tok/s */
     double v_pp[MAX_REPS], v_tg[MAX_REPS], v_ttft[MAX_REPS], v_lpp[MAX_REPS], v_ltg[MAX_REPS];
+    double v_bw_ws[MAX_REPS], v_bw_dram[MAX_REPS];
     int n_llama;                   /* llama-bench runs that gave both figures */
     char llama_note[256];          /* why llama.cpp is missing, when it is */
     double load1;                  /* 1-minute load average before the run */
-    double bw_gbs;                 /* streaming read, working set = decode's bytes per token */
+    bench_stat bw_ws, bw_dram;     /* streaming reads, GB/s: decode's working set, 1 GiB */
     double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
 } bench_result;
 
@@ -117,6 +118,10 @@ static void *bw_read(void *vp) {
     bw_arg *a = vp;
     bench_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
     for (size_t i = 0; i + 4 <= a->n; i += 4) {
+        /* prefetch 4 KiB ahead as the engine's kernels do: the hardware
+         * prefetchers stop at page boundaries */
+        __builtin_prefetch(&a->p[i] + 4096 / sizeof(bench_vec), 0, 3);
+        __builtin_prefetch(&a->p[i] + (4096 + 64) / sizeof(bench_vec), 0, 3);
         s0 ^= a->p[i];
         s1 ^= a->p[i + 1];
         s2 ^= a->p[i + 2];
@@ -127,20 +132,31 @@ static void *bw_read(void *vp) {
     return NULL;
 }
 
-/* Best of several streaming reads of `bytes` over `threads` threads, GB/s. */
-static double measure_bandwidth(size_t bytes, int threads) {
-    bytes &= ~(size_t)(128 * (size_t)threads - 1);
-    void *buf = NULL;
-    if (bytes == 0 || posix_memalign(&buf, 64, bytes)) return 0;
-    memset(buf, 1, bytes);
+/* A buffer for streaming reads, allocated and touched once. */
+typedef struct bw_buf {
+    void *p;
+    size_t bytes;
+} bw_buf;
+
+static int bw_alloc(bw_buf *b, size_t bytes, int threads) {
+    bytes -= bytes % (128 * (size_t)threads);
+    b->bytes = 0;
+    if (bytes == 0 || posix_memalign(&b->p, 64, bytes)) return -1;
+    memset(b->p, 1, bytes);
+    b->bytes = bytes;
+    return 0;
+}
+
+/* Best of `passes` streaming reads of the buffer over `threads` threads, GB/s. */
+static double measure_bandwidth(const bw_buf *b, int threads, int passes) {
     pthread_t th[256];
     bw_arg args[256];
-    size_t per = bytes / sizeof(bench_vec) / (size_t)threads;
+    size_t per = b->bytes / sizeof(bench_vec) / (size_t)threads;
     double best = 0;
-    for (int rep = 0; rep < 12; rep++) {
+    for (int rep = 0; b->bytes && rep < passes; rep++) {
         double t0 = now_s();
         for (int i = 0; i < threads; i++) {
-            args[i] = (bw_arg){(const bench_vec *)buf + per * (size_t)i, per, 0};
+            args[i] = (bw_arg){(const bench_vec *)b->p + per * (size_t)i, per, 0};
             if (i > 0 && pthread_create(&th[i], NULL, bw_read, &args[i])) args[i].n = 0;
         }
         bw_read(&args[0]);
@@ -149,8 +165,21 @@ static double measure_bandwidth(size_t bytes, int threads) {
         double gbs = (double)per * sizeof(bench_vec) * threads / (now_s() - t0) / 1e9;
         best = gbs > best ? gbs : best;
     }
-    free(buf);
     return best;
+}
+
+/* DRAM: 1 GiB (at most an eighth of the memory), larger than any cache; working
+ * set: what one generation step reads, which a large last-level cache may hold. */
+static void bandwidth_sample(bench_result *r, bw_buf *dram, bw_buf *ws, int i) {
+    if (!ws->p) {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        size_t big = (size_t)1 << 30;
+        if (pages > 0 && psz > 0 && (size_t)pages * (size_t)psz / 8 < big) big = (size_t)pages * (size_t)psz / 8;
+        bw_alloc(ws, (size_t)r->decode_bytes, r->threads);
+        bw_alloc(dram, big, r->threads);
+    }
+    r->v_bw_ws[i] = measure_bandwidth(ws, r->threads, 4);
+    r->v_bw_dram[i] = measure_bandwidth(dram, r->threads, 2);
 }
 
 /* --- cachet ------------------------------------------------------------- */
@@ -213,6 +242,7 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     }
     int rc = eng_model_open(&m, r->model_path, &mp, err);
     if (rc) return rc;
+    bw_buf dram = {NULL, 0}, ws = {NULL, 0};
     int n_ctx = o->n_prompt + o->n_gen + 16, nv = eng_model_n_vocab(m);
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)(o->n_prompt + o->n_gen));
     float *logits = malloc(sizeof(float) * (size_t)nv);
@@ -226,25 +256,33 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
         rc = eng_seq_eval(s, toks, o->n_prompt < 64 ? o->n_prompt : 64, logits, err);
     }
     r->threads = eng_model_n_threads(m);
+    r->weight_bytes = eng_model_weight_bytes(m);
+    r->kv_per_token = eng_model_kv_bytes_per_token(m);
+    /* mean KV read over the tg steps: positions 1 .. n_gen */
+    r->decode_bytes = (double)r->weight_bytes + (double)r->kv_per_token * (o->n_gen + 1) / 2.0;
     for (int i = 0; !rc && i < o->reps; i++) {
         if (!o->json) fprintf(stderr, "\rcachet bench: run %d/%d", i + 1, o->reps);
         rc = cachet_rep(o, s, toks, logits, r, i, err);
-        if (!rc && exe) run_llama_rep(o, r, exe);
+        if (rc) break;
+        if (i == 0) { /* the generation's peak, before the bandwidth test's buffer */
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            r->peak_rss = (uint64_t)ru.ru_maxrss * 1024;
+        }
+        bandwidth_sample(r, &dram, &ws, i); /* between the runs, like the rest */
+        if (exe) run_llama_rep(o, r, exe);
     }
+    free(dram.p);
+    free(ws.p);
     if (!o->json) fputs("\r\033[K", stderr);
     if (!rc) {
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        r->peak_rss = (uint64_t)ru.ru_maxrss * 1024;
         snprintf(r->backend, sizeof r->backend, "%s", eng_model_backend(m));
-        r->weight_bytes = eng_model_weight_bytes(m);
-        r->kv_per_token = eng_model_kv_bytes_per_token(m);
         uint64_t pages = (uint64_t)(n_ctx + 15) / 16;
         r->kv_bytes = pages * eng_model_kv_page_bytes(m);
         r->scratch_bytes = scratch_estimate(m, o->batch, n_ctx) + (uint64_t)rss0_pages * (uint64_t)sysconf(_SC_PAGESIZE);
-        /* mean KV read over the tg steps: positions 1 .. n_gen */
-        r->decode_bytes = (double)r->weight_bytes + (double)r->kv_per_token * (o->n_gen + 1) / 2.0;
         r->pp = stat_of(r->v_pp, o->reps);
+        r->bw_ws = stat_of(r->v_bw_ws, o->reps);
+        r->bw_dram = stat_of(r->v_bw_dram, o->reps);
         r->tg = stat_of(r->v_tg, o->reps);
         r->ttft = stat_of(r->v_ttft, o->reps);
         r->l_pp = stat_of(r->v_lpp, r->n_llama);
@@ -382,12 +420,15 @@ static void print_table(const bench_opts *o, const bench_result *r) {
     printf("\nmedians of %d interleaved runs, +- standard deviation; ratio = speedup of cachet\n", o->reps);
     if (have) printf("* llama.cpp TTFT = prompt tokens / its pp rate\n");
     else printf("\nllama.cpp: %s\n", r->llama_note);
-    double bound = r->bw_gbs * 1e9 / r->decode_bytes;
-    printf("memory bandwidth: %.1f GB/s (streaming read of %.0f MB, %d threads)\n", r->bw_gbs,
-           r->decode_bytes / MB, r->threads);
-    printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s; tg at %.0f%%\n",
-           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, bound,
-           100.0 * r->tg.median / bound);
+    double b_dram = r->bw_dram.median * 1e9 / r->decode_bytes, b_ws = r->bw_ws.median * 1e9 / r->decode_bytes;
+    printf("memory bandwidth (streaming read, %d threads, medians between the runs): %.1f GB/s from\n"
+           "DRAM (1 GiB buffer), %.1f GB/s over decode's working set (%.0f MB, may sit in cache)\n",
+           r->threads, r->bw_dram.median, r->bw_ws.median, r->decode_bytes / MB);
+    printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s (DRAM),\n"
+           "%.0f tok/s (working set); tg reaches %.0f%% and %.0f%% of them (%.1f GB/s)\n",
+           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, b_dram,
+           b_ws, 100.0 * r->tg.median / b_dram, 100.0 * r->tg.median / b_ws,
+           r->tg.median * r->decode_bytes / 1e9);
     double lim = (double)(r->file_bytes + r->kv_bytes + r->scratch_bytes);
     printf("peak RSS: %.1f MB; model file %.1f + KV %.1f + scratch %.1f = %.1f MB (%s 10%%)\n",
            r->peak_rss / MB, r->file_bytes / MB, r->kv_bytes / MB, r->scratch_bytes / MB, lim / MB,
@@ -430,11 +471,12 @@ static void print_json(const bench_opts *o, const bench_result *r) {
         cJSON_AddNumberToObject(q, "tg", ratio(r->tg.median, r->l_tg.median));
         cJSON_AddNumberToObject(q, "ttft", ratio(o->n_prompt / r->l_pp.median * 1e3, r->ttft.median));
     }
-    double bound = r->bw_gbs * 1e9 / r->decode_bytes;
-    cJSON_AddNumberToObject(j, "bandwidth_gbs", r->bw_gbs);
+    add_stat(j, "bandwidth_dram_gbs", r->bw_dram);
+    add_stat(j, "bandwidth_working_set_gbs", r->bw_ws);
     cJSON_AddNumberToObject(j, "decode_bytes_per_token", r->decode_bytes);
-    cJSON_AddNumberToObject(j, "decode_bound_tps", bound);
-    cJSON_AddNumberToObject(j, "decode_bandwidth_share", r->tg.median / bound);
+    cJSON_AddNumberToObject(j, "decode_bandwidth_share_dram", r->tg.median * r->decode_bytes / 1e9 / r->bw_dram.median);
+    cJSON_AddNumberToObject(j, "decode_bandwidth_share_working_set",
+                            r->tg.median * r->decode_bytes / 1e9 / r->bw_ws.median);
     cJSON *m = cJSON_AddObjectToObject(j, "rss");
     cJSON_AddNumberToObject(m, "peak_bytes", (double)r->peak_rss);
     cJSON_AddNumberToObject(m, "model_file_bytes", (double)r->file_bytes);
@@ -508,7 +550,6 @@ int agent_cmd_bench(int argc, char **argv) {
         agent_report_model_error(r.model_path, &err);
         return 1;
     }
-    r.bw_gbs = measure_bandwidth((size_t)r.decode_bytes, r.threads);
     if (o.json) print_json(&o, &r);
     else print_table(&o, &r);
     return 0;
