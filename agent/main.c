@@ -24,7 +24,7 @@ static void usage(FILE *f) {
           "  tokenize   print the token ids of a text\n"
           "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
           "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
-          "  bench      benchmarks: 'cachet bench cache' (prefix cache TTFT cold/warm)\n"
+          "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
           "\n"
           "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
           f);
@@ -52,6 +52,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "serve") == 0) return agent_cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "cache") == 0)
         return agent_bench_cache(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0) return agent_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "cachet: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;
