@@ -35,7 +35,7 @@ static const char bench_usage[] =
     "  --threads N        threads for both engines (default 2)\n"
     "  --prompt-tokens N  prompt length for prompt processing and TTFT (default 512)\n"
     "  --gen-tokens N     tokens generated, one at a time from an empty context (default 128)\n"
-    "  --reps N           repetitions, averaged (default 3)\n"
+    "  --reps N           runs, interleaved with llama-bench's; medians shown (default 3)\n"
     "  --batch N          tokens per forward call in prefill (default 64, the engine's)\n"
     "  --llama-cpp DIR    llama.cpp build directory holding bin/llama-bench\n"
     "  --no-llama         do not run llama.cpp\n"
