@@ -1,0 +1,573 @@
+/* tests/synth.c: the synthetic-model writer (see synth.h). Builds the GGUF
+ * header (metadata, vocabulary, tensor table) in memory, then streams the
+ * tensors row by row, so large models need only one row of scratch. The
+ * reference quantizers here aim at valid blocks, not quality; the engine's
+ * own from_float is used where the type has one. Writes llama only. */
+#include "synth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/quant.h"
+#include "../util/buf.h"
+
+#define SYNTH_ALIGN 32
+
+/* --- deterministic random numbers --------------------------------------- */
+
+/* splitmix64: tiny, fast, and the same sequence everywhere. */
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float rng_uniform(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
+
+/* Roughly N(0,1): a sum of four uniforms (variance 1/3) rescaled. No libm
+ * call, so the bytes do not depend on the platform's log/cos. */
+static float rng_normal(uint64_t *s) {
+    float u = rng_uniform(s) + rng_uniform(s) + rng_uniform(s) + rng_uniform(s);
+    return (u - 2.0f) * 1.7320508f;
+}
+
+/* --- reference quantizers ----------------------------------------------- */
+
+static void put_u16(unsigned char *p, uint16_t v) {
+    p[0] = (unsigned char)(v & 0xFF);
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static void put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The f32 value a stored f16 scale decodes to, so quants match what is read. */
+static float f16_round(float f) { return eng_f16_to_f32(eng_f32_to_f16(f)); }
+
+/* Q4_0 / Q5_0: symmetric, d = signed max / -(levels/2), as ggml's reference. */
+static void quant_q4_0(const float *x, unsigned char *b) {
+    float amax = 0, max = 0;
+    for (int i = 0; i < 32; i++)
+        if (fabsf(x[i]) > amax) amax = fabsf(x[i]), max = x[i];
+    float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    put_u16(b, eng_f32_to_f16(d));
+    for (int j = 0; j < 16; j++) {
+        int q0 = clampi((int)(x[j] * id + 8.5f), 0, 15), q1 = clampi((int)(x[j + 16] * id + 8.5f), 0, 15);
+        b[2 + j] = (unsigned char)(q0 | (q1 << 4));
+    }
+}
+
+static void quant_q5_0(const float *x, unsigned char *b) {
+    float amax = 0, max = 0;
+    for (int i = 0; i < 32; i++)
+        if (fabsf(x[i]) > amax) amax = fabsf(x[i]), max = x[i];
+    float d = max / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint32_t qh = 0;
+    put_u16(b, eng_f32_to_f16(d));
+    for (int j = 0; j < 16; j++) {
+        int q0 = clampi((int)(x[j] * id + 16.5f), 0, 31), q1 = clampi((int)(x[j + 16] * id + 16.5f), 0, 31);
+        b[6 + j] = (unsigned char)((q0 & 0xF) | ((q1 & 0xF) << 4));
+        qh |= (uint32_t)(q0 >> 4) << j;
+        qh |= (uint32_t)(q1 >> 4) << (j + 16);
+    }
+    put_u32(b + 2, qh);
+}
+
+/* Q4_1 / Q5_1: affine, d = (max - min) / (levels - 1), m = min. */
+static void quant_q4_1(const float *x, unsigned char *b) {
+    float mn = x[0], mx = x[0];
+    for (int i = 1; i < 32; i++) mn = fminf(mn, x[i]), mx = fmaxf(mx, x[i]);
+    float d = (mx - mn) / 15.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    put_u16(b, eng_f32_to_f16(d));
+    put_u16(b + 2, eng_f32_to_f16(mn));
+    for (int j = 0; j < 16; j++) {
+        int q0 = clampi((int)((x[j] - mn) * id + 0.5f), 0, 15);
+        int q1 = clampi((int)((x[j + 16] - mn) * id + 0.5f), 0, 15);
+        b[4 + j] = (unsigned char)(q0 | (q1 << 4));
+    }
+}
+
+static void quant_q5_1(const float *x, unsigned char *b) {
+    float mn = x[0], mx = x[0];
+    for (int i = 1; i < 32; i++) mn = fminf(mn, x[i]), mx = fmaxf(mx, x[i]);
+    float d = (mx - mn) / 31.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint32_t qh = 0;
+    put_u16(b, eng_f32_to_f16(d));
+    put_u16(b + 2, eng_f32_to_f16(mn));
+    for (int j = 0; j < 16; j++) {
+        int q0 = clampi((int)((x[j] - mn) * id + 0.5f), 0, 31);
+        int q1 = clampi((int)((x[j + 16] - mn) * id + 0.5f), 0, 31);
+        b[8 + j] = (unsigned char)((q0 & 0xF) | ((q1 & 0xF) << 4));
+        qh |= (uint32_t)(q0 >> 4) << j;
+        qh |= (uint32_t)(q1 >> 4) << (j + 16);
+    }
+    put_u32(b + 4, qh);
+}
+
+/* Q4_K / Q5_K: eight sub-blocks of 32 with 6-bit scales and mins relative to
+ * the super-block's d and dmin; q = round((x + min) / scale) in 0..levels. */
+static void quant_qk_affine(const float *x, unsigned char *b, int levels) {
+    float scale[8], mins[8], smax = 0, mmax = 0;
+    for (int j = 0; j < 8; j++) {
+        float mn = 0, mx = x[32 * j];
+        for (int i = 0; i < 32; i++) mn = fminf(mn, x[32 * j + i]), mx = fmaxf(mx, x[32 * j + i]);
+        scale[j] = (mx - mn) / (float)levels;
+        mins[j] = -mn;
+        smax = fmaxf(smax, scale[j]);
+        mmax = fmaxf(mmax, mins[j]);
+    }
+    float d = f16_round(smax / 63.0f), dmin = f16_round(mmax / 63.0f);
+    int sc[8], mq[8];
+    for (int j = 0; j < 8; j++) {
+        sc[j] = d > 0 ? clampi((int)lrintf(scale[j] / d), 0, 63) : 0;
+        mq[j] = dmin > 0 ? clampi((int)lrintf(mins[j] / dmin), 0, 63) : 0;
+    }
+    put_u16(b, eng_f32_to_f16(d));
+    put_u16(b + 2, eng_f32_to_f16(dmin));
+    unsigned char *s = b + 4;
+    for (int j = 0; j < 4; j++) {
+        s[j] = (unsigned char)(sc[j] | ((sc[j + 4] >> 4) << 6));
+        s[j + 4] = (unsigned char)(mq[j] | ((mq[j + 4] >> 4) << 6));
+        s[j + 8] = (unsigned char)((sc[j + 4] & 0xF) | ((mq[j + 4] & 0xF) << 4));
+    }
+    unsigned char *qh = levels == 31 ? b + 16 : NULL, *qs = levels == 31 ? b + 48 : b + 16;
+    if (qh) memset(qh, 0, 32);
+    for (int g = 0; g < 4; g++) {
+        for (int l = 0; l < 32; l++) {
+            int q[2];
+            for (int h = 0; h < 2; h++) {
+                int j = 2 * g + h;
+                float ds = d * (float)sc[j], m = dmin * (float)mq[j];
+                float v = x[64 * g + 32 * h + l];
+                q[h] = ds > 0 ? clampi((int)lrintf((v + m) / ds), 0, levels) : 0;
+                if (qh && (q[h] & 16)) qh[l] |= (unsigned char)(1u << j);
+            }
+            qs[32 * g + l] = (unsigned char)((q[0] & 0xF) | ((q[1] & 0xF) << 4));
+        }
+    }
+}
+
+/* Q6_K: sixteen sub-blocks of 16 with int8 scales; q in -32..31. */
+static void quant_q6_k(const float *x, unsigned char *b) {
+    float scale[16], smax = 0;
+    for (int j = 0; j < 16; j++) {
+        float amax = 0;
+        for (int i = 0; i < 16; i++) amax = fmaxf(amax, fabsf(x[16 * j + i]));
+        scale[j] = amax / 31.0f;
+        smax = fmaxf(smax, scale[j]);
+    }
+    float d = f16_round(smax / 127.0f);
+    int sc[16];
+    for (int j = 0; j < 16; j++) sc[j] = d > 0 ? clampi((int)lrintf(scale[j] / d), -128, 127) : 0;
+    unsigned char *ql = b, *qh = b + 128;
+    memset(b, 0, 192);
+    for (int j = 0; j < 16; j++) b[192 + j] = (unsigned char)(int8_t)sc[j];
+    put_u16(b + 208, eng_f32_to_f16(d));
+    int q[256];
+    for (int i = 0; i < 256; i++) {
+        float ds = d * (float)sc[i / 16];
+        q[i] = (ds != 0.0f ? clampi((int)lrintf(x[i] / ds), -32, 31) : 0) + 32;
+    }
+    for (int h = 0; h < 2; h++) {
+        for (int l = 0; l < 32; l++) {
+            int q0 = q[128 * h + l], q1 = q[128 * h + l + 32], q2 = q[128 * h + l + 64],
+                q3 = q[128 * h + l + 96];
+            ql[64 * h + l] = (unsigned char)((q0 & 0xF) | ((q2 & 0xF) << 4));
+            ql[64 * h + l + 32] = (unsigned char)((q1 & 0xF) | ((q3 & 0xF) << 4));
+            qh[32 * h + l] =
+                (unsigned char)((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) | ((q3 >> 4) << 6));
+        }
+    }
+}
+
+int synth_type_ok(uint32_t type) {
+    switch (type) {
+    case ENG_TYPE_F32: case ENG_TYPE_F16: case ENG_TYPE_BF16: case ENG_TYPE_Q4_0:
+    case ENG_TYPE_Q4_1: case ENG_TYPE_Q5_0: case ENG_TYPE_Q5_1: case ENG_TYPE_Q8_0:
+    case ENG_TYPE_Q4_K: case ENG_TYPE_Q5_K: case ENG_TYPE_Q6_K:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int synth_quantize_row(uint32_t type, const float *src, void *dst, int64_t n) {
+    const eng_type_traits *tr = eng_type_get(type);
+    if (!synth_type_ok(type) || !tr || n % tr->blck) return -1;
+    unsigned char *b = dst;
+    int64_t nb = n / tr->blck;
+    switch (type) {
+    case ENG_TYPE_F32: case ENG_TYPE_F16: case ENG_TYPE_BF16: case ENG_TYPE_Q8_0:
+        tr->from_float(src, dst, n); /* the engine's own: the formats are exact or activation-grade */
+        return 0;
+    default:
+        break;
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        const float *x = src + i * tr->blck;
+        unsigned char *o = b + (size_t)i * tr->bytes;
+        switch (type) {
+        case ENG_TYPE_Q4_0: quant_q4_0(x, o); break;
+        case ENG_TYPE_Q4_1: quant_q4_1(x, o); break;
+        case ENG_TYPE_Q5_0: quant_q5_0(x, o); break;
+        case ENG_TYPE_Q5_1: quant_q5_1(x, o); break;
+        case ENG_TYPE_Q4_K: quant_qk_affine(x, o, 15); break;
+        case ENG_TYPE_Q5_K: quant_qk_affine(x, o, 31); break;
+        case ENG_TYPE_Q6_K: quant_q6_k(x, o); break;
+        default: return -1;
+        }
+    }
+    return 0;
+}
+
+/* --- metadata ------------------------------------------------------------ */
+
+typedef struct kvw {
+    util_buf b;
+    uint64_t n;
+    int oom;
+} kvw;
+
+static void w_raw(kvw *w, const void *p, size_t n) {
+    if (util_buf_append(&w->b, p, n)) w->oom = 1;
+}
+
+static void w_u32(kvw *w, uint32_t v) {
+    unsigned char p[4];
+    put_u32(p, v);
+    w_raw(w, p, 4);
+}
+
+static void w_u64(kvw *w, uint64_t v) {
+    unsigned char p[8];
+    put_u64(p, v);
+    w_raw(w, p, 8);
+}
+
+static void w_str(kvw *w, const char *s, size_t n) {
+    w_u64(w, n);
+    w_raw(w, s, n);
+}
+
+static void kv_key(kvw *w, const char *key, uint32_t vtype) {
+    w_str(w, key, strlen(key));
+    w_u32(w, vtype);
+    w->n++;
+}
+
+static void kv_u32(kvw *w, const char *key, uint32_t v) {
+    kv_key(w, key, 4);
+    w_u32(w, v);
+}
+
+static void kv_f32(kvw *w, const char *key, float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    kv_key(w, key, 6);
+    w_u32(w, u);
+}
+
+static void kv_bool(kvw *w, const char *key, int v) {
+    unsigned char c = v ? 1 : 0;
+    kv_key(w, key, 7);
+    w_raw(w, &c, 1);
+}
+
+static void kv_str(kvw *w, const char *key, const char *s) {
+    kv_key(w, key, 8);
+    w_str(w, s, strlen(s));
+}
+
+/* GPT-2's byte-to-unicode map: printable bytes map to themselves, the other
+ * 68 to U+0100.. in increasing order; returned as UTF-8 (1 or 2 bytes). */
+static int byte_text(unsigned b, char out[4]) {
+    unsigned cp = b, n = 0;
+    int printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
+    if (!printable) {
+        for (unsigned c = 0; c < b; c++)
+            if (!((c >= 0x21 && c <= 0x7e) || (c >= 0xa1 && c <= 0xac) || c >= 0xae)) n++;
+        cp = 256 + n;
+    }
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    out[0] = (char)(0xC0 | (cp >> 6));
+    out[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+}
+
+/* Merges in rank order; each one's parts exist by the time it applies, so a
+ * prefix of the list is itself valid. "\xc4\xa0" is U+0120, the space byte. */
+static const char *const synth_merges[] = {
+    "\xc4\xa0 t", "h e", "i n", "\xc4\xa0t he", "a b", "ab c", "e r", "o n", "\xc4\xa0 a", "r e",
+};
+#define N_MERGES (sizeof synth_merges / sizeof synth_merges[0])
+
+static const char *const synth_controls[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+
+/* ChatML, in the SmolLM2 template's shape (with a default system block). */
+static const char synth_template[] =
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\\nYou are a synthetic test model.<|im_end|>\\n' }}{% endif %}"
+    "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+/* Vocabulary: ids 0-2 control, 3-258 the bytes, then merge results while the
+ * size allows, then "tokN" fillers. */
+static void write_vocab(kvw *w, int n_vocab) {
+    size_t n_merges = (size_t)(n_vocab - SYNTH_MIN_VOCAB);
+    if (n_merges > N_MERGES) n_merges = N_MERGES;
+    kv_str(w, "tokenizer.ggml.model", "gpt2");
+    kv_str(w, "tokenizer.ggml.pre", "smollm");
+    kv_key(w, "tokenizer.ggml.tokens", 9);
+    w_u32(w, 8);
+    w_u64(w, (uint64_t)n_vocab);
+    int id = 0;
+    for (; id < 3; id++) w_str(w, synth_controls[id], strlen(synth_controls[id]));
+    for (unsigned c = 0; c < 256; c++, id++) {
+        char t[4];
+        w_str(w, t, (size_t)byte_text(c, t));
+    }
+    for (size_t k = 0; k < n_merges; k++, id++) {
+        char t[64];
+        size_t o = 0;
+        for (const char *p = synth_merges[k]; *p && o < sizeof t; p++)
+            if (*p != ' ') t[o++] = *p;
+        w_str(w, t, o);
+    }
+    for (; id < n_vocab; id++) {
+        char t[32];
+        int k = snprintf(t, sizeof t, "tok%d", id);
+        w_str(w, t, (size_t)k);
+    }
+    kv_key(w, "tokenizer.ggml.token_type", 9);
+    w_u32(w, 5);
+    w_u64(w, (uint64_t)n_vocab);
+    for (id = 0; id < n_vocab; id++) w_u32(w, id < 3 ? 3u : 1u); /* control : normal */
+    kv_key(w, "tokenizer.ggml.merges", 9);
+    w_u32(w, 8);
+    w_u64(w, n_merges);
+    for (size_t k = 0; k < n_merges; k++) w_str(w, synth_merges[k], strlen(synth_merges[k]));
+    kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    kv_u32(w, "tokenizer.ggml.padding_token_id", 2);
+    kv_bool(w, "tokenizer.ggml.add_bos_token", 0);
+    kv_str(w, "tokenizer.chat_template", synth_template);
+}
+
+/* --- tensors ------------------------------------------------------------- */
+
+typedef enum { T_NORM, T_MAT } tkind;
+
+typedef struct tdesc {
+    char name[64];
+    int64_t ne0, ne1; /* ne1 = 1 for vectors */
+    uint32_t type;
+    tkind kind;
+    float std;
+    uint64_t bytes;
+    uint64_t offset;
+} tdesc;
+
+synth_params synth_defaults(void) {
+    synth_params p = {
+        .n_layer = 2, .n_embd = 64, .n_head = 4, .n_kv_head = 2, .n_ff = 128, .n_vocab = 320,
+        .head_dim = 0, .n_ctx = 2048, .rope_base = 10000.0f, .wtype = ENG_TYPE_Q4_1,
+        .etype = ENG_TYPE_Q8_0, .otype = ENG_TYPE_Q8_0, .tied = 1, .seed = 1, .name = NULL,
+    };
+    return p;
+}
+
+int synth_tensor_count(const synth_params *p) { return 2 + 9 * p->n_layer + (p->tied ? 0 : 1); }
+
+static void add_t(tdesc *t, int *n, const char *name, int64_t ne0, int64_t ne1, uint32_t type,
+                  tkind kind, float std) {
+    tdesc *d = &t[(*n)++];
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->ne0 = ne0;
+    d->ne1 = ne1;
+    d->type = kind == T_NORM ? ENG_TYPE_F32 : type;
+    d->kind = kind;
+    d->std = std;
+    d->bytes = (uint64_t)eng_type_row_size(d->type, ne0) * (uint64_t)ne1;
+}
+
+/* The tensor list in file order (llama.cpp's converter order). */
+static tdesc *plan(const synth_params *p, int *count) {
+    int n = 0, total = synth_tensor_count(p);
+    tdesc *t = calloc((size_t)total, sizeof *t);
+    if (!t) return NULL;
+    int64_t E = p->n_embd, hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd, F = p->n_ff;
+    float es = 2.0f / sqrtf((float)E); /* logits of order 1-2 */
+    add_t(t, &n, "token_embd.weight", E, p->n_vocab, p->etype, T_MAT, es);
+    add_t(t, &n, "output_norm.weight", E, 1, 0, T_NORM, 0);
+    if (!p->tied) add_t(t, &n, "output.weight", E, p->n_vocab, p->otype, T_MAT, es);
+    for (int il = 0; il < p->n_layer; il++) {
+        char nm[64];
+#define T(suffix, ne0, ne1, kind, std)                                  \
+    snprintf(nm, sizeof nm, "blk.%d." suffix ".weight", il);            \
+    add_t(t, &n, nm, ne0, ne1, p->wtype, kind, std);
+        /* unit-variance projections; the residual writers at half that */
+        T("attn_norm", E, 1, T_NORM, 0)
+        T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
+        T("attn_k", E, KV, T_MAT, 1.0f / sqrtf((float)E))
+        T("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E))
+        T("attn_output", Q, E, T_MAT, 0.5f / sqrtf((float)Q))
+        T("ffn_norm", E, 1, T_NORM, 0)
+        T("ffn_gate", E, F, T_MAT, 1.0f / sqrtf((float)E))
+        T("ffn_up", E, F, T_MAT, 1.0f / sqrtf((float)E))
+        T("ffn_down", F, E, T_MAT, 0.5f / sqrtf((float)F))
+#undef T
+    }
+    uint64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        t[i].offset = off;
+        off += (t[i].bytes + SYNTH_ALIGN - 1) / SYNTH_ALIGN * SYNTH_ALIGN;
+    }
+    *count = n;
+    return t;
+}
+
+static int check_params(const synth_params *p, util_err *err) {
+    if (p->n_layer < 1 || p->n_embd < 1 || p->n_head < 1 || p->n_kv_head < 1 || p->n_ff < 1 ||
+        p->n_ctx < 1 || p->head_dim < 0)
+        return util_err_set(err, UTIL_EINVAL, "synth: every dimension must be positive");
+    if (p->n_head % p->n_kv_head)
+        return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads",
+                            p->n_head, p->n_kv_head);
+    int hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    if (!p->head_dim && p->n_embd % p->n_head)
+        return util_err_set(err, UTIL_EINVAL, "synth: n_embd %d is not a multiple of %d heads",
+                            p->n_embd, p->n_head);
+    if (hd % 2) return util_err_set(err, UTIL_EINVAL, "synth: head dim %d is odd", hd);
+    if (p->n_vocab < SYNTH_MIN_VOCAB)
+        return util_err_set(err, UTIL_EINVAL, "synth: vocabulary %d is below the minimum %d",
+                            p->n_vocab, SYNTH_MIN_VOCAB);
+    if (!(p->rope_base > 0)) return util_err_set(err, UTIL_EINVAL, "synth: rope base must be positive");
+    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype};
+    for (int i = 0; i < 3; i++)
+        if (!synth_type_ok(types[i]))
+            return util_err_set(err, UTIL_EUNSUPPORTED, "synth: no quantizer for type %u", types[i]);
+    return UTIL_OK;
+}
+
+/* Streams one tensor: each row drawn from its own seeded stream. */
+static int write_tensor(FILE *f, const tdesc *t, uint64_t seed, int index, float *row, unsigned char *q) {
+    uint64_t s = seed * 0x100000001B3ull + (uint64_t)index * 0x9E3779B97F4A7C15ull;
+    rng_next(&s);
+    size_t rb = eng_type_row_size(t->type, t->ne0);
+    for (int64_t r = 0; r < t->ne1; r++) {
+        for (int64_t c = 0; c < t->ne0; c++)
+            row[c] = t->kind == T_NORM ? 1.0f + 0.2f * (rng_uniform(&s) - 0.5f) : t->std * rng_normal(&s);
+        if (synth_quantize_row(t->type, row, q, t->ne0) || fwrite(q, 1, rb, f) != rb) return -1;
+    }
+    static const unsigned char zeros[SYNTH_ALIGN];
+    size_t pad = (size_t)((SYNTH_ALIGN - t->bytes % SYNTH_ALIGN) % SYNTH_ALIGN);
+    return pad && fwrite(zeros, 1, pad, f) != pad ? -1 : 0;
+}
+
+static int build_header(kvw *hdr, const synth_params *p, const tdesc *t, int nt) {
+    kvw kv = {0};
+    util_buf_init(&kv.b);
+    int hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    kv_str(&kv, "general.architecture", "llama");
+    kv_str(&kv, "general.name", p->name ? p->name : "synthetic");
+    kv_u32(&kv, "general.alignment", SYNTH_ALIGN);
+    kv_u32(&kv, "general.quantization_version", 2);
+    kv_u32(&kv, "llama.context_length", (uint32_t)p->n_ctx);
+    kv_u32(&kv, "llama.embedding_length", (uint32_t)p->n_embd);
+    kv_u32(&kv, "llama.block_count", (uint32_t)p->n_layer);
+    kv_u32(&kv, "llama.feed_forward_length", (uint32_t)p->n_ff);
+    kv_u32(&kv, "llama.attention.head_count", (uint32_t)p->n_head);
+    kv_u32(&kv, "llama.attention.head_count_kv", (uint32_t)p->n_kv_head);
+    if (p->head_dim) {
+        kv_u32(&kv, "llama.attention.key_length", (uint32_t)hd);
+        kv_u32(&kv, "llama.attention.value_length", (uint32_t)hd);
+    }
+    kv_f32(&kv, "llama.rope.freq_base", p->rope_base);
+    kv_u32(&kv, "llama.rope.dimension_count", (uint32_t)hd);
+    kv_f32(&kv, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    kv_u32(&kv, "llama.vocab_size", (uint32_t)p->n_vocab);
+    write_vocab(&kv, p->n_vocab);
+
+    w_raw(hdr, "GGUF", 4);
+    w_u32(hdr, 3);
+    w_u64(hdr, (uint64_t)nt);
+    w_u64(hdr, kv.n);
+    w_raw(hdr, kv.b.data, kv.b.len);
+    hdr->oom |= kv.oom;
+    util_buf_release(&kv.b);
+    for (int i = 0; i < nt; i++) {
+        w_str(hdr, t[i].name, strlen(t[i].name));
+        w_u32(hdr, t[i].kind == T_MAT ? 2 : 1);
+        w_u64(hdr, (uint64_t)t[i].ne0);
+        if (t[i].kind == T_MAT) w_u64(hdr, (uint64_t)t[i].ne1);
+        w_u32(hdr, t[i].type);
+        w_u64(hdr, t[i].offset);
+    }
+    static const unsigned char zeros[SYNTH_ALIGN];
+    w_raw(hdr, zeros, (SYNTH_ALIGN - hdr->b.len % SYNTH_ALIGN) % SYNTH_ALIGN);
+    return hdr->oom ? -1 : 0;
+}
+
+int synth_write_llama(const char *path, const synth_params *p, util_err *err) {
+    int rc = check_params(p, err);
+    if (rc) return rc;
+    int nt = 0;
+    tdesc *t = plan(p, &nt);
+    if (!t) return util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
+    for (int i = 0; i < nt; i++) {
+        const eng_type_traits *tr = eng_type_get(t[i].type);
+        if (t[i].ne0 % tr->blck) {
+            rc = util_err_set(err, UTIL_EINVAL,
+                              "synth: tensor '%s' has rows of %lld, not a multiple of %s's block %d",
+                              t[i].name, (long long)t[i].ne0, tr->name, tr->blck);
+            free(t);
+            return rc;
+        }
+    }
+    kvw hdr = {0};
+    util_buf_init(&hdr.b);
+    if (build_header(&hdr, p, t, nt)) {
+        util_buf_release(&hdr.b);
+        free(t);
+        return util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
+    }
+    int64_t widest = p->n_embd > p->n_ff ? p->n_embd : p->n_ff;
+    int64_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    if (p->n_head * hd > widest) widest = p->n_head * hd;
+    float *row = malloc((size_t)widest * sizeof *row);
+    unsigned char *q = malloc((size_t)widest * sizeof(float));
+    FILE *f = row && q ? fopen(path, "wb") : NULL;
+    if (!f) {
+        rc = row && q ? util_err_set(err, UTIL_EIO, "synth: cannot create '%s'", path)
+                      : util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
+    } else {
+        int bad = fwrite(hdr.b.data, 1, hdr.b.len, f) != hdr.b.len;
+        for (int i = 0; i < nt && !bad; i++) bad = write_tensor(f, &t[i], p->seed, i, row, q) != 0;
+        if (fclose(f) != 0) bad = 1;
+        if (bad) {
+            unlink(path);
+            rc = util_err_set(err, UTIL_EIO, "synth: writing '%s' failed", path);
+        }
+    }
+    free(row);
+    free(q);
+    util_buf_release(&hdr.b);
+    free(t);
+    return rc;
+}
