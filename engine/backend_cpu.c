@@ -4,6 +4,7 @@
  * is computed by one fixed kernel in a fixed order: results do not depend on thread
  * count, chunking or tokens per call. No kernels here beyond the scalar references. */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,8 +407,10 @@ int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_
     if (level < ENG_SIMD_SCALAR || level > (int)eng_cpu_detect())
         return util_err_set(err, UTIL_EINVAL, "cpu backend: this cpu has no '%s' kernels",
                             eng_simd_name((eng_simd)level));
-    if (n_threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n_threads <= 0) { /* the cores this process may run on (taskset, cpusets) */
+        cpu_set_t set;
+        long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+        if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
         n_threads = n > 0 ? (int)n : 1;
     }
     if (n_threads > 256) n_threads = 256;
