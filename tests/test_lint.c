@@ -16,6 +16,7 @@
 #include "../linter/lint_impl.h"
 #include "../util/buf.h"
 #include "check.h"
+#include "proc.h"
 
 /* --- helpers -------------------------------------------------------------------- */
 
@@ -194,7 +195,7 @@ static void test_rules_table(void) {
     CHECK(strstr(err.msg, "'XX'") != NULL);
     /* every rule has its documentation in linter/rules */
     char exe[4096];
-    snprintf(exe, sizeof exe, "%s/bin/cachet-tests", check_root());
+    snprintf(exe, sizeof exe, "%s/cachet-tests", proc_bin_dir()); /* the build's own bin/ */
     for (int i = 0; i < LINT_R_COUNT; i++) {
         char *doc = NULL;
         int rc = lint_rule_doc(&doc, exe, i, &err);
@@ -404,7 +405,7 @@ static void test_sarif_output(void) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     char exe[4096];
-    snprintf(exe, sizeof exe, "%s/bin/cachet-tests", check_root());
+    snprintf(exe, sizeof exe, "%s/cachet-tests", proc_bin_dir()); /* the build's own bin/ */
     lint_output_opts o = {LINT_FMT_SARIF, 0, 0, exe, "estimate"};
     util_err err = {0};
     CHECK(lint_output(f, &r, &o, &err) == 0);
