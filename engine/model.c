@@ -191,10 +191,11 @@ static int load_weights(eng_model *m, util_err *err) {
 
 /* What makes two processes' KV values interchangeable: the same weights and
  * tokenizer (the file's identity), the same KV layout and precision, and the
- * same backend kernels. */
+ * same backend kernels. The trailing version is bumped whenever a kernel's
+ * arithmetic changes under an unchanged backend name. */
 static uint64_t model_fingerprint(const eng_model *m) {
     char desc[128];
-    snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v1", ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v2", ENG_KV_PAGE_TOKENS, m->be->ops->name);
     uint64_t h = eng_gguf_identity(m->gguf) ^ 0x9E3779B97F4A7C15ull;
     for (const char *p = desc; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001B3ull;
     return h;
