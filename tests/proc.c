@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/buf.h"
@@ -47,4 +50,74 @@ void proc_result_free(proc_result *r) {
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
+}
+
+static void proc_sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int proc_server_start(proc_server *s, const char *env, const char *args) {
+    static const char listen_at[] = "listening on http://127.0.0.1:";
+    memset(s, 0, sizeof *s);
+    snprintf(s->log, sizeof s->log, "/tmp/cachet-serve-logXXXXXX");
+    int fd = mkstemp(s->log);
+    if (fd < 0) return -1;
+    close(fd);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s exec '%s/cachet' serve --port 0 --no-disk-cache --threads 2 %s 2>'%s'",
+             env ? env : "", proc_bin_dir(), args ? args : "", s->log);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the runner */
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    s->pid = pid;
+    for (int i = 0; i < 600; i++) { /* up to 60 s (sanitizer builds are slow) */
+        char *text = NULL;
+        size_t n;
+        util_err err;
+        if (util_read_file(&text, &n, s->log, &err) == 0) {
+            const char *p = strstr(text, listen_at);
+            if (p) s->port = (int)strtol(p + strlen(listen_at), NULL, 10);
+            free(text);
+            if (s->port > 0) return 0;
+        }
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            s->pid = 0;
+            return -1;
+        }
+        proc_sleep_ms(100);
+    }
+    return -1;
+}
+
+int proc_server_stop(proc_server *s) {
+    int status = -1;
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        int st = 0, done = 0;
+        for (int i = 0; i < 600 && !done; i++) {
+            if (waitpid(s->pid, &st, WNOHANG) == s->pid) done = 1;
+            else proc_sleep_ms(50);
+        }
+        if (!done) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &st, 0);
+        }
+        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (status != 0) {
+            char *text = NULL;
+            size_t n;
+            util_err err;
+            if (util_read_file(&text, &n, s->log, &err) == 0) fprintf(stderr, "server log:\n%s\n", text);
+            free(text);
+        }
+        s->pid = 0;
+    }
+    if (s->log[0]) unlink(s->log);
+    return status;
 }

@@ -15,4 +15,20 @@ void proc_result_free(proc_result *r);
 /* $CACHET_BIN (set by make test) or ./bin. */
 const char *proc_bin_dir(void);
 
+/* A `cachet serve` subprocess on a free loopback port. */
+typedef struct proc_server {
+    int pid;
+    int port;
+    char log[64]; /* its stderr */
+} proc_server;
+
+/* Starts `ENV exec cachet serve --port 0 --no-disk-cache --threads 2 ARGS`
+ * (ENV and ARGS are shell text, may be "") and reads the port it prints. The
+ * child dies with the test runner. 0, or -1 if it did not come up in 60 s. */
+int proc_server_start(proc_server *s, const char *env, const char *args);
+/* SIGTERM, up to 30 s for a clean exit, then SIGKILL. Returns the exit status
+ * (128 + signal if killed), prints the server's log when it is not 0, and
+ * removes the log. */
+int proc_server_stop(proc_server *s);
+
 #endif

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,11 +25,6 @@
 #include "../util/buf.h"
 #include "check.h"
 #include "proc.h"
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static double now_s(void) {
     struct timespec ts;
@@ -380,71 +374,11 @@ static void test_tool_calls(const char *dir) {
 
 /* --- against cachet serve --------------------------------------------------------------- */
 
-typedef struct server {
-    pid_t pid;
-    int port;
-    char log[64];
-} server;
+typedef proc_server server;
 
-/* `cachet serve --port 0` with the key in its environment; reads the port. */
-static int server_start(server *s, const char *env, const char *args) {
-    memset(s, 0, sizeof *s);
-    snprintf(s->log, sizeof s->log, "/tmp/cachet-remote-logXXXXXX");
-    int fd = mkstemp(s->log);
-    if (fd < 0) return -1;
-    close(fd);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s exec '%s/cachet' serve --port 0 --no-disk-cache --threads 2 %s 2>'%s'", env,
-             proc_bin_dir(), args, s->log);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the runner */
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    s->pid = pid;
-    static const char k_listen[] = "listening on http://127.0.0.1:";
-    for (int i = 0; i < 600; i++) { /* up to 60 s (sanitizer builds are slow) */
-        char *text = NULL;
-        size_t n;
-        util_err err;
-        if (util_read_file(&text, &n, s->log, &err) == 0) {
-            const char *p = strstr(text, k_listen);
-            if (p) s->port = (int)strtol(p + strlen(k_listen), NULL, 10);
-            free(text);
-            if (s->port > 0) return 0;
-        }
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            s->pid = 0;
-            return -1;
-        }
-        sleep_ms(100);
-    }
-    return -1;
-}
-
-/* SIGTERM, up to 30 s, then SIGKILL; returns the exit status. */
-static int server_stop(server *s) {
-    int status = -1;
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        int st = 0, done = 0;
-        for (int i = 0; i < 600 && !done; i++) {
-            if (waitpid(s->pid, &st, WNOHANG) == s->pid) done = 1;
-            else sleep_ms(50);
-        }
-        if (!done) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, &st, 0);
-        }
-        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        s->pid = 0;
-    }
-    if (s->log[0]) unlink(s->log);
-    return status;
-}
+/* `cachet serve --port 0` with ENV (e.g. the key) in its environment (tests/proc.c). */
+static int server_start(server *s, const char *env, const char *args) { return proc_server_start(s, env, args); }
+static int server_stop(server *s) { return proc_server_stop(s); }
 
 static size_t on_write(char *p, size_t sz, size_t n, void *user) {
     util_buf_append(user, p, sz * n);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,11 +20,7 @@
 
 /* --- the server subprocess ------------------------------------------------- */
 
-typedef struct server {
-    pid_t pid;
-    int port;
-    char log[64];
-} server;
+typedef proc_server server;
 
 static void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -38,72 +33,9 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Starts `cachet serve --port 0 ARGS` and reads the port it prints. */
-static int server_start(server *s, const char *args) {
-    memset(s, 0, sizeof *s);
-    snprintf(s->log, sizeof s->log, "/tmp/cachet-serve-logXXXXXX");
-    int fd = mkstemp(s->log);
-    if (fd < 0) return -1;
-    close(fd);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "exec '%s/cachet' serve --port 0 --no-disk-cache --threads 2 %s 2>'%s'",
-             proc_bin_dir(), args, s->log);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the runner */
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    s->pid = pid;
-    for (int i = 0; i < 600; i++) { /* up to 60 s (sanitizer builds are slow) */
-        char *text = NULL;
-        size_t n;
-        util_err err;
-        if (util_read_file(&text, &n, s->log, &err) == 0) {
-            const char *p = strstr(text, "listening on http://127.0.0.1:");
-            if (p) s->port = (int)strtol(p + strlen("listening on http://127.0.0.1:"), NULL, 10);
-            free(text);
-            if (s->port > 0) return 0;
-        }
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            s->pid = 0;
-            return -1;
-        }
-        sleep_ms(100);
-    }
-    return -1;
-}
-
-/* SIGTERM, then up to 30 s for a clean exit, then SIGKILL. Returns the exit
- * status (128 + signal if killed), and removes the log. */
-static int server_stop(server *s) {
-    int status = -1;
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        int st = 0, done = 0;
-        for (int i = 0; i < 600 && !done; i++) {
-            if (waitpid(s->pid, &st, WNOHANG) == s->pid) done = 1;
-            else sleep_ms(50);
-        }
-        if (!done) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, &st, 0);
-        }
-        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (status != 0) {
-            char *text = NULL;
-            size_t n;
-            util_err err;
-            if (util_read_file(&text, &n, s->log, &err) == 0) fprintf(stderr, "server log:\n%s\n", text);
-            free(text);
-        }
-        s->pid = 0;
-    }
-    if (s->log[0]) unlink(s->log);
-    return status;
-}
+/* `cachet serve --port 0 --no-disk-cache --threads 2 ARGS` (tests/proc.c). */
+static int server_start(server *s, const char *args) { return proc_server_start(s, "", args); }
+static int server_stop(server *s) { return proc_server_stop(s); }
 
 /* --- the HTTP client --------------------------------------------------------- */
 
