@@ -143,34 +143,40 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
     }
 }
 
-AVX2_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
-                          const a41_blk *a, size_t lda_blk, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m256 acc[2 * TILE_T];
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), acc[TILE_T + t] = _mm256_setzero_ps();
-        q41_acc((const eng_block_q4_1 *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++)
-            y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));
+/* The tiled matmul over prepared activations, one per weight type: for each
+ * weight row, up to TILE_T tokens share one pass over the row (T a constant
+ * in each call so the token loop unrolls); every (row, token) gets the same
+ * instructions whatever the tile, so results do not depend on n_tok. */
+#define AVX2_TILED_GEMM(pfx, wblk, ablk)                                                          \
+    AVX2_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,    \
+                                const ablk *a, size_t lda_blk, const int T) {                      \
+        for (int r = 0; r < nr; r++) {                                                             \
+            __m256 acc[2 * TILE_T];                                                                \
+            _Pragma("GCC unroll 8")                                                                 \
+            for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), acc[TILE_T + t] = _mm256_setzero_ps(); \
+            pfx##_acc((const wblk *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);                \
+            _Pragma("GCC unroll 8")                                                                 \
+            for (int t = 0; t < T; t++)                                                            \
+                y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));    \
+        }                                                                                          \
+    }                                                                                              \
+    AVX2_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,      \
+                                   int nr, const void *a, size_t lda, int nt) {                    \
+        const size_t lda_blk = lda / sizeof(ablk);                                                 \
+        const int nb = (int)(n / 32);                                                              \
+        for (int t0 = 0; t0 < nt; t0 += TILE_T) {                                                  \
+            const ablk *at = (const ablk *)((const char *)a + (size_t)t0 * lda);                   \
+            float *yt = y + (size_t)t0 * ldy;                                                      \
+            switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {                                         \
+            case 1: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;                    \
+            case 2: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;                    \
+            case 3: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;                    \
+            default: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;                   \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
 
-AVX2_FN static void q41_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
-                             const void *a, size_t lda, int nt) {
-    const size_t lda_blk = lda / sizeof(a41_blk);
-    const int nb = (int)(n / 32);
-    for (int t0 = 0; t0 < nt; t0 += TILE_T) {
-        const a41_blk *at = (const a41_blk *)((const char *)a + (size_t)t0 * lda);
-        float *yt = y + (size_t)t0 * ldy;
-        switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {
-        case 1: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;
-        case 2: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;
-        case 3: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;
-        default: q41_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;
-        }
-    }
-}
+AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
 
 /* The same arithmetic on reference q8_1 activations, rearranged in chunks. */
 AVX2_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
@@ -230,34 +236,7 @@ AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_b
     }
 }
 
-AVX2_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
-                          const a80_blk *a, size_t lda_blk, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m256 acc[2 * TILE_T];
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), acc[TILE_T + t] = _mm256_setzero_ps();
-        q80_acc((const eng_block_q8_0 *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++)
-            y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));
-    }
-}
-
-AVX2_FN static void q80_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
-                             const void *a, size_t lda, int nt) {
-    const size_t lda_blk = lda / sizeof(a80_blk);
-    const int nb = (int)(n / 32);
-    for (int t0 = 0; t0 < nt; t0 += TILE_T) {
-        const a80_blk *at = (const a80_blk *)((const char *)a + (size_t)t0 * lda);
-        float *yt = y + (size_t)t0 * ldy;
-        switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {
-        case 1: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;
-        case 2: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;
-        case 3: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;
-        default: q80_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;
-        }
-    }
-}
+AVX2_TILED_GEMM(q80, eng_block_q8_0, a80_blk)
 
 AVX2_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q8_0 *x = w;
