@@ -20,14 +20,20 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: cachet bench cache [--model PATH] [--threads N] [--prefix N] [--suffix N] [--reps N] [--json]\n"
+    "usage: cachet bench cache [--model PATH] [--threads N] [--prefix N] [--suffix N] [--reps N]\n"
+    "                          [--device D] [--json]\n"
     "\n"
     "TTFT cold / warm from memory / warm from disk (new process) for a shared prefix of N tokens\n"
     "(default 2000) plus a new suffix (default 30), and prefill time at a 0% hit rate with the\n"
-    "cache on versus --no-cache.\n";
+    "cache on versus --no-cache. Times are the best of --reps (at most 16, default 3).\n"
+    "\n"
+    "  --device D   compute on D: auto (a GPU when this build has CUDA and one is present),\n"
+    "               cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n";
+
+enum { BC_MAX_REPS = 16 };
 
 typedef struct bc_opts {
-    const char *model;
+    const char *model, *device;
     int threads, prefix, suffix, reps, json;
     const char *phase_dir; /* internal: child process measuring the disk tier */
 } bc_opts;
@@ -56,7 +62,7 @@ static double ttft(eng_model *m, const int32_t *t, int n, int *cached, util_err 
 static eng_model *open_model(const bc_opts *o, const char *path, int no_cache, const char *dir,
                              util_err *err) {
     eng_model_params mp = {.n_threads = o->threads, .no_cache = no_cache, .kv_dir = dir,
-                           .no_disk_cache = dir == NULL};
+                           .no_disk_cache = dir == NULL, .device = o->device};
     eng_model *m = NULL;
     return eng_model_open(&m, path, &mp, err) ? NULL : m;
 }
@@ -92,8 +98,10 @@ static double run_child(const bc_opts *o, const char *path, const char *dir, int
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd, STDOUT_FILENO);
-    char *argv[] = {exe, "bench", "cache", "--model", (char *)path, "--threads", threads, "--prefix", prefix,
-                    "--suffix", suffix, "--phase-disk", (char *)dir, NULL};
+    /* --threads only when given: 0 (all cores) is not a value the option takes */
+    char *argv[] = {exe, "bench", "cache", "--model", (char *)path, "--prefix", prefix, "--suffix", suffix,
+                    "--device", (char *)o->device, "--phase-disk", (char *)dir,
+                    o->threads ? "--threads" : NULL, threads, NULL};
     pid_t pid;
     int st = -1;
     double ms = -1;
@@ -117,13 +125,13 @@ static double min_of(const double *v, int n) {
 }
 
 int agent_bench_cache(int argc, char **argv) {
-    enum { O_MODEL = 1, O_THREADS, O_PREFIX, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP };
+    enum { O_MODEL = 1, O_THREADS, O_PREFIX, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP, O_DEVICE };
     static const struct option opts[] = {
         {"model", required_argument, 0, O_MODEL},   {"threads", required_argument, 0, O_THREADS},
         {"prefix", required_argument, 0, O_PREFIX}, {"suffix", required_argument, 0, O_SUFFIX},
         {"reps", required_argument, 0, O_REPS},     {"json", no_argument, 0, O_JSON},
         {"phase-disk", required_argument, 0, O_PHASE}, {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+        {"device", required_argument, 0, O_DEVICE}, {0, 0, 0, 0}};
     bc_opts o = {.prefix = 2000, .suffix = 30, .reps = 3};
     long v;
     int c;
@@ -135,13 +143,19 @@ int agent_bench_cache(int argc, char **argv) {
         case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o.threads = (int)v; break;
         case O_PREFIX: if (agent_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return 2; o.prefix = (int)v; break;
         case O_SUFFIX: if (agent_parse_int("--suffix", optarg, 1, 4096, &v)) return 2; o.suffix = (int)v; break;
-        case O_REPS: if (agent_parse_int("--reps", optarg, 1, 100, &v)) return 2; o.reps = (int)v; break;
+        case O_REPS: if (agent_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return 2; o.reps = (int)v; break;
         case O_JSON: o.json = 1; break;
         case O_PHASE: o.phase_dir = optarg; break;
+        case O_DEVICE: if (agent_parse_device(&o.device, optarg)) return 2; break;
         case O_HELP: fputs(usage, stdout); return 0;
         default: fprintf(stderr, "cachet bench cache: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage); return 2;
         }
     }
+    if (optind < argc) {
+        fprintf(stderr, "cachet bench cache: unexpected argument '%s'\n%s", argv[optind], usage);
+        return 2;
+    }
+    if (!o.device && agent_parse_device(&o.device, NULL)) return 2;
     char path[PATH_MAX];
     agent_model_path(o.model, path, sizeof path);
     if (o.phase_dir) return disk_phase(&o, path);
@@ -153,7 +167,7 @@ int agent_bench_cache(int argc, char **argv) {
     make_tokens(t, o.prefix, 1);
     char dir[] = "/tmp/cachet-bench-kv-XXXXXX";
     if (!t || !mkdtemp(dir)) return 1;
-    double cold[16], warm[16], off[16], on[16], mem_only[16];
+    double cold[BC_MAX_REPS], warm[BC_MAX_REPS], off[BC_MAX_REPS], on[BC_MAX_REPS], mem_only[BC_MAX_REPS];
     int cached_mem = 0, cached_disk = 0, rc = 1;
     eng_model *nc = open_model(&o, path, 1, NULL, &err), *wc = NULL, *mc = NULL;
     if (!nc) {
@@ -195,6 +209,7 @@ int agent_bench_cache(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "prefix_tokens", o.prefix);
         cJSON_AddNumberToObject(j, "suffix_tokens", o.suffix);
         cJSON_AddNumberToObject(j, "threads", eng_model_n_threads(nc));
+        cJSON_AddStringToObject(j, "backend", eng_model_backend(nc));
         cJSON_AddNumberToObject(j, "ttft_cold_ms", c0);
         cJSON_AddNumberToObject(j, "ttft_warm_memory_ms", w0);
         cJSON_AddNumberToObject(j, "ttft_warm_disk_ms", disk);
@@ -210,8 +225,8 @@ int agent_bench_cache(int argc, char **argv) {
         free(s);
         cJSON_Delete(j);
     } else {
-        printf("prefix cache, %d-token prefix + %d-token suffix, %d threads, best of %d\n", o.prefix, o.suffix,
-               eng_model_n_threads(nc), o.reps);
+        printf("prefix cache, %d-token prefix + %d-token suffix, %d threads, %s, best of %d\n", o.prefix,
+               o.suffix, eng_model_n_threads(nc), eng_model_backend(nc), o.reps);
         printf("  %-36s %10s %10s %8s\n", "", "TTFT ms", "cached", "of cold");
         printf("  %-36s %10.1f %10d %7.1f%%\n", "cold (no cache)", c0, 0, 100.0);
         printf("  %-36s %10.1f %10d %7.1f%%\n", "warm from memory", w0, cached_mem, w0 / c0 * 100);

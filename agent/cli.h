@@ -32,4 +32,12 @@ void agent_report_model_error(const char *path, const util_err *err);
 int agent_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
 int agent_parse_float(const char *opt, const char *s, double lo, double hi, double *out);
 
+/* The compute device: `given` (the --device value, or NULL when the option is
+ * absent, then $CACHET_DEVICE, else "auto"). Checks the syntax only (auto,
+ * cpu, cuda, cuda:N with N in 0..64); whether the device exists is the
+ * engine's to say. Stores a static or borrowed string in *out (never freed).
+ * Returns 0, or prints "cachet: ..." naming the option or variable and
+ * returns -1 (a usage error). */
+int agent_parse_device(const char **out, const char *given);
+
 #endif

@@ -38,6 +38,8 @@ static const char agent_usage[] =
     "  --temp T            temperature (default 0: greedy)\n"
     "  --seed S            sampling seed\n"
     "  --threads N         worker threads (default: all cores)\n"
+    "  --device D          compute on D: auto (a GPU when this build has CUDA and one is present),\n"
+    "                      cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n"
     "  --ctx-size N        context length (default: the model's)\n"
     "  --kv-dir DIR        disk tier of the prefix cache (default $XDG_CACHE_HOME/cachet/kv)\n"
     "  --kv-budget SIZE    KV memory (default 1GiB)\n"
@@ -60,7 +62,7 @@ static const char agent_usage[] =
 
 enum { O_WS = 300, O_MODEL, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_THREADS,
        O_CTX, O_KVDIR, O_KVBUDGET, O_NOCACHE, O_NODISK, O_REPLAY, O_NOSESS, O_NOW, O_HELP, O_RESUME,
-       O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM };
+       O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM, O_DEVICE };
 
 /* Parses the shared options; positional arguments are left in argv[optind..].
  * Returns -1 to go on, else an exit status. */
@@ -79,7 +81,8 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
         {"print", required_argument, 0, 'p'}, {"backend", required_argument, 0, O_BACKEND},
         {"backend-model", required_argument, 0, O_BMODEL}, {"api-key-env", required_argument, 0, O_KEYENV},
         {"connect-timeout", required_argument, 0, O_CONNTO}, {"timeout", required_argument, 0, O_TIMEOUT},
-        {"retries", required_argument, 0, O_RETRIES}, {"no-stream", no_argument, 0, O_NOSTREAM}, {0, 0, 0, 0}};
+        {"retries", required_argument, 0, O_RETRIES}, {"no-stream", no_argument, 0, O_NOSTREAM},
+        {"device", required_argument, 0, O_DEVICE}, {0, 0, 0, 0}};
     long l;
     double d;
     int o;
@@ -103,6 +106,7 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
         case O_NOCACHE: c->ao.mp.no_cache = 1; break;
         case O_NODISK: c->ao.mp.no_disk_cache = 1; break;
         case O_KVDIR: c->ao.mp.kv_dir = optarg; break;
+        case O_DEVICE: if (agent_parse_device(&c->ao.mp.device, optarg)) return 2; break;
         case O_BACKEND: c->ao.http.url = optarg; break;
         case O_BMODEL: c->ao.http.model = optarg; break;
         case O_KEYENV: c->ao.http.api_key_env = optarg; break;
@@ -141,6 +145,7 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
             return 2;
         }
     }
+    if (!c->ao.mp.device && agent_parse_device(&c->ao.mp.device, NULL)) return 2;
     char given[sizeof c->model];
     snprintf(given, sizeof given, "%s", c->model);
     agent_model_path(given[0] ? given : NULL, c->model, sizeof c->model);

@@ -1,8 +1,9 @@
 /* agent/cmd_bench.c: `cachet bench` (make bench): engine speed side by side with
  * llama.cpp's llama-bench on the same GGUF and thread count: prompt processing
  * and generation tokens/s, TTFT, their ratios, this machine's streaming-read
- * bandwidth and decode's share of that bound, and peak RSS against model + KV +
- * scratch. Prints a table or --json. Runs llama-bench as a child; never builds it. */
+ * bandwidth (the GPU's, measured by the backend, on a GPU) and decode's share of
+ * that bound, and peak RSS against model + KV + scratch. Prints a table or
+ * --json. Runs llama-bench as a child (CPU backend only); never builds it. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@ extern char **environ;
 
 static const char bench_usage[] =
     "usage: cachet bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-    "                    [--reps N] [--batch N] [--llama-cpp DIR | --no-llama] [--json]\n"
+    "                    [--reps N] [--batch N] [--device D] [--llama-cpp DIR | --no-llama] [--json]\n"
     "\n"
     "Prompt processing and generation speed, TTFT, memory bandwidth and peak RSS, beside\n"
     "llama.cpp's llama-bench (from DIR, default $LLAMA_CPP_DIR) on the same model and threads.\n"
@@ -37,14 +38,18 @@ static const char bench_usage[] =
     "  --gen-tokens N     tokens generated, one at a time from an empty context (default 128)\n"
     "  --reps N           runs, interleaved with llama-bench's; medians shown (default 3)\n"
     "  --batch N          tokens per forward call in prefill (default 64, the engine's)\n"
+    "  --device D         compute on D: auto (a GPU when this build has CUDA and one is present),\n"
+    "                     cpu, cuda, cuda:N (default auto); on a GPU the bandwidth is the GPU\n"
+    "                     memory's, as the backend measures it, and llama.cpp is not run\n"
     "  --llama-cpp DIR    llama.cpp build directory holding bin/llama-bench\n"
     "  --no-llama         do not run llama.cpp\n"
     "  --json             print one JSON object\n"
     "\n"
-    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level.\n";
+    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level; CACHET_DEVICE sets the\n"
+    "default of --device.\n";
 
 typedef struct bench_opts {
-    const char *model, *llama_dir;
+    const char *model, *llama_dir, *device;
     int threads, n_prompt, n_gen, reps, batch, json, no_llama;
 } bench_opts;
 
@@ -63,11 +68,13 @@ typedef struct bench_result {
     bench_stat pp, tg, ttft;       /* cachet: tok/s, tok/s, ms */
     bench_stat l_pp, l_tg;         /* llama.cpp: tok/s */
     double v_pp[MAX_REPS], v_tg[MAX_REPS], v_ttft[MAX_REPS], v_lpp[MAX_REPS], v_ltg[MAX_REPS];
-    double v_bw_ws[MAX_REPS], v_bw_dram[MAX_REPS];
+    double v_bw_ws[MAX_REPS], v_bw_dram[MAX_REPS], v_bw_dev[MAX_REPS];
     int n_llama;                   /* llama-bench runs that gave both figures */
     char llama_note[256];          /* why llama.cpp is missing, when it is */
     double load1;                  /* 1-minute load average before the run */
     bench_stat bw_ws, bw_dram;     /* streaming reads, GB/s: decode's working set, 1 GiB */
+    bench_stat bw_dev;             /* the GPU's memory, GB/s, as its backend measures it */
+    int gpu;                       /* the backend measures a device bandwidth: a GPU */
     double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
 } bench_result;
 
@@ -169,8 +176,13 @@ static double measure_bandwidth(const bw_buf *b, int threads, int passes) {
 }
 
 /* DRAM: 1 GiB (at most an eighth of the memory), larger than any cache; working
- * set: what one generation step reads, which a large last-level cache may hold. */
-static void bandwidth_sample(bench_result *r, bw_buf *dram, bw_buf *ws, int i) {
+ * set: what one generation step reads, which a large last-level cache may hold.
+ * On a GPU: the backend's streaming read of the device memory instead. */
+static void bandwidth_sample(bench_result *r, const eng_model *m, bw_buf *dram, bw_buf *ws, int i) {
+    if (r->gpu) { /* the host's memory does not bound a GPU's decode */
+        r->v_bw_dev[i] = eng_model_backend_bandwidth(m) / 1e9;
+        return;
+    }
     if (!ws->p) {
         long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
         size_t big = (size_t)1 << 30;
@@ -232,7 +244,7 @@ static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe)
  * the model (bytes per token, KV) and the peak RSS. */
 static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_err *err) {
     eng_model *m = NULL;
-    eng_model_params mp = {.n_threads = o->threads, .no_cache = 1, .no_disk_cache = 1};
+    eng_model_params mp = {.n_threads = o->threads, .no_cache = 1, .no_disk_cache = 1, .device = o->device};
     long rss0_pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
@@ -256,6 +268,11 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
         rc = eng_seq_eval(s, toks, o->n_prompt < 64 ? o->n_prompt : 64, logits, err);
     }
     r->threads = eng_model_n_threads(m);
+    r->gpu = eng_model_backend_bandwidth(m) > 0;
+    if (r->gpu && exe) { /* there is no CUDA llama.cpp to compare with */
+        exe = NULL;
+        snprintf(r->llama_note, sizeof r->llama_note, "not run (GPU backend)");
+    }
     r->weight_bytes = eng_model_weight_bytes(m);
     r->kv_per_token = eng_model_kv_bytes_per_token(m);
     /* mean KV read over the tg steps: positions 1 .. n_gen */
@@ -269,7 +286,7 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
             getrusage(RUSAGE_SELF, &ru);
             r->peak_rss = (uint64_t)ru.ru_maxrss * 1024;
         }
-        bandwidth_sample(r, &dram, &ws, i); /* between the runs, like the rest */
+        bandwidth_sample(r, m, &dram, &ws, i); /* between the runs, like the rest */
         if (exe) run_llama_rep(o, r, exe);
     }
     free(dram.p);
@@ -283,6 +300,10 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
         r->pp = stat_of(r->v_pp, o->reps);
         r->bw_ws = stat_of(r->v_bw_ws, o->reps);
         r->bw_dram = stat_of(r->v_bw_dram, o->reps);
+        if (r->gpu) {
+            r->bw_dev = stat_of(r->v_bw_dev, o->reps);
+            r->bw_ws.ok = r->bw_dram.ok = 0; /* not measured */
+        }
         r->tg = stat_of(r->v_tg, o->reps);
         r->ttft = stat_of(r->v_ttft, o->reps);
         r->l_pp = stat_of(r->v_lpp, r->n_llama);
@@ -389,12 +410,43 @@ static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe)
 
 static double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0; }
 
+/* The host's streaming reads and decode's share of their bounds (CPU backend). */
+static void print_host_bandwidth(const bench_result *r) {
+    const double MB = 1e6;
+    double b_dram = r->bw_dram.median * 1e9 / r->decode_bytes, b_ws = r->bw_ws.median * 1e9 / r->decode_bytes;
+    printf("memory bandwidth (streaming read, %d threads, medians between the runs): %.1f GB/s from\n"
+           "DRAM (1 GiB buffer), %.1f GB/s over decode's working set (%.0f MB, may sit in cache)\n",
+           r->threads, r->bw_dram.median, r->bw_ws.median, r->decode_bytes / MB);
+    printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s (DRAM),\n"
+           "%.0f tok/s (working set); tg reaches %.0f%% and %.0f%% of them (%.1f GB/s)\n",
+           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, b_dram,
+           b_ws, 100.0 * r->tg.median / b_dram, 100.0 * r->tg.median / b_ws,
+           r->tg.median * r->decode_bytes / 1e9);
+}
+
+/* The GPU memory's streaming read (the backend's measurement) and decode's
+ * share of that bound, from the same bytes per token as on the CPU. */
+static void print_device_bandwidth(const bench_result *r) {
+    const double MB = 1e6;
+    double bound = r->bw_dev.median * 1e9 / r->decode_bytes;
+    printf("HBM bandwidth (measured: the backend's streaming read, medians between the runs): %.1f GB/s\n",
+           r->bw_dev.median);
+    printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s (HBM);\n"
+           "tg reaches %.0f%% of it (%.1f GB/s)\n",
+           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, bound,
+           100.0 * r->tg.median / bound, r->tg.median * r->decode_bytes / 1e9);
+}
+
 static void print_table(const bench_opts *o, const bench_result *r) {
     const double MB = 1e6;
     int have = r->l_pp.ok && r->l_tg.ok;
     double l_ttft = have ? o->n_prompt / r->l_pp.median * 1e3 : 0;
-    printf("cachet bench: %s (%.1f MB), %d threads, kernels %s, load average %.2f before\n\n",
-           r->model_path, r->file_bytes / MB, r->threads, r->backend, r->load1);
+    if (r->gpu)
+        printf("cachet bench: %s (%.1f MB), backend %s, load average %.2f before\n\n", r->model_path,
+               r->file_bytes / MB, r->backend, r->load1);
+    else
+        printf("cachet bench: %s (%.1f MB), %d threads, kernels %s, load average %.2f before\n\n",
+               r->model_path, r->file_bytes / MB, r->threads, r->backend, r->load1);
     printf("%-22s %16s %16s %10s\n", "", "cachet", "llama.cpp", "ratio");
     char l[3][32];
     if (have) {
@@ -420,15 +472,8 @@ static void print_table(const bench_opts *o, const bench_result *r) {
     printf("\nmedians of %d interleaved runs, +- standard deviation; ratio = speedup of cachet\n", o->reps);
     if (have) printf("* llama.cpp TTFT = prompt tokens / its pp rate\n");
     else printf("\nllama.cpp: %s\n", r->llama_note);
-    double b_dram = r->bw_dram.median * 1e9 / r->decode_bytes, b_ws = r->bw_ws.median * 1e9 / r->decode_bytes;
-    printf("memory bandwidth (streaming read, %d threads, medians between the runs): %.1f GB/s from\n"
-           "DRAM (1 GiB buffer), %.1f GB/s over decode's working set (%.0f MB, may sit in cache)\n",
-           r->threads, r->bw_dram.median, r->bw_ws.median, r->decode_bytes / MB);
-    printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s (DRAM),\n"
-           "%.0f tok/s (working set); tg reaches %.0f%% and %.0f%% of them (%.1f GB/s)\n",
-           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, b_dram,
-           b_ws, 100.0 * r->tg.median / b_dram, 100.0 * r->tg.median / b_ws,
-           r->tg.median * r->decode_bytes / 1e9);
+    if (r->gpu) print_device_bandwidth(r);
+    else print_host_bandwidth(r);
     double lim = (double)(r->file_bytes + r->kv_bytes + r->scratch_bytes);
     printf("peak RSS: %.1f MB; model file %.1f + KV %.1f + scratch %.1f = %.1f MB (%s 10%%)\n",
            r->peak_rss / MB, r->file_bytes / MB, r->kv_bytes / MB, r->scratch_bytes / MB, lim / MB,
@@ -452,6 +497,7 @@ static void print_json(const bench_opts *o, const bench_result *r) {
     cJSON_AddNumberToObject(j, "model_file_bytes", (double)r->file_bytes);
     cJSON_AddNumberToObject(j, "threads", r->threads);
     cJSON_AddStringToObject(j, "backend", r->backend);
+    cJSON_AddStringToObject(j, "device", o->device); /* as asked: auto, cpu, cuda, cuda:N */
     cJSON_AddNumberToObject(j, "load_average", r->load1);
     cJSON_AddNumberToObject(j, "prompt_tokens", o->n_prompt);
     cJSON_AddNumberToObject(j, "gen_tokens", o->n_gen);
@@ -471,12 +517,21 @@ static void print_json(const bench_opts *o, const bench_result *r) {
         cJSON_AddNumberToObject(q, "tg", ratio(r->tg.median, r->l_tg.median));
         cJSON_AddNumberToObject(q, "ttft", ratio(o->n_prompt / r->l_pp.median * 1e3, r->ttft.median));
     }
+    /* "host": streaming reads of this machine's memory; "device": the GPU's,
+     * measured by its backend. The other source's figures are null. */
+    cJSON_AddStringToObject(j, "bandwidth_source", r->gpu ? "device" : "host");
     add_stat(j, "bandwidth_dram_gbs", r->bw_dram);
     add_stat(j, "bandwidth_working_set_gbs", r->bw_ws);
+    add_stat(j, "bandwidth_device_gbs", r->bw_dev);
     cJSON_AddNumberToObject(j, "decode_bytes_per_token", r->decode_bytes);
-    cJSON_AddNumberToObject(j, "decode_bandwidth_share_dram", r->tg.median * r->decode_bytes / 1e9 / r->bw_dram.median);
-    cJSON_AddNumberToObject(j, "decode_bandwidth_share_working_set",
-                            r->tg.median * r->decode_bytes / 1e9 / r->bw_ws.median);
+    double gbs = r->tg.median * r->decode_bytes / 1e9;
+    const char *share[] = {"decode_bandwidth_share_dram", "decode_bandwidth_share_working_set",
+                           "decode_bandwidth_share_device"};
+    bench_stat bws[] = {r->bw_dram, r->bw_ws, r->bw_dev};
+    for (int i = 0; i < 3; i++) {
+        if (bws[i].ok && bws[i].median > 0) cJSON_AddNumberToObject(j, share[i], gbs / bws[i].median);
+        else cJSON_AddNullToObject(j, share[i]);
+    }
     cJSON *m = cJSON_AddObjectToObject(j, "rss");
     cJSON_AddNumberToObject(m, "peak_bytes", (double)r->peak_rss);
     cJSON_AddNumberToObject(m, "model_file_bytes", (double)r->file_bytes);
@@ -493,14 +548,15 @@ static void print_json(const bench_opts *o, const bench_result *r) {
 /* --- entry -------------------------------------------------------------------- */
 
 static int parse_bench(bench_opts *o, int argc, char **argv) {
-    enum { O_MODEL = 1, O_THREADS, O_PROMPT, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP };
+    enum { O_MODEL = 1, O_THREADS, O_PROMPT, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP,
+           O_DEVICE };
     static const struct option opts[] = {
         {"model", required_argument, 0, O_MODEL},        {"threads", required_argument, 0, O_THREADS},
         {"prompt-tokens", required_argument, 0, O_PROMPT}, {"gen-tokens", required_argument, 0, O_GEN},
         {"reps", required_argument, 0, O_REPS},          {"batch", required_argument, 0, O_BATCH},
         {"llama-cpp", required_argument, 0, O_LLAMA},    {"no-llama", no_argument, 0, O_NOLLAMA},
         {"json", no_argument, 0, O_JSON},                {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+        {"device", required_argument, 0, O_DEVICE},      {0, 0, 0, 0}};
     long v;
     int c;
     optind = 1;
@@ -515,6 +571,7 @@ static int parse_bench(bench_opts *o, int argc, char **argv) {
         case O_BATCH: if (agent_parse_int("--batch", optarg, 1, 4096, &v)) return 2; o->batch = (int)v; break;
         case O_LLAMA: o->llama_dir = optarg; break;
         case O_NOLLAMA: o->no_llama = 1; break;
+        case O_DEVICE: if (agent_parse_device(&o->device, optarg)) return 2; break;
         case O_JSON: o->json = 1; break;
         case O_HELP: fputs(bench_usage, stdout); return 0;
         default:
@@ -526,6 +583,7 @@ static int parse_bench(bench_opts *o, int argc, char **argv) {
         fprintf(stderr, "cachet bench: unexpected argument '%s'\n%s", argv[optind], bench_usage);
         return 2;
     }
+    if (!o->device && agent_parse_device(&o->device, NULL)) return 2;
     return -1;
 }
 

@@ -20,7 +20,7 @@ static const char generate_usage[] =
     "                       [--system TEXT | --system-file PATH] [--max-tokens N] [--temp T] [--top-k K] [--top-p P]\n"
     "                       [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]\n"
     "                       [--ctx-size N] [--kv-budget SIZE] [--no-cache] [--no-disk-cache]\n"
-    "                       [--kv-dir DIR] [--kv-disk-budget SIZE] [--exact] [--json]\n"
+    "                       [--kv-dir DIR] [--kv-disk-budget SIZE] [--exact] [--device D] [--json]\n"
     "\n"
     "Generates text with the embedded engine and streams it to stdout.\n"
     "\n"
@@ -45,6 +45,8 @@ static const char generate_usage[] =
     "  --kv-dir DIR        disk tier directory (default $XDG_CACHE_HOME/cachet/kv)\n"
     "  --kv-disk-budget SIZE  disk tier size limit (default 2GiB)\n"
     "  --exact             f32 activations (no 8-bit quantization): slower, the reference numerics\n"
+    "  --device D          compute on D: auto (a GPU when this build has CUDA and one is present),\n"
+    "                      cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n"
     "  --json              print one JSON object instead of streaming text\n";
 
 static const char tokenize_usage[] =
@@ -67,10 +69,11 @@ typedef struct gen_opts {
 enum { OPT_MODEL = 256, OPT_PROMPT, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP,
        OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_REP, OPT_SEED, OPT_THREADS, OPT_CTX, OPT_JSON, OPT_HELP,
        OPT_NOSPECIAL, OPT_KV_BUDGET, OPT_NO_CACHE, OPT_NO_DISK, OPT_KV_DIR, OPT_KV_DISK_BUDGET,
-       OPT_DEBUG, OPT_SYSTEM_FILE, OPT_EXACT };
+       OPT_DEBUG, OPT_SYSTEM_FILE, OPT_EXACT, OPT_DEVICE };
 
-/* Parses the prefix-cache options shared by every command that runs the
- * engine; returns 1 if c was one of them, -1 on a bad value, 0 otherwise. */
+/* Parses the prefix-cache and device options shared by every command that
+ * runs the engine; returns 1 if c was one of them, -1 on a bad value, 0
+ * otherwise. */
 int agent_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
     util_err err;
     switch (c) {
@@ -91,6 +94,7 @@ int agent_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
     case OPT_KV_DIR: mp->kv_dir = arg; return 1;
     case OPT_DEBUG: mp->debug = 1; return 1;
     case OPT_EXACT: mp->exact = 1; return 1;
+    case OPT_DEVICE: return agent_parse_device(&mp->device, arg) ? -1 : 1;
     default: return 0;
     }
 }
@@ -108,7 +112,7 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
         {"kv-budget", required_argument, 0, OPT_KV_BUDGET}, {"no-cache", no_argument, 0, OPT_NO_CACHE},
         {"no-disk-cache", no_argument, 0, OPT_NO_DISK},   {"kv-dir", required_argument, 0, OPT_KV_DIR},
         {"kv-disk-budget", required_argument, 0, OPT_KV_DISK_BUDGET}, {"debug", no_argument, 0, OPT_DEBUG},
-        {"exact", no_argument, 0, OPT_EXACT},
+        {"exact", no_argument, 0, OPT_EXACT},             {"device", required_argument, 0, OPT_DEVICE},
         {0, 0, 0, 0}};
     int c;
     long l;
@@ -147,6 +151,7 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
         fprintf(stderr, "cachet generate: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (!o->mp.device && agent_parse_device(&o->mp.device, NULL)) return 2;
     if (o->system && o->system_file) {
         fprintf(stderr, "cachet generate: give at most one of --system and --system-file\n");
         return 2;

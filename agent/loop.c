@@ -419,6 +419,7 @@ static int start_session(agent *a, util_err *err) {
     cJSON_AddStringToObject(e, "workspace", a->ws);
     cJSON_AddStringToObject(e, "model", a->model_name);
     if (a->m) cJSON_AddStringToObject(e, "model_path", eng_model_path(a->m));
+    if (a->m) cJSON_AddStringToObject(e, "engine_backend", eng_model_backend(a->m));
     cJSON_AddStringToObject(e, "backend", a->be->name);
     if (a->o.http.url) cJSON_AddStringToObject(e, "backend_url", a->o.http.url);
     if ((rc = event(a, e, err))) return rc;

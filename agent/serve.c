@@ -43,6 +43,8 @@ static const char serve_usage[] =
     "  --temp T, --top-k K, --top-p P, --min-p P, --seed S\n"
     "                       sampling defaults for requests that do not set them\n"
     "  --threads N          worker threads (default: all cores)\n"
+    "  --device D           compute on D: auto (a GPU when this build has CUDA and one is present),\n"
+    "                       cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n"
     "  --ctx-size N         context length per request (default: the model's)\n"
     "  --kv-budget SIZE     KV-cache memory (default 1GiB)\n"
     "  --no-cache           do not reuse cached prefixes\n"
@@ -76,7 +78,7 @@ typedef struct serve_ctx {
 
 enum { O_MODEL = 256, O_NAME, O_HOST, O_PORT, O_KEY, O_PAR, O_QUEUE, O_MAXTOK, O_BODY, O_CHUNK,
        O_CONNS, O_GRACE, O_TEMP, O_TOPK, O_TOPP, O_MINP, O_SEED, O_THREADS, O_CTX, O_KVB, O_NOC,
-       O_NOD, O_KVDIR, O_KVDB, O_HELP };
+       O_NOD, O_KVDIR, O_KVDB, O_DEVICE, O_HELP };
 
 static int parse_size_opt(const char *opt, const char *arg, uint64_t *out) {
     util_err err;
@@ -98,6 +100,7 @@ static int parse_one(serve_opts *o, int c, const char *a) {
     case O_HOST: o->host = a; return 0;
     case O_KEY: o->api_key_env = a; return 0;
     case O_KVDIR: o->mp.kv_dir = a; return 0;
+    case O_DEVICE: return agent_parse_device(&o->mp.device, a) ? 2 : 0;
     case O_PORT: return agent_parse_int("--port", a, 0, 65535, &l) ? 2 : (o->port = (int)l, 0);
     case O_PAR: return agent_parse_int("--parallel", a, 1, 64, &l) ? 2 : (o->parallel = (int)l, 0);
     case O_QUEUE: return agent_parse_int("--max-queue", a, 0, 100000, &l) ? 2 : (o->max_queue = (int)l, 0);
@@ -134,7 +137,7 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
         {"ctx-size", required_argument, 0, O_CTX}, {"kv-budget", required_argument, 0, O_KVB},
         {"no-cache", no_argument, 0, O_NOC}, {"no-disk-cache", no_argument, 0, O_NOD},
         {"kv-dir", required_argument, 0, O_KVDIR}, {"kv-disk-budget", required_argument, 0, O_KVDB},
-        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -156,6 +159,7 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
         fprintf(stderr, "cachet serve: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (!o->mp.device && agent_parse_device(&o->mp.device, NULL)) return 2;
     return -1;
 }
 
@@ -620,8 +624,8 @@ static int run_server(serve_ctx *srv, const sigset_t *sigs) {
     }
     if (!(d = start_http(srv, &port))) goto done;
     int sig = 0;
-    fprintf(stderr, "cachet serve: model '%s' (%d-token context, %d parallel), listening on http://%s%s%s:%d\n",
-            srv->model_id, serve_sched_n_ctx(srv->sched), o->parallel, strchr(o->host, ':') ? "[" : "",
+    fprintf(stderr, "cachet serve: model '%s' (%d-token context, %d parallel, %s), listening on http://%s%s%s:%d\n",
+            srv->model_id, serve_sched_n_ctx(srv->sched), o->parallel, eng_model_backend(srv->m), strchr(o->host, ':') ? "[" : "",
             o->host, strchr(o->host, ':') ? "]" : "", port);
     fflush(stderr);
     while (sigwait(sigs, &sig) != 0) {
