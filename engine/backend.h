@@ -1,6 +1,9 @@
 /* engine/backend.h: the backend vtable the forward passes are written against.
- * A backend owns its threads and scratch; activations are float buffers the
- * backend can address (host memory for the CPU backend). Each op is a plain
+ * A backend owns its threads, streams and scratch; activations, KV pages and
+ * weights live in memory the backend allocates and addresses (host memory for
+ * the CPU backend, device memory for CUDA): callers allocate through alloc,
+ * move bytes with to_dev/to_host/copy and never dereference those pointers
+ * themselves. Each op is a plain
  * function of its arguments: a token's result never depends on how many other
  * tokens are in the call (batch invariance, required by the prefix cache).
  * Does not know about models, tokenizers or sequences. */
@@ -62,6 +65,30 @@ typedef struct eng_backend_ops {
     const char *name;
     void (*destroy)(eng_backend *be);
     int (*n_threads)(const eng_backend *be);
+    /* Tokens per forward call the backend is best at (sequences' default). */
+    int n_batch;
+
+    /* --- memory ----------------------------------------------------------- */
+    /* Backend memory of `bytes` (64-byte aligned), or NULL when out of it. */
+    void *(*alloc)(eng_backend *be, size_t bytes);
+    void (*release)(eng_backend *be, void *p);
+    /* Copies host -> backend, backend -> host, backend -> backend. to_host
+     * waits for all queued work first and reports its errors. */
+    int (*to_dev)(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err);
+    int (*to_host)(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err);
+    int (*copy)(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err);
+    /* Makes a weight addressable by the ops: sets w->dev to a backend copy of
+     * its rows (freed with the backend), or leaves it NULL when the backend
+     * reads w->data (CPU). Once per weight, at model load. */
+    int (*load)(eng_backend *be, eng_weight *w, util_err *err);
+    /* The same for a read-only f32 vector (norm weights): *out is the
+     * backend's copy, or v itself on the CPU. */
+    int (*load_vec)(eng_backend *be, const float *v, size_t n, const float **out, util_err *err);
+    /* Bytes/s a streaming read of backend memory reaches (measured), or NULL
+     * (CPU: callers measure host memory themselves). */
+    double (*bandwidth)(eng_backend *be);
+
+    /* --- ops -------------------------------------------------------------- */
     /* Sizes scratch for sequences of up to n_ctx positions; call before
      * attention on longer sequences. */
     int (*reserve)(eng_backend *be, int n_ctx, util_err *err);
@@ -94,6 +121,12 @@ typedef struct eng_backend_ops {
 
 struct eng_backend {
     const eng_backend_ops *ops;
+    /* Set by the caller around a forward pass: 1 for prompt tokens, 0 for
+     * generated ones. A backend with two matmul paths (CUDA: cuBLAS for
+     * prompts, dequantizing matvec for decode) picks by this flag, never by
+     * the token count, so a prompt token's values do not depend on how the
+     * prompt was split (prefix-cache hits equal cold runs). */
+    int prefill;
 };
 
 /* The CPU backend with n_threads workers (<= 0: all online cores), its kernels
@@ -106,6 +139,11 @@ int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_
 /* Switches a CPU backend's matmuls to the exact kernels (f32 activations,
  * see quant_exact.c); ops->name gains "-exact". Before any use. */
 int eng_backend_cpu_set_exact(eng_backend *be);
+/* The CUDA backend on device `device` (engine/cuda/; only in binaries built
+ * with `make cuda`, elsewhere UTIL_EUNSUPPORTED with a message saying so). */
+int eng_backend_cuda_new(eng_backend **out, int device, util_err *err);
+/* Number of usable CUDA devices (0 without CUDA support or without a GPU). */
+int eng_backend_cuda_count(void);
 void eng_backend_free(eng_backend *be);
 
 #endif

@@ -385,10 +385,42 @@ static void cpu_destroy(eng_backend *be) {
     free(cb);
 }
 
+/* --- memory: host memory, plain copies ------------------------------------ */
+
+static void *cpu_alloc(eng_backend *be, size_t bytes) {
+    void *p = NULL;
+    return posix_memalign(&p, 64, bytes ? bytes : 1) ? NULL : p;
+}
+
+static void cpu_release(eng_backend *be, void *p) { free(p); }
+
+static int cpu_copy(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
+    if (bytes) memcpy(dst, src, bytes);
+    return UTIL_OK;
+}
+
+static int cpu_load(eng_backend *be, eng_weight *w, util_err *err) {
+    w->dev = NULL; /* the kernels read the file mapping */
+    return UTIL_OK;
+}
+
+static int cpu_load_vec(eng_backend *be, const float *v, size_t n, const float **out, util_err *err) {
+    *out = v;
+    return UTIL_OK;
+}
+
 static const eng_backend_ops cpu_ops = {
     .name = "cpu",
     .destroy = cpu_destroy,
     .n_threads = cpu_n_threads,
+    .n_batch = 64,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .to_dev = cpu_copy,
+    .to_host = cpu_copy,
+    .copy = cpu_copy,
+    .load = cpu_load,
+    .load_vec = cpu_load_vec,
     .reserve = cpu_reserve,
     .matmul = cpu_matmul,
     .get_rows = cpu_get_rows,
@@ -451,6 +483,16 @@ int eng_backend_cpu_set_exact(eng_backend *be) {
     snprintf(cb->name + l, sizeof cb->name - l, "-exact");
     return UTIL_OK;
 }
+
+#ifndef CACHET_CUDA
+int eng_backend_cuda_new(eng_backend **out, int device, util_err *err) {
+    *out = NULL;
+    return util_err_set(err, UTIL_EUNSUPPORTED,
+                        "this cachet was built without CUDA (build it with `make cuda`)");
+}
+
+int eng_backend_cuda_count(void) { return 0; }
+#endif
 
 void eng_backend_free(eng_backend *be) {
     if (be) be->ops->destroy(be);

@@ -28,6 +28,7 @@ typedef struct eng_model_params {
     int exact;              /* 1: f32 activations everywhere (no 8-bit activation
                              * quantization): slower; the reference mode tested
                              * against a float64 implementation */
+    const char *device;     /* "auto" (NULL), "cpu", "cuda", "cuda:N": see --device */
 } eng_model_params;
 
 /* Prefix-cache counters of a model (all its sequences), like vLLM's
@@ -61,6 +62,9 @@ const char *eng_model_backend(const eng_model *m);
  * and the norm vectors (for bandwidth figures). */
 uint64_t eng_model_weight_bytes(const eng_model *m);
 eng_cache_stats eng_model_cache_stats(const eng_model *m);
+/* Bytes/s a streaming read of the backend's memory reaches (a GPU's HBM,
+ * measured on each call, ~0.1 s), or 0 on the CPU backend. */
+double eng_model_backend_bandwidth(const eng_model *m);
 /* Waits until every queued disk-tier write is on disk. */
 void eng_model_flush_cache(const eng_model *m);
 /* Bytes of one KV page (ENG_KV_PAGE_TOKENS tokens, all layers, K and V). */
@@ -102,7 +106,9 @@ const int32_t *eng_seq_tokens(const eng_seq *s);
 typedef void (*eng_progress_fn)(void *user, int done, int total);
 void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user);
 /* Appends n tokens and computes them; if logits is non-NULL, writes the last
- * token's logits (n_vocab floats). UTIL_ERANGE if the context would overflow. */
+ * token's logits (n_vocab floats). UTIL_ERANGE if the context would overflow.
+ * n > 1 tokens are computed as a prompt, one token as a decode step (on CUDA
+ * the two take different matmul paths; eng_seq_set_tokens is always a prompt). */
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err);
 
 /* --- generation --------------------------------------------------------- */

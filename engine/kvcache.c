@@ -1,7 +1,9 @@
 /* engine/kvcache.c: the page pool and radix tree of the prefix cache (see
  * kvcache.h). One mutex guards everything; the work under it is pointer
  * chasing and small copies, never model computation. Disk reads happen under
- * the lock too (a miss in memory is about to cost a prefill anyway). */
+ * the lock too (a miss in memory is about to cost a prefill anyway). Pages
+ * live in backend memory (host or GPU): this file never dereferences them;
+ * the disk tier goes through a host staging page. */
 #include "kvcache.h"
 
 #include <pthread.h>
@@ -23,17 +25,14 @@ struct eng_kv_node {
     uint16_t *page;
 };
 
-typedef struct free_page {
-    struct free_page *next;
-} free_page;
-
 struct eng_kvcache {
     eng_kvcache_params p;
     pthread_mutex_t mu;
     eng_kv_node root;       /* sentinel: no page, depth -1 */
     eng_kv_node *all;       /* every real node */
-    free_page *free_list;
-    uint64_t n_free;
+    uint16_t **free_pages;  /* stack of pooled pages (pages are never written here) */
+    uint64_t n_free, free_cap;
+    void *staging;          /* one host page for the disk tier */
     uint64_t pages_total;   /* allocated from the system (in use + free + cached) */
     uint64_t pages_cached;  /* held by tree nodes */
     uint64_t max_pages;
@@ -48,6 +47,34 @@ static size_t page_bytes(const eng_kvcache *c) { return c->p.page_elems * sizeof
 size_t eng_kvcache_page_bytes(const eng_kvcache *c) { return page_bytes(c); }
 int eng_kvcache_reuse(const eng_kvcache *c) { return c->p.reuse; }
 
+/* Page memory: the backend's, or the host's when the cache has no backend. */
+static uint16_t *mem_alloc(eng_kvcache *c) {
+    if (c->p.be) return c->p.be->ops->alloc(c->p.be, page_bytes(c));
+    void *p = NULL;
+    return posix_memalign(&p, 64, page_bytes(c)) ? NULL : p;
+}
+
+static void mem_release(eng_kvcache *c, uint16_t *page) {
+    if (c->p.be) c->p.be->ops->release(c->p.be, page);
+    else free(page);
+}
+
+static int mem_to_host(eng_kvcache *c, void *dst, const uint16_t *page) {
+    if (!c->p.be) {
+        memcpy(dst, page, page_bytes(c));
+        return 0;
+    }
+    return c->p.be->ops->to_host(c->p.be, dst, page, page_bytes(c), NULL);
+}
+
+static int mem_to_dev(eng_kvcache *c, uint16_t *page, const void *src) {
+    if (!c->p.be) {
+        memcpy(page, src, page_bytes(c));
+        return 0;
+    }
+    return c->p.be->ops->to_dev(c->p.be, page, src, page_bytes(c), NULL);
+}
+
 int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *err) {
     *out = NULL;
     eng_kvcache *c = calloc(1, sizeof *c);
@@ -59,6 +86,10 @@ int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *er
     c->max_pages = p->budget_bytes / page_bytes(c);
     if (c->max_pages < 2) c->max_pages = 2;
     if (p->reuse && p->disk) {
+        if (!(c->staging = malloc(page_bytes(c)))) {
+            eng_kvcache_free(c);
+            return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory");
+        }
         eng_kvdisk_params dp = {.dir = p->disk_dir, .fingerprint = p->fingerprint,
                                 .budget_bytes = p->disk_budget, .page_bytes = page_bytes(c),
                                 .debug = p->debug};
@@ -83,13 +114,12 @@ void eng_kvcache_free(eng_kvcache *c) {
     eng_kvdisk_close(c->disk);
     for (eng_kv_node *n = c->all, *next; n; n = next) {
         next = n->all_next;
-        free(n->page);
+        mem_release(c, n->page);
         free(n);
     }
-    for (free_page *f = c->free_list, *next; f; f = next) {
-        next = f->next;
-        free(f);
-    }
+    for (uint64_t i = 0; i < c->n_free; i++) mem_release(c, c->free_pages[i]);
+    free(c->free_pages);
+    free(c->staging);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -121,11 +151,8 @@ static eng_kv_node *evict_candidate(eng_kvcache *c) {
 }
 
 static int page_alloc_locked(eng_kvcache *c, uint16_t **out, util_err *err) {
-    if (c->free_list) {
-        free_page *f = c->free_list;
-        c->free_list = f->next;
-        c->n_free--;
-        *out = (uint16_t *)f;
+    if (c->n_free) {
+        *out = c->free_pages[--c->n_free];
         return UTIL_OK;
     }
     if (c->pages_total >= c->max_pages) {
@@ -140,9 +167,19 @@ static int page_alloc_locked(eng_kvcache *c, uint16_t **out, util_err *err) {
                             "raise --kv-budget",
                             (unsigned long long)c->p.budget_bytes, (unsigned long long)c->max_pages);
     }
-    void *p = NULL;
-    if (posix_memalign(&p, 64, page_bytes(c)))
-        return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory");
+    /* room to pool every page this cache can ever own, so freeing never fails */
+    if (c->free_cap < c->pages_total + 1) {
+        uint64_t cap = c->free_cap ? c->free_cap * 2 : 64;
+        if (cap > c->max_pages) cap = c->max_pages;
+        uint16_t **fp = realloc(c->free_pages, (size_t)cap * sizeof *fp);
+        if (!fp) return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory");
+        c->free_pages = fp;
+        c->free_cap = cap;
+    }
+    uint16_t *p = mem_alloc(c);
+    if (!p)
+        return util_err_set(err, UTIL_ENOMEM, "kv cache: out of %s memory for a page of %zu bytes",
+                            c->p.be ? c->p.be->ops->name : "host", page_bytes(c));
     c->pages_total++;
     *out = p;
     return UTIL_OK;
@@ -156,10 +193,7 @@ int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err) {
 }
 
 static void page_free_locked(eng_kvcache *c, uint16_t *page) {
-    free_page *f = (free_page *)page;
-    f->next = c->free_list;
-    c->free_list = f;
-    c->n_free++;
+    c->free_pages[c->n_free++] = page; /* free_cap >= pages_total > n_free */
 }
 
 void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page) {
@@ -206,7 +240,8 @@ static eng_kv_node *disk_lookup(eng_kvcache *c, eng_kv_node *at, const int32_t *
     for (int k = avail < P ? avail : P; k >= 1; k--) {
         uint64_t h = eng_kvdisk_hash(c->p.fingerprint, parent_hash, toks, k);
         if (!page && page_alloc_locked(c, &page, NULL)) return NULL;
-        if (eng_kvdisk_get(c->disk, h, parent_hash, toks, k, page)) {
+        if (eng_kvdisk_get(c->disk, h, parent_hash, toks, k, c->staging) &&
+            mem_to_dev(c, page, c->staging) == 0) {
             eng_kv_node *n = node_new(c, at, toks, k, page);
             if (!n) page_free_locked(c, page);
             return n;
@@ -294,7 +329,8 @@ eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32
             pthread_mutex_unlock(&c->mu);
             return NULL;
         }
-        if (c->disk) eng_kvdisk_put(c->disk, n->hash, at == &c->root ? 0 : at->hash, toks, ntok, page);
+        if (c->disk && mem_to_host(c, c->staging, page) == 0)
+            eng_kvdisk_put(c->disk, n->hash, at == &c->root ? 0 : at->hash, toks, ntok, c->staging);
     }
     n->pins++;
     n->last_use = ++c->clock;

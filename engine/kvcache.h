@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../util/err.h"
+#include "backend.h"
 #include "engine.h"
 
 typedef struct eng_kvcache eng_kvcache;
@@ -27,6 +28,7 @@ typedef struct eng_kvcache_params {
     const char *disk_dir;    /* NULL: default */
     uint64_t disk_budget;    /* 0: default */
     int debug;
+    eng_backend *be;         /* pages in this backend's memory; NULL: host memory */
 } eng_kvcache_params;
 
 int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *err);

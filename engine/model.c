@@ -187,6 +187,55 @@ static int load_weights(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
+/* Gives the backend its copy of every weight and norm vector (CUDA: one
+ * upload, in the file's quantized form; CPU: nothing to do). */
+static int upload_weights(eng_model *m, util_err *err) {
+    eng_backend *be = m->be;
+    const eng_backend_ops *op = be->ops;
+    int rc;
+    if ((rc = op->load(be, &m->tok_embd, err))) return rc;
+    if (m->output.data == m->tok_embd.data) m->output.dev = m->tok_embd.dev;
+    else if ((rc = op->load(be, &m->output, err))) return rc;
+    if ((rc = op->load_vec(be, m->output_norm, (size_t)m->hp.n_embd, &m->output_norm, err))) return rc;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        eng_layer *L = &m->layers[il];
+        eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+            if ((rc = op->load(be, w[i], err))) return rc;
+        size_t E = (size_t)m->hp.n_embd, hd = (size_t)m->hp.head_dim;
+        struct { const float **v; size_t n; } vecs[] = {
+            {&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->q_norm, hd},
+            {&L->k_norm, hd}, {&L->post_attn_norm, E}, {&L->post_ffn_norm, E},
+        };
+        for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+            if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
+    }
+    return UTIL_OK;
+}
+
+/* The backend --device names: "auto" (or NULL) takes the GPU when this build
+ * has CUDA and the machine has one, else the CPU; "cpu"; "cuda" / "cuda:N". */
+static int open_backend(eng_model *m, const eng_model_params *params, util_err *err) {
+    const char *dev = params && params->device ? params->device : "auto";
+    int n_threads = params ? params->n_threads : 0;
+    if (strcmp(dev, "auto") == 0) dev = eng_backend_cuda_count() > 0 ? "cuda" : "cpu";
+    if (strcmp(dev, "cpu") == 0) {
+        int rc = eng_backend_cpu_new(&m->be, n_threads, err);
+        if (rc == UTIL_OK && params && params->exact) eng_backend_cpu_set_exact(m->be);
+        return rc;
+    }
+    if (strncmp(dev, "cuda", 4) == 0 && (dev[4] == '\0' || dev[4] == ':')) {
+        char *end = NULL;
+        long idx = dev[4] == ':' ? strtol(dev + 5, &end, 10) : 0;
+        if (dev[4] == ':' && (end == dev + 5 || *end || idx < 0 || idx > 64))
+            return util_err_set(err, UTIL_EINVAL, "--device '%s': expected cuda or cuda:N", dev);
+        if (params && params->exact)
+            return util_err_set(err, UTIL_EINVAL, "--exact is a CPU mode; the CUDA backend computes in f32 already");
+        return eng_backend_cuda_new(&m->be, (int)idx, err);
+    }
+    return util_err_set(err, UTIL_EINVAL, "--device '%s': expected auto, cpu, cuda or cuda:N", dev);
+}
+
 /* --- prefix cache -------------------------------------------------------- */
 
 /* What makes two processes' KV values interchangeable: the same weights and
@@ -216,6 +265,7 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
         .disk_dir = params->kv_dir,
         .disk_budget = params->kv_disk_budget,
         .debug = params->debug,
+        .be = m->be,
     };
     return eng_kvcache_new(&m->cache, &cp, err);
 }
@@ -279,8 +329,11 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         goto fail;
     }
     if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
-    if ((rc = eng_backend_cpu_new(&m->be, params ? params->n_threads : 0, err))) goto fail;
-    if (params && params->exact) eng_backend_cpu_set_exact(m->be);
+    if ((rc = open_backend(m, params, err))) goto fail;
+    if ((rc = upload_weights(m, err))) {
+        util_err_wrap(err, "model file '%s'", path);
+        goto fail;
+    }
     if ((rc = open_cache(m, params, err))) goto fail;
     *out = m;
     return UTIL_OK;
@@ -313,6 +366,10 @@ int32_t eng_model_n_vocab(const eng_model *m) { return m->hp.n_vocab; }
 int eng_model_n_ctx_train(const eng_model *m) { return m->hp.n_ctx_train; }
 int eng_model_n_threads(const eng_model *m) { return m->be->ops->n_threads(m->be); }
 const char *eng_model_backend(const eng_model *m) { return m->be->ops->name; }
+
+double eng_model_backend_bandwidth(const eng_model *m) {
+    return m->be->ops->bandwidth ? m->be->ops->bandwidth(m->be) : 0.0;
+}
 
 uint64_t eng_model_weight_bytes(const eng_model *m) {
     uint64_t b = (uint64_t)m->output.rows * m->output.row_bytes + (uint64_t)m->hp.n_embd * 4;

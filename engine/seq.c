@@ -1,8 +1,8 @@
 /* engine/seq.c: a sequence: its page table (pages shared with the prefix
  * cache are read-only and copied before a write: copy-on-write), its tokens,
- * its scratch activations, and evaluation of tokens in chunks of n_batch.
- * Results do not depend on n_batch or on which pages came from the cache
- * (batch-invariant backend). The tree itself lives in kvcache.c. */
+ * its scratch activations (in backend memory), and evaluation of tokens in
+ * chunks of n_batch. Results do not depend on n_batch or on which pages came
+ * from the cache (batch-invariant backend). The tree lives in kvcache.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,18 +12,15 @@ enum { P = ENG_KV_PAGE_TOKENS };
 
 /* --- scratch ------------------------------------------------------------ */
 
-static void scratch_release(eng_scratch *sc) {
+static void scratch_release(eng_backend *be, eng_scratch *sc) {
     float *bufs[] = {sc->x, sc->xb, sc->q, sc->k, sc->v, sc->att, sc->hb, sc->hb2, sc->logits};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) be->ops->release(be, bufs[i]);
     memset(sc, 0, sizeof *sc);
 }
 
-static float *falloc(size_t n) {
-    void *p = NULL;
-    return posix_memalign(&p, 64, n * sizeof(float) + 64) ? NULL : p;
-}
-
-static int scratch_init(eng_scratch *sc, const eng_hparams *hp, int n_batch) {
+static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, int n_batch) {
+#define falloc(n) ((float *)be->ops->alloc(be, (n) * sizeof(float) + 64))
     size_t b = (size_t)n_batch, E = (size_t)hp->n_embd;
     size_t Q = (size_t)hp->n_head * (size_t)hp->head_dim, KV = (size_t)hp->n_kv_head * (size_t)hp->head_dim;
     size_t big = E > Q ? E : Q;
@@ -39,10 +36,11 @@ static int scratch_init(eng_scratch *sc, const eng_hparams *hp, int n_batch) {
     sc->logits = falloc((size_t)hp->n_vocab);
     if (!sc->x || !sc->xb || !sc->q || !sc->k || !sc->v || !sc->att || !sc->hb || !sc->hb2 ||
         !sc->logits) {
-        scratch_release(sc);
+        scratch_release(be, sc);
         return UTIL_ENOMEM;
     }
     return UTIL_OK;
+#undef falloc
 }
 
 /* --- lifecycle ---------------------------------------------------------- */
@@ -54,7 +52,7 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     if (!s) return util_err_set(err, UTIL_ENOMEM, "sequence: out of memory");
     s->m = m;
     s->n_ctx = n_ctx;
-    s->n_batch = 64;
+    s->n_batch = m->be->ops->n_batch > 0 ? m->be->ops->n_batch : 64;
     s->max_pages = (n_ctx + P - 1) / P;
     s->pages = calloc((size_t)s->max_pages, sizeof *s->pages);
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
@@ -64,7 +62,7 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->kv.n_layer = m->hp.n_layer;
     s->kv.kv_dim = m->hp.n_kv_head * m->hp.head_dim;
     int rc = UTIL_OK;
-    if (!s->pages || !s->nodes || !s->toks || scratch_init(&s->sc, &m->hp, s->n_batch))
+    if (!s->pages || !s->nodes || !s->toks || scratch_init(m->be, &s->sc, &m->hp, s->n_batch))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
     else
         rc = m->be->ops->reserve(m->be, n_ctx, err);
@@ -94,7 +92,7 @@ void eng_seq_free(eng_seq *s) {
     free(s->pages);
     free(s->nodes);
     free(s->toks);
-    scratch_release(&s->sc);
+    scratch_release(s->m->be, &s->sc);
     free(s);
 }
 
@@ -112,8 +110,8 @@ void eng_seq_set_batch(eng_seq *s, int n_batch) {
     if (n_batch < 1) n_batch = 1;
     if (n_batch == s->sc.n_batch) return;
     eng_scratch sc;
-    if (scratch_init(&sc, &s->m->hp, n_batch) == UTIL_OK) {
-        scratch_release(&s->sc);
+    if (scratch_init(s->m->be, &sc, &s->m->hp, n_batch) == UTIL_OK) {
+        scratch_release(s->m->be, &s->sc);
         s->sc = sc;
         s->n_batch = n_batch;
     }
@@ -132,7 +130,12 @@ static int make_private(eng_seq *s, int i, util_err *err) {
     uint16_t *copy;
     int rc = eng_kvcache_page_alloc(s->m->cache, &copy, err);
     if (rc) return rc;
-    memcpy(copy, s->pages[i], eng_kvcache_page_bytes(s->m->cache));
+    eng_backend *be = s->m->be;
+    rc = be->ops->copy(be, copy, s->pages[i], eng_kvcache_page_bytes(s->m->cache), err);
+    if (rc) {
+        eng_kvcache_page_free(s->m->cache, copy);
+        return rc;
+    }
     eng_kvcache_unpin(s->m->cache, s->nodes[i]);
     s->nodes[i] = NULL;
     s->pages[i] = copy;
@@ -156,7 +159,10 @@ static int prepare_pages(eng_seq *s, int from, int end, util_err *err) {
 
 /* --- evaluation --------------------------------------------------------- */
 
-int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
+/* Evaluates n tokens; prefill says whether they are prompt tokens (see
+ * eng_backend.prefill). */
+static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int prefill,
+                    util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
     if (s->len + n > s->n_ctx)
         return util_err_set(err, UTIL_ERANGE,
@@ -168,6 +174,8 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
             return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%d)", toks[i], nv);
     int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
+    eng_backend *be = s->m->be;
+    be->prefill = prefill;
     for (int done = 0; done < n;) {
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
@@ -178,8 +186,13 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
         done += chunk;
         if (s->progress && n > chunk) s->progress(s->progress_user, done, n);
     }
-    if (logits) memcpy(logits, s->sc.logits, (size_t)nv * sizeof(float));
+    if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
     return UTIL_OK;
+}
+
+/* Several tokens are a prompt; one token is a decode step. */
+int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
+    return seq_eval(s, toks, n, logits, n > 1, err);
 }
 
 void eng_seq_commit(eng_seq *s) {
@@ -240,7 +253,7 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
     eng_kvcache_count_query(s->m->cache, n, reused, from_disk);
     if (cached_memory) *cached_memory = reused - from_disk;
     if (cached_disk) *cached_disk = from_disk;
-    int rc = eng_seq_eval(s, toks + s->len, n - s->len, logits, err);
+    int rc = seq_eval(s, toks + s->len, n - s->len, logits, 1, err);
     if (rc == UTIL_OK) eng_seq_commit(s);
     return rc;
 }

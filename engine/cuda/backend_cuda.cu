@@ -1,0 +1,416 @@
+/* engine/cuda/backend_cuda.cu: the CUDA backend: the vtable of engine/backend.h on
+ * one GPU. Weights are uploaded once in their quantized form; activations, KV pages
+ * and scratch are device memory. Prompt tokens (eng_backend.prefill) go through
+ * cuBLAS: the weight is dequantized to f16 (in row tiles whose size depends only on
+ * the weight) and multiplied with the f16 activations padded to a fixed GEMM_N
+ * columns, so the GEMM's shape, and with it each token's arithmetic, never depends
+ * on how many tokens a call carries. Generated tokens go through the dequantizing
+ * matvec kernel. Everything is queued on one stream; errors of queued work surface
+ * at the next to_host. Does not sample, tokenize or manage the prefix tree. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "../backend.h"
+#include "../quant.h"
+}
+#include "cuda_kernels.h"
+
+enum {
+    GEMM_N = 64,                      /* columns of every prefill GEMM */
+    TILE_VALUES = 32 * 1024 * 1024,   /* f16 values of one dequantized weight tile */
+};
+
+typedef struct cuda_backend {
+    eng_backend base;
+    eng_backend_ops ops;
+    char name[32];
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    void **owned;            /* weight and vector copies, freed with the backend */
+    size_t n_owned, cap_owned;
+    __half *wh;              /* a dequantized weight tile */
+    size_t wh_cap;           /* values */
+    __half *xh;              /* GEMM_N activation columns as f16 */
+    size_t xh_cap;           /* values */
+    float *yn;               /* GEMM_N output columns */
+    size_t yn_cap;           /* values */
+    int32_t *ids;
+    size_t ids_cap;
+    uint16_t **ptab;         /* device copy of the page table */
+    size_t ptab_cap;         /* entries */
+    uint16_t **ptab_host;    /* what ptab holds */
+    size_t ptab_n;
+} cuda_backend;
+
+static cuda_backend *cb_of(eng_backend *be) { return (cuda_backend *)be; }
+
+static int cu_fail(util_err *err, cudaError_t e, const char *what) {
+    return util_err_set(err, e == cudaErrorMemoryAllocation ? UTIL_ENOMEM : UTIL_EIO, "cuda: %s: %s",
+                        what, cudaGetErrorString(e));
+}
+
+/* Grows a device buffer of `elem`-byte values to hold at least `need` values. */
+static cudaError_t dev_grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return cudaSuccess;
+    size_t n = need + need / 4 + 256;
+    void *q = NULL;
+    cudaError_t e = cudaMalloc(&q, n * elem);
+    if (e != cudaSuccess) return e;
+    if (*p) cudaFree(*p);
+    *p = q;
+    *cap = n;
+    return cudaSuccess;
+}
+
+/* --- memory --------------------------------------------------------------- */
+
+static void *cuda_alloc(eng_backend *be, size_t bytes) {
+    void *p = NULL;
+    cudaSetDevice(cb_of(be)->device);
+    return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : NULL;
+}
+
+static void cuda_release(eng_backend *be, void *p) {
+    if (p) cudaFree(p); /* waits for queued work that may still read it */
+}
+
+static int cuda_to_dev(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
+    /* from pageable memory: returns once src has been staged, so the caller may reuse it */
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cb_of(be)->stream);
+    return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "copy to device");
+}
+
+static int cuda_to_host(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
+    cuda_backend *cb = cb_of(be);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return cu_fail(err, e, "kernel launch");
+    e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cb->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cb->stream);
+    return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "copy to host");
+}
+
+static int cuda_copy(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cb_of(be)->stream);
+    return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "device copy");
+}
+
+/* A device copy of host bytes, owned by the backend. */
+static int upload_owned(cuda_backend *cb, const void *src, size_t bytes, void **out, const char *what,
+                        util_err *err) {
+    if (cb->n_owned == cb->cap_owned) {
+        size_t cap = cb->cap_owned ? cb->cap_owned * 2 : 64;
+        void **o = (void **)realloc(cb->owned, cap * sizeof *o);
+        if (!o) return util_err_set(err, UTIL_ENOMEM, "cuda: out of host memory");
+        cb->owned = o;
+        cb->cap_owned = cap;
+    }
+    void *d = NULL;
+    cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
+    if (e != cudaSuccess)
+        return util_err_set(err, UTIL_ENOMEM, "cuda: no device memory for %s (%zu bytes): %s", what, bytes,
+                            cudaGetErrorString(e));
+    e = cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaFree(d);
+        return cu_fail(err, e, what);
+    }
+    cb->owned[cb->n_owned++] = d;
+    *out = d;
+    return UTIL_OK;
+}
+
+static int cuda_load(eng_backend *be, eng_weight *w, util_err *err) {
+    const eng_type_traits *tr = eng_type_get(w->type);
+    if (!cu_type_ok(w->type))
+        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': type %s has no CUDA kernels", w->name,
+                            tr ? tr->name : "unknown");
+    return upload_owned(cb_of(be), w->data, (size_t)w->rows * w->row_bytes, &w->dev, w->name, err);
+}
+
+static int cuda_load_vec(eng_backend *be, const float *v, size_t n, const float **out, util_err *err) {
+    void *d = NULL;
+    int rc = upload_owned(cb_of(be), v, n * sizeof(float), &d, "norm vector", err);
+    if (rc == UTIL_OK) *out = (const float *)d;
+    return rc;
+}
+
+/* Streaming bandwidth of device memory: a device-to-device copy moves each
+ * byte twice (read + write); best of 5 copies of 256 MiB. */
+static double cuda_bandwidth(eng_backend *be) {
+    cuda_backend *cb = cb_of(be);
+    size_t bytes = (size_t)256 << 20;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t t0, t1;
+    double best = 0;
+    if (cudaMalloc(&a, bytes) != cudaSuccess) return 0;
+    if (cudaMalloc(&b, bytes) != cudaSuccess) {
+        cudaFree(a);
+        return 0;
+    }
+    cudaEventCreate(&t0);
+    cudaEventCreate(&t1);
+    cudaMemsetAsync(a, 1, bytes, cb->stream);
+    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, cb->stream); /* warm-up */
+    for (int i = 0; i < 5; i++) {
+        float ms = 0;
+        cudaEventRecord(t0, cb->stream);
+        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, cb->stream);
+        cudaEventRecord(t1, cb->stream);
+        if (cudaEventSynchronize(t1) != cudaSuccess || cudaEventElapsedTime(&ms, t0, t1) != cudaSuccess ||
+            ms <= 0)
+            continue;
+        double bw = 2.0 * (double)bytes / (ms * 1e-3);
+        if (bw > best) best = bw;
+    }
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    cudaFree(a);
+    cudaFree(b);
+    return best;
+}
+
+/* --- matmul ----------------------------------------------------------------- */
+
+/* Rows per dequantized tile of w: a function of the weight alone. */
+static int64_t tile_rows(const eng_weight *w) {
+    int64_t r = TILE_VALUES / w->cols;
+    if (r < 1) r = 1;
+    return r < w->rows ? r : w->rows;
+}
+
+static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, float *y, int n_tok,
+                        util_err *err) {
+    int64_t rows = w->rows, cols = w->cols, tr = tile_rows(w);
+    size_t n_chunk = ((size_t)n_tok + GEMM_N - 1) / GEMM_N, npad = n_chunk * GEMM_N;
+    cudaError_t e;
+    if ((e = dev_grow((void **)&cb->wh, &cb->wh_cap, (size_t)(tr * cols), sizeof(__half))) ||
+        (e = dev_grow((void **)&cb->xh, &cb->xh_cap, npad * (size_t)cols, sizeof(__half))) ||
+        (e = dev_grow((void **)&cb->yn, &cb->yn_cap, npad * (size_t)rows, sizeof(float))))
+        return cu_fail(err, e, "prefill scratch");
+    /* activations as f16, the last chunk padded with zero columns */
+    cu_f32_to_f16(cb->stream, x, cb->xh, (size_t)n_tok * (size_t)cols);
+    if ((size_t)n_tok < npad)
+        cudaMemsetAsync(cb->xh + (size_t)n_tok * (size_t)cols, 0,
+                        (npad - (size_t)n_tok) * (size_t)cols * sizeof(__half), cb->stream);
+    const float one = 1.0f, zero = 0.0f;
+    for (int64_t r0 = 0; r0 < rows; r0 += tr) {
+        int64_t nr = rows - r0 < tr ? rows - r0 : tr;
+        cu_dequant_f16(cb->stream, w->type, w->dev, r0, nr, cols, w->row_bytes, cb->wh);
+        for (size_t c = 0; c < n_chunk; c++) {
+            /* column-major view: C[r][t] (ldc = rows) = W_tile[r][:] . X[t][:], always
+             * nr x GEMM_N x cols: the shape depends on the weight alone */
+            cublasStatus_t st = cublasGemmEx(
+                cb->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nr, GEMM_N, (int)cols, &one, cb->wh, CUDA_R_16F,
+                (int)cols, cb->xh + c * GEMM_N * (size_t)cols, CUDA_R_16F, (int)cols, &zero,
+                cb->yn + c * GEMM_N * (size_t)rows + r0, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
+                CUBLAS_GEMM_DEFAULT);
+            if (st != CUBLAS_STATUS_SUCCESS)
+                return util_err_set(err, UTIL_EIO, "cuda: cublasGemmEx on '%s': status %d", w->name, (int)st);
+        }
+    }
+    e = cudaMemcpyAsync(y, cb->yn, (size_t)n_tok * (size_t)rows * sizeof(float), cudaMemcpyDeviceToDevice,
+                        cb->stream);
+    return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "prefill output");
+}
+
+static int cuda_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
+                       util_err *err) {
+    cuda_backend *cb = cb_of(be);
+    if (!w->dev) return util_err_set(err, UTIL_EINTERNAL, "cuda: tensor '%s' was not uploaded", w->name);
+    if (n_tok <= 0) return UTIL_OK;
+    if (be->prefill) return gemm_prefill(cb, w, x, y, n_tok, err);
+    cu_matvec(cb->stream, w->type, w->dev, w->rows, w->cols, w->row_bytes, x, y, n_tok);
+    return UTIL_OK;
+}
+
+static int cuda_get_rows(eng_backend *be, const eng_weight *w, const int32_t *ids, int n, float *out,
+                         util_err *err) {
+    cuda_backend *cb = cb_of(be);
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= w->rows)
+            return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%lld)", ids[i],
+                                (long long)w->rows);
+    cudaError_t e = dev_grow((void **)&cb->ids, &cb->ids_cap, (size_t)n, sizeof(int32_t));
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(cb->ids, ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, cb->stream);
+    if (e != cudaSuccess) return cu_fail(err, e, "token ids");
+    cu_get_rows(cb->stream, w->type, w->dev, w->cols, w->row_bytes, cb->ids, n, out);
+    return UTIL_OK;
+}
+
+/* --- the paged KV cache ------------------------------------------------------- */
+
+/* The device page table for the first n pages of kv, uploaded when it changed
+ * (new pages, copy-on-write, another sequence). NULL when out of memory. */
+static uint16_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int n_pos) {
+    size_t n = (size_t)((n_pos + kv->page_tokens - 1) / kv->page_tokens);
+    if (n <= cb->ptab_n && memcmp(cb->ptab_host, kv->pages, n * sizeof *kv->pages) == 0) return cb->ptab;
+    if (n > cb->ptab_cap) {
+        size_t cap = n + n / 2 + 64;
+        uint16_t **h = (uint16_t **)realloc(cb->ptab_host, cap * sizeof *h);
+        if (!h) return NULL;
+        cb->ptab_host = h;
+        size_t dcap = 0;
+        void *d = NULL;
+        if (dev_grow(&d, &dcap, cap, sizeof *h) != cudaSuccess) return NULL;
+        if (cb->ptab) cudaFree(cb->ptab);
+        cb->ptab = (uint16_t **)d;
+        cb->ptab_cap = cap;
+        cb->ptab_n = 0;
+    }
+    memcpy(cb->ptab_host, kv->pages, n * sizeof *kv->pages);
+    cb->ptab_n = n;
+    if (cudaMemcpyAsync(cb->ptab, cb->ptab_host, n * sizeof *kv->pages, cudaMemcpyHostToDevice, cb->stream) !=
+        cudaSuccess)
+        return NULL;
+    return cb->ptab;
+}
+
+static cu_kv kv_of(uint16_t *const *table, const eng_kv_view *kv) {
+    cu_kv k = {table, kv->page_tokens, kv->n_layer, kv->kv_dim};
+    return k;
+}
+
+static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
+                          int n_tok, int pos0) {
+    cuda_backend *cb = cb_of(be);
+    uint16_t *const *t = page_table(cb, kv, pos0 + n_tok);
+    if (!t) {
+        fprintf(stderr, "cachet: cuda: cannot upload the KV page table\n");
+        return; /* the next to_host reports the failed copy */
+    }
+    cu_kv_store(cb->stream, kv_of(t, kv), layer, k, v, n_tok, pos0);
+}
+
+static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
+    cuda_backend *cb = cb_of(be);
+    uint16_t *const *t = page_table(cb, a->kv, a->pos0 + a->n_tok);
+    if (!t) {
+        fprintf(stderr, "cachet: cuda: cannot upload the KV page table\n");
+        return;
+    }
+    cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, a->n_head,
+                 a->n_kv_head, a->head_dim, a->scale, a->window);
+}
+
+/* --- elementwise ops ----------------------------------------------------------- */
+
+static void cuda_rmsnorm(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
+                         float eps) {
+    cu_rmsnorm(cb_of(be)->stream, y, x, w, n, n_rows, eps);
+}
+
+static void cuda_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
+                      float base, float freq_scale, int neox) {
+    cu_rope(cb_of(be)->stream, x, n_tok, n_head, head_dim, n_rot, pos0, base, freq_scale, neox);
+}
+
+static void cuda_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
+    cu_swiglu(cb_of(be)->stream, out, gate, up, n);
+}
+
+static void cuda_geglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
+    cu_geglu(cb_of(be)->stream, out, gate, up, n);
+}
+
+static void cuda_add(eng_backend *be, float *y, const float *x, size_t n) { cu_add(cb_of(be)->stream, y, x, n); }
+
+static void cuda_scale(eng_backend *be, float *x, float s, size_t n) { cu_scale(cb_of(be)->stream, x, s, n); }
+
+/* --- lifecycle ------------------------------------------------------------------- */
+
+static int cuda_n_threads(const eng_backend *be) { return 1; }
+
+static int cuda_reserve(eng_backend *be, int n_ctx, util_err *err) { return UTIL_OK; }
+
+static void cuda_destroy(eng_backend *be) {
+    cuda_backend *cb = cb_of(be);
+    cudaSetDevice(cb->device);
+    if (cb->stream) cudaStreamSynchronize(cb->stream);
+    for (size_t i = 0; i < cb->n_owned; i++) cudaFree(cb->owned[i]);
+    free(cb->owned);
+    void *bufs[] = {cb->wh, cb->xh, cb->yn, cb->ids, cb->ptab};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) cudaFree(bufs[i]);
+    free(cb->ptab_host);
+    if (cb->blas) cublasDestroy(cb->blas);
+    if (cb->stream) cudaStreamDestroy(cb->stream);
+    free(cb);
+}
+
+static eng_backend_ops cuda_ops_template(void) {
+    eng_backend_ops o;
+    memset(&o, 0, sizeof o);
+    o.name = "cuda";
+    o.destroy = cuda_destroy;
+    o.n_threads = cuda_n_threads;
+    o.n_batch = 512;
+    o.alloc = cuda_alloc;
+    o.release = cuda_release;
+    o.to_dev = cuda_to_dev;
+    o.to_host = cuda_to_host;
+    o.copy = cuda_copy;
+    o.load = cuda_load;
+    o.load_vec = cuda_load_vec;
+    o.bandwidth = cuda_bandwidth;
+    o.reserve = cuda_reserve;
+    o.matmul = cuda_matmul;
+    o.get_rows = cuda_get_rows;
+    o.rmsnorm = cuda_rmsnorm;
+    o.rope = cuda_rope;
+    o.kv_store = cuda_kv_store;
+    o.attention = cuda_attention;
+    o.swiglu = cuda_swiglu;
+    o.geglu = cuda_geglu;
+    o.add = cuda_add;
+    o.scale = cuda_scale;
+    return o;
+}
+
+extern "C" int eng_backend_cuda_count(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky "no device/driver" state */
+        return 0;
+    }
+    return n;
+}
+
+extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err) {
+    *out = NULL;
+    int n = eng_backend_cuda_count();
+    if (n == 0) return util_err_set(err, UTIL_EUNSUPPORTED, "cuda: no CUDA device is available");
+    if (device < 0 || device >= n)
+        return util_err_set(err, UTIL_EINVAL, "cuda: device %d does not exist (%d available)", device, n);
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess) return cu_fail(err, e, "select device");
+    cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) return cu_fail(err, e, "device properties");
+    cuda_backend *cb = (cuda_backend *)calloc(1, sizeof *cb);
+    if (!cb) return util_err_set(err, UTIL_ENOMEM, "cuda: out of host memory");
+    cb->device = device;
+    cb->ops = cuda_ops_template();
+    /* the name enters the prefix-cache fingerprint: KV written by another GPU
+     * generation (different kernels' rounding) is never mixed in */
+    snprintf(cb->name, sizeof cb->name, "cuda-sm%d%d", prop.major, prop.minor);
+    cb->ops.name = cb->name;
+    cb->base.ops = &cb->ops;
+    if ((e = cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        cuda_destroy(&cb->base);
+        return cu_fail(err, e, "create stream");
+    }
+    if (cublasCreate(&cb->blas) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetStream(cb->blas, cb->stream) != CUBLAS_STATUS_SUCCESS ||
+        /* no split-K reductions with atomics: results stay deterministic */
+        cublasSetAtomicsMode(cb->blas, CUBLAS_ATOMICS_NOT_ALLOWED) != CUBLAS_STATUS_SUCCESS) {
+        cuda_destroy(&cb->base);
+        return util_err_set(err, UTIL_EIO, "cuda: cannot start cuBLAS");
+    }
+    *out = &cb->base;
+    return UTIL_OK;
+}
