@@ -45,6 +45,7 @@ typedef struct cuda_backend {
     size_t ptab_cap;         /* entries */
     uint16_t **ptab_host;    /* what ptab holds */
     size_t ptab_n;
+    char failed[160];        /* a failure in an op without an error path, reported by to_host */
 } cuda_backend;
 
 static cuda_backend *cb_of(eng_backend *be) { return (cuda_backend *)be; }
@@ -87,6 +88,11 @@ static int cuda_to_dev(eng_backend *be, void *dst, const void *src, size_t bytes
 
 static int cuda_to_host(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
     cuda_backend *cb = cb_of(be);
+    if (cb->failed[0]) {
+        int rc = util_err_set(err, UTIL_EIO, "cuda: %s", cb->failed);
+        cb->failed[0] = '\0';
+        return rc;
+    }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return cu_fail(err, e, "kernel launch");
     e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cb->stream);
@@ -281,17 +287,22 @@ static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, con
     cuda_backend *cb = cb_of(be);
     uint16_t *const *t = page_table(cb, kv, pos0 + n_tok);
     if (!t) {
-        fprintf(stderr, "cachet: cuda: cannot upload the KV page table\n");
-        return; /* the next to_host reports the failed copy */
+        snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
+        return;
     }
     cu_kv_store(cb->stream, kv_of(t, kv), layer, k, v, n_tok, pos0);
 }
 
 static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
     cuda_backend *cb = cb_of(be);
+    if (a->head_dim > 256 || a->head_dim % 2) {
+        snprintf(cb->failed, sizeof cb->failed, "attention: head dim %d is not supported (even, <= 256)",
+                 a->head_dim);
+        return;
+    }
     uint16_t *const *t = page_table(cb, a->kv, a->pos0 + a->n_tok);
     if (!t) {
-        fprintf(stderr, "cachet: cuda: cannot upload the KV page table\n");
+        snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
         return;
     }
     cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, a->n_head,
