@@ -42,7 +42,7 @@ LIBLINT   := $(BUILD)/libcachet_lint.a
 .PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda install clean \
         format check-format fuzz deps model help
 
-all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests
+all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
 help:
 	@echo "make run       deps + model + build, then ask the model a question"
@@ -98,6 +98,12 @@ $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h
 
 $(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The synthetic-model writer's command line (tests/synth.h; docs/synth.md).
+$(BIN)/cachet-synth: $(call obj,tests/tools/synth_main.c tests/synth.c) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,20 +1,28 @@
 /* tests/synth.c: the synthetic-model writer (see synth.h). Builds the GGUF
  * header (metadata, vocabulary, tensor table) in memory, then streams the
- * tensors row by row, so large models need only one row of scratch. The
- * reference quantizers here aim at valid blocks, not quality; the engine's
- * own from_float is used where the type has one. Writes llama only. */
+ * tensors in chunks of rows that worker threads fill and quantize, each row
+ * from its own seeded stream so the bytes do not depend on the thread count.
+ * The reference quantizers aim at valid blocks, not quality; the engine's own
+ * from_float is used where the type has one. Writes llama and gemma3. */
 #include "synth.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../engine/quant.h"
 #include "../util/buf.h"
 
 #define SYNTH_ALIGN 32
+#define SYNTH_MAX_DIM (1 << 24) /* the engine's bound on a shape key */
+#define SYNTH_CHUNK (8u << 20)  /* output bytes per chunk of rows */
+#define SYNTH_MAX_THREADS 64
 
 /* --- deterministic random numbers --------------------------------------- */
 
@@ -26,14 +34,18 @@ static uint64_t rng_next(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-static float rng_uniform(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
-
-/* Roughly N(0,1): a sum of four uniforms (variance 1/3) rescaled. No libm
- * call, so the bytes do not depend on the platform's log/cos. */
+/* Roughly N(0,1) from one draw: the sum of its four 16-bit quarters (each
+ * uniform, variance 1/12 after scaling) rescaled. No libm call, so the bytes
+ * do not depend on the platform's log/cos; one draw per value keeps the 1B
+ * presets fast. */
 static float rng_normal(uint64_t *s) {
-    float u = rng_uniform(s) + rng_uniform(s) + rng_uniform(s) + rng_uniform(s);
-    return (u - 2.0f) * 1.7320508f;
+    uint64_t z = rng_next(s);
+    uint32_t sum = (uint32_t)(z & 0xFFFF) + (uint32_t)((z >> 16) & 0xFFFF) +
+                   (uint32_t)((z >> 32) & 0xFFFF) + (uint32_t)(z >> 48);
+    return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
 }
+
+static float rng_uniform(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
 
 /* --- reference quantizers ----------------------------------------------- */
 
@@ -84,10 +96,22 @@ static void quant_q5_0(const float *x, unsigned char *b) {
     put_u32(b + 2, qh);
 }
 
+/* Min and max of a 32-value block; plain compares (no NaNs here) so the
+ * compiler vectorizes them, which fminf's NaN rules prevent. */
+static void block_range(const float *x, float *mn_out, float *mx_out) {
+    float mn = x[0], mx = x[0];
+    for (int i = 1; i < 32; i++) {
+        mn = x[i] < mn ? x[i] : mn;
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    *mn_out = mn;
+    *mx_out = mx;
+}
+
 /* Q4_1 / Q5_1: affine, d = (max - min) / (levels - 1), m = min. */
 static void quant_q4_1(const float *x, unsigned char *b) {
-    float mn = x[0], mx = x[0];
-    for (int i = 1; i < 32; i++) mn = fminf(mn, x[i]), mx = fmaxf(mx, x[i]);
+    float mn, mx;
+    block_range(x, &mn, &mx);
     float d = (mx - mn) / 15.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
     put_u16(b, eng_f32_to_f16(d));
     put_u16(b + 2, eng_f32_to_f16(mn));
@@ -99,8 +123,8 @@ static void quant_q4_1(const float *x, unsigned char *b) {
 }
 
 static void quant_q5_1(const float *x, unsigned char *b) {
-    float mn = x[0], mx = x[0];
-    for (int i = 1; i < 32; i++) mn = fminf(mn, x[i]), mx = fmaxf(mx, x[i]);
+    float mn, mx;
+    block_range(x, &mn, &mx);
     float d = (mx - mn) / 31.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
     uint32_t qh = 0;
     put_u16(b, eng_f32_to_f16(d));
@@ -255,6 +279,12 @@ static void w_u64(kvw *w, uint64_t v) {
     w_raw(w, p, 8);
 }
 
+static void w_f32(kvw *w, float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    w_u32(w, u);
+}
+
 static void w_str(kvw *w, const char *s, size_t n) {
     w_u64(w, n);
     w_raw(w, s, n);
@@ -272,10 +302,8 @@ static void kv_u32(kvw *w, const char *key, uint32_t v) {
 }
 
 static void kv_f32(kvw *w, const char *key, float v) {
-    uint32_t u;
-    memcpy(&u, &v, 4);
     kv_key(w, key, 6);
-    w_u32(w, u);
+    w_f32(w, v);
 }
 
 static void kv_bool(kvw *w, const char *key, int v) {
@@ -287,6 +315,26 @@ static void kv_bool(kvw *w, const char *key, int v) {
 static void kv_str(kvw *w, const char *key, const char *s) {
     kv_key(w, key, 8);
     w_str(w, s, strlen(s));
+}
+
+/* "<arch>.<suffix>" keys. */
+static void kv_arch_u32(kvw *w, const char *arch, const char *suffix, uint32_t v) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    kv_u32(w, key, v);
+}
+
+static void kv_arch_f32(kvw *w, const char *arch, const char *suffix, float v) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    kv_f32(w, key, v);
+}
+
+/* An array header: key, type 9, element type, count. */
+static void kv_arr(kvw *w, const char *key, uint32_t elem, uint64_t n) {
+    kv_key(w, key, 9);
+    w_u32(w, elem);
+    w_u64(w, n);
 }
 
 /* GPT-2's byte-to-unicode map: printable bytes map to themselves, the other
@@ -309,11 +357,29 @@ static int byte_text(unsigned b, char out[4]) {
 }
 
 /* Merges in rank order; each one's parts exist by the time it applies, so a
- * prefix of the list is itself valid. "\xc4\xa0" is U+0120, the space byte. */
+ * prefix of the list is itself valid. "\xc4\xa0" is U+0120, the space byte.
+ * The gemma3 vocabulary uses the same pieces with U+2581 for the space. */
 static const char *const synth_merges[] = {
     "\xc4\xa0 t", "h e", "i n", "\xc4\xa0t he", "a b", "ab c", "e r", "o n", "\xc4\xa0 a", "r e",
 };
 #define N_MERGES (sizeof synth_merges / sizeof synth_merges[0])
+
+/* The text a merge produces: its two parts joined, the BPE space mapped to
+ * SentencePiece's U+2581 when spm. */
+static size_t merge_text(const char *merge, int spm, char *out, size_t cap) {
+    size_t o = 0;
+    for (const char *p = merge; *p && o + 3 < cap; p++) {
+        if (*p == ' ') continue;
+        if (spm && p[0] == '\xc4' && p[1] == '\xa0') {
+            memcpy(out + o, "\xe2\x96\x81", 3);
+            o += 3;
+            p++;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    return o;
+}
 
 static const char *const synth_controls[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
 
@@ -324,16 +390,22 @@ static const char synth_template[] =
     "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-/* Vocabulary: ids 0-2 control, 3-258 the bytes, then merge results while the
- * size allows, then "tokN" fillers. */
-static void write_vocab(kvw *w, int n_vocab) {
+/* Gemma's turn format: bos, then user/model turns (assistant renamed). */
+static const char synth_template_gemma[] =
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] == 'assistant' %}{% set role = 'model' %}"
+    "{% else %}{% set role = message['role'] %}{% endif %}"
+    "{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}";
+
+/* llama vocabulary: ids 0-2 control, 3-258 the bytes, then merge results while
+ * the size allows, then "tokN" fillers. */
+static void write_vocab_bpe(kvw *w, int n_vocab) {
     size_t n_merges = (size_t)(n_vocab - SYNTH_MIN_VOCAB);
     if (n_merges > N_MERGES) n_merges = N_MERGES;
     kv_str(w, "tokenizer.ggml.model", "gpt2");
     kv_str(w, "tokenizer.ggml.pre", "smollm");
-    kv_key(w, "tokenizer.ggml.tokens", 9);
-    w_u32(w, 8);
-    w_u64(w, (uint64_t)n_vocab);
+    kv_arr(w, "tokenizer.ggml.tokens", 8, (uint64_t)n_vocab);
     int id = 0;
     for (; id < 3; id++) w_str(w, synth_controls[id], strlen(synth_controls[id]));
     for (unsigned c = 0; c < 256; c++, id++) {
@@ -342,23 +414,16 @@ static void write_vocab(kvw *w, int n_vocab) {
     }
     for (size_t k = 0; k < n_merges; k++, id++) {
         char t[64];
-        size_t o = 0;
-        for (const char *p = synth_merges[k]; *p && o < sizeof t; p++)
-            if (*p != ' ') t[o++] = *p;
-        w_str(w, t, o);
+        w_str(w, t, merge_text(synth_merges[k], 0, t, sizeof t));
     }
     for (; id < n_vocab; id++) {
         char t[32];
         int k = snprintf(t, sizeof t, "tok%d", id);
         w_str(w, t, (size_t)k);
     }
-    kv_key(w, "tokenizer.ggml.token_type", 9);
-    w_u32(w, 5);
-    w_u64(w, (uint64_t)n_vocab);
+    kv_arr(w, "tokenizer.ggml.token_type", 5, (uint64_t)n_vocab);
     for (id = 0; id < n_vocab; id++) w_u32(w, id < 3 ? 3u : 1u); /* control : normal */
-    kv_key(w, "tokenizer.ggml.merges", 9);
-    w_u32(w, 8);
-    w_u64(w, n_merges);
+    kv_arr(w, "tokenizer.ggml.merges", 8, n_merges);
     for (size_t k = 0; k < n_merges; k++) w_str(w, synth_merges[k], strlen(synth_merges[k]));
     kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
     kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
@@ -366,6 +431,79 @@ static void write_vocab(kvw *w, int n_vocab) {
     kv_u32(w, "tokenizer.ggml.padding_token_id", 2);
     kv_bool(w, "tokenizer.ggml.add_bos_token", 0);
     kv_str(w, "tokenizer.chat_template", synth_template);
+}
+
+/* gemma3 vocabulary (SentencePiece "llama" model, Gemma's special ids 0-3):
+ * 0 <pad>, 1 <eos>, 2 <bos>, 3 <unk>, 4 <start_of_turn>, 5 <end_of_turn>,
+ * 6-261 <0x00>..<0xFF>, 262 U+2581 (the escaped space: as bytes it would
+ * decode to U+2581, not ' '), then while the size allows the printable ASCII
+ * characters, the merge pieces (scored by rank), and "tokN" fillers.
+ * Anything else falls back to byte tokens, so all text round-trips. */
+enum { GEMMA_N_SPECIAL = 6, GEMMA_N_CHARS = 1 + 94 }; /* U+2581 and '!'..'~' */
+static const char *const gemma_specials[GEMMA_N_SPECIAL] = {
+    "<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
+};
+
+/* Text, type and score of gemma3 vocabulary entry id. */
+static size_t gemma_token(int id, char *t, size_t cap, uint32_t *type, float *score) {
+    static const char hex[] = "0123456789ABCDEF";
+    int orig = id;
+    *score = 0.0f;
+    if (id < GEMMA_N_SPECIAL) {
+        *type = id == 3 ? 2u : 3u; /* unknown : control */
+        return (size_t)snprintf(t, cap, "%s", gemma_specials[id]);
+    }
+    id -= GEMMA_N_SPECIAL;
+    if (id < 256) {
+        *type = 6; /* byte */
+        return (size_t)snprintf(t, cap, "<0x%c%c>", hex[id >> 4], hex[id & 15]);
+    }
+    id -= 256;
+    *type = 1;
+    if (id < GEMMA_N_CHARS) {
+        *score = -1000.0f - (float)id; /* never a merge result */
+        if (id == 0) {
+            memcpy(t, "\xe2\x96\x81", 3);
+            return 3;
+        }
+        t[0] = (char)(0x20 + id);
+        return 1;
+    }
+    id -= GEMMA_N_CHARS;
+    if (id < (int)N_MERGES) {
+        *score = -(float)(id + 1); /* earlier merges first */
+        return merge_text(synth_merges[id], 1, t, cap);
+    }
+    *score = -2000.0f;
+    return (size_t)snprintf(t, cap, "tok%d", orig);
+}
+
+static void write_vocab_spm(kvw *w, int n_vocab) {
+    char t[64];
+    uint32_t type;
+    float score;
+    kv_str(w, "tokenizer.ggml.model", "llama");
+    kv_str(w, "tokenizer.ggml.pre", "default");
+    kv_arr(w, "tokenizer.ggml.tokens", 8, (uint64_t)n_vocab);
+    for (int id = 0; id < n_vocab; id++) w_str(w, t, gemma_token(id, t, sizeof t, &type, &score));
+    kv_arr(w, "tokenizer.ggml.scores", 6, (uint64_t)n_vocab);
+    for (int id = 0; id < n_vocab; id++) {
+        gemma_token(id, t, sizeof t, &type, &score);
+        w_f32(w, score);
+    }
+    kv_arr(w, "tokenizer.ggml.token_type", 5, (uint64_t)n_vocab);
+    for (int id = 0; id < n_vocab; id++) {
+        gemma_token(id, t, sizeof t, &type, &score);
+        w_u32(w, type);
+    }
+    kv_u32(w, "tokenizer.ggml.bos_token_id", 2);
+    kv_u32(w, "tokenizer.ggml.eos_token_id", 1);
+    kv_u32(w, "tokenizer.ggml.unknown_token_id", 3);
+    kv_u32(w, "tokenizer.ggml.padding_token_id", 0);
+    kv_bool(w, "tokenizer.ggml.add_bos_token", 1);
+    kv_bool(w, "tokenizer.ggml.add_eos_token", 0);
+    kv_bool(w, "tokenizer.ggml.add_space_prefix", 0);
+    kv_str(w, "tokenizer.chat_template", synth_template_gemma);
 }
 
 /* --- tensors ------------------------------------------------------------- */
@@ -384,14 +522,26 @@ typedef struct tdesc {
 
 synth_params synth_defaults(void) {
     synth_params p = {
-        .n_layer = 2, .n_embd = 64, .n_head = 4, .n_kv_head = 2, .n_ff = 128, .n_vocab = 320,
-        .head_dim = 0, .n_ctx = 2048, .rope_base = 10000.0f, .wtype = ENG_TYPE_Q4_1,
-        .etype = ENG_TYPE_Q8_0, .otype = ENG_TYPE_Q8_0, .tied = 1, .seed = 1, .name = NULL,
+        .arch = SYNTH_ARCH_LLAMA, .n_layer = 2, .n_embd = 64, .n_head = 4, .n_kv_head = 2,
+        .n_ff = 128, .n_vocab = 320, .head_dim = 0, .n_ctx = 2048, .rope_base = 10000.0f,
+        .swa_window = 512, .wtype = ENG_TYPE_Q4_1, .etype = ENG_TYPE_Q8_0, .otype = ENG_TYPE_Q8_0,
+        .tied = 1, .seed = 1, .n_threads = 0, .name = NULL,
     };
     return p;
 }
 
-int synth_tensor_count(const synth_params *p) { return 2 + 9 * p->n_layer + (p->tied ? 0 : 1); }
+int synth_min_vocab(const synth_params *p) {
+    return p->arch == SYNTH_ARCH_GEMMA3 ? SYNTH_MIN_VOCAB_GEMMA3 : SYNTH_MIN_VOCAB;
+}
+
+int synth_tensor_count(const synth_params *p) {
+    int per_layer = p->arch == SYNTH_ARCH_GEMMA3 ? 13 : 9;
+    return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1);
+}
+
+static int64_t head_dim_of(const synth_params *p) {
+    return p->head_dim ? p->head_dim : p->n_head > 0 ? p->n_embd / p->n_head : 0;
+}
 
 static void add_t(tdesc *t, int *n, const char *name, int64_t ne0, int64_t ne1, uint32_t type,
                   tkind kind, float std) {
@@ -410,8 +560,9 @@ static tdesc *plan(const synth_params *p, int *count) {
     int n = 0, total = synth_tensor_count(p);
     tdesc *t = calloc((size_t)total, sizeof *t);
     if (!t) return NULL;
-    int64_t E = p->n_embd, hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    int64_t E = p->n_embd, hd = head_dim_of(p);
     int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd, F = p->n_ff;
+    int gemma = p->arch == SYNTH_ARCH_GEMMA3;
     float es = 2.0f / sqrtf((float)E); /* logits of order 1-2 */
     add_t(t, &n, "token_embd.weight", E, p->n_vocab, p->etype, T_MAT, es);
     add_t(t, &n, "output_norm.weight", E, 1, 0, T_NORM, 0);
@@ -419,18 +570,27 @@ static tdesc *plan(const synth_params *p, int *count) {
     for (int il = 0; il < p->n_layer; il++) {
         char nm[64];
 #define T(suffix, ne0, ne1, kind, std)                                  \
-    snprintf(nm, sizeof nm, "blk.%d." suffix ".weight", il);            \
-    add_t(t, &n, nm, ne0, ne1, p->wtype, kind, std);
-        /* unit-variance projections; the residual writers at half that */
+    do {                                                                \
+        snprintf(nm, sizeof nm, "blk.%d." suffix ".weight", il);        \
+        add_t(t, &n, nm, ne0, ne1, p->wtype, kind, std);                \
+    } while (0);
+        /* unit-variance projections; the residual writers at half that.
+         * gemma3's norms are stored as 1 + w, so all of them sit near 1 */
         T("attn_norm", E, 1, T_NORM, 0)
         T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
         T("attn_k", E, KV, T_MAT, 1.0f / sqrtf((float)E))
         T("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E))
+        if (gemma) {
+            T("attn_q_norm", hd, 1, T_NORM, 0)
+            T("attn_k_norm", hd, 1, T_NORM, 0)
+        }
         T("attn_output", Q, E, T_MAT, 0.5f / sqrtf((float)Q))
+        if (gemma) T("post_attention_norm", E, 1, T_NORM, 0)
         T("ffn_norm", E, 1, T_NORM, 0)
         T("ffn_gate", E, F, T_MAT, 1.0f / sqrtf((float)E))
         T("ffn_up", E, F, T_MAT, 1.0f / sqrtf((float)E))
         T("ffn_down", F, E, T_MAT, 0.5f / sqrtf((float)F))
+        if (gemma) T("post_ffw_norm", E, 1, T_NORM, 0)
 #undef T
     }
     uint64_t off = 0;
@@ -442,67 +602,202 @@ static tdesc *plan(const synth_params *p, int *count) {
     return t;
 }
 
-static int check_params(const synth_params *p, util_err *err) {
-    if (p->n_layer < 1 || p->n_embd < 1 || p->n_head < 1 || p->n_kv_head < 1 || p->n_ff < 1 ||
-        p->n_ctx < 1 || p->head_dim < 0)
-        return util_err_set(err, UTIL_EINVAL, "synth: every dimension must be positive");
+int64_t synth_param_count(const synth_params *p) {
+    int64_t E = p->n_embd, hd = head_dim_of(p), F = p->n_ff, V = p->n_vocab;
+    int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd;
+    int64_t layer = 2 * E + E * Q + 2 * E * KV + Q * E + 3 * E * F;
+    if (p->arch == SYNTH_ARCH_GEMMA3) layer += 2 * hd + 2 * E;
+    return E * V * (p->tied ? 1 : 2) + E + layer * p->n_layer;
+}
+
+static int check_dims(const synth_params *p, util_err *err) {
+    const struct {
+        const char *what;
+        int v, min;
+    } dims[] = {
+        {"layers", p->n_layer, 1}, {"n_embd", p->n_embd, 1},   {"heads", p->n_head, 1},
+        {"kv heads", p->n_kv_head, 1}, {"n_ff", p->n_ff, 1},   {"context", p->n_ctx, 1},
+        {"head dim", p->head_dim, 0}, {"vocabulary", p->n_vocab, 1},
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].v < dims[i].min || dims[i].v > SYNTH_MAX_DIM)
+            return util_err_set(err, UTIL_EINVAL, "synth: %s %d is out of range [%d, %d]", dims[i].what,
+                                dims[i].v, dims[i].min, SYNTH_MAX_DIM);
+    if (p->arch != SYNTH_ARCH_LLAMA && p->arch != SYNTH_ARCH_GEMMA3)
+        return util_err_set(err, UTIL_EINVAL, "synth: unknown architecture %d", (int)p->arch);
     if (p->n_head % p->n_kv_head)
         return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads",
                             p->n_head, p->n_kv_head);
-    int hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
     if (!p->head_dim && p->n_embd % p->n_head)
         return util_err_set(err, UTIL_EINVAL, "synth: n_embd %d is not a multiple of %d heads",
                             p->n_embd, p->n_head);
-    if (hd % 2) return util_err_set(err, UTIL_EINVAL, "synth: head dim %d is odd", hd);
-    if (p->n_vocab < SYNTH_MIN_VOCAB)
+    int64_t hd = head_dim_of(p);
+    if (hd % 2) return util_err_set(err, UTIL_EINVAL, "synth: head dim %lld is odd", (long long)hd);
+    if (p->n_head * hd > SYNTH_MAX_DIM)
+        return util_err_set(err, UTIL_EINVAL, "synth: %d heads x head dim %lld is too wide", p->n_head,
+                            (long long)hd);
+    if (p->n_vocab < synth_min_vocab(p))
         return util_err_set(err, UTIL_EINVAL, "synth: vocabulary %d is below the minimum %d",
-                            p->n_vocab, SYNTH_MIN_VOCAB);
-    if (!(p->rope_base > 0)) return util_err_set(err, UTIL_EINVAL, "synth: rope base must be positive");
-    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype};
-    for (int i = 0; i < 3; i++)
-        if (!synth_type_ok(types[i]))
-            return util_err_set(err, UTIL_EUNSUPPORTED, "synth: no quantizer for type %u", types[i]);
+                            p->n_vocab, synth_min_vocab(p));
+    if (!(p->rope_base > 0) || !isfinite(p->rope_base))
+        return util_err_set(err, UTIL_EINVAL, "synth: rope base must be positive");
+    if (p->arch == SYNTH_ARCH_GEMMA3 && (p->swa_window < 1 || p->swa_window > SYNTH_MAX_DIM))
+        return util_err_set(err, UTIL_EINVAL, "synth: sliding window %d is out of range [1, %d]",
+                            p->swa_window, SYNTH_MAX_DIM);
     return UTIL_OK;
 }
 
-/* Streams one tensor: each row drawn from its own seeded stream. */
-static int write_tensor(FILE *f, const tdesc *t, uint64_t seed, int index, float *row, unsigned char *q) {
-    uint64_t s = seed * 0x100000001B3ull + (uint64_t)index * 0x9E3779B97F4A7C15ull;
-    rng_next(&s);
+int synth_check(const synth_params *p, util_err *err) {
+    int rc = check_dims(p, err);
+    if (rc) return rc;
+    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype};
+    for (int i = 0; i < 3; i++)
+        if (!synth_type_ok(types[i])) {
+            const eng_type_traits *tr = eng_type_get(types[i]);
+            return util_err_set(err, UTIL_EUNSUPPORTED, "synth: no quantizer for type %s (%u)",
+                                tr ? tr->name : "unknown", types[i]);
+        }
+    /* every row must hold whole blocks: the row lengths are n_embd, q width, n_ff */
+    int64_t hd = head_dim_of(p);
+    const struct {
+        const char *tensor;
+        int64_t ne0;
+        uint32_t type;
+    } rows[] = {
+        {"token_embd", p->n_embd, p->etype},
+        {"output", p->n_embd, p->tied ? p->etype : p->otype},
+        {"attn_q", p->n_embd, p->wtype},
+        {"attn_output", p->n_head * hd, p->wtype},
+        {"ffn_down", p->n_ff, p->wtype},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const eng_type_traits *tr = eng_type_get(rows[i].type);
+        if (rows[i].ne0 % tr->blck)
+            return util_err_set(err, UTIL_EINVAL,
+                                "synth: tensor '%s' has rows of %lld, not a multiple of %s's block %d",
+                                rows[i].tensor, (long long)rows[i].ne0, tr->name, tr->blck);
+    }
+    return UTIL_OK;
+}
+
+/* --- streaming the tensor data -------------------------------------------- */
+
+/* Rows [r0, r1) of one tensor into out (row r at (r - r0) * row bytes). */
+typedef struct fill_job {
+    const tdesc *t;
+    uint64_t seed;
+    int index;
+    int64_t r0, r1;
+    unsigned char *out;
+    float *row;
+    int failed;
+} fill_job;
+
+/* Row r of tensor `index` has its own stream, so any split of the rows
+ * between threads gives the same bytes. */
+static void *fill_rows(void *arg) {
+    fill_job *j = arg;
+    const tdesc *t = j->t;
     size_t rb = eng_type_row_size(t->type, t->ne0);
-    for (int64_t r = 0; r < t->ne1; r++) {
-        for (int64_t c = 0; c < t->ne0; c++)
-            row[c] = t->kind == T_NORM ? 1.0f + 0.2f * (rng_uniform(&s) - 0.5f) : t->std * rng_normal(&s);
-        if (synth_quantize_row(t->type, row, q, t->ne0) || fwrite(q, 1, rb, f) != rb) return -1;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        uint64_t s = j->seed * 0x100000001B3ull ^ (uint64_t)j->index * 0x9E3779B97F4A7C15ull ^
+                     (uint64_t)r * 0xD6E8FEB86659FD93ull;
+        rng_next(&s);
+        if (t->kind == T_NORM)
+            for (int64_t c = 0; c < t->ne0; c++) j->row[c] = 1.0f + 0.2f * (rng_uniform(&s) - 0.5f);
+        else
+            for (int64_t c = 0; c < t->ne0; c++) j->row[c] = t->std * rng_normal(&s);
+        if (synth_quantize_row(t->type, j->row, j->out + (size_t)(r - j->r0) * rb, t->ne0)) {
+            j->failed = 1;
+            break;
+        }
+    }
+    return NULL;
+}
+
+typedef struct streamer {
+    FILE *f;
+    uint64_t seed;
+    int n_threads;
+    unsigned char *buf; /* SYNTH_CHUNK or one row, whichever is larger */
+    float *rows[SYNTH_MAX_THREADS];
+} streamer;
+
+/* Fills rows [r0, r1) into s->buf with up to n_threads threads (one for
+ * small chunks, where starting threads costs more than it saves). */
+static int fill_chunk(streamer *s, const tdesc *t, int index, int64_t r0, int64_t r1) {
+    size_t rb = eng_type_row_size(t->type, t->ne0);
+    int64_t n = r1 - r0;
+    int nt = s->n_threads;
+    if ((uint64_t)n * (uint64_t)t->ne0 < (1u << 18)) nt = 1;
+    if (nt > n) nt = (int)n;
+    fill_job jobs[SYNTH_MAX_THREADS];
+    pthread_t tid[SYNTH_MAX_THREADS];
+    int started[SYNTH_MAX_THREADS] = {0};
+    for (int k = 0; k < nt; k++) {
+        int64_t a = r0 + n * k / nt, b = r0 + n * (k + 1) / nt;
+        jobs[k] = (fill_job){t, s->seed, index, a, b, s->buf + (size_t)(a - r0) * rb, s->rows[k], 0};
+        if (k > 0) started[k] = pthread_create(&tid[k], NULL, fill_rows, &jobs[k]) == 0;
+    }
+    for (int k = 1; k < nt; k++)
+        if (!started[k]) fill_rows(&jobs[k]); /* no thread: do it here */
+    fill_rows(&jobs[0]);
+    int failed = 0;
+    for (int k = 0; k < nt; k++) {
+        if (k > 0 && started[k]) pthread_join(tid[k], NULL);
+        failed |= jobs[k].failed;
+    }
+    return failed ? -1 : 0;
+}
+
+static int write_tensor(streamer *s, const tdesc *t, int index) {
+    size_t rb = eng_type_row_size(t->type, t->ne0);
+    int64_t per_chunk = rb >= SYNTH_CHUNK ? 1 : (int64_t)(SYNTH_CHUNK / rb);
+    for (int64_t r = 0; r < t->ne1; r += per_chunk) {
+        int64_t r1 = r + per_chunk < t->ne1 ? r + per_chunk : t->ne1;
+        size_t bytes = (size_t)(r1 - r) * rb;
+        if (fill_chunk(s, t, index, r, r1) || fwrite(s->buf, 1, bytes, s->f) != bytes) return -1;
     }
     static const unsigned char zeros[SYNTH_ALIGN];
     size_t pad = (size_t)((SYNTH_ALIGN - t->bytes % SYNTH_ALIGN) % SYNTH_ALIGN);
-    return pad && fwrite(zeros, 1, pad, f) != pad ? -1 : 0;
+    return pad && fwrite(zeros, 1, pad, s->f) != pad ? -1 : 0;
+}
+
+static void write_arch_keys(kvw *kv, const synth_params *p) {
+    int gemma = p->arch == SYNTH_ARCH_GEMMA3;
+    const char *a = gemma ? "gemma3" : "llama";
+    uint32_t hd = (uint32_t)head_dim_of(p);
+    kv_arch_u32(kv, a, "context_length", (uint32_t)p->n_ctx);
+    kv_arch_u32(kv, a, "embedding_length", (uint32_t)p->n_embd);
+    kv_arch_u32(kv, a, "block_count", (uint32_t)p->n_layer);
+    kv_arch_u32(kv, a, "feed_forward_length", (uint32_t)p->n_ff);
+    kv_arch_u32(kv, a, "attention.head_count", (uint32_t)p->n_head);
+    kv_arch_u32(kv, a, "attention.head_count_kv", (uint32_t)p->n_kv_head);
+    if (gemma || p->head_dim) {
+        kv_arch_u32(kv, a, "attention.key_length", hd);
+        kv_arch_u32(kv, a, "attention.value_length", hd);
+    }
+    kv_arch_f32(kv, a, "attention.layer_norm_rms_epsilon", gemma ? 1e-6f : 1e-5f);
+    kv_arch_f32(kv, a, "rope.freq_base", p->rope_base);
+    if (gemma) {
+        kv_arch_u32(kv, a, "attention.sliding_window", (uint32_t)p->swa_window);
+    } else {
+        kv_arch_u32(kv, a, "rope.dimension_count", hd);
+        kv_arch_u32(kv, a, "vocab_size", (uint32_t)p->n_vocab);
+    }
 }
 
 static int build_header(kvw *hdr, const synth_params *p, const tdesc *t, int nt) {
     kvw kv = {0};
     util_buf_init(&kv.b);
-    int hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
-    kv_str(&kv, "general.architecture", "llama");
+    int gemma = p->arch == SYNTH_ARCH_GEMMA3;
+    kv_str(&kv, "general.architecture", gemma ? "gemma3" : "llama");
     kv_str(&kv, "general.name", p->name ? p->name : "synthetic");
     kv_u32(&kv, "general.alignment", SYNTH_ALIGN);
     kv_u32(&kv, "general.quantization_version", 2);
-    kv_u32(&kv, "llama.context_length", (uint32_t)p->n_ctx);
-    kv_u32(&kv, "llama.embedding_length", (uint32_t)p->n_embd);
-    kv_u32(&kv, "llama.block_count", (uint32_t)p->n_layer);
-    kv_u32(&kv, "llama.feed_forward_length", (uint32_t)p->n_ff);
-    kv_u32(&kv, "llama.attention.head_count", (uint32_t)p->n_head);
-    kv_u32(&kv, "llama.attention.head_count_kv", (uint32_t)p->n_kv_head);
-    if (p->head_dim) {
-        kv_u32(&kv, "llama.attention.key_length", (uint32_t)hd);
-        kv_u32(&kv, "llama.attention.value_length", (uint32_t)hd);
-    }
-    kv_f32(&kv, "llama.rope.freq_base", p->rope_base);
-    kv_u32(&kv, "llama.rope.dimension_count", (uint32_t)hd);
-    kv_f32(&kv, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    kv_u32(&kv, "llama.vocab_size", (uint32_t)p->n_vocab);
-    write_vocab(&kv, p->n_vocab);
+    write_arch_keys(&kv, p);
+    if (gemma) write_vocab_spm(&kv, p->n_vocab);
+    else write_vocab_bpe(&kv, p->n_vocab);
 
     w_raw(hdr, "GGUF", 4);
     w_u32(hdr, 3);
@@ -524,49 +819,90 @@ static int build_header(kvw *hdr, const synth_params *p, const tdesc *t, int nt)
     return hdr->oom ? -1 : 0;
 }
 
-int synth_write_llama(const char *path, const synth_params *p, util_err *err) {
-    int rc = check_params(p, err);
+static int n_threads_for(const synth_params *p) {
+    long n = p->n_threads > 0 ? p->n_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SYNTH_MAX_THREADS ? SYNTH_MAX_THREADS : (int)n;
+}
+
+/* Header and tensors into f; errno tells why when it fails. */
+static int write_all(FILE *f, const synth_params *p, const kvw *hdr, const tdesc *t, int nt,
+                     util_err *err) {
+    streamer s = {.f = f, .seed = p->seed, .n_threads = n_threads_for(p)};
+    int64_t widest = p->n_embd > p->n_ff ? p->n_embd : p->n_ff;
+    if (p->n_head * head_dim_of(p) > widest) widest = p->n_head * head_dim_of(p);
+    size_t max_row = 0;
+    for (int i = 0; i < nt; i++) {
+        size_t rb = eng_type_row_size(t[i].type, t[i].ne0);
+        if (rb > max_row) max_row = rb;
+    }
+    int rc = UTIL_OK;
+    s.buf = malloc(max_row > SYNTH_CHUNK ? max_row : SYNTH_CHUNK);
+    for (int k = 0; k < s.n_threads; k++) s.rows[k] = malloc((size_t)widest * sizeof(float));
+    int oom = !s.buf;
+    for (int k = 0; k < s.n_threads; k++) oom |= !s.rows[k];
+    if (oom) {
+        rc = util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
+    } else {
+        int bad = fwrite(hdr->b.data, 1, hdr->b.len, f) != hdr->b.len;
+        for (int i = 0; i < nt && !bad; i++) bad = write_tensor(&s, &t[i], i) != 0;
+        if (bad) rc = UTIL_EIO;
+    }
+    for (int k = 0; k < s.n_threads; k++) free(s.rows[k]);
+    free(s.buf);
+    return rc;
+}
+
+/* A temporary file beside path, renamed over it once complete, so a failure
+ * (or a reader racing the writer) never sees a partial model. */
+int synth_write(const char *path, const synth_params *p, util_err *err) {
+    int rc = synth_check(p, err);
     if (rc) return rc;
     int nt = 0;
     tdesc *t = plan(p, &nt);
-    if (!t) return util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
-    for (int i = 0; i < nt; i++) {
-        const eng_type_traits *tr = eng_type_get(t[i].type);
-        if (t[i].ne0 % tr->blck) {
-            rc = util_err_set(err, UTIL_EINVAL,
-                              "synth: tensor '%s' has rows of %lld, not a multiple of %s's block %d",
-                              t[i].name, (long long)t[i].ne0, tr->name, tr->blck);
-            free(t);
-            return rc;
-        }
-    }
     kvw hdr = {0};
     util_buf_init(&hdr.b);
-    if (build_header(&hdr, p, t, nt)) {
+    if (!t || build_header(&hdr, p, t, nt)) {
         util_buf_release(&hdr.b);
         free(t);
         return util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
     }
-    int64_t widest = p->n_embd > p->n_ff ? p->n_embd : p->n_ff;
-    int64_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
-    if (p->n_head * hd > widest) widest = p->n_head * hd;
-    float *row = malloc((size_t)widest * sizeof *row);
-    unsigned char *q = malloc((size_t)widest * sizeof(float));
-    FILE *f = row && q ? fopen(path, "wb") : NULL;
-    if (!f) {
-        rc = row && q ? util_err_set(err, UTIL_EIO, "synth: cannot create '%s'", path)
-                      : util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
-    } else {
-        int bad = fwrite(hdr.b.data, 1, hdr.b.len, f) != hdr.b.len;
-        for (int i = 0; i < nt && !bad; i++) bad = write_tensor(f, &t[i], p->seed, i, row, q) != 0;
-        if (fclose(f) != 0) bad = 1;
-        if (bad) {
-            unlink(path);
-            rc = util_err_set(err, UTIL_EIO, "synth: writing '%s' failed", path);
-        }
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    int fd = -1;
+    if (tmp) {
+        snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
+        fd = mkstemp(tmp);
     }
-    free(row);
-    free(q);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!tmp) {
+        rc = util_err_set(err, UTIL_ENOMEM, "synth: out of memory");
+    } else if (!f) {
+        rc = util_err_set(err, UTIL_EIO, "synth: cannot create '%s': %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 is for secrets; this is a model */
+        errno = 0;
+        rc = write_all(f, p, &hdr, t, nt, err);
+        int e = errno;
+        if (fclose(f) != 0 && rc == UTIL_OK) {
+            rc = UTIL_EIO;
+            e = errno;
+        }
+        if (rc == UTIL_OK && rename(tmp, path) != 0) {
+            rc = UTIL_EIO;
+            e = errno;
+        }
+        if (rc) unlink(tmp);
+        if (rc == UTIL_EIO)
+            util_err_set(err, UTIL_EIO, "synth: writing '%s' failed: %s", path,
+                         e ? strerror(e) : "short write");
+    }
+    free(tmp);
     util_buf_release(&hdr.b);
     free(t);
     return rc;

@@ -1,8 +1,9 @@
-/* tests/synth.h: writes synthetic GGUF v3 models (llama architecture) of any
- * shape and weight type, with seeded random weights and a small valid
- * byte-level BPE vocabulary with ChatML control tokens. For tests and
- * benchmarks that need odd shapes or no real model file; the weights mean
- * nothing, only the file's validity and determinism matter. */
+/* tests/synth.h: writes synthetic GGUF v3 models (llama or gemma3
+ * architecture) of any shape and weight type, with seeded random weights and
+ * a small valid vocabulary: byte-level BPE with ChatML control tokens for
+ * llama, SentencePiece-style with byte fallback and Gemma's turn tokens for
+ * gemma3. For tests and benchmarks that need odd shapes or no real model
+ * file; the weights mean nothing, only validity and determinism matter. */
 #ifndef SYNTH_H
 #define SYNTH_H
 
@@ -11,36 +12,54 @@
 
 #include "../util/err.h"
 
-/* Smallest vocabulary: 3 control tokens + 256 byte tokens. Larger sizes add
- * merge results, then "tokN" filler tokens. */
+typedef enum synth_arch { SYNTH_ARCH_LLAMA = 0, SYNTH_ARCH_GEMMA3 = 1 } synth_arch;
+
+/* Smallest vocabularies. llama: 3 control tokens + 256 byte tokens; gemma3:
+ * <pad> <eos> <bos> <unk> <start_of_turn> <end_of_turn> + 256 "<0xXX>" byte
+ * tokens + U+2581 (SentencePiece's space). Larger sizes add single characters (gemma3), merge results, then
+ * "tokN" filler tokens. */
 #define SYNTH_MIN_VOCAB 259
+#define SYNTH_MIN_VOCAB_GEMMA3 263
 
 typedef struct synth_params {
+    synth_arch arch;    /* SYNTH_ARCH_LLAMA (the default) or SYNTH_ARCH_GEMMA3 */
     int n_layer, n_embd, n_head, n_kv_head, n_ff, n_vocab;
-    int head_dim;       /* 0: n_embd / n_head (else written as attention.key_length) */
-    int n_ctx;          /* llama.context_length */
-    float rope_base;    /* llama.rope.freq_base */
+    int head_dim;       /* 0: n_embd / n_head (else written as attention.key_length; gemma3 always) */
+    int n_ctx;          /* <arch>.context_length */
+    float rope_base;    /* <arch>.rope.freq_base */
+    int swa_window;     /* gemma3.attention.sliding_window (the pattern is gemma3's fixed 6) */
     uint32_t wtype;     /* ggml type of the layer matrices */
     uint32_t etype;     /* type of token_embd */
     uint32_t otype;     /* type of output.weight when not tied */
     int tied;           /* 1: no output.weight (the head is token_embd) */
     uint64_t seed;
+    int n_threads;      /* writer threads; 0: one per core. Never changes the bytes */
     const char *name;   /* general.name; NULL: "synthetic" */
 } synth_params;
 
-/* SmolLM2-like defaults at toy size: 2 layers, n_embd 64, 4 heads, 2 kv heads,
- * n_ff 128, vocab 320, context 2048, rope base 10000, Q4_1 layers, Q8_0 tied
- * embedding, seed 1. */
+/* SmolLM2-like defaults at toy size: llama, 2 layers, n_embd 64, 4 heads, 2
+ * kv heads, n_ff 128, vocab 320, context 2048, rope base 10000, sliding
+ * window 512 (gemma3 only), Q4_1 layers, Q8_0 tied embedding, seed 1. */
 synth_params synth_defaults(void);
 
-/* Tensors synth_write_llama writes for p: 2 + 9 per layer + 1 if untied. */
+/* Smallest vocabulary of p's architecture (SYNTH_MIN_VOCAB*). */
+int synth_min_vocab(const synth_params *p);
+
+/* Tensors synth_write writes for p: llama 2 + 9 per layer, gemma3 2 + 13 per
+ * layer, + 1 if untied. */
 int synth_tensor_count(const synth_params *p);
 
-/* Writes the model to path (created or truncated). Rejects shapes the types
- * cannot hold (a row length not a multiple of the block size) and types the
- * writer has no quantizer for, with a message in err; a partial file is
- * removed. The same params give the same bytes. */
-int synth_write_llama(const char *path, const synth_params *p, util_err *err);
+/* Weights in the file (every tensor's element count, the head once if tied). */
+int64_t synth_param_count(const synth_params *p);
+
+/* Checks p as synth_write would (dimensions, head/kv-head/vocab/type limits,
+ * rows that hold whole blocks of their type), with a message in err. */
+int synth_check(const synth_params *p, util_err *err);
+
+/* Writes the model to path (created or truncated). Rejects what synth_check
+ * rejects; on any failure (including a short write) the partial file is
+ * removed. The same params give the same bytes, whatever n_threads. */
+int synth_write(const char *path, const synth_params *p, util_err *err);
 
 /* Whether synth can write weights of this ggml type: f32, f16, bf16, q4_0,
  * q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K. */
