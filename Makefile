@@ -25,6 +25,21 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
+# The CUDA build (`make cuda`, into build/cuda): CUDA=1 adds engine/cuda/*.cu,
+# compiled by nvcc, and links cudart + cuBLAS. The CPU build never needs CUDA.
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+# A100/H100/H200 machine code, plus sm_90 PTX for newer GPUs to JIT.
+CUDA_GENCODE ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCCFLAGS ?= -O3 -g -std=c++17 $(CUDA_GENCODE) -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Wno-unused-parameter -D_GNU_SOURCE -DCACHET_CUDA
+CUDA_SRC  := $(sort $(wildcard engine/cuda/*.cu))
+ifneq ($(CUDA),)
+CFLAGS    += -DCACHET_CUDA
+CUDA_OBJ  := $(patsubst %.cu,$(BUILD)/%.o,$(CUDA_SRC))
+LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+endif
+
 UTIL_SRC   := $(sort $(wildcard util/*.c))
 ENGINE_SRC := $(sort $(wildcard engine/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(sort $(wildcard agent/*.c)))
@@ -39,7 +54,7 @@ LIBENGINE := $(BUILD)/libcachet_engine.a
 LIBAGENT  := $(BUILD)/libcachet_agent.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 
-.PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda install clean \
+.PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
         format check-format fuzz deps model help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -52,7 +67,9 @@ help:
 	@echo "make test      run the whole test suite (fetches the model if missing)"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR)"
-	@echo "make cuda      build the CUDA backend (needs nvcc)"
+	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
+	@echo "make test-cuda GPU vs CPU tests (skips without a GPU)"
+	@echo "make gpu-check the GPU machine's whole check: tests + benchmark"
 
 # Quiet by default; `make V=1` shows the commands.
 ifeq ($(V),1)
@@ -66,8 +83,13 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
 $(LIBUTIL): $(call obj,$(UTIL_SRC))
-$(LIBENGINE): $(call obj,$(ENGINE_SRC))
+$(LIBENGINE): $(call obj,$(ENGINE_SRC)) $(CUDA_OBJ)
 $(LIBAGENT): $(call obj,$(AGENT_SRC))
 $(LIBLINT): $(call obj,$(LINT_SRC))
 $(BUILD)/%.a:
@@ -108,6 +130,13 @@ $(BIN)/cachet-synth: $(call obj,tests/tools/synth_main.c tests/synth.c) $(LIBENG
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The GPU machine's tool (tests/tools/gpu_main.c): the CUDA suite and the GPU
+# benchmark, linked with the engine alone so it builds without the agent's libraries.
+$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/synth.c) $(LIBENGINE) $(LIBUTIL)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 
 # The README's test command. Fetches the default model first if it is missing.
@@ -119,6 +148,21 @@ check: test
 
 sanitize:
 	$(MAKE) BUILD=build/san BIN=build/san/bin SANITIZE=address,undefined OPT=-O1 test
+
+# The CUDA build: the same binaries under build/cuda/bin with the CUDA backend.
+CUDA_BIN := build/cuda/bin
+cuda:
+	@$(MAKE) --no-print-directory BUILD=build/cuda BIN=$(CUDA_BIN) CUDA=1 all $(CUDA_BIN)/cachet-gpu
+
+# GPU vs CPU for every op and quant type, end to end on synthetic models, and
+# cache hit vs cold on the GPU. Says so and passes when there is no GPU.
+test-cuda: cuda
+	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(CUDA_BIN) $(CUDA_BIN)/cachet-tests cuda
+
+# The whole GPU-machine check in one script (build, synthetic models, test-cuda,
+# benchmark); results under $$OUT or build/gpu-check. See docs/cuda.md.
+gpu-check:
+	sh scripts/gpu-check.sh
 
 deps:
 	@sh scripts/deps.sh

@@ -1,0 +1,70 @@
+#!/bin/sh
+# scripts/gpu-check.sh (make gpu-check): everything a GPU machine checks, in one
+# run that fits a short lease with no network and no model files:
+#   1. builds the engine-only GPU tools with CUDA (cachet-gpu, cachet-synth):
+#      no agent libraries needed, only a C compiler and nvcc;
+#   2. runs the CUDA suite (tests/test_cuda.c: every op and quant type GPU vs
+#      CPU, synthetic llama models end to end, cache hit vs cold on the GPU);
+#   3. writes 1B-parameter llama-shaped synthetic models in Q4_1 and Q8_0 and
+#      benchmarks each: prefill and decode tok/s, cold vs warm TTFT for a
+#      4,000-token prefix, decode's share of the measured HBM bandwidth bound.
+# Results (logs, one JSON per model, summary.txt) go to $OUT, else build/gpu-check.
+# Exit status: 0 when the suite passed and both benchmarks ran.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/gpu-check}
+mkdir -p "$OUT"
+JOBS=$(nproc 2>/dev/null || echo 4)
+MODELS=${GPU_CHECK_MODELS:-/tmp/cachet-gpu-models}
+REPS=${GPU_CHECK_REPS:-3}
+BIN=build/cuda/bin
+status=0
+
+say() { printf '%s\n' "$*" | tee -a "$OUT/summary.txt"; }
+: >"$OUT/summary.txt"
+
+say "== gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$OUT/summary.txt"
+command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -1 | tee -a "$OUT/summary.txt"
+
+say "== build (engine-only GPU tools, $JOBS jobs)"
+t0=$(date +%s)
+if ! make -j"$JOBS" BUILD=build/cuda BIN=$BIN CUDA=1 $BIN/cachet-gpu $BIN/cachet-synth >"$OUT/build.log" 2>&1; then
+    tail -30 "$OUT/build.log"
+    say "build FAILED (see build.log)"
+    exit 1
+fi
+say "built in $(( $(date +%s) - t0 )) s"
+
+say "== make test-cuda (the CUDA suite)"
+if timeout 300 $BIN/cachet-gpu test >"$OUT/test-cuda.log" 2>&1; then
+    say "$(tail -1 "$OUT/test-cuda.log")"
+else
+    status=1
+    grep -E 'FAIL|cuda ' "$OUT/test-cuda.log" | head -40 | tee -a "$OUT/summary.txt"
+    say "test-cuda FAILED (see test-cuda.log)"
+fi
+grep -E '^  cuda' "$OUT/test-cuda.log" | tee -a "$OUT/summary.txt"
+
+mkdir -p "$MODELS"
+for t in q4_1 q8_0; do
+    m="$MODELS/llama-1b-$t.gguf"
+    say "== benchmark: synthetic llama-1b $t"
+    if ! $BIN/cachet-synth --preset llama-1b --type "$t" --threads "$JOBS" -o "$m" >"$OUT/synth.log" 2>&1; then
+        cat "$OUT/synth.log" | tee -a "$OUT/summary.txt"
+        status=1
+        continue
+    fi
+    cat "$OUT/synth.log" | tee -a "$OUT/summary.txt"
+    if timeout 400 $BIN/cachet-gpu bench --model "$m" --reps "$REPS" --prompt-tokens 512 --gen-tokens 128 \
+        --prefix 4000 --suffix 32 >"$OUT/bench-$t.json" 2>"$OUT/bench-$t.log"; then
+        cat "$OUT/bench-$t.json" | tee -a "$OUT/summary.txt"
+    else
+        status=1
+        tail -5 "$OUT/bench-$t.log" | tee -a "$OUT/summary.txt"
+        say "bench $t FAILED"
+    fi
+    rm -f "$m"
+done
+say "== gpu-check done, status $status"
+exit $status
