@@ -152,6 +152,7 @@ sanitize:
 # The CUDA build: the same binaries under build/cuda/bin with the CUDA backend.
 CUDA_BIN := build/cuda/bin
 cuda:
+	@command -v $(NVCC) >/dev/null 2>&1 || { echo "make cuda: nvcc not found (install the CUDA toolkit or set NVCC=/path/to/nvcc)"; exit 1; }
 	@$(MAKE) --no-print-directory BUILD=build/cuda BIN=$(CUDA_BIN) CUDA=1 all $(CUDA_BIN)/cachet-gpu
 
 # GPU vs CPU for every op and quant type, end to end on synthetic models, and
