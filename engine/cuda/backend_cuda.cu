@@ -50,19 +50,47 @@ typedef struct cuda_backend {
 
 static cuda_backend *cb_of(eng_backend *be) { return (cuda_backend *)be; }
 
+/* Makes cb's device current on the calling thread. The current device is per
+ * host thread and starts at 0: without this, a backend on device N > 0 used
+ * from another thread (the server's scheduler) would launch onto a stream of
+ * another device (an error) and allocate its scratch on device 0. Every entry
+ * point that launches, allocates or copies calls it; the thread's last choice
+ * is remembered so the common case costs no driver call. */
+static thread_local int t_device = -1;
+
+static void use_device(int device) {
+    if (t_device == device) return;
+    if (cudaSetDevice(device) == cudaSuccess) t_device = device;
+    else cudaGetLastError();
+}
+
+static cuda_backend *cb_use(eng_backend *be) {
+    cuda_backend *cb = cb_of(be);
+    use_device(cb->device);
+    return cb;
+}
+
 static int cu_fail(util_err *err, cudaError_t e, const char *what) {
     return util_err_set(err, e == cudaErrorMemoryAllocation ? UTIL_ENOMEM : UTIL_EIO, "cuda: %s: %s",
                         what, cudaGetErrorString(e));
 }
 
-/* Grows a device buffer of `elem`-byte values to hold at least `need` values. */
-static cudaError_t dev_grow(void **p, size_t *cap, size_t need, size_t elem) {
+/* Grows a device buffer of `elem`-byte values to hold at least `need` values.
+ * The old buffer is freed once the work queued on `s` (which may read it) is
+ * done. A failed allocation is returned, not left for cudaGetLastError. */
+static cudaError_t dev_grow(cudaStream_t s, void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return cudaSuccess;
     size_t n = need + need / 4 + 256;
     void *q = NULL;
     cudaError_t e = cudaMalloc(&q, n * elem);
-    if (e != cudaSuccess) return e;
-    if (*p) cudaFree(*p);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return e;
+    }
+    if (*p) {
+        cudaStreamSynchronize(s);
+        cudaFree(*p);
+    }
     *p = q;
     *cap = n;
     return cudaSuccess;
@@ -72,36 +100,42 @@ static cudaError_t dev_grow(void **p, size_t *cap, size_t need, size_t elem) {
 
 static void *cuda_alloc(eng_backend *be, size_t bytes) {
     void *p = NULL;
-    cudaSetDevice(cb_of(be)->device);
-    return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : NULL;
+    cb_use(be);
+    if (cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess) return p;
+    cudaGetLastError(); /* reported as NULL; not a failure of later work */
+    return NULL;
 }
 
 static void cuda_release(eng_backend *be, void *p) {
-    if (p) cudaFree(p); /* waits for queued work that may still read it */
+    if (!p) return;
+    cuda_backend *cb = cb_use(be);
+    cudaStreamSynchronize(cb->stream); /* queued work may still read it */
+    cudaFree(p);
 }
 
 static int cuda_to_dev(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
     /* from pageable memory: returns once src has been staged, so the caller may reuse it */
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cb_of(be)->stream);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cb_use(be)->stream);
     return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "copy to device");
 }
 
 static int cuda_to_host(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
-    cuda_backend *cb = cb_of(be);
+    cuda_backend *cb = cb_use(be);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess && !cb->failed[0])
+        snprintf(cb->failed, sizeof cb->failed, "kernel launch: %s", cudaGetErrorString(e));
     if (cb->failed[0]) {
         int rc = util_err_set(err, UTIL_EIO, "cuda: %s", cb->failed);
-        cb->failed[0] = '\0';
+        if (err) cb->failed[0] = '\0'; /* kept for a caller that can report it */
         return rc;
     }
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return cu_fail(err, e, "kernel launch");
     e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cb->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(cb->stream);
     return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "copy to host");
 }
 
 static int cuda_copy(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cb_of(be)->stream);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cb_use(be)->stream);
     return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "device copy");
 }
 
@@ -116,11 +150,18 @@ static int upload_owned(cuda_backend *cb, const void *src, size_t bytes, void **
         cb->cap_owned = cap;
     }
     void *d = NULL;
+    use_device(cb->device);
     cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        cudaGetLastError();
         return util_err_set(err, UTIL_ENOMEM, "cuda: no device memory for %s (%zu bytes): %s", what, bytes,
                             cudaGetErrorString(e));
-    e = cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice);
+    }
+    /* On the backend's stream, not with cudaMemcpy: from pageable memory that
+     * returns once src is staged, with the DMA still running on the legacy
+     * stream, which the non-blocking stream does not wait for. */
+    e = cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, cb->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cb->stream);
     if (e != cudaSuccess) {
         cudaFree(d);
         return cu_fail(err, e, what);
@@ -135,6 +176,9 @@ static int cuda_load(eng_backend *be, eng_weight *w, util_err *err) {
     if (!cu_type_ok(w->type))
         return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': type %s has no CUDA kernels", w->name,
                             tr ? tr->name : "unknown");
+    if (w->cols % 8) /* the kernels decode groups of 8 (f32/f16/bf16 rows could end mid-group) */
+        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': %lld columns, not a multiple of 8",
+                            w->name, (long long)w->cols);
     return upload_owned(cb_of(be), w->data, (size_t)w->rows * w->row_bytes, &w->dev, w->name, err);
 }
 
@@ -148,13 +192,17 @@ static int cuda_load_vec(eng_backend *be, const float *v, size_t n, const float 
 /* Streaming bandwidth of device memory: a device-to-device copy moves each
  * byte twice (read + write); best of 5 copies of 256 MiB. */
 static double cuda_bandwidth(eng_backend *be) {
-    cuda_backend *cb = cb_of(be);
+    cuda_backend *cb = cb_use(be);
     size_t bytes = (size_t)256 << 20;
     void *a = NULL, *b = NULL;
     cudaEvent_t t0, t1;
     double best = 0;
-    if (cudaMalloc(&a, bytes) != cudaSuccess) return 0;
+    if (cudaMalloc(&a, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
     if (cudaMalloc(&b, bytes) != cudaSuccess) {
+        cudaGetLastError();
         cudaFree(a);
         return 0;
     }
@@ -175,6 +223,7 @@ static double cuda_bandwidth(eng_backend *be) {
     }
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);
+    cudaStreamSynchronize(cb->stream);
     cudaFree(a);
     cudaFree(b);
     return best;
@@ -194,9 +243,9 @@ static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, f
     int64_t rows = w->rows, cols = w->cols, tr = tile_rows(w);
     size_t n_chunk = ((size_t)n_tok + GEMM_N - 1) / GEMM_N, npad = n_chunk * GEMM_N;
     cudaError_t e;
-    if ((e = dev_grow((void **)&cb->wh, &cb->wh_cap, (size_t)(tr * cols), sizeof(__half))) ||
-        (e = dev_grow((void **)&cb->xh, &cb->xh_cap, npad * (size_t)cols, sizeof(__half))) ||
-        (e = dev_grow((void **)&cb->yn, &cb->yn_cap, npad * (size_t)rows, sizeof(float))))
+    if ((e = dev_grow(cb->stream, (void **)&cb->wh, &cb->wh_cap, (size_t)(tr * cols), sizeof(__half))) ||
+        (e = dev_grow(cb->stream, (void **)&cb->xh, &cb->xh_cap, npad * (size_t)cols, sizeof(__half))) ||
+        (e = dev_grow(cb->stream, (void **)&cb->yn, &cb->yn_cap, npad * (size_t)rows, sizeof(float))))
         return cu_fail(err, e, "prefill scratch");
     /* activations as f16, the last chunk padded with zero columns */
     cu_f32_to_f16(cb->stream, x, cb->xh, (size_t)n_tok * (size_t)cols);
@@ -226,7 +275,7 @@ static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, f
 
 static int cuda_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
                        util_err *err) {
-    cuda_backend *cb = cb_of(be);
+    cuda_backend *cb = cb_use(be);
     if (!w->dev) return util_err_set(err, UTIL_EINTERNAL, "cuda: tensor '%s' was not uploaded", w->name);
     if (n_tok <= 0) return UTIL_OK;
     if (be->prefill) return gemm_prefill(cb, w, x, y, n_tok, err);
@@ -236,12 +285,12 @@ static int cuda_matmul(eng_backend *be, const eng_weight *w, const float *x, flo
 
 static int cuda_get_rows(eng_backend *be, const eng_weight *w, const int32_t *ids, int n, float *out,
                          util_err *err) {
-    cuda_backend *cb = cb_of(be);
+    cuda_backend *cb = cb_use(be);
     for (int i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= w->rows)
             return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%lld)", ids[i],
                                 (long long)w->rows);
-    cudaError_t e = dev_grow((void **)&cb->ids, &cb->ids_cap, (size_t)n, sizeof(int32_t));
+    cudaError_t e = dev_grow(cb->stream, (void **)&cb->ids, &cb->ids_cap, (size_t)n, sizeof(int32_t));
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(cb->ids, ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, cb->stream);
     if (e != cudaSuccess) return cu_fail(err, e, "token ids");
@@ -263,8 +312,11 @@ static uint16_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int 
         cb->ptab_host = h;
         size_t dcap = 0;
         void *d = NULL;
-        if (dev_grow(&d, &dcap, cap, sizeof *h) != cudaSuccess) return NULL;
-        if (cb->ptab) cudaFree(cb->ptab);
+        if (dev_grow(cb->stream, &d, &dcap, cap, sizeof *h) != cudaSuccess) return NULL;
+        if (cb->ptab) {
+            cudaStreamSynchronize(cb->stream); /* queued kernels may still read it */
+            cudaFree(cb->ptab);
+        }
         cb->ptab = (uint16_t **)d;
         cb->ptab_cap = cap;
         cb->ptab_n = 0;
@@ -284,7 +336,7 @@ static cu_kv kv_of(uint16_t *const *table, const eng_kv_view *kv) {
 
 static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
                           int n_tok, int pos0) {
-    cuda_backend *cb = cb_of(be);
+    cuda_backend *cb = cb_use(be);
     uint16_t *const *t = page_table(cb, kv, pos0 + n_tok);
     if (!t) {
         snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
@@ -294,7 +346,7 @@ static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, con
 }
 
 static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
-    cuda_backend *cb = cb_of(be);
+    cuda_backend *cb = cb_use(be);
     if (a->head_dim > 256 || a->head_dim % 2) {
         snprintf(cb->failed, sizeof cb->failed, "attention: head dim %d is not supported (even, <= 256)",
                  a->head_dim);
@@ -313,25 +365,25 @@ static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
 
 static void cuda_rmsnorm(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
                          float eps) {
-    cu_rmsnorm(cb_of(be)->stream, y, x, w, n, n_rows, eps);
+    cu_rmsnorm(cb_use(be)->stream, y, x, w, n, n_rows, eps);
 }
 
 static void cuda_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
                       float base, float freq_scale, int neox) {
-    cu_rope(cb_of(be)->stream, x, n_tok, n_head, head_dim, n_rot, pos0, base, freq_scale, neox);
+    cu_rope(cb_use(be)->stream, x, n_tok, n_head, head_dim, n_rot, pos0, base, freq_scale, neox);
 }
 
 static void cuda_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
-    cu_swiglu(cb_of(be)->stream, out, gate, up, n);
+    cu_swiglu(cb_use(be)->stream, out, gate, up, n);
 }
 
 static void cuda_geglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
-    cu_geglu(cb_of(be)->stream, out, gate, up, n);
+    cu_geglu(cb_use(be)->stream, out, gate, up, n);
 }
 
-static void cuda_add(eng_backend *be, float *y, const float *x, size_t n) { cu_add(cb_of(be)->stream, y, x, n); }
+static void cuda_add(eng_backend *be, float *y, const float *x, size_t n) { cu_add(cb_use(be)->stream, y, x, n); }
 
-static void cuda_scale(eng_backend *be, float *x, float s, size_t n) { cu_scale(cb_of(be)->stream, x, s, n); }
+static void cuda_scale(eng_backend *be, float *x, float s, size_t n) { cu_scale(cb_use(be)->stream, x, s, n); }
 
 /* --- lifecycle ------------------------------------------------------------------- */
 
@@ -340,8 +392,7 @@ static int cuda_n_threads(const eng_backend *be) { return 1; }
 static int cuda_reserve(eng_backend *be, int n_ctx, util_err *err) { return UTIL_OK; }
 
 static void cuda_destroy(eng_backend *be) {
-    cuda_backend *cb = cb_of(be);
-    cudaSetDevice(cb->device);
+    cuda_backend *cb = cb_use(be);
     if (cb->stream) cudaStreamSynchronize(cb->stream);
     for (size_t i = 0; i < cb->n_owned; i++) cudaFree(cb->owned[i]);
     free(cb->owned);
@@ -400,6 +451,7 @@ extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err
         return util_err_set(err, UTIL_EINVAL, "cuda: device %d does not exist (%d available)", device, n);
     cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess) return cu_fail(err, e, "select device");
+    t_device = device;
     cudaDeviceProp prop;
     if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) return cu_fail(err, e, "device properties");
     cuda_backend *cb = (cuda_backend *)calloc(1, sizeof *cb);
