@@ -261,10 +261,24 @@ static void test_attention(eng_backend *g, eng_backend *c) {
         int kvd = nkv * hd, qd = nh * hd, np = (NPOS + P - 1) / P;
         size_t page_elems = (size_t)L * 2 * P * (size_t)kvd;
         uint16_t *hp[8], *dp[8];
+        int pages_ok = 1;
         for (int i = 0; i < np; i++) {
             hp[i] = calloc(page_elems, sizeof(uint16_t));
             dp[i] = g->ops->alloc(g, page_elems * sizeof(uint16_t));
+            /* zeroed like the host pages: layer 0 and the positions past NPOS
+             * are never stored, and the pages are compared whole below */
+            pages_ok &= hp[i] && dp[i] && g->ops->to_dev(g, dp[i], hp[i], page_elems * sizeof(uint16_t), &err) == 0;
         }
+        CHECK_MSG(pages_ok, "kv pages (hd %d)", hd);
+        if (!pages_ok) {
+            for (int i = 0; i < np; i++) {
+                free(hp[i]);
+                if (dp[i]) g->ops->release(g, dp[i]);
+            }
+            continue;
+        }
+        /* the CPU's attention scratch (scores per thread) is sized by reserve */
+        CHECK(c->ops->reserve(c, NPOS, &err) == 0 && g->ops->reserve(g, NPOS, &err) == 0);
         eng_kv_view hv = {hp, P, L, kvd}, dv = {dp, P, L, kvd};
         float *k = malloc((size_t)NPOS * (size_t)kvd * sizeof(float)), *v = malloc((size_t)NPOS * (size_t)kvd * sizeof(float));
         fill(k, (size_t)NPOS * (size_t)kvd, 2.0f);
