@@ -88,6 +88,23 @@ typedef struct eng_backend_ops {
      * (CPU: callers measure host memory themselves). */
     double (*bandwidth)(eng_backend *be);
 
+    /* --- decode steps (optional; NULL on the CPU) -------------------------- */
+    /* A decode step, the forward pass of one generated token at position
+     * pos0 over kv, is about to be issued. `key` names the caller's buffers:
+     * two steps with the same key issue the same op calls with the same
+     * arguments except pos0 and the token id. The backend may record a
+     * step's calls once and replay the recording for later steps with the
+     * same key (CUDA graphs: one launch instead of ~15 per layer); while it
+     * replays, the ops return at once and step_end launches the recording.
+     * Returns 1 when the calls will be replayed, 0 when they run as usual. */
+    int (*step_begin)(eng_backend *be, uint64_t key, const eng_kv_view *kv, int32_t id, int pos0,
+                      util_err *err);
+    /* Ends the step (abort: the forward pass failed; discard a recording).
+     * Returns 1 when nothing ran (a recording failed, or the calls did not
+     * match the recording): the caller issues the step's calls again, which
+     * then run as usual. */
+    int (*step_end)(eng_backend *be, int abort, util_err *err);
+
     /* --- ops -------------------------------------------------------------- */
     /* Sizes scratch for sequences of up to n_ctx positions; call before
      * attention on longer sequences. */

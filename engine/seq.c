@@ -159,6 +159,17 @@ static int prepare_pages(eng_seq *s, int from, int end, util_err *err) {
 
 /* --- evaluation --------------------------------------------------------- */
 
+/* What a decode step's op calls depend on besides the position and token:
+ * every buffer they name (see eng_backend_ops.step_begin). */
+static uint64_t step_key(const eng_seq *s, int want_logits) {
+    const void *ptrs[] = {s->sc.x, s->sc.xb, s->sc.q, s->sc.k, s->sc.v, s->sc.att,
+                          s->sc.hb, s->sc.hb2, s->sc.logits, &s->kv};
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)want_logits;
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        h = (h ^ (uint64_t)(uintptr_t)ptrs[i]) * 0x100000001B3ull;
+    return h;
+}
+
 /* Evaluates n tokens; prefill says whether they are prompt tokens (see
  * eng_backend.prefill). */
 static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int prefill,
@@ -176,6 +187,19 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int p
     if (rc) return rc;
     eng_backend *be = s->m->be;
     be->prefill = prefill;
+    if (!prefill && n == 1 && be->ops->step_begin) {
+        /* a decode step: the backend may replay a recording of it */
+        if ((rc = be->ops->step_begin(be, step_key(s, logits != NULL), &s->kv, toks[0], s->len, err)) < 0)
+            return rc;
+        rc = eng_llama_forward(s, toks, 1, logits != NULL, err);
+        int again = be->ops->step_end(be, rc != UTIL_OK, err);
+        if (rc) return rc;
+        if (again < 0) return again;
+        if (again && (rc = eng_llama_forward(s, toks, 1, logits != NULL, err))) return rc;
+        s->toks[s->len++] = toks[0];
+        if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
+        return UTIL_OK;
+    }
     for (int done = 0; done < n;) {
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;

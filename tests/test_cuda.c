@@ -441,6 +441,32 @@ static void test_model(uint32_t wtype, int n_layer, int n_embd, int n_head, int 
     eng_seq_free(gs);
     eng_seq_free(cs);
 
+    /* decode steps replayed as CUDA graphs == issued call by call, bit for bit
+     * (30 steps from position 150 cross two page boundaries) */
+    setenv("CACHET_CUDA_GRAPHS", "0", 1);
+    eng_model *nog = open_synth(path, "cuda", 0, 1);
+    unsetenv("CACHET_CUDA_GRAPHS");
+    if (nog) {
+        eng_seq *a = NULL, *b = NULL;
+        float *la = malloc((size_t)nv * sizeof(float)), *lb = malloc((size_t)nv * sizeof(float));
+        int same = 1, steps = 0;
+        if (eng_seq_new(&a, gm, 1024, &err) == 0 && eng_seq_new(&b, nog, 1024, &err) == 0 &&
+            eng_seq_set_tokens(a, toks, n, la, NULL, NULL, &err) == 0 &&
+            eng_seq_set_tokens(b, toks, n, lb, NULL, NULL, &err) == 0) {
+            for (int i = 0; i < 30 && same; i++, steps++) {
+                int32_t id = toks[(i * 7) % n];
+                int ra = eng_seq_eval(a, &id, 1, la, &err), rb = eng_seq_eval(b, &id, 1, lb, &err);
+                same = ra == 0 && rb == 0 && memcmp(la, lb, (size_t)nv * sizeof(float)) == 0;
+            }
+        }
+        CHECK_MSG(same && steps == 30, "%s: decode with graphs != without at step %d", path, steps);
+        eng_seq_free(a);
+        eng_seq_free(b);
+        free(la);
+        free(lb);
+        eng_model_free(nog);
+    }
+
     /* prefix cache on the GPU: cold vs a hit from memory, bit for bit */
     int cached = 0;
     eng_model *cold = open_synth(path, "cuda", 0, 1);

@@ -5,9 +5,12 @@
  * the weight) and multiplied with the f16 activations padded to a fixed GEMM_N
  * columns, so the GEMM's shape, and with it each token's arithmetic, never depends
  * on how many tokens a call carries. Generated tokens go through the dequantizing
- * matvec kernel. Everything is queued on one stream; errors of queued work surface
- * at the next to_host. Does not sample, tokenize or manage the prefix tree. */
+ * matvec kernel; a decode step is recorded once as a CUDA graph and replayed (its
+ * position and token read from device memory), one launch instead of ~15 per layer.
+ * Everything is queued on one stream; errors of queued work surface at the next
+ * to_host. Does not sample, tokenize or manage the prefix tree. */
 #include <cublas_v2.h>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,18 @@ typedef struct cuda_backend {
     uint16_t **ptab_host;    /* what ptab holds */
     size_t ptab_n;
     char failed[160];        /* a failure in an op without an error path, reported by to_host */
+    /* decode-step recording (CUDA graphs; step_begin in backend.h) */
+    int graphs;              /* 0: off (CACHET_CUDA_GRAPHS=0, or a recording failed) */
+    int mode;                /* STEP_RUN, STEP_RECORD or STEP_REPLAY */
+    uint64_t step_key;       /* the recorded step's key */
+    const void *step_ptab;   /* and the device page table it reads */
+    cudaGraphExec_t exec;
+    uint64_t rec_hash;       /* the op arguments of the recording */
+    uint64_t cur_hash;       /* the op arguments of this step so far */
+    int *params;             /* device: [0] position, [1] token id of the step */
 } cuda_backend;
+
+enum { STEP_RUN = 0, STEP_RECORD = 1, STEP_REPLAY = 2 };
 
 static cuda_backend *cb_of(eng_backend *be) { return (cuda_backend *)be; }
 
@@ -54,14 +68,11 @@ static cuda_backend *cb_of(eng_backend *be) { return (cuda_backend *)be; }
  * host thread and starts at 0: without this, a backend on device N > 0 used
  * from another thread (the server's scheduler) would launch onto a stream of
  * another device (an error) and allocate its scratch on device 0. Every entry
- * point that launches, allocates or copies calls it; the thread's last choice
- * is remembered so the common case costs no driver call. */
-static thread_local int t_device = -1;
-
+ * point that launches, allocates or copies calls it (cudaGetDevice is cheap). */
 static void use_device(int device) {
-    if (t_device == device) return;
-    if (cudaSetDevice(device) == cudaSuccess) t_device = device;
-    else cudaGetLastError();
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur == device) return;
+    if (cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
 }
 
 static cuda_backend *cb_use(eng_backend *be) {
@@ -98,10 +109,13 @@ static cudaError_t dev_grow(cudaStream_t s, void **p, size_t *cap, size_t need, 
 
 /* --- memory --------------------------------------------------------------- */
 
+/* KV pages and scratch come from the device's stream-ordered pool (it keeps
+ * freed memory, so a page costs microseconds, not a cudaMalloc); a release is
+ * ordered after the queued work that may still read the memory. */
 static void *cuda_alloc(eng_backend *be, size_t bytes) {
     void *p = NULL;
-    cb_use(be);
-    if (cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess) return p;
+    cuda_backend *cb = cb_use(be);
+    if (cudaMallocAsync(&p, bytes ? bytes : 1, cb->stream) == cudaSuccess) return p;
     cudaGetLastError(); /* reported as NULL; not a failure of later work */
     return NULL;
 }
@@ -109,9 +123,33 @@ static void *cuda_alloc(eng_backend *be, size_t bytes) {
 static void cuda_release(eng_backend *be, void *p) {
     if (!p) return;
     cuda_backend *cb = cb_use(be);
-    cudaStreamSynchronize(cb->stream); /* queued work may still read it */
-    cudaFree(p);
+    if (cudaFreeAsync(p, cb->stream) != cudaSuccess) cudaGetLastError();
 }
+
+/* --- decode steps: record once, replay as one graph launch ------------------ */
+
+/* Folds an op's arguments into the step's hash (a replay must see the same). */
+static void step_mix(cuda_backend *cb, const void *args, size_t n) {
+    const unsigned char *b = (const unsigned char *)args;
+    for (size_t i = 0; i < n; i++) cb->cur_hash = (cb->cur_hash ^ b[i]) * 0x100000001B3ull;
+}
+
+/* In a step: folds the op's arguments into the hash; 1 when the op must not
+ * be issued (the recording will be replayed instead). */
+static int step_skip(cuda_backend *cb, std::initializer_list<uint64_t> args) {
+    if (cb->mode == STEP_RUN) return 0;
+    for (uint64_t a : args) step_mix(cb, &a, sizeof a);
+    return cb->mode == STEP_REPLAY;
+}
+
+static uint64_t U(const void *p) { return (uint64_t)(uintptr_t)p; }
+static uint64_t F(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static const int *step_pos(const cuda_backend *cb) { return cb->mode == STEP_RECORD ? cb->params : NULL; }
 
 static int cuda_to_dev(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
     /* from pageable memory: returns once src has been staged, so the caller may reuse it */
@@ -277,7 +315,7 @@ static int cuda_matmul(eng_backend *be, const eng_weight *w, const float *x, flo
                        util_err *err) {
     cuda_backend *cb = cb_use(be);
     if (!w->dev) return util_err_set(err, UTIL_EINTERNAL, "cuda: tensor '%s' was not uploaded", w->name);
-    if (n_tok <= 0) return UTIL_OK;
+    if (n_tok <= 0 || step_skip(cb, {U(w->dev), U(x), U(y), (uint64_t)n_tok})) return UTIL_OK;
     if (be->prefill) return gemm_prefill(cb, w, x, y, n_tok, err);
     cu_matvec(cb->stream, w->type, w->dev, w->rows, w->cols, w->row_bytes, x, y, n_tok);
     return UTIL_OK;
@@ -290,6 +328,11 @@ static int cuda_get_rows(eng_backend *be, const eng_weight *w, const int32_t *id
         if (ids[i] < 0 || ids[i] >= w->rows)
             return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%lld)", ids[i],
                                 (long long)w->rows);
+    if (step_skip(cb, {U(w->dev), U(out), (uint64_t)n})) return UTIL_OK;
+    if (cb->mode == STEP_RECORD && n == 1) { /* the id comes from the step's parameters */
+        cu_get_rows(cb->stream, w->type, w->dev, w->cols, w->row_bytes, cb->params + 1, 1, out);
+        return UTIL_OK;
+    }
     cudaError_t e = dev_grow(cb->stream, (void **)&cb->ids, &cb->ids_cap, (size_t)n, sizeof(int32_t));
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(cb->ids, ids, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, cb->stream);
@@ -337,16 +380,21 @@ static cu_kv kv_of(uint16_t *const *table, const eng_kv_view *kv) {
 static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
                           int n_tok, int pos0) {
     cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {U(kv), (uint64_t)layer, U(k), U(v), (uint64_t)n_tok})) return;
     uint16_t *const *t = page_table(cb, kv, pos0 + n_tok);
     if (!t) {
         snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
         return;
     }
-    cu_kv_store(cb->stream, kv_of(t, kv), layer, k, v, n_tok, pos0);
+    cu_kv_store(cb->stream, kv_of(t, kv), layer, k, v, n_tok, pos0, step_pos(cb));
 }
 
 static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
     cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {U(a->out), U(a->q), U(a->kv), (uint64_t)a->layer, (uint64_t)a->n_tok,
+                       (uint64_t)a->n_head, (uint64_t)a->n_kv_head, (uint64_t)a->head_dim, F(a->scale),
+                       (uint64_t)a->window}))
+        return;
     if (a->head_dim > 256 || a->head_dim % 2) {
         snprintf(cb->failed, sizeof cb->failed, "attention: head dim %d is not supported (even, <= 256)",
                  a->head_dim);
@@ -357,33 +405,121 @@ static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
         snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
         return;
     }
-    cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, a->n_head,
-                 a->n_kv_head, a->head_dim, a->scale, a->window);
+    cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, step_pos(cb),
+                 a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window);
 }
 
 /* --- elementwise ops ----------------------------------------------------------- */
 
 static void cuda_rmsnorm(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
                          float eps) {
-    cu_rmsnorm(cb_use(be)->stream, y, x, w, n, n_rows, eps);
+    cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {U(y), U(x), U(w), (uint64_t)n, (uint64_t)n_rows, F(eps)})) return;
+    cu_rmsnorm(cb->stream, y, x, w, n, n_rows, eps);
 }
 
 static void cuda_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
                       float base, float freq_scale, int neox) {
-    cu_rope(cb_use(be)->stream, x, n_tok, n_head, head_dim, n_rot, pos0, base, freq_scale, neox);
+    cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {U(x), (uint64_t)n_tok, (uint64_t)n_head, (uint64_t)head_dim, (uint64_t)n_rot, F(base),
+                       F(freq_scale), (uint64_t)neox}))
+        return;
+    cu_rope(cb->stream, x, n_tok, n_head, head_dim, n_rot, pos0, step_pos(cb), base, freq_scale, neox);
 }
 
 static void cuda_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
-    cu_swiglu(cb_use(be)->stream, out, gate, up, n);
+    cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {1, U(out), U(gate), U(up), (uint64_t)n})) return;
+    cu_swiglu(cb->stream, out, gate, up, n);
 }
 
 static void cuda_geglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
-    cu_geglu(cb_use(be)->stream, out, gate, up, n);
+    cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {2, U(out), U(gate), U(up), (uint64_t)n})) return;
+    cu_geglu(cb->stream, out, gate, up, n);
 }
 
-static void cuda_add(eng_backend *be, float *y, const float *x, size_t n) { cu_add(cb_use(be)->stream, y, x, n); }
+static void cuda_add(eng_backend *be, float *y, const float *x, size_t n) {
+    cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {3, U(y), U(x), (uint64_t)n})) return;
+    cu_add(cb->stream, y, x, n);
+}
 
-static void cuda_scale(eng_backend *be, float *x, float s, size_t n) { cu_scale(cb_use(be)->stream, x, s, n); }
+static void cuda_scale(eng_backend *be, float *x, float s, size_t n) {
+    cuda_backend *cb = cb_use(be);
+    if (step_skip(cb, {4, U(x), F(s), (uint64_t)n})) return;
+    cu_scale(cb->stream, x, s, n);
+}
+
+/* --- decode steps ------------------------------------------------------------------ */
+
+static int cuda_step_begin(eng_backend *be, uint64_t key, const eng_kv_view *kv, int32_t id, int pos0,
+                           util_err *err) {
+    cuda_backend *cb = cb_use(be);
+    cb->mode = STEP_RUN;
+    if (!cb->graphs) return 0;
+    if (!cb->params) {
+        if (cudaMalloc(&cb->params, 2 * sizeof(int)) != cudaSuccess) {
+            cudaGetLastError();
+            cb->params = NULL;
+            cb->graphs = 0;
+            return 0;
+        }
+    }
+    /* outside any recording: the step's position and token, and its page table */
+    const int hp[2] = {pos0, id};
+    cudaError_t e = cudaMemcpyAsync(cb->params, hp, sizeof hp, cudaMemcpyHostToDevice, cb->stream);
+    if (e != cudaSuccess) return cu_fail(err, e, "decode step parameters");
+    uint16_t *const *t = page_table(cb, kv, pos0 + 1);
+    if (!t) return util_err_set(err, UTIL_EIO, "cuda: cannot upload the KV page table");
+    cb->cur_hash = 0xcbf29ce484222325ull;
+    if (cb->exec && key == cb->step_key && (const void *)t == cb->step_ptab) {
+        cb->mode = STEP_REPLAY;
+        return 1;
+    }
+    if (cb->exec) {
+        cudaGraphExecDestroy(cb->exec);
+        cb->exec = NULL;
+    }
+    if (cudaStreamBeginCapture(cb->stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        cudaGetLastError();
+        cb->graphs = 0;
+        return 0;
+    }
+    cb->mode = STEP_RECORD;
+    cb->step_key = key;
+    cb->step_ptab = t;
+    return 0;
+}
+
+static int cuda_step_end(eng_backend *be, int abort, util_err *err) {
+    cuda_backend *cb = cb_use(be);
+    int mode = cb->mode;
+    cb->mode = STEP_RUN;
+    if (mode == STEP_RUN || (abort && mode == STEP_REPLAY)) return 0;
+    if (mode == STEP_RECORD) {
+        cudaGraph_t g = NULL;
+        cudaError_t e = cudaStreamEndCapture(cb->stream, &g);
+        if (e == cudaSuccess && g && !abort) e = cudaGraphInstantiate(&cb->exec, g, 0ull);
+        if (g) cudaGraphDestroy(g);
+        if (abort) return 0;
+        if (e != cudaSuccess || !cb->exec) {
+            /* some op could not be recorded: graphs off, the calls issued again */
+            cudaGetLastError();
+            cb->exec = NULL;
+            cb->graphs = 0;
+            return 1;
+        }
+        cb->rec_hash = cb->cur_hash;
+    } else if (cb->cur_hash != cb->rec_hash) {
+        /* the calls differ from the recording (a key collision): run them, record anew */
+        cudaGraphExecDestroy(cb->exec);
+        cb->exec = NULL;
+        return 1;
+    }
+    cudaError_t e = cudaGraphLaunch(cb->exec, cb->stream);
+    return e == cudaSuccess ? 0 : cu_fail(err, e, "graph launch");
+}
 
 /* --- lifecycle ------------------------------------------------------------------- */
 
@@ -396,7 +532,8 @@ static void cuda_destroy(eng_backend *be) {
     if (cb->stream) cudaStreamSynchronize(cb->stream);
     for (size_t i = 0; i < cb->n_owned; i++) cudaFree(cb->owned[i]);
     free(cb->owned);
-    void *bufs[] = {cb->wh, cb->xh, cb->yn, cb->ids, cb->ptab};
+    if (cb->exec) cudaGraphExecDestroy(cb->exec);
+    void *bufs[] = {cb->wh, cb->xh, cb->yn, cb->ids, cb->ptab, cb->params};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     free(cb->ptab_host);
@@ -431,6 +568,8 @@ static eng_backend_ops cuda_ops_template(void) {
     o.geglu = cuda_geglu;
     o.add = cuda_add;
     o.scale = cuda_scale;
+    o.step_begin = cuda_step_begin;
+    o.step_end = cuda_step_end;
     return o;
 }
 
@@ -451,7 +590,13 @@ extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err
         return util_err_set(err, UTIL_EINVAL, "cuda: device %d does not exist (%d available)", device, n);
     cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess) return cu_fail(err, e, "select device");
-    t_device = device;
+    {   /* the pool keeps what is freed (KV pages come and go with the prefix cache) */
+        cudaMemPool_t pool;
+        uint64_t keep = UINT64_MAX;
+        if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+        cudaGetLastError();
+    }
     cudaDeviceProp prop;
     if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) return cu_fail(err, e, "device properties");
     cuda_backend *cb = (cuda_backend *)calloc(1, sizeof *cb);
@@ -463,6 +608,8 @@ extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err
     snprintf(cb->name, sizeof cb->name, "cuda-sm%d%d", prop.major, prop.minor);
     cb->ops.name = cb->name;
     cb->base.ops = &cb->ops;
+    const char *g = getenv("CACHET_CUDA_GRAPHS");
+    cb->graphs = !(g && strcmp(g, "0") == 0);
     if ((e = cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         cuda_destroy(&cb->base);
         return cu_fail(err, e, "create stream");

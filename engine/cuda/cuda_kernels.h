@@ -41,11 +41,15 @@ void cu_f32_to_f16(cudaStream_t s, const float *x, __half *y, size_t n);
 void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n, int n_rows,
                 float eps);
 
+/* pos_dev: where a recorded decode step (a CUDA graph) keeps its position.
+ * When non-NULL the kernels below read pos0 from *pos_dev (device memory)
+ * instead of the pos0 argument, so one recording serves every position. */
+
 /* RoPE on n_rot dims of each head of each token at position pos0 + t:
  * theta_i = (pos0 + t) * freq_scale * base^(-2i / n_rot); neox = 0 rotates
  * pairs (2i, 2i+1), neox = 1 pairs (i, i + n_rot/2). */
 void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-             float base, float freq_scale, int neox);
+             const int *pos_dev, float base, float freq_scale, int neox);
 
 /* The paged KV cache as the kernels see it: pages[i] holds positions
  * i*page_tokens .. i*page_tokens + page_tokens - 1, laid out
@@ -60,7 +64,7 @@ typedef struct cu_kv {
 /* Stores k and v ([n_tok][kv_dim] f32) as f16 (round to nearest even) at
  * positions pos0 .. pos0 + n_tok - 1 of `layer`. */
 void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const float *v, int n_tok,
-                 int pos0);
+                 int pos0, const int *pos_dev);
 
 /* Causal attention over the paged cache, the Flash Attention way: per (query
  * token, head), keys in tiles in position order with an online softmax; the
@@ -69,7 +73,8 @@ void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const floa
  * window > 0, pos0 + t - j < window). Head h reads kv head h / (n_head /
  * n_kv_head). head_dim <= 256. */
 void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
-                  int pos0, int n_head, int n_kv_head, int head_dim, float scale, int window);
+                  int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale,
+                  int window);
 
 /* out = silu(gate) * up; out = gelu_tanh(gate) * up; y += x; x *= a. */
 void cu_swiglu(cudaStream_t s, float *out, const float *gate, const float *up, size_t n);

@@ -233,7 +233,14 @@ void cu_get_rows(cudaStream_t s, uint32_t type, const void *w, int64_t cols, siz
 __global__ void cu_f32_to_f16_k(const float *__restrict__ x, __half *__restrict__ y, size_t n) {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        y[i] = __float2half_rn(x[i]);
+    {
+        /* saturate: a value past f16's range becomes +-65504, not inf (then
+         * NaN in the GEMM); NaN stays NaN (comparisons with it are false) */
+        float v = x[i];
+        if (v > 65504.0f) v = 65504.0f;
+        else if (v < -65504.0f) v = -65504.0f;
+        y[i] = __float2half_rn(v);
+    }
 }
 
 void cu_f32_to_f16(cudaStream_t s, const float *x, __half *y, size_t n) {
@@ -353,8 +360,9 @@ void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n,
 
 __global__ void __launch_bounds__(RP_THREADS)
     cu_rope_k(float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-              float theta_scale, float freq_scale, int neox) {
+              const int *__restrict__ pos_dev, float theta_scale, float freq_scale, int neox) {
     const int half = n_rot / 2;
+    if (pos_dev) pos0 = *pos_dev;
     for (int t = blockIdx.x; t < n_tok; t += gridDim.x) {
         float *xt = x + (size_t)t * (size_t)n_head * (size_t)head_dim;
         const float theta0 = __fmul_rn((float)(pos0 + t), freq_scale);
@@ -374,12 +382,12 @@ __global__ void __launch_bounds__(RP_THREADS)
 }
 
 void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-             float base, float freq_scale, int neox) {
+             const int *pos_dev, float base, float freq_scale, int neox) {
     if (n_tok <= 0 || n_head <= 0 || n_rot < 2) return;
     const float theta_scale = powf(base, -2.0f / (float)n_rot);
     const unsigned nb = (unsigned)(n_tok < CU_MAX_BLOCKS ? n_tok : CU_MAX_BLOCKS);
-    cu_rope_k<<<nb, RP_THREADS, 0, s>>>(x, n_tok, n_head, head_dim, n_rot, pos0, theta_scale,
-                                        freq_scale, neox);
+    cu_rope_k<<<nb, RP_THREADS, 0, s>>>(x, n_tok, n_head, head_dim, n_rot, pos0, pos_dev,
+                                        theta_scale, freq_scale, neox);
 }
 
 /* --- paged KV cache ---------------------------------------------------------- */
@@ -393,7 +401,9 @@ __device__ __forceinline__ uint16_t *cu_kv_at(const cu_kv &kv, int layer, int wh
 }
 
 __global__ void cu_kv_store_k(cu_kv kv, int layer, const float *__restrict__ k,
-                              const float *__restrict__ v, int n_tok, int pos0) {
+                              const float *__restrict__ v, int n_tok, int pos0,
+                              const int *__restrict__ pos_dev) {
+    if (pos_dev) pos0 = *pos_dev;
     const size_t n = (size_t)n_tok * (size_t)kv.kv_dim;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -404,10 +414,10 @@ __global__ void cu_kv_store_k(cu_kv kv, int layer, const float *__restrict__ k,
 }
 
 void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const float *v, int n_tok,
-                 int pos0) {
+                 int pos0, const int *pos_dev) {
     if (n_tok <= 0 || kv.kv_dim <= 0) return;
     const unsigned nb = cu_blocks((int64_t)n_tok * kv.kv_dim, EW_THREADS);
-    cu_kv_store_k<<<nb, EW_THREADS, 0, s>>>(kv, layer, k, v, n_tok, pos0);
+    cu_kv_store_k<<<nb, EW_THREADS, 0, s>>>(kv, layer, k, v, n_tok, pos0, pos_dev);
 }
 
 /* --- attention --------------------------------------------------------------- */
@@ -442,9 +452,10 @@ __device__ __forceinline__ void cu_fold(float *a, int lane, int o) {
 
 __global__ void __launch_bounds__(AT_WARPS *CU_WARP)
     cu_attention_k(float *__restrict__ out, const float *__restrict__ q, cu_kv kv, int layer,
-                   int n_tok, int pos0, int n_head, int n_kv_head, int head_dim, float scale,
-                   int window) {
+                   int n_tok, int pos0, const int *__restrict__ pos_dev, int n_head,
+                   int n_kv_head, int head_dim, float scale, int window) {
     const int lane = threadIdx.x & (CU_WARP - 1);
+    if (pos_dev) pos0 = *pos_dev;
     const int64_t jobs = (int64_t)n_tok * n_head;
     const int group = n_head / n_kv_head;
     for (int64_t job = (int64_t)blockIdx.x * AT_WARPS + threadIdx.x / CU_WARP; job < jobs;
@@ -527,10 +538,11 @@ __global__ void __launch_bounds__(AT_WARPS *CU_WARP)
 
 /* head_dim must be even and at most 256; the pages 4-byte aligned. */
 void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
-                  int pos0, int n_head, int n_kv_head, int head_dim, float scale, int window) {
+                  int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale,
+                  int window) {
     if (n_tok <= 0 || n_head <= 0 || n_kv_head <= 0 || head_dim <= 0) return;
     if (head_dim > 2 * CU_WARP * AT_PAIRS || head_dim % 2) return; /* outside the contract */
     const unsigned nb = cu_blocks((int64_t)n_tok * n_head, AT_WARPS);
-    cu_attention_k<<<nb, AT_WARPS * CU_WARP, 0, s>>>(out, q, kv, layer, n_tok, pos0, n_head,
-                                                     n_kv_head, head_dim, scale, window);
+    cu_attention_k<<<nb, AT_WARPS * CU_WARP, 0, s>>>(out, q, kv, layer, n_tok, pos0, pos_dev,
+                                                     n_head, n_kv_head, head_dim, scale, window);
 }
