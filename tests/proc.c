@@ -2,6 +2,7 @@
 #include "proc.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,37 @@ proc_result proc_run(const char *cmd) {
     unlink(o);
     unlink(e);
     return r;
+}
+
+proc_result proc_runf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *cmd = malloc(n > 0 ? (size_t)n + 1 : 1);
+    if (!cmd) {
+        proc_result r = {-1, NULL, NULL};
+        return r;
+    }
+    va_start(ap, fmt);
+    vsnprintf(cmd, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    proc_result r = proc_run(cmd);
+    free(cmd);
+    return r;
+}
+
+int proc_files_equal(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) same = 0;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
 }
 
 void proc_result_free(proc_result *r) {

@@ -11,6 +11,10 @@ typedef struct proc_result {
 
 /* Runs `cmd` under /bin/sh; the caller frees with proc_result_free. */
 proc_result proc_run(const char *cmd);
+/* proc_run of a printf-formatted command. */
+proc_result proc_runf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 when both files can be read and hold the same bytes. */
+int proc_files_equal(const char *a, const char *b);
 void proc_result_free(proc_result *r);
 /* $CACHET_BIN (set by make test) or ./bin. */
 const char *proc_bin_dir(void);

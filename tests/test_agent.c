@@ -16,17 +16,6 @@
 #include "check.h"
 #include "proc.h"
 
-static proc_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static proc_result run(const char *fmt, ...) {
-    char cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return proc_run(cmd);
-}
-
 static cJSON *load_session(const char *state, const char *id) {
     char path[4096];
     snprintf(path, sizeof path, "%s/cachet/sessions/%s.jsonl", state, id);
@@ -73,10 +62,10 @@ static void test_replay(const char *dir, const char *model) {
         fputs(k_replay, f);
         fclose(f);
     }
-    proc_result r = run("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/ && echo SECRET-NOTE > %s/ws/notes.txt", dir,
+    proc_result r = proc_runf("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/ && echo SECRET-NOTE > %s/ws/notes.txt", dir,
                         check_root(), dir, dir);
     proc_result_free(&r);
-    r = run("cd %s && XDG_STATE_HOME=%s %s/cachet -p 'look around' --replay replay.json --workspace ws --model %s --json "
+    r = proc_runf("cd %s && XDG_STATE_HOME=%s %s/cachet -p 'look around' --replay replay.json --workspace ws --model %s --json "
             "</dev/null",
             dir, state, proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "replay run: %s", r.err);
@@ -123,7 +112,7 @@ static void test_replay(const char *dir, const char *model) {
     cJSON_Delete(evs);
 
     /* resume with an edited AGENTS.md: the break is recorded with its cause */
-    r = run("cd %s && echo 'One more rule.' >> ws/AGENTS.md && XDG_STATE_HOME=%s %s/cachet --resume %s -p next "
+    r = proc_runf("cd %s && echo 'One more rule.' >> ws/AGENTS.md && XDG_STATE_HOME=%s %s/cachet --resume %s -p next "
             "--replay replay.json --model %s --json",
             dir, state, proc_bin_dir(), id, model);
     CHECK_MSG(r.status == 0, "resume: %s", r.err);
@@ -132,11 +121,11 @@ static void test_replay(const char *dir, const char *model) {
     const cJSON *b = nth_event(evs, "break", 0);
     CHECK(b && strstr(estr(b, "cause"), "workspace files changed"));
     cJSON_Delete(evs);
-    r = run("XDG_STATE_HOME=%s %s/cachet stats %s", state, proc_bin_dir(), id);
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats %s", state, proc_bin_dir(), id);
     CHECK(r.status == 0 && strstr(r.out, "workspace files changed") && strstr(r.out, "turn   2"));
     proc_result_free(&r);
     /* --max-rounds stops a turn that keeps calling tools */
-    r = run("cd %s && XDG_STATE_HOME=%s %s/cachet -p x --replay replay.json --workspace ws --model %s --max-rounds 2 --json",
+    r = proc_runf("cd %s && XDG_STATE_HOME=%s %s/cachet -p x --replay replay.json --workspace ws --model %s --max-rounds 2 --json",
             dir, state, proc_bin_dir(), model);
     CHECK(r.status == 0 && strstr(r.err, "stopped after 2 tool rounds"));
     proc_result_free(&r);
@@ -150,9 +139,9 @@ static const char k_questions[] =
 static void test_real_session(const char *dir, const char *model) {
     char state[4200];
     snprintf(state, sizeof state, "%s/state2", dir);
-    proc_result r = run("mkdir -p %s/ws2 && cp -r %s/examples/workspace/. %s/ws2/", dir, check_root(), dir);
+    proc_result r = proc_runf("mkdir -p %s/ws2 && cp -r %s/examples/workspace/. %s/ws2/", dir, check_root(), dir);
     proc_result_free(&r);
-    r = run("cd %s/ws2 && printf '%s' | XDG_STATE_HOME=%s %s/cachet --model %s --json --max-tokens 16", dir, k_questions,
+    r = proc_runf("cd %s/ws2 && printf '%s' | XDG_STATE_HOME=%s %s/cachet --model %s --json --max-tokens 16", dir, k_questions,
             state, proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "scripted session: %s", r.err);
     char id[64] = "";
@@ -166,7 +155,7 @@ static void test_real_session(const char *dir, const char *model) {
     }
     CHECK_EQ_INT(lines, 10);
     proc_result_free(&r);
-    r = run("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
     CHECK_MSG(r.status == 0, "stats %s: %s", id, r.err);
     cJSON *o = cJSON_Parse(r.out);
     cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
@@ -183,12 +172,12 @@ static void test_real_session(const char *dir, const char *model) {
     proc_result_free(&r);
 
     /* a new process in the same workspace: tiers 0-1 come from the disk tier */
-    r = run("cd %s/ws2 && %s/cachet prompt --json --model %s", dir, proc_bin_dir(), model);
+    r = proc_runf("cd %s/ws2 && %s/cachet prompt --json --model %s", dir, proc_bin_dir(), model);
     o = cJSON_Parse(r.out);
     double sys_tokens = enum_(o, "system_message_tokens");
     cJSON_Delete(o);
     proc_result_free(&r);
-    r = run("cd %s/ws2 && XDG_STATE_HOME=%s %s/cachet -p 'Name a month.' --model %s --json --max-tokens 8", dir, state,
+    r = proc_runf("cd %s/ws2 && XDG_STATE_HOME=%s %s/cachet -p 'Name a month.' --model %s --json --max-tokens 8", dir, state,
             proc_bin_dir(), model);
     o = cJSON_Parse(r.out);
     double cached = enum_(o, "cached_tokens");
@@ -199,7 +188,7 @@ static void test_real_session(const char *dir, const char *model) {
     proc_result_free(&r);
 
     /* --resume: the conversation's prefix comes back from the disk tier */
-    r = run("cd / && XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --model %s --json --max-tokens 8", state,
+    r = proc_runf("cd / && XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --model %s --json --max-tokens 8", state,
             proc_bin_dir(), id, model);
     CHECK_MSG(r.status == 0, "resume: %s", r.err);
     proc_result_free(&r);
@@ -209,10 +198,10 @@ static void test_real_session(const char *dir, const char *model) {
     CHECK_MSG(last && enum_(last, "cached_tokens_disk") > 0.5 * enum_(last, "prompt_tokens"),
               "resumed request: %.0f of %.0f from disk", enum_(last, "cached_tokens_disk"), enum_(last, "prompt_tokens"));
     cJSON_Delete(evs);
-    r = run("XDG_STATE_HOME=%s %s/cachet sessions", state, proc_bin_dir());
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet sessions", state, proc_bin_dir());
     CHECK(r.status == 0 && strstr(r.out, id) && strstr(r.out, "What is the capital of France?"));
     proc_result_free(&r);
-    r = run("XDG_STATE_HOME=%s %s/cachet stats --all --json", state, proc_bin_dir());
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats --all --json", state, proc_bin_dir());
     o = cJSON_Parse(r.out);
     CHECK(o && enum_(cJSON_GetObjectItem(o, "total"), "sessions") == 2);
     cJSON_Delete(o);
@@ -229,6 +218,6 @@ void test_agent(void) {
     if (!mkdtemp(dir)) return;
     test_replay(dir, model);
     test_real_session(dir, model);
-    proc_result r = run("rm -rf %s", dir);
+    proc_result r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }

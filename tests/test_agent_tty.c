@@ -12,21 +12,10 @@
 #include "check.h"
 #include "proc.h"
 
-static proc_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static proc_result run(const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return proc_run(cmd);
-}
-
 /* Waits up to timeout_s for text to appear on the pane. */
 static int wait_for(const char *sock, const char *text, int timeout_s) {
     for (int i = 0; i < timeout_s * 10; i++) {
-        proc_result r = run("tmux -S %s capture-pane -p -t t -S -200", sock);
+        proc_result r = proc_runf("tmux -S %s capture-pane -p -t t -S -200", sock);
         int ok = r.status == 0 && strstr(r.out, text) != NULL;
         if (!ok && i == timeout_s * 10 - 1) fprintf(stderr, "pane:\n%s\n", r.out);
         proc_result_free(&r);
@@ -37,13 +26,13 @@ static int wait_for(const char *sock, const char *text, int timeout_s) {
 }
 
 static void keys(const char *sock, const char *text) {
-    proc_result r = run("tmux -S %s send-keys -t t -l '%s' && tmux -S %s send-keys -t t Enter", sock, text, sock);
+    proc_result r = proc_runf("tmux -S %s send-keys -t t -l '%s' && tmux -S %s send-keys -t t Enter", sock, text, sock);
     proc_result_free(&r);
 }
 
 void test_agent_tty(void) {
     const char *model = check_model_path();
-    proc_result r = run("command -v tmux");
+    proc_result r = proc_runf("command -v tmux");
     int have = r.status == 0;
     proc_result_free(&r);
     if (!model || !have) {
@@ -64,7 +53,7 @@ void test_agent_tty(void) {
     }
     char sock[4200];
     snprintf(sock, sizeof sock, "%s/tmux.sock", dir);
-    r = run("mkdir -p %s/ws && cd %s/ws && tmux -S %s new-session -d -s t -x 150 -y 50 "
+    r = proc_runf("mkdir -p %s/ws && cd %s/ws && tmux -S %s new-session -d -s t -x 150 -y 50 "
             "'XDG_STATE_HOME=%s/state %s/cachet --replay %s/replay.json --model %s; echo EXITED-$?; sleep 30'",
             dir, dir, sock, dir, proc_bin_dir(), dir, model);
     CHECK_MSG(r.status == 0, "tmux: %s", r.err);
@@ -89,9 +78,9 @@ void test_agent_tty(void) {
     CHECK(wait_for(sock, "After reset.", 30));
     keys(sock, "/quit");
     CHECK(wait_for(sock, "EXITED-0", 20));
-    r = run("tmux -S %s kill-server; XDG_STATE_HOME=%s/state %s/cachet stats --json", sock, dir, proc_bin_dir());
+    r = proc_runf("tmux -S %s kill-server; XDG_STATE_HOME=%s/state %s/cachet stats --json", sock, dir, proc_bin_dir());
     CHECK(strstr(r.out, "\"cause\":\"reset\"") != NULL);
     proc_result_free(&r);
-    r = run("rm -rf %s", dir);
+    r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }

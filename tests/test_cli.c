@@ -12,41 +12,30 @@
 #include "check.h"
 #include "proc.h"
 
-static proc_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static proc_result run(const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return proc_run(cmd);
-}
-
 static void test_usage(void) {
-    proc_result r = run("%s/cachet --help", proc_bin_dir());
+    proc_result r = proc_runf("%s/cachet --help", proc_bin_dir());
     CHECK_EQ_INT(r.status, 0);
     CHECK(strstr(r.out, "generate") != NULL);
     proc_result_free(&r);
-    r = run("%s/cachet generate --help", proc_bin_dir());
+    r = proc_runf("%s/cachet generate --help", proc_bin_dir());
     CHECK_EQ_INT(r.status, 0);
     CHECK(strstr(r.out, "--max-tokens") != NULL);
     proc_result_free(&r);
-    r = run("%s/cachet generate", proc_bin_dir());
+    r = proc_runf("%s/cachet generate", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
-    r = run("%s/cachet generate --prompt x --temp abc", proc_bin_dir());
+    r = proc_runf("%s/cachet generate --prompt x --temp abc", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     CHECK(strstr(r.err, "--temp") != NULL);
     proc_result_free(&r);
-    r = run("%s/cachet frobnicate", proc_bin_dir());
+    r = proc_runf("%s/cachet frobnicate", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
-    r = run("%s/cachet generate --model /nonexistent/x.gguf --prompt hi", proc_bin_dir());
+    r = proc_runf("%s/cachet generate --model /nonexistent/x.gguf --prompt hi", proc_bin_dir());
     CHECK_EQ_INT(r.status, 1);
     CHECK(strstr(r.err, "/nonexistent/x.gguf") != NULL);
     proc_result_free(&r);
-    r = run("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi", proc_bin_dir());
+    r = proc_runf("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi", proc_bin_dir());
     CHECK_EQ_INT(r.status, 1);
     proc_result_free(&r);
 }
@@ -68,7 +57,7 @@ static void test_corrupt_model(const char *model) {
     for (size_t i = 0; i < 3; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        r = run("%s/cachet generate --model %s --prompt hi --max-tokens 2", proc_bin_dir(), path);
+        r = proc_runf("%s/cachet generate --model %s --prompt hi --max-tokens 2", proc_bin_dir(), path);
         CHECK_MSG(r.status == 1, "corrupt model '%s': exit %d", files[i], r.status);
         CHECK_MSG(strstr(r.err, path) != NULL, "message does not name the file: %s", r.err);
         proc_result_free(&r);
@@ -82,7 +71,7 @@ static void test_generate(const char *model) {
     /* --exact: the numerics that agree with the float64 reference (the 8-bit
      * default is chaotic on this model, see test_engine.c), so the answer is
      * a property of the model, not of a kernel's summation order. */
-    proc_result r = run("%s/cachet generate --model '%s' --chat --system-file '%s/prompts/assistant.md' "
+    proc_result r = proc_runf("%s/cachet generate --model '%s' --chat --system-file '%s/prompts/assistant.md' "
                         "--prompt 'What is the capital of France?' --temp 0 --max-tokens 40 --threads 2 --json "
                         "--exact", proc_bin_dir(), model, check_root());
     CHECK_EQ_INT(r.status, 0);
@@ -103,8 +92,8 @@ static void test_generate(const char *model) {
     proc_result_free(&r);
 
     /* Streaming text equals the JSON text for the same greedy run. */
-    r = run("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 --max-tokens 12", proc_bin_dir(), model);
-    proc_result rj = run("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 "
+    r = proc_runf("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 --max-tokens 12", proc_bin_dir(), model);
+    proc_result rj = proc_runf("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 "
                          "--max-tokens 12 --json", proc_bin_dir(), model);
     cJSON *j2 = cJSON_Parse(rj.out);
     cJSON *t2 = j2 ? cJSON_GetObjectItem(j2, "text") : NULL;
@@ -121,7 +110,7 @@ static void test_generate(const char *model) {
     proc_result_free(&rj);
 
     /* A prompt longer than the context is an error that gives both numbers. */
-    r = run("%s/cachet generate --model '%s' --ctx-size 16 --prompt 'one two three four five six seven "
+    r = proc_runf("%s/cachet generate --model '%s' --ctx-size 16 --prompt 'one two three four five six seven "
             "eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen'", proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 1);
     CHECK_MSG(strstr(r.err, "16") != NULL && strstr(r.err, "tokens") != NULL, "%s", r.err);
@@ -129,11 +118,11 @@ static void test_generate(const char *model) {
 }
 
 static void test_tokenize(const char *model) {
-    proc_result r = run("%s/cachet tokenize --model '%s' --json 'Hello world'", proc_bin_dir(), model);
+    proc_result r = proc_runf("%s/cachet tokenize --model '%s' --json 'Hello world'", proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);
     CHECK_EQ_STR(r.out, "{\"tokens\":[19556,905]}\n");
     proc_result_free(&r);
-    r = run("%s/cachet tokenize --model '%s' '<|im_start|>user'", proc_bin_dir(), model);
+    r = proc_runf("%s/cachet tokenize --model '%s' '<|im_start|>user'", proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);
     CHECK(strncmp(r.out, "1 ", 2) == 0);
     proc_result_free(&r);
@@ -141,23 +130,23 @@ static void test_tokenize(const char *model) {
 
 /* The worked example: 46 layers x 32 kv heads x 128 dims x 2 x 2 bytes. */
 static void test_kv(const char *model) {
-    proc_result r = run("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GB", proc_bin_dir());
+    proc_result r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GB", proc_bin_dir());
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "753,664") && strstr(r.out, "106,148") && strstr(r.out, "10^9"), "%s", r.out);
     proc_result_free(&r);
-    r = run("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GiB --json", proc_bin_dir());
+    r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GiB --json", proc_bin_dir());
     CHECK_EQ_STR(r.out, "{\"bytes_per_token\":753664,\"tokens\":113975,\"memory_bytes\":85899345920,"
                         "\"memory_unit\":\"binary\",\"dtype\":\"f16\",\"layers\":46,\"kv_heads\":32,"
                         "\"head_dim\":128}\n");
     proc_result_free(&r);
-    r = run("%s/cachet kv --model '%s' --memory 1GiB", proc_bin_dir(), model);
+    r = proc_runf("%s/cachet kv --model '%s' --memory 1GiB", proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "23,040") && strstr(r.out, "GQA saves 3.0x"), "%s", r.out);
     proc_result_free(&r);
-    r = run("%s/cachet kv --layers 46 --kv-heads 32", proc_bin_dir());
+    r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
-    r = run("%s/cachet kv --layers 4 --kv-heads 2 --head-dim 8 --memory 12parsecs", proc_bin_dir());
+    r = proc_runf("%s/cachet kv --layers 4 --kv-heads 2 --head-dim 8 --memory 12parsecs", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
 }

@@ -12,17 +12,6 @@
 #include "check.h"
 #include "proc.h"
 
-static proc_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static proc_result run(const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return proc_run(cmd);
-}
-
 /* The commands that open a model, each with what it needs to get that far. */
 static const char *const k_cmds[] = {"generate --prompt hi", "-p hi --no-session", "serve --port 0",
                                      "bench --no-llama", "bench cache"};
@@ -32,21 +21,21 @@ static void test_bad_values(void) {
     static const char *const bad[] = {"bogus", "cuda:x", "cuda:65", "cuda:-1", "CPU", ""};
     for (size_t c = 0; c < sizeof k_cmds / sizeof k_cmds[0]; c++)
         for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-            proc_result r = run("cd /tmp && %s/cachet %s --device '%s'", proc_bin_dir(), k_cmds[c], bad[b]);
+            proc_result r = proc_runf("cd /tmp && %s/cachet %s --device '%s'", proc_bin_dir(), k_cmds[c], bad[b]);
             CHECK_MSG(r.status == 2, "cachet %s --device '%s': exit %d", k_cmds[c], bad[b], r.status);
             CHECK_MSG(strstr(r.err, "--device") && strstr(r.err, "cuda:N"), "cachet %s --device '%s': %s",
                       k_cmds[c], bad[b], r.err);
             proc_result_free(&r);
         }
     for (size_t c = 0; c < sizeof k_cmds / sizeof k_cmds[0]; c++) {
-        proc_result r = run("cd /tmp && CACHET_DEVICE=gpu %s/cachet %s", proc_bin_dir(), k_cmds[c]);
+        proc_result r = proc_runf("cd /tmp && CACHET_DEVICE=gpu %s/cachet %s", proc_bin_dir(), k_cmds[c]);
         CHECK_MSG(r.status == 2, "CACHET_DEVICE=gpu cachet %s: exit %d", k_cmds[c], r.status);
         CHECK_MSG(strstr(r.err, "CACHET_DEVICE") && strstr(r.err, "'gpu'"), "CACHET_DEVICE=gpu cachet %s: %s",
                   k_cmds[c], r.err);
         proc_result_free(&r);
     }
     /* the option wins over the variable */
-    proc_result r = run("CACHET_DEVICE=bogus %s/cachet generate --device bogus2 --prompt hi", proc_bin_dir());
+    proc_result r = proc_runf("CACHET_DEVICE=bogus %s/cachet generate --device bogus2 --prompt hi", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     CHECK(strstr(r.err, "'bogus2'") != NULL && strstr(r.err, "CACHET_DEVICE") == NULL);
     proc_result_free(&r);
@@ -56,7 +45,7 @@ static void test_usage_texts(void) {
     static const char *const helps[] = {"generate --help", "--help-agent", "serve --help", "bench --help",
                                         "bench cache --help"};
     for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
-        proc_result r = run("%s/cachet %s", proc_bin_dir(), helps[i]);
+        proc_result r = proc_runf("%s/cachet %s", proc_bin_dir(), helps[i]);
         CHECK_EQ_INT(r.status, 0);
         CHECK_MSG(strstr(r.out, "--device D") && strstr(r.out, "cuda:N") && strstr(r.out, "CACHET_DEVICE"),
                   "cachet %s does not document --device and CACHET_DEVICE", helps[i]);
@@ -66,7 +55,7 @@ static void test_usage_texts(void) {
 
 /* The tokens of `cachet generate --json` (greedy), as a string, or NULL. */
 static char *greedy_tokens(const char *model, const char *env, const char *args) {
-    proc_result r = run("env -u CACHET_DEVICE %s %s/cachet generate --model %s --prompt 'The capital of France is' "
+    proc_result r = proc_runf("env -u CACHET_DEVICE %s %s/cachet generate --model %s --prompt 'The capital of France is' "
                         "--temp 0 --max-tokens 8 --threads 2 --no-cache --json %s",
                         env, proc_bin_dir(), model, args);
     CHECK_MSG(r.status == 0, "generate %s %s: exit %d: %s", env, args, r.status, r.err);
@@ -79,7 +68,7 @@ static char *greedy_tokens(const char *model, const char *env, const char *args)
 
 /* 1 when this binary says it was built without CUDA (then "auto" is the CPU). */
 static int test_cuda_in_cpu_build(const char *model) {
-    proc_result r = run("%s/cachet generate --model %s --prompt hi --max-tokens 1 --device cuda", proc_bin_dir(), model);
+    proc_result r = proc_runf("%s/cachet generate --model %s --prompt hi --max-tokens 1 --device cuda", proc_bin_dir(), model);
     int cpu_only = strstr(r.err, "built without CUDA") != NULL;
     CHECK_MSG(r.status < 128, "--device cuda: killed by a signal (%d)", r.status);
     if (cpu_only) {
@@ -90,12 +79,12 @@ static int test_cuda_in_cpu_build(const char *model) {
     if (!cpu_only) return 0;
     /* every command reports it like a model-open error: exit 1 */
     for (size_t c = 0; c < sizeof k_cmds / sizeof k_cmds[0]; c++) {
-        r = run("cd /tmp && %s/cachet %s --model %s --device cuda:0", proc_bin_dir(), k_cmds[c], model);
+        r = proc_runf("cd /tmp && %s/cachet %s --model %s --device cuda:0", proc_bin_dir(), k_cmds[c], model);
         CHECK_MSG(r.status == 1 && strstr(r.err, "built without CUDA"), "cachet %s --device cuda:0: exit %d: %s",
                   k_cmds[c], r.status, r.err);
         proc_result_free(&r);
     }
-    r = run("CACHET_DEVICE=cuda %s/cachet generate --model %s --prompt hi --max-tokens 1", proc_bin_dir(), model);
+    r = proc_runf("CACHET_DEVICE=cuda %s/cachet generate --model %s --prompt hi --max-tokens 1", proc_bin_dir(), model);
     CHECK_MSG(r.status == 1 && strstr(r.err, "built without CUDA"), "CACHET_DEVICE=cuda: exit %d: %s", r.status,
               r.err);
     proc_result_free(&r);
@@ -123,7 +112,7 @@ static void test_cpu_same_tokens(const char *model, int cpu_only) {
  * parent's device, not the environment's (bogus here, so a child that read it
  * would fail and the disk figure would be missing). */
 static void test_bench_cache_passes_device(const char *model) {
-    proc_result r = run("CACHET_DEVICE=bogus %s/cachet bench cache --model %s --device cpu --threads 2 --prefix 16 "
+    proc_result r = proc_runf("CACHET_DEVICE=bogus %s/cachet bench cache --model %s --device cpu --threads 2 --prefix 16 "
                         "--suffix 1 --reps 1 --json",
                         proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "bench cache: exit %d: %s", r.status, r.err);
@@ -136,11 +125,11 @@ static void test_bench_cache_passes_device(const char *model) {
     cJSON_Delete(j);
     proc_result_free(&r);
     /* the lengths a GPU run uses parse (a missing model stops them right after) */
-    r = run("%s/cachet bench cache --model /nonexistent/m.gguf --prefix 4000 --device cpu", proc_bin_dir());
+    r = proc_runf("%s/cachet bench cache --model /nonexistent/m.gguf --prefix 4000 --device cpu", proc_bin_dir());
     CHECK_MSG(r.status == 1 && strstr(r.err, "/nonexistent/m.gguf"), "bench cache --prefix 4000: %d %s", r.status,
               r.err);
     proc_result_free(&r);
-    r = run("%s/cachet bench --model /nonexistent/m.gguf --prompt-tokens 4000 --no-llama --device cpu",
+    r = proc_runf("%s/cachet bench --model /nonexistent/m.gguf --prompt-tokens 4000 --no-llama --device cpu",
             proc_bin_dir());
     CHECK_MSG(r.status == 1 && strstr(r.err, "/nonexistent/m.gguf"), "bench --prompt-tokens 4000: %d %s", r.status,
               r.err);

@@ -32,17 +32,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static proc_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static proc_result run(const char *fmt, ...) {
-    char cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return proc_run(cmd);
-}
-
 static const char *estr(const cJSON *e, const char *k) { return cJSON_GetStringValue(cJSON_GetObjectItem(e, k)); }
 
 static double enum_(const cJSON *e, const char *k) {
@@ -217,7 +206,7 @@ static const char k_hello[] =
 
 /* Runs the agent once against a fake server; ws holds a workspace, state the sessions. */
 static proc_result agent_fake(const char *dir, const fake *f, const char *extra) {
-    return run("cd %s && XDG_STATE_HOME=%s/state %s/cachet -p 'hi' --backend http://127.0.0.1:%d/v1 --backend-model fake "
+    return proc_runf("cd %s && XDG_STATE_HOME=%s/state %s/cachet -p 'hi' --backend http://127.0.0.1:%d/v1 --backend-model fake "
                "--workspace ws --json %s",
                dir, dir, proc_bin_dir(), f->port, extra);
 }
@@ -358,7 +347,7 @@ static void test_tool_calls(const char *dir) {
     CHECK(q1 && enum_(q1, "cached_tokens") == 200);
     cJSON_Delete(evs);
     fake_release(&f);
-    r = run("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
     o = cJSON_Parse(r.out);
     cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
     CHECK_EQ_INT(enum_(s, "requests"), 2);
@@ -367,7 +356,7 @@ static void test_tool_calls(const char *dir) {
     CHECK_NEAR(enum_(s, "hit_rate"), 200.0 / 260.0, 1e-9);
     cJSON_Delete(o);
     proc_result_free(&r);
-    r = run("XDG_STATE_HOME=%s %s/cachet stats %s", state, proc_bin_dir(), id);
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats %s", state, proc_bin_dir(), id);
     CHECK(strstr(r.out, "did not report cached tokens") != NULL);
     proc_result_free(&r);
 }
@@ -424,25 +413,25 @@ static void test_against_serve(const char *dir) {
     char state[4200];
     snprintf(state, sizeof state, "%s/state-serve", dir);
     /* no key, a wrong key, a key variable that is not set */
-    proc_result r = run("cd %s && XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d --workspace ws", dir,
+    proc_result r = proc_runf("cd %s && XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d --workspace ws", dir,
                         state, proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 1 && strstr(r.err, "answered 401") && strstr(r.err, "invalid_api_key") &&
                   strstr(r.err, "no API key was sent"),
               "no key: %d: %s", r.status, r.err);
     proc_result_free(&r);
-    r = run("cd %s && WRONG_KEY=nope XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d/v1 "
+    r = proc_runf("cd %s && WRONG_KEY=nope XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d/v1 "
             "--api-key-env WRONG_KEY --backend-model SmolLM2-135M-Instruct.Q4_1 --workspace ws",
             dir, state, proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 1 && strstr(r.err, "/v1/chat/completions' answered 401") && !strstr(r.err, "no API key"),
               "wrong key: %d: %s", r.status, r.err);
     proc_result_free(&r);
-    r = run("cd %s && %s/cachet -p hi --backend http://127.0.0.1:%d --api-key-env CACHET_UNSET_VAR_X --workspace ws",
+    r = proc_runf("cd %s && %s/cachet -p hi --backend http://127.0.0.1:%d --api-key-env CACHET_UNSET_VAR_X --workspace ws",
             dir, proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 1 && strstr(r.err, "'CACHET_UNSET_VAR_X' is not set"), "unset: %s", r.err);
     proc_result_free(&r);
 
     /* a scripted 3-turn session: one turn per line of stdin, streamed */
-    r = run("cd %s && printf '%s' | CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --backend http://127.0.0.1:%d "
+    r = proc_runf("cd %s && printf '%s' | CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --backend http://127.0.0.1:%d "
             "--api-key-env CACHET_TEST_KEY --workspace ws --json --max-tokens 8",
             dir, k_turns, state, proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 0, "session: %d: %s", r.status, r.err);
@@ -450,7 +439,7 @@ static void test_against_serve(const char *dir) {
     session_of(r.out, id, sizeof id);
     proc_result_free(&r);
     /* one more turn through --resume and -p */
-    r = run("cd / && CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --backend "
+    r = proc_runf("cd / && CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --backend "
             "http://127.0.0.1:%d/ --api-key-env CACHET_TEST_KEY --json --max-tokens 8",
             state, proc_bin_dir(), id, s.port);
     CHECK_MSG(r.status == 0, "resume: %d: %s", r.status, r.err);
@@ -460,7 +449,7 @@ static void test_against_serve(const char *dir) {
     cJSON_Delete(o);
     proc_result_free(&r);
 
-    r = run("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
+    r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
     o = cJSON_Parse(r.out);
     cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
     double queries = metric(&s, "cachet_prefix_cache_queries_total"), hits = metric(&s, "cachet_prefix_cache_hits_total");
@@ -497,14 +486,14 @@ void test_remote(void) {
     char dir[] = "/tmp/cachet-remote-XXXXXX";
     if (!mkdtemp(dir)) return;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    proc_result r = run("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/", dir, check_root(), dir);
+    proc_result r = proc_runf("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/", dir, check_root(), dir);
     proc_result_free(&r);
     test_retry_after(dir);
     test_errors(dir);
     test_tool_calls(dir);
     if (check_model_path()) test_against_serve(dir);
     else CHECK_MSG(0, "model missing: the session against cachet serve did not run");
-    r = run("rm -rf %s", dir);
+    r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
     curl_global_cleanup();
 }

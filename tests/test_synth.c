@@ -53,19 +53,6 @@ static void test_quantizers(void) {
     CHECK(synth_quantize_row(ENG_TYPE_Q4_0, x, q, 48) == -1); /* not whole blocks */
 }
 
-static int same_file(const char *a, const char *b) {
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        if (ca != cb) same = 0;
-        if (ca == EOF || cb == EOF) break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 static void test_writer(const char *dir) {
     char a[512], b[512];
     snprintf(a, sizeof a, "%s/det1.gguf", dir);
@@ -74,10 +61,10 @@ static void test_writer(const char *dir) {
     util_err err;
     CHECK(synth_write(a, &p, &err) == 0);
     CHECK(synth_write(b, &p, &err) == 0);
-    CHECK_MSG(same_file(a, b), "the same params wrote different bytes");
+    CHECK_MSG(proc_files_equal(a, b), "the same params wrote different bytes");
     p.seed = 2;
     CHECK(synth_write(b, &p, &err) == 0);
-    CHECK_MSG(!same_file(a, b), "another seed wrote the same bytes");
+    CHECK_MSG(!proc_files_equal(a, b), "another seed wrote the same bytes");
     unlink(b);
 
     /* rejected shapes leave no file behind */

@@ -32,19 +32,6 @@ static proc_result synth_cli(const char *fmt, ...) {
     return proc_run(cmd);
 }
 
-static int same_file(const char *a, const char *b) {
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        if (ca != cb) same = 0;
-        if (ca == EOF || cb == EOF) break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 /* Entries in dir other than . and .. (leftover temporary files show here). */
 static int dir_entries(const char *dir) {
     char cmd[600];
@@ -232,17 +219,17 @@ static void test_determinism(const char *dir) {
     proc_result r1 = synth_cli("%s --threads 1 -o '%s'", shape, a);
     proc_result r2 = synth_cli("%s --threads 3 -o '%s'", shape, b);
     CHECK(r1.status == 0 && r2.status == 0);
-    CHECK_MSG(same_file(a, b), "two runs (1 and 3 threads) wrote different bytes");
+    CHECK_MSG(proc_files_equal(a, b), "two runs (1 and 3 threads) wrote different bytes");
     proc_result_free(&r1);
     proc_result_free(&r2);
     r1 = synth_cli("%s --seed 7 -o '%s'", shape, b);
-    CHECK(r1.status == 0 && !same_file(a, b));
+    CHECK(r1.status == 0 && !proc_files_equal(a, b));
     proc_result_free(&r1);
     /* the CLI's tiny preset is the library's defaults, byte for byte */
     synth_params p = synth_defaults();
     util_err err;
     r1 = synth_cli("--preset tiny -o '%s'", a);
-    CHECK(r1.status == 0 && synth_write(b, &p, &err) == 0 && same_file(a, b));
+    CHECK(r1.status == 0 && synth_write(b, &p, &err) == 0 && proc_files_equal(a, b));
     proc_result_free(&r1);
     unlink(a);
     unlink(b);
@@ -402,7 +389,7 @@ static void test_gemma3(const char *dir) {
               sh.head_dim == 64 && sh.n_ff == 192);
     check_gemma_open(path, &p);
     p.n_threads = 2;
-    CHECK(synth_write(other, &p, &err) == 0 && same_file(path, other));
+    CHECK(synth_write(other, &p, &err) == 0 && proc_files_equal(path, other));
     unlink(other);
 
     /* the smallest vocabulary (specials and bytes only) still round-trips */
