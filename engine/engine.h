@@ -28,7 +28,8 @@ typedef struct eng_model_params {
     int exact;              /* 1: f32 activations everywhere (no 8-bit activation
                              * quantization): slower; the reference mode tested
                              * against a float64 implementation */
-    const char *device;     /* "auto" (NULL), "cpu", "cuda", "cuda:N": see --device */
+    const char *device;     /* "auto", "cpu", "cuda", "cuda:N": see --device; NULL:
+                             * $CACHET_DEVICE when it is set, else "auto" */
 } eng_model_params;
 
 /* Prefix-cache counters of a model (all its sequences), like vLLM's

@@ -218,6 +218,8 @@ static int upload_weights(eng_model *m, util_err *err) {
 static int open_backend(eng_model *m, const eng_model_params *params, util_err *err) {
     const char *dev = params && params->device ? params->device : "auto";
     int n_threads = params ? params->n_threads : 0;
+    const char *env = getenv("CACHET_DEVICE");
+    if (!(params && params->device) && env && *env) dev = env; /* unset, not an explicit "auto" */
     if (strcmp(dev, "auto") == 0) dev = eng_backend_cuda_count() > 0 ? "cuda" : "cpu";
     if (strcmp(dev, "cpu") == 0) {
         int rc = eng_backend_cpu_new(&m->be, n_threads, err);

@@ -66,6 +66,9 @@ static void cleanup_dirs(void) {
 int main(int argc, char **argv) {
     int ran = 0;
     isolate_dirs();
+    /* the golden data are CPU numerics: in a CUDA build on a GPU machine only
+     * the suites that ask for the GPU (tests/test_cuda.c) get it */
+    setenv("CACHET_DEVICE", "cpu", 0);
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         int want = argc <= 1;
         for (int a = 1; a < argc; a++)
