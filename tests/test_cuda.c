@@ -182,6 +182,32 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
         int32_t bad = (int32_t)rows;
         CHECK(g->ops->get_rows(g, &w, &bad, 1, dr, &err) == UTIL_ERANGE);
         g->ops->release(g, dr);
+        /* the matvec's decoders (its own 16/32-bit fetch for q4_0 q4_1 q8_0): with
+         * a one-hot x, y[t][r] = 0 + ... + w[r][c_t] * 1 + ... exactly (the other
+         * products are +-0, every sum with +0 is exact), so the decoded weights
+         * must equal the reference dequantizer's (==, as -0 becomes +0) */
+        enum { NH = 9 };
+        float *hot = calloc((size_t)NH * (size_t)cols, sizeof(float));
+        float *yh = malloc((size_t)NH * (size_t)rows * sizeof(float));
+        int hot_c[NH];
+        for (int t = 0; t < NH; t++) {
+            hot_c[t] = (int)((t * 61 + 7 * (t & 1)) % cols); /* several groups and block positions */
+            hot[(size_t)t * (size_t)cols + (size_t)hot_c[t]] = 1.0f;
+        }
+        float *dh = dput(g, hot, (size_t)NH * (size_t)cols), *dyh = dput(g, NULL, (size_t)NH * (size_t)rows);
+        g->prefill = 0;
+        CHECK(g->ops->matmul(g, &w, dh, dyh, NH, &err) == 0);
+        dget(g, yh, dyh, (size_t)NH * (size_t)rows);
+        int exact = 1;
+        for (int t = 0; t < NH; t++)
+            for (int64_t r = 0; r < rows; r++)
+                exact &= yh[(size_t)t * (size_t)rows + (size_t)r] == deq[r * cols + hot_c[t]];
+        CHECK_MSG(exact, "matvec %s: a one-hot x does not give the reference weights exactly",
+                  eng_type_get(type)->name);
+        g->ops->release(g, dh);
+        g->ops->release(g, dyh);
+        free(hot);
+        free(yh);
         free(rows_g);
         g->ops->release(g, dx);
         g->ops->release(g, dy);
@@ -308,19 +334,36 @@ static void test_attention(eng_backend *g, eng_backend *c) {
         float scale = 1.0f / sqrtf((float)hd);
         eng_attn_args ca = {ref, q, &hv, 1, nq, pos0, nh, nkv, hd, scale, win};
         c->ops->attention(c, &ca);
-        eng_attn_args ga = {dout, dq, &dv, 1, nq, pos0, nh, nkv, hd, scale, win};
-        g->ops->attention(g, &ga);
-        dget(g, got, dout, (size_t)nq * (size_t)qd);
-        double e = max_err(got, ref, (size_t)nq * (size_t)qd, NULL) / 2.0;
-        CHECK_MSG(e <= 1e-4, "attention %d/%d heads, hd %d, window %d: error %.3g of max|v|", nh, nkv, hd, win, e);
-        for (int t = 0; t < nq; t++) {
-            eng_attn_args a1 = {dout + (size_t)t * (size_t)qd, dq + (size_t)t * (size_t)qd, &dv, 1, 1, pos0 + t,
-                                nh, nkv, hd, scale, win};
-            g->ops->attention(g, &a1);
+        /* prompt path (cu_attention) and decode path (split-K, chunks of
+         * CU_ATT_CHUNK = 64 positions: queries 60..89 span one or two chunks,
+         * with and without a window cutting the first) */
+        float *got_path[2] = {malloc((size_t)nq * (size_t)qd * sizeof(float)),
+                              malloc((size_t)nq * (size_t)qd * sizeof(float))};
+        for (int prefill = 1; prefill >= 0; prefill--) {
+            const char *path = prefill ? "prefill" : "decode";
+            g->prefill = prefill;
+            eng_attn_args ga = {dout, dq, &dv, 1, nq, pos0, nh, nkv, hd, scale, win};
+            g->ops->attention(g, &ga);
+            dget(g, got, dout, (size_t)nq * (size_t)qd);
+            double e = max_err(got, ref, (size_t)nq * (size_t)qd, NULL) / 2.0;
+            CHECK_MSG(e <= 1e-4, "attention %s %d/%d heads, hd %d, window %d: error %.3g of max|v|", path, nh, nkv,
+                      hd, win, e);
+            for (int t = 0; t < nq; t++) {
+                eng_attn_args a1 = {dout + (size_t)t * (size_t)qd, dq + (size_t)t * (size_t)qd, &dv, 1, 1, pos0 + t,
+                                    nh, nkv, hd, scale, win};
+                g->ops->attention(g, &a1);
+            }
+            dget(g, one, dout, (size_t)nq * (size_t)qd);
+            CHECK_MSG(memcmp(one, got, (size_t)nq * (size_t)qd * sizeof(float)) == 0,
+                      "attention %s: one query per call changed bits (hd %d)", path, hd);
+            memcpy(got_path[prefill], got, (size_t)nq * (size_t)qd * sizeof(float));
         }
-        dget(g, one, dout, (size_t)nq * (size_t)qd);
-        CHECK_MSG(memcmp(one, got, (size_t)nq * (size_t)qd * sizeof(float)) == 0,
-                  "attention: one query per call changed bits (hd %d)", hd);
+        g->prefill = 0;
+        /* the two paths sum in another order: close, not bit-identical */
+        double e2 = max_err(got_path[0], got_path[1], (size_t)nq * (size_t)qd, NULL) / 2.0;
+        CHECK_MSG(e2 <= 1e-5, "attention split vs single pass, hd %d window %d: %.3g of max|v|", hd, win, e2);
+        free(got_path[0]);
+        free(got_path[1]);
         g->ops->release(g, dq);
         g->ops->release(g, dout);
         g->ops->release(g, dk);

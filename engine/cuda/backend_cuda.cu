@@ -58,6 +58,13 @@ typedef struct cuda_backend {
     uint64_t rec_hash;       /* the op arguments of the recording */
     uint64_t cur_hash;       /* the op arguments of this step so far */
     int *params;             /* device: [0] position, [1] token id of the step */
+    int rec_bad;             /* the recording lacks scratch: discard it, issue the calls again */
+    /* split-K decode attention (cu_attention_split): its grid covers positions
+     * < att_max_pos; part is its scratch, sized for att_heads x att_hd heads */
+    int att_max_pos;
+    int att_heads, att_hd;   /* of the last decode attention (0: none yet) */
+    float *part;
+    size_t part_cap;         /* floats */
 } cuda_backend;
 
 enum { STEP_RUN = 0, STEP_RECORD = 1, STEP_REPLAY = 2 };
@@ -150,6 +157,37 @@ static uint64_t F(float f) {
 }
 
 static const int *step_pos(const cuda_backend *cb) { return cb->mode == STEP_RECORD ? cb->params : NULL; }
+
+/* Forgets the recorded step (it names scratch that is about to change). Never
+ * while a step records or replays. */
+static void drop_recording(cuda_backend *cb) {
+    if (cb->exec) {
+        cudaGraphExecDestroy(cb->exec);
+        cb->exec = NULL;
+    }
+}
+
+/* Grows the split attention's scratch to positions < max_pos (and n_tok
+ * queries of the last seen head shape): the grid size and part pointer a
+ * recorded step holds change, so the recording is dropped. Allocates and may
+ * synchronise: never inside a recording (the callers check). */
+static cudaError_t att_grow(cuda_backend *cb, int max_pos, int n_tok) {
+    int changed = 0;
+    if (max_pos > cb->att_max_pos) {
+        cb->att_max_pos = max_pos;
+        changed = 1;
+    }
+    if (cb->att_hd > 0) {
+        size_t need = cu_attention_split_floats(n_tok, cb->att_heads, cb->att_hd, cb->att_max_pos);
+        if (need > cb->part_cap) {
+            cudaError_t e = dev_grow(cb->stream, (void **)&cb->part, &cb->part_cap, need, sizeof(float));
+            if (e != cudaSuccess) return e;
+            changed = 1;
+        }
+    }
+    if (changed) drop_recording(cb);
+    return cudaSuccess;
+}
 
 static int cuda_to_dev(eng_backend *be, void *dst, const void *src, size_t bytes, util_err *err) {
     /* from pageable memory: returns once src has been staged, so the caller may reuse it */
@@ -389,24 +427,62 @@ static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, con
     cu_kv_store(cb->stream, kv_of(t, kv), layer, k, v, n_tok, pos0, step_pos(cb));
 }
 
+/* Prompt tokens: cu_attention (a warp walks all keys of a query: enough warps
+ * with many queries). Generated tokens (!be->prefill, the flag that also picks
+ * the matvec, never the token count): cu_attention_split, whose grid covers
+ * positions < att_max_pos (reserve's n_ctx) so that a recorded step stays
+ * valid as the context grows. The scratch is sized outside recordings (reserve,
+ * step_begin, or here in a plain call); a recording that finds it short is
+ * discarded and its calls issued again (rec_bad), and a replay past
+ * att_max_pos changes the step's hash ("fits"), so it is run instead. */
 static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
     cuda_backend *cb = cb_use(be);
+    const int split = !be->prefill;
+    const int fits = a->pos0 + a->n_tok <= cb->att_max_pos;
     if (step_skip(cb, {U(a->out), U(a->q), U(a->kv), (uint64_t)a->layer, (uint64_t)a->n_tok,
                        (uint64_t)a->n_head, (uint64_t)a->n_kv_head, (uint64_t)a->head_dim, F(a->scale),
-                       (uint64_t)a->window}))
+                       (uint64_t)a->window, (uint64_t)split, U(cb->part), (uint64_t)cb->att_max_pos,
+                       (uint64_t)fits}))
         return;
     if (a->head_dim > 256 || a->head_dim % 2) {
         snprintf(cb->failed, sizeof cb->failed, "attention: head dim %d is not supported (even, <= 256)",
                  a->head_dim);
         return;
     }
+    if (split) {
+        size_t need = cu_attention_split_floats(a->n_tok, a->n_head, a->head_dim,
+                                                fits ? cb->att_max_pos : a->pos0 + a->n_tok);
+        if (!fits || need > cb->part_cap) {
+            if (cb->mode == STEP_RECORD) { /* no allocation inside a recording */
+                cb->rec_bad = 1;
+                return;
+            }
+            cb->att_heads = a->n_head;
+            cb->att_hd = a->head_dim;
+            /* past att_max_pos (no reserve): double it, so that decoding regrows rarely */
+            int mp = fits ? cb->att_max_pos : a->pos0 + a->n_tok;
+            if (!fits && cb->att_max_pos > mp / 2) mp = cb->att_max_pos * 2;
+            cudaError_t e = att_grow(cb, mp, a->n_tok);
+            if (e != cudaSuccess) {
+                snprintf(cb->failed, sizeof cb->failed, "attention scratch: %s", cudaGetErrorString(e));
+                return;
+            }
+        }
+        cb->att_heads = a->n_head;
+        cb->att_hd = a->head_dim;
+    }
     uint16_t *const *t = page_table(cb, a->kv, a->pos0 + a->n_tok);
     if (!t) {
         snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
         return;
     }
-    cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, step_pos(cb),
-                 a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window);
+    if (split)
+        cu_attention_split(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, step_pos(cb),
+                           a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window, cb->att_max_pos,
+                           cb->part);
+    else
+        cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, step_pos(cb),
+                     a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window);
 }
 
 /* --- elementwise ops ----------------------------------------------------------- */
@@ -470,6 +546,13 @@ static int cuda_step_begin(eng_backend *be, uint64_t key, const eng_kv_view *kv,
     const int hp[2] = {pos0, id};
     cudaError_t e = cudaMemcpyAsync(cb->params, hp, sizeof hp, cudaMemcpyHostToDevice, cb->stream);
     if (e != cudaSuccess) return cu_fail(err, e, "decode step parameters");
+    /* the split attention's grid must cover this position (a recording is
+     * replayed at later ones); growing drops the recording */
+    if (pos0 + 1 > cb->att_max_pos) {
+        int mp = cb->att_max_pos > (pos0 + 1) / 2 ? cb->att_max_pos * 2 : pos0 + 1;
+        if ((e = att_grow(cb, mp, 1)) != cudaSuccess) return cu_fail(err, e, "attention scratch");
+    }
+    cb->rec_bad = 0;
     uint16_t *const *t = page_table(cb, kv, pos0 + 1);
     if (!t) return util_err_set(err, UTIL_EIO, "cuda: cannot upload the KV page table");
     cb->cur_hash = 0xcbf29ce484222325ull;
@@ -500,9 +583,13 @@ static int cuda_step_end(eng_backend *be, int abort, util_err *err) {
     if (mode == STEP_RECORD) {
         cudaGraph_t g = NULL;
         cudaError_t e = cudaStreamEndCapture(cb->stream, &g);
-        if (e == cudaSuccess && g && !abort) e = cudaGraphInstantiate(&cb->exec, g, 0ull);
+        if (e == cudaSuccess && g && !abort && !cb->rec_bad) e = cudaGraphInstantiate(&cb->exec, g, 0ull);
         if (g) cudaGraphDestroy(g);
         if (abort) return 0;
+        if (cb->rec_bad) { /* scratch was short: the calls run again and size it; the next step records */
+            cb->rec_bad = 0;
+            return 1;
+        }
         if (e != cudaSuccess || !cb->exec) {
             /* some op could not be recorded: graphs off, the calls issued again */
             cudaGetLastError();
@@ -525,7 +612,15 @@ static int cuda_step_end(eng_backend *be, int abort, util_err *err) {
 
 static int cuda_n_threads(const eng_backend *be) { return 1; }
 
-static int cuda_reserve(eng_backend *be, int n_ctx, util_err *err) { return UTIL_OK; }
+/* n_ctx bounds the positions of decode attention: its grid and scratch are
+ * sized here (the scratch once a decode attention has shown the head shape,
+ * else at that first call), never during a recorded step. */
+static int cuda_reserve(eng_backend *be, int n_ctx, util_err *err) {
+    cuda_backend *cb = cb_use(be);
+    if (cb->mode != STEP_RUN || n_ctx <= cb->att_max_pos) return UTIL_OK;
+    cudaError_t e = att_grow(cb, n_ctx, 1);
+    return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "attention scratch");
+}
 
 static void cuda_destroy(eng_backend *be) {
     cuda_backend *cb = cb_use(be);
@@ -533,7 +628,7 @@ static void cuda_destroy(eng_backend *be) {
     for (size_t i = 0; i < cb->n_owned; i++) cudaFree(cb->owned[i]);
     free(cb->owned);
     if (cb->exec) cudaGraphExecDestroy(cb->exec);
-    void *bufs[] = {cb->wh, cb->xh, cb->yn, cb->ids, cb->ptab, cb->params};
+    void *bufs[] = {cb->wh, cb->xh, cb->yn, cb->ids, cb->ptab, cb->params, cb->part};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     free(cb->ptab_host);

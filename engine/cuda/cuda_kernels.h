@@ -76,6 +76,30 @@ void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int laye
                   int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale,
                   int window);
 
+/* Decode attention, split over the keys (split-K): as cu_attention (same
+ * contract and visibility), but each (query t, head h) is cut into chunks of
+ * CU_ATT_CHUNK absolute positions. Pass 1, a warp per (t, h, chunk c), folds
+ * the keys of chunk c the query sees (online softmax within the chunk) into
+ * part[(t * n_head + h) * n_chunk + c] = (m, l, acc[head_dim]); pass 2, a warp
+ * per (t, h), merges the query's chunks in order (M = max m_c, l = sum l_c
+ * exp(m_c - M), acc likewise, out = acc / l; chunks with no visible key are
+ * neither written nor read). The split points are absolute positions, so a
+ * query's arithmetic depends only on its position: batch-invariant, but not
+ * bit-identical to cu_attention (another summation order).
+ * n_chunk = ceil(max_pos / CU_ATT_CHUNK) sizes the grid and part; max_pos
+ * must exceed every query position (pos0 + n_tok <= max_pos, also for the
+ * positions a recorded graph is replayed at: chunks past a query's position
+ * cost a warp a few instructions). A query past it gets NaN, never a read past
+ * part. part: device scratch of cu_attention_split_floats(...) floats, 8-byte
+ * aligned, not shared with work queued concurrently. pos_dev as above. */
+#define CU_ATT_CHUNK 64
+void cu_attention_split(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
+                        int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim,
+                        float scale, int window, int max_pos, float *part);
+
+/* Floats of part for cu_attention_split (0 for an empty call). */
+size_t cu_attention_split_floats(int n_tok, int n_head, int head_dim, int max_pos);
+
 /* out = silu(gate) * up; out = gelu_tanh(gate) * up; y += x; x *= a. */
 void cu_swiglu(cudaStream_t s, float *out, const float *gate, const float *up, size_t n);
 void cu_geglu(cudaStream_t s, float *out, const float *gate, const float *up, size_t n);
