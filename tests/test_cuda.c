@@ -484,27 +484,35 @@ static void test_model(uint32_t wtype, int n_layer, int n_embd, int n_head, int 
     eng_seq_free(gs);
     eng_seq_free(cs);
 
-    /* decode steps replayed as CUDA graphs == issued call by call, bit for bit
-     * (30 steps from position 150 cross two page boundaries) */
+    /* decode steps replayed as CUDA graphs == issued call by call, bit for bit:
+     * two sequences taking turns (as in serve), 30 steps each from positions
+     * 150 and 120, crossing page boundaries */
     setenv("CACHET_CUDA_GRAPHS", "0", 1);
     eng_model *nog = open_synth(path, "cuda", 0, 1);
     unsetenv("CACHET_CUDA_GRAPHS");
     if (nog) {
-        eng_seq *a = NULL, *b = NULL;
+        eng_seq *a[2] = {NULL, NULL}, *b[2] = {NULL, NULL};
         float *la = malloc((size_t)nv * sizeof(float)), *lb = malloc((size_t)nv * sizeof(float));
-        int same = 1, steps = 0;
-        if (eng_seq_new(&a, gm, 1024, &err) == 0 && eng_seq_new(&b, nog, 1024, &err) == 0 &&
-            eng_seq_set_tokens(a, toks, n, la, NULL, NULL, &err) == 0 &&
-            eng_seq_set_tokens(b, toks, n, lb, NULL, NULL, &err) == 0) {
-            for (int i = 0; i < 30 && same; i++, steps++) {
-                int32_t id = toks[(i * 7) % n];
-                int ra = eng_seq_eval(a, &id, 1, la, &err), rb = eng_seq_eval(b, &id, 1, lb, &err);
-                same = ra == 0 && rb == 0 && memcmp(la, lb, (size_t)nv * sizeof(float)) == 0;
-            }
+        int same = 1, steps = 0, ok = 1;
+        for (int q = 0; q < 2; q++) {
+            int len = q ? 120 : n;
+            const int32_t *pr = q ? toks + 10 : toks;
+            ok &= eng_seq_new(&a[q], gm, 1024, &err) == 0 && eng_seq_new(&b[q], nog, 1024, &err) == 0 &&
+                  eng_seq_set_tokens(a[q], pr, len, la, NULL, NULL, &err) == 0 &&
+                  eng_seq_set_tokens(b[q], pr, len, lb, NULL, NULL, &err) == 0;
         }
-        CHECK_MSG(same && steps == 30, "%s: decode with graphs != without at step %d", path, steps);
-        eng_seq_free(a);
-        eng_seq_free(b);
+        CHECK_MSG(ok, "graph test set-up: %s", err.msg);
+        for (int i = 0; ok && i < 60 && same; i++, steps++) {
+            int32_t id = toks[(i * 7) % n];
+            int q = i % 2;
+            int ra = eng_seq_eval(a[q], &id, 1, la, &err), rb = eng_seq_eval(b[q], &id, 1, lb, &err);
+            same = ra == 0 && rb == 0 && memcmp(la, lb, (size_t)nv * sizeof(float)) == 0;
+        }
+        CHECK_MSG(same && steps == 60, "%s: decode with graphs != without at step %d", path, steps);
+        for (int q = 0; q < 2; q++) {
+            eng_seq_free(a[q]);
+            eng_seq_free(b[q]);
+        }
         free(la);
         free(lb);
         eng_model_free(nog);

@@ -27,6 +27,17 @@ enum {
     TILE_VALUES = 32 * 1024 * 1024,   /* f16 values of one dequantized weight tile */
 };
 
+/* A recorded decode step: which calls (key, page table) and their graph. */
+typedef struct step_rec {
+    uint64_t key;
+    const void *ptab;
+    cudaGraphExec_t exec;    /* NULL: the slot is free */
+    uint64_t hash;           /* the op arguments of the recording */
+    uint64_t used;
+} step_rec;
+
+enum { STEP_RECS = 8 };
+
 typedef struct cuda_backend {
     eng_backend base;
     eng_backend_ops ops;
@@ -52,10 +63,9 @@ typedef struct cuda_backend {
     /* decode-step recording (CUDA graphs; step_begin in backend.h) */
     int graphs;              /* 0: off (CACHET_CUDA_GRAPHS=0, or a recording failed) */
     int mode;                /* STEP_RUN, STEP_RECORD or STEP_REPLAY */
-    uint64_t step_key;       /* the recorded step's key */
-    const void *step_ptab;   /* and the device page table it reads */
-    cudaGraphExec_t exec;
-    uint64_t rec_hash;       /* the op arguments of the recording */
+    step_rec recs[STEP_RECS]; /* recordings, one per key (sequences take turns in serve) */
+    int cur;                 /* the recording this step records or replays */
+    uint64_t clock;          /* for least-recently-used replacement */
     uint64_t cur_hash;       /* the op arguments of this step so far */
     int *params;             /* device: [0] position, [1] token id of the step */
     int rec_bad;             /* the recording lacks scratch: discard it, issue the calls again */
@@ -161,10 +171,11 @@ static const int *step_pos(const cuda_backend *cb) { return cb->mode == STEP_REC
 /* Forgets the recorded step (it names scratch that is about to change). Never
  * while a step records or replays. */
 static void drop_recording(cuda_backend *cb) {
-    if (cb->exec) {
-        cudaGraphExecDestroy(cb->exec);
-        cb->exec = NULL;
-    }
+    for (int i = 0; i < STEP_RECS; i++)
+        if (cb->recs[i].exec) {
+            cudaGraphExecDestroy(cb->recs[i].exec);
+            cb->recs[i].exec = NULL;
+        }
 }
 
 /* Grows the split attention's scratch to positions < max_pos (and n_tok
@@ -556,13 +567,21 @@ static int cuda_step_begin(eng_backend *be, uint64_t key, const eng_kv_view *kv,
     uint16_t *const *t = page_table(cb, kv, pos0 + 1);
     if (!t) return util_err_set(err, UTIL_EIO, "cuda: cannot upload the KV page table");
     cb->cur_hash = 0xcbf29ce484222325ull;
-    if (cb->exec && key == cb->step_key && (const void *)t == cb->step_ptab) {
-        cb->mode = STEP_REPLAY;
-        return 1;
+    int slot = 0;
+    for (int i = 0; i < STEP_RECS; i++) {
+        step_rec *r = &cb->recs[i];
+        if (r->exec && r->key == key && r->ptab == (const void *)t) {
+            r->used = ++cb->clock;
+            cb->cur = i;
+            cb->mode = STEP_REPLAY;
+            return 1;
+        }
+        if (!r->exec || (cb->recs[slot].exec && r->used < cb->recs[slot].used)) slot = i;
     }
-    if (cb->exec) {
-        cudaGraphExecDestroy(cb->exec);
-        cb->exec = NULL;
+    step_rec *r = &cb->recs[slot]; /* a free slot, else the least recently used */
+    if (r->exec) {
+        cudaGraphExecDestroy(r->exec);
+        r->exec = NULL;
     }
     if (cudaStreamBeginCapture(cb->stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         cudaGetLastError();
@@ -570,41 +589,45 @@ static int cuda_step_begin(eng_backend *be, uint64_t key, const eng_kv_view *kv,
         return 0;
     }
     cb->mode = STEP_RECORD;
-    cb->step_key = key;
-    cb->step_ptab = t;
+    cb->cur = slot;
+    r->key = key;
+    r->ptab = t;
+    r->used = ++cb->clock;
     return 0;
 }
 
 static int cuda_step_end(eng_backend *be, int abort, util_err *err) {
     cuda_backend *cb = cb_use(be);
     int mode = cb->mode;
+    step_rec *r = &cb->recs[cb->cur];
     cb->mode = STEP_RUN;
     if (mode == STEP_RUN || (abort && mode == STEP_REPLAY)) return 0;
     if (mode == STEP_RECORD) {
         cudaGraph_t g = NULL;
         cudaError_t e = cudaStreamEndCapture(cb->stream, &g);
-        if (e == cudaSuccess && g && !abort && !cb->rec_bad) e = cudaGraphInstantiate(&cb->exec, g, 0ull);
+        if (e == cudaSuccess && g && !abort && !cb->rec_bad) e = cudaGraphInstantiate(&r->exec, g, 0ull);
         if (g) cudaGraphDestroy(g);
         if (abort) return 0;
         if (cb->rec_bad) { /* scratch was short: the calls run again and size it; the next step records */
             cb->rec_bad = 0;
             return 1;
         }
-        if (e != cudaSuccess || !cb->exec) {
+        if (e != cudaSuccess || !r->exec) {
             /* some op could not be recorded: graphs off, the calls issued again */
             cudaGetLastError();
-            cb->exec = NULL;
+            if (r->exec) cudaGraphExecDestroy(r->exec);
+            r->exec = NULL;
             cb->graphs = 0;
             return 1;
         }
-        cb->rec_hash = cb->cur_hash;
-    } else if (cb->cur_hash != cb->rec_hash) {
+        r->hash = cb->cur_hash;
+    } else if (cb->cur_hash != r->hash) {
         /* the calls differ from the recording (a key collision): run them, record anew */
-        cudaGraphExecDestroy(cb->exec);
-        cb->exec = NULL;
+        cudaGraphExecDestroy(r->exec);
+        r->exec = NULL;
         return 1;
     }
-    cudaError_t e = cudaGraphLaunch(cb->exec, cb->stream);
+    cudaError_t e = cudaGraphLaunch(r->exec, cb->stream);
     return e == cudaSuccess ? 0 : cu_fail(err, e, "graph launch");
 }
 
@@ -627,7 +650,7 @@ static void cuda_destroy(eng_backend *be) {
     if (cb->stream) cudaStreamSynchronize(cb->stream);
     for (size_t i = 0; i < cb->n_owned; i++) cudaFree(cb->owned[i]);
     free(cb->owned);
-    if (cb->exec) cudaGraphExecDestroy(cb->exec);
+    drop_recording(cb);
     void *bufs[] = {cb->wh, cb->xh, cb->yn, cb->ids, cb->ptab, cb->params, cb->part};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
