@@ -1,8 +1,9 @@
 /* tests/test_cuda_quant.c: the CUDA kernels' weight decoding (engine/cuda/
  * cuda_quant.h), run on the host: every group of 8 of random rows of every
  * type equals the scalar reference to_float bit for bit, and the f16 decoder
- * equals eng_f16_to_f32 over all 65536 values. Needs no GPU; the kernels
- * themselves are tested by the CUDA backend's suite. */
+ * equals eng_f16_to_f32 over all 65536 values; so do the matvec's word
+ * decoder (cuq_w8_*) and its exact integer conversion (cuq_int_f). Needs no
+ * GPU; the kernels themselves are tested by the CUDA backend's suite. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,9 @@ static int cq_compare_row(uint32_t type, const uint8_t *row, int64_t n, const ch
     float *ref = malloc((size_t)n * sizeof *ref);
     if (!ref) return 1;
     eng_type_get(type)->to_float(row, ref, n);
-    int bad = 0;
-    int64_t first = -1;
+    int bad = 0, bad_w = 0;
+    int64_t first = -1, first_w = -1;
+    const int words = type == ENG_TYPE_Q4_0 || type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q8_0;
     for (int64_t g = 0; g < n / 8; g++) {
         float v[8];
         cuq_load8(type, row, g, v);
@@ -62,9 +64,19 @@ static int cq_compare_row(uint32_t type, const uint8_t *row, int64_t n, const ch
             if (first < 0) first = g;
             bad++;
         }
+        if (words) { /* the matvec's word fetch and integer conversion */
+            cuq_w8_load8(type, row, g, v);
+            if (memcmp(v, ref + 8 * g, sizeof v) != 0) {
+                if (first_w < 0) first_w = g;
+                bad_w++;
+            }
+        }
     }
     CHECK_MSG(bad == 0, "%s row of %lld (%s): %d groups differ, first %lld",
               eng_type_get(type)->name, (long long)n, what, bad, (long long)first);
+    CHECK_MSG(bad_w == 0, "%s row of %lld (%s), word decoder: %d groups differ, first %lld",
+              eng_type_get(type)->name, (long long)n, what, bad_w, (long long)first_w);
+    bad += bad_w;
     free(ref);
     return bad;
 }
@@ -138,7 +150,22 @@ static void test_f16(void) {
     CHECK(cuq_h2f(0x7BFF) == 65504.0f);
 }
 
+/* cuq_int_f: (float)((int)n - c) bit for bit (the quant ranges and beyond). */
+static void test_int_f(void) {
+    static const int cs[] = {0, 8, 16, 32, 128};
+    int bad = 0;
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (uint32_t n = 0; n < 4096; n++) {
+            float a = cuq_int_f(n, 8388608.0f + (float)cs[ci]), b = (float)((int)n - cs[ci]);
+            bad += memcmp(&a, &b, sizeof a) != 0;
+        }
+    float big = cuq_int_f(0x7FFFFFu, 8388608.0f), want = 8388607.0f;
+    CHECK(memcmp(&big, &want, sizeof big) == 0);
+    CHECK_MSG(bad == 0, "cuq_int_f: %d values differ from the conversion", bad);
+}
+
 void test_cuda_quant(void) {
+    test_int_f();
     test_f16();
     test_rows();
 }

@@ -450,16 +450,17 @@ static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
     cuda_backend *cb = cb_use(be);
     const int split = !be->prefill;
     const int fits = a->pos0 + a->n_tok <= cb->att_max_pos;
-    if (step_skip(cb, {U(a->out), U(a->q), U(a->kv), (uint64_t)a->layer, (uint64_t)a->n_tok,
-                       (uint64_t)a->n_head, (uint64_t)a->n_kv_head, (uint64_t)a->head_dim, F(a->scale),
-                       (uint64_t)a->window, (uint64_t)split, U(cb->part), (uint64_t)cb->att_max_pos,
-                       (uint64_t)fits}))
-        return;
+    /* before step_skip: a replay must report it too, not skip the op silently */
     if (a->head_dim > 256 || a->head_dim % 2) {
         snprintf(cb->failed, sizeof cb->failed, "attention: head dim %d is not supported (even, <= 256)",
                  a->head_dim);
         return;
     }
+    if (step_skip(cb, {U(a->out), U(a->q), U(a->kv), (uint64_t)a->layer, (uint64_t)a->n_tok,
+                       (uint64_t)a->n_head, (uint64_t)a->n_kv_head, (uint64_t)a->head_dim, F(a->scale),
+                       (uint64_t)a->window, (uint64_t)split, U(cb->part), (uint64_t)cb->att_max_pos,
+                       (uint64_t)fits}))
+        return;
     if (split) {
         size_t need = cu_attention_split_floats(a->n_tok, a->n_head, a->head_dim,
                                                 fits ? cb->att_max_pos : a->pos0 + a->n_tok);
@@ -607,6 +608,8 @@ static int cuda_step_end(eng_backend *be, int abort, util_err *err) {
         cudaError_t e = cudaStreamEndCapture(cb->stream, &g);
         if (e == cudaSuccess && g && !abort && !cb->rec_bad) e = cudaGraphInstantiate(&r->exec, g, 0ull);
         if (g) cudaGraphDestroy(g);
+        if (e != cudaSuccess && (abort || cb->rec_bad))
+            cudaGetLastError(); /* not a failure of later work for to_host to report */
         if (abort) return 0;
         if (cb->rec_bad) { /* scratch was short: the calls run again and size it; the next step records */
             cb->rec_bad = 0;

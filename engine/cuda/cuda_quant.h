@@ -137,6 +137,63 @@ CU_HD void cuq_load8_q8_0(const uint8_t *row, int64_t g, float v[8]) {
     for (int i = 0; i < 8; i++) v[i] = CUQ_MUL((float)(int8_t)qs[i], d);
 }
 
+/* The same values of q4_0, q4_1 and q8_0 from whole words, as the CUDA
+ * matvec fetches them (16/32-bit loads ahead of the decode; the host tests
+ * read the words with cuq_rd16/cuq_rd32, the GPU's little-endian order).
+ * cuq_w8_at: group g's block starts at the returned byte offset (f16 d there;
+ * q4_1: f16 m after it, read together as one word, d in the low half), its 8
+ * quant bytes at byte *q (two words, q0 then q1), *sh the nibble shift (q4:
+ * 4 for the high nibbles, g % 4 >= 2; q8_0: 0). The bytes cuq_load8_* reads. */
+CU_HD int64_t cuq_w8_at(uint32_t type, int64_t g, int64_t *q, int *sh) {
+    const int64_t bs = type == ENG_TYPE_Q4_1 ? 20 : type == ENG_TYPE_Q4_0 ? 18 : 34;
+    const int64_t b = bs * (g >> 2);
+    if (type == ENG_TYPE_Q8_0) {
+        *q = b + 2 + 8 * (g & 3);
+        *sh = 0;
+    } else {
+        *q = b + (type == ENG_TYPE_Q4_1 ? 4 : 2) + 8 * (g & 1);
+        *sh = (g & 2) ? 4 : 0;
+    }
+    return b;
+}
+
+/* (float)((int)n - c) without an int-to-float conversion (a quarter-rate
+ * instruction on sm_80/sm_90): the bits 0x4B000000 | n are the float 2^23 + n
+ * for n < 2^23, and subtracting two23_plus_c = 2^23 + c (also exact) is exact
+ * by Sterbenz, so the result is bit for bit the conversion's, +0.0f for n == c. */
+CU_HD float cuq_int_f(uint32_t n, float two23_plus_c) {
+#if defined(__CUDA_ARCH__)
+    return __fsub_rn(__uint_as_float(0x4B000000u | n), two23_plus_c);
+#else
+    return cuq_bits_f32(0x4B000000u | n) - two23_plus_c;
+#endif
+}
+
+/* Decodes the words of cuq_w8_at: sc the scale field (16 bits; q4_1: 32),
+ * q0/q1 the quant bytes, sh the shift. Equal to cuq_load8_* bit for bit. */
+CU_HD void cuq_w8_decode(uint32_t type, uint32_t sc, uint32_t q0, uint32_t q1, int sh, float v[8]) {
+    const float d = cuq_h2f((uint16_t)(sc & 0xFFFFu));
+    const float m = type == ENG_TYPE_Q4_1 ? cuq_h2f((uint16_t)(sc >> 16)) : 0.0f;
+    for (int i = 0; i < 8; i++) {
+        const uint32_t byte = ((i < 4 ? q0 : q1) >> (8 * (i & 3))) & 0xFFu;
+        if (type == ENG_TYPE_Q4_1) /* q: (2^23 + q) - 2^23 */
+            v[i] = CUQ_ADD(CUQ_MUL(cuq_int_f((byte >> sh) & 0xFu, 8388608.0f), d), m);
+        else if (type == ENG_TYPE_Q4_0) /* q - 8: (2^23 + q) - (2^23 + 8) */
+            v[i] = CUQ_MUL(cuq_int_f((byte >> sh) & 0xFu, 8388616.0f), d);
+        else /* q8_0: (int8_t)byte + 128 == byte ^ 0x80, then minus 2^23 + 128 */
+            v[i] = CUQ_MUL(cuq_int_f(byte ^ 0x80u, 8388736.0f), d);
+    }
+}
+
+/* The host's fetch for cuq_w8_decode (tests): group g of a q4_0/q4_1/q8_0 row. */
+CU_HD void cuq_w8_load8(uint32_t type, const uint8_t *row, int64_t g, float v[8]) {
+    int64_t q;
+    int sh;
+    const int64_t b = cuq_w8_at(type, g, &q, &sh);
+    const uint32_t sc = type == ENG_TYPE_Q4_1 ? cuq_rd32(row + b) : cuq_rd16(row + b);
+    cuq_w8_decode(type, sc, cuq_rd32(row + q), cuq_rd32(row + q + 4), sh, v);
+}
+
 /* 256-blocks: block g / 32, elements e0 .. e0+7 with e0 = 8 * (g % 32). */
 
 /* The 6-bit scale and min of sub-block j (0..7) of a q4_K / q5_K block. */

@@ -96,15 +96,6 @@ int cu_type_ok(uint32_t type) { return cuq_type_ok(type); }
 #define MV_UNROLL 4
 #define MV_TOK 8
 
-/* Exact small integers as floats without I2F (a quarter-rate instruction on
- * sm_80/sm_90 that would cap the q4 matvec below the memory bound): the bits
- * 0x4B000000 | n are the float 2^23 + n for n < 2^23, and subtracting 2^23 + c
- * (also exact) is exact by Sterbenz, so the result is (float)(n - c) bit for
- * bit, +0.0f for n == c as the conversion gives. */
-__device__ __forceinline__ float cu_int_f(uint32_t n, float two23_plus_c) {
-    return __fsub_rn(__uint_as_float(0x4B000000u | n), two23_plus_c);
-}
-
 /* The raw bytes one lane needs for one group, fetched with 16/32-bit loads
  * ahead of the decode. Q4_0, Q4_1 and Q8_0 (the hot decode types) have such a
  * fetch when V (the launcher checked the rows' alignment); for the others, or
@@ -128,35 +119,24 @@ __device__ __forceinline__ uint32_t cu_ld16x2(const uint8_t *p) {
     return (uint32_t)__ldg(h) | (uint32_t)__ldg(h + 1) << 16;
 }
 
-/* Byte offsets as in cuq_load8_*: block g / 4; j0 = 8 * (g % 4), so the quant
- * bytes start at j0 & 15 == 8 * (g & 1) and the high nibbles are used when
- * j0 >= 16, i.e. g & 2. Alignment (the launcher's V check): q4_1 blocks are 20
- * bytes and the row 4-aligned, so every load here is 4-aligned; q4_0 (18) and
- * q8_0 (34) blocks are only 2-aligned, hence 16-bit loads. */
+/* Byte offsets from cuq_w8_at (cuda_quant.h, tested on the host against the
+ * reference). Alignment (the launcher's V check): q4_1 blocks are 20 bytes and
+ * the row 4-aligned, so every load here is 4-aligned; q4_0 (18) and q8_0 (34)
+ * blocks are only 2-aligned, hence 16-bit loads. */
 template <uint32_t T, bool V>
 __device__ __forceinline__ void mv_fetch(const uint8_t *row, int64_t g, mv_raw &r) {
     if constexpr (mv_fast<T, V>::on) {
+        int64_t qo;
+        const uint8_t *b = row + cuq_w8_at(T, g, &qo, &r.sh);
+        const uint8_t *q = row + qo;
         if constexpr (T == ENG_TYPE_Q4_1) {
-            const uint8_t *b = row + 20 * (g >> 2);
-            const uint8_t *q = b + 4 + 8 * (int)(g & 1);
             r.sc = __ldg((const uint32_t *)b);
             r.q0 = __ldg((const uint32_t *)q);
             r.q1 = __ldg((const uint32_t *)(q + 4));
-            r.sh = (g & 2) ? 4 : 0;
-        } else if constexpr (T == ENG_TYPE_Q4_0) {
-            const uint8_t *b = row + 18 * (g >> 2);
-            const uint8_t *q = b + 2 + 8 * (int)(g & 1);
+        } else {
             r.sc = __ldg((const uint16_t *)b);
             r.q0 = cu_ld16x2(q);
             r.q1 = cu_ld16x2(q + 4);
-            r.sh = (g & 2) ? 4 : 0;
-        } else { /* Q8_0 */
-            const uint8_t *b = row + 34 * (g >> 2);
-            const uint8_t *q = b + 2 + 8 * (int)(g & 3);
-            r.sc = __ldg((const uint16_t *)b);
-            r.q0 = cu_ld16x2(q);
-            r.q1 = cu_ld16x2(q + 4);
-            r.sh = 0;
         }
     } else {
         r.row = row;
@@ -164,25 +144,13 @@ __device__ __forceinline__ void mv_fetch(const uint8_t *row, int64_t g, mv_raw &
     }
 }
 
-/* The values cu_load8<T> gives, bit for bit: the same scale decode (cuq_h2f on
- * the same 16 bits: cuq_rd16 reads little-endian, as the GPU stores words), the
- * same __fmul_rn/__fadd_rn in the same order, and the integer quant converted
- * exactly (cu_int_f instead of the cast). tests/test_cuda.c checks it against
- * the CPU's dequantizer exactly (a matvec with one-hot x). */
+/* The values cu_load8<T> gives, bit for bit (cuq_w8_decode: the same scale
+ * decode, the same __fmul_rn/__fadd_rn in the same order, the integer quant
+ * converted exactly by cuq_int_f instead of the cast; tests/test_cuda_quant.c
+ * checks it on the host, tests/test_cuda.c on the GPU with a one-hot x). */
 template <uint32_t T, bool V> __device__ __forceinline__ void mv_decode(const mv_raw &r, float v[8]) {
     if constexpr (mv_fast<T, V>::on) {
-        const float d = cuq_h2f((uint16_t)(r.sc & 0xFFFFu));
-        const float m = T == ENG_TYPE_Q4_1 ? cuq_h2f((uint16_t)(r.sc >> 16)) : 0.0f;
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const uint32_t byte = ((i < 4 ? r.q0 : r.q1) >> (8 * (i & 3))) & 0xFFu;
-            if constexpr (T == ENG_TYPE_Q4_1) /* q */
-                v[i] = CUQ_ADD(CUQ_MUL(cu_int_f((byte >> r.sh) & 0xFu, 8388608.0f), d), m);
-            else if constexpr (T == ENG_TYPE_Q4_0) /* q - 8: (2^23 + q) - (2^23 + 8) */
-                v[i] = CUQ_MUL(cu_int_f((byte >> r.sh) & 0xFu, 8388616.0f), d);
-            else /* q8_0: (int8_t)byte + 128 == byte ^ 0x80, then minus 2^23 + 128 */
-                v[i] = CUQ_MUL(cu_int_f(byte ^ 0x80u, 8388736.0f), d);
-        }
+        cuq_w8_decode(T, r.sc, r.q0, r.q1, r.sh, v);
     } else {
         cu_load8<T>(r.row, r.g, v);
     }
