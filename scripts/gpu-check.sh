@@ -27,9 +27,26 @@ say "== gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$OUT/summary.txt"
 command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -1 | tee -a "$OUT/summary.txt"
 
+# cuBLAS from the toolkit, else from the nvidia-cublas Python wheel (PyTorch images)
+EXTRA_LDFLAGS=
+NVCC_PATH=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+CUDA_LIB=$(dirname "$(dirname "$NVCC_PATH")")/lib64
+if ! ls "$CUDA_LIB"/libcublas.so >/dev/null 2>&1; then
+    wheel=$(python3 -c 'import nvidia.cublas, os; print(list(nvidia.cublas.__path__)[0])' 2>/dev/null)
+    if [ -n "$wheel" ] && ls "$wheel"/lib/libcublas.so.* >/dev/null 2>&1; then
+        mkdir -p /tmp/cachet-culib
+        for f in "$wheel"/lib/libcublas.so.* "$wheel"/lib/libcublasLt.so.*; do
+            ln -sf "$f" /tmp/cachet-culib/"$(basename "$f")"
+            ln -sf "$f" /tmp/cachet-culib/"$(basename "$f" | sed 's/\.so\..*/.so/')"
+        done
+        EXTRA_LDFLAGS="-L/tmp/cachet-culib -Wl,-rpath,/tmp/cachet-culib"
+        say "cuBLAS from $wheel"
+    fi
+fi
+
 say "== build (engine-only GPU tools, $JOBS jobs)"
 t0=$(date +%s)
-if ! make -j"$JOBS" BUILD=build/cuda BIN=$BIN CUDA=1 $BIN/cachet-gpu $BIN/cachet-synth >"$OUT/build.log" 2>&1; then
+if ! make -j"$JOBS" BUILD=build/cuda BIN=$BIN CUDA=1 LDFLAGS="$EXTRA_LDFLAGS" $BIN/cachet-gpu $BIN/cachet-synth >"$OUT/build.log" 2>&1; then
     tail -30 "$OUT/build.log"
     say "build FAILED (see build.log)"
     exit 1

@@ -416,8 +416,11 @@ static uint16_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int 
     memcpy(cb->ptab_host, kv->pages, n * sizeof *kv->pages);
     cb->ptab_n = n;
     if (cudaMemcpyAsync(cb->ptab, cb->ptab_host, n * sizeof *kv->pages, cudaMemcpyHostToDevice, cb->stream) !=
-        cudaSuccess)
+        cudaSuccess) {
+        cudaGetLastError();
+        cb->ptab_n = 0; /* the device copy is unknown: upload again next time */
         return NULL;
+    }
     return cb->ptab;
 }
 
