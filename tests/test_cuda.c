@@ -14,6 +14,7 @@
 #include "../engine/engine.h"
 #include "../engine/quant.h"
 #include "check.h"
+#include "proc.h"
 #include "synth.h"
 
 #ifndef CACHET_CUDA
@@ -454,6 +455,17 @@ static void test_model(uint32_t wtype, int n_layer, int n_embd, int n_head, int 
     int nv = eng_model_n_vocab(gm), n = 150;
     int32_t toks[200];
     for (int i = 0; i < 200; i++) toks[i] = (int32_t)(3 + (i * 37 + 11) % (nv - 3));
+    /* the command line on the GPU, where this build has one (cachet-gpu alone has not) */
+    char exe[4096];
+    snprintf(exe, sizeof exe, "%s/cachet", proc_bin_dir());
+    if (wtype == ENG_TYPE_Q4_1 && access(exe, X_OK) == 0) {
+        proc_result r = proc_runf("'%s' generate --model '%s' --device cuda --prompt hello --max-tokens 4 --temp 0 "
+                                  "--no-cache --json",
+                                  exe, path);
+        CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "\"tokens\""), "cachet generate --device cuda: exit %d: %s",
+                  r.status, r.err ? r.err : "");
+        proc_result_free(&r);
+    }
     float *gl = prompt_logits(gm, toks, n, 0, NULL), *cl = prompt_logits(cm, toks, n, 0, NULL);
     double range = max_abs(cl, (size_t)nv), e = max_err(gl, cl, (size_t)nv, NULL) / (range > 0 ? range : 1);
     double bound = 3e-2;
@@ -549,13 +561,39 @@ static void test_model(uint32_t wtype, int n_layer, int n_embd, int n_head, int 
     unlink(path);
 }
 
+/* The CUDA build's cachet on a machine without a GPU: --device cuda is a
+ * clean error (exit 1, no crash), auto falls back to the CPU. */
+static void test_cli_without_gpu(void) {
+    char exe[4096];
+    snprintf(exe, sizeof exe, "%s/cachet", proc_bin_dir());
+    if (access(exe, X_OK) != 0) {
+        fprintf(stderr, "  cuda: %s not built: command-line checks skipped\n", exe);
+        return;
+    }
+    const char *model = check_model_path();
+    char model_arg[4200] = "";
+    if (model) snprintf(model_arg, sizeof model_arg, "--model '%s'", model);
+    proc_result r = proc_runf("'%s' generate --device cuda --prompt hi --max-tokens 1 %s", exe, model_arg);
+    CHECK_MSG(r.status == 1 && r.err && strstr(r.err, "no CUDA device"), "--device cuda without a GPU: exit %d: %s",
+              r.status, r.err ? r.err : "");
+    proc_result_free(&r);
+    if (!model) return;
+    r = proc_runf("env -u CACHET_DEVICE '%s' generate --model '%s' --device auto --prompt hi --max-tokens 2 "
+                  "--temp 0 --threads 2 --no-cache --json",
+                  exe, model);
+    CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "\"tokens\""), "--device auto without a GPU: exit %d: %s",
+              r.status, r.err ? r.err : "");
+    proc_result_free(&r);
+}
+
 void test_cuda(void) {
     int n = eng_backend_cuda_count();
     if (n == 0) {
         eng_backend *be = NULL;
         util_err err;
         CHECK(eng_backend_cuda_new(&be, 0, &err) != 0 && be == NULL);
-        fprintf(stderr, "  cuda: no CUDA device on this machine (%s): skipped\n", err.msg);
+        test_cli_without_gpu();
+        fprintf(stderr, "  cuda: no CUDA device on this machine (%s): GPU checks skipped\n", err.msg);
         return;
     }
     eng_backend *g = NULL, *c = NULL;
