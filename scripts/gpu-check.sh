@@ -8,8 +8,11 @@
 #   3. writes 1B-parameter llama-shaped synthetic models in Q4_1 and Q8_0 and
 #      benchmarks each: prefill and decode tok/s, cold vs warm TTFT for a
 #      4,000-token prefix, decode's share of the measured HBM bandwidth bound.
-# Results (logs, one JSON per model, summary.txt) go to $OUT, else build/gpu-check.
-# Exit status: 0 when the suite passed and both benchmarks ran.
+# Results (logs, one JSON per model, summary.txt: 8 files) go to $OUT, else
+# build/gpu-check. Exit status: 0 when the suite passed and both benchmarks ran.
+# Bounded to fit one 10-minute device command: build ~1 min, suite <= 180 s,
+# each benchmark <= 150 s. With the device tool:
+#   run(command="sh scripts/gpu-check.sh", timeout_s=590)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-check}
@@ -54,7 +57,7 @@ fi
 say "built in $(( $(date +%s) - t0 )) s"
 
 say "== make test-cuda (the CUDA suite)"
-if timeout 300 $BIN/cachet-gpu test >"$OUT/test-cuda.log" 2>&1; then
+if timeout 180 $BIN/cachet-gpu test >"$OUT/test-cuda.log" 2>&1; then
     say "$(tail -1 "$OUT/test-cuda.log")"
 else
     status=1
@@ -73,7 +76,7 @@ for t in q4_1 q8_0; do
         continue
     fi
     cat "$OUT/synth.log" | tee -a "$OUT/summary.txt"
-    if timeout 400 $BIN/cachet-gpu bench --model "$m" --reps "$REPS" --prompt-tokens 512 --gen-tokens 128 \
+    if timeout 150 $BIN/cachet-gpu bench --model "$m" --reps "$REPS" --prompt-tokens 512 --gen-tokens 128 \
         --prefix 4000 --suffix 32 >"$OUT/bench-$t.json" 2>"$OUT/bench-$t.log"; then
         cat "$OUT/bench-$t.json" | tee -a "$OUT/summary.txt"
     else
