@@ -24,6 +24,7 @@ typedef struct eng_weight {
     size_t row_bytes;
     const void *data; /* host copy (the file mapping) */
     void *dev;        /* backend copy, NULL when the backend reads `data` */
+    void *dev_f16;    /* a second backend copy, as f16 rows (CUDA's prefill GEMM), or NULL */
 } eng_weight;
 
 /* Where a layer's K and V rows live: a page table of f16 pages, each page

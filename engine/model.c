@@ -105,6 +105,7 @@ static int bind_weight(eng_model *m, eng_weight *w, const char *name, int64_t co
     w->row_bytes = t->row_bytes;
     w->data = t->data;
     w->dev = NULL;
+    w->dev_f16 = NULL;
     return UTIL_OK;
 }
 
@@ -194,7 +195,10 @@ static int upload_weights(eng_model *m, util_err *err) {
     const eng_backend_ops *op = be->ops;
     int rc;
     if ((rc = op->load(be, &m->tok_embd, err))) return rc;
-    if (m->output.data == m->tok_embd.data) m->output.dev = m->tok_embd.dev;
+    if (m->output.data == m->tok_embd.data) {
+        m->output.dev = m->tok_embd.dev;
+        m->output.dev_f16 = m->tok_embd.dev_f16;
+    }
     else if ((rc = op->load(be, &m->output, err))) return rc;
     if ((rc = op->load_vec(be, m->output_norm, (size_t)m->hp.n_embd, &m->output_norm, err))) return rc;
     for (int il = 0; il < m->hp.n_layer; il++) {

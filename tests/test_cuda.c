@@ -223,6 +223,54 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
     }
 }
 
+/* Prefill with the kept f16 copy of a weight == with the weight dequantized
+ * on every call (CACHET_CUDA_F16_WEIGHTS=0), bit for bit: the same tiles at the
+ * same alignment. A weight taller than one tile (32M values) covers the tiling. */
+static void test_f16_copies(void) {
+    const int64_t shapes[][2] = {{67, 512}, {(32 << 20) / 256 + 37, 256}};
+    util_err err;
+    for (int k = 0; k < 2; k++) {
+        eng_backend *a = NULL, *b = NULL;
+        setenv("CACHET_CUDA_F16_WEIGHTS", "0", 1);
+        int rc = eng_backend_cuda_new(&b, 0, &err);
+        unsetenv("CACHET_CUDA_F16_WEIGHTS");
+        if (rc || eng_backend_cuda_new(&a, 0, &err)) {
+            CHECK_MSG(0, "cuda backend: %s", err.msg);
+            eng_backend_free(b);
+            return;
+        }
+        int64_t rows = shapes[k][0], cols = shapes[k][1];
+        eng_weight wa, wb;
+        void *data = make_weight(&wa, ENG_TYPE_Q4_1, rows, cols);
+        wb = wa;
+        CHECK(a->ops->load(a, &wa, &err) == 0 && b->ops->load(b, &wb, &err) == 0);
+        CHECK_MSG(wa.dev_f16 != NULL && wb.dev_f16 == NULL, "f16 copy kept: %d / %d", wa.dev_f16 != NULL,
+                  wb.dev_f16 != NULL);
+        int n = 70;
+        float *x = malloc((size_t)(n * cols) * sizeof(float));
+        fill(x, (size_t)(n * cols), 1.0f);
+        float *ya = malloc((size_t)(n * rows) * sizeof(float)), *yb = malloc((size_t)(n * rows) * sizeof(float));
+        float *dxa = dput(a, x, (size_t)(n * cols)), *dya = dput(a, NULL, (size_t)(n * rows));
+        float *dxb = dput(b, x, (size_t)(n * cols)), *dyb = dput(b, NULL, (size_t)(n * rows));
+        a->prefill = b->prefill = 1;
+        CHECK(a->ops->matmul(a, &wa, dxa, dya, n, &err) == 0 && b->ops->matmul(b, &wb, dxb, dyb, n, &err) == 0);
+        dget(a, ya, dya, (size_t)(n * rows));
+        dget(b, yb, dyb, (size_t)(n * rows));
+        CHECK_MSG(memcmp(ya, yb, (size_t)(n * rows) * sizeof(float)) == 0,
+                  "prefill %lldx%lld: kept f16 copy != dequantized per call", (long long)rows, (long long)cols);
+        a->ops->release(a, dxa);
+        a->ops->release(a, dya);
+        b->ops->release(b, dxb);
+        b->ops->release(b, dyb);
+        free(x);
+        free(ya);
+        free(yb);
+        free(data);
+        eng_backend_free(a);
+        eng_backend_free(b);
+    }
+}
+
 /* rmsnorm, rope, swiglu, geglu, add, scale: same formulas, f32; bounds relative
  * to the largest output (rmsnorm 1e-5, rope 1e-5: sinf/cosf differ by ulps,
  * activations 1e-6). */
@@ -610,6 +658,7 @@ void test_cuda(void) {
     fprintf(stderr, "  cuda: %d device(s), backend %s, %.0f GB/s measured\n", n, g->ops->name,
             g->ops->bandwidth ? g->ops->bandwidth(g) / 1e9 : 0.0);
     test_matmul(g, c);
+    test_f16_copies();
     test_elementwise(g, c);
     test_attention(g, c);
     eng_backend_free(g);

@@ -68,6 +68,8 @@ typedef struct cuda_backend {
     uint64_t clock;          /* for least-recently-used replacement */
     uint64_t cur_hash;       /* the op arguments of this step so far */
     int *params;             /* device: [0] position, [1] token id of the step */
+    int f16_weights;         /* keep f16 copies of weights for prefill (CACHET_CUDA_F16_WEIGHTS=0: no) */
+    size_t f16_bytes;        /* held in such copies */
     int rec_bad;             /* the recording lacks scratch: discard it, issue the calls again */
     /* split-K decode attention (cu_attention_split): its grid covers positions
      * < att_max_pos; part is its scratch, sized for att_heads x att_hd heads */
@@ -226,16 +228,22 @@ static int cuda_copy(eng_backend *be, void *dst, const void *src, size_t bytes, 
     return e == cudaSuccess ? UTIL_OK : cu_fail(err, e, "device copy");
 }
 
-/* A device copy of host bytes, owned by the backend. */
-static int upload_owned(cuda_backend *cb, const void *src, size_t bytes, void **out, const char *what,
-                        util_err *err) {
+/* Records device memory the backend frees at the end. */
+static int own(cuda_backend *cb, void *d) {
     if (cb->n_owned == cb->cap_owned) {
         size_t cap = cb->cap_owned ? cb->cap_owned * 2 : 64;
         void **o = (void **)realloc(cb->owned, cap * sizeof *o);
-        if (!o) return util_err_set(err, UTIL_ENOMEM, "cuda: out of host memory");
+        if (!o) return -1;
         cb->owned = o;
         cb->cap_owned = cap;
     }
+    cb->owned[cb->n_owned++] = d;
+    return 0;
+}
+
+/* A device copy of host bytes, owned by the backend. */
+static int upload_owned(cuda_backend *cb, const void *src, size_t bytes, void **out, const char *what,
+                        util_err *err) {
     void *d = NULL;
     use_device(cb->device);
     cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
@@ -253,9 +261,42 @@ static int upload_owned(cuda_backend *cb, const void *src, size_t bytes, void **
         cudaFree(d);
         return cu_fail(err, e, what);
     }
-    cb->owned[cb->n_owned++] = d;
+    if (own(cb, d)) {
+        cudaFree(d);
+        return util_err_set(err, UTIL_ENOMEM, "cuda: out of host memory");
+    }
     *out = d;
     return UTIL_OK;
+}
+
+/* Keeps an f16 copy of w's rows for the prefill GEMM while device memory
+ * allows (such copies at most 40% of it, 1 GiB always left free), so prefill
+ * skips dequantizing the weight on every call. An f16 weight is its own copy.
+ * The GEMM reads the same row tiles with or without a copy: results do not
+ * depend on it. Failing to make one is not an error. */
+static void keep_f16(cuda_backend *cb, eng_weight *w) {
+    if (w->type == ENG_TYPE_F16) {
+        w->dev_f16 = w->dev;
+        return;
+    }
+    size_t bytes = (size_t)w->rows * (size_t)w->cols * sizeof(__half), free_b = 0, total = 0;
+    if (!cb->f16_weights || cudaMemGetInfo(&free_b, &total) != cudaSuccess ||
+        cb->f16_bytes + bytes > total / 10 * 4 || free_b < bytes + ((size_t)1 << 30)) {
+        cudaGetLastError();
+        return;
+    }
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    cu_dequant_f16(cb->stream, w->type, w->dev, 0, w->rows, w->cols, w->row_bytes, (__half *)d);
+    if (cudaStreamSynchronize(cb->stream) != cudaSuccess || cudaGetLastError() != cudaSuccess || own(cb, d)) {
+        cudaFree(d);
+        return;
+    }
+    w->dev_f16 = d;
+    cb->f16_bytes += bytes;
 }
 
 static int cuda_load(eng_backend *be, eng_weight *w, util_err *err) {
@@ -266,7 +307,11 @@ static int cuda_load(eng_backend *be, eng_weight *w, util_err *err) {
     if (w->cols % 8) /* the kernels decode groups of 8 (f32/f16/bf16 rows could end mid-group) */
         return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': %lld columns, not a multiple of 8",
                             w->name, (long long)w->cols);
-    return upload_owned(cb_of(be), w->data, (size_t)w->rows * w->row_bytes, &w->dev, w->name, err);
+    cuda_backend *cb = cb_use(be);
+    w->dev_f16 = NULL;
+    int rc = upload_owned(cb, w->data, (size_t)w->rows * w->row_bytes, &w->dev, w->name, err);
+    if (rc == UTIL_OK) keep_f16(cb, w);
+    return rc;
 }
 
 static int cuda_load_vec(eng_backend *be, const float *v, size_t n, const float **out, util_err *err) {
@@ -330,7 +375,8 @@ static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, f
     int64_t rows = w->rows, cols = w->cols, tr = tile_rows(w);
     size_t n_chunk = ((size_t)n_tok + GEMM_N - 1) / GEMM_N, npad = n_chunk * GEMM_N;
     cudaError_t e;
-    if ((e = dev_grow(cb->stream, (void **)&cb->wh, &cb->wh_cap, (size_t)(tr * cols), sizeof(__half))) ||
+    if ((!w->dev_f16 && (e = dev_grow(cb->stream, (void **)&cb->wh, &cb->wh_cap, (size_t)(tr * cols) + 128,
+                                      sizeof(__half)))) ||
         (e = dev_grow(cb->stream, (void **)&cb->xh, &cb->xh_cap, npad * (size_t)cols, sizeof(__half))) ||
         (e = dev_grow(cb->stream, (void **)&cb->yn, &cb->yn_cap, npad * (size_t)rows, sizeof(float))))
         return cu_fail(err, e, "prefill scratch");
@@ -342,12 +388,18 @@ static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, f
     const float one = 1.0f, zero = 0.0f;
     for (int64_t r0 = 0; r0 < rows; r0 += tr) {
         int64_t nr = rows - r0 < tr ? rows - r0 : tr;
-        cu_dequant_f16(cb->stream, w->type, w->dev, r0, nr, cols, w->row_bytes, cb->wh);
+        /* the tile sits at the same address modulo 256 bytes as it would in a
+         * kept f16 copy (cudaMalloc bases are 256-aligned), so cuBLAS, whose
+         * choice of kernel looks at alignment, computes it the same way */
+        const size_t off = (size_t)r0 * (size_t)cols;
+        __half *scratch = cb->wh + off % 128;
+        const __half *tile = w->dev_f16 ? (const __half *)w->dev_f16 + off : scratch;
+        if (!w->dev_f16) cu_dequant_f16(cb->stream, w->type, w->dev, r0, nr, cols, w->row_bytes, scratch);
         for (size_t c = 0; c < n_chunk; c++) {
             /* column-major view: C[r][t] (ldc = rows) = W_tile[r][:] . X[t][:], always
              * nr x GEMM_N x cols: the shape depends on the weight alone */
             cublasStatus_t st = cublasGemmEx(
-                cb->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nr, GEMM_N, (int)cols, &one, cb->wh, CUDA_R_16F,
+                cb->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nr, GEMM_N, (int)cols, &one, tile, CUDA_R_16F,
                 (int)cols, cb->xh + c * GEMM_N * (size_t)cols, CUDA_R_16F, (int)cols, &zero,
                 cb->yn + c * GEMM_N * (size_t)rows + r0, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
                 CUBLAS_GEMM_DEFAULT);
@@ -734,6 +786,8 @@ extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err
     cb->base.ops = &cb->ops;
     const char *g = getenv("CACHET_CUDA_GRAPHS");
     cb->graphs = !(g && strcmp(g, "0") == 0);
+    g = getenv("CACHET_CUDA_F16_WEIGHTS");
+    cb->f16_weights = !(g && strcmp(g, "0") == 0);
     if ((e = cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking)) != cudaSuccess) {
         cuda_destroy(&cb->base);
         return cu_fail(err, e, "create stream");
