@@ -178,24 +178,32 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
 
 AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
 
-/* The same arithmetic on reference q8_1 activations, rearranged in chunks. */
-AVX2_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q4_1 *x = w;
-    const eng_block_q8_1 *yb = a;
-    a41_blk buf[16];
-    __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};
-    acc[TILE_T] = _mm256_setzero_ps();
-    const int nb = (int)(n / 32);
-    for (int b0 = 0; b0 < nb; b0 += 16) { /* chunks of 16 keep each block's parity */
-        int k = nb - b0 < 16 ? nb - b0 : 16;
-        for (int i = 0; i < k; i++) {
-            memcpy(buf[i].qs, yb[b0 + i].qs, 32);
-            a41_set(&buf[i], yb[b0 + i].d, yb[b0 + i].s);
-        }
-        q41_acc(x + b0, buf, 0, k, acc, 1);
+/* vec_dot on the reference activation rows (src blocks): rearranged into the
+ * prepared layout 16 blocks at a time by SET(prepared, src), then the same
+ * accumulation as the tiled gemm (chunks of 16 keep each block's parity), so
+ * the result is bit-identical to it. */
+#define AVX2_CHUNKED_DOT(pfx, wblk, srcblk, ablk, SET)                                             \
+    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {             \
+        const wblk *x = w;                                                                         \
+        const srcblk *yb = a;                                                                      \
+        ablk buf[16];                                                                              \
+        __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};                                            \
+        acc[TILE_T] = _mm256_setzero_ps();                                                         \
+        const int nb = (int)(n / 32);                                                              \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                                      \
+            int k = nb - b0 < 16 ? nb - b0 : 16;                                                   \
+            for (int i = 0; i < k; i++) {                                                          \
+                memcpy(buf[i].qs, yb[b0 + i].qs, 32);                                              \
+                SET(&buf[i], &yb[b0 + i]);                                                         \
+            }                                                                                      \
+            pfx##_acc(x + b0, buf, 0, k, acc, 1);                                                  \
+        }                                                                                          \
+        *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                            \
     }
-    *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));
-}
+
+AVX2_INLINE void a41_from_ref(a41_blk *o, const eng_block_q8_1 *y) { a41_set(o, y->d, y->s); }
+
+AVX2_CHUNKED_DOT(q41, eng_block_q4_1, eng_block_q8_1, a41_blk, a41_from_ref)
 
 /* --- q8_0 x q8_0 ------------------------------------------------------------------ */
 /* Prepared activation block: the q8_0 values and the scale in all 8 lanes. The
@@ -238,23 +246,11 @@ AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_b
 
 AVX2_TILED_GEMM(q80, eng_block_q8_0, a80_blk)
 
-AVX2_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q8_0 *x = w;
-    const eng_block_q8_0 *yb = a;
-    a80_blk buf[16];
-    __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};
-    acc[TILE_T] = _mm256_setzero_ps();
-    const int nb = (int)(n / 32);
-    for (int b0 = 0; b0 < nb; b0 += 16) { /* chunks of 16 keep each block's parity */
-        int k = nb - b0 < 16 ? nb - b0 : 16;
-        for (int i = 0; i < k; i++) {
-            memcpy(buf[i].qs, yb[b0 + i].qs, 32);
-            _mm256_storeu_ps(buf[i].d, _mm256_set1_ps(h2f(yb[b0 + i].d)));
-        }
-        q80_acc(x + b0, buf, 0, k, acc, 1);
-    }
-    *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));
+AVX2_INLINE void a80_from_ref(a80_blk *o, const eng_block_q8_0 *y) {
+    _mm256_storeu_ps(o->d, _mm256_set1_ps(h2f(y->d)));
 }
+
+AVX2_CHUNKED_DOT(q80, eng_block_q8_0, eng_block_q8_0, a80_blk, a80_from_ref)
 
 /* --- q5_0 x q8_0 (reference activation layout) --------------------------------------- */
 

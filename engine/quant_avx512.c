@@ -189,16 +189,21 @@ AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t 
     default: break;                                                                                \
     }
 
-AVX512_FN static void q41_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
-                               const void *a, size_t lda, int nt) {
-    const size_t lda_q = lda / sizeof(a41_quad);
-    const int nb = (int)(n / 32);
-    for (int t0 = 0; t0 < nt; t0 += Q41_T) {
-        const a41_quad *at = (const a41_quad *)((const char *)a + (size_t)t0 * lda);
-        float *yt = y + (size_t)t0 * ldy;
-        TILE_SWITCH(q41_tile, nt - t0 < Q41_T ? nt - t0 : Q41_T, nb, yt, ldy, w, ldw, nr, at, lda_q)
+/* A gemm over T-token tiles of prepared activations (quad blocks), each tile
+ * by pfx##_tile at its width (TILE_SWITCH). */
+#define AVX512_TILED_GEMM(pfx, quad, TT)                                                           \
+    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,   \
+                                     int nr, const void *a, size_t lda, int nt) {                  \
+        const size_t lda_q = lda / sizeof(quad);                                                   \
+        const int nb = (int)(n / 32);                                                              \
+        for (int t0 = 0; t0 < nt; t0 += TT) {                                                      \
+            const quad *at = (const quad *)((const char *)a + (size_t)t0 * lda);                   \
+            float *yt = y + (size_t)t0 * ldy;                                                      \
+            TILE_SWITCH(pfx##_tile, nt - t0 < TT ? nt - t0 : TT, nb, yt, ldy, w, ldw, nr, at, lda_q) \
+        }                                                                                          \
     }
-}
+
+AVX512_TILED_GEMM(q41, a41_quad, Q41_T)
 
 /* The same arithmetic on reference q8_1 activations, rearranged in chunks. */
 AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
@@ -318,16 +323,7 @@ AVX512_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t 
     }
 }
 
-AVX512_FN static void q80_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
-                               const void *a, size_t lda, int nt) {
-    const size_t lda_q = lda / sizeof(a80_quad);
-    const int nb = (int)(n / 32);
-    for (int t0 = 0; t0 < nt; t0 += Q80_T) {
-        const a80_quad *at = (const a80_quad *)((const char *)a + (size_t)t0 * lda);
-        float *yt = y + (size_t)t0 * ldy;
-        TILE_SWITCH(q80_tile, nt - t0 < Q80_T ? nt - t0 : Q80_T, nb, yt, ldy, w, ldw, nr, at, lda_q)
-    }
-}
+AVX512_TILED_GEMM(q80, a80_quad, Q80_T)
 
 AVX512_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
     const uint8_t *x = w;
