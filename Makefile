@@ -41,9 +41,11 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 endif
 
 UTIL_SRC   := $(sort $(wildcard util/*.c))
-ENGINE_SRC := $(sort $(wildcard engine/*.c))
-AGENT_SRC  := $(filter-out agent/main.c,$(sort $(wildcard agent/*.c)))
+ENGINE_SRC := $(sort $(wildcard engine/*.c engine/cpu/*.c))
+AGENT_SRC  := $(sort $(wildcard agent/*.c))
+SERVE_SRC  := $(sort $(wildcard serve/*.c))
 LINT_SRC   := $(filter-out linter/main.c,$(sort $(wildcard linter/*.c)))
+CLI_SRC    := $(filter-out cli/main.c,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/*.c))
 TEST_SUITES := $(patsubst tests/test_%.c,%,$(filter-out tests/test_main.c,$(filter tests/test_%.c,$(TEST_SRC))))
 
@@ -52,7 +54,9 @@ obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIBUTIL   := $(BUILD)/libcachet_util.a
 LIBENGINE := $(BUILD)/libcachet_engine.a
 LIBAGENT  := $(BUILD)/libcachet_agent.a
+LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
+LIBCLI    := $(BUILD)/libcachet_cli.a
 
 .PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
         format check-format fuzz deps model help
@@ -91,13 +95,16 @@ $(BUILD)/%.o: %.cu
 $(LIBUTIL): $(call obj,$(UTIL_SRC))
 $(LIBENGINE): $(call obj,$(ENGINE_SRC)) $(CUDA_OBJ)
 $(LIBAGENT): $(call obj,$(AGENT_SRC))
+$(LIBSERVE): $(call obj,$(SERVE_SRC))
 $(LIBLINT): $(call obj,$(LINT_SRC))
+$(LIBCLI): $(call obj,$(CLI_SRC))
 $(BUILD)/%.a:
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-$(BIN)/cachet: $(call obj,agent/main.c) $(LIBAGENT) $(LIBENGINE) $(LIBUTIL)
+# Libraries in the one direction data flows: cli -> agent/serve/linter -> engine -> util.
+$(BIN)/cachet: $(call obj,cli/main.c) $(LIBCLI) $(LIBSERVE) $(LIBAGENT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -119,7 +126,7 @@ FORCE:
 $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h
 
-$(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
+$(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBSERVE) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "../util/buf.h"
-#include "cli.h"
+#include "../cli/cli.h"
 #include "session.h"
 
 static double num(const cJSON *o, const char *k) {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "quant_impl.h"
-#include "quant_simd.h"
+#include "cpu/quant_simd.h"
 
 /* --- f16 / bf16 ------------------------------------------------------- */
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../engine/backend.h"
-#include "../engine/cpu_features.h"
-#include "../engine/cpu_kernels.h"
+#include "../engine/cpu/cpu_features.h"
+#include "../engine/cpu/cpu_kernels.h"
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
 #include "check.h"

@@ -1,9 +1,9 @@
-/* agent/cmd_agent.h: options shared by the agent's commands (cachet, -p,
+/* cli/cmd_agent.h: options shared by the agent's commands (cachet, -p,
  * --resume, prompt) and the interactive loop's entry point. */
 #ifndef AGENT_CMD_AGENT_H
 #define AGENT_CMD_AGENT_H
 
-#include "loop.h"
+#include "../agent/loop.h"
 
 typedef struct agent_cli {
     agent_opts ao;

@@ -1,4 +1,4 @@
-/* engine/quant_avx2.c: AVX2+FMA+F16C kernels for the quant traits table: q4_1 and
+/* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the quant traits table: q4_1 and
  * q8_0 tiles (several tokens per weight pass) over a prepared activation layout,
  * dot products for q5_0, q4_K, q6_K (the K-quants bit-identical to the reference),
  * f16 and f32, and the f16 activation quantizer. Compiled with per-function target
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "quant_impl.h"
+#include "../quant_impl.h"
 #include "quant_simd.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

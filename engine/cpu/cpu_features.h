@@ -1,12 +1,12 @@
-/* engine/cpu_features.h: which SIMD kernel level this CPU runs (scalar, AVX2
+/* engine/cpu/cpu_features.h: which SIMD kernel level this CPU runs (scalar, AVX2
  * with FMA/F16C, AVX-512 with VNNI), detected at run time, and the CACHET_CPU
  * override (scalar|avx2|avx512) for tests and benchmarks. Detection has no
  * state: callers keep the result (the CPU backend stores it in its struct). */
 #ifndef ENG_CPU_FEATURES_H
 #define ENG_CPU_FEATURES_H
 
-#include "../util/err.h"
-#include "quant.h"
+#include "../../util/err.h"
+#include "../quant.h"
 
 /* The best level this CPU and OS support. */
 eng_simd eng_cpu_detect(void);

@@ -1,4 +1,4 @@
-/* agent/serve_metrics.c: the counters behind `cachet serve`'s GET /metrics,
+/* serve/serve_metrics.c: the counters behind `cachet serve`'s GET /metrics,
  * rendered as Prometheus text: requests by status, tokens, the prefix-cache
  * hit counters, latency histograms and KV memory. Thread-safe (one mutex);
  * does not call the engine (the scheduler publishes its stats here). */

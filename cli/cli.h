@@ -1,4 +1,4 @@
-/* agent/cli.h: shared pieces of the cachet command line: subcommand entry
+/* cli/cli.h: shared pieces of the cachet command line: subcommand entry
  * points, option parsing helpers and default paths. Only main() exits. */
 #ifndef AGENT_CLI_H
 #define AGENT_CLI_H

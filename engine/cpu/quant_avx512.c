@@ -1,4 +1,4 @@
-/* engine/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles for q4_1 and q8_0, the
+/* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles for q4_1 and q8_0, the
  * two types of the default model: two 32-blocks per 512-bit register, integer dot
  * products with vpdpbusd, up to 8 tokens per weight pass over a prepared activation
  * layout. Other types keep the AVX2 kernels at this level. Compiled with
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "quant_impl.h"
+#include "../quant_impl.h"
 #include "quant_simd.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -1,4 +1,4 @@
-/* agent/cmd_kv.c: `cachet kv`, the KV-cache memory calculator: bytes per token
+/* cli/cmd_kv.c: `cachet kv`, the KV-cache memory calculator: bytes per token
  * (layers x kv heads x head dim x 2 for K and V x bytes per value) and how many
  * tokens fit in a memory size; for a model file also what its GQA/MQA saves
  * against full multi-head attention. Reads only GGUF metadata. */

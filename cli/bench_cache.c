@@ -1,4 +1,4 @@
-/* agent/bench_cache.c: `cachet bench cache` (make bench-cache): what the
+/* cli/bench_cache.c: `cachet bench cache` (make bench-cache): what the
  * prefix cache buys on the real model, from one run: TTFT cold, warm from
  * memory, warm from disk in a new process, for a long shared prefix plus a
  * short new suffix; and prefill time at a 0% hit rate with the cache on versus

@@ -1,4 +1,4 @@
-/* agent/serve_impl.h: private types shared by the `cachet serve` files:
+/* serve/serve_impl.h: private types shared by the `cachet serve` files:
  * serve.c (command line, HTTP routes), serve_json.c (request parsing and
  * response bodies), serve_sched.c (the one thread that calls the engine) and
  * serve_metrics.c (counters, Prometheus text). Not a public API. */

@@ -1,4 +1,4 @@
-/* engine/cpu_kernels_avx512.c: AVX-512 attention per (token, head): scores for 16
+/* engine/cpu/cpu_kernels_avx512.c: AVX-512 attention per (token, head): scores for 16
  * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
  * 16-lane exp, the value sum in key order, over keys and values converted to f32
  * once per call (prefill) or as they are loaded (decode): the same values, the

@@ -1,4 +1,4 @@
-/* agent/cmd_generate.c: `cachet generate` and `cachet tokenize`: raw access to
+/* cli/cmd_generate.c: `cachet generate` and `cachet tokenize`: raw access to
  * the embedded engine. generate streams text to stdout (or prints one JSON
  * object with --json); tokenize prints ids. No agent logic here. */
 #include <cjson/cJSON.h>

@@ -1,4 +1,4 @@
-/* agent/cmd_bench.c: `cachet bench` (make bench): engine speed side by side with
+/* cli/cmd_bench.c: `cachet bench` (make bench): engine speed side by side with
  * llama.cpp's llama-bench on the same GGUF and thread count: prompt processing
  * and generation tokens/s, TTFT, their ratios, this machine's streaming-read
  * bandwidth (the GPU's, measured by the backend, on a GPU) and decode's share of

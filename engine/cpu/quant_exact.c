@@ -1,4 +1,4 @@
-/* engine/quant_exact.c: the exact matmul kernels: weights dequantized with the
+/* engine/cpu/quant_exact.c: the exact matmul kernels: weights dequantized with the
  * scalar reference (to_float) and multiplied with f32 activations, no 8-bit
  * activation quantization. Slower than the default path; it is the mode
  * (--exact) that is held to 1e-2 against a float64 implementation. Each
@@ -6,7 +6,7 @@
  * batch invariance of the default path holds here too. */
 #include <string.h>
 
-#include "quant.h"
+#include "../quant.h"
 
 enum { SEG = 256 }; /* dequantized in segments of 256 values (a multiple of every block size) */
 

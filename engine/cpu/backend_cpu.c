@@ -1,4 +1,4 @@
-/* engine/backend_cpu.c: the CPU backend: matmul over the quant kernels of one SIMD
+/* engine/cpu/backend_cpu.c: the CPU backend: matmul over the quant kernels of one SIMD
  * level (scalar, AVX2 or AVX-512, chosen at creation), attention, norms, RoPE and
  * activations on a thread pool, in chunks of rows or (token, head) jobs. Every output
  * is computed by one fixed kernel in a fixed order: results do not depend on thread
@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "../backend.h"
 #include "cpu_features.h"
 #include "cpu_kernels.h"
-#include "quant.h"
+#include "../quant.h"
 #include "threadpool.h"
 
 typedef struct cpu_backend {

@@ -1,4 +1,4 @@
-/* agent/main.c: the cachet command line: dispatches subcommands. No
+/* cli/main.c: the cachet command line: dispatches subcommands. No
  * arguments or options only: the agent (interactive, -p TASK, --resume);
  * prompt, sessions and stats inspect it; generate, tokenize, kv, serve and
  * bench run the embedded engine directly. */

@@ -1,4 +1,4 @@
-/* agent/repl.c: the interactive chat on a terminal: line editing and history
+/* cli/repl.c: the interactive chat on a terminal: line editing and history
  * through libedit, streamed replies, Ctrl-C stopping the current generation
  * (SIGINT is blocked and read through a signalfd, so no signal handler and no
  * global flag), confirmation prompts, and the slash commands /stats /prompt
@@ -14,9 +14,9 @@
 #include <editline/readline.h>
 
 #include "cmd_agent.h"
-#include "session.h"
+#include "../agent/session.h"
 #include "cli.h"
-#include "stats.h"
+#include "../agent/stats.h"
 
 typedef struct repl {
     int sigfd;

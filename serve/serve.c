@@ -1,4 +1,4 @@
-/* agent/serve.c: `cachet serve`: an OpenAI-compatible HTTP server on
+/* serve/serve.c: `cachet serve`: an OpenAI-compatible HTTP server on
  * libmicrohttpd (a thread per connection) in front of one embedded model.
  * Handlers parse, authorize and tokenize, then hand the job to the scheduler
  * (serve_sched.c) and wait; streaming answers are SSE written from a content
@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "../util/parse.h"
-#include "cli.h"
+#include "../cli/cli.h"
 #include "serve_impl.h"
 
 static const char serve_usage[] =

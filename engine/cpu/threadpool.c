@@ -1,4 +1,4 @@
-/* engine/threadpool.c: spin-then-sleep worker pool (see threadpool.h).
+/* engine/cpu/threadpool.c: spin-then-sleep worker pool (see threadpool.h).
  * Synchronisation: a generation counter published with release semantics;
  * workers acquire it, run their slice, and count down `pending`. Spinning is
  * bounded by time (POOL_SPIN_NS) and uses the cpu's pause hint. */

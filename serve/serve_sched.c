@@ -1,4 +1,4 @@
-/* agent/serve_sched.c: the scheduler of `cachet serve`: one thread that owns
+/* serve/serve_sched.c: the scheduler of `cachet serve`: one thread that owns
  * every engine call (the backend runs one forward pass at a time), a pool of
  * sequences, a queue ordered longest-cached-prefix-first with a starvation
  * bound, and step-by-step interleaving: a prompt is prefilled in chunks, then

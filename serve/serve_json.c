@@ -1,4 +1,4 @@
-/* agent/serve_json.c: the JSON side of `cachet serve`: strict parsing of
+/* serve/serve_json.c: the JSON side of `cachet serve`: strict parsing of
  * OpenAI-style request bodies (chat and completions) into serve_request,
  * OpenAI-style error bodies, and the response and SSE chunk objects.
  * Does no HTTP and never calls the engine. */

@@ -1,4 +1,4 @@
-/* engine/cpu_kernels_avx2.c: AVX2+FMA+F16C versions of the CPU backend's
+/* engine/cpu/cpu_kernels_avx2.c: AVX2+FMA+F16C versions of the CPU backend's
  * non-matmul kernels: attention per (token, head) with a fixed order over keys,
  * a polynomial exp, RMSNorm with a double-precision sum, SwiGLU, f32 -> f16. Each
  * result depends only on its inputs (never on batch size or thread), and differs

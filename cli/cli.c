@@ -1,4 +1,4 @@
-/* agent/cli.c: option parsing helpers and default paths for the cachet CLI. */
+/* cli/cli.c: option parsing helpers and default paths for the cachet CLI. */
 #include "cli.h"
 
 #include <errno.h>

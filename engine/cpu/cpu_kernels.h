@@ -1,4 +1,4 @@
-/* engine/cpu_kernels.h: private to the CPU backend: the non-matmul kernels a SIMD
+/* engine/cpu/cpu_kernels.h: private to the CPU backend: the non-matmul kernels a SIMD
  * level replaces (attention per (token, head), RMSNorm rows, SwiGLU, f16 conversions).
  * The scalar references live in backend_cpu.c; a NULL slot keeps the reference.
  * Matmul kernels are not here: they come from the quant traits (quant.h). */
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "../backend.h"
 
 typedef struct cpu_kern {
     /* Attention of query token t, head h, over keys lo..p in position order;

@@ -1,4 +1,4 @@
-/* engine/threadpool.h: a fixed pool of threads running one task at a time on all of
+/* engine/cpu/threadpool.h: a fixed pool of threads running one task at a time on all of
  * them (the caller is thread 0). Waiting spins briefly (decode issues hundreds of
  * small tasks per token), then yields, then sleeps on a condition variable: an idle
  * pool uses no CPU. Does not queue tasks; a task splits its own work by (ith, nth)

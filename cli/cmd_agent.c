@@ -1,4 +1,4 @@
-/* agent/cmd_agent.c: the agent's command line: `cachet` (interactive),
+/* cli/cmd_agent.c: the agent's command line: `cachet` (interactive),
  * `cachet -p TASK [--json]`, `cachet --resume [ID]`, `cachet prompt [--json]`
  * and `cachet sessions`. Parses options and prints; the loop is loop.c, the
  * terminal chat repl.c, statistics stats.c. */
@@ -14,8 +14,8 @@
 #include "../util/parse.h"
 #include "cli.h"
 #include "cmd_agent.h"
-#include "session.h"
-#include "stats.h"
+#include "../agent/session.h"
+#include "../agent/stats.h"
 
 static const char agent_usage[] =
     "usage: cachet [options]                 interactive chat in the workspace\n"

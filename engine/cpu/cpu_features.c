@@ -1,4 +1,4 @@
-/* engine/cpu_features.c: run-time SIMD level detection from CPUID and XCR0 (the
+/* engine/cpu/cpu_features.c: run-time SIMD level detection from CPUID and XCR0 (the
  * instructions exist and the OS saves the wide registers) and the CACHET_CPU
  * override. Does not select kernels: see eng_type_kernels_get in quant.c and the
  * CPU backend. */
