@@ -244,9 +244,35 @@ struct lint_ctx {
 int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char **rel,
                         util_err *err);
 
-/* Runs every rule on one file's bytes (lint_rules.c). */
-int lint_rules_run(lint_ctx *ctx, lint_report *rep, const lint_config *cfg, int role,
-                   const char *display, const char *rel, const char *data, size_t len,
+/* --- the rules pass (lint_rules.c) --------------------------------------------- */
+
+/* A token counter: count(user, text, len, &estimated) returns the number of
+ * tokens of text and sets *estimated to 1 when the number is an estimate. */
+typedef struct lint_counter {
+    long (*count)(void *user, const char *text, size_t len, int *estimated);
+    void *user;
+} lint_counter;
+
+/* What the rules need besides the file: the compiled patterns, a token counter
+ * and the options (select_override and ignore_extra are read). Borrowed. */
+typedef struct lint_rules_env {
+    const lint_detect *det;
+    lint_counter tokens;
+    const lint_options *opt;
+} lint_rules_env;
+
+/* One file for the rules pass. */
+typedef struct lint_rules_file {
+    const lint_config *cfg; /* the config that governs it */
+    int role;               /* lint_role */
+    const char *display;    /* path printed in findings */
+    const char *rel;        /* path relative to the config's directory */
+    const char *data;       /* the bytes (may be NULL when len is 0) */
+    size_t len;
+} lint_rules_file;
+
+/* Runs every enabled rule on one file and appends its findings to rep. */
+int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file,
                    util_err *err);
 
 /* SKILL.md frontmatter checks (lint_skill.c); appends PL005 findings. */
@@ -258,10 +284,17 @@ typedef struct lint_skill_issue {
 int lint_skill_check(const char *data, size_t len, const char *folder, lint_skill_issue **out,
                      size_t *n);
 
-/* Appends a finding (copies strings). source may be NULL. */
-int lint_report_add(lint_report *r, const char *file, int line, int col, int end_line,
-                    int end_col, int rule, const char *msg, long tokens_lost, int estimated,
-                    const char *source, size_t source_len);
+/* --- report internals (lint_report.c) ------------------------------------------ */
+
+/* Appends a copy of *f (its strings are copied; source may be NULL). The
+ * caller fills every field, severity included. Returns UTIL_EINVAL for a rule
+ * out of range or a missing file or message, UTIL_ENOMEM. */
+int lint_report_add(lint_report *r, const lint_finding *f);
+/* Fills each directive's covered lines (from, to) in a file of n_lines lines. */
+void lint_suppress_ranges(lint_directive *d, size_t n, size_t n_lines);
+/* Whether a finding of rule on line (0-based) is suppressed; marks the
+ * directives that suppress it as used. */
+int lint_suppressed(lint_directive *d, size_t n, size_t line, int rule);
 
 /* First invalid UTF-8 byte offset, or len if valid. */
 size_t lint_utf8_check(const char *s, size_t len);
