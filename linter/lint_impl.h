@@ -275,15 +275,6 @@ typedef struct lint_rules_file {
 int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file,
                    util_err *err);
 
-/* SKILL.md frontmatter checks (lint_skill.c); appends PL005 findings. */
-typedef struct lint_skill_issue {
-    size_t line; /* 0-based */
-    char msg[256];
-} lint_skill_issue;
-
-int lint_skill_check(const char *data, size_t len, const char *folder, lint_skill_issue **out,
-                     size_t *n);
-
 /* --- report internals (lint_report.c) ------------------------------------------ */
 
 /* Appends a copy of *f (its strings are copied; source may be NULL). The

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/skillmd.h"
 #include "lint_impl.h"
 
 /* --- one file's pending findings (before suppressions) ---------------------- */
@@ -297,7 +298,7 @@ static int order_rules(file_ctx *f, pendv *out, util_err *err) {
     return rc;
 }
 
-static int skill_rules(file_ctx *f, const char *rel, pendv *out) {
+static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) {
     /* the folder holding SKILL.md names the skill */
     char folder[256] = "";
     const char *slash = strrchr(rel, '/');
@@ -313,22 +314,18 @@ static int skill_rules(file_ctx *f, const char *rel, pendv *out) {
             snprintf(folder, sizeof folder, "%s", b ? b + 1 : cwd);
         }
     }
-    lint_skill_issue *is = NULL;
-    size_t n = 0;
-    if (lint_skill_check(f->t->data, f->t->len, folder, &is, &n)) return UTIL_ENOMEM;
-    int rc = UTIL_OK;
-    for (size_t i = 0; i < n; i++) {
-        size_t line = is[i].line < f->t->n_lines ? is[i].line : 0;
+    util_skillmd sk;
+    int rc = util_skillmd_check(&sk, f->t->data, f->t->len, folder, err);
+    for (size_t i = 0; !rc && i < sk.n_problems; i++) {
+        size_t line = sk.problems[i].line - 1; /* 1-based */
+        if (line >= f->t->n_lines) line = 0;
         size_t s = f->t->n_lines ? f->t->line_start[line] : 0;
         size_t e = f->t->n_lines ? lint_text_line_end(f->t, line) : 0;
         pending *p = pend_new(out, LINT_R_SKILL_FRONTMATTER, s, e > s ? e : s);
-        if (!p) {
-            rc = UTIL_ENOMEM;
-            break;
-        }
-        snprintf(p->msg, sizeof p->msg, "%s", is[i].msg);
+        if (!p) rc = UTIL_ENOMEM;
+        else snprintf(p->msg, sizeof p->msg, "%s", sk.problems[i].msg);
     }
-    free(is);
+    util_skillmd_release(&sk);
     return rc;
 }
 
@@ -456,7 +453,7 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     }
     if (!rc && (enabled & (1u << LINT_R_UNSTABLE_ORDER))) rc = order_rules(&f, &pv, err);
     if (!rc && role == LINT_ROLE_SKILL && (enabled & (1u << LINT_R_SKILL_FRONTMATTER)))
-        rc = skill_rules(&f, rel, &pv);
+        rc = skill_rules(&f, rel, &pv, err);
     if (!rc) rc = finish(&f, rep, display, &pv, dirs, nd);
     if (rc && err && !err->msg[0]) util_err_set(err, rc, "out of memory");
     free(pv.v);

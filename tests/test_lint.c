@@ -309,6 +309,56 @@ static void test_roles_and_ranges(void) {
     lint_ctx_free(c);
 }
 
+/* PL005 comes from the shared validator (util/skillmd.c, tested rule by rule in
+ * test_skillmd.c): each of its problems is one finding on its line, with its message. */
+static void test_skill_frontmatter(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    static const struct {
+        const char *text;
+        int line;
+        const char *words;
+    } k[] = {
+        {"No frontmatter.\n", 1, "no YAML frontmatter"},
+        {"---\nname: demo\ndescription: d\n", 1, "not closed"},
+        {"---\nname: demo\ndescription: d\nname: demo\n---\n", 4, "'name' appears twice"},
+        {"---\nname: demo\ndescription: d\nallowed-tools: [Read]\n---\n", 4, "string"},
+        {"---\nname: demo\ndescription: d\nmetadata:\n  tags: [a]\n---\n", 4, "metadata"},
+        {"---\nname: other\ndescription: d\n---\n", 2, "folder name 'demo'"},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        lint_report r;
+        lint_str(c, &r, "skills/demo/SKILL.md", k[i].text);
+        CHECK_MSG(r.n == 1 && r.items[0].rule == LINT_R_SKILL_FRONTMATTER &&
+                      r.items[0].line == k[i].line && strstr(r.items[0].message, k[i].words),
+                  "skill case %zu: %zu findings, first line %d '%s'", i, r.n,
+                  r.n ? r.items[0].line : 0, r.n ? r.items[0].message : "");
+        lint_report_release(&r);
+    }
+    /* every problem is a finding; a valid skill with every optional field has none */
+    lint_report r;
+    lint_str(c, &r, "skills/demo/SKILL.md", "---\nname: Demo\ncompatibility: ''\n---\nBody.\n");
+    CHECK_EQ_INT(count_rule(&r, LINT_R_SKILL_FRONTMATTER), 3);
+    lint_report_release(&r);
+    lint_str(c, &r, "skills/demo/SKILL.md",
+             "---\nname: demo\ndescription: Reads PDF files.\nlicense: MIT\ncompatibility: Linux\n"
+             "metadata:\n  author: acme\nallowed-tools: Read Bash(git:*)\n---\nBody.\n");
+    CHECK_EQ_INT(r.n, 0);
+    lint_report_release(&r);
+    /* the rule can be turned off like any other */
+    lint_ctx_free(c);
+    lint_options o = {0};
+    o.no_model = o.no_config = 1;
+    o.ignore_extra = 1u << LINT_R_SKILL_FRONTMATTER;
+    util_err err = {0};
+    CHECK(lint_ctx_new(&c, &o, &err) == 0);
+    if (!c) return;
+    lint_str(c, &r, "skills/demo/SKILL.md", "No frontmatter.\n");
+    CHECK_EQ_INT(r.n, 0);
+    lint_report_release(&r);
+    lint_ctx_free(c);
+}
+
 static void test_huge_input(void) {
     lint_ctx *c = new_ctx(1);
     if (!c) return;
@@ -523,6 +573,7 @@ void test_lint(void) {
     test_name_classes();
     test_tokens_lost();
     test_roles_and_ranges();
+    test_skill_frontmatter();
     test_huge_input();
     test_config_errors();
     test_json_output();
