@@ -1,10 +1,13 @@
 /* tests/test_skillmd.c: the shared SKILL.md validator (util/skillmd.c): each
  * rule of the Agent Skills frontmatter on its own (code and line), valid
- * files with every optional field, several problems in one file. The agent's
- * and the linter's use of it are tested in test_agent_prompt.c and test_lint.c. */
+ * files with every optional field, several problems in one file, and the
+ * agent and the linter agreeing with it. More of each side in
+ * test_agent_prompt.c (skipped skills) and test_lint.c (PL005). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../agent/prompt.h"
+#include "../linter/lint.h"
 #include "../util/skillmd.h"
 #include "check.h"
 
@@ -175,8 +178,68 @@ static void test_several(void) {
     util_skillmd_release(NULL);
 }
 
+/* The agent skips exactly the skills the linter flags, quoting the first
+ * problem and its line; the linter makes one PL005 finding per problem. */
+static void test_agree(void) {
+    char long_compat[600];
+    snprintf(long_compat, sizeof long_compat,
+             "---\nname: demo\ndescription: d\ncompatibility: %0501d\n---\n", 0);
+    const char *const texts[] = {
+        "---\nname: demo\ndescription: Does things.\n---\n",
+        "---\r\nname: demo\r\ndescription: d\r\n...\r\n",
+        "---\nname: demo\ndescription: d\nmetadata:\n  version: 1.0\n---\n",
+        "no frontmatter\n",
+        "---\nname: demo\ndescription: d\n",
+        "---\nname: demo\nname: demo\ndescription: d\n---\n",
+        "---\nname: demo\ndescription: d\nallowed-tools: [Read, Write]\n---\n",
+        "---\nname: demo\ndescription: d\nmetadata:\n  tags: [a]\n---\n",
+        "---\nname: Demo\n---\n",
+        long_compat,
+    };
+    lint_options o = {0};
+    o.no_model = o.no_config = 1;
+    lint_ctx *ctx = NULL;
+    util_err err = {0};
+    CHECK(lint_ctx_new(&ctx, &o, &err) == 0);
+    if (!ctx) return;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const char *t = texts[i];
+        util_skillmd s = check_text(t, "demo");
+        char *name = NULL, *desc = NULL;
+        int rc = agent_skill_parse(t, strlen(t), "demo", &name, &desc, &err);
+        if (s.n_problems == 0) {
+            CHECK_MSG(rc == 0 && name && desc, "agent rejects valid case %zu: %s", i, err.msg);
+        } else {
+            char want[300];
+            snprintf(want, sizeof want, "line %zu: %s", s.problems[0].line, s.problems[0].msg);
+            CHECK_MSG(rc == UTIL_EFORMAT && strstr(err.msg, want) == err.msg,
+                      "agent on case %zu: rc %d '%s', want '%s'", i, rc, rc ? err.msg : "",
+                      want);
+        }
+        free(name);
+        free(desc);
+        lint_report r;
+        lint_report_init(&r);
+        CHECK(lint_check_buffer(ctx, &r, "skills/demo/SKILL.md", "skills/demo/SKILL.md", t,
+                                strlen(t), &err) == 0);
+        size_t n = 0, same = 0;
+        for (size_t k = 0; k < r.n; k++) {
+            if (r.items[k].rule != LINT_R_SKILL_FRONTMATTER) continue;
+            same += n < s.n_problems && (size_t)r.items[k].line == s.problems[n].line &&
+                    strcmp(r.items[k].message, s.problems[n].msg) == 0;
+            n++;
+        }
+        CHECK_MSG(n == s.n_problems && same == n, "linter on case %zu: %zu PL005 (%zu same), "
+                  "validator %zu problems", i, n, same, s.n_problems);
+        lint_report_release(&r);
+        util_skillmd_release(&s);
+    }
+    lint_ctx_free(ctx);
+}
+
 void test_skillmd(void) {
     test_valid();
     test_rules();
     test_several();
+    test_agree();
 }
