@@ -4,10 +4,13 @@
  * role of a file by its name. Does not search directories (lint_ctx.c). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint_config.h"
+#include "lint_registry.h"
 
 /* --- defaults ------------------------------------------------------------------ */
 

@@ -3,11 +3,13 @@
  * buffer (the rules pass gets the patterns, a token counter and the options).
  * Does not walk directories (lint_walk.c) or read git (lint_git.c). */
 #include <git2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
+#include "lint_ctx.h"
+#include "lint_rules.h"
 
 #define LINT_CONFIG_NAME ".promptlint.json"
 

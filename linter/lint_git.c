@@ -4,12 +4,14 @@
  * pre-commit hook. Does not read the work tree's copies of staged files. */
 #include <errno.h>
 #include <git2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint_ctx.h"
 
 static int git_fail(util_err *err, const char *what) {
     const git_error *e = git_error_last();

@@ -3,13 +3,14 @@
  * classes and kinds that findings speak of, and the rule documentation
  * (linter/rules/PLxxx.md) behind --explain and SARIF help. The lowest layer
  * of linter/: calls nothing else in it. Does not run rules or hold findings. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
 #include "../util/buf.h"
-#include "lint_impl.h"
+#include "lint_registry.h"
 
 #ifndef CACHET_DATADIR
 #define CACHET_DATADIR "/usr/local/share/cachet"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "lint_report.h"
 
 /* --- findings ------------------------------------------------------------------ */
 

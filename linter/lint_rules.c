@@ -5,12 +5,14 @@
  * files, read configs, count tokens itself or detect patterns (lint_detect.c),
  * and never prints. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../util/skillmd.h"
-#include "lint_impl.h"
+#include "lint_registry.h"
+#include "lint_rules.h"
 
 /* --- one file's pending findings (before suppressions) ---------------------- */
 

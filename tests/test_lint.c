@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 
 #include "../linter/lint.h"
-#include "../linter/lint_impl.h"
+#include "../linter/lint_ctx.h"
+#include "../linter/lint_registry.h"
 #include "../util/buf.h"
 #include "check.h"
 #include "proc.h"
