@@ -50,7 +50,8 @@ typedef struct lint_rule_info {
 
 /* Static table entry for id; NULL when out of range. */
 const lint_rule_info *lint_rule_get(int id);
-/* Rule id for a code ("PL001", case-insensitive) or name; -1 if unknown. */
+/* Rule id for a code ("PL001", case-insensitive) or name; UTIL_ENOTFOUND if
+ * unknown. */
 int lint_rule_find(const char *code_or_name, size_t len);
 /* Parses a comma/space separated list of codes into a bitmask (bit = rule id).
  * "ALL" selects every rule. Returns UTIL_EINVAL naming the unknown code. */

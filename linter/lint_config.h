@@ -21,7 +21,7 @@ typedef enum lint_role {
     LINT_ROLE_COUNT
 } lint_role;
 
-int lint_role_parse(const char *s);  /* -1 if unknown */
+int lint_role_parse(const char *s); /* a lint_role, or UTIL_ENOTFOUND */
 const char *lint_role_name(int role);
 
 typedef struct lint_custom_pattern {

@@ -45,7 +45,7 @@ int lint_rule_find(const char *s, size_t len) {
         if (strlen(k_rules[i].code) == len && strncasecmp(k_rules[i].code, s, len) == 0) return i;
         if (strlen(k_rules[i].name) == len && strncasecmp(k_rules[i].name, s, len) == 0) return i;
     }
-    return -1;
+    return UTIL_ENOTFOUND;
 }
 
 int lint_rule_parse_list(unsigned *out, const char *list, util_err *err) {

@@ -187,7 +187,9 @@ static void test_rules_table(void) {
     CHECK_EQ_INT(lint_rule_find("PL001", 5), LINT_R_VOLATILE_BEFORE_STABLE);
     CHECK_EQ_INT(lint_rule_find("pl005", 5), LINT_R_SKILL_FRONTMATTER);
     CHECK_EQ_INT(lint_rule_find("unstable-order", 14), LINT_R_UNSTABLE_ORDER);
-    CHECK_EQ_INT(lint_rule_find("PL999", 5), -1);
+    CHECK_EQ_INT(lint_rule_find("PL999", 5), UTIL_ENOTFOUND);
+    CHECK_EQ_INT(lint_role_parse("Skill"), LINT_ROLE_SKILL);
+    CHECK_EQ_INT(lint_role_parse("weird"), UTIL_ENOTFOUND);
     unsigned m;
     util_err err = {0};
     CHECK(lint_rule_parse_list(&m, "PL001, PL003", &err) == 0 && m == 5u);
