@@ -15,6 +15,7 @@
 #include "../linter/lint.h"
 #include "../linter/lint_ctx.h"
 #include "../linter/lint_registry.h"
+#include "../linter/lint_report.h"
 #include "../util/buf.h"
 #include "check.h"
 #include "proc.h"
@@ -206,6 +207,36 @@ static void test_rules_table(void) {
                   lint_rule_get(i)->code, err.msg);
         free(doc);
     }
+}
+
+static void test_report_add(void) {
+    lint_report r;
+    lint_report_init(&r);
+    char file[] = "p.md", msg[] = "message", src[] = "the line";
+    lint_finding f = {.file = file, .line = 2, .column = 3, .end_line = 2, .end_column = 5,
+                      .rule = LINT_R_VOLATILE_BEFORE_STABLE, .severity = LINT_ERROR,
+                      .message = msg, .tokens_lost = 12, .tokens_estimated = 1, .source = src};
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_OK);
+    f.rule = LINT_R_UNUSED_SUPPRESSION, f.severity = LINT_INFO, f.source = NULL;
+    f.tokens_lost = -1, f.line = 1;
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_OK);
+    f.rule = LINT_R_COUNT;
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_EINVAL);
+    f.rule = 0, f.message = NULL;
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_EINVAL);
+    CHECK_EQ_INT(r.n, 2);
+    /* the strings are copies; the estimate flag follows the token counts */
+    memcpy(file, "x.md", 5);
+    CHECK(r.n == 2 && r.items[0].file != file && strcmp(r.items[0].file, "p.md") == 0);
+    CHECK(r.n == 2 && r.items[0].source && strcmp(r.items[0].source, "the line") == 0);
+    CHECK(r.n == 2 && r.items[1].source == NULL && r.items[1].severity == LINT_INFO);
+    CHECK(r.tokens_estimated);
+    CHECK_EQ_INT(lint_report_count(&r, LINT_ERROR), 1);
+    CHECK_EQ_INT(lint_report_count(&r, LINT_INFO), 1);
+    lint_report_sort(&r);
+    CHECK(r.n == 2 && r.items[0].line == 1 && r.items[1].line == 2);
+    lint_report_release(&r);
+    CHECK(r.n == 0 && r.items == NULL);
 }
 
 static void test_globs(void) {
@@ -571,6 +602,7 @@ static void test_diff(void) {
 
 void test_lint(void) {
     test_rules_table();
+    test_report_add();
     test_globs();
     test_utf8_and_binary();
     test_name_classes();
