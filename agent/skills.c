@@ -1,15 +1,16 @@
 /* agent/skills.c: skills in the Agent Skills format: <dir>/<name>/SKILL.md
- * with YAML frontmatter (name, description, optional license, metadata,
- * allowed-tools), parsed with libyaml. Builds the sorted index the prompt
- * shows; the body is read on demand by the read_skill tool, not here. */
+ * with YAML frontmatter (name, description, optional license, compatibility,
+ * metadata, allowed-tools), checked by util/skillmd (the linter's PL005 uses
+ * the same checks). Builds the sorted index the prompt shows; the body is
+ * read on demand by the read_skill tool, not here. */
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
+#include "../util/skillmd.h"
 #include "prompt.h"
 
 void agent_warnings_release(agent_warnings *w) {
@@ -41,106 +42,32 @@ int agent_warn(agent_warnings *w, const char *fmt, ...) {
 
 /* --- frontmatter ------------------------------------------------------------ */
 
-static int name_ok(const char *s, const char *folder, util_err *err) {
-    size_t n = strlen(s);
-    if (n == 0 || n > 64)
-        return util_err_set(err, UTIL_EFORMAT, "name must be 1-64 characters");
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-            return util_err_set(err, UTIL_EFORMAT,
-                                "name '%s' may hold only lowercase letters, digits and hyphens", s);
-        if (c == '-' && (i == 0 || i == n - 1 || s[i + 1] == '-'))
-            return util_err_set(err, UTIL_EFORMAT,
-                                "name '%s' has a leading, trailing or doubled hyphen", s);
-    }
-    if (folder && strcmp(s, folder) != 0)
-        return util_err_set(err, UTIL_EFORMAT, "name '%s' differs from its folder '%s'", s, folder);
-    return UTIL_OK;
-}
-
-static size_t codepoints(const char *s) {
-    size_t c = 0;
-    for (; *s; s++) c += ((unsigned char)*s & 0xC0) != 0x80;
-    return c;
-}
-
-/* Walks the top-level mapping of the frontmatter document. */
-static int parse_yaml(const char *y, size_t n, char **name, char **desc, util_err *err) {
-    yaml_parser_t p;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&p)) return util_err_set(err, UTIL_ENOMEM, "out of memory");
-    yaml_parser_set_input_string(&p, (const unsigned char *)y, n);
-    if (!yaml_parser_load(&p, &doc)) {
-        int rc = util_err_set(err, UTIL_EFORMAT, "frontmatter is not valid YAML: %s (line %zu)",
-                              p.problem ? p.problem : "parse error", p.problem_mark.line + 1);
-        yaml_parser_delete(&p);
-        return rc;
-    }
-    yaml_parser_delete(&p);
-    int rc = UTIL_OK;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root || root->type != YAML_MAPPING_NODE) {
-        rc = util_err_set(err, UTIL_EFORMAT, "frontmatter must be a YAML mapping");
-        goto done;
-    }
-    for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
-        yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
-        yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
-        if (!k || !v || k->type != YAML_SCALAR_NODE) continue;
-        const char *key = (const char *)k->data.scalar.value;
-        char **dst = strcmp(key, "name") == 0 ? name : strcmp(key, "description") == 0 ? desc : NULL;
-        if (strcmp(key, "metadata") == 0 && v->type != YAML_MAPPING_NODE) {
-            rc = util_err_set(err, UTIL_EFORMAT, "metadata must be a mapping");
-            goto done;
-        }
-        if (!dst) continue;
-        if (v->type != YAML_SCALAR_NODE) {
-            rc = util_err_set(err, UTIL_EFORMAT, "%s must be a string", key);
-            goto done;
-        }
-        free(*dst);
-        *dst = strdup((const char *)v->data.scalar.value);
-        if (!*dst) {
-            rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
-done:
-    yaml_document_delete(&doc);
-    return rc;
-}
-
+/* The checks are util/skillmd's, shared with promptlint (PL005); the first
+ * problem becomes the error that the skill's warning quotes. */
 int agent_skill_parse(const char *text, size_t len, const char *folder, char **name, char **desc,
                       util_err *err) {
     *name = *desc = NULL;
-    if (len < 4 || memcmp(text, "---", 3) != 0 || (text[3] != '\n' && text[3] != '\r'))
-        return util_err_set(err, UTIL_EFORMAT, "missing YAML frontmatter (a first line '---')");
-    const char *body = text + 3;
-    const char *end = NULL;
-    for (size_t i = 3; i + 4 <= len; i++)
-        if (text[i] == '\n' && memcmp(text + i + 1, "---", 3) == 0 &&
-            (i + 4 == len || text[i + 4] == '\n' || text[i + 4] == '\r')) {
-            end = text + i;
-            break;
-        }
-    if (!end) return util_err_set(err, UTIL_EFORMAT, "frontmatter is not closed by a line '---'");
-    int rc = parse_yaml(body, (size_t)(end - body), name, desc, err);
-    if (!rc && !*name) rc = util_err_set(err, UTIL_EFORMAT, "frontmatter lacks 'name'");
-    if (!rc && (!*desc || !**desc))
-        rc = util_err_set(err, UTIL_EFORMAT, "frontmatter lacks a non-empty 'description'");
-    if (!rc) rc = name_ok(*name, folder, err);
-    if (!rc && codepoints(*desc) > 1024)
-        rc = util_err_set(err, UTIL_EFORMAT, "description is longer than 1024 characters");
-    if (!rc)
-        for (char *c = *desc; *c; c++)
-            if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' '; /* one index line per skill */
-    if (rc) {
-        free(*name);
-        free(*desc);
-        *name = *desc = NULL;
+    util_skillmd sk;
+    int rc = util_skillmd_check(&sk, text, len, folder, err);
+    if (rc) return rc;
+    if (sk.n_problems) {
+        const util_skillmd_problem *p = &sk.problems[0];
+        size_t more = sk.n_problems - 1;
+        if (more)
+            rc = util_err_set(err, UTIL_EFORMAT, "line %zu: %s (and %zu more problem%s)",
+                              p->line, p->msg, more, more > 1 ? "s" : "");
+        else
+            rc = util_err_set(err, UTIL_EFORMAT, "line %zu: %s", p->line, p->msg);
+        util_skillmd_release(&sk);
+        return rc;
     }
-    return rc;
+    for (char *c = sk.description; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' '; /* one index line per skill */
+    *name = sk.name;
+    *desc = sk.description;
+    sk.name = sk.description = NULL;
+    util_skillmd_release(&sk);
+    return UTIL_OK;
 }
 
 /* --- scanning ------------------------------------------------------------------ */

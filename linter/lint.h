@@ -1,9 +1,25 @@
 /* linter/lint.h: promptlint's public API. A lint context holds the compiled
  * detection patterns, the config cache and the (optional) tokenizer; findings
  * are collected into a lint_report the caller owns and prints with
- * lint_output.h. Does not print, exit or read the command line (main.c does). */
+ * lint_output(). Does not print, exit or read the command line (main.c does). */
 #ifndef LINT_H
 #define LINT_H
+
+/* Inside linter/, a module calls and includes only modules above it in this
+ * list, never one below (no cycles; nm on the objects under build/linter shows it):
+ *   lint_registry.c  rule table, change classes and kinds, rule docs (--explain)
+ *   lint_text.c      a file as lines, code ranges, UTF-8 and binary checks
+ *   lint_tokens.c    token counts (engine tokenizer or estimate)
+ *   lint_report.c    findings: add, sort, count; suppression ranges
+ *   lint_config.c    .promptlint.json, defaults, roles, globs
+ *   lint_detect.c    volatile spans, order-unstable constructs, suppression comments
+ *   lint_rules.c     the rules pass (given the patterns, a token counter, the options)
+ *   lint_ctx.c       the context: config search, tokenizer, lint one buffer
+ *   lint_walk.c lint_git.c lint_diff.c   paths, the git index and hook, diff
+ *   lint_output.c    text, JSON, SARIF
+ *   main.c           the command line
+ * Each has a private header beside it (lint_<name>.h; none for walk, git,
+ * diff and output, whose API is here). util/skillmd checks SKILL.md (PL005). */
 
 #include <stddef.h>
 #include <stdio.h>
@@ -34,7 +50,8 @@ typedef struct lint_rule_info {
 
 /* Static table entry for id; NULL when out of range. */
 const lint_rule_info *lint_rule_get(int id);
-/* Rule id for a code ("PL001", case-insensitive) or name; -1 if unknown. */
+/* Rule id for a code ("PL001", case-insensitive) or name; UTIL_ENOTFOUND if
+ * unknown. */
 int lint_rule_find(const char *code_or_name, size_t len);
 /* Parses a comma/space separated list of codes into a bitmask (bit = rule id).
  * "ALL" selects every rule. Returns UTIL_EINVAL naming the unknown code. */

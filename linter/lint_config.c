@@ -4,10 +4,13 @@
  * role of a file by its name. Does not search directories (lint_ctx.c). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint_config.h"
+#include "lint_registry.h"
 
 /* --- defaults ------------------------------------------------------------------ */
 
@@ -37,7 +40,7 @@ static const char *const k_role_names[LINT_ROLE_COUNT] = {"prompt", "stable", "s
 int lint_role_parse(const char *s) {
     for (int i = 0; i < LINT_ROLE_COUNT; i++)
         if (strcasecmp(s, k_role_names[i]) == 0) return i;
-    return -1;
+    return UTIL_ENOTFOUND;
 }
 
 const char *lint_role_name(int role) {
@@ -59,7 +62,7 @@ static int vclass_parse(const char *s) {
     b[i] = '\0';
     for (size_t k2 = 0; k2 < sizeof k / sizeof k[0]; k2++)
         if (strcasecmp(b, k[k2].n) == 0) return k[k2].vc;
-    return -1;
+    return UTIL_ENOTFOUND;
 }
 
 /* --- lifecycle ----------------------------------------------------------------- */
@@ -170,7 +173,7 @@ static int parse_roles(lint_config *c, const cJSON *v, const char *path, util_er
                             "glob: role", path);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-        int role = cJSON_IsString(it) ? lint_role_parse(it->valuestring) : -1;
+        int role = cJSON_IsString(it) ? lint_role_parse(it->valuestring) : UTIL_ENOTFOUND;
         if (role < 0)
             return util_err_set(err, UTIL_EFORMAT, "config '%s': role of '%s' must be one of "
                                 "prompt, stable, skill, user, dynamic, ignore", path, it->string);
@@ -189,7 +192,7 @@ static int parse_names(lint_config *c, const cJSON *v, const char *path, util_er
                             "of name: change class", path);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-        int vc = cJSON_IsString(it) ? vclass_parse(it->valuestring) : -1;
+        int vc = cJSON_IsString(it) ? vclass_parse(it->valuestring) : UTIL_ENOTFOUND;
         if (vc < 0)
             return util_err_set(err, UTIL_EFORMAT, "config '%s': placeholder '%s' must be one "
                                 "of stable, per-user, per-day, per-session, per-turn, per-call",

@@ -1,17 +1,15 @@
 /* linter/lint_ctx.c: the lint context: creation, the upward config search
- * (.promptlint.json, cached per directory), linting one buffer, token counts
- * and locating the rule documentation (linter/rules/PLxxx.md).
+ * (.promptlint.json, cached per directory), token counts, and linting one
+ * buffer (the rules pass gets the patterns, a token counter and the options).
  * Does not walk directories (lint_walk.c) or read git (lint_git.c). */
 #include <git2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
-
-#ifndef CACHET_DATADIR
-#define CACHET_DATADIR "/usr/local/share/cachet"
-#endif
+#include "lint_ctx.h"
+#include "lint_rules.h"
 
 #define LINT_CONFIG_NAME ".promptlint.json"
 
@@ -51,6 +49,10 @@ void lint_ctx_free(lint_ctx *c) {
 
 long lint_count_tokens(lint_ctx *ctx, const char *text, size_t len, int *estimated) {
     return lint_tok_count(ctx->tok, text, len, estimated);
+}
+
+static long count_tokens(void *tok, const char *text, size_t len, int *estimated) {
+    return lint_tok_count(tok, text, len, estimated);
 }
 
 const char *lint_token_source(lint_ctx *ctx) { return lint_tok_source(ctx->tok); }
@@ -192,39 +194,9 @@ int lint_check_buffer(lint_ctx *ctx, lint_report *rep, const char *display, cons
     char *rel;
     int rc = lint_ctx_config_for(ctx, path, &cfg, &rel, err);
     if (rc) return rc;
-    int role = lint_config_role(cfg, rel);
-    rc = lint_rules_run(ctx, rep, cfg, role, display, rel, data, len, err);
+    lint_rules_env env = {ctx->det, {count_tokens, ctx->tok}, &ctx->opt};
+    lint_rules_file file = {cfg, lint_config_role(cfg, rel), display, rel, data, len};
+    rc = lint_rules_run(rep, &env, &file, err);
     free(rel);
     return rc;
-}
-
-/* --- rule documentation ----------------------------------------------------------- */
-
-int lint_rule_doc(char **out, const char *exe_path, int id, util_err *err) {
-    const lint_rule_info *r = lint_rule_get(id);
-    *out = NULL;
-    if (!r) return util_err_set(err, UTIL_ENOTFOUND, "unknown rule %d", id);
-    char dirs[8][4096];
-    size_t nd = 0;
-    const char *env = getenv("PROMPTLINT_RULES_DIR");
-    if (env && *env) snprintf(dirs[nd++], sizeof dirs[0], "%s", env);
-    if (exe_path && strchr(exe_path, '/')) {
-        const char *slash = strrchr(exe_path, '/');
-        int l = (int)(slash - exe_path);
-        /* a source checkout: bin/ or a build tree such as build/san/bin/ */
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../linter/rules", l, exe_path);
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../../linter/rules", l, exe_path);
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../../../linter/rules", l, exe_path);
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../share/cachet/linter/rules", l, exe_path);
-    }
-    snprintf(dirs[nd++], sizeof dirs[0], "%s/linter/rules", CACHET_DATADIR);
-    for (size_t i = 0; i < nd; i++) {
-        char p[8192];
-        snprintf(p, sizeof p, "%s/%s.md", dirs[i], r->code);
-        if (access(p, R_OK) != 0) continue;
-        size_t len;
-        return util_read_file(out, &len, p, err);
-    }
-    return util_err_set(err, UTIL_ENOTFOUND, "rule documentation '%s.md' not found (looked in "
-                        "'%s' and %zu more)", r->code, dirs[0], nd - 1);
 }

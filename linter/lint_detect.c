@@ -4,10 +4,12 @@
  * often they change. Also finds order-unstable constructs and suppression
  * comments. Does not decide what is an error (lint_rules.c does). */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "lint_detect.h"
+#include "lint_registry.h"
 
 /* --- pattern text ------------------------------------------------------------
  * Horizontal whitespace is \h, never \s: patterns run over the whole file and

@@ -4,10 +4,13 @@
  * bodies are rendered ChatML-style first. Does not diff beyond the first
  * divergence (the cache cannot use anything after it). */
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint_ctx.h"
+#include "lint_registry.h"
 
 /* --- rendering JSON request bodies ------------------------------------------------ */
 

@@ -4,12 +4,14 @@
  * pre-commit hook. Does not read the work tree's copies of staged files. */
 #include <errno.h>
 #include <git2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint_ctx.h"
 
 static int git_fail(util_err *err, const char *what) {
     const git_error *e = git_error_last();
@@ -165,16 +167,17 @@ static int hooks_dir(char *out, size_t cap, git_repository *repo, util_err *err)
     return UTIL_OK;
 }
 
+/* mkdir -p; UTIL_EIO with errno set on failure. */
 static int mkdirs(const char *dir) {
     char p[4096];
     snprintf(p, sizeof p, "%s", dir);
     for (char *s = p + 1; *s; s++)
         if (*s == '/') {
             *s = '\0';
-            if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+            if (mkdir(p, 0755) != 0 && errno != EEXIST) return UTIL_EIO;
             *s = '/';
         }
-    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    return mkdir(p, 0755) != 0 && errno != EEXIST ? UTIL_EIO : UTIL_OK;
 }
 
 /* The hook text; the binary's path is single-quoted for the shell. */

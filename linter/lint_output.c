@@ -3,10 +3,12 @@
  * code scanning (cJSON). Does not decide colour or exit status (main.c). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint.h"
 
 #define LINT_VERSION "0.1.0"
 #define LINT_URI "https://github.com/cachet/cachet/blob/main/docs/promptlint.md"

@@ -1,163 +1,18 @@
-/* linter/lint_rules.c: the rule table, the report, and the rules pass over one
- * file: volatile-before-stable (with tokens lost), volatile in stable-role
- * files, sub-day time, order-unstable constructs, SKILL.md frontmatter,
- * invalid UTF-8, and suppressions. Does not find files, read configs or
- * detect patterns (lint_detect.c) and never prints. */
+/* linter/lint_rules.c: the rules pass over one file: volatile-before-stable
+ * (with tokens lost), volatile in stable-role files, sub-day time,
+ * order-unstable constructs, SKILL.md frontmatter, invalid UTF-8, unused
+ * suppressions. Token counts come from the counter it is given. Does not find
+ * files, read configs, count tokens itself or detect patterns (lint_detect.c),
+ * and never prints. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
-
-/* --- rules ------------------------------------------------------------------ */
-
-static const lint_rule_info k_rules[LINT_R_COUNT] = {
-    {"PL001", "volatile-before-stable", LINT_ERROR,
-     "volatile content placed before stable content makes everything after it uncacheable"},
-    {"PL002", "volatile-in-stable-file", LINT_WARNING,
-     "volatile content in a file that is stable by role (AGENTS.md, SOUL.md, IDENTITY.md, "
-     "SKILL.md)"},
-    {"PL003", "sub-day-time", LINT_WARNING,
-     "time precision finer than a day changes on every call"},
-    {"PL004", "unstable-order", LINT_WARNING,
-     "construct whose output order can change between renders (unsorted maps, glob includes, "
-     "unsorted tool lists)"},
-    {"PL005", "skill-frontmatter", LINT_ERROR,
-     "SKILL.md frontmatter breaks the Agent Skills specification"},
-    {"PL006", "invalid-utf8", LINT_ERROR, "the file is not valid UTF-8"},
-    {"PL007", "unused-suppression", LINT_INFO,
-     "a suppression comment that suppresses nothing or names an unknown rule"},
-};
-
-const lint_rule_info *lint_rule_get(int id) {
-    return id >= 0 && id < LINT_R_COUNT ? &k_rules[id] : NULL;
-}
-
-int lint_rule_find(const char *s, size_t len) {
-    for (int i = 0; i < LINT_R_COUNT; i++) {
-        if (strlen(k_rules[i].code) == len && strncasecmp(k_rules[i].code, s, len) == 0) return i;
-        if (strlen(k_rules[i].name) == len && strncasecmp(k_rules[i].name, s, len) == 0) return i;
-    }
-    return -1;
-}
-
-int lint_rule_parse_list(unsigned *out, const char *list, util_err *err) {
-    *out = 0;
-    const char *p = list;
-    while (*p) {
-        while (*p == ',' || *p == ' ' || *p == '\t') p++;
-        const char *s = p;
-        while (*p && *p != ',' && *p != ' ' && *p != '\t') p++;
-        if (p == s) break;
-        size_t n = (size_t)(p - s);
-        if (n == 3 && strncasecmp(s, "ALL", 3) == 0) {
-            *out = (1u << LINT_R_COUNT) - 1;
-            continue;
-        }
-        /* a prefix such as "PL00" selects every code it starts */
-        int id = lint_rule_find(s, n), any = 0;
-        if (id >= 0) {
-            *out |= 1u << id;
-            continue;
-        }
-        for (int i = 0; i < LINT_R_COUNT; i++)
-            if (n < 5 && strncasecmp(k_rules[i].code, s, n) == 0) *out |= 1u << i, any = 1;
-        if (!any) return util_err_set(err, UTIL_EINVAL, "unknown rule code '%.*s'", (int)n, s);
-    }
-    return UTIL_OK;
-}
-
-const char *lint_severity_name(lint_severity s) {
-    return s == LINT_ERROR ? "error" : s == LINT_WARNING ? "warning" : "info";
-}
-
-const char *lint_vclass_name(int vc) {
-    static const char *const k[LINT_VC_COUNT] = {"stable", "per-user", "per-day", "per-session",
-                                                 "per-turn", "per-call"};
-    return vc >= 0 && vc < LINT_VC_COUNT ? k[vc] : "?";
-}
-
-const char *lint_kind_name(int kind) {
-    static const char *const k[LINT_K_COUNT] = {
-        "placeholder", "date", "date and time", "time of day", "weekday", "timestamp",
-        "relative time", "UUID", "id", "nonce", "hash", "name", "home path", "host name",
-        "IP address", "counter", "time-of-day greeting", "pattern"};
-    return kind >= 0 && kind < LINT_K_COUNT ? k[kind] : "?";
-}
-
-/* --- report ------------------------------------------------------------------ */
-
-void lint_report_init(lint_report *r) { memset(r, 0, sizeof *r); }
-
-void lint_report_release(lint_report *r) {
-    for (size_t i = 0; i < r->n; i++) {
-        free(r->items[i].file);
-        free(r->items[i].message);
-        free(r->items[i].source);
-    }
-    free(r->items);
-    memset(r, 0, sizeof *r);
-}
-
-int lint_report_add(lint_report *r, const char *file, int line, int col, int end_line,
-                    int end_col, int rule, const char *msg, long tokens_lost, int estimated,
-                    const char *source, size_t source_len) {
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 16;
-        lint_finding *p = realloc(r->items, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        r->items = p;
-        r->cap = nc;
-    }
-    lint_finding *f = &r->items[r->n];
-    memset(f, 0, sizeof *f);
-    f->file = strdup(file);
-    f->message = strdup(msg);
-    if (source) {
-        f->source = malloc(source_len + 1);
-        if (f->source) {
-            memcpy(f->source, source, source_len);
-            f->source[source_len] = '\0';
-        }
-    }
-    if (!f->file || !f->message || (source && !f->source)) {
-        free(f->file);
-        free(f->message);
-        free(f->source);
-        return UTIL_ENOMEM;
-    }
-    f->line = line;
-    f->column = col;
-    f->end_line = end_line;
-    f->end_column = end_col;
-    f->rule = rule;
-    f->severity = k_rules[rule].severity;
-    f->tokens_lost = tokens_lost;
-    f->tokens_estimated = estimated;
-    if (tokens_lost >= 0 && estimated) r->tokens_estimated = 1;
-    r->n++;
-    return UTIL_OK;
-}
-
-static int finding_cmp(const void *x, const void *y) {
-    const lint_finding *a = x, *b = y;
-    int c = strcmp(a->file, b->file);
-    if (c) return c;
-    if (a->line != b->line) return a->line < b->line ? -1 : 1;
-    if (a->column != b->column) return a->column < b->column ? -1 : 1;
-    return a->rule - b->rule;
-}
-
-void lint_report_sort(lint_report *r) {
-    if (r->n > 1) qsort(r->items, r->n, sizeof *r->items, finding_cmp);
-}
-
-size_t lint_report_count(const lint_report *r, lint_severity s) {
-    size_t n = 0;
-    for (size_t i = 0; i < r->n; i++) n += r->items[i].severity == s;
-    return n;
-}
+#include "../util/skillmd.h"
+#include "lint_registry.h"
+#include "lint_rules.h"
 
 /* --- one file's pending findings (before suppressions) ---------------------- */
 
@@ -252,7 +107,7 @@ static int line_has_alnum(const lint_text *t, size_t i) {
 /* --- the volatile rules (PL001, PL002, PL003) ---------------------------------- */
 
 typedef struct file_ctx {
-    lint_ctx *ctx;
+    const lint_rules_env *env;
     const lint_text *t;
     int role;
     unsigned enabled;
@@ -275,6 +130,10 @@ static const char *how_often(int vc) {
     }
 }
 
+static long count(const file_ctx *f, const char *text, size_t len, int *estimated) {
+    return f->env->tokens.count(f->env->tokens.user, text, len, estimated);
+}
+
 /* Tokens of each line [from, to] (with its newline), for tokens_lost sums. */
 static long *line_tokens(file_ctx *f, size_t from, size_t to, int *est) {
     long *v = calloc(to - from + 1, sizeof *v);
@@ -283,7 +142,7 @@ static long *line_tokens(file_ctx *f, size_t from, size_t to, int *est) {
         size_t s = f->t->line_start[i];
         size_t e = i + 1 < f->t->n_lines ? f->t->line_start[i + 1] : f->t->len;
         int e1 = 0;
-        v[i - from] = lint_count_tokens(f->ctx, f->t->data + s, e - s, &e1);
+        v[i - from] = count(f, f->t->data + s, e - s, &e1);
         *est |= e1;
     }
     return v;
@@ -341,10 +200,10 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
             }
             size_t le = i + 1 < n ? t->line_start[i + 1] : t->len;
             int e1 = 0;
-            long tok = lint_count_tokens(f->ctx, t->data + s->end, le - s->end, &e1);
+            long tok = count(f, t->data + s->end, le - s->end, &e1);
             for (size_t k = i + 1; k <= last_stable; k++) tok += lt[k - lt_from];
             if (i == last_stable) /* only the rest of this line is stable */
-                tok = lint_count_tokens(f->ctx, t->data + sv->v[last[i]].end,
+                tok = count(f, t->data + sv->v[last[i]].end,
                                         lint_text_line_end(t, i) - sv->v[last[i]].end, &e1);
             pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
             if (!p) {
@@ -404,7 +263,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
 static int order_rules(file_ctx *f, pendv *out, util_err *err) {
     lint_order_hit *h = NULL;
     size_t n = 0;
-    int rc = lint_detect_order(f->ctx->det, f->t, &h, &n, err);
+    int rc = lint_detect_order(f->env->det, f->t, &h, &n, err);
     for (size_t i = 0; i < n && !rc; i++) {
         pending *p = pend_new(out, LINT_R_UNSTABLE_ORDER, h[i].start, h[i].end);
         if (!p) {
@@ -441,7 +300,7 @@ static int order_rules(file_ctx *f, pendv *out, util_err *err) {
     return rc;
 }
 
-static int skill_rules(file_ctx *f, const char *rel, pendv *out) {
+static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) {
     /* the folder holding SKILL.md names the skill */
     char folder[256] = "";
     const char *slash = strrchr(rel, '/');
@@ -457,59 +316,19 @@ static int skill_rules(file_ctx *f, const char *rel, pendv *out) {
             snprintf(folder, sizeof folder, "%s", b ? b + 1 : cwd);
         }
     }
-    lint_skill_issue *is = NULL;
-    size_t n = 0;
-    if (lint_skill_check(f->t->data, f->t->len, folder, &is, &n)) return UTIL_ENOMEM;
-    int rc = UTIL_OK;
-    for (size_t i = 0; i < n; i++) {
-        size_t line = is[i].line < f->t->n_lines ? is[i].line : 0;
+    util_skillmd sk;
+    int rc = util_skillmd_check(&sk, f->t->data, f->t->len, folder, err);
+    for (size_t i = 0; !rc && i < sk.n_problems; i++) {
+        size_t line = sk.problems[i].line - 1; /* 1-based */
+        if (line >= f->t->n_lines) line = 0;
         size_t s = f->t->n_lines ? f->t->line_start[line] : 0;
         size_t e = f->t->n_lines ? lint_text_line_end(f->t, line) : 0;
         pending *p = pend_new(out, LINT_R_SKILL_FRONTMATTER, s, e > s ? e : s);
-        if (!p) {
-            rc = UTIL_ENOMEM;
-            break;
-        }
-        snprintf(p->msg, sizeof p->msg, "%s", is[i].msg);
+        if (!p) rc = UTIL_ENOMEM;
+        else snprintf(p->msg, sizeof p->msg, "%s", sk.problems[i].msg);
     }
-    free(is);
+    util_skillmd_release(&sk);
     return rc;
-}
-
-/* --- suppressions -------------------------------------------------------------------- */
-
-static void directive_ranges(lint_directive *d, size_t n, size_t n_lines) {
-    for (size_t i = 0; i < n; i++) {
-        switch (d[i].kind) {
-        case LINT_DIR_FILE: d[i].from = 0, d[i].to = n_lines; break;
-        case LINT_DIR_LINE: d[i].from = d[i].to = d[i].line; break;
-        case LINT_DIR_NEXT_LINE: d[i].from = d[i].to = d[i].line + 1; break;
-        case LINT_DIR_ENABLE: d[i].from = 1, d[i].to = 0; break; /* covers nothing */
-        default:
-            if (!d[i].alone) { /* trailing comment: this line only */
-                d[i].from = d[i].to = d[i].line;
-                break;
-            }
-            d[i].from = d[i].line;
-            d[i].to = n_lines;
-            for (size_t k = i + 1; k < n; k++)
-                if (d[k].kind == LINT_DIR_ENABLE && (d[k].codes & d[i].codes)) {
-                    d[i].to = d[k].line;
-                    break;
-                }
-        }
-    }
-}
-
-static int suppressed(lint_directive *d, size_t n, size_t line, int rule) {
-    int hit = 0;
-    for (size_t i = 0; i < n; i++)
-        if (d[i].kind != LINT_DIR_ENABLE && line >= d[i].from && line <= d[i].to &&
-            (d[i].codes & (1u << rule))) {
-            d[i].used = 1;
-            hit = 1;
-        }
-    return hit;
 }
 
 /* --- the pass -------------------------------------------------------------------------- */
@@ -527,25 +346,34 @@ static int is_template_name(const char *rel, const char *data, size_t len) {
 
 static int emit(file_ctx *f, lint_report *rep, const char *display, const pending *p) {
     const lint_text *t = f->t;
-    if (!t->n_lines)
-        return lint_report_add(rep, display, 1, 1, 1, 1, p->rule, p->msg, p->tokens,
-                               p->estimated, NULL, 0);
+    lint_finding x = {.file = (char *)display, .line = 1, .column = 1, .end_line = 1,
+                      .end_column = 1, .rule = p->rule,
+                      .severity = lint_rule_get(p->rule)->severity, .message = (char *)p->msg,
+                      .tokens_lost = p->tokens, .tokens_estimated = p->estimated};
+    if (!t->n_lines) return lint_report_add(rep, &x);
     size_t l = lint_text_line_of(t, p->start), le = lint_text_line_of(t, p->end);
     size_t s = t->line_start[l], e = lint_text_line_end(t, l);
-    int ec = lint_text_column(t, p->end);
-    if (le != l) ec = lint_text_column(t, lint_text_line_end(t, le));
-    return lint_report_add(rep, display, (int)l + 1, lint_text_column(t, p->start), (int)le + 1,
-                           ec, p->rule, p->msg, p->tokens, p->estimated, t->data + s, e - s);
+    x.line = (int)l + 1;
+    x.column = lint_text_column(t, p->start);
+    x.end_line = (int)le + 1;
+    x.end_column = lint_text_column(t, le != l ? lint_text_line_end(t, le) : p->end);
+    /* the source line, for the caret display (the report keeps its own copy) */
+    if (!(x.source = malloc(e - s + 1))) return UTIL_ENOMEM;
+    memcpy(x.source, t->data + s, e - s);
+    x.source[e - s] = '\0';
+    int rc = lint_report_add(rep, &x);
+    free(x.source);
+    return rc;
 }
 
 static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
                   lint_directive *dirs, size_t nd) {
     const lint_text *t = f->t;
-    directive_ranges(dirs, nd, t->n_lines);
+    lint_suppress_ranges(dirs, nd, t->n_lines);
     int rc = UTIL_OK;
     for (size_t i = 0; i < pv->n && !rc; i++) {
         size_t line = t->n_lines ? lint_text_line_of(t, pv->v[i].start) : 0;
-        if (suppressed(dirs, nd, line, pv->v[i].rule)) continue;
+        if (lint_suppressed(dirs, nd, line, pv->v[i].rule)) continue;
         rc = emit(f, rep, display, &pv->v[i]);
     }
     if (rc || !(f->enabled & (1u << LINT_R_UNUSED_SUPPRESSION))) return rc;
@@ -562,7 +390,7 @@ static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
             for (int r = 0; r < LINT_R_COUNT && dirs[i].codes != ~0u; r++)
                 if (dirs[i].codes & (1u << r)) {
                     snprintf(codes + l, sizeof codes - l, "%s%s", l ? "," : " for ",
-                             k_rules[r].code);
+                             lint_rule_get(r)->code);
                     l = strlen(codes);
                 }
             snprintf(p.msg, sizeof p.msg, "unused suppression%s: nothing on the lines it covers "
@@ -575,9 +403,12 @@ static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
     return rc;
 }
 
-int lint_rules_run(lint_ctx *ctx, lint_report *rep, const lint_config *cfg, int role,
-                   const char *display, const char *rel, const char *data, size_t len,
+int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file,
                    util_err *err) {
+    const lint_config *cfg = file->cfg;
+    const char *display = file->display, *rel = file->rel, *data = file->data;
+    size_t len = file->len;
+    int role = file->role;
     if (!data) data = "", len = 0; /* an empty blob may come without a buffer */
     if (role == LINT_ROLE_IGNORE) {
         rep->files_skipped++;
@@ -589,10 +420,10 @@ int lint_rules_run(lint_ctx *ctx, lint_report *rep, const lint_config *cfg, int 
     }
     rep->files_checked++;
     unsigned enabled = lint_config_enabled(cfg);
-    if (ctx->opt.select_override) enabled = ctx->opt.select_override & ~cfg->ignore;
-    enabled &= ~ctx->opt.ignore_extra;
+    if (env->opt->select_override) enabled = env->opt->select_override & ~cfg->ignore;
+    enabled &= ~env->opt->ignore_extra;
     const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-    file_ctx f = {ctx, NULL, role, enabled, base};
+    file_ctx f = {env, NULL, role, enabled, base};
     lint_text t;
     pendv pv = {0};
     lint_spanv sv = {0};
@@ -615,16 +446,16 @@ int lint_rules_run(lint_ctx *ctx, lint_report *rep, const lint_config *cfg, int 
                      "editors may rewrite it",
                      (unsigned char)data[bad], bad);
     }
-    if (!rc) rc = lint_detect_directives(ctx->det, &t, &dirs, &nd, err);
+    if (!rc) rc = lint_detect_directives(env->det, &t, &dirs, &nd, err);
     for (size_t i = 0; !rc && i < nd; i++)
         if (dirs[i].alone) t.flags[dirs[i].line] |= LINT_LF_DIRECTIVE;
     if (!rc && role != LINT_ROLE_DYNAMIC) {
-        rc = lint_detect_spans(ctx->det, cfg, &t, &sv, err);
+        rc = lint_detect_spans(env->det, cfg, &t, &sv, err);
         if (!rc) rc = volatile_rules(&f, &sv, &pv);
     }
     if (!rc && (enabled & (1u << LINT_R_UNSTABLE_ORDER))) rc = order_rules(&f, &pv, err);
     if (!rc && role == LINT_ROLE_SKILL && (enabled & (1u << LINT_R_SKILL_FRONTMATTER)))
-        rc = skill_rules(&f, rel, &pv);
+        rc = skill_rules(&f, rel, &pv, err);
     if (!rc) rc = finish(&f, rep, display, &pv, dirs, nd);
     if (rc && err && !err->msg[0]) util_err_set(err, rc, "out of memory");
     free(pv.v);

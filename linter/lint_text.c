@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lint_impl.h"
+#include "lint_text.h"
 
 /* --- small helpers -------------------------------------------------------- */
 

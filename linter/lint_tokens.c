@@ -3,11 +3,12 @@
  * model beside the executable or in ./models), loaded lazily on the first
  * count; otherwise a documented estimate, always labelled as such.
  * Does not run the model or render chat templates. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
+#include "lint_tokens.h"
 
 /* 1 when engine/tokenizer.c is part of the build. */
 #ifndef LINT_ENGINE_TOKENIZER

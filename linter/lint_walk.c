@@ -5,12 +5,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <git2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lint_impl.h"
+#include "../util/buf.h"
+#include "lint_ctx.h"
 
 typedef struct walker {
     lint_ctx *ctx;

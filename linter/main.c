@@ -162,13 +162,13 @@ static int list_rules(void) {
 static int read_stdin(char **out, size_t *len) {
     size_t cap = 65536, n = 0;
     char *b = malloc(cap);
-    if (!b) return -1;
+    if (!b) return UTIL_ENOMEM;
     for (;;) {
         if (n == cap) {
             char *p = realloc(b, cap *= 2);
             if (!p) {
                 free(b);
-                return -1;
+                return UTIL_ENOMEM;
             }
             b = p;
         }
@@ -176,9 +176,13 @@ static int read_stdin(char **out, size_t *len) {
         if (k == 0) break;
         n += k;
     }
+    if (ferror(stdin)) {
+        free(b);
+        return UTIL_EIO;
+    }
     *out = b;
     *len = n;
-    return ferror(stdin) ? -1 : 0;
+    return UTIL_OK;
 }
 
 static int run_lint(cli *c, lint_ctx *ctx, lint_report *rep, util_err *err) {
@@ -193,7 +197,8 @@ static int run_lint(cli *c, lint_ctx *ctx, lint_report *rep, util_err *err) {
         }
         char *data;
         size_t len;
-        if (read_stdin(&data, &len)) return util_err_set(err, UTIL_EIO, "reading standard input");
+        int rs = read_stdin(&data, &len);
+        if (rs) return util_err_set(err, rs, "reading standard input: %s", util_strerror(rs));
         const char *name = c->stdin_name ? c->stdin_name : "-";
         rc = lint_check_buffer(ctx, rep, name, c->stdin_name ? name : "stdin.md", data, len, err);
         free(data);

@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 
 #include "../linter/lint.h"
-#include "../linter/lint_impl.h"
+#include "../linter/lint_ctx.h"
+#include "../linter/lint_registry.h"
+#include "../linter/lint_report.h"
 #include "../util/buf.h"
 #include "check.h"
 #include "proc.h"
@@ -186,7 +188,9 @@ static void test_rules_table(void) {
     CHECK_EQ_INT(lint_rule_find("PL001", 5), LINT_R_VOLATILE_BEFORE_STABLE);
     CHECK_EQ_INT(lint_rule_find("pl005", 5), LINT_R_SKILL_FRONTMATTER);
     CHECK_EQ_INT(lint_rule_find("unstable-order", 14), LINT_R_UNSTABLE_ORDER);
-    CHECK_EQ_INT(lint_rule_find("PL999", 5), -1);
+    CHECK_EQ_INT(lint_rule_find("PL999", 5), UTIL_ENOTFOUND);
+    CHECK_EQ_INT(lint_role_parse("Skill"), LINT_ROLE_SKILL);
+    CHECK_EQ_INT(lint_role_parse("weird"), UTIL_ENOTFOUND);
     unsigned m;
     util_err err = {0};
     CHECK(lint_rule_parse_list(&m, "PL001, PL003", &err) == 0 && m == 5u);
@@ -203,6 +207,36 @@ static void test_rules_table(void) {
                   lint_rule_get(i)->code, err.msg);
         free(doc);
     }
+}
+
+static void test_report_add(void) {
+    lint_report r;
+    lint_report_init(&r);
+    char file[] = "p.md", msg[] = "message", src[] = "the line";
+    lint_finding f = {.file = file, .line = 2, .column = 3, .end_line = 2, .end_column = 5,
+                      .rule = LINT_R_VOLATILE_BEFORE_STABLE, .severity = LINT_ERROR,
+                      .message = msg, .tokens_lost = 12, .tokens_estimated = 1, .source = src};
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_OK);
+    f.rule = LINT_R_UNUSED_SUPPRESSION, f.severity = LINT_INFO, f.source = NULL;
+    f.tokens_lost = -1, f.line = 1;
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_OK);
+    f.rule = LINT_R_COUNT;
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_EINVAL);
+    f.rule = 0, f.message = NULL;
+    CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_EINVAL);
+    CHECK_EQ_INT(r.n, 2);
+    /* the strings are copies; the estimate flag follows the token counts */
+    memcpy(file, "x.md", 5);
+    CHECK(r.n == 2 && r.items[0].file != file && strcmp(r.items[0].file, "p.md") == 0);
+    CHECK(r.n == 2 && r.items[0].source && strcmp(r.items[0].source, "the line") == 0);
+    CHECK(r.n == 2 && r.items[1].source == NULL && r.items[1].severity == LINT_INFO);
+    CHECK(r.tokens_estimated);
+    CHECK_EQ_INT(lint_report_count(&r, LINT_ERROR), 1);
+    CHECK_EQ_INT(lint_report_count(&r, LINT_INFO), 1);
+    lint_report_sort(&r);
+    CHECK(r.n == 2 && r.items[0].line == 1 && r.items[1].line == 2);
+    lint_report_release(&r);
+    CHECK(r.n == 0 && r.items == NULL);
 }
 
 static void test_globs(void) {
@@ -305,6 +339,56 @@ static void test_roles_and_ranges(void) {
     CHECK_EQ_INT(count_rule(&r, LINT_R_VOLATILE_BEFORE_STABLE), 1);
     for (size_t i = 0; i < r.n; i++)
         if (r.items[i].rule == LINT_R_INVALID_UTF8) CHECK(r.items[i].line == 2 && r.items[i].column == 5);
+    lint_report_release(&r);
+    lint_ctx_free(c);
+}
+
+/* PL005 comes from the shared validator (util/skillmd.c, tested rule by rule in
+ * test_skillmd.c): each of its problems is one finding on its line, with its message. */
+static void test_skill_frontmatter(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    static const struct {
+        const char *text;
+        int line;
+        const char *words;
+    } k[] = {
+        {"No frontmatter.\n", 1, "no YAML frontmatter"},
+        {"---\nname: demo\ndescription: d\n", 1, "not closed"},
+        {"---\nname: demo\ndescription: d\nname: demo\n---\n", 4, "'name' appears twice"},
+        {"---\nname: demo\ndescription: d\nallowed-tools: [Read]\n---\n", 4, "string"},
+        {"---\nname: demo\ndescription: d\nmetadata:\n  tags: [a]\n---\n", 4, "metadata"},
+        {"---\nname: other\ndescription: d\n---\n", 2, "folder name 'demo'"},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        lint_report r;
+        lint_str(c, &r, "skills/demo/SKILL.md", k[i].text);
+        CHECK_MSG(r.n == 1 && r.items[0].rule == LINT_R_SKILL_FRONTMATTER &&
+                      r.items[0].line == k[i].line && strstr(r.items[0].message, k[i].words),
+                  "skill case %zu: %zu findings, first line %d '%s'", i, r.n,
+                  r.n ? r.items[0].line : 0, r.n ? r.items[0].message : "");
+        lint_report_release(&r);
+    }
+    /* every problem is a finding; a valid skill with every optional field has none */
+    lint_report r;
+    lint_str(c, &r, "skills/demo/SKILL.md", "---\nname: Demo\ncompatibility: ''\n---\nBody.\n");
+    CHECK_EQ_INT(count_rule(&r, LINT_R_SKILL_FRONTMATTER), 3);
+    lint_report_release(&r);
+    lint_str(c, &r, "skills/demo/SKILL.md",
+             "---\nname: demo\ndescription: Reads PDF files.\nlicense: MIT\ncompatibility: Linux\n"
+             "metadata:\n  author: acme\nallowed-tools: Read Bash(git:*)\n---\nBody.\n");
+    CHECK_EQ_INT(r.n, 0);
+    lint_report_release(&r);
+    /* the rule can be turned off like any other */
+    lint_ctx_free(c);
+    lint_options o = {0};
+    o.no_model = o.no_config = 1;
+    o.ignore_extra = 1u << LINT_R_SKILL_FRONTMATTER;
+    util_err err = {0};
+    CHECK(lint_ctx_new(&c, &o, &err) == 0);
+    if (!c) return;
+    lint_str(c, &r, "skills/demo/SKILL.md", "No frontmatter.\n");
+    CHECK_EQ_INT(r.n, 0);
     lint_report_release(&r);
     lint_ctx_free(c);
 }
@@ -518,11 +602,13 @@ static void test_diff(void) {
 
 void test_lint(void) {
     test_rules_table();
+    test_report_add();
     test_globs();
     test_utf8_and_binary();
     test_name_classes();
     test_tokens_lost();
     test_roles_and_ranges();
+    test_skill_frontmatter();
     test_huge_input();
     test_config_errors();
     test_json_output();

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../../linter/lint.h"
-#include "../../linter/lint_impl.h"
+#include "../../linter/lint_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

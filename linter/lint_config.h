@@ -1,0 +1,81 @@
+/* linter/lint_config.h: .promptlint.json, the default config, file roles and
+ * globs (lint_config.c). Calls only the registry (rule lists) below it; does
+ * not search directories for configs (lint_ctx.h). Private to linter/. */
+#ifndef LINT_CONFIG_H
+#define LINT_CONFIG_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stddef.h>
+
+#include "lint.h"
+
+/* --- roles and config ------------------------------------------------------ */
+typedef enum lint_role {
+    LINT_ROLE_PROMPT = 0, /* ordinary prompt text */
+    LINT_ROLE_STABLE,     /* AGENTS.md, SOUL.md, IDENTITY.md: cached as tier 0 */
+    LINT_ROLE_SKILL,      /* SKILL.md: stable, plus frontmatter checks */
+    LINT_ROLE_USER,       /* USER.md: per-user content is expected */
+    LINT_ROLE_DYNAMIC,    /* rendered per turn/session: only order rules apply */
+    LINT_ROLE_IGNORE,     /* not linted */
+    LINT_ROLE_COUNT
+} lint_role;
+
+int lint_role_parse(const char *s); /* a lint_role, or UTIL_ENOTFOUND */
+const char *lint_role_name(int role);
+
+typedef struct lint_custom_pattern {
+    char *name;
+    pcre2_code *re;
+    int vclass;
+    int subday;
+} lint_custom_pattern;
+
+typedef struct lint_name_class {
+    char *name;
+    int vclass; /* LINT_VC_NONE marks a name as stable */
+} lint_name_class;
+
+typedef struct lint_glob_role {
+    char *glob;
+    int role;
+} lint_glob_role;
+
+typedef struct lint_config {
+    char *path; /* the file it came from, or NULL for the defaults */
+    char *dir;  /* globs are relative to this directory ("" for defaults) */
+    unsigned select, ignore;
+    lint_glob_role *roles;
+    size_t n_roles;
+    lint_custom_pattern *patterns;
+    size_t n_patterns;
+    lint_name_class *names;
+    size_t n_names;
+    char **markers;
+    size_t n_markers;
+    char **prompt_globs;
+    size_t n_prompt_globs;
+    char **exclude;
+    size_t n_exclude;
+} lint_config;
+
+int lint_config_defaults(lint_config **out, util_err *err);
+/* Parses JSON text (path names it in messages; dir anchors its globs). */
+int lint_config_parse(lint_config **out, const char *json, size_t len, const char *path,
+                      const char *dir, util_err *err);
+int lint_config_load(lint_config **out, const char *path, util_err *err);
+void lint_config_free(lint_config *c);
+/* Rule ids enabled for this config (select minus ignore), as a bitmask. */
+unsigned lint_config_enabled(const lint_config *c);
+/* Role of a file: config globs first, then the file name. rel is the path
+ * relative to the config's directory. */
+int lint_config_role(const lint_config *c, const char *rel);
+/* Whether a walked (not explicitly named) file should be linted. */
+int lint_config_is_prompt(const lint_config *c, const char *rel);
+int lint_config_excluded(const lint_config *c, const char *rel);
+
+/* Glob match with '*', '?', '[...]' and '**' (any number of directories).
+ * A pattern without '/' matches the base name. */
+int lint_glob_match(const char *pat, const char *path);
+
+#endif

@@ -1,0 +1,60 @@
+/* linter/lint_detect.h: volatile spans, order-unstable constructs and
+ * suppression comments found with PCRE2 (lint_detect.c). Calls the registry
+ * and lint_text below it and reads configs; does not decide what is a finding
+ * (lint_rules.h). Private to linter/. */
+#ifndef LINT_DETECT_H
+#define LINT_DETECT_H
+
+#include <stddef.h>
+
+#include "lint_config.h"
+#include "lint_report.h"
+#include "lint_text.h"
+
+/* --- volatile spans ---------------------------------------------------------- */
+typedef struct lint_span {
+    size_t start, end; /* byte offsets into the file */
+    int kind;          /* lint_kind */
+    int vclass;        /* lint_vclass */
+    int subday;        /* finer than a day (PL003) */
+    const char *label; /* custom pattern name, or NULL */
+} lint_span;
+
+typedef struct lint_spanv {
+    lint_span *v;
+    size_t n, cap;
+} lint_spanv;
+
+int lint_spanv_push(lint_spanv *sv, const lint_span *s);
+void lint_spanv_release(lint_spanv *sv);
+
+/* --- detection --------------------------------------------------------------- */
+typedef struct lint_detect lint_detect;
+
+int lint_detect_new(lint_detect **out, util_err *err);
+void lint_detect_free(lint_detect *d);
+/* Finds volatile spans in t, sorted by start, overlaps merged. */
+int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t,
+                      lint_spanv *out, util_err *err);
+/* Class of a placeholder name (after config overrides); LINT_VC_NONE if stable
+ * or unknown. *subday is set for time-like names. */
+int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name,
+                           size_t len, int *subday);
+
+/* Order-unstable constructs (PL004): appends spans (kind unused) with a
+ * reason string index in vclass. */
+typedef struct lint_order_hit {
+    size_t start, end;
+    int why; /* LINT_ORDER_* */
+    char detail[96];
+} lint_order_hit;
+
+enum { LINT_ORDER_MAP_LOOP = 0, LINT_ORDER_GLOB, LINT_ORDER_TOOLS_LOOP, LINT_ORDER_TOOL_LIST };
+
+int lint_detect_order(const lint_detect *d, const lint_text *t, lint_order_hit **out, size_t *n,
+                      util_err *err);
+
+int lint_detect_directives(const lint_detect *d, const lint_text *t, lint_directive **out,
+                           size_t *n, util_err *err);
+
+#endif

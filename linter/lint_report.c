@@ -1,0 +1,103 @@
+/* linter/lint_report.c: the findings of a run: adding one (strings copied),
+ * sorting for stable output, counting by severity, and suppression comments
+ * (the lines each one covers, whether a finding on a line is suppressed).
+ * Does not decide what is a finding (lint_rules.c) and never prints
+ * (lint_output.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint_report.h"
+
+/* --- findings ------------------------------------------------------------------ */
+
+void lint_report_init(lint_report *r) { memset(r, 0, sizeof *r); }
+
+void lint_report_release(lint_report *r) {
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->items[i].file);
+        free(r->items[i].message);
+        free(r->items[i].source);
+    }
+    free(r->items);
+    memset(r, 0, sizeof *r);
+}
+
+int lint_report_add(lint_report *r, const lint_finding *f) {
+    if (f->rule < 0 || f->rule >= LINT_R_COUNT || !f->file || !f->message) return UTIL_EINVAL;
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 16;
+        lint_finding *p = realloc(r->items, nc * sizeof *p);
+        if (!p) return UTIL_ENOMEM;
+        r->items = p;
+        r->cap = nc;
+    }
+    lint_finding *x = &r->items[r->n];
+    *x = *f;
+    x->file = strdup(f->file);
+    x->message = strdup(f->message);
+    x->source = f->source ? strdup(f->source) : NULL;
+    if (!x->file || !x->message || (f->source && !x->source)) {
+        free(x->file);
+        free(x->message);
+        free(x->source);
+        return UTIL_ENOMEM;
+    }
+    if (f->tokens_lost >= 0 && f->tokens_estimated) r->tokens_estimated = 1;
+    r->n++;
+    return UTIL_OK;
+}
+
+static int finding_cmp(const void *x, const void *y) {
+    const lint_finding *a = x, *b = y;
+    int c = strcmp(a->file, b->file);
+    if (c) return c;
+    if (a->line != b->line) return a->line < b->line ? -1 : 1;
+    if (a->column != b->column) return a->column < b->column ? -1 : 1;
+    return a->rule - b->rule;
+}
+
+void lint_report_sort(lint_report *r) {
+    if (r->n > 1) qsort(r->items, r->n, sizeof *r->items, finding_cmp);
+}
+
+size_t lint_report_count(const lint_report *r, lint_severity s) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++) n += r->items[i].severity == s;
+    return n;
+}
+
+/* --- suppressions ------------------------------------------------------------------ */
+
+void lint_suppress_ranges(lint_directive *d, size_t n, size_t n_lines) {
+    for (size_t i = 0; i < n; i++) {
+        switch (d[i].kind) {
+        case LINT_DIR_FILE: d[i].from = 0, d[i].to = n_lines; break;
+        case LINT_DIR_LINE: d[i].from = d[i].to = d[i].line; break;
+        case LINT_DIR_NEXT_LINE: d[i].from = d[i].to = d[i].line + 1; break;
+        case LINT_DIR_ENABLE: d[i].from = 1, d[i].to = 0; break; /* covers nothing */
+        default:
+            if (!d[i].alone) { /* trailing comment: this line only */
+                d[i].from = d[i].to = d[i].line;
+                break;
+            }
+            d[i].from = d[i].line;
+            d[i].to = n_lines;
+            for (size_t k = i + 1; k < n; k++)
+                if (d[k].kind == LINT_DIR_ENABLE && (d[k].codes & d[i].codes)) {
+                    d[i].to = d[k].line;
+                    break;
+                }
+        }
+    }
+}
+
+int lint_suppressed(lint_directive *d, size_t n, size_t line, int rule) {
+    int hit = 0;
+    for (size_t i = 0; i < n; i++)
+        if (d[i].kind != LINT_DIR_ENABLE && line >= d[i].from && line <= d[i].to &&
+            (d[i].codes & (1u << rule))) {
+            d[i].used = 1;
+            hit = 1;
+        }
+    return hit;
+}

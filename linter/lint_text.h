@@ -1,0 +1,53 @@
+/* linter/lint_text.h: a file as lines (line starts, per-line flags, code
+ * ranges, the cache boundary, frontmatter) and UTF-8/binary checks
+ * (lint_text.c). Calls nothing else in linter/. Does not detect volatile
+ * content. Private to linter/. */
+#ifndef LINT_TEXT_H
+#define LINT_TEXT_H
+
+#include <stddef.h>
+
+#include "../util/err.h"
+
+/* --- the file as lines ----------------------------------------------------- */
+enum {
+    LINT_LF_FENCE = 1,      /* inside a fenced code block or its fence line */
+    LINT_LF_BOUNDARY = 2,   /* a cache-boundary marker line */
+    LINT_LF_DIRECTIVE = 4,  /* a promptlint suppression comment, alone on its line */
+    LINT_LF_NO_OUTPUT = 8,  /* renders to nothing: jinja statement/comment only */
+    LINT_LF_FRONTMATTER = 16,
+};
+
+typedef struct lint_range {
+    size_t start, end;
+} lint_range;
+
+typedef struct lint_text {
+    const char *data;
+    size_t len;
+    size_t *line_start; /* n_lines + 1 entries; the last is len (+1) */
+    size_t n_lines;
+    unsigned char *flags; /* per line, LINT_LF_* */
+    lint_range *code;     /* sorted, disjoint: fenced blocks and inline code */
+    size_t n_code, cap_code;
+    int is_template;      /* jinja/mustache placeholders render inside code too */
+    size_t boundary_line; /* first boundary line index, or n_lines */
+} lint_text;
+
+/* Indexes data (borrowed; must outlive t). Returns UTIL_OK or UTIL_ENOMEM; t is
+ * released by lint_text_release either way. */
+int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers,
+                   size_t n_markers, int is_template);
+void lint_text_release(lint_text *t);
+size_t lint_text_line_of(const lint_text *t, size_t off);   /* 0-based */
+size_t lint_text_line_end(const lint_text *t, size_t line); /* offset of '\n' or len */
+int lint_text_in_code(const lint_text *t, size_t off);
+/* 1-based column in code points of byte offset off on its line. */
+int lint_text_column(const lint_text *t, size_t off);
+
+/* First invalid UTF-8 byte offset, or len if valid. */
+size_t lint_utf8_check(const char *s, size_t len);
+/* Whether the buffer looks binary (NUL bytes in the first 8 KiB). */
+int lint_is_binary(const char *s, size_t len);
+
+#endif
