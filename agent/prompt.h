@@ -95,11 +95,4 @@ int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long
 /* Reads data_dir/prompts/name into *out (malloc'd, trailing newlines cut). */
 int agent_read_prompt(char **out, const char *data_dir, const char *name, util_err *err);
 
-/* Replaces invalid UTF-8 with U+FFFD in place-allocated copy; returns the
- * number of replacements. *out malloc'd. */
-size_t agent_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len);
-/* Keeps at most limit bytes: head and tail with a marker naming what was cut.
- * Cuts on UTF-8 boundaries. Returns 1 if truncated. *out malloc'd. */
-int agent_truncate(const char *s, size_t n, size_t limit, char **out, size_t *out_len);
-
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../util/buf.h"
+#include "../util/text.h"
 #include "../cli/cli.h"
 #include "session.h"
 
@@ -377,10 +378,9 @@ int agent_cmd_sessions(int argc, char **argv) {
         }
         char title[61] = "";
         if (first_user) {
-            size_t k = 0;
-            for (const char *c = first_user; *c && *c != '\n' && k < 60; c++) title[k++] = *c;
-            while (k > 0 && ((unsigned char)title[k - 1] & 0xC0) == 0x80) k--; /* whole characters */
-            if (k > 0 && ((unsigned char)title[k - 1] & 0xC0) == 0xC0) k--;
+            size_t line = strcspn(first_user, "\n");
+            size_t k = util_utf8_floor(first_user, line, 60); /* whole characters */
+            memcpy(title, first_user, k);
             title[k] = '\0';
         }
         if (json) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../util/text.h"
 #include "tools.h"
 
 typedef int (*tool_fn)(agent_tools *t, const cJSON *a, util_buf *out, util_err *err);
@@ -214,9 +215,10 @@ int agent_tool_run(agent_tools *t, const char *name, const cJSON *args, util_buf
         if (!rc) {
             char *clean = NULL, *cut = NULL;
             size_t cn = 0, kn = 0;
-            agent_utf8_sanitize(raw.data ? raw.data : "", raw.len, &clean, &cn);
-            agent_truncate(clean, cn, t->max_output, &cut, &kn);
-            util_buf_append(out, cut, kn);
+            util_utf8_sanitize(raw.data ? raw.data : "", raw.len, &clean, &cn);
+            if (!clean || util_text_truncate(clean, cn, t->max_output, &cut, &kn) < 0 ||
+                util_buf_append(out, cut, kn))
+                rc = util_err_set(err, UTIL_ENOMEM, "%s: out of memory", name);
             free(clean);
             free(cut);
         }
