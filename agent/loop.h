@@ -19,7 +19,7 @@ typedef struct agent agent;
 
 typedef struct agent_opts {
     const char *workspace;   /* NULL: the current directory (or the resumed session's) */
-    const char *data_dir;    /* holds prompts/ and skills/ (see agent_data_dir) */
+    const char *data_dir;    /* holds prompts/ and skills/ (see util_data_dir_find) */
     const char *model_path;
     const char *replay_path; /* JSON array of recorded replies: used instead of sampling */
     agent_http_opts http;    /* http.url set: replies from that endpoint; no model file is opened */

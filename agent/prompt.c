@@ -17,58 +17,6 @@
 #include "prompt.h"
 #include "tools.h"
 
-/* --- data directory ---------------------------------------------------------- */
-
-static int has_prompts(const char *dir) {
-    char p[PATH_MAX + 16];
-    snprintf(p, sizeof p, "%s/prompts", dir);
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int agent_data_dir(const char *explicit_dir, char *buf, size_t cap, util_err *err) {
-    if (explicit_dir && *explicit_dir) {
-        snprintf(buf, cap, "%s", explicit_dir);
-        if (!has_prompts(buf))
-            return util_err_set(err, UTIL_ENOTFOUND, "data directory '%s' has no prompts/", buf);
-        return UTIL_OK;
-    }
-    const char *env = getenv("CACHET_DATA");
-    if (env && *env) {
-        snprintf(buf, cap, "%s", env);
-        if (!has_prompts(buf))
-            return util_err_set(err, UTIL_ENOTFOUND, "CACHET_DATA '%s' has no prompts/", buf);
-        return UTIL_OK;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char cand[PATH_MAX + 8], real[PATH_MAX];
-            snprintf(cand, sizeof cand, "%s/..", exe);
-            if (realpath(cand, real) && has_prompts(real)) {
-                snprintf(buf, cap, "%s", real);
-                return UTIL_OK;
-            }
-            /* build/san/bin -> the checkout three levels up */
-            snprintf(cand, sizeof cand, "%s/../../..", exe);
-            if (realpath(cand, real) && has_prompts(real)) {
-                snprintf(buf, cap, "%s", real);
-                return UTIL_OK;
-            }
-        }
-    }
-    snprintf(buf, cap, "%s", CACHET_DATADIR);
-    if (has_prompts(buf)) return UTIL_OK;
-    return util_err_set(err, UTIL_ENOTFOUND,
-                        "no prompts/ found next to the executable or in '%s'; "
-                        "pass --data-dir DIR or set CACHET_DATA",
-                        CACHET_DATADIR);
-}
-
 static void chomp(char *s) {
     size_t l = strlen(s);
     while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == '\r' || s[l - 1] == ' ')) s[--l] = '\0';

@@ -25,13 +25,6 @@ typedef struct agent_warnings {
 void agent_warnings_release(agent_warnings *w);
 int agent_warn(agent_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* --- data directory ------------------------------------------------------- */
-
-/* Finds the directory holding prompts/ and skills/: explicit (--data-dir),
- * else $CACHET_DATA, else <exe>/.. (a source checkout), else CACHET_DATADIR.
- * Writes into buf. Returns UTIL_ENOTFOUND if none holds prompts/. */
-int agent_data_dir(const char *explicit_dir, char *buf, size_t cap, util_err *err);
-
 /* --- skills (skills.c) ---------------------------------------------------- */
 
 typedef struct agent_skill {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../engine/engine.h"
+#include "../util/path.h"
 #include "cli.h"
 
 extern char **environ;
@@ -86,9 +87,7 @@ static int disk_phase(const bc_opts *o, const char *path) {
 
 static double run_child(const bc_opts *o, const char *path, const char *dir, int *cached) {
     char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) return -1;
-    exe[k] = '\0';
+    if (util_exe_path(exe, sizeof exe, NULL)) return -1;
     char threads[16], prefix[16], suffix[16], tmpl[] = "/tmp/cachet-bench-XXXXXX";
     snprintf(threads, sizeof threads, "%d", o->threads);
     snprintf(prefix, sizeof prefix, "%d", o->prefix);
@@ -157,7 +156,7 @@ int agent_bench_cache(int argc, char **argv) {
     }
     if (!o.device && agent_parse_device(&o.device, NULL)) return 2;
     char path[PATH_MAX];
-    agent_model_path(o.model, path, sizeof path);
+    if (cli_model_path(path, sizeof path, o.model)) return 1;
     if (o.phase_dir) return disk_phase(&o, path);
 
     util_err err;
@@ -171,7 +170,7 @@ int agent_bench_cache(int argc, char **argv) {
     int cached_mem = 0, cached_disk = 0, rc = 1;
     eng_model *nc = open_model(&o, path, 1, NULL, &err), *wc = NULL, *mc = NULL;
     if (!nc) {
-        agent_report_model_error(path, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         goto done;
     }
     /* Cold: no cache at all. */

@@ -21,11 +21,13 @@ int agent_cmd_sessions(int argc, char **argv);
 int agent_cmd_stats(int argc, char **argv);
 int agent_cmd_bench(int argc, char **argv);
 
-/* The model path: explicit, else $CACHET_MODEL, else the default model under
- * ./models or <exe>/../models. Writes into buf; returns buf. */
-const char *agent_model_path(const char *explicit_path, char *buf, size_t cap);
-/* Prints "cachet: <msg>" (plus a hint for a missing default model) to stderr. */
-void agent_report_model_error(const char *path, const util_err *err);
+/* The model file (util_model_find's search order) into out. Returns 0, or
+ * prints "cachet: ..." naming the places searched and returns 1 (the exit
+ * status). */
+int cli_model_path(char *out, size_t cap, const char *given);
+/* The data directory (util_data_dir_find's search order) into out. Returns
+ * 0, or prints "cachet: ..." and returns 1. */
+int cli_data_dir(char *out, size_t cap, const char *given);
 
 /* Strict number parsing for options: the whole string must parse and lie in
  * [lo, hi]. Return 0 on success, print "cachet: ..." and return -1 otherwise. */

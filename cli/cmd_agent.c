@@ -146,15 +146,14 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
         }
     }
     if (!c->ao.mp.device && agent_parse_device(&c->ao.mp.device, NULL)) return 2;
-    char given[sizeof c->model];
-    snprintf(given, sizeof given, "%s", c->model);
-    agent_model_path(given[0] ? given : NULL, c->model, sizeof c->model);
-    c->ao.model_path = c->model;
-    util_err err;
-    if (agent_data_dir(c->data_dir_opt, c->data, sizeof c->data, &err)) {
-        fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+    /* a remote backend opens no model file */
+    if (!c->ao.http.url || !allow_print) {
+        char given[sizeof c->model];
+        snprintf(given, sizeof given, "%s", c->model);
+        if (cli_model_path(c->model, sizeof c->model, given[0] ? given : NULL)) return 1;
     }
+    c->ao.model_path = c->model;
+    if (cli_data_dir(c->data, sizeof c->data, c->data_dir_opt)) return 1;
     c->ao.data_dir = c->data;
     return -1;
 }
@@ -203,8 +202,7 @@ static int run_batch(agent_cli *c) {
     if (!c->json) c->ao.on_text = on_text_stdout;
     agent *a = NULL;
     if (agent_open(&a, &c->ao, &err)) {
-        if (!c->ao.http.url && strstr(err.msg, c->model)) agent_report_model_error(c->model, &err);
-        else fprintf(stderr, "cachet: %s\n", err.msg);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         return 1;
     }
     int rc = 0;
@@ -272,7 +270,7 @@ int agent_cmd_prompt(int argc, char **argv) {
     eng_tokenizer *tok = NULL;
     eng_chat *chat = NULL;
     if (eng_gguf_open(&g, c.model, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new(&chat, g, &err)) {
-        agent_report_model_error(c.model, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         eng_tokenizer_free(tok);
         eng_gguf_free(g);
         return 1;

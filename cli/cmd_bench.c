@@ -593,7 +593,7 @@ int agent_cmd_bench(int argc, char **argv) {
     if (rc >= 0) return rc;
     bench_result r;
     memset(&r, 0, sizeof r);
-    agent_model_path(o.model, r.model_path, sizeof r.model_path);
+    if (cli_model_path(r.model_path, sizeof r.model_path, o.model)) return 1;
     struct stat st;
     if (stat(r.model_path, &st) == 0) r.file_bytes = (uint64_t)st.st_size;
     FILE *lf = fopen("/proc/loadavg", "r");
@@ -605,7 +605,7 @@ int agent_cmd_bench(int argc, char **argv) {
     char exe[4096];
     int have_llama = llama_exe(&o, &r, exe, sizeof exe);
     if (run_all(&o, &r, have_llama ? exe : NULL, &err)) {
-        agent_report_model_error(r.model_path, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         return 1;
     }
     if (o.json) print_json(&o, &r);

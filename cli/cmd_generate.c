@@ -283,7 +283,7 @@ int agent_cmd_generate(int argc, char **argv) {
     util_err err;
     util_err_clear(&err);
     char path[PATH_MAX];
-    agent_model_path(o.model, path, sizeof path);
+    if (cli_model_path(path, sizeof path, o.model)) return 1;
     char *text = NULL;
     if (load_prompt(&o, &text, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
@@ -292,7 +292,7 @@ int agent_cmd_generate(int argc, char **argv) {
     eng_model *m = NULL;
     o.mp.n_threads = o.threads;
     if (eng_model_open(&m, path, &o.mp, &err)) {
-        agent_report_model_error(path, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         free(text);
         return 1;
     }
@@ -373,11 +373,11 @@ int agent_cmd_tokenize(int argc, char **argv) {
     util_err err;
     util_err_clear(&err);
     char path[PATH_MAX];
-    agent_model_path(model, path, sizeof path);
+    if (cli_model_path(path, sizeof path, model)) return 1;
     eng_gguf *g = NULL;
     eng_tokenizer *t = NULL;
     if (eng_gguf_open(&g, path, &err) || eng_tokenizer_new(&t, g, &err)) {
-        agent_report_model_error(path, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         eng_gguf_free(g);
         return 1;
     }

@@ -605,11 +605,11 @@ static int run_server(serve_ctx *srv, const sigset_t *sigs) {
     util_err err;
     util_err_clear(&err);
     char path[PATH_MAX];
-    agent_model_path(o->model, path, sizeof path);
+    if (cli_model_path(path, sizeof path, o->model)) return 1;
     eng_model_params mp = o->mp;
     mp.n_threads = o->threads;
     if (eng_model_open(&srv->m, path, &mp, &err)) {
-        agent_report_model_error(path, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         return 1;
     }
     default_model_id(srv, path);

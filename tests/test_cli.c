@@ -2,6 +2,7 @@
  * missing and corrupt model files (exit 1 with a message, never a signal),
  * generate --chat --json on the real model, tokenize, context limits. */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,40 @@ static void test_usage(void) {
     proc_result_free(&r);
     r = proc_runf("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi", proc_bin_dir());
     CHECK_EQ_INT(r.status, 1);
+    proc_result_free(&r);
+}
+
+/* util/path.h's search orders seen from an installed layout: a copy of
+ * cachet in DIR/bin finds its data in DIR/share/cachet and the default model
+ * in DIR/share/cachet/models from any directory; with no model anywhere the
+ * message names every place searched. */
+static void test_search_order(const char *model) {
+    char dir[] = "/tmp/cachet-inst-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    proc_result r = proc_runf("mkdir -p %s/bin %s/share/cachet/models %s/xdg && cp %s/cachet %s/bin/ && "
+                              "cp -R %s/prompts %s/skills %s/share/cachet/",
+                              dir, dir, dir, proc_bin_dir(), dir, check_root(), check_root(), dir);
+    CHECK_EQ_INT(r.status, 0);
+    proc_result_free(&r);
+    const char *env = "CACHET_MODEL= CACHET_DATA= XDG_DATA_HOME=";
+    r = proc_runf("cd / && %s%s/xdg %s/bin/cachet tokenize hi", env, dir, dir);
+    CHECK_EQ_INT(r.status, 1);
+    char want[4][512];
+    snprintf(want[0], sizeof want[0], "'%s/xdg/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf'", dir);
+    snprintf(want[1], sizeof want[1], "'%s/share/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf'", dir);
+    snprintf(want[2], sizeof want[2], "'models/SmolLM2-135M-Instruct.Q4_1.gguf'");
+    snprintf(want[3], sizeof want[3], "'%s/models/SmolLM2-135M-Instruct.Q4_1.gguf'", dir);
+    for (int i = 0; i < 4; i++) CHECK_MSG(strstr(r.err, want[i]) != NULL, "no %s in: %s", want[i], r.err);
+    proc_result_free(&r);
+    char abs[PATH_MAX], ws[PATH_MAX];
+    if (realpath(model, abs) && realpath(check_root(), ws)) {
+        r = proc_runf("ln -s '%s' %s/share/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf && cd / && %s%s/xdg "
+                      "%s/bin/cachet prompt --workspace %s/examples/workspace",
+                      abs, dir, env, dir, dir, ws);
+        CHECK_MSG(r.status == 0 && strstr(r.out, "tier 0"), "installed cachet prompt: %d %s", r.status, r.err);
+        proc_result_free(&r);
+    }
+    r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }
 
@@ -159,6 +194,7 @@ void test_cli(void) {
         return;
     }
     test_kv(model);
+    test_search_order(model);
     test_corrupt_model(model);
     test_tokenize(model);
     test_generate(model);

@@ -1,9 +1,15 @@
-/* tests/test_util.c: util/ error context, buffer and UTF-8 text helpers. */
+/* tests/test_util.c: util/ error context, buffer, UTF-8 text helpers and the
+ * model and data search orders. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "../util/path.h"
 #include "../util/text.h"
 #include "check.h"
 
@@ -69,8 +75,108 @@ static void test_text(void) {
     CHECK_EQ_INT(util_utf8_complete_len("", 0), 0);
 }
 
+/* Sets or (value NULL) unsets an environment variable, keeping the old value in
+ * save (NULL when it was unset). */
+static void env_swap(const char *name, const char *value, char **save) {
+    const char *old = getenv(name);
+    *save = old ? strdup(old) : NULL;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+}
+
+static void env_restore(const char *name, char *save) {
+    if (save) setenv(name, save, 1);
+    else unsetenv(name);
+    free(save);
+}
+
+static void test_path(void) {
+    util_err e;
+    char exe[PATH_MAX], dir[PATH_MAX], out[PATH_MAX];
+    CHECK_EQ_INT(util_exe_path(exe, sizeof exe, &e), 0);
+    CHECK_EQ_INT(util_exe_dir(dir, sizeof dir, &e), 0);
+    CHECK(exe[0] == '/' && strncmp(exe, dir, strlen(dir)) == 0 && exe[strlen(dir)] == '/');
+    CHECK(strstr(exe, "cachet-tests") != NULL);
+
+    char tmp[] = "/tmp/cachet-path-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        CHECK_MSG(0, "mkdtemp failed");
+        return;
+    }
+    char *s_model, *s_xdg, *s_data, p[PATH_MAX + 128];
+    env_swap("CACHET_MODEL", NULL, &s_model);
+    env_swap("XDG_DATA_HOME", tmp, &s_xdg);
+    env_swap("CACHET_DATA", NULL, &s_data);
+
+    /* given and $CACHET_MODEL: used as they are, a missing one named */
+    CHECK_EQ_INT(util_model_find(out, sizeof out, "/nonexistent/m.gguf", &e), UTIL_ENOTFOUND);
+    CHECK_EQ_STR(out, "/nonexistent/m.gguf");
+    CHECK(strstr(e.msg, "/nonexistent/m.gguf") != NULL);
+    setenv("CACHET_MODEL", "/nonexistent/env.gguf", 1);
+    CHECK_EQ_INT(util_model_find(out, sizeof out, NULL, &e), UTIL_ENOTFOUND);
+    CHECK(strstr(e.msg, "/nonexistent/env.gguf") && strstr(e.msg, "CACHET_MODEL"));
+    CHECK_EQ_INT(util_model_find(out, sizeof out, "/etc/hostname", &e), 0); /* given beats the env */
+    CHECK_EQ_STR(out, "/etc/hostname");
+    unsetenv("CACHET_MODEL");
+
+    /* $XDG_DATA_HOME/cachet/models comes before ./models and the source tree */
+    snprintf(p, sizeof p, "%s/cachet/models", tmp);
+    char cmd[PATH_MAX * 2];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && : > '%s/%s'", p, p, UTIL_DEFAULT_MODEL);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_EQ_INT(util_model_find(out, sizeof out, NULL, &e), 0);
+    snprintf(p, sizeof p, "%s/cachet/models/%s", tmp, UTIL_DEFAULT_MODEL);
+    CHECK_EQ_STR(out, p);
+    /* without it: ./models or the source tree the test binary runs from */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/cachet'", tmp);
+    CHECK_EQ_INT(system(cmd), 0);
+    if (check_model_path()) {
+        CHECK_EQ_INT(util_model_find(out, sizeof out, NULL, &e), 0);
+        struct stat a, b;
+        CHECK(stat(out, &a) == 0 && stat(check_model_path(), &b) == 0 && a.st_ino == b.st_ino);
+    }
+    /* nothing anywhere: every place searched is named */
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) && chdir(tmp) == 0) {
+        int rc = util_model_find(out, sizeof out, NULL, &e);
+        if (rc == UTIL_ENOTFOUND) { /* the source tree may hold the model: then it is found there */
+            CHECK_EQ_STR(out, "");
+            snprintf(p, sizeof p, "'%s/cachet/models/%s'", tmp, UTIL_DEFAULT_MODEL);
+            CHECK_MSG(strstr(e.msg, p) && strstr(e.msg, "'models/" UTIL_DEFAULT_MODEL "'") &&
+                          strstr(e.msg, "/share/cachet/models/" UTIL_DEFAULT_MODEL),
+                      "%s", e.msg);
+        } else {
+            CHECK_EQ_INT(rc, 0);
+            CHECK(strstr(out, "/models/" UTIL_DEFAULT_MODEL) != NULL && out[0] == '/');
+        }
+        CHECK_EQ_INT(chdir(cwd), 0);
+    }
+
+    /* data: given and $CACHET_DATA must hold prompts/; the source tree otherwise */
+    CHECK_EQ_INT(util_data_dir_find(out, sizeof out, tmp, &e), UTIL_ENOTFOUND);
+    CHECK(strstr(e.msg, tmp) && strstr(e.msg, "prompts/"));
+    setenv("CACHET_DATA", tmp, 1);
+    CHECK_EQ_INT(util_data_dir_find(out, sizeof out, NULL, &e), UTIL_ENOTFOUND);
+    CHECK(strstr(e.msg, "CACHET_DATA") != NULL);
+    snprintf(p, sizeof p, "%s/prompts", tmp);
+    CHECK_EQ_INT(mkdir(p, 0700), 0);
+    CHECK_EQ_INT(util_data_dir_find(out, sizeof out, NULL, &e), 0);
+    CHECK_EQ_STR(out, tmp);
+    unsetenv("CACHET_DATA");
+    CHECK_EQ_INT(util_data_dir_find(out, sizeof out, NULL, &e), 0);
+    char root[PATH_MAX];
+    CHECK_MSG(realpath(check_root(), root) && strcmp(out, root) == 0, "data dir '%s', root '%s'", out, root);
+
+    env_restore("CACHET_MODEL", s_model);
+    env_restore("XDG_DATA_HOME", s_xdg);
+    env_restore("CACHET_DATA", s_data);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 void test_util(void) {
     test_text();
+    test_path();
     util_err e;
     util_err_clear(&e);
     CHECK_EQ_INT(util_err_set(&e, UTIL_EIO, "file '%s': %s", "x", "gone"), UTIL_EIO);
