@@ -22,6 +22,7 @@
 
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/time.h"
 #include "cli.h"
 
 extern char **environ;
@@ -77,12 +78,6 @@ typedef struct bench_result {
     int gpu;                       /* the backend measures a device bandwidth: a GPU */
     double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
 } bench_result;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -161,7 +156,7 @@ static double measure_bandwidth(const bw_buf *b, int threads, int passes) {
     size_t per = b->bytes / sizeof(bench_vec) / (size_t)threads;
     double best = 0;
     for (int rep = 0; b->bytes && rep < passes; rep++) {
-        double t0 = now_s();
+        double t0 = util_now_s();
         for (int i = 0; i < threads; i++) {
             args[i] = (bw_arg){(const bench_vec *)b->p + per * (size_t)i, per, 0};
             if (i > 0 && pthread_create(&th[i], NULL, bw_read, &args[i])) args[i].n = 0;
@@ -169,7 +164,7 @@ static double measure_bandwidth(const bw_buf *b, int threads, int passes) {
         bw_read(&args[0]);
         for (int i = 1; i < threads; i++)
             if (args[i].n) pthread_join(th[i], NULL);
-        double gbs = (double)per * sizeof(bench_vec) * threads / (now_s() - t0) / 1e9;
+        double gbs = (double)per * sizeof(bench_vec) * threads / (util_now_s() - t0) / 1e9;
         best = gbs > best ? gbs : best;
     }
     return best;
@@ -203,15 +198,15 @@ static void bandwidth_sample(bench_result *r, const eng_model *m, bw_buf *dram, 
 static int cachet_rep(const bench_opts *o, eng_seq *s, const int32_t *toks, float *logits,
                       bench_result *r, int i, util_err *err) {
     eng_seq_truncate(s, 0);
-    double t0 = now_s();
+    double t0 = util_now_s();
     int rc = eng_seq_eval(s, toks, o->n_prompt, NULL, err);
     if (rc) return rc;
-    r->v_pp[i] = o->n_prompt / (now_s() - t0);
+    r->v_pp[i] = o->n_prompt / (util_now_s() - t0);
     eng_seq_truncate(s, 0);
-    t0 = now_s();
+    t0 = util_now_s();
     for (int k = 0; k < o->n_gen; k++)
         if ((rc = eng_seq_eval(s, &toks[o->n_prompt + k], 1, logits, err))) return rc;
-    r->v_tg[i] = o->n_gen / (now_s() - t0);
+    r->v_tg[i] = o->n_gen / (util_now_s() - t0);
     eng_seq_truncate(s, 0);
     eng_gen_params gp = {.max_tokens = 1, .sample = eng_sample_defaults()};
     gp.sample.temp = 0;

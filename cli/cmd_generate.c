@@ -13,6 +13,7 @@
 #include "../engine/engine.h"
 #include "../util/buf.h"
 #include "../util/parse.h"
+#include "../util/time.h"
 #include "cli.h"
 
 static const char generate_usage[] =
@@ -181,15 +182,13 @@ static int on_token(void *user, int32_t id, const char *text, size_t len) {
 }
 
 typedef struct progress_ctx {
-    struct timespec t0;
+    double t0_ms;
     int shown;
 } progress_ctx;
 
 static void on_progress(void *user, int done, int total) {
     progress_ctx *p = user;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double el = (double)(now.tv_sec - p->t0.tv_sec) + (double)(now.tv_nsec - p->t0.tv_nsec) / 1e9;
+    double el = (util_now_ms() - p->t0_ms) / 1e3;
     if (el < 1.0 && !p->shown) return;
     p->shown = 1;
     fprintf(stderr, "\rprefill %d/%d tokens", done, total);
@@ -302,8 +301,7 @@ int agent_cmd_generate(int argc, char **argv) {
     eng_seq *seq = NULL;
     stream_ctx sc = {.json = o.json};
     util_buf_init(&sc.text);
-    progress_ctx pc = {.shown = 0};
-    clock_gettime(CLOCK_MONOTONIC, &pc.t0);
+    progress_ctx pc = {.t0_ms = util_now_ms(), .shown = 0};
     if (build_prompt(m, &o, text, &prompt, &n_prompt, &err) || eng_seq_new(&seq, m, o.ctx, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         goto done;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "../util/parse.h"
+#include "../util/time.h"
 #include "../cli/cli.h"
 #include "serve_impl.h"
 
@@ -278,13 +279,13 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
                 pthread_mutex_unlock(mu);
                 return MHD_CONTENT_READER_END_WITH_ERROR;
             }
-            if (serve_now() - k->last_write > 15) {
+            if (util_now_s() - k->last_write > 15) {
                 util_buf_puts(&k->out, ": keep-alive\n\n"); /* for proxies; SSE comment */
                 break;
             }
         }
         pthread_mutex_unlock(mu);
-        k->last_write = serve_now();
+        k->last_write = util_now_s();
     }
     size_t n = k->out.len - k->out_off;
     if (n > max) n = max;
@@ -403,7 +404,7 @@ static enum MHD_Result handle_generate(conn *k) {
     k->ri = (serve_resp_info){kind, k->id, srv->model_id, (long)time(NULL)};
     if (!stream) return finish_plain(k);
     if (kind == SERVE_CHAT) serve_sse_delta(&k->out, &k->ri, "", 0, 1); /* the role comes first */
-    k->last_write = serve_now();
+    k->last_write = util_now_s();
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, k, NULL);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");

@@ -158,6 +158,7 @@ int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j
                     int prompt_tokens);
 const char *serve_finish_name(serve_finish f);
 
-double serve_now(void); /* monotonic seconds */
+/* Monotonic seconds: util_now_s, kept for serve_sched.c until it calls that. */
+double serve_now(void);
 
 #endif

@@ -10,13 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/time.h"
 #include "serve_impl.h"
 
-double serve_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+double serve_now(void) { return util_now_s(); }
 
 /* --- errors ------------------------------------------------------------- */
 
