@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-#include "prompt.h"
+#include "../util/buf.h"
+#include "skills.h"
 
 void agent_warnings_release(agent_warnings *w) {
     for (size_t i = 0; i < w->n; i++) free(w->v[i]);

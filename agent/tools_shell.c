@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "../util/time.h"
-#include "tools.h"
+#include "tools_impl.h"
 
 int agent_tool_run_shell(agent_tools *t, const cJSON *a, util_buf *out, util_err *err) {
     const char *cmd;
