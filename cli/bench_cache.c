@@ -123,7 +123,7 @@ static double min_of(const double *v, int n) {
     return m;
 }
 
-int agent_bench_cache(int argc, char **argv) {
+int cli_cmd_bench_cache(int argc, char **argv) {
     enum { O_MODEL = 1, O_THREADS, O_PREFIX, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP, O_DEVICE };
     static const struct option opts[] = {
         {"model", required_argument, 0, O_MODEL},   {"threads", required_argument, 0, O_THREADS},
@@ -139,13 +139,13 @@ int agent_bench_cache(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_MODEL: o.model = optarg; break;
-        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o.threads = (int)v; break;
-        case O_PREFIX: if (agent_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return 2; o.prefix = (int)v; break;
-        case O_SUFFIX: if (agent_parse_int("--suffix", optarg, 1, 4096, &v)) return 2; o.suffix = (int)v; break;
-        case O_REPS: if (agent_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return 2; o.reps = (int)v; break;
+        case O_THREADS: if (cli_parse_int("--threads", optarg, 1, 256, &v)) return 2; o.threads = (int)v; break;
+        case O_PREFIX: if (cli_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return 2; o.prefix = (int)v; break;
+        case O_SUFFIX: if (cli_parse_int("--suffix", optarg, 1, 4096, &v)) return 2; o.suffix = (int)v; break;
+        case O_REPS: if (cli_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return 2; o.reps = (int)v; break;
         case O_JSON: o.json = 1; break;
         case O_PHASE: o.phase_dir = optarg; break;
-        case O_DEVICE: if (agent_parse_device(&o.device, optarg)) return 2; break;
+        case O_DEVICE: if (cli_parse_device(&o.device, optarg)) return 2; break;
         case O_HELP: fputs(usage, stdout); return 0;
         default: fprintf(stderr, "cachet bench cache: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage); return 2;
         }
@@ -154,7 +154,7 @@ int agent_bench_cache(int argc, char **argv) {
         fprintf(stderr, "cachet bench cache: unexpected argument '%s'\n%s", argv[optind], usage);
         return 2;
     }
-    if (!o.device && agent_parse_device(&o.device, NULL)) return 2;
+    if (!o.device && cli_parse_device(&o.device, NULL)) return 2;
     char path[PATH_MAX];
     if (cli_model_path(path, sizeof path, o.model)) return 1;
     if (o.phase_dir) return disk_phase(&o, path);

@@ -28,7 +28,7 @@ int cli_data_dir(char *out, size_t cap, const char *given) {
     return 1;
 }
 
-int agent_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -40,7 +40,7 @@ int agent_parse_int(const char *opt, const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-int agent_parse_float(const char *opt, const char *s, double lo, double hi, double *out) {
+int cli_parse_float(const char *opt, const char *s, double lo, double hi, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -62,7 +62,7 @@ static int device_ok(const char *s) {
     return n > 0 && n <= 2 && d[n] == '\0' && strtol(d, NULL, 10) <= 64;
 }
 
-int agent_parse_device(const char **out, const char *given) {
+int cli_parse_device(const char **out, const char *given) {
     const char *src = "option '--device'", *s = given;
     if (!s) {
         s = getenv("CACHET_DEVICE");

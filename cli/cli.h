@@ -1,25 +1,25 @@
 /* cli/cli.h: shared pieces of the cachet command line: subcommand entry
  * points, option parsing helpers and default paths. Only main() exits. */
-#ifndef AGENT_CLI_H
-#define AGENT_CLI_H
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
 
 #include <stddef.h>
 
 #include "../util/err.h"
 
 /* Each subcommand returns the process exit status (0 ok, 1 failure, 2 usage). */
-int agent_cmd_generate(int argc, char **argv);
-int agent_cmd_tokenize(int argc, char **argv);
-int agent_cmd_kv(int argc, char **argv);
-int agent_cmd_serve(int argc, char **argv); /* agent/serve.c */
-int agent_bench_cache(int argc, char **argv);
-/* The agent (agent/cmd_agent.c, agent/stats.c): no command, -p, --resume;
- * prompt, sessions, stats. */
-int agent_cmd_agent(int argc, char **argv);
-int agent_cmd_prompt(int argc, char **argv);
-int agent_cmd_sessions(int argc, char **argv);
-int agent_cmd_stats(int argc, char **argv);
-int agent_cmd_bench(int argc, char **argv);
+int cli_cmd_generate(int argc, char **argv); /* cmd_generate.c: generate, tokenize */
+int cli_cmd_tokenize(int argc, char **argv);
+int cli_cmd_kv(int argc, char **argv);       /* cmd_kv.c */
+int cli_cmd_serve(int argc, char **argv);    /* cmd_serve.c */
+int cli_cmd_bench(int argc, char **argv);    /* cmd_bench.c */
+int cli_cmd_bench_cache(int argc, char **argv); /* bench_cache.c */
+/* The agent (cmd_agent.c): no command, -p, --resume; prompt. */
+int cli_cmd_agent(int argc, char **argv);
+int cli_cmd_prompt(int argc, char **argv);
+/* Saved sessions (cmd_stats.c). */
+int cli_cmd_sessions(int argc, char **argv);
+int cli_cmd_stats(int argc, char **argv);
 
 /* The model file (util_model_find's search order) into out. Returns 0, or
  * prints "cachet: ..." naming the places searched and returns 1 (the exit
@@ -31,8 +31,8 @@ int cli_data_dir(char *out, size_t cap, const char *given);
 
 /* Strict number parsing for options: the whole string must parse and lie in
  * [lo, hi]. Return 0 on success, print "cachet: ..." and return -1 otherwise. */
-int agent_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
-int agent_parse_float(const char *opt, const char *s, double lo, double hi, double *out);
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
+int cli_parse_float(const char *opt, const char *s, double lo, double hi, double *out);
 
 /* The compute device: `given` (the --device value, or NULL when the option is
  * absent, then $CACHET_DEVICE, else "auto"). Checks the syntax only (auto,
@@ -40,6 +40,6 @@ int agent_parse_float(const char *opt, const char *s, double lo, double hi, doub
  * engine's to say. Stores a static or borrowed string in *out (never freed).
  * Returns 0, or prints "cachet: ..." naming the option or variable and
  * returns -1 (a usage error). */
-int agent_parse_device(const char **out, const char *given);
+int cli_parse_device(const char **out, const char *given);
 
 #endif

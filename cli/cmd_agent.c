@@ -1,7 +1,7 @@
 /* cli/cmd_agent.c: the agent's command line: `cachet` (interactive),
- * `cachet -p TASK [--json]`, `cachet --resume [ID]`, `cachet prompt [--json]`
- * and `cachet sessions`. Parses options and prints; the loop is loop.c, the
- * terminal chat repl.c, statistics stats.c. */
+ * `cachet -p TASK [--json]`, `cachet --resume [ID]` and `cachet prompt
+ * [--json]`. Parses options and prints; the loop is agent/loop.c, the
+ * terminal chat repl.c, stats and sessions cmd_stats.c. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <limits.h>
@@ -66,7 +66,7 @@ enum { O_WS = 300, O_MODEL, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O
 
 /* Parses the shared options; positional arguments are left in argv[optind..].
  * Returns -1 to go on, else an exit status. */
-static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
+static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
     static const struct option opts[] = {
         {"workspace", required_argument, 0, O_WS}, {"model", required_argument, 0, O_MODEL},
         {"data-dir", required_argument, 0, O_DATA}, {"json", no_argument, 0, O_JSON},
@@ -106,14 +106,14 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
         case O_NOCACHE: c->ao.mp.no_cache = 1; break;
         case O_NODISK: c->ao.mp.no_disk_cache = 1; break;
         case O_KVDIR: c->ao.mp.kv_dir = optarg; break;
-        case O_DEVICE: if (agent_parse_device(&c->ao.mp.device, optarg)) return 2; break;
+        case O_DEVICE: if (cli_parse_device(&c->ao.mp.device, optarg)) return 2; break;
         case O_BACKEND: c->ao.http.url = optarg; break;
         case O_BMODEL: c->ao.http.model = optarg; break;
         case O_KEYENV: c->ao.http.api_key_env = optarg; break;
         case O_NOSTREAM: c->ao.http.no_stream = 1; break;
-        case O_CONNTO: if (agent_parse_float("--connect-timeout", optarg, 0.001, 86400, &d)) return 2; c->ao.http.connect_timeout_s = d; break;
-        case O_TIMEOUT: if (agent_parse_float("--timeout", optarg, 0.001, 86400 * 7, &d)) return 2; c->ao.http.timeout_s = d; break;
-        case O_RETRIES: if (agent_parse_int("--retries", optarg, 0, 20, &l)) return 2; c->ao.http.retries = (int)l; break;
+        case O_CONNTO: if (cli_parse_float("--connect-timeout", optarg, 0.001, 86400, &d)) return 2; c->ao.http.connect_timeout_s = d; break;
+        case O_TIMEOUT: if (cli_parse_float("--timeout", optarg, 0.001, 86400 * 7, &d)) return 2; c->ao.http.timeout_s = d; break;
+        case O_RETRIES: if (cli_parse_int("--retries", optarg, 0, 20, &l)) return 2; c->ao.http.retries = (int)l; break;
         case O_RESUME:
             c->ao.resume_set = 1;
             /* --resume ID or --resume (the latest); a following non-option word is the id */
@@ -131,13 +131,13 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
             c->ao.mp.kv_budget = v;
             break;
         }
-        case O_MAXTOK: if (agent_parse_int("--max-tokens", optarg, 1, 1 << 20, &l)) return 2; c->ao.max_tokens = (int)l; break;
-        case O_ROUNDS: if (agent_parse_int("--max-rounds", optarg, 1, 100, &l)) return 2; c->ao.max_rounds = (int)l; break;
-        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &l)) return 2; c->ao.mp.n_threads = (int)l; break;
-        case O_CTX: if (agent_parse_int("--ctx-size", optarg, 16, 1 << 24, &l)) return 2; c->ao.n_ctx = (int)l; break;
-        case O_SEED: if (agent_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; c->ao.sp.seed = (uint64_t)l; break;
-        case O_NOW: if (agent_parse_int("--now", optarg, 0, LONG_MAX, &l)) return 2; c->now = l; break;
-        case O_TEMP: if (agent_parse_float("--temp", optarg, 0, 100, &d)) return 2; c->ao.sp.temp = (float)d; break;
+        case O_MAXTOK: if (cli_parse_int("--max-tokens", optarg, 1, 1 << 20, &l)) return 2; c->ao.max_tokens = (int)l; break;
+        case O_ROUNDS: if (cli_parse_int("--max-rounds", optarg, 1, 100, &l)) return 2; c->ao.max_rounds = (int)l; break;
+        case O_THREADS: if (cli_parse_int("--threads", optarg, 1, 256, &l)) return 2; c->ao.mp.n_threads = (int)l; break;
+        case O_CTX: if (cli_parse_int("--ctx-size", optarg, 16, 1 << 24, &l)) return 2; c->ao.n_ctx = (int)l; break;
+        case O_SEED: if (cli_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; c->ao.sp.seed = (uint64_t)l; break;
+        case O_NOW: if (cli_parse_int("--now", optarg, 0, LONG_MAX, &l)) return 2; c->now = l; break;
+        case O_TEMP: if (cli_parse_float("--temp", optarg, 0, 100, &d)) return 2; c->ao.sp.temp = (float)d; break;
         case 'h':
         case O_HELP: fputs(agent_usage, stdout); return 0;
         default:
@@ -145,7 +145,7 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
             return 2;
         }
     }
-    if (!c->ao.mp.device && agent_parse_device(&c->ao.mp.device, NULL)) return 2;
+    if (!c->ao.mp.device && cli_parse_device(&c->ao.mp.device, NULL)) return 2;
     /* a remote backend opens no model file */
     if (!c->ao.http.url || !allow_print) {
         char given[sizeof c->model];
@@ -195,7 +195,7 @@ static void print_json_turn(agent *a, const agent_turn_result *r) {
 
 /* -p TASK runs one turn; without -p and without a terminal each line of
  * stdin is one turn (a scripted session). */
-static int run_batch(agent_cli *c) {
+static int run_batch(cli_agent *c) {
     util_err err;
     util_err_clear(&err);
     c->ao.on_note = on_note;
@@ -235,8 +235,8 @@ static int run_batch(agent_cli *c) {
     return rc;
 }
 
-int agent_cmd_agent(int argc, char **argv) {
-    agent_cli c;
+int cli_cmd_agent(int argc, char **argv) {
+    cli_agent c;
     memset(&c, 0, sizeof c);
     int st = parse_cli(&c, argc, argv, 1);
     if (st >= 0) return st;
@@ -245,7 +245,7 @@ int agent_cmd_agent(int argc, char **argv) {
         return 2;
     }
     if (c.print || !isatty(STDIN_FILENO)) return run_batch(&c);
-    return agent_repl(&c);
+    return cli_repl(&c);
 }
 
 /* --- cachet prompt ---------------------------------------------------------------------- */
@@ -259,8 +259,8 @@ static long count_tokens(const eng_tokenizer *t, const char *s) {
     return (long)n;
 }
 
-int agent_cmd_prompt(int argc, char **argv) {
-    agent_cli c;
+int cli_cmd_prompt(int argc, char **argv) {
+    cli_agent c;
     memset(&c, 0, sizeof c);
     int st = parse_cli(&c, argc, argv, 0);
     if (st >= 0) return st;

@@ -559,14 +559,14 @@ static int parse_bench(bench_opts *o, int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_MODEL: o->model = optarg; break;
-        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o->threads = (int)v; break;
-        case O_PROMPT: if (agent_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return 2; o->n_prompt = (int)v; break;
-        case O_GEN: if (agent_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return 2; o->n_gen = (int)v; break;
-        case O_REPS: if (agent_parse_int("--reps", optarg, 1, 64, &v)) return 2; o->reps = (int)v; break;
-        case O_BATCH: if (agent_parse_int("--batch", optarg, 1, 4096, &v)) return 2; o->batch = (int)v; break;
+        case O_THREADS: if (cli_parse_int("--threads", optarg, 1, 256, &v)) return 2; o->threads = (int)v; break;
+        case O_PROMPT: if (cli_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return 2; o->n_prompt = (int)v; break;
+        case O_GEN: if (cli_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return 2; o->n_gen = (int)v; break;
+        case O_REPS: if (cli_parse_int("--reps", optarg, 1, 64, &v)) return 2; o->reps = (int)v; break;
+        case O_BATCH: if (cli_parse_int("--batch", optarg, 1, 4096, &v)) return 2; o->batch = (int)v; break;
         case O_LLAMA: o->llama_dir = optarg; break;
         case O_NOLLAMA: o->no_llama = 1; break;
-        case O_DEVICE: if (agent_parse_device(&o->device, optarg)) return 2; break;
+        case O_DEVICE: if (cli_parse_device(&o->device, optarg)) return 2; break;
         case O_JSON: o->json = 1; break;
         case O_HELP: fputs(bench_usage, stdout); return 0;
         default:
@@ -578,11 +578,11 @@ static int parse_bench(bench_opts *o, int argc, char **argv) {
         fprintf(stderr, "cachet bench: unexpected argument '%s'\n%s", argv[optind], bench_usage);
         return 2;
     }
-    if (!o->device && agent_parse_device(&o->device, NULL)) return 2;
+    if (!o->device && cli_parse_device(&o->device, NULL)) return 2;
     return -1;
 }
 
-int agent_cmd_bench(int argc, char **argv) {
+int cli_cmd_bench(int argc, char **argv) {
     bench_opts o = {.threads = 2, .n_prompt = 512, .n_gen = 128, .reps = 3, .batch = 64};
     int rc = parse_bench(&o, argc, argv);
     if (rc >= 0) return rc;

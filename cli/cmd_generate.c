@@ -75,7 +75,7 @@ enum { OPT_MODEL = 256, OPT_PROMPT, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_M
 /* Parses the prefix-cache and device options shared by every command that
  * runs the engine; returns 1 if c was one of them, -1 on a bad value, 0
  * otherwise. */
-int agent_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
+int cli_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
     util_err err;
     switch (c) {
     case OPT_KV_BUDGET:
@@ -95,7 +95,7 @@ int agent_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
     case OPT_KV_DIR: mp->kv_dir = arg; return 1;
     case OPT_DEBUG: mp->debug = 1; return 1;
     case OPT_EXACT: mp->exact = 1; return 1;
-    case OPT_DEVICE: return agent_parse_device(&mp->device, arg) ? -1 : 1;
+    case OPT_DEVICE: return cli_parse_device(&mp->device, arg) ? -1 : 1;
     default: return 0;
     }
 }
@@ -121,7 +121,7 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int k = agent_parse_cache_opt(&o->mp, c, optarg);
+        int k = cli_parse_cache_opt(&o->mp, c, optarg);
         if (k < 0) return 2;
         if (k > 0) continue;
         switch (c) {
@@ -133,15 +133,15 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
         case OPT_SYSTEM_FILE: o->system_file = optarg; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_HELP: fputs(generate_usage, stdout); return 0;
-        case OPT_MAX: if (agent_parse_int("--max-tokens", optarg, 1, INT_MAX, &l)) return 2; o->max_tokens = (int)l; break;
-        case OPT_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &l)) return 2; o->threads = (int)l; break;
-        case OPT_CTX: if (agent_parse_int("--ctx-size", optarg, 1, 1 << 24, &l)) return 2; o->ctx = (int)l; break;
-        case OPT_TOPK: if (agent_parse_int("--top-k", optarg, 0, INT_MAX, &l)) return 2; o->sp.top_k = (int)l; break;
-        case OPT_SEED: if (agent_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; o->sp.seed = (uint64_t)l; break;
-        case OPT_TEMP: if (agent_parse_float("--temp", optarg, 0, 100, &d)) return 2; o->sp.temp = (float)d; break;
-        case OPT_TOPP: if (agent_parse_float("--top-p", optarg, 0, 1, &d)) return 2; o->sp.top_p = (float)d; break;
-        case OPT_MINP: if (agent_parse_float("--min-p", optarg, 0, 1, &d)) return 2; o->sp.min_p = (float)d; break;
-        case OPT_REP: if (agent_parse_float("--repeat-penalty", optarg, 0.01, 100, &d)) return 2; o->sp.repeat_penalty = (float)d; break;
+        case OPT_MAX: if (cli_parse_int("--max-tokens", optarg, 1, INT_MAX, &l)) return 2; o->max_tokens = (int)l; break;
+        case OPT_THREADS: if (cli_parse_int("--threads", optarg, 1, 256, &l)) return 2; o->threads = (int)l; break;
+        case OPT_CTX: if (cli_parse_int("--ctx-size", optarg, 1, 1 << 24, &l)) return 2; o->ctx = (int)l; break;
+        case OPT_TOPK: if (cli_parse_int("--top-k", optarg, 0, INT_MAX, &l)) return 2; o->sp.top_k = (int)l; break;
+        case OPT_SEED: if (cli_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; o->sp.seed = (uint64_t)l; break;
+        case OPT_TEMP: if (cli_parse_float("--temp", optarg, 0, 100, &d)) return 2; o->sp.temp = (float)d; break;
+        case OPT_TOPP: if (cli_parse_float("--top-p", optarg, 0, 1, &d)) return 2; o->sp.top_p = (float)d; break;
+        case OPT_MINP: if (cli_parse_float("--min-p", optarg, 0, 1, &d)) return 2; o->sp.min_p = (float)d; break;
+        case OPT_REP: if (cli_parse_float("--repeat-penalty", optarg, 0.01, 100, &d)) return 2; o->sp.repeat_penalty = (float)d; break;
         default:
             fprintf(stderr, "cachet generate: unknown or incomplete option '%s'\n%s", argv[optind - 1],
                     generate_usage);
@@ -152,7 +152,7 @@ static int parse_generate(gen_opts *o, int argc, char **argv) {
         fprintf(stderr, "cachet generate: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (!o->mp.device && agent_parse_device(&o->mp.device, NULL)) return 2;
+    if (!o->mp.device && cli_parse_device(&o->mp.device, NULL)) return 2;
     if (o->system && o->system_file) {
         fprintf(stderr, "cachet generate: give at most one of --system and --system-file\n");
         return 2;
@@ -273,7 +273,7 @@ static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const en
     cJSON_Delete(o);
 }
 
-int agent_cmd_generate(int argc, char **argv) {
+int cli_cmd_generate(int argc, char **argv) {
     gen_opts o = {.max_tokens = 256, .sp = eng_sample_defaults()};
     o.sp.seed = (uint64_t)time(NULL);
     int st = parse_generate(&o, argc, argv);
@@ -341,7 +341,7 @@ done:
     return rc;
 }
 
-int agent_cmd_tokenize(int argc, char **argv) {
+int cli_cmd_tokenize(int argc, char **argv) {
     static const struct option opts[] = {{"model", required_argument, 0, OPT_MODEL},
                                          {"json", no_argument, 0, OPT_JSON},
                                          {"no-special", no_argument, 0, OPT_NOSPECIAL},

@@ -41,7 +41,7 @@ static void group(char *buf, size_t cap, double v) {
     buf[k] = '\0';
 }
 
-int agent_cmd_kv(int argc, char **argv) {
+int cli_cmd_kv(int argc, char **argv) {
     enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, 0, O_MODEL}, {"layers", required_argument, 0, O_LAYERS},
@@ -57,10 +57,10 @@ int agent_cmd_kv(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_MODEL: model = optarg; break;
-        case O_LAYERS: if (agent_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return 2; break;
-        case O_KVH: if (agent_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return 2; break;
-        case O_HD: if (agent_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return 2; break;
-        case O_HEADS: if (agent_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return 2; break;
+        case O_LAYERS: if (cli_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return 2; break;
+        case O_KVH: if (cli_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return 2; break;
+        case O_HD: if (cli_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return 2; break;
+        case O_HEADS: if (cli_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return 2; break;
         case O_DTYPE: dtype = optarg; break;
         case O_MEM: mem = optarg; break;
         case O_JSON: json = 1; break;

@@ -1,5 +1,5 @@
 /* serve/serve_impl.h: private types shared by the `cachet serve` files:
- * serve.c (command line, HTTP routes), serve_json.c (request parsing and
+ * serve.c (HTTP routes, start and stop), serve_json.c (request parsing and
  * response bodies), serve_sched.c (the one thread that calls the engine) and
  * serve_metrics.c (counters, Prometheus text). Not a public API. */
 #ifndef AGENT_SERVE_IMPL_H
