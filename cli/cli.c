@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/parse.h"
 #include "../util/path.h"
 
 int cli_model_path(char *out, size_t cap, const char *given) {
@@ -18,14 +19,14 @@ int cli_model_path(char *out, size_t cap, const char *given) {
     else
         fprintf(stderr, "cachet: %s; pass --model PATH or set CACHET_MODEL (in the source tree, "
                         "'make model' fetches the default model)\n", err.msg);
-    return 1;
+    return CLI_EXIT_FAIL;
 }
 
 int cli_data_dir(char *out, size_t cap, const char *given) {
     util_err err;
     if (util_data_dir_find(out, cap, given, &err) == UTIL_OK) return 0;
     fprintf(stderr, "cachet: %s%s\n", err.msg, out[0] ? "" : "; pass --data-dir DIR or set CACHET_DATA");
-    return 1;
+    return CLI_EXIT_FAIL;
 }
 
 int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
@@ -34,7 +35,7 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
         fprintf(stderr, "cachet: option '%s': '%s' is not an integer in [%ld, %ld]\n", opt, s, lo, hi);
-        return -1;
+        return CLI_EXIT_USAGE;
     }
     *out = v;
     return 0;
@@ -46,7 +47,22 @@ int cli_parse_float(const char *opt, const char *s, double lo, double hi, double
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
         fprintf(stderr, "cachet: option '%s': '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
-        return -1;
+        return CLI_EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *opt, const char *s, uint64_t *out) {
+    util_err err;
+    uint64_t v = 0;
+    if (util_parse_size(s, &v, NULL, &err)) {
+        fprintf(stderr, "cachet: option '%s': '%s' is not a size (%s)\n", opt, s, err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    if (v == 0) {
+        fprintf(stderr, "cachet: option '%s': the size must be more than 0 bytes\n", opt);
+        return CLI_EXIT_USAGE;
     }
     *out = v;
     return 0;
@@ -72,7 +88,7 @@ int cli_parse_device(const char **out, const char *given) {
     if (!device_ok(s)) {
         fprintf(stderr, "cachet: %s: '%s' is not a device; expected auto, cpu, cuda or cuda:N (N in 0..64)\n",
                 src, s);
-        return -1;
+        return CLI_EXIT_USAGE;
     }
     *out = s;
     return 0;

@@ -4,15 +4,15 @@
 #define CLI_CMD_AGENT_H
 
 #include "../agent/loop.h"
+#include "opts.h"
 
 typedef struct cli_agent {
     agent_opts ao;
+    cli_engine e;          /* the engine options; e.path is the model file */
     const char *print;     /* -p TASK */
     const char *data_dir_opt;
     int json;
-    int threads;
     long long now;         /* --now EPOCH (0: the clock) for tiers 2-3 */
-    char model[4096];
     char data[4096];
 } cli_agent;
 

@@ -24,34 +24,52 @@
 #include "../util/buf.h"
 #include "../util/time.h"
 #include "cli.h"
+#include "opts.h"
 
 extern char **environ;
 
 static const char bench_usage[] =
-    "usage: cachet bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-    "                    [--reps N] [--batch N] [--device D] [--llama-cpp DIR | --no-llama] [--json]\n"
+    "usage: cachet bench [--prompt-tokens N] [--gen-tokens N] [--reps N] [--batch N]\n"
+    "                    [--llama-cpp DIR | --no-llama] [--json] [engine options]\n"
     "\n"
     "Prompt processing and generation speed, TTFT, memory bandwidth and peak RSS, beside\n"
     "llama.cpp's llama-bench (from DIR, default $LLAMA_CPP_DIR) on the same model and threads.\n"
     "\n"
-    "  --threads N        threads for both engines (default 2)\n"
-    "  --prompt-tokens N  prompt length for prompt processing and TTFT (default 512)\n"
-    "  --gen-tokens N     tokens generated, one at a time from an empty context (default 128)\n"
-    "  --reps N           runs, interleaved with llama-bench's; medians shown (default 3)\n"
-    "  --batch N          tokens per forward call in prefill (default 64, the engine's)\n"
-    "  --device D         compute on D: auto (a GPU when this build has CUDA and one is present),\n"
-    "                     cpu, cuda, cuda:N (default auto); on a GPU the bandwidth is the GPU\n"
-    "                     memory's, as the backend measures it, and llama.cpp is not run\n"
-    "  --llama-cpp DIR    llama.cpp build directory holding bin/llama-bench\n"
-    "  --no-llama         do not run llama.cpp\n"
-    "  --json             print one JSON object\n"
+    "  --prompt-tokens N     prompt length for prompt processing and TTFT (default 512)\n"
+    "  --gen-tokens N        tokens generated, one at a time from an empty context (default 128)\n"
+    "  --reps N              runs, interleaved with llama-bench's; medians shown (default 3)\n"
+    "  --batch N             tokens per forward call in prefill (default 64, the engine's)\n"
+    "  --llama-cpp DIR       llama.cpp build directory holding bin/llama-bench\n"
+    "  --no-llama            do not run llama.cpp\n"
+    "  --json                print one JSON object\n"
     "\n"
-    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level; CACHET_DEVICE sets the\n"
-    "default of --device.\n";
+    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level.\n"
+    "\n"
+    "engine options:\n";
+
+/* Where bench's use of an engine option differs from the other commands'. */
+static const cli_engine_note bench_notes[] = {
+    {"threads", "threads for both engines (default 2)"},
+    {"ctx-size", "context length (default and at least: prompt + generated tokens + 16)"},
+    {"no-cache", "bench always runs without prefix reuse: each run computes the whole prompt"},
+    {"no-disk-cache", "bench never uses the disk tier"},
+    {"kv-dir", "bench never uses the disk tier"},
+    {"kv-disk-budget", "bench never uses the disk tier"},
+    {"device",
+     "compute on D: auto (a GPU when this build has CUDA and one is present), cpu,\n"
+     "cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent); on a GPU the\n"
+     "bandwidth is the GPU memory's, as the backend measures it, and llama.cpp is not run"},
+    {0, 0}};
+
+static void usage(FILE *f) {
+    fputs(bench_usage, f);
+    cli_engine_usage(f, CLI_ENGINE_ALL, bench_notes);
+}
 
 typedef struct bench_opts {
-    const char *model, *llama_dir, *device;
-    int threads, n_prompt, n_gen, reps, batch, json, no_llama;
+    cli_engine e; /* e.mp.n_threads: the threads of both engines */
+    const char *llama_dir;
+    int n_prompt, n_gen, reps, batch, json, no_llama;
 } bench_opts;
 
 typedef struct bench_stat {
@@ -239,7 +257,8 @@ static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe)
  * the model (bytes per token, KV) and the peak RSS. */
 static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_err *err) {
     eng_model *m = NULL;
-    eng_model_params mp = {.n_threads = o->threads, .no_cache = 1, .no_disk_cache = 1, .device = o->device};
+    eng_model_params mp = o->e.mp;
+    mp.no_cache = mp.no_disk_cache = 1; /* speed of computing, never of reusing */
     long rss0_pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
@@ -251,6 +270,7 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     if (rc) return rc;
     bw_buf dram = {NULL, 0}, ws = {NULL, 0};
     int n_ctx = o->n_prompt + o->n_gen + 16, nv = eng_model_n_vocab(m);
+    if (o->e.n_ctx > n_ctx) n_ctx = o->e.n_ctx;
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)(o->n_prompt + o->n_gen));
     float *logits = malloc(sizeof(float) * (size_t)nv);
     eng_seq *s = NULL;
@@ -492,7 +512,7 @@ static void print_json(const bench_opts *o, const bench_result *r) {
     cJSON_AddNumberToObject(j, "model_file_bytes", (double)r->file_bytes);
     cJSON_AddNumberToObject(j, "threads", r->threads);
     cJSON_AddStringToObject(j, "backend", r->backend);
-    cJSON_AddStringToObject(j, "device", o->device); /* as asked: auto, cpu, cuda, cuda:N */
+    cJSON_AddStringToObject(j, "device", o->e.mp.device); /* as asked: auto, cpu, cuda, cuda:N */
     cJSON_AddNumberToObject(j, "load_average", r->load1);
     cJSON_AddNumberToObject(j, "prompt_tokens", o->n_prompt);
     cJSON_AddNumberToObject(j, "gen_tokens", o->n_gen);
@@ -543,52 +563,53 @@ static void print_json(const bench_opts *o, const bench_result *r) {
 /* --- entry -------------------------------------------------------------------- */
 
 static int parse_bench(bench_opts *o, int argc, char **argv) {
-    enum { O_MODEL = 1, O_THREADS, O_PROMPT, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP,
-           O_DEVICE };
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL},        {"threads", required_argument, 0, O_THREADS},
+    enum { O_PROMPT = 1, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP };
+    static const struct option own[] = {
         {"prompt-tokens", required_argument, 0, O_PROMPT}, {"gen-tokens", required_argument, 0, O_GEN},
         {"reps", required_argument, 0, O_REPS},          {"batch", required_argument, 0, O_BATCH},
         {"llama-cpp", required_argument, 0, O_LLAMA},    {"no-llama", no_argument, 0, O_NOLLAMA},
         {"json", no_argument, 0, O_JSON},                {"help", no_argument, 0, O_HELP},
-        {"device", required_argument, 0, O_DEVICE},      {0, 0, 0, 0}};
+        {0, 0, 0, 0}};
+    struct option opts[32];
+    if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     long v;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int k = cli_engine_parse(&o->e, c, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
         switch (c) {
-        case O_MODEL: o->model = optarg; break;
-        case O_THREADS: if (cli_parse_int("--threads", optarg, 1, 256, &v)) return 2; o->threads = (int)v; break;
-        case O_PROMPT: if (cli_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return 2; o->n_prompt = (int)v; break;
-        case O_GEN: if (cli_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return 2; o->n_gen = (int)v; break;
-        case O_REPS: if (cli_parse_int("--reps", optarg, 1, 64, &v)) return 2; o->reps = (int)v; break;
-        case O_BATCH: if (cli_parse_int("--batch", optarg, 1, 4096, &v)) return 2; o->batch = (int)v; break;
+        case O_PROMPT: if (cli_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE; o->n_prompt = (int)v; break;
+        case O_GEN: if (cli_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE; o->n_gen = (int)v; break;
+        case O_REPS: if (cli_parse_int("--reps", optarg, 1, 64, &v)) return CLI_EXIT_USAGE; o->reps = (int)v; break;
+        case O_BATCH: if (cli_parse_int("--batch", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o->batch = (int)v; break;
         case O_LLAMA: o->llama_dir = optarg; break;
         case O_NOLLAMA: o->no_llama = 1; break;
-        case O_DEVICE: if (cli_parse_device(&o->device, optarg)) return 2; break;
         case O_JSON: o->json = 1; break;
-        case O_HELP: fputs(bench_usage, stdout); return 0;
+        case O_HELP: usage(stdout); return CLI_EXIT_OK;
         default:
-            fprintf(stderr, "cachet bench: unknown option '%s'\n%s", argv[optind - 1], bench_usage);
-            return 2;
+            fprintf(stderr, "cachet bench: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "cachet bench: unexpected argument '%s'\n%s", argv[optind], bench_usage);
-        return 2;
+        fprintf(stderr, "cachet bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return CLI_EXIT_USAGE;
     }
-    if (!o->device && cli_parse_device(&o->device, NULL)) return 2;
-    return -1;
+    return cli_engine_finish(&o->e, 1);
 }
 
 int cli_cmd_bench(int argc, char **argv) {
-    bench_opts o = {.threads = 2, .n_prompt = 512, .n_gen = 128, .reps = 3, .batch = 64};
+    bench_opts o = {.e.mp.n_threads = 2, .n_prompt = 512, .n_gen = 128, .reps = 3, .batch = 64};
     int rc = parse_bench(&o, argc, argv);
-    if (rc >= 0) return rc;
+    if (rc != CLI_GO_ON) return rc;
     bench_result r;
     memset(&r, 0, sizeof r);
-    if (cli_model_path(r.model_path, sizeof r.model_path, o.model)) return 1;
+    snprintf(r.model_path, sizeof r.model_path, "%s", o.e.path);
     struct stat st;
     if (stat(r.model_path, &st) == 0) r.file_bytes = (uint64_t)st.st_size;
     FILE *lf = fopen("/proc/loadavg", "r");
@@ -601,9 +622,9 @@ int cli_cmd_bench(int argc, char **argv) {
     int have_llama = llama_exe(&o, &r, exe, sizeof exe);
     if (run_all(&o, &r, have_llama ? exe : NULL, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     if (o.json) print_json(&o, &r);
     else print_table(&o, &r);
-    return 0;
+    return CLI_EXIT_OK;
 }

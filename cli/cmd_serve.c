@@ -11,149 +11,135 @@
 #include <time.h>
 
 #include "../serve/serve.h"
-#include "../util/parse.h"
 #include "cli.h"
+#include "opts.h"
 
 static const char serve_usage[] =
-    "usage: cachet serve [--model PATH] [--host ADDR] [--port N] [--api-key-env VAR]\n"
-    "                    [--parallel N] [options]\n"
+    "usage: cachet serve [--host ADDR] [--port N] [--api-key-env VAR] [--parallel N] [options]\n"
+    "                    [engine options]\n"
     "\n"
     "Serves the model over an OpenAI-compatible HTTP API: POST /v1/chat/completions,\n"
     "POST /v1/completions, GET /v1/models, GET /health, GET /metrics (Prometheus).\n"
     "Every client shares one warm prefix cache.\n"
     "\n"
-    "  --model PATH         GGUF model (default: $CACHET_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
-    "  --model-name NAME    the model id clients send (default: the file name without .gguf)\n"
-    "  --host ADDR          address to bind, IPv4 or IPv6 (default 127.0.0.1)\n"
-    "  --port N             port (default 8080; 0 picks a free one, printed at start)\n"
-    "  --api-key-env VAR    require 'Authorization: Bearer $VAR' on /v1/ routes\n"
-    "  --parallel N         requests generating at once (default 4)\n"
-    "  --max-queue N        requests waiting beyond those before 503 (default 64)\n"
-    "  --max-tokens N       cap on max_tokens; also the default (default 512)\n"
-    "  --max-body SIZE      request body limit; larger is refused (413) (default 1MiB)\n"
-    "  --prefill-chunk N    prompt tokens computed per scheduling round (default 256)\n"
-    "  --max-connections N  concurrent connections (default 64)\n"
-    "  --shutdown-grace MS  on SIGINT/SIGTERM, let requests finish for MS (default 5000)\n"
+    "  --model-name NAME     the model id clients send (default: the file name without .gguf)\n"
+    "  --host ADDR           address to bind, IPv4 or IPv6 (default 127.0.0.1)\n"
+    "  --port N              port (default 8080; 0 picks a free one, printed at start)\n"
+    "  --api-key-env VAR     require 'Authorization: Bearer $VAR' on /v1/ routes\n"
+    "  --parallel N          requests generating at once (default 4)\n"
+    "  --max-queue N         requests waiting beyond those before 503 (default 64)\n"
+    "  --max-tokens N        cap on max_tokens; also the default (default 512)\n"
+    "  --max-body SIZE       request body limit; larger is refused (413) (default 1MiB)\n"
+    "  --prefill-chunk N     prompt tokens computed per scheduling round (default 256)\n"
+    "  --max-connections N   concurrent connections (default 64)\n"
+    "  --shutdown-grace MS   on SIGINT/SIGTERM, let requests finish for MS (default 5000)\n"
     "  --temp T, --top-k K, --top-p P, --min-p P, --seed S\n"
-    "                       sampling defaults for requests that do not set them\n"
-    "  --threads N          worker threads (default: all cores)\n"
-    "  --device D           compute on D: auto (a GPU when this build has CUDA and one is present),\n"
-    "                       cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n"
-    "  --ctx-size N         context length per request (default: the model's)\n"
-    "  --kv-budget SIZE     KV-cache memory (default 1GiB)\n"
-    "  --no-cache           do not reuse cached prefixes\n"
-    "  --no-disk-cache      keep the prefix cache in memory only\n"
-    "  --kv-dir DIR         disk tier directory (default $XDG_CACHE_HOME/cachet/kv)\n"
-    "  --kv-disk-budget SIZE  disk tier size limit (default 2GiB)\n";
+    "                        sampling defaults for requests that do not set them\n"
+    "\n"
+    "engine options:\n";
+
+static const cli_engine_note serve_notes[] = {
+    {"ctx-size", "context length per request, at least 16 (default: the model's)"}, {0, 0}};
+
+static void usage(FILE *f) {
+    fputs(serve_usage, f);
+    cli_engine_usage(f, CLI_ENGINE_ALL, serve_notes);
+}
 
 typedef struct serve_opts {
     serve_params p;
-    const char *model, *api_key_env;
+    cli_engine e;
+    const char *api_key_env;
     int grace_ms;
 } serve_opts;
 
 /* --- options -------------------------------------------------------------- */
 
-enum { O_MODEL = 256, O_NAME, O_HOST, O_PORT, O_KEY, O_PAR, O_QUEUE, O_MAXTOK, O_BODY, O_CHUNK,
-       O_CONNS, O_GRACE, O_TEMP, O_TOPK, O_TOPP, O_MINP, O_SEED, O_THREADS, O_CTX, O_KVB, O_NOC,
-       O_NOD, O_KVDIR, O_KVDB, O_DEVICE, O_HELP };
+enum { O_NAME = 256, O_HOST, O_PORT, O_KEY, O_PAR, O_QUEUE, O_MAXTOK, O_BODY, O_CHUNK, O_CONNS, O_GRACE,
+       O_TEMP, O_TOPK, O_TOPP, O_MINP, O_SEED, O_HELP };
 
-static int parse_size_opt(const char *opt, const char *arg, uint64_t *out) {
-    util_err err;
-    if (util_parse_size(arg, out, NULL, &err) || *out == 0) {
-        fprintf(stderr, "cachet serve: option '%s': %s\n", opt, *out == 0 ? "size must be positive" : err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-/* One option with an argument; returns 0, or 2 on a bad value. */
+/* One of serve's own options with its argument; returns 0 or an exit status. */
 static int parse_one(serve_opts *o, int c, const char *a) {
     long l;
     double d;
-    uint64_t v = 1;
     switch (c) {
-    case O_MODEL: o->model = a; return 0;
     case O_NAME: o->p.model_name = a; return 0;
     case O_HOST: o->p.host = a; return 0;
     case O_KEY: o->api_key_env = a; return 0;
-    case O_KVDIR: o->p.mp.kv_dir = a; return 0;
-    case O_DEVICE: return cli_parse_device(&o->p.mp.device, a) ? 2 : 0;
-    case O_PORT: return cli_parse_int("--port", a, 0, 65535, &l) ? 2 : (o->p.port = (int)l, 0);
-    case O_PAR: return cli_parse_int("--parallel", a, 1, 64, &l) ? 2 : (o->p.parallel = (int)l, 0);
-    case O_QUEUE: return cli_parse_int("--max-queue", a, 0, 100000, &l) ? 2 : (o->p.max_queue = (int)l, 0);
-    case O_MAXTOK: return cli_parse_int("--max-tokens", a, 1, 1 << 24, &l) ? 2 : (o->p.max_tokens = (int)l, 0);
-    case O_CHUNK: return cli_parse_int("--prefill-chunk", a, 1, 1 << 20, &l) ? 2 : (o->p.prefill_chunk = (int)l, 0);
-    case O_CONNS: return cli_parse_int("--max-connections", a, 1, 10000, &l) ? 2 : (o->p.max_conns = (int)l, 0);
-    case O_GRACE: return cli_parse_int("--shutdown-grace", a, 0, 3600000, &l) ? 2 : (o->grace_ms = (int)l, 0);
-    case O_THREADS: return cli_parse_int("--threads", a, 1, 256, &l) ? 2 : (o->p.mp.n_threads = (int)l, 0);
-    case O_CTX: return cli_parse_int("--ctx-size", a, 1, 1 << 24, &l) ? 2 : (o->p.n_ctx = (int)l, 0);
-    case O_TOPK: return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? 2 : (o->p.sp.top_k = (int)l, 0);
-    case O_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? 2 : (o->p.sp.seed = (uint64_t)l, 0);
-    case O_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? 2 : (o->p.sp.temp = (float)d, 0);
-    case O_TOPP: return cli_parse_float("--top-p", a, 0, 1, &d) ? 2 : (o->p.sp.top_p = (float)d, 0);
-    case O_MINP: return cli_parse_float("--min-p", a, 0, 1, &d) ? 2 : (o->p.sp.min_p = (float)d, 0);
-    case O_BODY: return parse_size_opt("--max-body", a, &v) ? 2 : (o->p.max_body = v, 0);
-    case O_KVB: return parse_size_opt("--kv-budget", a, &v) ? 2 : (o->p.mp.kv_budget = v, 0);
-    case O_KVDB: return parse_size_opt("--kv-disk-budget", a, &v) ? 2 : (o->p.mp.kv_disk_budget = v, 0);
-    default: return 2;
+    case O_PORT: return cli_parse_int("--port", a, 0, 65535, &l) ? CLI_EXIT_USAGE : (o->p.port = (int)l, 0);
+    case O_PAR: return cli_parse_int("--parallel", a, 1, 64, &l) ? CLI_EXIT_USAGE : (o->p.parallel = (int)l, 0);
+    case O_QUEUE: return cli_parse_int("--max-queue", a, 0, 100000, &l) ? CLI_EXIT_USAGE : (o->p.max_queue = (int)l, 0);
+    case O_MAXTOK:
+        return cli_parse_int("--max-tokens", a, 1, 1 << 24, &l) ? CLI_EXIT_USAGE : (o->p.max_tokens = (int)l, 0);
+    case O_CHUNK:
+        return cli_parse_int("--prefill-chunk", a, 1, 1 << 20, &l) ? CLI_EXIT_USAGE : (o->p.prefill_chunk = (int)l, 0);
+    case O_CONNS:
+        return cli_parse_int("--max-connections", a, 1, 10000, &l) ? CLI_EXIT_USAGE : (o->p.max_conns = (int)l, 0);
+    case O_GRACE:
+        return cli_parse_int("--shutdown-grace", a, 0, 3600000, &l) ? CLI_EXIT_USAGE : (o->grace_ms = (int)l, 0);
+    case O_TOPK: return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.top_k = (int)l, 0);
+    case O_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.seed = (uint64_t)l, 0);
+    case O_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->p.sp.temp = (float)d, 0);
+    case O_TOPP: return cli_parse_float("--top-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->p.sp.top_p = (float)d, 0);
+    case O_MINP: return cli_parse_float("--min-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->p.sp.min_p = (float)d, 0);
+    case O_BODY: return cli_parse_size("--max-body", a, &o->p.max_body);
+    default: return CLI_EXIT_USAGE;
     }
 }
 
-/* Returns -1 to go on, else the exit status. */
+/* Returns CLI_GO_ON, else the exit status. */
 static int parse_opts(serve_opts *o, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL}, {"model-name", required_argument, 0, O_NAME},
-        {"host", required_argument, 0, O_HOST}, {"port", required_argument, 0, O_PORT},
-        {"api-key-env", required_argument, 0, O_KEY}, {"parallel", required_argument, 0, O_PAR},
-        {"max-queue", required_argument, 0, O_QUEUE}, {"max-tokens", required_argument, 0, O_MAXTOK},
-        {"max-body", required_argument, 0, O_BODY}, {"prefill-chunk", required_argument, 0, O_CHUNK},
-        {"max-connections", required_argument, 0, O_CONNS}, {"shutdown-grace", required_argument, 0, O_GRACE},
-        {"temp", required_argument, 0, O_TEMP}, {"top-k", required_argument, 0, O_TOPK},
-        {"top-p", required_argument, 0, O_TOPP}, {"min-p", required_argument, 0, O_MINP},
-        {"seed", required_argument, 0, O_SEED}, {"threads", required_argument, 0, O_THREADS},
-        {"ctx-size", required_argument, 0, O_CTX}, {"kv-budget", required_argument, 0, O_KVB},
-        {"no-cache", no_argument, 0, O_NOC}, {"no-disk-cache", no_argument, 0, O_NOD},
-        {"kv-dir", required_argument, 0, O_KVDIR}, {"kv-disk-budget", required_argument, 0, O_KVDB},
-        {"device", required_argument, 0, O_DEVICE}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    static const struct option own[] = {
+        {"model-name", required_argument, 0, O_NAME}, {"host", required_argument, 0, O_HOST},
+        {"port", required_argument, 0, O_PORT}, {"api-key-env", required_argument, 0, O_KEY},
+        {"parallel", required_argument, 0, O_PAR}, {"max-queue", required_argument, 0, O_QUEUE},
+        {"max-tokens", required_argument, 0, O_MAXTOK}, {"max-body", required_argument, 0, O_BODY},
+        {"prefill-chunk", required_argument, 0, O_CHUNK}, {"max-connections", required_argument, 0, O_CONNS},
+        {"shutdown-grace", required_argument, 0, O_GRACE}, {"temp", required_argument, 0, O_TEMP},
+        {"top-k", required_argument, 0, O_TOPK}, {"top-p", required_argument, 0, O_TOPP},
+        {"min-p", required_argument, 0, O_MINP}, {"seed", required_argument, 0, O_SEED},
+        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    struct option opts[64];
+    if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int k = cli_engine_parse(&o->e, c, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
         if (c == O_HELP) {
-            fputs(serve_usage, stdout);
-            return 0;
+            usage(stdout);
+            return CLI_EXIT_OK;
         }
-        if (c == O_NOC) o->p.mp.no_cache = 1;
-        else if (c == O_NOD) o->p.mp.no_disk_cache = 1;
-        else if (c == '?' || c == ':') {
-            fprintf(stderr, "cachet serve: unknown or incomplete option '%s'\n%s", argv[optind - 1], serve_usage);
-            return 2;
-        } else if (parse_one(o, c, optarg)) {
-            return 2;
+        if (c == '?' || c == ':') {
+            fprintf(stderr, "cachet serve: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return CLI_EXIT_USAGE;
         }
+        if ((k = parse_one(o, c, optarg))) return k;
     }
     if (optind < argc) {
         fprintf(stderr, "cachet serve: unexpected argument '%s'\n", argv[optind]);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
-    if (!o->p.mp.device && cli_parse_device(&o->p.mp.device, NULL)) return 2;
-    return -1;
+    int st = cli_engine_finish(&o->e, 1);
+    o->p.model_path = o->e.path;
+    o->p.mp = o->e.mp;
+    o->p.n_ctx = o->e.n_ctx;
+    return st;
 }
 
 /* Runs the server until SIGINT or SIGTERM. The signals are blocked in every
  * thread (masks are inherited, so this happens before any thread starts) and
  * taken here with sigwait. */
 static int run(serve_opts *o, const sigset_t *sigs) {
-    char path[PATH_MAX];
-    if (cli_model_path(path, sizeof path, o->model)) return 1;
-    o->p.model_path = path;
     util_err err;
     util_err_clear(&err);
     serve_server *srv = NULL;
     if (serve_start(&srv, &o->p, &err)) {
         fprintf(stderr, "cachet serve: %s\n", err.msg);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     const char *host = o->p.host;
     int v6 = strchr(host, ':') != NULL;
@@ -167,20 +153,20 @@ static int run(serve_opts *o, const sigset_t *sigs) {
     fprintf(stderr, "cachet serve: %s, finishing requests (up to %d ms)\n", strsignal(sig), o->grace_ms);
     serve_stop(srv, o->grace_ms);
     serve_free(srv);
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 int cli_cmd_serve(int argc, char **argv) {
     serve_opts o = {.grace_ms = 5000};
     serve_params_init(&o.p);
     int st = parse_opts(&o, argc, argv);
-    if (st >= 0) return st;
+    if (st != CLI_GO_ON) return st;
     if (o.api_key_env) {
         o.p.api_key = getenv(o.api_key_env);
         if (!o.p.api_key || !*o.p.api_key) {
             fprintf(stderr, "cachet serve: --api-key-env: environment variable '%s' is not set or empty\n",
                     o.api_key_env);
-            return 2;
+            return CLI_EXIT_USAGE;
         }
     }
     if (strcmp(o.p.host, "127.0.0.1") != 0 && strcmp(o.p.host, "::1") != 0)

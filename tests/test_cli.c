@@ -75,6 +75,67 @@ static void test_search_order(const char *model) {
     proc_result_free(&r);
 }
 
+/* Every command that opens a model takes every engine option (cli/opts.c),
+ * lists it in its --help and refuses a bad value with exit 2 and a message
+ * naming the option; --help after the options ends the run once they are
+ * parsed, so nothing loads a model here. */
+static void test_engine_options(void) {
+    static const char *const cmds[] = {"generate", "-p hi", "--resume", "prompt", "serve", "bench", "bench cache"};
+    static const char *const good[] = {"--model /nonexistent/m.gguf", "--threads 2", "--ctx-size 512",
+                                       "--kv-budget 512MiB", "--kv-disk-budget 1GiB", "--kv-dir /tmp",
+                                       "--no-cache", "--no-disk-cache", "--exact", "--device cpu", "--debug"};
+    static const char *const bad[][3] = {
+        {"--threads 0", "--threads", "integer"},       {"--ctx-size abc", "--ctx-size", "integer"},
+        {"--kv-budget lots", "--kv-budget", "is not a size"}, {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
+        {"--device tpu", "--device", "not a device"}};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        proc_result r = proc_runf("%s/cachet %s --help", proc_bin_dir(), cmds[c]);
+        CHECK_MSG(r.status == 0, "cachet %s --help: exit %d", cmds[c], r.status);
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "%.*s ", (int)strcspn(good[i], " "), good[i]);
+            CHECK_MSG(strstr(r.out, name) != NULL, "cachet %s --help does not list %s", cmds[c], name);
+        }
+        proc_result_free(&r);
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+            r = proc_runf("%s/cachet %s %s --help", proc_bin_dir(), cmds[c], good[i]);
+            CHECK_MSG(r.status == 0, "cachet %s %s: exit %d: %s", cmds[c], good[i], r.status, r.err);
+            proc_result_free(&r);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            r = proc_runf("%s/cachet %s %s --help", proc_bin_dir(), cmds[c], bad[i][0]);
+            CHECK_MSG(r.status == 2 && strstr(r.err, bad[i][1]) && strstr(r.err, bad[i][2]),
+                      "cachet %s %s: exit %d: %s", cmds[c], bad[i][0], r.status, r.err);
+            proc_result_free(&r);
+        }
+    }
+    /* tokenize reads the tokenizer alone: --model, and no other engine option */
+    proc_result r = proc_runf("%s/cachet tokenize --model /nonexistent/m.gguf --help", proc_bin_dir());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "--model PATH") && !strstr(r.out, "--kv-budget"), "%d %s", r.status, r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet tokenize --threads 2 hi", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+}
+
+/* The runs that used to exit 2 ("unknown or incomplete option"). */
+static void test_engine_options_run(const char *model) {
+    proc_result r = proc_runf("%s/cachet --kv-disk-budget 1GiB -p hi --model '%s' --workspace %s/examples/workspace "
+                              "--max-tokens 2 --threads 2 --no-session --json",
+                              proc_bin_dir(), model, check_root());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "cachet --kv-disk-budget 1GiB -p hi: %d %s", r.status,
+              r.err);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench cache --kv-disk-budget 1GiB --model '%s' --prefix 16 --suffix 1 --reps 1 "
+                  "--threads 2 --json",
+                  proc_bin_dir(), model);
+    cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+    CHECK_MSG(j && cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")), "bench cache: %d %s", r.status,
+              r.err);
+    cJSON_Delete(j);
+    proc_result_free(&r);
+}
+
 static void test_corrupt_model(const char *model) {
     /* A truncated copy and a copy with garbage in the header. */
     char dir[] = "/tmp/cachet-cli-XXXXXX";
@@ -188,6 +249,7 @@ static void test_kv(const char *model) {
 
 void test_cli(void) {
     test_usage();
+    test_engine_options();
     const char *model = check_model_path();
     if (!model) {
         CHECK_MSG(0, "default model missing: run 'make model'");
@@ -195,6 +257,7 @@ void test_cli(void) {
     }
     test_kv(model);
     test_search_order(model);
+    test_engine_options_run(model);
     test_corrupt_model(model);
     test_tokenize(model);
     test_generate(model);
