@@ -151,8 +151,7 @@ static int add_prompt(util_buf *dst, const char *data_dir, const char *name, uti
 
 static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, util_buf *b, util_err *err) {
     size_t budget = AGENT_TOTAL_LIMIT;
-    char tu[64];
-    snprintf(tu, sizeof tu, "tool-use-%s.md", o->chat_format ? o->chat_format : "chatml");
+    const char *tu = (o->format ? o->format : agent_format_of(ENG_CHAT_CHATML))->tool_use_prompt;
     int rc = add_prompt(b, o->data_dir, "system.md", err);
     if (!rc) rc = util_buf_puts(b, "\n\n");
     if (!rc) rc = add_prompt(b, o->data_dir, tu, err);

@@ -10,6 +10,7 @@
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "format.h"
 #include "skills.h"
 
 /* Size limits for workspace text (bytes). A longer file keeps its head and
@@ -22,7 +23,7 @@
 typedef struct agent_prompt_opts {
     const char *workspace; /* directory with AGENTS.md etc. */
     const char *data_dir;  /* holds prompts/ and skills/ */
-    const char *chat_format; /* "chatml" or "gemma": selects the tool-use text */
+    const agent_format *format; /* the chat family: selects the tool-use text; NULL: ChatML's */
     const char *user_skills; /* ~/.config/cachet/skills or NULL for the default */
 } agent_prompt_opts;
 

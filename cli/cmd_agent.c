@@ -275,7 +275,9 @@ int cli_cmd_prompt(int argc, char **argv) {
     }
     const char *model_name = strrchr(c.e.path, '/') ? strrchr(c.e.path, '/') + 1 : c.e.path;
     agent_prompt p;
-    agent_prompt_opts po = {ws, c.data, eng_chat_format_name(eng_chat_get_format(chat)), NULL};
+    eng_chat_format family = eng_chat_get_format(chat);
+    agent_prompt_opts po = {ws, c.data, agent_format_of(family), NULL};
+    const char *format_name = eng_chat_format_name(family);
     util_buf t2, t3, sys;
     util_buf_init(&t2);
     util_buf_init(&t3);
@@ -314,7 +316,7 @@ int cli_cmd_prompt(int argc, char **argv) {
         }
         cJSON_AddStringToObject(o, "system", p.system);
         cJSON_AddNumberToObject(o, "system_message_tokens", (double)count_tokens(tok, sys.data));
-        cJSON_AddStringToObject(o, "chat_format", po.chat_format);
+        cJSON_AddStringToObject(o, "chat_format", format_name);
         cJSON *sk = cJSON_AddArrayToObject(o, "skills");
         for (size_t i = 0; i < p.skills.n; i++) cJSON_AddItemToArray(sk, cJSON_CreateString(p.skills.v[i].name));
         cJSON *w = cJSON_AddArrayToObject(o, "warnings");
@@ -330,7 +332,7 @@ int cli_cmd_prompt(int argc, char **argv) {
                    texts[i][0] == '\n' ? texts[i] + strspn(texts[i], "\n") : texts[i]);
         }
         printf("===== end: the system message (tiers 0-1) is %ld tokens in the %s template =====\n",
-               count_tokens(tok, sys.data), po.chat_format);
+               count_tokens(tok, sys.data), format_name);
     }
     agent_prompt_release(&p);
 done:

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../agent/prompt.h"
 #include "check.h"
@@ -81,7 +82,7 @@ static void test_assembly(const char *dir) {
     free(big);
 
     agent_prompt p;
-    agent_prompt_opts o = {ws, data, "chatml", user};
+    agent_prompt_opts o = {ws, data, agent_format_of(ENG_CHAT_CHATML), user};
     util_err err;
     CHECK(agent_prompt_build(&p, &o, &err) == 0);
     const char *s = p.system;
@@ -173,8 +174,27 @@ static void test_two_processes(const char *dir) {
     proc_result_free(&a);
 }
 
+/* The chat families' table (agent/format.h): ChatML keeps tier 2 and tool
+ * results in their own roles, Gemma (no system or tool role after the first
+ * message) puts both in user turns; each names a tool-use prompt that exists. */
+static void test_formats(void) {
+    const agent_format *c = agent_format_of(ENG_CHAT_CHATML), *g = agent_format_of(ENG_CHAT_GEMMA);
+    CHECK(c->chat == ENG_CHAT_CHATML && c->tier2 == AGENT_TIER2_SYSTEM && strcmp(c->tool_result_role, "tool") == 0);
+    CHECK(g->chat == ENG_CHAT_GEMMA && g->tier2 == AGENT_TIER2_USER && strcmp(g->tool_result_role, "user") == 0);
+    CHECK_EQ_INT(agent_format_kept_messages(c), 2);
+    CHECK_EQ_INT(agent_format_kept_messages(g), 1);
+    CHECK(agent_format_of((eng_chat_format)99) == c);
+    const agent_format *all[] = {c, g};
+    for (int i = 0; i < 2; i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/prompts/%s", check_root(), all[i]->tool_use_prompt);
+        CHECK_MSG(access(p, R_OK) == 0, "missing %s", p);
+    }
+}
+
 void test_agent_prompt(void) {
     test_units();
+    test_formats();
     char dir[] = "/tmp/cachet-prompt-XXXXXX";
     if (!mkdtemp(dir)) return;
     test_assembly(dir);
