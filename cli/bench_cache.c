@@ -214,7 +214,7 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         return CLI_EXIT_FAIL;
     }
     double cold[BC_MAX_REPS], warm[BC_MAX_REPS], off[BC_MAX_REPS], on[BC_MAX_REPS], mem_only[BC_MAX_REPS];
-    int cached_mem = 0, cached_disk = 0, rc = 1;
+    int cached_mem = 0, cached_disk = 0, rc = CLI_EXIT_FAIL;
     eng_model *nc = open_model(&o, path, 1, NULL, &err), *wc = NULL, *mc = NULL;
     if (!nc) {
         fprintf(stderr, "cachet: %s\n", err.msg);
@@ -281,7 +281,7 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, tree only (overhead)", m0, tree_overhead);
         printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, tree + disk writes", n0, overhead);
     }
-    rc = 0;
+    rc = CLI_EXIT_OK;
     goto done;
 fail:
     fprintf(stderr, "cachet: %s\n", err.msg);

@@ -196,7 +196,7 @@ static int run_batch(cli_agent *c) {
     agent *a = NULL;
     if (agent_open(&a, &c->ao, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     int rc = 0;
     char *line = NULL;
@@ -213,7 +213,7 @@ static int run_batch(cli_agent *c) {
         agent_turn_result r;
         if (agent_turn(a, task, &r, &err)) {
             fprintf(stderr, "\ncachet: %s\n", err.msg);
-            rc = 1;
+            rc = CLI_EXIT_FAIL;
         } else if (c->json) {
             print_json_turn(a, &r);
         } else {
@@ -235,7 +235,7 @@ int cli_cmd_agent(int argc, char **argv) {
     if (st != CLI_GO_ON) return st;
     if (optind < argc) {
         fprintf(stderr, "cachet: unexpected argument '%s'\n", argv[optind]);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     if (c.print || !isatty(STDIN_FILENO)) return run_batch(&c);
     return cli_repl(&c);
@@ -266,12 +266,12 @@ int cli_cmd_prompt(int argc, char **argv) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         eng_tokenizer_free(tok);
         eng_gguf_free(g);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     char ws[PATH_MAX];
     if (!realpath(c.ao.workspace ? c.ao.workspace : ".", ws)) {
         fprintf(stderr, "cachet: workspace '%s' does not exist\n", c.ao.workspace);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     const char *model_name = strrchr(c.e.path, '/') ? strrchr(c.e.path, '/') + 1 : c.e.path;
     agent_prompt p;
@@ -342,5 +342,5 @@ done:
     eng_chat_free(chat);
     eng_tokenizer_free(tok);
     eng_gguf_free(g);
-    return rc ? 1 : 0;
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

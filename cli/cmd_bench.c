@@ -161,7 +161,7 @@ typedef struct bw_buf {
 static int bw_alloc(bw_buf *b, size_t bytes, int threads) {
     bytes -= bytes % (128 * (size_t)threads);
     b->bytes = 0;
-    if (bytes == 0 || posix_memalign(&b->p, 64, bytes)) return -1;
+    if (bytes == 0 || posix_memalign(&b->p, 64, bytes)) return UTIL_ENOMEM;
     memset(b->p, 1, bytes);
     b->bytes = bytes;
     return 0;

@@ -253,17 +253,17 @@ int cli_cmd_generate(int argc, char **argv) {
     char *text = NULL;
     if (load_prompt(&o, &text, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     eng_model *m = NULL;
     if (eng_model_open(&m, o.e.path, &o.e.mp, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         free(text);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     int32_t *prompt = NULL, *out_ids = NULL;
     size_t n_prompt = 0;
-    int n_out = 0, rc = 1;
+    int n_out = 0, rc = CLI_EXIT_FAIL;
     eng_seq *seq = NULL;
     stream_ctx sc = {.json = o.json};
     util_buf_init(&sc.text);
@@ -296,7 +296,7 @@ int cli_cmd_generate(int argc, char **argv) {
         fputc('\n', stdout);
         fflush(stdout);
     }
-    rc = 0;
+    rc = CLI_EXIT_OK;
 done:
     util_buf_release(&sc.text);
     free(out_ids);
@@ -347,14 +347,14 @@ int cli_cmd_tokenize(int argc, char **argv) {
     if (eng_gguf_open(&g, e.path, &err) || eng_tokenizer_new(&t, g, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         eng_gguf_free(g);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     int32_t *ids = NULL;
     size_t n = 0;
     int rc = 0;
     if (eng_tokenize(t, text, strlen(text), 1, special, &ids, &n, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        rc = 1;
+        rc = CLI_EXIT_FAIL;
     } else if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON *arr = cJSON_AddArrayToObject(o, "tokens");

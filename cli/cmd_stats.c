@@ -153,16 +153,16 @@ int cli_cmd_stats(int argc, char **argv) {
         switch (o) {
         case 'a': all = 1; break;
         case 'j': json = 1; break;
-        case 'i': if (cli_parse_float("--price-input", optarg, 0, 1e6, &pr.input)) return 2; break;
-        case 'c': if (cli_parse_float("--price-cached", optarg, 0, 1e6, &pr.cached)) return 2; break;
-        case 'h': fputs(stats_usage, stdout); return 0;
-        default: fprintf(stderr, "cachet stats: unknown option '%s'\n%s", argv[optind - 1], stats_usage); return 2;
+        case 'i': if (cli_parse_float("--price-input", optarg, 0, 1e6, &pr.input)) return CLI_EXIT_USAGE; break;
+        case 'c': if (cli_parse_float("--price-cached", optarg, 0, 1e6, &pr.cached)) return CLI_EXIT_USAGE; break;
+        case 'h': fputs(stats_usage, stdout); return CLI_EXIT_OK;
+        default: fprintf(stderr, "cachet stats: unknown option '%s'\n%s", argv[optind - 1], stats_usage); return CLI_EXIT_USAGE;
         }
     }
     const char *id = optind < argc ? argv[optind] : NULL;
     if (optind + 1 < argc || (id && all)) {
         fprintf(stderr, "cachet stats: give one session ID or --all\n");
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     util_err err;
     char **ids = NULL;
@@ -171,16 +171,16 @@ int cli_cmd_stats(int argc, char **argv) {
     if (all) {
         if (agent_sessions_list(&ids, &n, &err)) {
             fprintf(stderr, "cachet: %s\n", err.msg);
-            return 1;
+            return CLI_EXIT_FAIL;
         }
     } else {
         char path[4096], sid[64];
         if (agent_session_find(id, path, sizeof path, sid, sizeof sid, &err)) {
             fprintf(stderr, "cachet: %s\n", err.msg);
-            return 1;
+            return CLI_EXIT_FAIL;
         }
         ids = malloc(sizeof *ids);
-        if (!ids || !(ids[0] = strdup(sid))) return 1;
+        if (!ids || !(ids[0] = strdup(sid))) return CLI_EXIT_FAIL;
         n = 1;
     }
     cJSON *out = cJSON_CreateObject();
@@ -192,7 +192,7 @@ int cli_cmd_stats(int argc, char **argv) {
         if (agent_session_find(ids[i], path, sizeof path, sid, sizeof sid, &err) ||
             agent_session_load(path, &evs, NULL, &err)) {
             fprintf(stderr, "cachet: %s\n", err.msg);
-            rc = 1;
+            rc = CLI_EXIT_FAIL;
             continue;
         }
         agent_session_stats s;
@@ -246,16 +246,16 @@ int cli_cmd_sessions(int argc, char **argv) {
     int json = argc > 1 && strcmp(argv[1], "--json") == 0;
     if (argc > 1 && !json) {
         fputs(strcmp(argv[1], "--help") == 0 ? "usage: cachet sessions [--json]\n" : "", stdout);
-        if (strcmp(argv[1], "--help") == 0) return 0;
+        if (strcmp(argv[1], "--help") == 0) return CLI_EXIT_OK;
         fprintf(stderr, "usage: cachet sessions [--json]\n");
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     util_err err;
     char **ids;
     size_t n;
     if (agent_sessions_list(&ids, &n, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
@@ -307,5 +307,5 @@ int cli_cmd_sessions(int argc, char **argv) {
     cJSON_Delete(arr);
     for (size_t i = 0; i < n; i++) free(ids[i]);
     free(ids);
-    return 0;
+    return CLI_EXIT_OK;
 }

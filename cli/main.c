@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
-        return 0;
+        return CLI_EXIT_OK;
     }
     if (strcmp(cmd, "--help-agent") == 0) {
         char *h[] = {argv[0], "--help", NULL};
@@ -55,5 +55,5 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "cachet: unknown command '%s'\n", cmd);
     usage(stderr);
-    return 2;
+    return CLI_EXIT_USAGE;
 }

@@ -123,7 +123,7 @@ int cli_repl(cli_agent *c) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         if (r.sigfd >= 0) close(r.sigfd);
         sigprocmask(SIG_SETMASK, &old, NULL);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     char hist[4200];
     history_path(hist, sizeof hist);

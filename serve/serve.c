@@ -187,7 +187,7 @@ static int build_prompt(serve_ctx *srv, const serve_request *r, int32_t **ids, s
     }
     if (rc == UTIL_EINVAL) serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "%s", err.msg);
     else if (rc) serve_error_set(e, 500, "server_error", NULL, NULL, "%s", err.msg);
-    return rc ? -1 : 0;
+    return rc;
 }
 
 /* Checks and turns a parsed request into a submitted job (k->job). */
@@ -196,24 +196,25 @@ static int start_job(conn *k, serve_request *r, serve_error *e) {
     if (r->model && strcmp(r->model, srv->model_id) != 0) {
         serve_error_set(e, 404, "invalid_request_error", "model_not_found", "model",
                         "the model '%s' does not exist; this server serves '%s'", r->model, srv->model_id);
-        return -1;
+        return UTIL_ENOTFOUND;
     }
     int32_t *ids = NULL;
     size_t n = 0;
-    if (build_prompt(srv, r, &ids, &n, e)) return -1;
+    int rc = build_prompt(srv, r, &ids, &n, e);
+    if (rc) return rc;
     int n_ctx = serve_sched_n_ctx(srv->sched);
     if (n == 0 || n >= (size_t)n_ctx) {
         free(ids);
         if (n == 0) serve_error_set(e, 400, "invalid_request_error", NULL, "prompt", "the prompt is empty");
         else serve_error_set(e, 400, "invalid_request_error", "context_length_exceeded", NULL,
                              "the prompt is %zu tokens long; the context limit is %d tokens", n, n_ctx);
-        return -1;
+        return n == 0 ? UTIL_EINVAL : UTIL_ERANGE;
     }
     serve_job *j = serve_job_new(ids, (int)n);
     if (!j) {
         free(ids);
         serve_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
-        return -1;
+        return UTIL_ENOMEM;
     }
     /* max_tokens is capped (not refused): clients often send large defaults. */
     int mt = r->max_tokens > 0 ? r->max_tokens : srv->p.max_tokens;
@@ -227,15 +228,15 @@ static int start_job(conn *k, serve_request *r, serve_error *e) {
     }
     j->n_stop = r->n_stop;
     r->n_stop = 0;
-    if (serve_sched_submit(srv->sched, j, e)) {
+    if (serve_sched_submit(srv->sched, j, e)) { /* full or stopping: e says 503 */
         serve_job_release(srv->sched, j);
-        return -1;
+        return UTIL_ENOMEM;
     }
     k->job = j;
     pthread_mutex_lock(&srv->id_mu);
     srv->live_jobs++;
     pthread_mutex_unlock(&srv->id_mu);
-    return 0;
+    return UTIL_OK;
 }
 
 static enum MHD_Result finish_plain(conn *k) {

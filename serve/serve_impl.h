@@ -48,7 +48,9 @@ void serve_error_set(serve_error *e, int status, const char *type, const char *c
 char *serve_error_json(const serve_error *e);
 
 /* Parses body (len bytes) as a request of the given kind. On failure fills e
- * (400) and returns -1. defaults: sampling defaults of the server. */
+ * (400, or 500 when out of memory) and returns UTIL_EFORMAT (not JSON),
+ * UTIL_EINVAL (a field is wrong) or UTIL_ENOMEM. defaults: sampling defaults
+ * of the server. */
 int serve_request_parse(serve_request *r, serve_kind kind, const char *body, size_t len,
                         const eng_sample_params *defaults, serve_error *e);
 void serve_request_release(serve_request *r);
