@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/path.h"
 #include "session.h"
 #include "toolcall.h"
 
@@ -532,7 +533,7 @@ static int open_backend(agent *a, util_err *err) {
     if (!rc) rc = o->replay_path ? agent_backend_replay_new(&a->be, a->m, a->seq, o->replay_path, err)
                                  : agent_backend_engine_new(&a->be, a->seq, err);
     if (rc) return rc;
-    snprintf(a->model_name, sizeof a->model_name, "%s", eng_model_name(a->m));
+    util_model_id(a->model_name, sizeof a->model_name, eng_model_path(a->m));
     a->fmt = agent_format_of(eng_chat_get_format(eng_model_chat(a->m)));
     return UTIL_OK;
 }

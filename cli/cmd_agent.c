@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/path.h"
 #include "cli.h"
 #include "cmd_agent.h"
 #include "../agent/session.h"
@@ -273,7 +274,8 @@ int cli_cmd_prompt(int argc, char **argv) {
         fprintf(stderr, "cachet: workspace '%s' does not exist\n", c.ao.workspace);
         return CLI_EXIT_FAIL;
     }
-    const char *model_name = strrchr(c.e.path, '/') ? strrchr(c.e.path, '/') + 1 : c.e.path;
+    char model_name[256];
+    util_model_id(model_name, sizeof model_name, c.e.path);
     agent_prompt p;
     eng_chat_format family = eng_chat_get_format(chat);
     agent_prompt_opts po = {ws, c.data, agent_format_of(family), NULL};

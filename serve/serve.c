@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/path.h"
 #include "../util/time.h"
 #include "serve.h"
 #include "serve_impl.h"
@@ -475,12 +476,8 @@ static int start_http(serve_server *srv, util_err *err) {
 }
 
 static void default_model_id(serve_server *srv, const char *path) {
-    const serve_params *o = &srv->p;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    snprintf(srv->model_id, sizeof srv->model_id, "%s", o->model_name ? o->model_name : base);
-    size_t l = strlen(srv->model_id);
-    if (!o->model_name && l > 5 && strcmp(srv->model_id + l - 5, ".gguf") == 0) srv->model_id[l - 5] = '\0';
+    if (srv->p.model_name) snprintf(srv->model_id, sizeof srv->model_id, "%s", srv->p.model_name);
+    else util_model_id(srv->model_id, sizeof srv->model_id, path); /* the name cachet shows everywhere */
 }
 
 /* Copies p's strings so the caller's may go away. */

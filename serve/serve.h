@@ -15,7 +15,7 @@
 typedef struct serve_params {
     const char *model_path; /* the GGUF file (the caller found it) */
     const char *model_name; /* the id clients send and /v1/models lists; NULL:
-                             * the file name without .gguf */
+                             * util_model_id, the file name without .gguf */
     const char *host;       /* IPv4 or IPv6 address to bind */
     int port;               /* 0: a free one (serve_port says which) */
     const char *api_key;    /* NULL or "": no auth; else required as

@@ -167,6 +167,12 @@ static void test_path(void) {
     char root[PATH_MAX];
     CHECK_MSG(realpath(check_root(), root) && strcmp(out, root) == 0, "data dir '%s', root '%s'", out, root);
 
+    /* the one name of a model: its file name without .gguf */
+    char id[64];
+    CHECK_EQ_STR(util_model_id(id, sizeof id, "/x/models/SmolLM2-135M-Instruct.Q4_1.gguf"), "SmolLM2-135M-Instruct.Q4_1");
+    CHECK_EQ_STR(util_model_id(id, sizeof id, "plain"), "plain");
+    CHECK_EQ_STR(util_model_id(id, sizeof id, "dir/.gguf"), ".gguf");
+
     env_restore("CACHET_MODEL", s_model);
     env_restore("XDG_DATA_HOME", s_xdg);
     env_restore("CACHET_DATA", s_data);

@@ -126,6 +126,15 @@ int util_model_find(char *out, size_t cap, const char *given, util_err *err) {
                         s.text);
 }
 
+const char *util_model_id(char *out, size_t cap, const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t l = strlen(base);
+    if (l > 5 && strcmp(base + l - 5, ".gguf") == 0) l -= 5;
+    snprintf(out, cap, "%.*s", (int)l, base);
+    return out;
+}
+
 int util_data_dir_find(char *out, size_t cap, const char *given, util_err *err) {
     if (given && *given) {
         snprintf(out, cap, "%s", given);

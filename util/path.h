@@ -32,6 +32,11 @@ int util_exe_dir(char *out, size_t cap, util_err *err);
  * out is "". */
 int util_model_find(char *out, size_t cap, const char *given, util_err *err);
 
+/* The name cachet shows for the model file at path, everywhere (sessions,
+ * tier 2, cachet prompt, serve's /v1/models): its file name without
+ * ".gguf" ("SmolLM2-135M-Instruct.Q4_1"). Writes into out; returns out. */
+const char *util_model_id(char *out, size_t cap, const char *path);
+
 /* The data directory (holds prompts/; also skills/ and linter/rules/),
  * first match wins:
  *   1. given (--data-dir)
