@@ -160,7 +160,8 @@ static double min_of(const double *v, int n) {
     return m;
 }
 
-int cli_cmd_bench_cache(int argc, char **argv) {
+/* Returns CLI_GO_ON, else the exit status. */
+static int parse_bench_cache(bc_opts *o, int argc, char **argv) {
     enum { O_PREFIX = 1, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP };
     static const struct option own[] = {
         {"prefix", required_argument, 0, O_PREFIX}, {"suffix", required_argument, 0, O_SUFFIX},
@@ -169,21 +170,20 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         {0, 0, 0, 0}};
     struct option opts[32];
     if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
-    bc_opts o = {.prefix = 2000, .suffix = 30, .reps = 3};
     long v;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int k = cli_engine_parse(&o.e, c, optarg);
+        int k = cli_engine_parse(&o->e, c, optarg);
         if (k == CLI_EXIT_USAGE) return k;
         if (k) continue;
         switch (c) {
-        case O_PREFIX: if (cli_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return CLI_EXIT_USAGE; o.prefix = (int)v; break;
-        case O_SUFFIX: if (cli_parse_int("--suffix", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o.suffix = (int)v; break;
-        case O_REPS: if (cli_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return CLI_EXIT_USAGE; o.reps = (int)v; break;
-        case O_JSON: o.json = 1; break;
-        case O_PHASE: o.phase_dir = optarg; break;
+        case O_PREFIX: if (cli_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return CLI_EXIT_USAGE; o->prefix = (int)v; break;
+        case O_SUFFIX: if (cli_parse_int("--suffix", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o->suffix = (int)v; break;
+        case O_REPS: if (cli_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return CLI_EXIT_USAGE; o->reps = (int)v; break;
+        case O_JSON: o->json = 1; break;
+        case O_PHASE: o->phase_dir = optarg; break;
         case O_HELP: usage(stdout); return CLI_EXIT_OK;
         default:
             fprintf(stderr, "cachet bench cache: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -196,7 +196,12 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    int st = cli_engine_finish(&o.e, 1);
+    return cli_engine_finish(&o->e, 1);
+}
+
+int cli_cmd_bench_cache(int argc, char **argv) {
+    bc_opts o = {.prefix = 2000, .suffix = 30, .reps = 3};
+    int st = parse_bench_cache(&o, argc, argv);
     if (st != CLI_GO_ON) return st;
     const char *path = o.e.path;
     if (o.phase_dir) return disk_phase(&o, path);
