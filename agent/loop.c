@@ -45,7 +45,7 @@ struct agent {
     int turn;
     long sum_prompt, sum_cached;
     agent_backend *be;     /* engine, replay or http (backend.h) */
-    char model_name[256];  /* the engine's model, or the id the HTTP backend sends */
+    char model_name[256];  /* util_model_id of the model file, or the id the HTTP backend sends */
 };
 
 /* --- small helpers -------------------------------------------------------------- */
