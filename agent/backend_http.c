@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/time.h"
 #include "toolcall.h"
 
 #define HTTP_MAX_ERROR_BODY (64 * 1024)  /* what is kept of a non-2xx answer */
@@ -60,12 +61,6 @@ typedef struct xfer {
     int n_calls;
 } xfer;
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void xfer_release(xfer *x) {
     util_buf_release(&x->raw);
     util_buf_release(&x->line);
@@ -83,7 +78,7 @@ static void xfer_init(xfer *x, http_be *h, const agent_gen_req *rq, const char *
     x->url = url;
     x->text = text;
     x->retry_after_s = -1;
-    x->t_start = now_ms();
+    x->t_start = util_now_ms();
 }
 
 /* --- what the server said ----------------------------------------------------------- */
@@ -132,7 +127,7 @@ static void read_usage(xfer *x, const cJSON *u) {
 
 static int emit(xfer *x, const char *s, size_t n) {
     if (!n) return 0;
-    if (x->t_first == 0) x->t_first = now_ms();
+    if (x->t_first == 0) x->t_first = util_now_ms();
     util_buf_append(x->text, s, n);
     x->emitted = 1;
     if (x->rq->on_text && x->rq->on_text(x->rq->user, s, n)) x->canceled = 1;
@@ -278,7 +273,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *user) {
 static size_t on_body(char *p, size_t sz, size_t n, void *user) {
     xfer *x = user;
     size_t len = sz * n;
-    x->t_last = now_ms();
+    x->t_last = util_now_ms();
     if (x->status < 200 || x->status >= 300) {
         if (x->raw.len < HTTP_MAX_ERROR_BODY) util_buf_append(&x->raw, p, len);
         return len;
@@ -340,7 +335,7 @@ static CURLcode perform(xfer *x, const char *body, char *errbuf, double *connect
     } else {
         curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
     }
-    x->t_start = now_ms();
+    x->t_start = util_now_ms();
     CURLcode rc = curl_easy_perform(c);
     curl_off_t ct = 0;
     curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &ct);
@@ -364,8 +359,8 @@ static double backoff_ms(http_be *h, int attempt) {
 
 /* Sleeps ms in short steps; returns 1 if the user asked to stop meanwhile. */
 static int wait_ms(const agent_gen_req *rq, double ms) {
-    double end = now_ms() + ms;
-    for (double t = now_ms(); t < end; t = now_ms()) {
+    double end = util_now_ms() + ms;
+    for (double t = util_now_ms(); t < end; t = util_now_ms()) {
         if (rq && rq->should_stop && rq->should_stop(rq->user)) return 1;
         double step = end - t < 50 ? end - t : 50;
         struct timespec ts = {0, (long)(step * 1e6)};
@@ -559,7 +554,7 @@ static int http_generate(agent_backend *b, const agent_gen_req *rq, util_buf *te
     if (!rc) {
         calls_to_text(&x);
         eng_gen_stats *st = &res->st;
-        double first = x.t_first ? x.t_first : (x.t_last ? x.t_last : now_ms());
+        double first = x.t_first ? x.t_first : (x.t_last ? x.t_last : util_now_ms());
         double last = x.t_last ? x.t_last : first;
         res->streamed = x.mode == 2;
         res->cached_reported = x.have_usage && x.cached_reported;

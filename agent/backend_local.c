@@ -10,14 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/time.h"
+
 void agent_backend_free(agent_backend *b) {
     if (b) b->free(b);
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* --- engine ---------------------------------------------------------------------- */
@@ -85,7 +81,7 @@ static int replay_generate(agent_backend *b, const agent_gen_req *rq, util_buf *
                             r->next + 1);
     r->next++;
     res->cached_reported = 1;
-    double t0 = now_ms();
+    double t0 = util_now_ms();
     int cm = 0, cd = 0;
     int rc = eng_seq_set_tokens(r->seq, rq->toks, rq->n_toks, NULL, &cm, &cd, err);
     if (rc) return rc;
@@ -94,16 +90,16 @@ static int replay_generate(agent_backend *b, const agent_gen_req *rq, util_buf *
     st->cached_tokens_disk = cd;
     st->cached_tokens = cm + cd;
     st->computed_tokens = rq->n_toks - st->cached_tokens;
-    st->ttft_ms = st->prefill_ms = now_ms() - t0;
+    st->ttft_ms = st->prefill_ms = util_now_ms() - t0;
     st->prefill_tps = st->prefill_ms > 0 ? st->computed_tokens / (st->prefill_ms / 1e3) : 0;
     size_t k = 0;
     const char *s = rep->valuestring;
     rc = eng_tokenize(eng_model_tokenizer(r->m), s, strlen(s), 0, 0, &res->ids, &k, err);
     if (rc) return rc;
-    double t1 = now_ms();
+    double t1 = util_now_ms();
     if (k && (rc = eng_seq_eval(r->seq, res->ids, (int)k, NULL, err))) return rc;
     eng_seq_commit(r->seq);
-    st->decode_ms = now_ms() - t1;
+    st->decode_ms = util_now_ms() - t1;
     st->generated_tokens = (int)k;
     st->decode_tps = k > 1 && st->decode_ms > 0 ? (double)(k - 1) / (st->decode_ms / 1e3) : 0;
     res->n_ids = (int)k;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/path.h"
 #include "session.h"
 #include "toolcall.h"
 
@@ -34,8 +35,8 @@ struct agent {
     agent_msg *msgs;
     size_t n_msgs, cap_msgs;
     char *tier2;
-    int gemma;            /* no system/tool roles in the middle: tier 2 and tool results go in user turns */
-    int tier2_pending;    /* gemma: tier 2 not yet prepended to a user message */
+    const agent_format *fmt; /* the chat family: where tier 2 and tool results go (format.h) */
+    int tier2_pending;    /* AGENT_TIER2_USER: tier 2 not yet prepended to a user message */
     agent_session sess;
     int32_t *prev;        /* previous request's tokens + its generated ids */
     size_t n_prev;
@@ -44,8 +45,7 @@ struct agent {
     int turn;
     long sum_prompt, sum_cached;
     agent_backend *be;     /* engine, replay or http (backend.h) */
-    char model_name[256];  /* the engine's model, or the id the HTTP backend sends */
-    const char *chat_format; /* selects the tool-use text; HTTP: chatml (SmolLM2's <tool_call>) */
+    char model_name[256];  /* util_model_id of the model file, or the id the HTTP backend sends */
 };
 
 /* --- small helpers -------------------------------------------------------------- */
@@ -293,7 +293,7 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
         if (!rc) rc = event(a, e, err);
         else cJSON_Delete(e);
         agent_toolresult_format(&msg, c->name, ok, out.data);
-        if (!rc) rc = push_msg(a, a->gemma ? "user" : "tool", msg.data ? msg.data : "", err);
+        if (!rc) rc = push_msg(a, a->fmt->tool_result_role, msg.data ? msg.data : "", err);
         util_buf_release(&out);
         util_buf_release(&msg);
     }
@@ -306,7 +306,7 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
  * is used from now on and recorded as the cause of the coming break. */
 static int refresh_prompt(agent *a, util_err *err) {
     agent_prompt np;
-    agent_prompt_opts po = {a->ws, a->data, a->chat_format, NULL};
+    agent_prompt_opts po = {a->ws, a->data, a->fmt, NULL};
     int rc = agent_prompt_build(&np, &po, err);
     if (rc) return rc;
     if (strcmp(np.system, a->prompt.system) != 0 && a->n_msgs > 0) {
@@ -398,8 +398,8 @@ void agent_turn_result_release(agent_turn_result *r) {
 }
 
 int agent_reset(agent *a, util_err *err) {
-    clear_msgs(a, a->gemma ? 1 : 2);
-    if (a->gemma) a->tier2_pending = 1;
+    clear_msgs(a, (size_t)agent_format_kept_messages(a->fmt));
+    if (a->fmt->tier2 == AGENT_TIER2_USER) a->tier2_pending = 1;
     snprintf(a->pending_cause, sizeof a->pending_cause, "reset");
     cJSON *e = ev_new("reset", a->turn);
     int rc = event(a, e, err);
@@ -424,7 +424,7 @@ static int start_session(agent *a, util_err *err) {
     if (a->o.http.url) cJSON_AddStringToObject(e, "backend_url", a->o.http.url);
     if ((rc = event(a, e, err))) return rc;
     if ((rc = push_msg(a, "system", a->prompt.system, err))) return rc;
-    if (!a->gemma) rc = push_msg(a, "system", a->tier2, err);
+    if (a->fmt->tier2 == AGENT_TIER2_SYSTEM) rc = push_msg(a, "system", a->tier2, err);
     else a->tier2_pending = 1;
     if (!rc) rc = agent_session_sync(&a->sess, err);
     return rc;
@@ -453,7 +453,7 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
                 a->sess = s;
             }
         } else if (strcmp(type, "reset") == 0) {
-            clear_msgs(a, a->gemma ? 1 : 2);
+            clear_msgs(a, (size_t)agent_format_kept_messages(a->fmt));
         } else if (strcmp(type, "system") == 0 && a->n_msgs) {
             const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "content"));
             if (c) {
@@ -465,7 +465,7 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
     if (rc) return rc;
     if (a->n_msgs == 0) return util_err_set(err, UTIL_EFORMAT, "session '%s' holds no messages", path);
     /* a resumed session keeps its tier 2; its cache comes back from the disk tier */
-    if (a->n_msgs > 1 && !a->gemma) {
+    if (a->n_msgs > 1 && a->fmt->tier2 == AGENT_TIER2_SYSTEM) {
         free(a->tier2);
         a->tier2 = strdup(a->msgs[1].content);
     }
@@ -499,7 +499,7 @@ static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     const char *ws = a->o.workspace ? a->o.workspace : session_ws ? session_ws : ".";
     if (!realpath(ws, a->ws)) return util_err_set(err, UTIL_ENOTFOUND, "workspace '%s' does not exist", ws);
     snprintf(a->data, sizeof a->data, "%s", a->o.data_dir);
-    agent_prompt_opts po = {a->ws, a->data, a->chat_format, NULL};
+    agent_prompt_opts po = {a->ws, a->data, a->fmt, NULL};
     int rc = agent_prompt_build(&a->prompt, &po, err);
     if (!rc) rc = agent_tools_init(&a->tools, a->ws, err);
     if (rc) return rc;
@@ -525,7 +525,7 @@ static int open_backend(agent *a, util_err *err) {
         int rc = agent_backend_http_new(&a->be, &o->http, err);
         if (rc) return rc;
         snprintf(a->model_name, sizeof a->model_name, "%s", a->be->model);
-        a->chat_format = eng_chat_format_name(ENG_CHAT_CHATML);
+        a->fmt = agent_format_of(ENG_CHAT_CHATML);
         return UTIL_OK;
     }
     int rc = eng_model_open(&a->m, o->model_path, &o->mp, err);
@@ -533,10 +533,8 @@ static int open_backend(agent *a, util_err *err) {
     if (!rc) rc = o->replay_path ? agent_backend_replay_new(&a->be, a->m, a->seq, o->replay_path, err)
                                  : agent_backend_engine_new(&a->be, a->seq, err);
     if (rc) return rc;
-    snprintf(a->model_name, sizeof a->model_name, "%s", eng_model_name(a->m));
-    eng_chat_format f = eng_chat_get_format(eng_model_chat(a->m));
-    a->chat_format = eng_chat_format_name(f);
-    a->gemma = f == ENG_CHAT_GEMMA;
+    util_model_id(a->model_name, sizeof a->model_name, eng_model_path(a->m));
+    a->fmt = agent_format_of(eng_chat_get_format(eng_model_chat(a->m)));
     return UTIL_OK;
 }
 

@@ -19,7 +19,7 @@ typedef struct agent agent;
 
 typedef struct agent_opts {
     const char *workspace;   /* NULL: the current directory (or the resumed session's) */
-    const char *data_dir;    /* holds prompts/ and skills/ (see agent_data_dir) */
+    const char *data_dir;    /* holds prompts/ and skills/ (see util_data_dir_find) */
     const char *model_path;
     const char *replay_path; /* JSON array of recorded replies: used instead of sampling */
     agent_http_opts http;    /* http.url set: replies from that endpoint; no model file is opened */
@@ -70,7 +70,8 @@ void agent_totals(const agent *a, long *prompt_tokens, long *cached_tokens);
 const agent_prompt *agent_get_prompt(const agent *a);
 const char *agent_get_tier2(const agent *a);
 eng_model *agent_model(agent *a); /* NULL with the HTTP backend */
-/* The engine's model name, or the model id sent to the HTTP endpoint. */
+/* The model's id (util_model_id: its file name without .gguf), or the
+ * model id sent to the HTTP endpoint. */
 const char *agent_model_name(const agent *a);
 
 #endif

@@ -13,131 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/text.h"
 #include "prompt.h"
 #include "tools.h"
-
-/* --- data directory ---------------------------------------------------------- */
-
-static int has_prompts(const char *dir) {
-    char p[PATH_MAX + 16];
-    snprintf(p, sizeof p, "%s/prompts", dir);
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int agent_data_dir(const char *explicit_dir, char *buf, size_t cap, util_err *err) {
-    if (explicit_dir && *explicit_dir) {
-        snprintf(buf, cap, "%s", explicit_dir);
-        if (!has_prompts(buf))
-            return util_err_set(err, UTIL_ENOTFOUND, "data directory '%s' has no prompts/", buf);
-        return UTIL_OK;
-    }
-    const char *env = getenv("CACHET_DATA");
-    if (env && *env) {
-        snprintf(buf, cap, "%s", env);
-        if (!has_prompts(buf))
-            return util_err_set(err, UTIL_ENOTFOUND, "CACHET_DATA '%s' has no prompts/", buf);
-        return UTIL_OK;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char cand[PATH_MAX + 8], real[PATH_MAX];
-            snprintf(cand, sizeof cand, "%s/..", exe);
-            if (realpath(cand, real) && has_prompts(real)) {
-                snprintf(buf, cap, "%s", real);
-                return UTIL_OK;
-            }
-            /* build/san/bin -> the checkout three levels up */
-            snprintf(cand, sizeof cand, "%s/../../..", exe);
-            if (realpath(cand, real) && has_prompts(real)) {
-                snprintf(buf, cap, "%s", real);
-                return UTIL_OK;
-            }
-        }
-    }
-    snprintf(buf, cap, "%s", CACHET_DATADIR);
-    if (has_prompts(buf)) return UTIL_OK;
-    return util_err_set(err, UTIL_ENOTFOUND,
-                        "no prompts/ found next to the executable or in '%s'; "
-                        "pass --data-dir DIR or set CACHET_DATA",
-                        CACHET_DATADIR);
-}
-
-/* --- text hygiene -------------------------------------------------------------- */
-
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    /* Length of a valid UTF-8 sequence at s, or 0. */
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    size_t k;
-    unsigned min;
-    if ((c & 0xE0) == 0xC0) k = 2, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) k = 3, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) k = 4, min = 0x10000;
-    else return 0;
-    if (k > n) return 0;
-    unsigned cp = c & (0x7F >> k);
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return k;
-}
-
-size_t agent_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len) {
-    util_buf b;
-    util_buf_init(&b);
-    size_t bad = 0;
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        size_t k = utf8_len(u + i, n - i);
-        if (k == 0 || (k == 1 && u[i] == 0)) {
-            util_buf_append(&b, "\xEF\xBF\xBD", 3);
-            bad++;
-            i++;
-        } else {
-            util_buf_append(&b, s + i, k);
-            i += k;
-        }
-    }
-    util_buf_append(&b, "", 0);
-    *out = util_buf_detach(&b, out_len);
-    if (!*out) {
-        *out = calloc(1, 1);
-        if (out_len) *out_len = 0;
-    }
-    return bad;
-}
-
-static size_t back_to_boundary(const char *s, size_t i) {
-    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
-    return i;
-}
-
-int agent_truncate(const char *s, size_t n, size_t limit, char **out, size_t *out_len) {
-    util_buf b;
-    util_buf_init(&b);
-    int cut = n > limit;
-    if (!cut) {
-        util_buf_append(&b, s, n);
-    } else {
-        size_t head = back_to_boundary(s, limit * 2 / 3);
-        size_t tail = back_to_boundary(s, n - (limit - limit * 2 / 3));
-        if (tail < head) tail = head;
-        util_buf_append(&b, s, head);
-        util_buf_printf(&b, "\n[... %zu bytes cut by cachet ...]\n", tail - head);
-        util_buf_append(&b, s + tail, n - tail);
-    }
-    util_buf_append(&b, "", 0);
-    *out = util_buf_detach(&b, out_len);
-    return cut;
-}
 
 static void chomp(char *s) {
     size_t l = strlen(s);
@@ -181,7 +59,11 @@ static int add_file(util_buf *dst, const char *ws, const char *name, size_t *bud
     size_t n = 0, cn = 0, kn = 0;
     int rc = util_read_file(&raw, &n, p, err);
     if (rc) return rc;
-    size_t bad = agent_utf8_sanitize(raw, n, &clean, &cn);
+    size_t bad = util_utf8_sanitize(raw, n, &clean, &cn);
+    if (!clean) {
+        free(raw);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
     if (bad) agent_warn(w, "'%s': %zu invalid UTF-8 sequences replaced", name, bad);
     chomp(clean);
     cn = strlen(clean);
@@ -191,8 +73,13 @@ static int add_file(util_buf *dst, const char *ws, const char *name, size_t *bud
                    AGENT_TOTAL_LIMIT);
         util_buf_printf(dst, "\n\n## %s\n[left out by cachet: the total size limit is reached]", name);
     } else {
-        if (agent_truncate(clean, cn, limit, &cut, &kn))
-            agent_warn(w, "'%s' truncated from %zu to about %zu bytes", name, cn, limit);
+        int t = util_text_truncate(clean, cn, limit, &cut, &kn);
+        if (t < 0) {
+            free(raw);
+            free(clean);
+            return util_err_set(err, UTIL_ENOMEM, "out of memory");
+        }
+        if (t) agent_warn(w, "'%s' truncated from %zu to about %zu bytes", name, cn, limit);
         *budget -= kn < *budget ? kn : *budget;
         if (kn) util_buf_printf(dst, "\n\n## %s\n%s", name, cut);
     }
@@ -264,8 +151,7 @@ static int add_prompt(util_buf *dst, const char *data_dir, const char *name, uti
 
 static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, util_buf *b, util_err *err) {
     size_t budget = AGENT_TOTAL_LIMIT;
-    char tu[64];
-    snprintf(tu, sizeof tu, "tool-use-%s.md", o->chat_format ? o->chat_format : "chatml");
+    const char *tu = (o->format ? o->format : agent_format_of(ENG_CHAT_CHATML))->tool_use_prompt;
     int rc = add_prompt(b, o->data_dir, "system.md", err);
     if (!rc) rc = util_buf_puts(b, "\n\n");
     if (!rc) rc = add_prompt(b, o->data_dir, tu, err);

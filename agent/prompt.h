@@ -10,62 +10,20 @@
 
 #include "../util/buf.h"
 #include "../util/err.h"
+#include "format.h"
+#include "skills.h"
 
 /* Size limits for workspace text (bytes). A longer file keeps its head and
  * tail around a visible marker. */
 #define AGENT_FILE_LIMIT (16 * 1024)
 #define AGENT_TOTAL_LIMIT (48 * 1024)
 
-/* Warnings collected while loading (invalid skills, truncations, bad UTF-8). */
-typedef struct agent_warnings {
-    char **v;
-    size_t n, cap;
-} agent_warnings;
-
-void agent_warnings_release(agent_warnings *w);
-int agent_warn(agent_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* --- data directory ------------------------------------------------------- */
-
-/* Finds the directory holding prompts/ and skills/: explicit (--data-dir),
- * else $CACHET_DATA, else <exe>/.. (a source checkout), else CACHET_DATADIR.
- * Writes into buf. Returns UTIL_ENOTFOUND if none holds prompts/. */
-int agent_data_dir(const char *explicit_dir, char *buf, size_t cap, util_err *err);
-
-/* --- skills (skills.c) ---------------------------------------------------- */
-
-typedef struct agent_skill {
-    char *name, *description;
-    char *path;    /* the SKILL.md file on disk (absolute) */
-    char *display; /* how the index shows the path; stable across processes */
-} agent_skill;
-
-typedef struct agent_skills {
-    agent_skill *v;
-    size_t n, cap;
-} agent_skills;
-
-/* Adds the valid skills of every <dir>/<name>/SKILL.md; display_prefix is
- * what the index shows in place of dir. Invalid skills are skipped with a
- * warning naming the file and the broken rule. A later directory's skill
- * replaces an earlier one of the same name. A missing dir is not an error. */
-int agent_skills_scan(agent_skills *s, const char *dir, const char *display_prefix,
-                      agent_warnings *w, util_err *err);
-/* Sorts by name (byte order). */
-void agent_skills_sort(agent_skills *s);
-const agent_skill *agent_skills_find(const agent_skills *s, const char *name);
-void agent_skills_release(agent_skills *s);
-/* Parses the frontmatter of a SKILL.md text: name and description (malloc'd).
- * Fails with UTIL_EFORMAT and a message naming the rule. */
-int agent_skill_parse(const char *text, size_t len, const char *folder, char **name, char **desc,
-                      util_err *err);
-
 /* --- the assembled prompt -------------------------------------------------- */
 
 typedef struct agent_prompt_opts {
     const char *workspace; /* directory with AGENTS.md etc. */
     const char *data_dir;  /* holds prompts/ and skills/ */
-    const char *chat_format; /* "chatml" or "gemma": selects the tool-use text */
+    const agent_format *format; /* the chat family: selects the tool-use text; NULL: ChatML's */
     const char *user_skills; /* ~/.config/cachet/skills or NULL for the default */
 } agent_prompt_opts;
 
@@ -94,12 +52,5 @@ int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long
 
 /* Reads data_dir/prompts/name into *out (malloc'd, trailing newlines cut). */
 int agent_read_prompt(char **out, const char *data_dir, const char *name, util_err *err);
-
-/* Replaces invalid UTF-8 with U+FFFD in place-allocated copy; returns the
- * number of replacements. *out malloc'd. */
-size_t agent_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len);
-/* Keeps at most limit bytes: head and tail with a marker naming what was cut.
- * Cuts on UTF-8 boundaries. Returns 1 if truncated. *out malloc'd. */
-int agent_truncate(const char *s, size_t n, size_t limit, char **out, size_t *out_len);
 
 #endif

@@ -23,10 +23,10 @@ static int mkdir_p(const char *path) {
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
-        if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return -1;
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return UTIL_EIO;
         *p = '/';
     }
-    return mkdir(tmp, 0700) != 0 && errno != EEXIST ? -1 : 0;
+    return mkdir(tmp, 0700) != 0 && errno != EEXIST ? UTIL_EIO : UTIL_OK;
 }
 
 int agent_sessions_dir(char *buf, size_t cap, int create, util_err *err) {

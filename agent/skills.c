@@ -10,8 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../util/buf.h"
 #include "../util/skillmd.h"
-#include "prompt.h"
+#include "skills.h"
 
 void agent_warnings_release(agent_warnings *w) {
     for (size_t i = 0; i < w->n; i++) free(w->v[i]);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tools.h"
+#include "tools_impl.h"
 
 static int open_repo(git_repository **r, const char *root, util_err *err) {
     git_libgit2_init();

@@ -13,13 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "../util/time.h"
+#include "tools_impl.h"
 
 int agent_tool_run_shell(agent_tools *t, const cJSON *a, util_buf *out, util_err *err) {
     const char *cmd;
@@ -53,12 +48,12 @@ int agent_tool_run_shell(agent_tools *t, const cJSON *a, util_buf *out, util_err
     }
     setpgid(pid, pid);
     close(fds[1]);
-    double deadline = now_s() + t->shell_timeout_s;
+    double deadline = util_now_s() + t->shell_timeout_s;
     int timed_out = 0;
     size_t cap = t->max_output * 4;
     char chunk[4096];
     for (;;) {
-        double left = deadline - now_s();
+        double left = deadline - util_now_s();
         if (left <= 0) {
             timed_out = 1;
             break;

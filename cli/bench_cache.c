@@ -4,6 +4,7 @@
  * short new suffix; and prefill time at a 0% hit rate with the cache on versus
  * --no-cache (the cache's overhead). Prints a table or --json. */
 #include <cjson/cJSON.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <spawn.h>
@@ -15,26 +16,44 @@
 #include <unistd.h>
 
 #include "../engine/engine.h"
+#include "../util/path.h"
 #include "cli.h"
+#include "opts.h"
 
 extern char **environ;
 
-static const char usage[] =
-    "usage: cachet bench cache [--model PATH] [--threads N] [--prefix N] [--suffix N] [--reps N]\n"
-    "                          [--device D] [--json]\n"
+static const char bench_cache_usage[] =
+    "usage: cachet bench cache [--prefix N] [--suffix N] [--reps N] [--json] [engine options]\n"
     "\n"
     "TTFT cold / warm from memory / warm from disk (new process) for a shared prefix of N tokens\n"
     "(default 2000) plus a new suffix (default 30), and prefill time at a 0% hit rate with the\n"
     "cache on versus --no-cache. Times are the best of --reps (at most 16, default 3).\n"
     "\n"
-    "  --device D   compute on D: auto (a GPU when this build has CUDA and one is present),\n"
-    "               cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n";
+    "  --prefix N            shared prefix tokens (default 2000)\n"
+    "  --suffix N            new suffix tokens (default 30)\n"
+    "  --reps N              runs per figure, the best shown (default 3, at most 16)\n"
+    "  --json                print one JSON object\n"
+    "\n"
+    "engine options:\n";
+
+/* Each phase sets the caches itself. */
+static const cli_engine_note bench_cache_notes[] = {
+    {"ctx-size", "set by the measurement: prefix + suffix + 8 tokens"},
+    {"no-cache", "set per phase: cold runs without the cache, warm runs with it"},
+    {"no-disk-cache", "set per phase: the disk tier is measured in a new process"},
+    {"kv-dir", "where the disk phase's temporary directory is made (default /tmp)"},
+    {0, 0}};
+
+static void usage(FILE *f) {
+    fputs(bench_cache_usage, f);
+    cli_engine_usage(f, CLI_ENGINE_ALL, bench_cache_notes);
+}
 
 enum { BC_MAX_REPS = 16 };
 
 typedef struct bc_opts {
-    const char *model, *device;
-    int threads, prefix, suffix, reps, json;
+    cli_engine e;
+    int prefix, suffix, reps, json;
     const char *phase_dir; /* internal: child process measuring the disk tier */
 } bc_opts;
 
@@ -61,8 +80,10 @@ static double ttft(eng_model *m, const int32_t *t, int n, int *cached, util_err 
 
 static eng_model *open_model(const bc_opts *o, const char *path, int no_cache, const char *dir,
                              util_err *err) {
-    eng_model_params mp = {.n_threads = o->threads, .no_cache = no_cache, .kv_dir = dir,
-                           .no_disk_cache = dir == NULL, .device = o->device};
+    eng_model_params mp = o->e.mp;
+    mp.no_cache = no_cache;
+    mp.kv_dir = dir;
+    mp.no_disk_cache = dir == NULL;
     eng_model *m = NULL;
     return eng_model_open(&m, path, &mp, err) ? NULL : m;
 }
@@ -86,11 +107,8 @@ static int disk_phase(const bc_opts *o, const char *path) {
 
 static double run_child(const bc_opts *o, const char *path, const char *dir, int *cached) {
     char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) return -1;
-    exe[k] = '\0';
-    char threads[16], prefix[16], suffix[16], tmpl[] = "/tmp/cachet-bench-XXXXXX";
-    snprintf(threads, sizeof threads, "%d", o->threads);
+    if (util_exe_path(exe, sizeof exe, NULL)) return -1;
+    char prefix[16], suffix[16], tmpl[] = "/tmp/cachet-bench-XXXXXX";
     snprintf(prefix, sizeof prefix, "%d", o->prefix);
     snprintf(suffix, sizeof suffix, "%d", o->suffix);
     int fd = mkstemp(tmpl);
@@ -98,10 +116,21 @@ static double run_child(const bc_opts *o, const char *path, const char *dir, int
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd, STDOUT_FILENO);
-    /* --threads only when given: 0 (all cores) is not a value the option takes */
-    char *argv[] = {exe, "bench", "cache", "--model", (char *)path, "--prefix", prefix, "--suffix", suffix,
-                    "--device", (char *)o->device, "--phase-disk", (char *)dir,
-                    o->threads ? "--threads" : NULL, threads, NULL};
+    /* the engine options that shape the disk phase, as given (--threads only
+     * when given: 0, all cores, is not a value the option takes) */
+    char threads[16], budget[32], disk_budget[32];
+    snprintf(threads, sizeof threads, "%d", o->e.mp.n_threads);
+    snprintf(budget, sizeof budget, "%llu", (unsigned long long)o->e.mp.kv_budget);
+    snprintf(disk_budget, sizeof disk_budget, "%llu", (unsigned long long)o->e.mp.kv_disk_budget);
+    char *argv[24] = {exe, "bench", "cache", "--model", (char *)path, "--prefix", prefix, "--suffix", suffix,
+                      "--device", (char *)o->e.mp.device, "--phase-disk", (char *)dir};
+    int n = 13;
+    if (o->e.mp.n_threads) argv[n++] = "--threads", argv[n++] = threads;
+    if (o->e.mp.kv_budget) argv[n++] = "--kv-budget", argv[n++] = budget;
+    if (o->e.mp.kv_disk_budget) argv[n++] = "--kv-disk-budget", argv[n++] = disk_budget;
+    if (o->e.mp.exact) argv[n++] = "--exact";
+    if (o->e.mp.debug) argv[n++] = "--debug";
+    argv[n] = NULL;
     pid_t pid;
     int st = -1;
     double ms = -1;
@@ -117,6 +146,13 @@ static double run_child(const bc_opts *o, const char *path, const char *dir, int
     return ms;
 }
 
+/* nftw callback: removes each entry, children first (no shell, so any
+ * --kv-dir path is safe). */
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
 static double min_of(const double *v, int n) {
     double m = v[0];
     for (int i = 1; i < n; i++)
@@ -124,40 +160,50 @@ static double min_of(const double *v, int n) {
     return m;
 }
 
-int agent_bench_cache(int argc, char **argv) {
-    enum { O_MODEL = 1, O_THREADS, O_PREFIX, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP, O_DEVICE };
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL},   {"threads", required_argument, 0, O_THREADS},
+/* Returns CLI_GO_ON, else the exit status. */
+static int parse_bench_cache(bc_opts *o, int argc, char **argv) {
+    enum { O_PREFIX = 1, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP };
+    static const struct option own[] = {
         {"prefix", required_argument, 0, O_PREFIX}, {"suffix", required_argument, 0, O_SUFFIX},
         {"reps", required_argument, 0, O_REPS},     {"json", no_argument, 0, O_JSON},
         {"phase-disk", required_argument, 0, O_PHASE}, {"help", no_argument, 0, O_HELP},
-        {"device", required_argument, 0, O_DEVICE}, {0, 0, 0, 0}};
-    bc_opts o = {.prefix = 2000, .suffix = 30, .reps = 3};
+        {0, 0, 0, 0}};
+    struct option opts[32];
+    if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     long v;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int k = cli_engine_parse(&o->e, c, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
         switch (c) {
-        case O_MODEL: o.model = optarg; break;
-        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o.threads = (int)v; break;
-        case O_PREFIX: if (agent_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return 2; o.prefix = (int)v; break;
-        case O_SUFFIX: if (agent_parse_int("--suffix", optarg, 1, 4096, &v)) return 2; o.suffix = (int)v; break;
-        case O_REPS: if (agent_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return 2; o.reps = (int)v; break;
-        case O_JSON: o.json = 1; break;
-        case O_PHASE: o.phase_dir = optarg; break;
-        case O_DEVICE: if (agent_parse_device(&o.device, optarg)) return 2; break;
-        case O_HELP: fputs(usage, stdout); return 0;
-        default: fprintf(stderr, "cachet bench cache: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage); return 2;
+        case O_PREFIX: if (cli_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return CLI_EXIT_USAGE; o->prefix = (int)v; break;
+        case O_SUFFIX: if (cli_parse_int("--suffix", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o->suffix = (int)v; break;
+        case O_REPS: if (cli_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return CLI_EXIT_USAGE; o->reps = (int)v; break;
+        case O_JSON: o->json = 1; break;
+        case O_PHASE: o->phase_dir = optarg; break;
+        case O_HELP: usage(stdout); return CLI_EXIT_OK;
+        default:
+            fprintf(stderr, "cachet bench cache: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "cachet bench cache: unexpected argument '%s'\n%s", argv[optind], usage);
-        return 2;
+        fprintf(stderr, "cachet bench cache: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return CLI_EXIT_USAGE;
     }
-    if (!o.device && agent_parse_device(&o.device, NULL)) return 2;
-    char path[PATH_MAX];
-    agent_model_path(o.model, path, sizeof path);
+    return cli_engine_finish(&o->e, 1);
+}
+
+int cli_cmd_bench_cache(int argc, char **argv) {
+    bc_opts o = {.prefix = 2000, .suffix = 30, .reps = 3};
+    int st = parse_bench_cache(&o, argc, argv);
+    if (st != CLI_GO_ON) return st;
+    const char *path = o.e.path;
     if (o.phase_dir) return disk_phase(&o, path);
 
     util_err err;
@@ -165,13 +211,18 @@ int agent_bench_cache(int argc, char **argv) {
     int n = o.prefix + o.suffix;
     int32_t *t = malloc((size_t)n * sizeof *t);
     make_tokens(t, o.prefix, 1);
-    char dir[] = "/tmp/cachet-bench-kv-XXXXXX";
-    if (!t || !mkdtemp(dir)) return 1;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/cachet-bench-kv-XXXXXX", o.e.mp.kv_dir ? o.e.mp.kv_dir : "/tmp");
+    if (!t || !mkdtemp(dir)) {
+        fprintf(stderr, "cachet: cannot make a directory '%s'\n", dir);
+        free(t);
+        return CLI_EXIT_FAIL;
+    }
     double cold[BC_MAX_REPS], warm[BC_MAX_REPS], off[BC_MAX_REPS], on[BC_MAX_REPS], mem_only[BC_MAX_REPS];
-    int cached_mem = 0, cached_disk = 0, rc = 1;
+    int cached_mem = 0, cached_disk = 0, rc = CLI_EXIT_FAIL;
     eng_model *nc = open_model(&o, path, 1, NULL, &err), *wc = NULL, *mc = NULL;
     if (!nc) {
-        agent_report_model_error(path, &err);
+        fprintf(stderr, "cachet: %s\n", err.msg);
         goto done;
     }
     /* Cold: no cache at all. */
@@ -235,7 +286,7 @@ int agent_bench_cache(int argc, char **argv) {
         printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, tree only (overhead)", m0, tree_overhead);
         printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, tree + disk writes", n0, overhead);
     }
-    rc = 0;
+    rc = CLI_EXIT_OK;
     goto done;
 fail:
     fprintf(stderr, "cachet: %s\n", err.msg);
@@ -244,10 +295,6 @@ done:
     eng_model_free(wc);
     eng_model_free(mc);
     free(t);
-    {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0) fprintf(stderr, "cachet: could not remove %s\n", dir);
-    }
+    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) fprintf(stderr, "cachet: could not remove %s\n", dir);
     return rc;
 }

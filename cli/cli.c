@@ -9,71 +9,60 @@
 #include <string.h>
 #include <unistd.h>
 
-#define AGENT_DEFAULT_MODEL "SmolLM2-135M-Instruct.Q4_1.gguf"
+#include "../util/parse.h"
+#include "../util/path.h"
 
-const char *agent_model_path(const char *explicit_path, char *buf, size_t cap) {
-    if (explicit_path && *explicit_path) {
-        snprintf(buf, cap, "%s", explicit_path);
-        return buf;
-    }
-    const char *env = getenv("CACHET_MODEL");
-    if (env && *env) {
-        snprintf(buf, cap, "%s", env);
-        return buf;
-    }
-    snprintf(buf, cap, "models/%s", AGENT_DEFAULT_MODEL);
-    if (access(buf, R_OK) == 0) return buf;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char cand[PATH_MAX + 64];
-            snprintf(cand, sizeof cand, "%s/../models/%s", exe, AGENT_DEFAULT_MODEL);
-            if (access(cand, R_OK) == 0) {
-                snprintf(buf, cap, "%s", cand);
-                return buf;
-            }
-        }
-    }
-    snprintf(buf, cap, "models/%s", AGENT_DEFAULT_MODEL);
-    return buf;
+int cli_model_path(char *out, size_t cap, const char *given) {
+    util_err err;
+    if (util_model_find(out, cap, given, &err) == UTIL_OK) return 0;
+    if (out[0]) fprintf(stderr, "cachet: %s\n", err.msg); /* a given path: it names it */
+    else
+        fprintf(stderr, "cachet: %s; pass --model PATH or set CACHET_MODEL (in the source tree, "
+                        "'make model' fetches the default model)\n", err.msg);
+    return CLI_EXIT_FAIL;
 }
 
-void agent_report_model_error(const char *path, const util_err *err) {
-    if (access(path, F_OK) != 0) {
-        fprintf(stderr, "cachet: model file '%s' not found", path);
-        if (strstr(path, AGENT_DEFAULT_MODEL))
-            fprintf(stderr, "; run 'make model' to fetch the default model");
-        else
-            fprintf(stderr, "; pass --model PATH or set CACHET_MODEL");
-        fputc('\n', stderr);
-        return;
-    }
-    fprintf(stderr, "cachet: %s\n", err->msg);
+int cli_data_dir(char *out, size_t cap, const char *given) {
+    util_err err;
+    if (util_data_dir_find(out, cap, given, &err) == UTIL_OK) return 0;
+    fprintf(stderr, "cachet: %s%s\n", err.msg, out[0] ? "" : "; pass --data-dir DIR or set CACHET_DATA");
+    return CLI_EXIT_FAIL;
 }
 
-int agent_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
         fprintf(stderr, "cachet: option '%s': '%s' is not an integer in [%ld, %ld]\n", opt, s, lo, hi);
-        return -1;
+        return CLI_EXIT_USAGE;
     }
     *out = v;
     return 0;
 }
 
-int agent_parse_float(const char *opt, const char *s, double lo, double hi, double *out) {
+int cli_parse_float(const char *opt, const char *s, double lo, double hi, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
         fprintf(stderr, "cachet: option '%s': '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
-        return -1;
+        return CLI_EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *opt, const char *s, uint64_t *out) {
+    util_err err;
+    uint64_t v = 0;
+    if (util_parse_size(s, &v, NULL, &err)) {
+        fprintf(stderr, "cachet: option '%s': '%s' is not a size (%s)\n", opt, s, err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    if (v == 0) {
+        fprintf(stderr, "cachet: option '%s': the size must be more than 0 bytes\n", opt);
+        return CLI_EXIT_USAGE;
     }
     *out = v;
     return 0;
@@ -89,7 +78,7 @@ static int device_ok(const char *s) {
     return n > 0 && n <= 2 && d[n] == '\0' && strtol(d, NULL, 10) <= 64;
 }
 
-int agent_parse_device(const char **out, const char *given) {
+int cli_parse_device(const char **out, const char *given) {
     const char *src = "option '--device'", *s = given;
     if (!s) {
         s = getenv("CACHET_DEVICE");
@@ -99,7 +88,7 @@ int agent_parse_device(const char **out, const char *given) {
     if (!device_ok(s)) {
         fprintf(stderr, "cachet: %s: '%s' is not a device; expected auto, cpu, cuda or cuda:N (N in 0..64)\n",
                 src, s);
-        return -1;
+        return CLI_EXIT_USAGE;
     }
     *out = s;
     return 0;

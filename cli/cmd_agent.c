@@ -1,7 +1,7 @@
 /* cli/cmd_agent.c: the agent's command line: `cachet` (interactive),
- * `cachet -p TASK [--json]`, `cachet --resume [ID]`, `cachet prompt [--json]`
- * and `cachet sessions`. Parses options and prints; the loop is loop.c, the
- * terminal chat repl.c, statistics stats.c. */
+ * `cachet -p TASK [--json]`, `cachet --resume [ID]` and `cachet prompt
+ * [--json]`. Parses options and prints; the loop is agent/loop.c, the
+ * terminal chat repl.c, stats and sessions cmd_stats.c. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <limits.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/parse.h"
+#include "../util/path.h"
 #include "cli.h"
 #include "cmd_agent.h"
 #include "../agent/session.h"
@@ -27,64 +27,89 @@ static const char agent_usage[] =
     "       cachet stats [ID | --all] [--json] cache hit rate, TTFT and cost per session\n"
     "\n"
     "options:\n"
-    "  --workspace DIR     the workspace (default: the current directory)\n"
-    "  --model PATH        GGUF model (default: $CACHET_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
-    "  --data-dir DIR      where prompts/ and skills/ are (default: $CACHET_DATA, next to the binary,\n"
-    "                      else the install prefix)\n"
-    "  --json              -p: print {\"reply\", \"session\", \"turns\", \"prompt_tokens\", \"cached_tokens\"}\n"
-    "  --yes               run writes and shell commands without asking\n"
-    "  --max-tokens N      tokens per reply (default 256)\n"
-    "  --max-rounds N      tool rounds per turn (default 8)\n"
-    "  --temp T            temperature (default 0: greedy)\n"
-    "  --seed S            sampling seed\n"
-    "  --threads N         worker threads (default: all cores)\n"
-    "  --device D          compute on D: auto (a GPU when this build has CUDA and one is present),\n"
-    "                      cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n"
-    "  --ctx-size N        context length (default: the model's)\n"
-    "  --kv-dir DIR        disk tier of the prefix cache (default $XDG_CACHE_HOME/cachet/kv)\n"
-    "  --kv-budget SIZE    KV memory (default 1GiB)\n"
-    "  --no-cache          no prefix reuse (for comparisons)\n"
-    "  --no-disk-cache     memory tier only\n"
-    "  --replay FILE       replies from a JSON array of recorded outputs instead of the model\n"
-    "  --no-session        do not write a session file\n"
+    "  --workspace DIR       the workspace (default: the current directory)\n"
+    "  --data-dir DIR        where prompts/ and skills/ are (default: $CACHET_DATA, the source tree\n"
+    "                        the binary was built in, <prefix>/share/cachet next to the binary, else\n"
+    "                        the compiled-in install prefix)\n"
+    "  --json                -p: print {\"reply\", \"session\", \"turns\", \"prompt_tokens\", \"cached_tokens\"}\n"
+    "  --yes                 run writes and shell commands without asking\n"
+    "  --max-tokens N        tokens per reply (default 256)\n"
+    "  --max-rounds N        tool rounds per turn (default 8)\n"
+    "  --temp T              temperature (default 0: greedy)\n"
+    "  --seed S              sampling seed\n"
+    "  --replay FILE         replies from a JSON array of recorded outputs instead of the model\n"
+    "  --no-session          do not write a session file\n"
+    "  --now EPOCH           the time tiers 2 and 3 show (tests)\n"
     "\n"
     "remote backend (any OpenAI-compatible server: cachet serve, vLLM, SGLang, llama.cpp, OpenAI):\n"
-    "  --backend URL       POST URL/v1/chat/completions (URL with or without /v1) instead of the\n"
-    "                      embedded engine; no model file is opened\n"
+    "  --backend URL         POST URL/v1/chat/completions (URL with or without /v1) instead of the\n"
+    "                        embedded engine; no model file is opened\n"
     "  --backend-model NAME  the model id to send (default: the first of GET URL/v1/models)\n"
-    "  --api-key-env VAR   send 'Authorization: Bearer $VAR'\n"
-    "  --connect-timeout S seconds to connect (default 10)\n"
-    "  --timeout S         seconds for one request, first byte to last (default 600)\n"
-    "  --retries N         retries on 429, 5xx and connection errors (default 4; backoff with\n"
-    "                      jitter, Retry-After honoured)\n"
-    "  --no-stream         ask for one JSON answer instead of server-sent events\n"
-    "  --now EPOCH         the time tiers 2 and 3 show (tests)\n";
+    "  --api-key-env VAR     send 'Authorization: Bearer $VAR'\n"
+    "  --connect-timeout S   seconds to connect (default 10)\n"
+    "  --timeout S           seconds for one request, first byte to last (default 600)\n"
+    "  --retries N           retries on 429, 5xx and connection errors (default 4; backoff with\n"
+    "                        jitter, Retry-After honoured)\n"
+    "  --no-stream           ask for one JSON answer instead of server-sent events\n"
+    "\n"
+    "engine options (the embedded engine):\n";
 
-enum { O_WS = 300, O_MODEL, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_THREADS,
-       O_CTX, O_KVDIR, O_KVBUDGET, O_NOCACHE, O_NODISK, O_REPLAY, O_NOSESS, O_NOW, O_HELP, O_RESUME,
-       O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM, O_DEVICE };
+static void usage(FILE *f) {
+    fputs(agent_usage, f);
+    cli_engine_usage(f, CLI_ENGINE_ALL, NULL);
+}
 
-/* Parses the shared options; positional arguments are left in argv[optind..].
- * Returns -1 to go on, else an exit status. */
-static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
-    static const struct option opts[] = {
-        {"workspace", required_argument, 0, O_WS}, {"model", required_argument, 0, O_MODEL},
-        {"data-dir", required_argument, 0, O_DATA}, {"json", no_argument, 0, O_JSON},
-        {"yes", no_argument, 0, O_YES}, {"max-tokens", required_argument, 0, O_MAXTOK},
-        {"max-rounds", required_argument, 0, O_ROUNDS}, {"temp", required_argument, 0, O_TEMP},
-        {"seed", required_argument, 0, O_SEED}, {"threads", required_argument, 0, O_THREADS},
-        {"ctx-size", required_argument, 0, O_CTX}, {"kv-dir", required_argument, 0, O_KVDIR},
-        {"kv-budget", required_argument, 0, O_KVBUDGET}, {"no-cache", no_argument, 0, O_NOCACHE},
-        {"no-disk-cache", no_argument, 0, O_NODISK}, {"replay", required_argument, 0, O_REPLAY},
-        {"no-session", no_argument, 0, O_NOSESS}, {"now", required_argument, 0, O_NOW},
-        {"help", no_argument, 0, O_HELP}, {"resume", optional_argument, 0, O_RESUME},
-        {"print", required_argument, 0, 'p'}, {"backend", required_argument, 0, O_BACKEND},
-        {"backend-model", required_argument, 0, O_BMODEL}, {"api-key-env", required_argument, 0, O_KEYENV},
-        {"connect-timeout", required_argument, 0, O_CONNTO}, {"timeout", required_argument, 0, O_TIMEOUT},
-        {"retries", required_argument, 0, O_RETRIES}, {"no-stream", no_argument, 0, O_NOSTREAM},
-        {"device", required_argument, 0, O_DEVICE}, {0, 0, 0, 0}};
+enum { O_WS = 300, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_REPLAY, O_NOSESS, O_NOW,
+       O_HELP, O_RESUME, O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM };
+
+/* One of the agent's own options with its argument; returns 0 or an exit status. */
+static int parse_one(cli_agent *c, int o, const char *a) {
     long l;
     double d;
+    switch (o) {
+    case 'p': c->print = a; return 0;
+    case O_WS: c->ao.workspace = a; return 0;
+    case O_DATA: c->data_dir_opt = a; return 0;
+    case O_JSON: c->json = 1; return 0;
+    case O_YES: c->ao.yes = 1; return 0;
+    case O_REPLAY: c->ao.replay_path = a; return 0;
+    case O_NOSESS: c->ao.no_session = 1; return 0;
+    case O_BACKEND: c->ao.http.url = a; return 0;
+    case O_BMODEL: c->ao.http.model = a; return 0;
+    case O_KEYENV: c->ao.http.api_key_env = a; return 0;
+    case O_NOSTREAM: c->ao.http.no_stream = 1; return 0;
+    case O_CONNTO:
+        return cli_parse_float("--connect-timeout", a, 0.001, 86400, &d) ? CLI_EXIT_USAGE
+                                                                           : (c->ao.http.connect_timeout_s = d, 0);
+    case O_TIMEOUT:
+        return cli_parse_float("--timeout", a, 0.001, 86400 * 7, &d) ? CLI_EXIT_USAGE : (c->ao.http.timeout_s = d, 0);
+    case O_RETRIES: return cli_parse_int("--retries", a, 0, 20, &l) ? CLI_EXIT_USAGE : (c->ao.http.retries = (int)l, 0);
+    case O_MAXTOK: return cli_parse_int("--max-tokens", a, 1, 1 << 20, &l) ? CLI_EXIT_USAGE : (c->ao.max_tokens = (int)l, 0);
+    case O_ROUNDS: return cli_parse_int("--max-rounds", a, 1, 100, &l) ? CLI_EXIT_USAGE : (c->ao.max_rounds = (int)l, 0);
+    case O_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (c->ao.sp.seed = (uint64_t)l, 0);
+    case O_NOW: return cli_parse_int("--now", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (c->now = l, 0);
+    case O_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (c->ao.sp.temp = (float)d, 0);
+    default: return CLI_EXIT_USAGE;
+    }
+}
+
+/* Parses the shared options; positional arguments are left in argv[optind..].
+ * Returns CLI_GO_ON, else an exit status. */
+static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
+    static const struct option own[] = {
+        {"workspace", required_argument, 0, O_WS}, {"data-dir", required_argument, 0, O_DATA},
+        {"json", no_argument, 0, O_JSON}, {"yes", no_argument, 0, O_YES},
+        {"max-tokens", required_argument, 0, O_MAXTOK}, {"max-rounds", required_argument, 0, O_ROUNDS},
+        {"temp", required_argument, 0, O_TEMP}, {"seed", required_argument, 0, O_SEED},
+        {"replay", required_argument, 0, O_REPLAY}, {"no-session", no_argument, 0, O_NOSESS},
+        {"now", required_argument, 0, O_NOW}, {"help", no_argument, 0, O_HELP},
+        {"resume", optional_argument, 0, O_RESUME}, {"print", required_argument, 0, 'p'},
+        {"backend", required_argument, 0, O_BACKEND}, {"backend-model", required_argument, 0, O_BMODEL},
+        {"api-key-env", required_argument, 0, O_KEYENV}, {"connect-timeout", required_argument, 0, O_CONNTO},
+        {"timeout", required_argument, 0, O_TIMEOUT}, {"retries", required_argument, 0, O_RETRIES},
+        {"no-stream", no_argument, 0, O_NOSTREAM}, {0, 0, 0, 0}};
+    struct option opts[64];
+    if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int o;
     c->ao.sp = eng_sample_defaults();
     c->ao.sp.temp = 0;
@@ -94,69 +119,37 @@ static int parse_cli(agent_cli *c, int argc, char **argv, int allow_print) {
     optind = 1;
     opterr = 0;
     while ((o = getopt_long(argc, argv, allow_print ? "+p:h" : "+h", opts, NULL)) != -1) {
-        switch (o) {
-        case 'p': c->print = optarg; break;
-        case O_WS: c->ao.workspace = optarg; break;
-        case O_MODEL: snprintf(c->model, sizeof c->model, "%s", optarg); break;
-        case O_DATA: c->data_dir_opt = optarg; break;
-        case O_JSON: c->json = 1; break;
-        case O_YES: c->ao.yes = 1; break;
-        case O_REPLAY: c->ao.replay_path = optarg; break;
-        case O_NOSESS: c->ao.no_session = 1; break;
-        case O_NOCACHE: c->ao.mp.no_cache = 1; break;
-        case O_NODISK: c->ao.mp.no_disk_cache = 1; break;
-        case O_KVDIR: c->ao.mp.kv_dir = optarg; break;
-        case O_DEVICE: if (agent_parse_device(&c->ao.mp.device, optarg)) return 2; break;
-        case O_BACKEND: c->ao.http.url = optarg; break;
-        case O_BMODEL: c->ao.http.model = optarg; break;
-        case O_KEYENV: c->ao.http.api_key_env = optarg; break;
-        case O_NOSTREAM: c->ao.http.no_stream = 1; break;
-        case O_CONNTO: if (agent_parse_float("--connect-timeout", optarg, 0.001, 86400, &d)) return 2; c->ao.http.connect_timeout_s = d; break;
-        case O_TIMEOUT: if (agent_parse_float("--timeout", optarg, 0.001, 86400 * 7, &d)) return 2; c->ao.http.timeout_s = d; break;
-        case O_RETRIES: if (agent_parse_int("--retries", optarg, 0, 20, &l)) return 2; c->ao.http.retries = (int)l; break;
-        case O_RESUME:
+        int k = cli_engine_parse(&c->e, o, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
+        if (o == 'h' || o == O_HELP) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (o == O_RESUME) {
             c->ao.resume_set = 1;
             /* --resume ID or --resume (the latest); a following non-option word is the id */
             if (optarg) c->ao.resume = optarg;
             else if (optind < argc && argv[optind][0] != '-') c->ao.resume = argv[optind++];
             else c->ao.resume = "";
-            break;
-        case O_KVBUDGET: {
-            uint64_t v;
-            util_err e;
-            if (util_parse_size(optarg, &v, NULL, &e) || v == 0) {
-                fprintf(stderr, "cachet: option '--kv-budget': '%s' is not a size\n", optarg);
-                return 2;
-            }
-            c->ao.mp.kv_budget = v;
-            break;
+            continue;
         }
-        case O_MAXTOK: if (agent_parse_int("--max-tokens", optarg, 1, 1 << 20, &l)) return 2; c->ao.max_tokens = (int)l; break;
-        case O_ROUNDS: if (agent_parse_int("--max-rounds", optarg, 1, 100, &l)) return 2; c->ao.max_rounds = (int)l; break;
-        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &l)) return 2; c->ao.mp.n_threads = (int)l; break;
-        case O_CTX: if (agent_parse_int("--ctx-size", optarg, 16, 1 << 24, &l)) return 2; c->ao.n_ctx = (int)l; break;
-        case O_SEED: if (agent_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; c->ao.sp.seed = (uint64_t)l; break;
-        case O_NOW: if (agent_parse_int("--now", optarg, 0, LONG_MAX, &l)) return 2; c->now = l; break;
-        case O_TEMP: if (agent_parse_float("--temp", optarg, 0, 100, &d)) return 2; c->ao.sp.temp = (float)d; break;
-        case 'h':
-        case O_HELP: fputs(agent_usage, stdout); return 0;
-        default:
-            fprintf(stderr, "cachet: unknown or incomplete option '%s'\n%s", argv[optind - 1], agent_usage);
-            return 2;
+        if (o == '?' || o == ':') {
+            fprintf(stderr, "cachet: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return CLI_EXIT_USAGE;
         }
+        if ((k = parse_one(c, o, optarg))) return k;
     }
-    if (!c->ao.mp.device && agent_parse_device(&c->ao.mp.device, NULL)) return 2;
-    char given[sizeof c->model];
-    snprintf(given, sizeof given, "%s", c->model);
-    agent_model_path(given[0] ? given : NULL, c->model, sizeof c->model);
-    c->ao.model_path = c->model;
-    util_err err;
-    if (agent_data_dir(c->data_dir_opt, c->data, sizeof c->data, &err)) {
-        fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
-    }
+    /* a remote backend opens no model file */
+    int st = cli_engine_finish(&c->e, !c->ao.http.url || !allow_print);
+    if (st != CLI_GO_ON) return st;
+    c->ao.mp = c->e.mp;
+    c->ao.n_ctx = c->e.n_ctx;
+    c->ao.model_path = c->e.path;
+    if (cli_data_dir(c->data, sizeof c->data, c->data_dir_opt)) return CLI_EXIT_FAIL;
     c->ao.data_dir = c->data;
-    return -1;
+    return CLI_GO_ON;
 }
 
 /* --- notes and streaming -------------------------------------------------------- */
@@ -196,16 +189,15 @@ static void print_json_turn(agent *a, const agent_turn_result *r) {
 
 /* -p TASK runs one turn; without -p and without a terminal each line of
  * stdin is one turn (a scripted session). */
-static int run_batch(agent_cli *c) {
+static int run_batch(cli_agent *c) {
     util_err err;
     util_err_clear(&err);
     c->ao.on_note = on_note;
     if (!c->json) c->ao.on_text = on_text_stdout;
     agent *a = NULL;
     if (agent_open(&a, &c->ao, &err)) {
-        if (!c->ao.http.url && strstr(err.msg, c->model)) agent_report_model_error(c->model, &err);
-        else fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+        fprintf(stderr, "cachet: %s\n", err.msg);
+        return CLI_EXIT_FAIL;
     }
     int rc = 0;
     char *line = NULL;
@@ -222,7 +214,7 @@ static int run_batch(agent_cli *c) {
         agent_turn_result r;
         if (agent_turn(a, task, &r, &err)) {
             fprintf(stderr, "\ncachet: %s\n", err.msg);
-            rc = 1;
+            rc = CLI_EXIT_FAIL;
         } else if (c->json) {
             print_json_turn(a, &r);
         } else {
@@ -237,17 +229,17 @@ static int run_batch(agent_cli *c) {
     return rc;
 }
 
-int agent_cmd_agent(int argc, char **argv) {
-    agent_cli c;
+int cli_cmd_agent(int argc, char **argv) {
+    cli_agent c;
     memset(&c, 0, sizeof c);
     int st = parse_cli(&c, argc, argv, 1);
-    if (st >= 0) return st;
+    if (st != CLI_GO_ON) return st;
     if (optind < argc) {
         fprintf(stderr, "cachet: unexpected argument '%s'\n", argv[optind]);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     if (c.print || !isatty(STDIN_FILENO)) return run_batch(&c);
-    return agent_repl(&c);
+    return cli_repl(&c);
 }
 
 /* --- cachet prompt ---------------------------------------------------------------------- */
@@ -261,30 +253,33 @@ static long count_tokens(const eng_tokenizer *t, const char *s) {
     return (long)n;
 }
 
-int agent_cmd_prompt(int argc, char **argv) {
-    agent_cli c;
+int cli_cmd_prompt(int argc, char **argv) {
+    cli_agent c;
     memset(&c, 0, sizeof c);
     int st = parse_cli(&c, argc, argv, 0);
-    if (st >= 0) return st;
+    if (st != CLI_GO_ON) return st;
     util_err err;
     util_err_clear(&err);
     eng_gguf *g = NULL;
     eng_tokenizer *tok = NULL;
     eng_chat *chat = NULL;
-    if (eng_gguf_open(&g, c.model, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new(&chat, g, &err)) {
-        agent_report_model_error(c.model, &err);
+    if (eng_gguf_open(&g, c.e.path, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new(&chat, g, &err)) {
+        fprintf(stderr, "cachet: %s\n", err.msg);
         eng_tokenizer_free(tok);
         eng_gguf_free(g);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     char ws[PATH_MAX];
     if (!realpath(c.ao.workspace ? c.ao.workspace : ".", ws)) {
         fprintf(stderr, "cachet: workspace '%s' does not exist\n", c.ao.workspace);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
-    const char *model_name = strrchr(c.model, '/') ? strrchr(c.model, '/') + 1 : c.model;
+    char model_name[256];
+    util_model_id(model_name, sizeof model_name, c.e.path);
     agent_prompt p;
-    agent_prompt_opts po = {ws, c.data, eng_chat_format_name(eng_chat_get_format(chat)), NULL};
+    eng_chat_format family = eng_chat_get_format(chat);
+    agent_prompt_opts po = {ws, c.data, agent_format_of(family), NULL};
+    const char *format_name = eng_chat_format_name(family);
     util_buf t2, t3, sys;
     util_buf_init(&t2);
     util_buf_init(&t3);
@@ -323,7 +318,7 @@ int agent_cmd_prompt(int argc, char **argv) {
         }
         cJSON_AddStringToObject(o, "system", p.system);
         cJSON_AddNumberToObject(o, "system_message_tokens", (double)count_tokens(tok, sys.data));
-        cJSON_AddStringToObject(o, "chat_format", po.chat_format);
+        cJSON_AddStringToObject(o, "chat_format", format_name);
         cJSON *sk = cJSON_AddArrayToObject(o, "skills");
         for (size_t i = 0; i < p.skills.n; i++) cJSON_AddItemToArray(sk, cJSON_CreateString(p.skills.v[i].name));
         cJSON *w = cJSON_AddArrayToObject(o, "warnings");
@@ -339,7 +334,7 @@ int agent_cmd_prompt(int argc, char **argv) {
                    texts[i][0] == '\n' ? texts[i] + strspn(texts[i], "\n") : texts[i]);
         }
         printf("===== end: the system message (tiers 0-1) is %ld tokens in the %s template =====\n",
-               count_tokens(tok, sys.data), po.chat_format);
+               count_tokens(tok, sys.data), format_name);
     }
     agent_prompt_release(&p);
 done:
@@ -349,5 +344,5 @@ done:
     eng_chat_free(chat);
     eng_tokenizer_free(tok);
     eng_gguf_free(g);
-    return rc ? 1 : 0;
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -22,35 +22,54 @@
 
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/time.h"
 #include "cli.h"
+#include "opts.h"
 
 extern char **environ;
 
 static const char bench_usage[] =
-    "usage: cachet bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-    "                    [--reps N] [--batch N] [--device D] [--llama-cpp DIR | --no-llama] [--json]\n"
+    "usage: cachet bench [--prompt-tokens N] [--gen-tokens N] [--reps N] [--batch N]\n"
+    "                    [--llama-cpp DIR | --no-llama] [--json] [engine options]\n"
     "\n"
     "Prompt processing and generation speed, TTFT, memory bandwidth and peak RSS, beside\n"
     "llama.cpp's llama-bench (from DIR, default $LLAMA_CPP_DIR) on the same model and threads.\n"
     "\n"
-    "  --threads N        threads for both engines (default 2)\n"
-    "  --prompt-tokens N  prompt length for prompt processing and TTFT (default 512)\n"
-    "  --gen-tokens N     tokens generated, one at a time from an empty context (default 128)\n"
-    "  --reps N           runs, interleaved with llama-bench's; medians shown (default 3)\n"
-    "  --batch N          tokens per forward call in prefill (default 64, the engine's)\n"
-    "  --device D         compute on D: auto (a GPU when this build has CUDA and one is present),\n"
-    "                     cpu, cuda, cuda:N (default auto); on a GPU the bandwidth is the GPU\n"
-    "                     memory's, as the backend measures it, and llama.cpp is not run\n"
-    "  --llama-cpp DIR    llama.cpp build directory holding bin/llama-bench\n"
-    "  --no-llama         do not run llama.cpp\n"
-    "  --json             print one JSON object\n"
+    "  --prompt-tokens N     prompt length for prompt processing and TTFT (default 512)\n"
+    "  --gen-tokens N        tokens generated, one at a time from an empty context (default 128)\n"
+    "  --reps N              runs, interleaved with llama-bench's; medians shown (default 3)\n"
+    "  --batch N             tokens per forward call in prefill (default 64, the engine's)\n"
+    "  --llama-cpp DIR       llama.cpp build directory holding bin/llama-bench\n"
+    "  --no-llama            do not run llama.cpp\n"
+    "  --json                print one JSON object\n"
     "\n"
-    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level; CACHET_DEVICE sets the\n"
-    "default of --device.\n";
+    "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level.\n"
+    "\n"
+    "engine options:\n";
+
+/* Where bench's use of an engine option differs from the other commands'. */
+static const cli_engine_note bench_notes[] = {
+    {"threads", "threads for both engines (default 2)"},
+    {"ctx-size", "context length (default and at least: prompt + generated tokens + 16)"},
+    {"no-cache", "bench always runs without prefix reuse: each run computes the whole prompt"},
+    {"no-disk-cache", "bench never uses the disk tier"},
+    {"kv-dir", "bench never uses the disk tier"},
+    {"kv-disk-budget", "bench never uses the disk tier"},
+    {"device",
+     "compute on D: auto (a GPU when this build has CUDA and one is present), cpu,\n"
+     "cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent); on a GPU the\n"
+     "bandwidth is the GPU memory's, as the backend measures it, and llama.cpp is not run"},
+    {0, 0}};
+
+static void usage(FILE *f) {
+    fputs(bench_usage, f);
+    cli_engine_usage(f, CLI_ENGINE_ALL, bench_notes);
+}
 
 typedef struct bench_opts {
-    const char *model, *llama_dir, *device;
-    int threads, n_prompt, n_gen, reps, batch, json, no_llama;
+    cli_engine e; /* e.mp.n_threads: the threads of both engines */
+    const char *llama_dir;
+    int n_prompt, n_gen, reps, batch, json, no_llama;
 } bench_opts;
 
 typedef struct bench_stat {
@@ -77,12 +96,6 @@ typedef struct bench_result {
     int gpu;                       /* the backend measures a device bandwidth: a GPU */
     double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
 } bench_result;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -148,7 +161,7 @@ typedef struct bw_buf {
 static int bw_alloc(bw_buf *b, size_t bytes, int threads) {
     bytes -= bytes % (128 * (size_t)threads);
     b->bytes = 0;
-    if (bytes == 0 || posix_memalign(&b->p, 64, bytes)) return -1;
+    if (bytes == 0 || posix_memalign(&b->p, 64, bytes)) return UTIL_ENOMEM;
     memset(b->p, 1, bytes);
     b->bytes = bytes;
     return 0;
@@ -161,7 +174,7 @@ static double measure_bandwidth(const bw_buf *b, int threads, int passes) {
     size_t per = b->bytes / sizeof(bench_vec) / (size_t)threads;
     double best = 0;
     for (int rep = 0; b->bytes && rep < passes; rep++) {
-        double t0 = now_s();
+        double t0 = util_now_s();
         for (int i = 0; i < threads; i++) {
             args[i] = (bw_arg){(const bench_vec *)b->p + per * (size_t)i, per, 0};
             if (i > 0 && pthread_create(&th[i], NULL, bw_read, &args[i])) args[i].n = 0;
@@ -169,7 +182,7 @@ static double measure_bandwidth(const bw_buf *b, int threads, int passes) {
         bw_read(&args[0]);
         for (int i = 1; i < threads; i++)
             if (args[i].n) pthread_join(th[i], NULL);
-        double gbs = (double)per * sizeof(bench_vec) * threads / (now_s() - t0) / 1e9;
+        double gbs = (double)per * sizeof(bench_vec) * threads / (util_now_s() - t0) / 1e9;
         best = gbs > best ? gbs : best;
     }
     return best;
@@ -203,15 +216,15 @@ static void bandwidth_sample(bench_result *r, const eng_model *m, bw_buf *dram, 
 static int cachet_rep(const bench_opts *o, eng_seq *s, const int32_t *toks, float *logits,
                       bench_result *r, int i, util_err *err) {
     eng_seq_truncate(s, 0);
-    double t0 = now_s();
+    double t0 = util_now_s();
     int rc = eng_seq_eval(s, toks, o->n_prompt, NULL, err);
     if (rc) return rc;
-    r->v_pp[i] = o->n_prompt / (now_s() - t0);
+    r->v_pp[i] = o->n_prompt / (util_now_s() - t0);
     eng_seq_truncate(s, 0);
-    t0 = now_s();
+    t0 = util_now_s();
     for (int k = 0; k < o->n_gen; k++)
         if ((rc = eng_seq_eval(s, &toks[o->n_prompt + k], 1, logits, err))) return rc;
-    r->v_tg[i] = o->n_gen / (now_s() - t0);
+    r->v_tg[i] = o->n_gen / (util_now_s() - t0);
     eng_seq_truncate(s, 0);
     eng_gen_params gp = {.max_tokens = 1, .sample = eng_sample_defaults()};
     gp.sample.temp = 0;
@@ -244,7 +257,8 @@ static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe)
  * the model (bytes per token, KV) and the peak RSS. */
 static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_err *err) {
     eng_model *m = NULL;
-    eng_model_params mp = {.n_threads = o->threads, .no_cache = 1, .no_disk_cache = 1, .device = o->device};
+    eng_model_params mp = o->e.mp;
+    mp.no_cache = mp.no_disk_cache = 1; /* speed of computing, never of reusing */
     long rss0_pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
@@ -256,6 +270,7 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     if (rc) return rc;
     bw_buf dram = {NULL, 0}, ws = {NULL, 0};
     int n_ctx = o->n_prompt + o->n_gen + 16, nv = eng_model_n_vocab(m);
+    if (o->e.n_ctx > n_ctx) n_ctx = o->e.n_ctx;
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)(o->n_prompt + o->n_gen));
     float *logits = malloc(sizeof(float) * (size_t)nv);
     eng_seq *s = NULL;
@@ -497,7 +512,7 @@ static void print_json(const bench_opts *o, const bench_result *r) {
     cJSON_AddNumberToObject(j, "model_file_bytes", (double)r->file_bytes);
     cJSON_AddNumberToObject(j, "threads", r->threads);
     cJSON_AddStringToObject(j, "backend", r->backend);
-    cJSON_AddStringToObject(j, "device", o->device); /* as asked: auto, cpu, cuda, cuda:N */
+    cJSON_AddStringToObject(j, "device", o->e.mp.device); /* as asked: auto, cpu, cuda, cuda:N */
     cJSON_AddNumberToObject(j, "load_average", r->load1);
     cJSON_AddNumberToObject(j, "prompt_tokens", o->n_prompt);
     cJSON_AddNumberToObject(j, "gen_tokens", o->n_gen);
@@ -548,52 +563,53 @@ static void print_json(const bench_opts *o, const bench_result *r) {
 /* --- entry -------------------------------------------------------------------- */
 
 static int parse_bench(bench_opts *o, int argc, char **argv) {
-    enum { O_MODEL = 1, O_THREADS, O_PROMPT, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP,
-           O_DEVICE };
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL},        {"threads", required_argument, 0, O_THREADS},
+    enum { O_PROMPT = 1, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP };
+    static const struct option own[] = {
         {"prompt-tokens", required_argument, 0, O_PROMPT}, {"gen-tokens", required_argument, 0, O_GEN},
         {"reps", required_argument, 0, O_REPS},          {"batch", required_argument, 0, O_BATCH},
         {"llama-cpp", required_argument, 0, O_LLAMA},    {"no-llama", no_argument, 0, O_NOLLAMA},
         {"json", no_argument, 0, O_JSON},                {"help", no_argument, 0, O_HELP},
-        {"device", required_argument, 0, O_DEVICE},      {0, 0, 0, 0}};
+        {0, 0, 0, 0}};
+    struct option opts[32];
+    if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     long v;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int k = cli_engine_parse(&o->e, c, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
         switch (c) {
-        case O_MODEL: o->model = optarg; break;
-        case O_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &v)) return 2; o->threads = (int)v; break;
-        case O_PROMPT: if (agent_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return 2; o->n_prompt = (int)v; break;
-        case O_GEN: if (agent_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return 2; o->n_gen = (int)v; break;
-        case O_REPS: if (agent_parse_int("--reps", optarg, 1, 64, &v)) return 2; o->reps = (int)v; break;
-        case O_BATCH: if (agent_parse_int("--batch", optarg, 1, 4096, &v)) return 2; o->batch = (int)v; break;
+        case O_PROMPT: if (cli_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE; o->n_prompt = (int)v; break;
+        case O_GEN: if (cli_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE; o->n_gen = (int)v; break;
+        case O_REPS: if (cli_parse_int("--reps", optarg, 1, 64, &v)) return CLI_EXIT_USAGE; o->reps = (int)v; break;
+        case O_BATCH: if (cli_parse_int("--batch", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o->batch = (int)v; break;
         case O_LLAMA: o->llama_dir = optarg; break;
         case O_NOLLAMA: o->no_llama = 1; break;
-        case O_DEVICE: if (agent_parse_device(&o->device, optarg)) return 2; break;
         case O_JSON: o->json = 1; break;
-        case O_HELP: fputs(bench_usage, stdout); return 0;
+        case O_HELP: usage(stdout); return CLI_EXIT_OK;
         default:
-            fprintf(stderr, "cachet bench: unknown option '%s'\n%s", argv[optind - 1], bench_usage);
-            return 2;
+            fprintf(stderr, "cachet bench: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "cachet bench: unexpected argument '%s'\n%s", argv[optind], bench_usage);
-        return 2;
+        fprintf(stderr, "cachet bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return CLI_EXIT_USAGE;
     }
-    if (!o->device && agent_parse_device(&o->device, NULL)) return 2;
-    return -1;
+    return cli_engine_finish(&o->e, 1);
 }
 
-int agent_cmd_bench(int argc, char **argv) {
-    bench_opts o = {.threads = 2, .n_prompt = 512, .n_gen = 128, .reps = 3, .batch = 64};
+int cli_cmd_bench(int argc, char **argv) {
+    bench_opts o = {.e.mp.n_threads = 2, .n_prompt = 512, .n_gen = 128, .reps = 3, .batch = 64};
     int rc = parse_bench(&o, argc, argv);
-    if (rc >= 0) return rc;
+    if (rc != CLI_GO_ON) return rc;
     bench_result r;
     memset(&r, 0, sizeof r);
-    agent_model_path(o.model, r.model_path, sizeof r.model_path);
+    snprintf(r.model_path, sizeof r.model_path, "%s", o.e.path);
     struct stat st;
     if (stat(r.model_path, &st) == 0) r.file_bytes = (uint64_t)st.st_size;
     FILE *lf = fopen("/proc/loadavg", "r");
@@ -605,10 +621,10 @@ int agent_cmd_bench(int argc, char **argv) {
     char exe[4096];
     int have_llama = llama_exe(&o, &r, exe, sizeof exe);
     if (run_all(&o, &r, have_llama ? exe : NULL, &err)) {
-        agent_report_model_error(r.model_path, &err);
-        return 1;
+        fprintf(stderr, "cachet: %s\n", err.msg);
+        return CLI_EXIT_FAIL;
     }
     if (o.json) print_json(&o, &r);
     else print_table(&o, &r);
-    return 0;
+    return CLI_EXIT_OK;
 }

@@ -12,155 +12,125 @@
 
 #include "../engine/engine.h"
 #include "../util/buf.h"
-#include "../util/parse.h"
+#include "../util/time.h"
 #include "cli.h"
+#include "opts.h"
 
 static const char generate_usage[] =
-    "usage: cachet generate [--model PATH] (--prompt TEXT | --prompt-file PATH) [--chat]\n"
-    "                       [--system TEXT | --system-file PATH] [--max-tokens N] [--temp T] [--top-k K] [--top-p P]\n"
-    "                       [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]\n"
-    "                       [--ctx-size N] [--kv-budget SIZE] [--no-cache] [--no-disk-cache]\n"
-    "                       [--kv-dir DIR] [--kv-disk-budget SIZE] [--exact] [--device D] [--json]\n"
+    "usage: cachet generate (--prompt TEXT | --prompt-file PATH) [--chat]\n"
+    "                       [--system TEXT | --system-file PATH] [--max-tokens N] [--temp T] [--top-k K]\n"
+    "                       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--json]\n"
+    "                       [engine options]\n"
     "\n"
     "Generates text with the embedded engine and streams it to stdout.\n"
     "\n"
-    "  --model PATH        GGUF model (default: $CACHET_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
-    "  --prompt TEXT       the prompt\n"
-    "  --prompt-file PATH  read the prompt from a file ('-' for stdin)\n"
-    "  --chat              wrap the prompt as a user turn in the model's chat template\n"
-    "  --system TEXT       with --chat: a system message (else the template's default)\n"
-    "  --system-file PATH  with --chat: the system message from a file (e.g. prompts/assistant.md)\n"
-    "  --max-tokens N      stop after N generated tokens (default 256)\n"
-    "  --temp T            temperature; 0 = greedy (default 0.8)\n"
-    "  --top-k K           keep the K most likely tokens; 0 = off (default 40)\n"
-    "  --top-p P           nucleus sampling; 1 = off (default 0.95)\n"
-    "  --min-p P           drop tokens below P x the top probability; 0 = off (default 0.05)\n"
-    "  --repeat-penalty R  penalise the last 64 tokens; 1 = off (default 1)\n"
-    "  --seed S            random seed (default: time-based)\n"
-    "  --threads N         worker threads (default: all cores)\n"
-    "  --ctx-size N        context length (default: the model's)\n"
-    "  --kv-budget SIZE    KV-cache memory (pages of 16 tokens), e.g. 512MiB (default 1GiB)\n"
-    "  --no-cache          do not reuse cached prefixes (for comparisons)\n"
-    "  --no-disk-cache     keep the prefix cache in memory only\n"
-    "  --kv-dir DIR        disk tier directory (default $XDG_CACHE_HOME/cachet/kv)\n"
-    "  --kv-disk-budget SIZE  disk tier size limit (default 2GiB)\n"
-    "  --exact             f32 activations (no 8-bit quantization): slower, the reference numerics\n"
-    "  --device D          compute on D: auto (a GPU when this build has CUDA and one is present),\n"
-    "                      cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)\n"
-    "  --json              print one JSON object instead of streaming text\n";
+    "  --prompt TEXT         the prompt\n"
+    "  --prompt-file PATH    read the prompt from a file ('-' for stdin)\n"
+    "  --chat                wrap the prompt as a user turn in the model's chat template\n"
+    "  --system TEXT         with --chat: a system message (else the template's default)\n"
+    "  --system-file PATH    with --chat: the system message from a file (e.g. prompts/assistant.md)\n"
+    "  --max-tokens N        stop after N generated tokens (default 256)\n"
+    "  --temp T              temperature; 0 = greedy (default 0.8)\n"
+    "  --top-k K             keep the K most likely tokens; 0 = off (default 40)\n"
+    "  --top-p P             nucleus sampling; 1 = off (default 0.95)\n"
+    "  --min-p P             drop tokens below P x the top probability; 0 = off (default 0.05)\n"
+    "  --repeat-penalty R    penalise the last 64 tokens; 1 = off (default 1)\n"
+    "  --seed S              random seed (default: time-based)\n"
+    "  --json                print one JSON object instead of streaming text\n"
+    "\n"
+    "engine options:\n";
 
 static const char tokenize_usage[] =
-    "usage: cachet tokenize [--model PATH] [--json] [--no-special] TEXT\n"
+    "usage: cachet tokenize [--json] [--no-special] [--model PATH] TEXT\n"
     "\n"
     "Prints the token ids of TEXT, one line, space-separated.\n"
     "\n"
-    "  --model PATH   GGUF model (default as for generate)\n"
-    "  --json         print {\"tokens\": [...]}\n"
-    "  --no-special   treat special-token text (<|im_start|>) as plain text\n";
+    "  --json                print {\"tokens\": [...]}\n"
+    "  --no-special          treat special-token text (<|im_start|>) as plain text\n";
+
+static void usage(FILE *f, const char *text, cli_engine_set set) {
+    fputs(text, f);
+    cli_engine_usage(f, set, NULL);
+}
 
 typedef struct gen_opts {
-    const char *model, *prompt, *prompt_file, *system, *system_file;
-    int chat, json, threads, ctx;
-    eng_model_params mp;
+    const char *prompt, *prompt_file, *system, *system_file;
+    int chat, json;
+    cli_engine e;
     int max_tokens;
     eng_sample_params sp;
 } gen_opts;
 
-enum { OPT_MODEL = 256, OPT_PROMPT, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP,
-       OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_REP, OPT_SEED, OPT_THREADS, OPT_CTX, OPT_JSON, OPT_HELP,
-       OPT_NOSPECIAL, OPT_KV_BUDGET, OPT_NO_CACHE, OPT_NO_DISK, OPT_KV_DIR, OPT_KV_DISK_BUDGET,
-       OPT_DEBUG, OPT_SYSTEM_FILE, OPT_EXACT, OPT_DEVICE };
+enum { OPT_PROMPT = 256, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP, OPT_TOPK, OPT_TOPP,
+       OPT_MINP, OPT_REP, OPT_SEED, OPT_JSON, OPT_HELP, OPT_NOSPECIAL, OPT_SYSTEM_FILE };
 
-/* Parses the prefix-cache and device options shared by every command that
- * runs the engine; returns 1 if c was one of them, -1 on a bad value, 0
- * otherwise. */
-int agent_parse_cache_opt(eng_model_params *mp, int c, const char *arg) {
-    util_err err;
+/* One of generate's own options with its argument; returns 0 or an exit status. */
+static int parse_one(gen_opts *o, int c, const char *a) {
+    long l;
+    double d;
     switch (c) {
-    case OPT_KV_BUDGET:
-    case OPT_KV_DISK_BUDGET: {
-        uint64_t v;
-        if (util_parse_size(arg, &v, NULL, &err) || v == 0) {
-            fprintf(stderr, "cachet: option '%s': %s\n", c == OPT_KV_BUDGET ? "--kv-budget" : "--kv-disk-budget",
-                    v == 0 ? "size must be positive" : err.msg);
-            return -1;
-        }
-        if (c == OPT_KV_BUDGET) mp->kv_budget = v;
-        else mp->kv_disk_budget = v;
-        return 1;
-    }
-    case OPT_NO_CACHE: mp->no_cache = 1; return 1;
-    case OPT_NO_DISK: mp->no_disk_cache = 1; return 1;
-    case OPT_KV_DIR: mp->kv_dir = arg; return 1;
-    case OPT_DEBUG: mp->debug = 1; return 1;
-    case OPT_EXACT: mp->exact = 1; return 1;
-    case OPT_DEVICE: return agent_parse_device(&mp->device, arg) ? -1 : 1;
-    default: return 0;
+    case OPT_PROMPT: o->prompt = a; return 0;
+    case OPT_PROMPT_FILE: o->prompt_file = a; return 0;
+    case OPT_CHAT: o->chat = 1; return 0;
+    case OPT_SYSTEM: o->system = a; return 0;
+    case OPT_SYSTEM_FILE: o->system_file = a; return 0;
+    case OPT_JSON: o->json = 1; return 0;
+    case OPT_MAX: return cli_parse_int("--max-tokens", a, 1, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->max_tokens = (int)l, 0);
+    case OPT_TOPK: return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->sp.top_k = (int)l, 0);
+    case OPT_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->sp.seed = (uint64_t)l, 0);
+    case OPT_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->sp.temp = (float)d, 0);
+    case OPT_TOPP: return cli_parse_float("--top-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->sp.top_p = (float)d, 0);
+    case OPT_MINP: return cli_parse_float("--min-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->sp.min_p = (float)d, 0);
+    case OPT_REP:
+        return cli_parse_float("--repeat-penalty", a, 0.01, 100, &d) ? CLI_EXIT_USAGE : (o->sp.repeat_penalty = (float)d, 0);
+    default: return CLI_EXIT_USAGE;
     }
 }
 
 static int parse_generate(gen_opts *o, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, OPT_MODEL},       {"prompt", required_argument, 0, OPT_PROMPT},
-        {"prompt-file", required_argument, 0, OPT_PROMPT_FILE}, {"chat", no_argument, 0, OPT_CHAT},
-        {"system", required_argument, 0, OPT_SYSTEM},     {"system-file", required_argument, 0, OPT_SYSTEM_FILE},     {"max-tokens", required_argument, 0, OPT_MAX},
-        {"temp", required_argument, 0, OPT_TEMP},         {"top-k", required_argument, 0, OPT_TOPK},
-        {"top-p", required_argument, 0, OPT_TOPP},        {"min-p", required_argument, 0, OPT_MINP},
+    static const struct option own[] = {
+        {"prompt", required_argument, 0, OPT_PROMPT},      {"prompt-file", required_argument, 0, OPT_PROMPT_FILE},
+        {"chat", no_argument, 0, OPT_CHAT},                {"system", required_argument, 0, OPT_SYSTEM},
+        {"system-file", required_argument, 0, OPT_SYSTEM_FILE}, {"max-tokens", required_argument, 0, OPT_MAX},
+        {"temp", required_argument, 0, OPT_TEMP},          {"top-k", required_argument, 0, OPT_TOPK},
+        {"top-p", required_argument, 0, OPT_TOPP},         {"min-p", required_argument, 0, OPT_MINP},
         {"repeat-penalty", required_argument, 0, OPT_REP}, {"seed", required_argument, 0, OPT_SEED},
-        {"threads", required_argument, 0, OPT_THREADS},   {"ctx-size", required_argument, 0, OPT_CTX},
-        {"json", no_argument, 0, OPT_JSON},               {"help", no_argument, 0, OPT_HELP},
-        {"kv-budget", required_argument, 0, OPT_KV_BUDGET}, {"no-cache", no_argument, 0, OPT_NO_CACHE},
-        {"no-disk-cache", no_argument, 0, OPT_NO_DISK},   {"kv-dir", required_argument, 0, OPT_KV_DIR},
-        {"kv-disk-budget", required_argument, 0, OPT_KV_DISK_BUDGET}, {"debug", no_argument, 0, OPT_DEBUG},
-        {"exact", no_argument, 0, OPT_EXACT},             {"device", required_argument, 0, OPT_DEVICE},
+        {"json", no_argument, 0, OPT_JSON},                {"help", no_argument, 0, OPT_HELP},
         {0, 0, 0, 0}};
+    struct option opts[64];
+    if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int c;
-    long l;
-    double d;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int k = agent_parse_cache_opt(&o->mp, c, optarg);
-        if (k < 0) return 2;
-        if (k > 0) continue;
-        switch (c) {
-        case OPT_MODEL: o->model = optarg; break;
-        case OPT_PROMPT: o->prompt = optarg; break;
-        case OPT_PROMPT_FILE: o->prompt_file = optarg; break;
-        case OPT_CHAT: o->chat = 1; break;
-        case OPT_SYSTEM: o->system = optarg; break;
-        case OPT_SYSTEM_FILE: o->system_file = optarg; break;
-        case OPT_JSON: o->json = 1; break;
-        case OPT_HELP: fputs(generate_usage, stdout); return 0;
-        case OPT_MAX: if (agent_parse_int("--max-tokens", optarg, 1, INT_MAX, &l)) return 2; o->max_tokens = (int)l; break;
-        case OPT_THREADS: if (agent_parse_int("--threads", optarg, 1, 256, &l)) return 2; o->threads = (int)l; break;
-        case OPT_CTX: if (agent_parse_int("--ctx-size", optarg, 1, 1 << 24, &l)) return 2; o->ctx = (int)l; break;
-        case OPT_TOPK: if (agent_parse_int("--top-k", optarg, 0, INT_MAX, &l)) return 2; o->sp.top_k = (int)l; break;
-        case OPT_SEED: if (agent_parse_int("--seed", optarg, 0, LONG_MAX, &l)) return 2; o->sp.seed = (uint64_t)l; break;
-        case OPT_TEMP: if (agent_parse_float("--temp", optarg, 0, 100, &d)) return 2; o->sp.temp = (float)d; break;
-        case OPT_TOPP: if (agent_parse_float("--top-p", optarg, 0, 1, &d)) return 2; o->sp.top_p = (float)d; break;
-        case OPT_MINP: if (agent_parse_float("--min-p", optarg, 0, 1, &d)) return 2; o->sp.min_p = (float)d; break;
-        case OPT_REP: if (agent_parse_float("--repeat-penalty", optarg, 0.01, 100, &d)) return 2; o->sp.repeat_penalty = (float)d; break;
-        default:
-            fprintf(stderr, "cachet generate: unknown or incomplete option '%s'\n%s", argv[optind - 1],
-                    generate_usage);
-            return 2;
+        int k = cli_engine_parse(&o->e, c, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
+        if (c == OPT_HELP) {
+            usage(stdout, generate_usage, CLI_ENGINE_ALL);
+            return CLI_EXIT_OK;
         }
+        if (c == '?' || c == ':') {
+            fprintf(stderr, "cachet generate: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr, generate_usage, CLI_ENGINE_ALL);
+            return CLI_EXIT_USAGE;
+        }
+        if ((k = parse_one(o, c, optarg))) return k;
     }
     if (optind < argc) {
         fprintf(stderr, "cachet generate: unexpected argument '%s'\n", argv[optind]);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
-    if (!o->mp.device && agent_parse_device(&o->mp.device, NULL)) return 2;
     if (o->system && o->system_file) {
         fprintf(stderr, "cachet generate: give at most one of --system and --system-file\n");
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     if (!o->prompt == !o->prompt_file) {
-        fprintf(stderr, "cachet generate: give exactly one of --prompt or --prompt-file\n%s", generate_usage);
-        return 2;
+        fprintf(stderr, "cachet generate: give exactly one of --prompt or --prompt-file\n");
+        usage(stderr, generate_usage, CLI_ENGINE_ALL);
+        return CLI_EXIT_USAGE;
     }
-    return -1;
+    return cli_engine_finish(&o->e, 1);
 }
 
 /* --- streaming output and progress ------------------------------------- */
@@ -181,15 +151,13 @@ static int on_token(void *user, int32_t id, const char *text, size_t len) {
 }
 
 typedef struct progress_ctx {
-    struct timespec t0;
+    double t0_ms;
     int shown;
 } progress_ctx;
 
 static void on_progress(void *user, int done, int total) {
     progress_ctx *p = user;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double el = (double)(now.tv_sec - p->t0.tv_sec) + (double)(now.tv_nsec - p->t0.tv_nsec) / 1e9;
+    double el = (util_now_ms() - p->t0_ms) / 1e3;
     if (el < 1.0 && !p->shown) return;
     p->shown = 1;
     fprintf(stderr, "\rprefill %d/%d tokens", done, total);
@@ -274,37 +242,33 @@ static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const en
     cJSON_Delete(o);
 }
 
-int agent_cmd_generate(int argc, char **argv) {
+int cli_cmd_generate(int argc, char **argv) {
     gen_opts o = {.max_tokens = 256, .sp = eng_sample_defaults()};
     o.sp.seed = (uint64_t)time(NULL);
     int st = parse_generate(&o, argc, argv);
-    if (st >= 0) return st;
+    if (st != CLI_GO_ON) return st;
 
     util_err err;
     util_err_clear(&err);
-    char path[PATH_MAX];
-    agent_model_path(o.model, path, sizeof path);
     char *text = NULL;
     if (load_prompt(&o, &text, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     eng_model *m = NULL;
-    o.mp.n_threads = o.threads;
-    if (eng_model_open(&m, path, &o.mp, &err)) {
-        agent_report_model_error(path, &err);
+    if (eng_model_open(&m, o.e.path, &o.e.mp, &err)) {
+        fprintf(stderr, "cachet: %s\n", err.msg);
         free(text);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     int32_t *prompt = NULL, *out_ids = NULL;
     size_t n_prompt = 0;
-    int n_out = 0, rc = 1;
+    int n_out = 0, rc = CLI_EXIT_FAIL;
     eng_seq *seq = NULL;
     stream_ctx sc = {.json = o.json};
     util_buf_init(&sc.text);
-    progress_ctx pc = {.shown = 0};
-    clock_gettime(CLOCK_MONOTONIC, &pc.t0);
-    if (build_prompt(m, &o, text, &prompt, &n_prompt, &err) || eng_seq_new(&seq, m, o.ctx, &err)) {
+    progress_ctx pc = {.t0_ms = util_now_ms(), .shown = 0};
+    if (build_prompt(m, &o, text, &prompt, &n_prompt, &err) || eng_seq_new(&seq, m, o.e.n_ctx, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         goto done;
     }
@@ -332,7 +296,7 @@ int agent_cmd_generate(int argc, char **argv) {
         fputc('\n', stdout);
         fflush(stdout);
     }
-    rc = 0;
+    rc = CLI_EXIT_OK;
 done:
     util_buf_release(&sc.text);
     free(out_ids);
@@ -343,50 +307,54 @@ done:
     return rc;
 }
 
-int agent_cmd_tokenize(int argc, char **argv) {
-    static const struct option opts[] = {{"model", required_argument, 0, OPT_MODEL},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"no-special", no_argument, 0, OPT_NOSPECIAL},
-                                         {"help", no_argument, 0, OPT_HELP},
-                                         {0, 0, 0, 0}};
-    const char *model = NULL;
+int cli_cmd_tokenize(int argc, char **argv) {
+    static const struct option own[] = {{"json", no_argument, 0, OPT_JSON},
+                                        {"no-special", no_argument, 0, OPT_NOSPECIAL},
+                                        {"help", no_argument, 0, OPT_HELP},
+                                        {0, 0, 0, 0}};
+    struct option opts[16];
+    if (cli_engine_longopts(opts, 16, own, CLI_ENGINE_MODEL_ONLY)) return CLI_EXIT_FAIL;
+    cli_engine e = {.model = NULL};
     int json = 0, special = 1, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int k = cli_engine_parse(&e, c, optarg);
+        if (k == CLI_EXIT_USAGE) return k;
+        if (k) continue;
         switch (c) {
-        case OPT_MODEL: model = optarg; break;
         case OPT_JSON: json = 1; break;
         case OPT_NOSPECIAL: special = 0; break;
-        case OPT_HELP: fputs(tokenize_usage, stdout); return 0;
+        case OPT_HELP: usage(stdout, tokenize_usage, CLI_ENGINE_MODEL_ONLY); return CLI_EXIT_OK;
         default:
-            fprintf(stderr, "cachet tokenize: unknown or incomplete option '%s'\n%s", argv[optind - 1],
-                    tokenize_usage);
-            return 2;
+            fprintf(stderr, "cachet tokenize: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr, tokenize_usage, CLI_ENGINE_MODEL_ONLY);
+            return CLI_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "cachet tokenize: give exactly one TEXT argument\n%s", tokenize_usage);
-        return 2;
+        fprintf(stderr, "cachet tokenize: give exactly one TEXT argument\n");
+        usage(stderr, tokenize_usage, CLI_ENGINE_MODEL_ONLY);
+        return CLI_EXIT_USAGE;
     }
+    int st = cli_engine_finish(&e, 1);
+    if (st != CLI_GO_ON) return st;
     const char *text = argv[optind];
     util_err err;
     util_err_clear(&err);
-    char path[PATH_MAX];
-    agent_model_path(model, path, sizeof path);
     eng_gguf *g = NULL;
     eng_tokenizer *t = NULL;
-    if (eng_gguf_open(&g, path, &err) || eng_tokenizer_new(&t, g, &err)) {
-        agent_report_model_error(path, &err);
+    if (eng_gguf_open(&g, e.path, &err) || eng_tokenizer_new(&t, g, &err)) {
+        fprintf(stderr, "cachet: %s\n", err.msg);
         eng_gguf_free(g);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     int32_t *ids = NULL;
     size_t n = 0;
     int rc = 0;
     if (eng_tokenize(t, text, strlen(text), 1, special, &ids, &n, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
-        rc = 1;
+        rc = CLI_EXIT_FAIL;
     } else if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON *arr = cJSON_AddArrayToObject(o, "tokens");

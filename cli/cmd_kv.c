@@ -41,7 +41,7 @@ static void group(char *buf, size_t cap, double v) {
     buf[k] = '\0';
 }
 
-int agent_cmd_kv(int argc, char **argv) {
+int cli_cmd_kv(int argc, char **argv) {
     enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP };
     static const struct option opts[] = {
         {"model", required_argument, 0, O_MODEL}, {"layers", required_argument, 0, O_LAYERS},
@@ -57,17 +57,17 @@ int agent_cmd_kv(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_MODEL: model = optarg; break;
-        case O_LAYERS: if (agent_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return 2; break;
-        case O_KVH: if (agent_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return 2; break;
-        case O_HD: if (agent_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return 2; break;
-        case O_HEADS: if (agent_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return 2; break;
+        case O_LAYERS: if (cli_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return CLI_EXIT_USAGE; break;
+        case O_KVH: if (cli_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return CLI_EXIT_USAGE; break;
+        case O_HD: if (cli_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return CLI_EXIT_USAGE; break;
+        case O_HEADS: if (cli_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return CLI_EXIT_USAGE; break;
         case O_DTYPE: dtype = optarg; break;
         case O_MEM: mem = optarg; break;
         case O_JSON: json = 1; break;
-        case O_HELP: fputs(kv_usage, stdout); return 0;
+        case O_HELP: fputs(kv_usage, stdout); return CLI_EXIT_OK;
         default:
             fprintf(stderr, "cachet kv: unknown or incomplete option '%s'\n%s", argv[optind - 1], kv_usage);
-            return 2;
+            return CLI_EXIT_USAGE;
         }
     }
     double bytes_per_value;
@@ -76,7 +76,7 @@ int agent_cmd_kv(int argc, char **argv) {
     else if (strcmp(dtype, "q8_0") == 0) bytes_per_value = 34.0 / 32.0;
     else {
         fprintf(stderr, "cachet kv: --dtype must be f16, f32 or q8_0, not '%s'\n", dtype);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     util_err err;
     util_err_clear(&err);
@@ -84,13 +84,13 @@ int agent_cmd_kv(int argc, char **argv) {
     int binary;
     if (util_parse_size(mem, &mem_bytes, &binary, &err)) {
         fprintf(stderr, "cachet kv: --memory: %s\n", err.msg);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     if (model) {
         eng_model_shape sh;
         if (eng_model_shape_read(model, &sh, &err)) {
             fprintf(stderr, "cachet: %s\n", err.msg);
-            return 1;
+            return CLI_EXIT_FAIL;
         }
         layers = sh.n_layer;
         kvh = sh.n_kv_head;
@@ -98,7 +98,7 @@ int agent_cmd_kv(int argc, char **argv) {
         heads = sh.n_head;
     } else if (!layers || !kvh || !hd) {
         fprintf(stderr, "cachet kv: give --model, or all of --layers, --kv-heads and --head-dim\n%s", kv_usage);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     double values = (double)layers * (double)kvh * (double)hd * 2.0;
     double bpt = values * bytes_per_value;
@@ -123,7 +123,7 @@ int agent_cmd_kv(int argc, char **argv) {
         if (s) puts(s);
         free(s);
         cJSON_Delete(o);
-        return 0;
+        return CLI_EXIT_OK;
     }
     char a[64], b[64], t[64];
     group(a, sizeof a, bpt);
@@ -141,5 +141,5 @@ int agent_cmd_kv(int argc, char **argv) {
         printf("with full multi-head attention (%ld kv heads) it would be %s bytes per token: "
                "%s saves %.1fx\n", heads, m, kvh == 1 ? "MQA" : "GQA", (double)heads / (double)kvh);
     }
-    return 0;
+    return CLI_EXIT_OK;
 }

@@ -32,28 +32,28 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
     curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: the agent's HTTP backend */
-    if (argc < 2) return agent_cmd_agent(argc, argv);
+    if (argc < 2) return cli_cmd_agent(argc, argv);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
-        return 0;
+        return CLI_EXIT_OK;
     }
     if (strcmp(cmd, "--help-agent") == 0) {
         char *h[] = {argv[0], "--help", NULL};
-        return agent_cmd_agent(2, h);
+        return cli_cmd_agent(2, h);
     }
-    if (cmd[0] == '-') return agent_cmd_agent(argc, argv);
-    if (strcmp(cmd, "prompt") == 0) return agent_cmd_prompt(argc - 1, argv + 1);
-    if (strcmp(cmd, "sessions") == 0) return agent_cmd_sessions(argc - 1, argv + 1);
-    if (strcmp(cmd, "stats") == 0) return agent_cmd_stats(argc - 1, argv + 1);
-    if (strcmp(cmd, "generate") == 0) return agent_cmd_generate(argc - 1, argv + 1);
-    if (strcmp(cmd, "tokenize") == 0) return agent_cmd_tokenize(argc - 1, argv + 1);
-    if (strcmp(cmd, "kv") == 0) return agent_cmd_kv(argc - 1, argv + 1);
-    if (strcmp(cmd, "serve") == 0) return agent_cmd_serve(argc - 1, argv + 1);
+    if (cmd[0] == '-') return cli_cmd_agent(argc, argv);
+    if (strcmp(cmd, "prompt") == 0) return cli_cmd_prompt(argc - 1, argv + 1);
+    if (strcmp(cmd, "sessions") == 0) return cli_cmd_sessions(argc - 1, argv + 1);
+    if (strcmp(cmd, "stats") == 0) return cli_cmd_stats(argc - 1, argv + 1);
+    if (strcmp(cmd, "generate") == 0) return cli_cmd_generate(argc - 1, argv + 1);
+    if (strcmp(cmd, "tokenize") == 0) return cli_cmd_tokenize(argc - 1, argv + 1);
+    if (strcmp(cmd, "kv") == 0) return cli_cmd_kv(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0) return cli_cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "cache") == 0)
-        return agent_bench_cache(argc - 2, argv + 2);
-    if (strcmp(cmd, "bench") == 0) return agent_cmd_bench(argc - 1, argv + 1);
+        return cli_cmd_bench_cache(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "cachet: unknown command '%s'\n", cmd);
     usage(stderr);
-    return 2;
+    return CLI_EXIT_USAGE;
 }

@@ -2,7 +2,7 @@
  * through libedit, streamed replies, Ctrl-C stopping the current generation
  * (SIGINT is blocked and read through a signalfd, so no signal handler and no
  * global flag), confirmation prompts, and the slash commands /stats /prompt
- * /reset /sessions /help /quit. The loop itself is loop.c. */
+ * /reset /sessions /help /quit. The loop itself is agent/loop.c. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -76,16 +76,16 @@ static const char help_text[] =
     "/quit      leave (also Ctrl-D); Ctrl-C stops a reply, not the session\n";
 
 /* Runs a slash command; returns 1 to quit. */
-static int slash(agent_cli *c, agent *a, const char *line) {
+static int slash(cli_agent *c, agent *a, const char *line) {
     util_err err;
     if (strcmp(line, "/quit") == 0 || strcmp(line, "/exit") == 0) return 1;
     if (strcmp(line, "/help") == 0) fputs(help_text, stdout);
     else if (strcmp(line, "/stats") == 0) {
         char *argv[] = {"stats", (char *)agent_session_id(a), NULL};
-        agent_cmd_stats(2, argv);
+        cli_cmd_stats(2, argv);
     } else if (strcmp(line, "/sessions") == 0) {
         char *argv[] = {"sessions", NULL};
-        agent_cmd_sessions(1, argv);
+        cli_cmd_sessions(1, argv);
     } else if (strcmp(line, "/prompt") == 0) {
         const agent_prompt *p = agent_get_prompt(a);
         printf("===== tiers 0-1: system prompt =====\n%s\n===== tier 2: session context =====\n%s\n"
@@ -101,7 +101,7 @@ static int slash(agent_cli *c, agent *a, const char *line) {
     return 0;
 }
 
-int agent_repl(agent_cli *c) {
+int cli_repl(cli_agent *c) {
     repl r = {.sigfd = -1};
     sigset_t set, old;
     sigemptyset(&set);
@@ -123,7 +123,7 @@ int agent_repl(agent_cli *c) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         if (r.sigfd >= 0) close(r.sigfd);
         sigprocmask(SIG_SETMASK, &old, NULL);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     char hist[4200];
     history_path(hist, sizeof hist);

@@ -10,11 +10,8 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/path.h"
 #include "lint_registry.h"
-
-#ifndef CACHET_DATADIR
-#define CACHET_DATADIR "/usr/local/share/cachet"
-#endif
 
 /* --- rules ------------------------------------------------------------------ */
 
@@ -100,20 +97,17 @@ int lint_rule_doc(char **out, const char *exe_path, int id, util_err *err) {
     const lint_rule_info *r = lint_rule_get(id);
     *out = NULL;
     if (!r) return util_err_set(err, UTIL_ENOTFOUND, "unknown rule %d", id);
-    char dirs[8][4096];
+    char dirs[2][4096];
     size_t nd = 0;
     const char *env = getenv("PROMPTLINT_RULES_DIR");
     if (env && *env) snprintf(dirs[nd++], sizeof dirs[0], "%s", env);
-    if (exe_path && strchr(exe_path, '/')) {
-        const char *slash = strrchr(exe_path, '/');
-        int l = (int)(slash - exe_path);
-        /* a source checkout: bin/ or a build tree such as build/san/bin/ */
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../linter/rules", l, exe_path);
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../../linter/rules", l, exe_path);
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../../../linter/rules", l, exe_path);
-        snprintf(dirs[nd++], sizeof dirs[0], "%.*s/../share/cachet/linter/rules", l, exe_path);
-    }
-    snprintf(dirs[nd++], sizeof dirs[0], "%s/linter/rules", CACHET_DATADIR);
+    /* the one data-directory search order (util/path.h) */
+    char data[4096];
+    util_err derr;
+    if (util_data_dir_find(data, sizeof data, NULL, &derr) == UTIL_OK)
+        snprintf(dirs[nd++], sizeof dirs[0], "%s/linter/rules", data);
+    else if (nd == 0)
+        return util_err_set(err, UTIL_ENOTFOUND, "rule documentation '%s.md': %s", r->code, derr.msg);
     for (size_t i = 0; i < nd; i++) {
         char p[8192];
         snprintf(p, sizeof p, "%s/%s.md", dirs[i], r->code);

@@ -5,37 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/text.h"
 #include "lint_text.h"
 
 /* --- small helpers -------------------------------------------------------- */
 
-size_t lint_utf8_check(const char *s, size_t len) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n;
-        unsigned min;
-        if (c >= 0xC2 && c <= 0xDF) n = 1, min = 0x80;
-        else if (c >= 0xE0 && c <= 0xEF) n = 2, min = 0x800;
-        else if (c >= 0xF0 && c <= 0xF4) n = 3, min = 0x10000;
-        else return i;
-        unsigned cp = c & (0x3F >> n);
-        for (size_t k = 1; k <= n; k++) {
-            if (i + k >= len) return i;
-            unsigned cc = p[i + k];
-            if ((cc & 0xC0) != 0x80) return i;
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-        i += n + 1;
-    }
-    return len;
-}
+size_t lint_utf8_check(const char *s, size_t len) { return util_utf8_check(s, len); }
 
 int lint_is_binary(const char *s, size_t len) {
     size_t n = len < 8192 ? len : 8192;

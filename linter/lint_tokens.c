@@ -1,6 +1,6 @@
 /* linter/lint_tokens.c: token counts for tokens_lost. Uses the engine's
  * tokenizer when a model is found (--model, $CACHET_MODEL, or the default
- * model beside the executable or in ./models), loaded lazily on the first
+ * model in util/path.h's search order), loaded lazily on the first
  * count; otherwise a documented estimate, always labelled as such.
  * Does not run the model or render chat templates. */
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/path.h"
 #include "lint_tokens.h"
 
 /* 1 when engine/tokenizer.c is part of the build. */
@@ -19,8 +20,6 @@
 #include "../engine/gguf.h"
 #include "../engine/tokenizer.h"
 #endif
-
-#define LINT_DEFAULT_MODEL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 struct lint_tok {
     int state; /* 0 not tried, 1 loaded, -1 estimate */
@@ -75,37 +74,18 @@ long lint_tok_estimate(const char *text, size_t len) {
 
 /* --- model lookup --------------------------------------------------------------- */
 
-static int readable(const char *p) { return p && *p && access(p, R_OK) == 0; }
-
-static void find_model(lint_tok *t, const char *model_path, const char *exe_path) {
-    t->path[0] = '\0';
-    if (model_path && *model_path) {
-        snprintf(t->path, sizeof t->path, "%s", model_path);
-        return;
-    }
-    const char *env = getenv("CACHET_MODEL");
-    if (env && *env) {
-        snprintf(t->path, sizeof t->path, "%s", env);
-        return;
-    }
-    if (exe_path && strchr(exe_path, '/')) {
-        char cand[4096];
-        const char *slash = strrchr(exe_path, '/');
-        snprintf(cand, sizeof cand, "%.*s/../%s", (int)(slash - exe_path), exe_path,
-                 LINT_DEFAULT_MODEL);
-        if (readable(cand)) {
-            snprintf(t->path, sizeof t->path, "%s", cand);
-            return;
-        }
-    }
-    if (readable(LINT_DEFAULT_MODEL)) snprintf(t->path, sizeof t->path, "%s", LINT_DEFAULT_MODEL);
+/* The one search order (util/path.h). A given or $CACHET_MODEL path that does
+ * not exist is kept, so the estimate's label names it; no default model
+ * found: the estimate. */
+static void find_model(lint_tok *t, const char *model_path) {
+    util_model_find(t->path, sizeof t->path, model_path, NULL);
 }
 
 int lint_tok_new(lint_tok **out, const char *model_path, int no_model, const char *exe_path) {
     lint_tok *t = calloc(1, sizeof *t);
     if (!t) return UTIL_ENOMEM;
     t->no_model = no_model;
-    if (!no_model) find_model(t, model_path, exe_path);
+    if (!no_model) find_model(t, model_path);
     snprintf(t->source, sizeof t->source, "estimate (no model)");
     *out = t;
     return UTIL_OK;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/path.h"
 #include "lint.h"
 
 static const char k_usage[] =
@@ -243,9 +244,7 @@ int main(int argc, char **argv) {
     cli c;
     memset(&c, 0, sizeof c);
     char exe[4096];
-    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (el > 0) exe[el] = '\0';
-    else snprintf(exe, sizeof exe, "%s", argv[0]);
+    if (util_exe_path(exe, sizeof exe, NULL)) snprintf(exe, sizeof exe, "%s", argv[0]);
     c.lo.exe_path = exe;
     c.oo.exe_path = exe;
     c.paths = calloc((size_t)argc + 1, sizeof *c.paths);

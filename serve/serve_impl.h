@@ -1,5 +1,5 @@
 /* serve/serve_impl.h: private types shared by the `cachet serve` files:
- * serve.c (command line, HTTP routes), serve_json.c (request parsing and
+ * serve.c (HTTP routes, start and stop), serve_json.c (request parsing and
  * response bodies), serve_sched.c (the one thread that calls the engine) and
  * serve_metrics.c (counters, Prometheus text). Not a public API. */
 #ifndef AGENT_SERVE_IMPL_H
@@ -48,7 +48,9 @@ void serve_error_set(serve_error *e, int status, const char *type, const char *c
 char *serve_error_json(const serve_error *e);
 
 /* Parses body (len bytes) as a request of the given kind. On failure fills e
- * (400) and returns -1. defaults: sampling defaults of the server. */
+ * (400, or 500 when out of memory) and returns UTIL_EFORMAT (not JSON),
+ * UTIL_EINVAL (a field is wrong) or UTIL_ENOMEM. defaults: sampling defaults
+ * of the server. */
 int serve_request_parse(serve_request *r, serve_kind kind, const char *body, size_t len,
                         const eng_sample_params *defaults, serve_error *e);
 void serve_request_release(serve_request *r);
@@ -158,6 +160,7 @@ int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j
                     int prompt_tokens);
 const char *serve_finish_name(serve_finish f);
 
-double serve_now(void); /* monotonic seconds */
+/* Monotonic seconds: util_now_s, kept for serve_sched.c until it calls that. */
+double serve_now(void);
 
 #endif

@@ -10,13 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/time.h"
 #include "serve_impl.h"
 
-double serve_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+double serve_now(void) { return util_now_s(); }
 
 /* --- errors ------------------------------------------------------------- */
 
@@ -48,7 +45,13 @@ char *serve_error_json(const serve_error *e) {
 
 static int bad(serve_error *e, const char *param, const char *msg) {
     serve_error_set(e, 400, "invalid_request_error", NULL, param, "%s", msg);
-    return -1;
+    return UTIL_EINVAL;
+}
+
+/* A 500: the server ran out of memory. */
+static int oom(serve_error *e) {
+    serve_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+    return UTIL_ENOMEM;
 }
 
 /* A 400 naming the field: fmt has one %s for the field's name. */
@@ -94,9 +97,9 @@ static int parse_content(const cJSON *c, char **out, serve_error *e) {
     }
     if (!*out) {
         serve_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
-        return -1;
+        return UTIL_ENOMEM;
     }
-    return 0;
+    return UTIL_OK;
 }
 
 static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
@@ -104,7 +107,7 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
     int n = cJSON_GetArraySize(msgs);
     if (n < 1) return bad(e, "messages", "'messages' must not be empty");
     r->msgs = calloc((size_t)n, sizeof *r->msgs);
-    if (!r->msgs) return bad(e, NULL, "out of memory");
+    if (!r->msgs) return oom(e);
     const cJSON *m;
     cJSON_ArrayForEach(m, msgs) {
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
@@ -113,13 +116,16 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
         const char *rs = role->valuestring;
         if (strcmp(rs, "developer") == 0) rs = "system";
         if (strcmp(rs, "system") && strcmp(rs, "user") && strcmp(rs, "assistant") && strcmp(rs, "tool"))
-            return (serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "unknown message role '%s'", role->valuestring), -1);
+            return (serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "unknown message role '%s'",
+                                    role->valuestring),
+                    UTIL_EINVAL);
         char *content;
-        if (parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), &content, e)) return -1;
+        int rc = parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), &content, e);
+        if (rc) return rc;
         char *rd = dup_str(rs);
         if (!rd) {
             free(content);
-            return bad(e, NULL, "out of memory");
+            return oom(e);
         }
         r->msgs[r->n_msgs].role = rd;
         r->msgs[r->n_msgs].content = content;
@@ -141,7 +147,7 @@ static int opt_number(const cJSON *o, const char *name, double lo, double hi, in
     if (d < lo || d > hi) {
         serve_error_set(e, 400, "invalid_request_error", NULL, name, "'%s' is %g; it must lie in [%g, %g]",
                         name, d, lo, hi);
-        return -1;
+        return UTIL_EINVAL;
     }
     *out = d;
     if (given) *given = 1;
@@ -162,34 +168,34 @@ static int add_stop(serve_request *r, const cJSON *s, serve_error *e) {
     if (l == 0) return 0;
     if (l > SERVE_MAX_STOP_LEN) return bad(e, "stop", "a stop string is longer than 64 bytes");
     if (r->n_stop == SERVE_MAX_STOP) return bad(e, "stop", "at most 4 stop strings");
-    if (!(r->stop[r->n_stop] = dup_str(s->valuestring))) return bad(e, NULL, "out of memory");
+    if (!(r->stop[r->n_stop] = dup_str(s->valuestring))) return oom(e);
     r->n_stop++;
     return 0;
 }
 
 static int parse_sampling(serve_request *r, const cJSON *o, serve_error *e) {
     double d;
-    int given;
-    if (opt_number(o, "temperature", 0, 2, 0, &d, &given, e)) return -1;
+    int given, rc;
+    if ((rc = opt_number(o, "temperature", 0, 2, 0, &d, &given, e))) return rc;
     if (given) r->sp.temp = (float)d;
-    if (opt_number(o, "top_p", 0, 1, 0, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "top_p", 0, 1, 0, &d, &given, e))) return rc;
     if (given) r->sp.top_p = d <= 0 ? 1e-6f : (float)d;
-    if (opt_number(o, "top_k", -1, 1e6, 1, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "top_k", -1, 1e6, 1, &d, &given, e))) return rc;
     if (given) r->sp.top_k = (int)d;
-    if (opt_number(o, "min_p", 0, 1, 0, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "min_p", 0, 1, 0, &d, &given, e))) return rc;
     if (given) r->sp.min_p = (float)d;
-    if (opt_number(o, "repetition_penalty", 0.01, 100, 0, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "repetition_penalty", 0.01, 100, 0, &d, &given, e))) return rc;
     if (given) r->sp.repeat_penalty = (float)d;
-    if (opt_number(o, "seed", -9.2e18, 9.2e18, 1, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "seed", -9.2e18, 9.2e18, 1, &d, &given, e))) return rc;
     if (given) r->sp.seed = (uint64_t)(int64_t)d;
     /* max_completion_tokens is the newer name; either may be given. */
-    if (opt_number(o, "max_tokens", 1, 1e9, 1, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "max_tokens", 1, 1e9, 1, &d, &given, e))) return rc;
     if (given) r->max_tokens = (int)d;
-    if (opt_number(o, "max_completion_tokens", 1, 1e9, 1, &d, &given, e)) return -1;
+    if ((rc = opt_number(o, "max_completion_tokens", 1, 1e9, 1, &d, &given, e))) return rc;
     if (given) r->max_tokens = (int)d;
     if (opt_number(o, "n", 1, 1, 1, &d, &given, e)) {
         serve_error_set(e, 400, "invalid_request_error", NULL, "n", "only n = 1 is supported");
-        return -1;
+        return UTIL_EINVAL;
     }
     return 0;
 }
@@ -201,12 +207,12 @@ int serve_request_parse(serve_request *r, serve_kind kind, const char *body, siz
     r->sp = *defaults;
     const char *end = NULL;
     cJSON *o = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    int rc = -1;
+    int rc = UTIL_EINVAL;
     if (!o) {
         size_t at = end && end >= body ? (size_t)(end - body) : 0;
         serve_error_set(e, 400, "invalid_request_error", "invalid_json", NULL,
                         "request body is not valid JSON (at byte %zu)", at);
-        return -1;
+        return UTIL_EFORMAT;
     }
     if (!cJSON_IsObject(o)) {
         bad(e, NULL, "request body must be a JSON object");
@@ -218,10 +224,13 @@ int serve_request_parse(serve_request *r, serve_kind kind, const char *body, siz
             bad(e, "model", "'model' must be a string");
             goto done;
         }
-        if (!(r->model = dup_str(model->valuestring))) goto done;
+        if (!(r->model = dup_str(model->valuestring))) {
+            rc = oom(e);
+            goto done;
+        }
     }
     if (kind == SERVE_CHAT) {
-        if (parse_messages(r, cJSON_GetObjectItemCaseSensitive(o, "messages"), e)) goto done;
+        if ((rc = parse_messages(r, cJSON_GetObjectItemCaseSensitive(o, "messages"), e))) goto done;
     } else {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt");
         if (cJSON_IsArray(p) && cJSON_GetArraySize(p) == 1) p = cJSON_GetArrayItem(p, 0);
@@ -229,29 +238,30 @@ int serve_request_parse(serve_request *r, serve_kind kind, const char *body, siz
             bad(e, "prompt", "'prompt' must be a string");
             goto done;
         }
-        if (!(r->prompt = dup_str(p->valuestring))) goto done;
+        if (!(r->prompt = dup_str(p->valuestring))) {
+            rc = oom(e);
+            goto done;
+        }
     }
-    if (parse_sampling(r, o, e)) goto done;
-    if (opt_bool(o, "stream", &r->stream, e)) goto done;
+    if ((rc = parse_sampling(r, o, e)) || (rc = opt_bool(o, "stream", &r->stream, e))) goto done;
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
     if (so && !cJSON_IsNull(so)) {
         if (!cJSON_IsObject(so)) {
             bad(e, "stream_options", "'stream_options' must be an object");
             goto done;
         }
-        if (opt_bool(so, "include_usage", &r->include_usage, e)) goto done;
+        if ((rc = opt_bool(so, "include_usage", &r->include_usage, e))) goto done;
     }
     const cJSON *stop = cJSON_GetObjectItemCaseSensitive(o, "stop");
     if (cJSON_IsArray(stop)) {
         const cJSON *s;
-        cJSON_ArrayForEach(s, stop) if (add_stop(r, s, e)) goto done;
-    } else if (stop && !cJSON_IsNull(stop) && add_stop(r, stop, e)) {
+        cJSON_ArrayForEach(s, stop) if ((rc = add_stop(r, s, e))) goto done;
+    } else if (stop && !cJSON_IsNull(stop) && (rc = add_stop(r, stop, e))) {
         goto done;
     }
-    rc = 0;
+    rc = UTIL_OK;
 done:
     cJSON_Delete(o);
-    if (rc && e->status == 0) serve_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
     if (rc) serve_request_release(r);
     return rc;
 }

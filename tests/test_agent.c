@@ -175,6 +175,16 @@ static void test_real_session(const char *dir, const char *model) {
     r = proc_runf("cd %s/ws2 && %s/cachet prompt --json --model %s", dir, proc_bin_dir(), model);
     o = cJSON_Parse(r.out);
     double sys_tokens = enum_(o, "system_message_tokens");
+    /* the model has one name: the file's without .gguf, in tier 2 and in the session */
+    const char *tier2 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "tiers"), 2), "text"));
+    const char *named = tier2 ? strstr(tier2, "model: SmolLM2-135M-Instruct.Q4_1") : NULL;
+    CHECK_MSG(named && strchr("\n", named[strlen("model: SmolLM2-135M-Instruct.Q4_1")]), "tier 2: %s",
+              tier2 ? tier2 : "(none)");
+    cJSON *sess = load_session(state, id);
+    const cJSON *first = cJSON_GetArrayItem(sess, 0);
+    CHECK_MSG(estr(first, "model") && strcmp(estr(first, "model"), "SmolLM2-135M-Instruct.Q4_1") == 0, "session model %s",
+              estr(first, "model") ? estr(first, "model") : "(none)");
+    cJSON_Delete(sess);
     cJSON_Delete(o);
     proc_result_free(&r);
     r = proc_runf("cd %s/ws2 && XDG_STATE_HOME=%s %s/cachet -p 'Name a month.' --model %s --json --max-tokens 8", dir, state,

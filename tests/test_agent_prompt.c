@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../agent/prompt.h"
 #include "check.h"
@@ -31,21 +32,6 @@ static void run_ok(const char *cmd) {
 }
 
 static void test_units(void) {
-    char *o = NULL;
-    size_t n = 0;
-    /* each byte that cannot start a valid sequence becomes one U+FFFD */
-    CHECK_EQ_INT(agent_utf8_sanitize("ok\xff\xfe!\xe2\x82", 7, &o, &n), 4);
-    CHECK_EQ_STR(o, "ok\xEF\xBF\xBD\xEF\xBF\xBD!\xEF\xBF\xBD\xEF\xBF\xBD");
-    free(o);
-    CHECK_EQ_INT(agent_utf8_sanitize("h\xc3\xa9llo", 6, &o, &n), 0);
-    free(o);
-    char big[3000];
-    memset(big, 'a', sizeof big);
-    memcpy(big + 2990, "THE-END.\n", 9);
-    big[2999] = '\0';
-    CHECK_EQ_INT(agent_truncate(big, strlen(big), 1000, &o, &n), 1);
-    CHECK(n < 1100 && strstr(o, "bytes cut by cachet") && strstr(o, "THE-END."));
-    free(o);
     char *name, *desc;
     util_err err;
     const char *ok = "---\nname: my-skill\ndescription: Does things.\nmetadata:\n  a: b\n---\nbody\n";
@@ -96,7 +82,7 @@ static void test_assembly(const char *dir) {
     free(big);
 
     agent_prompt p;
-    agent_prompt_opts o = {ws, data, "chatml", user};
+    agent_prompt_opts o = {ws, data, agent_format_of(ENG_CHAT_CHATML), user};
     util_err err;
     CHECK(agent_prompt_build(&p, &o, &err) == 0);
     const char *s = p.system;
@@ -188,8 +174,27 @@ static void test_two_processes(const char *dir) {
     proc_result_free(&a);
 }
 
+/* The chat families' table (agent/format.h): ChatML keeps tier 2 and tool
+ * results in their own roles, Gemma (no system or tool role after the first
+ * message) puts both in user turns; each names a tool-use prompt that exists. */
+static void test_formats(void) {
+    const agent_format *c = agent_format_of(ENG_CHAT_CHATML), *g = agent_format_of(ENG_CHAT_GEMMA);
+    CHECK(c->chat == ENG_CHAT_CHATML && c->tier2 == AGENT_TIER2_SYSTEM && strcmp(c->tool_result_role, "tool") == 0);
+    CHECK(g->chat == ENG_CHAT_GEMMA && g->tier2 == AGENT_TIER2_USER && strcmp(g->tool_result_role, "user") == 0);
+    CHECK_EQ_INT(agent_format_kept_messages(c), 2);
+    CHECK_EQ_INT(agent_format_kept_messages(g), 1);
+    CHECK(agent_format_of((eng_chat_format)99) == c);
+    const agent_format *all[] = {c, g};
+    for (int i = 0; i < 2; i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/prompts/%s", check_root(), all[i]->tool_use_prompt);
+        CHECK_MSG(access(p, R_OK) == 0, "missing %s", p);
+    }
+}
+
 void test_agent_prompt(void) {
     test_units();
+    test_formats();
     char dir[] = "/tmp/cachet-prompt-XXXXXX";
     if (!mkdtemp(dir)) return;
     test_assembly(dir);

@@ -2,6 +2,7 @@
  * missing and corrupt model files (exit 1 with a message, never a signal),
  * generate --chat --json on the real model, tokenize, context limits. */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,101 @@ static void test_usage(void) {
     proc_result_free(&r);
     r = proc_runf("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi", proc_bin_dir());
     CHECK_EQ_INT(r.status, 1);
+    proc_result_free(&r);
+}
+
+/* util/path.h's search orders seen from an installed layout: a copy of
+ * cachet in DIR/bin finds its data in DIR/share/cachet and the default model
+ * in DIR/share/cachet/models from any directory; with no model anywhere the
+ * message names every place searched. */
+static void test_search_order(const char *model) {
+    char dir[] = "/tmp/cachet-inst-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    proc_result r = proc_runf("mkdir -p %s/bin %s/share/cachet/models %s/xdg && cp %s/cachet %s/bin/ && "
+                              "cp -R %s/prompts %s/skills %s/share/cachet/",
+                              dir, dir, dir, proc_bin_dir(), dir, check_root(), check_root(), dir);
+    CHECK_EQ_INT(r.status, 0);
+    proc_result_free(&r);
+    const char *env = "CACHET_MODEL= CACHET_DATA= XDG_DATA_HOME=";
+    r = proc_runf("cd / && %s%s/xdg %s/bin/cachet tokenize hi", env, dir, dir);
+    CHECK_EQ_INT(r.status, 1);
+    char want[4][512];
+    snprintf(want[0], sizeof want[0], "'%s/xdg/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf'", dir);
+    snprintf(want[1], sizeof want[1], "'%s/share/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf'", dir);
+    snprintf(want[2], sizeof want[2], "'models/SmolLM2-135M-Instruct.Q4_1.gguf'");
+    snprintf(want[3], sizeof want[3], "'%s/models/SmolLM2-135M-Instruct.Q4_1.gguf'", dir);
+    for (int i = 0; i < 4; i++) CHECK_MSG(strstr(r.err, want[i]) != NULL, "no %s in: %s", want[i], r.err);
+    proc_result_free(&r);
+    char abs[PATH_MAX], ws[PATH_MAX];
+    if (realpath(model, abs) && realpath(check_root(), ws)) {
+        r = proc_runf("ln -s '%s' %s/share/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf && cd / && %s%s/xdg "
+                      "%s/bin/cachet prompt --workspace %s/examples/workspace",
+                      abs, dir, env, dir, dir, ws);
+        CHECK_MSG(r.status == 0 && strstr(r.out, "tier 0"), "installed cachet prompt: %d %s", r.status, r.err);
+        proc_result_free(&r);
+    }
+    r = proc_runf("rm -rf %s", dir);
+    proc_result_free(&r);
+}
+
+/* Every command that opens a model takes every engine option (cli/opts.c),
+ * lists it in its --help and refuses a bad value with exit 2 and a message
+ * naming the option; --help after the options ends the run once they are
+ * parsed, so nothing loads a model here. */
+static void test_engine_options(void) {
+    static const char *const cmds[] = {"generate", "-p hi", "--resume", "prompt", "serve", "bench", "bench cache"};
+    static const char *const good[] = {"--model /nonexistent/m.gguf", "--threads 2", "--ctx-size 512",
+                                       "--kv-budget 512MiB", "--kv-disk-budget 1GiB", "--kv-dir /tmp",
+                                       "--no-cache", "--no-disk-cache", "--exact", "--device cpu", "--debug"};
+    static const char *const bad[][3] = {
+        {"--threads 0", "--threads", "integer"},       {"--ctx-size abc", "--ctx-size", "integer"},
+        {"--kv-budget lots", "--kv-budget", "is not a size"}, {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
+        {"--device tpu", "--device", "not a device"}};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        proc_result r = proc_runf("%s/cachet %s --help", proc_bin_dir(), cmds[c]);
+        CHECK_MSG(r.status == 0, "cachet %s --help: exit %d", cmds[c], r.status);
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "%.*s ", (int)strcspn(good[i], " "), good[i]);
+            CHECK_MSG(strstr(r.out, name) != NULL, "cachet %s --help does not list %s", cmds[c], name);
+        }
+        proc_result_free(&r);
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+            r = proc_runf("%s/cachet %s %s --help", proc_bin_dir(), cmds[c], good[i]);
+            CHECK_MSG(r.status == 0, "cachet %s %s: exit %d: %s", cmds[c], good[i], r.status, r.err);
+            proc_result_free(&r);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            r = proc_runf("%s/cachet %s %s --help", proc_bin_dir(), cmds[c], bad[i][0]);
+            CHECK_MSG(r.status == 2 && strstr(r.err, bad[i][1]) && strstr(r.err, bad[i][2]),
+                      "cachet %s %s: exit %d: %s", cmds[c], bad[i][0], r.status, r.err);
+            proc_result_free(&r);
+        }
+    }
+    /* tokenize reads the tokenizer alone: --model, and no other engine option */
+    proc_result r = proc_runf("%s/cachet tokenize --model /nonexistent/m.gguf --help", proc_bin_dir());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "--model PATH") && !strstr(r.out, "--kv-budget"), "%d %s", r.status, r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet tokenize --threads 2 hi", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+}
+
+/* The runs that used to exit 2 ("unknown or incomplete option"). */
+static void test_engine_options_run(const char *model) {
+    proc_result r = proc_runf("%s/cachet --kv-disk-budget 1GiB -p hi --model '%s' --workspace %s/examples/workspace "
+                              "--max-tokens 2 --threads 2 --no-session --json",
+                              proc_bin_dir(), model, check_root());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "cachet --kv-disk-budget 1GiB -p hi: %d %s", r.status,
+              r.err);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench cache --kv-disk-budget 1GiB --model '%s' --prefix 16 --suffix 1 --reps 1 "
+                  "--threads 2 --json",
+                  proc_bin_dir(), model);
+    cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+    CHECK_MSG(j && cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")), "bench cache: %d %s", r.status,
+              r.err);
+    cJSON_Delete(j);
     proc_result_free(&r);
 }
 
@@ -153,12 +249,15 @@ static void test_kv(const char *model) {
 
 void test_cli(void) {
     test_usage();
+    test_engine_options();
     const char *model = check_model_path();
     if (!model) {
         CHECK_MSG(0, "default model missing: run 'make model'");
         return;
     }
     test_kv(model);
+    test_search_order(model);
+    test_engine_options_run(model);
     test_corrupt_model(model);
     test_tokenize(model);
     test_generate(model);

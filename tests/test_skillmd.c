@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/prompt.h"
+#include "../agent/skills.h"
 #include "../linter/lint.h"
 #include "../util/skillmd.h"
 #include "check.h"

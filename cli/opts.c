@@ -1,0 +1,107 @@
+/* cli/opts.c: the engine options' table, parser and help (see opts.h). The
+ * one place an engine option's name, argument, range, default and help text
+ * are written. */
+#include "opts.h"
+
+#include <string.h>
+
+#include "cli.h"
+
+enum { E_MODEL = CLI_OPT_ENGINE, E_THREADS, E_CTX, E_KV_BUDGET, E_KV_DISK_BUDGET, E_KV_DIR, E_NO_CACHE,
+       E_NO_DISK, E_EXACT, E_DEVICE, E_DEBUG };
+
+static const struct {
+    const char *name;
+    const char *arg; /* NULL: takes none */
+    int code;
+    const char *help; /* '\n' starts a continuation line */
+} k_engine[] = {
+    {"model", "PATH", E_MODEL,
+     "GGUF model (default: $CACHET_MODEL, else SmolLM2-135M-Instruct.Q4_1.gguf from\n"
+     "$XDG_DATA_HOME/cachet/models, <prefix>/share/cachet/models or ./models)"},
+    {"threads", "N", E_THREADS, "worker threads (default: all cores)"},
+    {"ctx-size", "N", E_CTX, "context length, at least 16 (default: the model's)"},
+    {"kv-budget", "SIZE", E_KV_BUDGET, "KV-cache memory (pages of 16 tokens), e.g. 512MiB (default 1GiB)"},
+    {"kv-disk-budget", "SIZE", E_KV_DISK_BUDGET, "disk tier size limit (default 2GiB)"},
+    {"kv-dir", "DIR", E_KV_DIR, "disk tier directory (default $XDG_CACHE_HOME/cachet/kv)"},
+    {"no-cache", NULL, E_NO_CACHE, "do not reuse cached prefixes (for comparisons)"},
+    {"no-disk-cache", NULL, E_NO_DISK, "keep the prefix cache in memory only"},
+    {"exact", NULL, E_EXACT,
+     "f32 activations (no 8-bit quantization): the reference numerics, about\n"
+     "15-30x slower on the CPU"},
+    {"device", "D", E_DEVICE,
+     "compute on D: auto (a GPU when this build has CUDA and one is present),\n"
+     "cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)"},
+    {"debug", NULL, E_DEBUG, "report corrupt disk-tier entries"},
+};
+
+enum { N_ENGINE = sizeof k_engine / sizeof k_engine[0] };
+
+static int in_set(size_t i, cli_engine_set set) { return set == CLI_ENGINE_ALL || k_engine[i].code == E_MODEL; }
+
+int cli_engine_longopts(struct option *out, size_t cap, const struct option *own, cli_engine_set set) {
+    size_t n = 0;
+    for (; own && own[n].name; n++) {
+        if (n + 1 >= cap) return CLI_EXIT_FAIL;
+        out[n] = own[n];
+    }
+    for (size_t i = 0; i < N_ENGINE; i++) {
+        if (!in_set(i, set)) continue;
+        if (n + 1 >= cap) return CLI_EXIT_FAIL;
+        out[n++] = (struct option){k_engine[i].name, k_engine[i].arg ? required_argument : no_argument, NULL,
+                                   k_engine[i].code};
+    }
+    out[n] = (struct option){0, 0, 0, 0};
+    return CLI_EXIT_OK;
+}
+
+int cli_engine_parse(cli_engine *e, int c, const char *arg) {
+    long l;
+    switch (c) {
+    case E_MODEL: e->model = arg; return 1;
+    case E_THREADS:
+        if (cli_parse_int("--threads", arg, 1, 256, &l)) return CLI_EXIT_USAGE;
+        e->mp.n_threads = (int)l;
+        return 1;
+    case E_CTX:
+        if (cli_parse_int("--ctx-size", arg, 16, 1 << 24, &l)) return CLI_EXIT_USAGE;
+        e->n_ctx = (int)l;
+        return 1;
+    case E_KV_BUDGET: return cli_parse_size("--kv-budget", arg, &e->mp.kv_budget) ? CLI_EXIT_USAGE : 1;
+    case E_KV_DISK_BUDGET:
+        return cli_parse_size("--kv-disk-budget", arg, &e->mp.kv_disk_budget) ? CLI_EXIT_USAGE : 1;
+    case E_KV_DIR: e->mp.kv_dir = arg; return 1;
+    case E_NO_CACHE: e->mp.no_cache = 1; return 1;
+    case E_NO_DISK: e->mp.no_disk_cache = 1; return 1;
+    case E_EXACT: e->mp.exact = 1; return 1;
+    case E_DEBUG: e->mp.debug = 1; return 1;
+    case E_DEVICE: return cli_parse_device(&e->mp.device, arg) ? CLI_EXIT_USAGE : 1;
+    default: return 0;
+    }
+}
+
+int cli_engine_finish(cli_engine *e, int find_model) {
+    if (!e->mp.device && cli_parse_device(&e->mp.device, NULL)) return CLI_EXIT_USAGE;
+    if (find_model && cli_model_path(e->path, sizeof e->path, e->model)) return CLI_EXIT_FAIL;
+    return CLI_GO_ON;
+}
+
+void cli_engine_usage(FILE *f, cli_engine_set set, const cli_engine_note *notes) {
+    for (size_t i = 0; i < N_ENGINE; i++) {
+        if (!in_set(i, set)) continue;
+        const char *help = k_engine[i].help;
+        for (size_t k = 0; notes && notes[k].name; k++)
+            if (strcmp(notes[k].name, k_engine[i].name) == 0) help = notes[k].help;
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", k_engine[i].name, k_engine[i].arg ? " " : "",
+                 k_engine[i].arg ? k_engine[i].arg : "");
+        fprintf(f, "  %-21s ", left);
+        if (strlen(left) > 21) fprintf(f, "\n  %-21s ", "");
+        for (const char *s = help; *s;) {
+            size_t l = strcspn(s, "\n");
+            fprintf(f, "%.*s\n", (int)l, s);
+            s += l;
+            if (*s == '\n' && *++s) fprintf(f, "  %-21s ", "");
+        }
+    }
+}

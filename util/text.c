@@ -1,0 +1,110 @@
+/* util/text.c: UTF-8 validation, sanitizing and boundary cuts (see text.h).
+ * One implementation for the agent, the server, the command line and the
+ * linter. */
+#include "text.h"
+
+#include <stdlib.h>
+
+#include "buf.h"
+#include "err.h"
+
+static int is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+/* Bytes a lead byte announces (1 to 4), or 0 for a byte no character starts with. */
+static size_t lead_len(unsigned char c) {
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return 2;
+    if (c >= 0xE0 && c <= 0xEF) return 3;
+    if (c >= 0xF0 && c <= 0xF4) return 4;
+    return 0;
+}
+
+size_t util_utf8_char_len(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    if (n == 0) return 0;
+    size_t k = lead_len(u[0]);
+    if (k <= 1 || k > n) return k == 1 ? 1 : 0;
+    static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    unsigned cp = u[0] & (0x7Fu >> k);
+    for (size_t i = 1; i < k; i++) {
+        if (!is_cont(u[i])) return 0;
+        cp = (cp << 6) | (u[i] & 0x3Fu);
+    }
+    if (cp < min[k] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return k;
+}
+
+size_t util_utf8_check(const char *s, size_t len) {
+    for (size_t i = 0; i < len;) {
+        size_t k = util_utf8_char_len(s + i, len - i);
+        if (k == 0) return i;
+        i += k;
+    }
+    return len;
+}
+
+size_t util_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len) {
+    util_buf b;
+    util_buf_init(&b);
+    size_t bad = 0;
+    int rc = util_buf_reserve(&b, n);
+    for (size_t i = 0; i < n && !rc;) {
+        size_t k = util_utf8_char_len(s + i, n - i);
+        if (k == 0 || (k == 1 && s[i] == '\0')) {
+            rc = util_buf_append(&b, UTIL_UTF8_REPLACEMENT, 3);
+            bad++;
+            i++;
+        } else {
+            rc = util_buf_append(&b, s + i, k);
+            i += k;
+        }
+    }
+    if (rc) util_buf_release(&b);
+    *out = util_buf_detach(&b, out_len);
+    if (!*out && out_len) *out_len = 0;
+    return bad;
+}
+
+size_t util_utf8_floor(const char *s, size_t n, size_t limit) {
+    if (limit >= n) return n;
+    size_t i = limit;
+    while (i > 0 && is_cont((unsigned char)s[i])) i--;
+    return i;
+}
+
+size_t util_utf8_complete_len(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    /* a character is at most 4 bytes: look at the last 3 for its lead */
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        unsigned char c = u[n - back];
+        if (is_cont(c)) continue;
+        size_t k = lead_len(c);
+        return k > back ? n - back : n;
+    }
+    return n;
+}
+
+int util_text_truncate(const char *s, size_t n, size_t limit, char **out, size_t *out_len) {
+    util_buf b;
+    util_buf_init(&b);
+    int cut = n > limit, rc;
+    if (!cut) {
+        rc = util_buf_append(&b, s, n);
+    } else {
+        size_t head = util_utf8_floor(s, n, limit * 2 / 3);
+        size_t tail = util_utf8_floor(s, n, n - (limit - limit * 2 / 3));
+        if (tail < head) tail = head;
+        rc = util_buf_append(&b, s, head);
+        if (!rc) rc = util_buf_printf(&b, "\n[... %zu bytes cut by cachet ...]\n", tail - head);
+        if (!rc) rc = util_buf_append(&b, s + tail, n - tail);
+    }
+    if (!rc) rc = util_buf_reserve(&b, 0);
+    if (rc) {
+        util_buf_release(&b);
+        *out = NULL;
+        if (out_len) *out_len = 0;
+        return UTIL_ENOMEM;
+    }
+    *out = util_buf_detach(&b, out_len);
+    return cut;
+}
