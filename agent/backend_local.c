@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../util/time.h"
+#include "../util/fs.h"
 
 void agent_backend_free(agent_backend *b) {
     if (b) b->free(b);

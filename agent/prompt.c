@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../util/text.h"
+#include "../util/fs.h"
 #include "prompt.h"
 #include "tools.h"
 

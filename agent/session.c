@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 
 static int mkdir_p(const char *path) {
     char tmp[4096];

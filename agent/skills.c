@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "../util/skillmd.h"
 #include "skills.h"
 

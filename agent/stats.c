@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 
 static double num(const cJSON *o, const char *k) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../util/text.h"
+#include "../util/fs.h"
 #include "tools.h"
 #include "tools_impl.h"
 

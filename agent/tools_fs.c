@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/fs.h"
 #include "tools_impl.h"
 
 int agent_tool_read_file(agent_tools *t, const cJSON *a, util_buf *out, util_err *err) {

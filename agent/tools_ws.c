@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "tools_ws.h"
 
 /* --- config ---------------------------------------------------------------------- */

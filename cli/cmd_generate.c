@@ -12,6 +12,7 @@
 
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "../util/time.h"
 #include "cli.h"
 #include "opts.h"

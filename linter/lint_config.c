@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "lint_config.h"
 #include "lint_registry.h"
 

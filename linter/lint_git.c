@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "lint_ctx.h"
 
 static int git_fail(util_err *err, const char *what) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "../util/path.h"
 #include "lint_registry.h"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "lint_ctx.h"
 
 typedef struct walker {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "../util/path.h"
 #include "lint.h"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 char *golden_read(const char *name, size_t *len) {

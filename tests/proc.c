@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 
 const char *proc_bin_dir(void) {
     static char dir[4096]; /* resolved once; tests are single-threaded */

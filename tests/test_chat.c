@@ -12,6 +12,7 @@
 #include "../engine/gguf.h"
 #include "../engine/tokenizer.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 /* --- a minimal GGUF writer (metadata only) ----------------------------------- */

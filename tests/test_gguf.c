@@ -11,6 +11,7 @@
 #include "../engine/gguf.h"
 #include "../engine/quant.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 static uint64_t rng_next(uint64_t *s) { /* splitmix64 */

@@ -19,6 +19,7 @@
 
 #include "../engine/kvdisk.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 /* ------------------------------------------------------------------------ */

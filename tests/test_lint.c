@@ -17,6 +17,7 @@
 #include "../linter/lint_registry.h"
 #include "../linter/lint_report.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 #include "proc.h"
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 typedef struct cli_dir {

@@ -12,6 +12,7 @@
 
 #include "../linter/lint.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 static const char k_bad[] = "Today is {{ date }}.\n\nYou are the ACME support assistant.\n"

@@ -12,6 +12,7 @@
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 /* --- helpers ------------------------------------------------------------ */

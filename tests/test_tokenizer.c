@@ -13,6 +13,7 @@
 #include "../engine/tokenizer.h"
 #include "../engine/unicode.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "check.h"
 
 static double now_s(void) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "../util/err.h"
 #include "../util/path.h"
 #include "../util/text.h"
@@ -204,6 +205,6 @@ void test_util(void) {
     free(s);
 
     char *data;
-    CHECK_EQ_INT(util_read_file(&data, &n, "/nonexistent/file", &e), UTIL_EIO);
+    CHECK_EQ_INT(util_read_file(&data, &n, "/nonexistent/file", &e), UTIL_ENOTFOUND);
     CHECK(strstr(e.msg, "/nonexistent/file") != NULL);
 }

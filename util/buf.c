@@ -61,29 +61,3 @@ char *util_buf_detach(util_buf *b, size_t *len) {
     memset(b, 0, sizeof *b);
     return p;
 }
-
-int util_read_file(char **out, size_t *len, const char *path, util_err *err) {
-    *out = NULL;
-    if (len) *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return util_err_set(err, UTIL_EIO, "file '%s': %s", path, strerror(errno));
-    util_buf b;
-    util_buf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (util_buf_append(&b, chunk, n)) {
-            fclose(f);
-            util_buf_release(&b);
-            return util_err_set(err, UTIL_ENOMEM, "file '%s': out of memory", path);
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        util_buf_release(&b);
-        return util_err_set(err, UTIL_EIO, "file '%s': read error", path);
-    }
-    *out = util_buf_detach(&b, len);
-    return *out ? UTIL_OK : util_err_set(err, UTIL_ENOMEM, "file '%s': out of memory", path);
-}

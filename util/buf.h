@@ -1,4 +1,4 @@
-/* util/buf.h: a growable byte buffer and whole-file reading.
+/* util/buf.h: a growable byte buffer (whole-file reading is util/fs.h).
  * Owns its memory (util_buf_release frees it); not thread-safe. */
 #ifndef UTIL_BUF_H
 #define UTIL_BUF_H
@@ -22,7 +22,5 @@ int util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(pri
 /* Hands the data to the caller (who frees it with free()) and resets b. */
 char *util_buf_detach(util_buf *b, size_t *len);
 
-/* Reads a whole file into *out (NUL-terminated, caller frees). */
-int util_read_file(char **out, size_t *len, const char *path, util_err *err);
 
 #endif
