@@ -139,14 +139,17 @@ $(BIN)/cachet-synth: $(call obj,tests/tools/synth_main.c tests/synth.c) $(LIBENG
 
 # The GPU machine's tool (tests/tools/gpu_main.c): the CUDA suite and the GPU
 # benchmark, linked with the engine alone so it builds without the agent's libraries.
-$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/synth.c tests/proc.c) $(LIBENGINE) $(LIBUTIL)
+$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/check.c tests/synth.c tests/proc.c) \
+                   $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-# The README's test command. Fetches the default model first if it is missing.
+# The README's test command: every suite (SUITES="engine cli" for some;
+# `cachet-tests --list` names them). Fetches the default model first if it is
+# missing. The last line is "N passed, N failed, N skipped"; a failure fails it.
 test: all
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)

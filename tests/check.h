@@ -1,17 +1,22 @@
-/* tests/check.h: the tiny check helper every test file uses. Counts passes and
- * failures in the runner's state and prints failures with file:line. Each
- * tests/test_NAME.c defines `void test_NAME(void)`; the Makefile lists them. */
+/* tests/check.h: the tiny check helper every test file uses. Counts passes,
+ * failures and skips in the runner's state and prints failures as
+ * "FAIL suite file:line: ...". Each tests/test_NAME.c defines
+ * `void test_NAME(void)` (the Makefile lists them). The runner itself (which
+ * suites run, the closing line) is tests/check.c. */
 #ifndef CHECK_H
 #define CHECK_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 typedef struct check_state {
     int passed;
     int failed;
-    int verbose;
+    int skipped;
+    int verbose;           /* -v: the suites' extra detail */
+    const char *suite;     /* the suite running now */
 } check_state;
 
 check_state *check_get(void);
@@ -20,17 +25,37 @@ const char *check_model_path(void);
 /* Repository root, so tests can find tests/golden etc. */
 const char *check_root(void);
 
-#define CHECK_(ok, ...)                                                    \
-    do {                                                                   \
-        if (ok) {                                                          \
-            check_get()->passed++;                                         \
-        } else {                                                           \
-            check_get()->failed++;                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);           \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
+/* --- what the macros below call ------------------------------------------ */
+
+/* Counts a pass or a failure; a failure prints "FAIL suite file:line: "
+ * then the message. The message arguments are evaluated only on failure. */
+void check_pass(void);
+void check_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Counts a skip and prints "SKIP suite: reason". */
+void check_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- the runner (tests/test_main.c, tests/tools/gpu_main.c) --------------- */
+
+typedef struct check_suite {
+    const char *name; /* engine: runs test_engine() */
+    void (*fn)(void);
+} check_suite;
+
+/* Runs what argv selects (argv[0] is the program): nothing, all suites;
+ * "SUITE", that suite; "--list", prints the suites' names instead. Prints a
+ * line per suite to stderr and the closing line "N passed, N failed,
+ * N skipped" to stdout. Returns the exit status: 0 all passed, 1 a check
+ * failed, 2 an unknown option or suite. */
+int check_main(const check_suite *suites, size_t n, int argc, char **argv);
+
+/* --- checks ---------------------------------------------------------------- */
+
+#define CHECK_AT_(file, line, ok, ...)                                       \
+    do {                                                                     \
+        if (ok) check_pass();                                                \
+        else check_fail_at((file), (line), __VA_ARGS__);                     \
     } while (0)
+#define CHECK_(ok, ...) CHECK_AT_(__FILE__, __LINE__, ok, __VA_ARGS__)
 
 #define CHECK(c) CHECK_((c), "%s", #c)
 #define CHECK_MSG(c, ...) CHECK_((c), __VA_ARGS__)
@@ -51,5 +76,9 @@ const char *check_root(void);
         CHECK_(fabs(a_ - b_) <= (tol), "%s ~ %s (%.9g vs %.9g, tol %g)", #a, #b, a_, b_, \
                (double)(tol));                                               \
     } while (0)
+
+/* A check that did not run, and why (a missing tool, GPU, golden file): counted
+ * in "N skipped", never in "N passed". The caller then returns or goes on. */
+#define CHECK_SKIP(...) check_skip(__VA_ARGS__)
 
 #endif

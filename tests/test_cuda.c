@@ -25,7 +25,7 @@ void test_cuda(void) {
     CHECK(eng_backend_cuda_count() == 0);
     CHECK(eng_backend_cuda_new(&be, 0, &err) == UTIL_EUNSUPPORTED && be == NULL);
     CHECK(strstr(err.msg, "make cuda") != NULL);
-    fprintf(stderr, "  cuda: this build has no CUDA backend; `make test-cuda` builds one: skipped\n");
+    CHECK_SKIP("this build has no CUDA backend; `make test-cuda` builds one");
 }
 
 #else
@@ -615,7 +615,7 @@ static void test_cli_without_gpu(void) {
     char exe[4096];
     snprintf(exe, sizeof exe, "%s/cachet", proc_bin_dir());
     if (access(exe, X_OK) != 0) {
-        fprintf(stderr, "  cuda: %s not built: command-line checks skipped\n", exe);
+        CHECK_SKIP("%s not built: the command-line checks did not run", exe);
         return;
     }
     const char *model = check_model_path();
@@ -641,7 +641,7 @@ void test_cuda(void) {
         util_err err;
         CHECK(eng_backend_cuda_new(&be, 0, &err) != 0 && be == NULL);
         test_cli_without_gpu();
-        fprintf(stderr, "  cuda: no CUDA device on this machine (%s): GPU checks skipped\n", err.msg);
+        CHECK_SKIP("no CUDA device on this machine (%s): the GPU checks did not run", err.msg);
         return;
     }
     eng_backend *g = NULL, *c = NULL;

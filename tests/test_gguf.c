@@ -289,10 +289,7 @@ static void test_golden_metadata(const eng_gguf *g) {
     util_err e;
     snprintf(path, sizeof path, "%s/tests/golden/metadata_smollm2.txt", check_root());
     if (util_read_file(&txt, &len, path, &e) != 0) {
-        fprintf(stderr,
-                "  note: %s missing, golden metadata comparison skipped "
-                "(tests/golden/gen_metadata.py writes it)\n",
-                path);
+        CHECK_SKIP("%s missing: no golden metadata comparison (tests/golden/gen_metadata.py writes it)", path);
         return;
     }
     int n_kv = 0, n_tensor = 0, n_arr = 0, n_special = 0, bad = 0;

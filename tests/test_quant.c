@@ -187,8 +187,8 @@ static void test_goldens(const eng_gguf *model) {
     size_t len;
     char *idx = read_golden("quant_index.tsv", &len);
     if (!idx) {
-        fprintf(stderr, "  note: tests/golden/quant_index.tsv missing, dequantization goldens "
-                        "skipped (tests/golden/gen_quant.py writes them)\n");
+        CHECK_SKIP("tests/golden/quant_index.tsv missing: no dequantization goldens "
+                   "(tests/golden/gen_quant.py writes them)");
         return;
     }
     int n_syn = 0, n_real = 0;

@@ -19,9 +19,6 @@
 
 void test_cuda(void);
 
-static check_state g_check;
-check_state *check_get(void) { return &g_check; }
-
 const char *check_root(void) {
     const char *r = getenv("CACHET_ROOT");
     return r && *r ? r : ".";
@@ -34,7 +31,8 @@ static const char usage[] =
     "       cachet-gpu bench --model PATH [--device D] [--prompt-tokens N] [--gen-tokens N]\n"
     "                        [--prefix N] [--suffix N] [--reps N]\n"
     "\n"
-    "test   the CUDA suite (GPU vs CPU per op and quant type, synthetic models end to end)\n"
+    "test   the CUDA suite (GPU vs CPU per op and quant type, synthetic models end to end);\n"
+    "       the last line is \"N passed, N failed, N skipped\"\n"
     "bench  prefill tok/s (--prompt-tokens, default 512), decode tok/s (--gen-tokens, default\n"
     "       128, one token at a time after the prompt), TTFT cold vs warm for a --prefix-token\n"
     "       prefix (default 4000) plus a --suffix (default 32), decode bytes per token over the\n"
@@ -256,9 +254,9 @@ int main(int argc, char **argv) {
         }
         char dir[] = "/tmp/cachet-gpu-XXXXXX";
         if (mkdtemp(dir)) setenv("XDG_CACHE_HOME", dir, 1); /* keep any disk tier out of the user's cache */
-        test_cuda();
-        printf("cuda %d passed, %d failed\n", g_check.passed, g_check.failed);
-        return g_check.failed ? 1 : 0;
+        static const check_suite cuda = {"cuda", test_cuda};
+        argv[1] = argv[0]; /* the runner's messages name this program */
+        return check_main(&cuda, 1, argc - 1, argv + 1);
     }
     if (argc >= 2 && strcmp(argv[1], "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     fputs(usage, argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
