@@ -14,6 +14,7 @@
 #include "../engine/engine.h"
 #include "../engine/quant.h"
 #include "check.h"
+#include "helpers.h"
 #include "proc.h"
 #include "synth.h"
 
@@ -34,12 +35,7 @@ void test_cuda(void) {
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 
-static float frand(void) { /* uniform in [-1, 1) */
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((g_rng >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-}
+static float frand(void) { return th_rng_unit(&g_rng); } /* uniform in [-1, 1) */
 
 static void fill(float *x, size_t n, float scale) {
     for (size_t i = 0; i < n; i++) x[i] = frand() * scale;
@@ -437,11 +433,7 @@ static char g_dir[64];
 static eng_model *open_synth(const char *path, const char *device, int exact, int no_cache) {
     eng_model_params mp = {.n_threads = 2, .device = device, .exact = exact, .no_cache = no_cache,
                            .no_disk_cache = 1};
-    eng_model *m = NULL;
-    util_err err;
-    int rc = eng_model_open(&m, path, &mp, &err);
-    CHECK_MSG(rc == 0, "open %s on %s: %s", path, device, rc ? err.msg : "");
-    return m;
+    return th_open_model_with(path, &mp);
 }
 
 static float *prompt_logits(eng_model *m, const int32_t *toks, int n, int n_batch, int *cached) {

@@ -12,13 +12,7 @@
 #include "../engine/quant.h"
 #include "../util/buf.h"
 #include "check.h"
-
-static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "helpers.h"
 
 /* Calls every getter on every key and tensor of g, checking what it can; a
  * reader that passed validation must survive all of it. */
@@ -413,7 +407,7 @@ static void test_flips(uint8_t *file, size_t size, const eng_gguf *g) {
     uint64_t rs = 20240501;
     int crashy = 0, opened = 0, failed = 0;
     for (int i = 0; i < 2000; i++) {
-        uint64_t r = rng_next(&rs);
+        uint64_t r = th_rng_next(&rs);
         size_t pos;
         switch (i % 3) { /* the header and small keys; the tensor table; anywhere */
         case 0: pos = r % 4096; break;

@@ -14,6 +14,7 @@
 #include "../engine/unicode.h"
 #include "../util/buf.h"
 #include "check.h"
+#include "helpers.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -92,17 +93,6 @@ static void gw_end(gw *w) { memcpy(w->b.data + 16, &w->nkv, 8); }
 
 /* --- helpers ----------------------------------------------------------------- */
 
-static int ids_eq(const int32_t *a, size_t na, const int32_t *b, size_t nb) {
-    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
-}
-
-static void ids_str(char *out, size_t cap, const int32_t *ids, size_t n) {
-    size_t w = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < n && w + 16 < cap; i++)
-        w += (size_t)snprintf(out + w, cap - w, i ? " %d" : "%d", (int)ids[i]);
-}
-
 /* Encodes s and compares with want (n ids); reports the input on mismatch. */
 static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int add_special,
                        int parse_special, const int32_t *want, size_t nwant) {
@@ -111,9 +101,9 @@ static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int ad
     size_t n = 0;
     int rc = eng_tokenize(t, s, len, add_special, parse_special, &ids, &n, &e);
     char got[512], exp[512];
-    ids_str(got, sizeof got, ids, n);
-    ids_str(exp, sizeof exp, want, nwant);
-    CHECK_MSG(rc == 0 && ids_eq(ids, n, want, nwant), "encode '%.*s' (special %d/%d): got [%s] want [%s]",
+    th_ids_str(got, sizeof got, ids, n);
+    th_ids_str(exp, sizeof exp, want, nwant);
+    CHECK_MSG(rc == 0 && th_ids_equal(ids, n, want, nwant), "encode '%.*s' (special %d/%d): got [%s] want [%s]",
               (int)len, s, add_special, parse_special, got, exp);
     free(ids);
 }
@@ -236,15 +226,15 @@ static void golden_line(const eng_tokenizer *t, char *line, golden_stats *st, in
         int rc = eng_tokenize(t, in, (size_t)nin, 0, ps, &ids, &n, &e);
         const int32_t *want = ps ? want_sp : want_pl;
         size_t nw = ps ? nsp : npl;
-        int ok = rc == 0 && ids_eq(ids, n, want, nw);
+        int ok = rc == 0 && th_ids_equal(ids, n, want, nw);
         if (ok) {
             check_get()->passed++;
             if (ps) st->ok_special++;
             else st->ok_plain++;
         } else if ((*reported)++ < 20) {
             char got[2048], exp[2048];
-            ids_str(got, sizeof got, ids, n);
-            ids_str(exp, sizeof exp, want, nw);
+            th_ids_str(got, sizeof got, ids, n);
+            th_ids_str(exp, sizeof exp, want, nw);
             CHECK_MSG(0, "golden [%.*s] %.60s... parse_special=%d: got [%s] want [%s]", (int)fl[5], f[5],
                       f[0], ps, got, exp);
         } else {

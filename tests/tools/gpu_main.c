@@ -16,6 +16,7 @@
 
 #include "../../engine/engine.h"
 #include "../check.h"
+#include "../helpers.h"
 
 void test_cuda(void);
 
@@ -54,13 +55,7 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static uint64_t g_rng = 88172645463325252ull;
-static int32_t rand_tok(int32_t n_vocab) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (int32_t)(g_rng % (uint64_t)n_vocab);
-}
+static int32_t rand_tok(uint64_t *rng, int32_t n_vocab) { return (int32_t)(th_rng_next(rng) % (uint64_t)n_vocab); }
 
 typedef struct bench_opts {
     const char *model, *device;
@@ -74,7 +69,7 @@ static int fail(const char *what, const util_err *err) {
 
 /* Prefill of n_prompt tokens, then n_gen decode steps (each synchronised by
  * reading its logits back); returns 0 and the two rates. */
-static int run_speed(eng_model *m, const bench_opts *o, float *logits, double *pp, double *tg) {
+static int run_speed(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *pp, double *tg) {
     util_err err;
     eng_seq *s = NULL;
     int n = o->n_prompt + o->n_gen + 1;
@@ -83,7 +78,7 @@ static int run_speed(eng_model *m, const bench_opts *o, float *logits, double *p
         free(toks);
         return fail("sequence", &err);
     }
-    for (int i = 0; i < n; i++) toks[i] = rand_tok(eng_model_n_vocab(m));
+    for (int i = 0; i < n; i++) toks[i] = rand_tok(rng, eng_model_n_vocab(m));
     double t0 = now_ms();
     if (eng_seq_eval(s, toks, o->n_prompt, logits, &err)) return fail("prefill", &err);
     double t1 = now_ms();
@@ -99,7 +94,7 @@ static int run_speed(eng_model *m, const bench_opts *o, float *logits, double *p
 
 /* TTFT (prompt in -> logits out) for prefix + suffix on a cache that has never
  * seen the prefix, then for the same prefix with another suffix. */
-static int run_ttft(eng_model *m, const bench_opts *o, float *logits, double *cold, double *warm,
+static int run_ttft(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *cold, double *warm,
                     int *cached) {
     util_err err;
     int n = o->prefix + o->suffix;
@@ -110,8 +105,8 @@ static int run_ttft(eng_model *m, const bench_opts *o, float *logits, double *co
         fprintf(stderr, "cachet-gpu: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < n; i++) a[i] = b[i] = rand_tok(eng_model_n_vocab(m)); /* a fresh prefix each rep */
-    for (int i = o->prefix; i < n; i++) b[i] = rand_tok(eng_model_n_vocab(m));
+    for (int i = 0; i < n; i++) a[i] = b[i] = rand_tok(rng, eng_model_n_vocab(m)); /* a fresh prefix each rep */
+    for (int i = o->prefix; i < n; i++) b[i] = rand_tok(rng, eng_model_n_vocab(m));
     eng_seq *s1 = NULL, *s2 = NULL;
     int mem = 0, disk = 0, rc = 1;
     if (eng_seq_new(&s1, m, n + 1, &err) || eng_seq_new(&s2, m, n + 1, &err)) {
@@ -194,13 +189,14 @@ static int cmd_bench(int argc, char **argv) {
     float *logits = malloc((size_t)eng_model_n_vocab(speed) * sizeof(float));
     double pp[64], tg[64], cold[64], warm[64], bw = eng_model_backend_bandwidth(speed);
     int cached = 0, rc = 1;
+    uint64_t rng = 88172645463325252ull; /* the prompts' token ids */
     bench_opts warmup = o;
     warmup.n_prompt = 64;
     warmup.n_gen = 4;
     double d0, d1;
-    if (!logits || run_speed(speed, &warmup, logits, &d0, &d1)) goto out; /* loads kernels, cuBLAS */
+    if (!logits || run_speed(speed, &warmup, &rng, logits, &d0, &d1)) goto out; /* loads kernels, cuBLAS */
     for (int r = 0; r < o.reps; r++)
-        if (run_speed(speed, &o, logits, &pp[r], &tg[r])) goto out;
+        if (run_speed(speed, &o, &rng, logits, &pp[r], &tg[r])) goto out;
     if (eng_model_open(&cache, o.model, &pc, &err)) {
         fail("open", &err);
         goto out;
@@ -211,10 +207,10 @@ static int cmd_bench(int argc, char **argv) {
         int k0;
         w.prefix = 64;
         w.suffix = 8;
-        if (run_ttft(cache, &w, logits, &c0, &w0, &k0)) goto out;
+        if (run_ttft(cache, &w, &rng, logits, &c0, &w0, &k0)) goto out;
     }
     for (int r = 0; r < o.reps; r++)
-        if (run_ttft(cache, &o, logits, &cold[r], &warm[r], &cached)) goto out;
+        if (run_ttft(cache, &o, &rng, logits, &cold[r], &warm[r], &cached)) goto out;
     {
         eng_model_shape sh = eng_model_get_shape(speed);
         double wbytes = (double)eng_model_weight_bytes(speed);
