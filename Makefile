@@ -114,17 +114,18 @@ $(BIN)/promptlint: $(call obj,linter/main.c) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The runner's suite list comes from the test file names.
-# Rewritten only when the list changes, so adding or removing a file is seen.
+# The runner's suite list comes from the test file names, each suite's cases
+# from its CHECK_CASE(name) lines (tests/tools/cases.awk): TEST_SUITE(name, "case", ...).
+# Rewritten only when the list changes, so adding or removing a file or a case is seen.
 $(BUILD)/tests/tests_list.h: FORCE
 	@mkdir -p $(dir $@)
-	@printf '%s\n' $(foreach s,$(TEST_SUITES),'TEST_SUITE($(s))') > $@.tmp
+	@awk -f tests/tools/cases.awk $(foreach s,$(TEST_SUITES),tests/test_$(s).c) > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 FORCE:
 
-$(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
-$(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h
+$(BUILD)/tests/test_main.o $(BUILD)/tests/tools/gpu_main.o: CFLAGS += -I$(BUILD)/tests
+$(BUILD)/tests/test_main.o $(BUILD)/tests/tools/gpu_main.o: $(BUILD)/tests/tests_list.h
 
 $(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBSERVE) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
@@ -147,9 +148,10 @@ $(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/che
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-# The README's test command: every suite (SUITES="engine cli" for some;
-# `cachet-tests --list` names them). Fetches the default model first if it is
-# missing. The last line is "N passed, N failed, N skipped"; a failure fails it.
+# The README's test command: every suite (SUITES="engine cli/usage" for some
+# suites and cases; `cachet-tests --list` names them). Fetches the default model
+# first if it is missing. The last line is "N passed, N failed, N skipped"; a
+# failure fails it.
 test: all
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)

@@ -20,7 +20,7 @@
 
 #ifndef CACHET_CUDA
 
-void test_cuda(void) {
+static void test_no_backend(void) {
     eng_backend *be = NULL;
     util_err err;
     CHECK(eng_backend_cuda_count() == 0);
@@ -28,6 +28,8 @@ void test_cuda(void) {
     CHECK(strstr(err.msg, "make cuda") != NULL);
     CHECK_SKIP("this build has no CUDA backend; `make test-cuda` builds one");
 }
+
+void test_cuda(void) { CHECK_CASE(no_backend) test_no_backend(); }
 
 #else
 
@@ -632,7 +634,7 @@ void test_cuda(void) {
         eng_backend *be = NULL;
         util_err err;
         CHECK(eng_backend_cuda_new(&be, 0, &err) != 0 && be == NULL);
-        test_cli_without_gpu();
+        CHECK_CASE(cli_without_gpu) test_cli_without_gpu();
         CHECK_SKIP("no CUDA device on this machine (%s): the GPU checks did not run", err.msg);
         return;
     }
@@ -649,10 +651,10 @@ void test_cuda(void) {
     eng_backend_cpu_set_exact(c);
     fprintf(stderr, "  cuda: %d device(s), backend %s, %.0f GB/s measured\n", n, g->ops->name,
             g->ops->bandwidth ? g->ops->bandwidth(g) / 1e9 : 0.0);
-    test_matmul(g, c);
-    test_f16_copies();
-    test_elementwise(g, c);
-    test_attention(g, c);
+    CHECK_CASE(matmul) test_matmul(g, c);
+    CHECK_CASE(f16_copies) test_f16_copies();
+    CHECK_CASE(elementwise) test_elementwise(g, c);
+    CHECK_CASE(attention) test_attention(g, c);
     eng_backend_free(g);
     eng_backend_free(c);
 
@@ -661,10 +663,10 @@ void test_cuda(void) {
         CHECK_MSG(0, "mkdtemp failed");
         return;
     }
-    test_model(ENG_TYPE_Q4_1, 2, 256, 4, 2, 0);  /* GQA, head dim 64 */
-    test_model(ENG_TYPE_Q8_0, 2, 256, 4, 1, 0);  /* MQA */
-    test_model(ENG_TYPE_Q6_K, 2, 512, 4, 2, 128);
-    test_model(ENG_TYPE_F16, 1, 256, 2, 1, 128);
+    CHECK_CASE(model_q4_1_gqa) test_model(ENG_TYPE_Q4_1, 2, 256, 4, 2, 0);  /* GQA, head dim 64 */
+    CHECK_CASE(model_q8_0_mqa) test_model(ENG_TYPE_Q8_0, 2, 256, 4, 1, 0);  /* MQA */
+    CHECK_CASE(model_q6_k) test_model(ENG_TYPE_Q6_K, 2, 512, 4, 2, 128);
+    CHECK_CASE(model_f16) test_model(ENG_TYPE_F16, 1, 256, 2, 1, 128);
     rmdir(g_dir);
 }
 

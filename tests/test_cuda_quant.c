@@ -155,7 +155,7 @@ static void test_int_f(void) {
 }
 
 void test_cuda_quant(void) {
-    test_int_f();
-    test_f16();
-    test_rows();
+    CHECK_CASE(int_f) test_int_f();
+    CHECK_CASE(f16) test_f16();
+    CHECK_CASE(rows) test_rows();
 }

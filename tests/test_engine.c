@@ -301,13 +301,13 @@ void test_engine(void) {
     eng_model *m2 = th_open_model(NULL, 2, 0);
     if (!m2) return;
     eng_model *m1 = th_open_model(NULL, 1, 0);
-    test_limits(m2);
-    test_batch_invariance(m1, m2);
-    test_golden(m2);
+    CHECK_CASE(limits) test_limits(m2);
+    CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
+    CHECK_CASE(golden) test_golden(m2);
     eng_model *mx = th_open_model(NULL, 2, 1);
     if (mx) {
-        test_batch_invariance(NULL, mx);
-        test_exact(mx);
+        CHECK_CASE(exact_batch_invariance) test_batch_invariance(NULL, mx);
+        CHECK_CASE(exact) test_exact(mx);
     }
     eng_model_free(mx);
     eng_model_free(m1);

@@ -428,8 +428,8 @@ static void test_levels(void) {
 }
 
 void test_kernels(void) {
-    test_levels();
-    test_dots();
-    test_tiles();
-    test_backend_ops();
+    CHECK_CASE(levels) test_levels();
+    CHECK_CASE(dots) test_dots();
+    CHECK_CASE(tiles) test_tiles();
+    CHECK_CASE(backend_ops) test_backend_ops();
 }

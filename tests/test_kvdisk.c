@@ -788,17 +788,17 @@ void test_kvdisk(void) {
         CHECK_MSG(0, "mkdtemp: %s", strerror(errno));
         return;
     }
-    kt_hash();
-    kt_roundtrip(root);
-    kt_corrupt(root);
-    kt_budget(root);
-    kt_stale_tmp(root);
-    kt_unwritable(root);
-    kt_full_disk(root);
-    kt_queue(root);
-    kt_dir_removed(root);
-    kt_default_dir(root);
-    kt_kill9(root);
-    kt_concurrent(root);
+    CHECK_CASE(hash) kt_hash();
+    CHECK_CASE(roundtrip) kt_roundtrip(root);
+    CHECK_CASE(corrupt) kt_corrupt(root);
+    CHECK_CASE(budget) kt_budget(root);
+    CHECK_CASE(stale_tmp) kt_stale_tmp(root);
+    CHECK_CASE(unwritable) kt_unwritable(root);
+    CHECK_CASE(full_disk) kt_full_disk(root);
+    CHECK_CASE(queue) kt_queue(root);
+    CHECK_CASE(dir_removed) kt_dir_removed(root);
+    CHECK_CASE(default_dir) kt_default_dir(root);
+    CHECK_CASE(kill9) kt_kill9(root);
+    CHECK_CASE(concurrent) kt_concurrent(root);
     kt_rm_rf(root);
 }

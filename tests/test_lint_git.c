@@ -275,6 +275,6 @@ static void test_install_hook(void) {
 }
 
 void test_lint_git(void) {
-    test_staged();
-    test_install_hook();
+    CHECK_CASE(staged) test_staged();
+    CHECK_CASE(install_hook) test_install_hook();
 }

@@ -278,12 +278,12 @@ void test_prefix(void) {
     eng_model_params warm_p = {.n_threads = 2, .no_disk_cache = 1};
     eng_model *cold = th_open_model_with(NULL, &cold_p), *m = th_open_model_with(NULL, &warm_p);
     if (cold && m) {
-        test_memory_hits(cold, m);
-        test_conversation(cold, m);
-        test_disk(cold);
-        test_eviction(cold);
+        CHECK_CASE(memory_hits) test_memory_hits(cold, m);
+        CHECK_CASE(conversation) test_conversation(cold, m);
+        CHECK_CASE(disk) test_disk(cold);
+        CHECK_CASE(eviction) test_eviction(cold);
     }
     eng_model_free(m);
     eng_model_free(cold);
-    test_two_processes();
+    CHECK_CASE(two_processes) test_two_processes();
 }

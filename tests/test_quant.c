@@ -525,11 +525,11 @@ void test_quant(void) {
     const char *mp = check_model_path();
     CHECK_MSG(mp != NULL, "model missing: run `make model`");
     if (mp) CHECK_MSG(eng_gguf_open(&model, mp, &e) == 0, "open model: %s", e.msg);
-    test_table();
-    test_vectors();
-    test_goldens(model);
-    test_dots(model);
-    test_act_quant();
-    test_half();
+    CHECK_CASE(table) test_table();
+    CHECK_CASE(vectors) test_vectors();
+    CHECK_CASE(goldens) test_goldens(model);
+    CHECK_CASE(dots) test_dots(model);
+    CHECK_CASE(act_quant) test_act_quant();
+    CHECK_CASE(half) test_half();
     eng_gguf_free(model);
 }

@@ -341,8 +341,8 @@ void test_synth(void) {
         CHECK_MSG(0, "mkdtemp failed");
         return;
     }
-    test_quantizers();
-    test_writer(dir);
+    CHECK_CASE(quantizers) test_quantizers();
+    CHECK_CASE(writer) test_writer(dir);
 
     mcase cases[] = {
         {"gqa_q4_1", shape(2, 64, 4, 2, 128, 320, ENG_TYPE_Q4_1, ENG_TYPE_Q8_0, 1, 0)},
@@ -367,7 +367,7 @@ void test_synth(void) {
     cases[8].p.head_dim = 24; /* q/k/v 96 wide on a 64-wide residual */
     cases[12].p.head_dim = 256;
     cases[13].p.head_dim = 128; /* q 512 wide */
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK_CASE(models) for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cases[i].p.seed = 100 + i;
         check_model(dir, &cases[i], i == 0 || i == 2);
     }

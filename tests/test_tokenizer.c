@@ -482,11 +482,11 @@ static void test_real_model(void) {
     if (rc) return;
     fprintf(stderr, "tokenizer: built the SmolLM2 tokenizer in %.1f ms\n", dt * 1e3);
     CHECK_MSG(dt < 1.0, "building the tokenizer took %.2f s", dt);
-    test_model_meta(t);
-    test_spec_vectors(t);
-    test_stream(t);
-    test_golden(t);
-    test_speed(t);
+    CHECK_CASE(model_meta) test_model_meta(t);
+    CHECK_CASE(spec_vectors) test_spec_vectors(t);
+    CHECK_CASE(stream) test_stream(t);
+    CHECK_CASE(golden) test_golden(t);
+    CHECK_CASE(speed) test_speed(t);
     eng_tokenizer_free(t);
 }
 
@@ -752,8 +752,8 @@ static void test_unicode(void) {
 }
 
 void test_tokenizer(void) {
-    test_unicode();
-    test_toy_spm();
-    test_toy_bpe();
+    CHECK_CASE(unicode) test_unicode();
+    CHECK_CASE(toy_spm) test_toy_spm();
+    CHECK_CASE(toy_bpe) test_toy_bpe();
     test_real_model();
 }

@@ -5,7 +5,7 @@
 #include "../util/err.h"
 #include "check.h"
 
-void test_util(void) {
+static void test_basics(void) {
     util_err e;
     util_err_clear(&e);
     CHECK_EQ_INT(util_err_set(&e, UTIL_EIO, "file '%s': %s", "x", "gone"), UTIL_EIO);
@@ -30,3 +30,5 @@ void test_util(void) {
     CHECK_EQ_INT(util_read_file(&data, &n, "/nonexistent/file", &e), UTIL_EIO);
     CHECK(strstr(e.msg, "/nonexistent/file") != NULL);
 }
+
+void test_util(void) { CHECK_CASE(basics) test_basics(); }

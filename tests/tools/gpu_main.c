@@ -18,7 +18,12 @@
 #include "../check.h"
 #include "../helpers.h"
 
-void test_cuda(void);
+/* the suite list the Makefile generates; this tool runs the cuda suite alone */
+#define TEST_SUITE(name, ...)                                                  \
+    void test_##name(void);                                                    \
+    __attribute__((unused)) static const char *const cases_##name[] = {__VA_ARGS__ NULL};
+#include "tests_list.h"
+#undef TEST_SUITE
 
 const char *check_root(void) {
     const char *r = getenv("CACHET_ROOT");
@@ -28,12 +33,12 @@ const char *check_root(void) {
 const char *check_model_path(void) { return NULL; }
 
 static const char usage[] =
-    "usage: cachet-gpu test\n"
+    "usage: cachet-gpu test [-v] [cuda/CASE]... | --list\n"
     "       cachet-gpu bench --model PATH [--device D] [--prompt-tokens N] [--gen-tokens N]\n"
     "                        [--prefix N] [--suffix N] [--reps N]\n"
     "\n"
-    "test   the CUDA suite (GPU vs CPU per op and quant type, synthetic models end to end);\n"
-    "       the last line is \"N passed, N failed, N skipped\"\n"
+    "test   the CUDA suite (GPU vs CPU per op and quant type, synthetic models end to end),\n"
+    "       or the cases named; the last line is \"N passed, N failed, N skipped\"\n"
     "bench  prefill tok/s (--prompt-tokens, default 512), decode tok/s (--gen-tokens, default\n"
     "       128, one token at a time after the prompt), TTFT cold vs warm for a --prefix-token\n"
     "       prefix (default 4000) plus a --suffix (default 32), decode bytes per token over the\n"
@@ -250,7 +255,7 @@ int main(int argc, char **argv) {
         }
         char dir[] = "/tmp/cachet-gpu-XXXXXX";
         if (mkdtemp(dir)) setenv("XDG_CACHE_HOME", dir, 1); /* keep any disk tier out of the user's cache */
-        static const check_suite cuda = {"cuda", test_cuda};
+        static const check_suite cuda = {"cuda", test_cuda, cases_cuda};
         argv[1] = argv[0]; /* the runner's messages name this program */
         return check_main(&cuda, 1, argc - 1, argv + 1);
     }
