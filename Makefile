@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
         format check-format fuzz deps model help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -68,7 +68,8 @@ help:
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
-	@echo "make test      run the whole test suite (fetches the model if missing)"
+	@echo "make test      the layer check, then the whole test suite (fetches the model if missing)"
+	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR)"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
@@ -148,13 +149,20 @@ $(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/che
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-# The README's test command: every suite (SUITES="engine cli/usage" for some
-# suites and cases; `cachet-tests --list` names them). Fetches the default model
-# first if it is missing. The last line is "N passed, N failed, N skipped"; a
-# failure fails it.
-test: all
+# The README's test command: the layer check on the objects just built, then
+# every suite (SUITES="engine cli/usage" for some suites and cases;
+# `cachet-tests --list` names them). Fetches the default model first if it is
+# missing. The last line is "N passed, N failed, N skipped"; a failed check or
+# a layer violation fails it.
+test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)
+
+# One-way data flow (cli -> agent/serve/linter -> engine -> util) and no cycle
+# between the modules of a folder, by #include and by the objects' symbols
+# (scripts/check-layers.sh; violations being fixed are listed in scripts/layers.allow).
+check-layers: all
+	@sh scripts/check-layers.sh --build $(BUILD)
 
 check: test
 
