@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
         format check-format fuzz deps model help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -68,7 +68,8 @@ help:
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
-	@echo "make test      run the whole test suite (fetches the model if missing)"
+	@echo "make test      the layer check, then the whole test suite (fetches the model if missing)"
+	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR)"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
@@ -114,17 +115,18 @@ $(BIN)/promptlint: $(call obj,linter/main.c) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The runner's suite list comes from the test file names.
-# Rewritten only when the list changes, so adding or removing a file is seen.
+# The runner's suite list comes from the test file names, each suite's cases
+# from its CHECK_CASE(name) lines (tests/tools/cases.awk): TEST_SUITE(name, "case", ...).
+# Rewritten only when the list changes, so adding or removing a file or a case is seen.
 $(BUILD)/tests/tests_list.h: FORCE
 	@mkdir -p $(dir $@)
-	@printf '%s\n' $(foreach s,$(TEST_SUITES),'TEST_SUITE($(s))') > $@.tmp
+	@awk -f tests/tools/cases.awk $(foreach s,$(TEST_SUITES),tests/test_$(s).c) > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 FORCE:
 
-$(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
-$(BUILD)/tests/test_main.o: $(BUILD)/tests/tests_list.h
+$(BUILD)/tests/test_main.o $(BUILD)/tests/tools/gpu_main.o: CFLAGS += -I$(BUILD)/tests
+$(BUILD)/tests/test_main.o $(BUILD)/tests/tools/gpu_main.o: $(BUILD)/tests/tests_list.h
 
 $(BIN)/cachet-tests: $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBSERVE) $(LIBAGENT) $(LIBLINT) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
@@ -139,17 +141,28 @@ $(BIN)/cachet-synth: $(call obj,tests/tools/synth_main.c tests/synth.c) $(LIBENG
 
 # The GPU machine's tool (tests/tools/gpu_main.c): the CUDA suite and the GPU
 # benchmark, linked with the engine alone so it builds without the agent's libraries.
-$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/synth.c tests/proc.c) $(LIBENGINE) $(LIBUTIL)
+$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/check.c tests/helpers.c tests/synth.c \
+                   tests/proc.c) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-# The README's test command. Fetches the default model first if it is missing.
-test: all
+# The README's test command: the layer check on the objects just built, then
+# every suite (SUITES="engine cli/usage" for some suites and cases;
+# `cachet-tests --list` names them). Fetches the default model first if it is
+# missing. The last line is "N passed, N failed, N skipped"; a failed check or
+# a layer violation fails it.
+test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)
+
+# One-way data flow (cli -> agent/serve/linter -> engine -> util) and no cycle
+# between the modules of a folder, by #include and by the objects' symbols
+# (scripts/check-layers.sh; violations being fixed are listed in scripts/layers.allow).
+check-layers: all
+	@sh scripts/check-layers.sh --build $(BUILD)
 
 check: test
 

@@ -17,6 +17,7 @@
 #include "../util/fs.h"
 #include "prompt.h"
 #include "tools.h"
+#include "tools_git.h"
 
 static void chomp(char *s) {
     size_t l = strlen(s);

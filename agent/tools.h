@@ -25,7 +25,4 @@ int agent_tool_exists(const char *name);
 int agent_tool_run(agent_tools *t, const char *name, const cJSON *args, util_buf *out,
                    util_err *err);
 
-/* git branch + short status lines for the turn context (tier 3); appends to out. */
-int agent_git_summary(const char *workspace, util_buf *out);
-
 #endif

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools.h"
+#include "tools_git.h"
 #include "tools_impl.h"
 
 static int open_repo(git_repository **r, const char *root, util_err *err) {

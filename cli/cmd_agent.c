@@ -13,7 +13,7 @@
 
 #include "../util/path.h"
 #include "cli.h"
-#include "cmd_agent.h"
+#include "repl.h"
 #include "../agent/session.h"
 #include "../agent/stats.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <editline/readline.h>
 
-#include "cmd_agent.h"
+#include "repl.h"
 #include "../agent/session.h"
 #include "cli.h"
 #include "../agent/stats.h"

@@ -64,7 +64,7 @@ else
     grep -E 'FAIL|cuda ' "$OUT/test-cuda.log" | head -40 | tee -a "$OUT/summary.txt"
     say "test-cuda FAILED (see test-cuda.log)"
 fi
-grep -E '^  cuda' "$OUT/test-cuda.log" | tee -a "$OUT/summary.txt"
+grep -E '^  cuda|^SKIP' "$OUT/test-cuda.log" | tee -a "$OUT/summary.txt"
 
 mkdir -p "$MODELS"
 for t in q4_1 q8_0; do

@@ -18,34 +18,12 @@
 
 #include "../engine/quant.h"
 #include "../util/buf.h"
+#include "helpers.h" /* th_rng_*: the seeded streams (one draw per value keeps the 1B presets fast) */
 
 #define SYNTH_ALIGN 32
 #define SYNTH_MAX_DIM (1 << 24) /* the engine's bound on a shape key */
 #define SYNTH_CHUNK (8u << 20)  /* output bytes per chunk of rows */
 #define SYNTH_MAX_THREADS 64
-
-/* --- deterministic random numbers --------------------------------------- */
-
-/* splitmix64: tiny, fast, and the same sequence everywhere. */
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Roughly N(0,1) from one draw: the sum of its four 16-bit quarters (each
- * uniform, variance 1/12 after scaling) rescaled. No libm call, so the bytes
- * do not depend on the platform's log/cos; one draw per value keeps the 1B
- * presets fast. */
-static float rng_normal(uint64_t *s) {
-    uint64_t z = rng_next(s);
-    uint32_t sum = (uint32_t)(z & 0xFFFF) + (uint32_t)((z >> 16) & 0xFFFF) +
-                   (uint32_t)((z >> 32) & 0xFFFF) + (uint32_t)(z >> 48);
-    return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
-}
-
-static float rng_uniform(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
 
 /* --- reference quantizers ----------------------------------------------- */
 
@@ -702,11 +680,11 @@ static void *fill_rows(void *arg) {
     for (int64_t r = j->r0; r < j->r1; r++) {
         uint64_t s = j->seed * 0x100000001B3ull ^ (uint64_t)j->index * 0x9E3779B97F4A7C15ull ^
                      (uint64_t)r * 0xD6E8FEB86659FD93ull;
-        rng_next(&s);
+        th_rng_next(&s);
         if (t->kind == T_NORM)
-            for (int64_t c = 0; c < t->ne0; c++) j->row[c] = 1.0f + 0.2f * (rng_uniform(&s) - 0.5f);
+            for (int64_t c = 0; c < t->ne0; c++) j->row[c] = 1.0f + 0.2f * (th_rng_uniform(&s) - 0.5f);
         else
-            for (int64_t c = 0; c < t->ne0; c++) j->row[c] = t->std * rng_normal(&s);
+            for (int64_t c = 0; c < t->ne0; c++) j->row[c] = t->std * th_rng_normal(&s);
         if (synth_quantize_row(t->type, j->row, j->out + (size_t)(r - j->r0) * rb, t->ne0)) {
             j->failed = 1;
             break;

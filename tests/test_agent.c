@@ -226,8 +226,8 @@ void test_agent(void) {
     }
     char dir[] = "/tmp/cachet-agent-XXXXXX";
     if (!mkdtemp(dir)) return;
-    test_replay(dir, model);
-    test_real_session(dir, model);
+    CHECK_CASE(replay) test_replay(dir, model);
+    CHECK_CASE(real_session) test_real_session(dir, model);
     proc_result r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }

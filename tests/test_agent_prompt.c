@@ -193,12 +193,14 @@ static void test_formats(void) {
 }
 
 void test_agent_prompt(void) {
-    test_units();
-    test_formats();
+    CHECK_CASE(units) test_units();
+    CHECK_CASE(formats) test_formats();
     char dir[] = "/tmp/cachet-prompt-XXXXXX";
     if (!mkdtemp(dir)) return;
-    test_assembly(dir);
-    test_two_processes(dir);
+    CHECK_CASE(assembly) { /* the second process reads the tree the assembly writes */
+        test_assembly(dir);
+        test_two_processes(dir);
+    }
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     run_ok(cmd);

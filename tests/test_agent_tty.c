@@ -30,7 +30,7 @@ static void keys(const char *sock, const char *text) {
     proc_result_free(&r);
 }
 
-void test_agent_tty(void) {
+static void test_repl(void) {
     const char *model = check_model_path();
     proc_result r = proc_runf("command -v tmux");
     int have = r.status == 0;
@@ -84,3 +84,5 @@ void test_agent_tty(void) {
     r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }
+
+void test_agent_tty(void) { CHECK_CASE(repl) test_repl(); }

@@ -408,7 +408,7 @@ static void test_detection(void) {
 }
 
 void test_chat(void) {
-    test_detection();
-    test_gemma();
-    test_smollm2();
+    CHECK_CASE(detection) test_detection();
+    CHECK_CASE(gemma) test_gemma();
+    CHECK_CASE(smollm2) test_smollm2();
 }

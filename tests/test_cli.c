@@ -248,17 +248,17 @@ static void test_kv(const char *model) {
 }
 
 void test_cli(void) {
-    test_usage();
-    test_engine_options();
+    CHECK_CASE(usage) test_usage();
+    CHECK_CASE(engine_options) test_engine_options();
     const char *model = check_model_path();
     if (!model) {
         CHECK_MSG(0, "default model missing: run 'make model'");
         return;
     }
-    test_kv(model);
-    test_search_order(model);
-    test_engine_options_run(model);
-    test_corrupt_model(model);
-    test_tokenize(model);
-    test_generate(model);
+    CHECK_CASE(kv) test_kv(model);
+    CHECK_CASE(search_order) test_search_order(model);
+    CHECK_CASE(engine_options_run) test_engine_options_run(model);
+    CHECK_CASE(corrupt_model) test_corrupt_model(model);
+    CHECK_CASE(tokenize) test_tokenize(model);
+    CHECK_CASE(generate) test_generate(model);
 }

@@ -14,19 +14,22 @@
 #include "../engine/engine.h"
 #include "../engine/quant.h"
 #include "check.h"
+#include "helpers.h"
 #include "proc.h"
 #include "synth.h"
 
 #ifndef CACHET_CUDA
 
-void test_cuda(void) {
+static void test_no_backend(void) {
     eng_backend *be = NULL;
     util_err err;
     CHECK(eng_backend_cuda_count() == 0);
     CHECK(eng_backend_cuda_new(&be, 0, &err) == UTIL_EUNSUPPORTED && be == NULL);
     CHECK(strstr(err.msg, "make cuda") != NULL);
-    fprintf(stderr, "  cuda: this build has no CUDA backend; `make test-cuda` builds one: skipped\n");
+    CHECK_SKIP("this build has no CUDA backend; `make test-cuda` builds one");
 }
+
+void test_cuda(void) { CHECK_CASE(no_backend) test_no_backend(); }
 
 #else
 
@@ -34,12 +37,7 @@ void test_cuda(void) {
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 
-static float frand(void) { /* uniform in [-1, 1) */
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((g_rng >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-}
+static float frand(void) { return th_rng_unit(&g_rng); } /* uniform in [-1, 1) */
 
 static void fill(float *x, size_t n, float scale) {
     for (size_t i = 0; i < n; i++) x[i] = frand() * scale;
@@ -437,11 +435,7 @@ static char g_dir[64];
 static eng_model *open_synth(const char *path, const char *device, int exact, int no_cache) {
     eng_model_params mp = {.n_threads = 2, .device = device, .exact = exact, .no_cache = no_cache,
                            .no_disk_cache = 1};
-    eng_model *m = NULL;
-    util_err err;
-    int rc = eng_model_open(&m, path, &mp, &err);
-    CHECK_MSG(rc == 0, "open %s on %s: %s", path, device, rc ? err.msg : "");
-    return m;
+    return th_open_model_with(path, &mp);
 }
 
 static float *prompt_logits(eng_model *m, const int32_t *toks, int n, int n_batch, int *cached) {
@@ -615,7 +609,7 @@ static void test_cli_without_gpu(void) {
     char exe[4096];
     snprintf(exe, sizeof exe, "%s/cachet", proc_bin_dir());
     if (access(exe, X_OK) != 0) {
-        fprintf(stderr, "  cuda: %s not built: command-line checks skipped\n", exe);
+        CHECK_SKIP("%s not built: the command-line checks did not run", exe);
         return;
     }
     const char *model = check_model_path();
@@ -640,8 +634,8 @@ void test_cuda(void) {
         eng_backend *be = NULL;
         util_err err;
         CHECK(eng_backend_cuda_new(&be, 0, &err) != 0 && be == NULL);
-        test_cli_without_gpu();
-        fprintf(stderr, "  cuda: no CUDA device on this machine (%s): GPU checks skipped\n", err.msg);
+        CHECK_CASE(cli_without_gpu) test_cli_without_gpu();
+        CHECK_SKIP("no CUDA device on this machine (%s): the GPU checks did not run", err.msg);
         return;
     }
     eng_backend *g = NULL, *c = NULL;
@@ -657,10 +651,10 @@ void test_cuda(void) {
     eng_backend_cpu_set_exact(c);
     fprintf(stderr, "  cuda: %d device(s), backend %s, %.0f GB/s measured\n", n, g->ops->name,
             g->ops->bandwidth ? g->ops->bandwidth(g) / 1e9 : 0.0);
-    test_matmul(g, c);
-    test_f16_copies();
-    test_elementwise(g, c);
-    test_attention(g, c);
+    CHECK_CASE(matmul) test_matmul(g, c);
+    CHECK_CASE(f16_copies) test_f16_copies();
+    CHECK_CASE(elementwise) test_elementwise(g, c);
+    CHECK_CASE(attention) test_attention(g, c);
     eng_backend_free(g);
     eng_backend_free(c);
 
@@ -669,10 +663,10 @@ void test_cuda(void) {
         CHECK_MSG(0, "mkdtemp failed");
         return;
     }
-    test_model(ENG_TYPE_Q4_1, 2, 256, 4, 2, 0);  /* GQA, head dim 64 */
-    test_model(ENG_TYPE_Q8_0, 2, 256, 4, 1, 0);  /* MQA */
-    test_model(ENG_TYPE_Q6_K, 2, 512, 4, 2, 128);
-    test_model(ENG_TYPE_F16, 1, 256, 2, 1, 128);
+    CHECK_CASE(model_q4_1_gqa) test_model(ENG_TYPE_Q4_1, 2, 256, 4, 2, 0);  /* GQA, head dim 64 */
+    CHECK_CASE(model_q8_0_mqa) test_model(ENG_TYPE_Q8_0, 2, 256, 4, 1, 0);  /* MQA */
+    CHECK_CASE(model_q6_k) test_model(ENG_TYPE_Q6_K, 2, 512, 4, 2, 128);
+    CHECK_CASE(model_f16) test_model(ENG_TYPE_F16, 1, 256, 2, 1, 128);
     rmdir(g_dir);
 }
 

@@ -11,18 +11,8 @@
 #include "../engine/cuda/cuda_quant.h"
 #include "../engine/quant.h"
 #include "check.h"
+#include "helpers.h"
 #include "synth.h"
-
-static uint64_t cq_rng(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static float cq_unit(uint64_t *s) { /* [-1, 1) */
-    return (float)((double)(cq_rng(s) >> 11) / 4503599627370496.0 - 1.0);
-}
 
 /* An f16 field at p made finite (an inf or nan exponent loses its top bit). */
 static void cq_finite16(uint8_t *p) {
@@ -32,7 +22,7 @@ static void cq_finite16(uint8_t *p) {
 /* Raw random bytes with the block scales forced finite, so every value is a
  * number the reference computes the same way whatever its bits. */
 static void cq_raw_row(uint32_t type, uint8_t *row, size_t bytes, uint64_t *rng) {
-    for (size_t i = 0; i < bytes; i++) row[i] = (uint8_t)cq_rng(rng);
+    for (size_t i = 0; i < bytes; i++) row[i] = (uint8_t)th_rng_next(rng);
     const eng_type_traits *tr = eng_type_get(type);
     if (tr->blck == 1) return; /* f32 / f16 / bf16: any bits, nan payloads included */
     for (size_t b = 0; b < bytes; b += tr->bytes) {
@@ -108,7 +98,7 @@ static void test_rows(void) {
             for (int rep = 0; rep < 4; rep++) {
                 /* a valid row from random floats of varying magnitude */
                 float mag = rep == 0 ? 1.0f : rep == 1 ? 1e-3f : rep == 2 ? 37.0f : 1e4f;
-                for (int64_t i = 0; i < n; i++) src[i] = cq_unit(&rng) * mag;
+                for (int64_t i = 0; i < n; i++) src[i] = th_rng_unit(&rng) * mag;
                 if (rep == 3 && n >= 16) src[3] = 0.0f, src[9] = -mag; /* zeros, extremes */
                 CHECK(synth_quantize_row(type, src, row, n) == 0);
                 cq_compare_row(type, row, n, "quantized");
@@ -165,7 +155,7 @@ static void test_int_f(void) {
 }
 
 void test_cuda_quant(void) {
-    test_int_f();
-    test_f16();
-    test_rows();
+    CHECK_CASE(int_f) test_int_f();
+    CHECK_CASE(f16) test_f16();
+    CHECK_CASE(rows) test_rows();
 }

@@ -8,6 +8,7 @@
 #include "../engine/engine.h"
 #include "check.h"
 #include "golden_io.h"
+#include "helpers.h"
 
 /* How close the default (8-bit activation) path must track llama.cpp.
  * SmolLM2-135M carries residual activations in the thousands, and with 8-bit
@@ -24,20 +25,6 @@
 #define LOGIT_TOL_MIN 2e-2
 #define SPREAD_FACTOR 1.5
 #define EXACT_TOL 1e-2
-
-static eng_model *open_model(int threads, int exact) {
-    const char *path = check_model_path();
-    if (!path) {
-        CHECK_MSG(0, "default model missing: run 'make model'");
-        return NULL;
-    }
-    eng_model *m = NULL;
-    util_err err;
-    eng_model_params mp = {.n_threads = threads, .no_disk_cache = 1, .exact = exact};
-    int rc = eng_model_open(&m, path, &mp, &err);
-    CHECK_MSG(rc == 0, "eng_model_open: %s", rc ? err.msg : "");
-    return m;
-}
 
 static float *eval_logits(eng_model *m, const int32_t *ids, int n, int batch) {
     eng_seq *s = NULL;
@@ -173,8 +160,7 @@ static void test_golden(eng_model *m) {
             CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "prompt '%s': top-1 differs", r->name);
             int32_t *out = calloc(r->n_greedy + 1, sizeof *out);
             greedy(m, r->prompt, (int)r->n_prompt, (int)r->n_greedy, out);
-            size_t agree = 0, robust = 0;
-            while (agree < r->n_greedy && out[agree] == r->greedy[agree]) agree++;
+            size_t agree = th_ids_agree(out, r->greedy, r->n_greedy), robust = 0;
             while (robust < r->n_greedy && r->margins[robust] >= tol) robust++;
             CHECK_MSG(agree >= robust, "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
                       "is %.3f (bound %.3f)", r->name, agree, r->margins[agree], tol);
@@ -220,8 +206,7 @@ static void test_exact(eng_model *m) {
             CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "exact '%s': top-1 differs", r->name);
             int32_t *out = calloc(ng + 1, sizeof *out);
             greedy(m, r->prompt, (int)r->n_prompt, (int)ng, out);
-            size_t agree = 0;
-            while (agree < ng && out[agree] == want[agree]) agree++;
+            size_t agree = th_ids_agree(out, want, ng);
             CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu", r->name, agree);
             fprintf(stderr, "  float64   %-15s %4zu tokens  max|dlogit| %.5f  greedy agrees %zu/%zu\n", r->name,
                     r->n_prompt, err, agree, ng);
@@ -243,10 +228,10 @@ static void test_batch_invariance(eng_model *m1, eng_model *m2) {
     const eng_tokenizer *t = eng_model_tokenizer(m2);
     const char *text = "The quick brown fox jumps over the lazy dog. In 1492, Columbus sailed "
                        "the ocean blue; int main(void) { return 0; } and then some more words.";
-    int32_t *ids = NULL;
     size_t n = 0;
     util_err err;
-    CHECK(eng_tokenize(t, text, strlen(text), 0, 1, &ids, &n, &err) == 0 && n > 20);
+    int32_t *ids = th_tokenize(t, text, 0, 1, &n);
+    CHECK(n > 20);
     int nv = eng_model_n_vocab(m2);
     float *ref = eval_logits(m2, ids, (int)n, 64);
     static const int batches[] = {1, 3, 16, 17};
@@ -313,16 +298,16 @@ static void test_limits(eng_model *m) {
 }
 
 void test_engine(void) {
-    eng_model *m2 = open_model(2, 0);
+    eng_model *m2 = th_open_model(NULL, 2, 0);
     if (!m2) return;
-    eng_model *m1 = open_model(1, 0);
-    test_limits(m2);
-    test_batch_invariance(m1, m2);
-    test_golden(m2);
-    eng_model *mx = open_model(2, 1);
+    eng_model *m1 = th_open_model(NULL, 1, 0);
+    CHECK_CASE(limits) test_limits(m2);
+    CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
+    CHECK_CASE(golden) test_golden(m2);
+    eng_model *mx = th_open_model(NULL, 2, 1);
     if (mx) {
-        test_batch_invariance(NULL, mx);
-        test_exact(mx);
+        CHECK_CASE(exact_batch_invariance) test_batch_invariance(NULL, mx);
+        CHECK_CASE(exact) test_exact(mx);
     }
     eng_model_free(mx);
     eng_model_free(m1);

@@ -17,7 +17,7 @@ static void write_bytes(const char *path, size_t n, char c) {
     if (f) fclose(f);
 }
 
-void test_fs(void) {
+static void test_reads(void) {
     char dir[] = "/tmp/cachet-fs-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     char p[256], q[256];
@@ -81,3 +81,5 @@ void test_fs(void) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
+
+void test_fs(void) { CHECK_CASE(reads) test_reads(); }

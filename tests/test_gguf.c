@@ -13,13 +13,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
-
-static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "helpers.h"
 
 /* Calls every getter on every key and tensor of g, checking what it can; a
  * reader that passed validation must survive all of it. */
@@ -290,10 +284,7 @@ static void test_golden_metadata(const eng_gguf *g) {
     util_err e;
     snprintf(path, sizeof path, "%s/tests/golden/metadata_smollm2.txt", check_root());
     if (util_read_file(&txt, &len, path, &e) != 0) {
-        fprintf(stderr,
-                "  note: %s missing, golden metadata comparison skipped "
-                "(tests/golden/gen_metadata.py writes it)\n",
-                path);
+        CHECK_SKIP("%s missing: no golden metadata comparison (tests/golden/gen_metadata.py writes it)", path);
         return;
     }
     int n_kv = 0, n_tensor = 0, n_arr = 0, n_special = 0, bad = 0;
@@ -417,7 +408,7 @@ static void test_flips(uint8_t *file, size_t size, const eng_gguf *g) {
     uint64_t rs = 20240501;
     int crashy = 0, opened = 0, failed = 0;
     for (int i = 0; i < 2000; i++) {
-        uint64_t r = rng_next(&rs);
+        uint64_t r = th_rng_next(&rs);
         size_t pos;
         switch (i % 3) { /* the header and small keys; the tensor table; anywhere */
         case 0: pos = r % 4096; break;
@@ -727,8 +718,28 @@ static void test_hostile(void) {
     CHECK(strstr(e.msg, "model file '<memory>': truncated") == e.msg);
 }
 
+/* The reader over a buffer (the whole file read into memory) sees what the
+ * mmap reader sees. */
+static void test_buffer_reader(const eng_gguf *g, const char *file, size_t size) {
+    util_err e;
+    eng_gguf *m;
+    CHECK(size == eng_gguf_size(g));
+    CHECK(eng_gguf_open_mem(&m, file, size, "mem", &e) == 0 && eng_gguf_identity(m) == eng_gguf_identity(g));
+    int golden_ok = 1;
+    if (m) {
+        CHECK_EQ_INT(walk(m, file, size), 0);
+        for (int64_t i = 0; i < eng_gguf_tensor_count(m); i++) {
+            const eng_gguf_tensor *a = eng_gguf_tensor_at(m, i), *b = eng_gguf_tensor_at(g, i);
+            golden_ok &= strcmp(a->name, b->name) == 0 && a->nbytes == b->nbytes &&
+                         memcmp(a->data, b->data, a->nbytes < 4096 ? a->nbytes : 4096) == 0;
+        }
+        eng_gguf_free(m);
+    }
+    CHECK_MSG(golden_ok, "mmap and buffer readers agree");
+}
+
 void test_gguf(void) {
-    test_hostile();
+    CHECK_CASE(hostile) test_hostile();
     const char *mp = check_model_path();
     CHECK_MSG(mp != NULL, "model missing: run `make model`");
     if (!mp) return;
@@ -736,29 +747,15 @@ void test_gguf(void) {
     eng_gguf *g = NULL;
     CHECK_MSG(eng_gguf_open(&g, mp, &e) == 0, "open %s: %s", mp, e.msg);
     if (!g) return;
-    test_model_basics(g);
-    test_golden_metadata(g);
+    CHECK_CASE(model_basics) test_model_basics(g);
+    CHECK_CASE(golden_metadata) test_golden_metadata(g);
     char *file;
     size_t size;
     CHECK_MSG(util_read_file(&file, &size, mp, &e) == 0, "read %s: %s", mp, e.msg);
     if (file) {
-        eng_gguf *m;
-        CHECK(size == eng_gguf_size(g));
-        CHECK(eng_gguf_open_mem(&m, file, size, "mem", &e) == 0 &&
-              eng_gguf_identity(m) == eng_gguf_identity(g));
-        int golden_ok = 1;
-        if (m) {
-            CHECK_EQ_INT(walk(m, file, size), 0);
-            for (int64_t i = 0; i < eng_gguf_tensor_count(m); i++) {
-                const eng_gguf_tensor *a = eng_gguf_tensor_at(m, i), *b = eng_gguf_tensor_at(g, i);
-                golden_ok &= strcmp(a->name, b->name) == 0 && a->nbytes == b->nbytes &&
-                             memcmp(a->data, b->data, a->nbytes < 4096 ? a->nbytes : 4096) == 0;
-            }
-            eng_gguf_free(m);
-        }
-        CHECK_MSG(golden_ok, "mmap and buffer readers agree");
-        test_truncations((const uint8_t *)file, size, g);
-        test_flips((uint8_t *)file, size, g);
+        CHECK_CASE(buffer_reader) test_buffer_reader(g, file, size);
+        CHECK_CASE(truncations) test_truncations((const uint8_t *)file, size, g);
+        CHECK_CASE(flips) test_flips((uint8_t *)file, size, g);
         free(file);
     }
     eng_gguf_free(g);

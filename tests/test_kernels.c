@@ -14,19 +14,9 @@
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
 #include "check.h"
+#include "helpers.h"
 
 /* --- helpers ------------------------------------------------------------ */
-
-static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static float rng_unit(uint64_t *s) { /* [-1, 1) */
-    return (float)((double)(rng_next(s) >> 11) / 4503599627370496.0 - 1.0);
-}
 
 static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 
@@ -42,22 +32,22 @@ static void *zalloc64(size_t n) {
 static void rand_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
     const eng_type_traits *t = eng_type_get(type);
     size_t bytes = eng_type_row_size(type, n);
-    for (size_t i = 0; i < bytes; i++) w[i] = (uint8_t)rng_next(rs);
+    for (size_t i = 0; i < bytes; i++) w[i] = (uint8_t)th_rng_next(rs);
     if (type == ENG_TYPE_F16) {
-        for (int64_t i = 0; i < n; i++) put16(w + 2 * i, eng_f32_to_f16(rng_unit(rs)));
+        for (int64_t i = 0; i < n; i++) put16(w + 2 * i, eng_f32_to_f16(th_rng_unit(rs)));
         return;
     }
     if (type == ENG_TYPE_F32) {
         for (int64_t i = 0; i < n; i++) {
-            float f = rng_unit(rs);
+            float f = th_rng_unit(rs);
             memcpy(w + 4 * i, &f, 4);
         }
         return;
     }
     for (int64_t b = 0; b < n / t->blck; b++) {
         uint8_t *p = w + (size_t)b * t->bytes;
-        uint16_t d = eng_f32_to_f16(0.002f + 0.01f * (1.0f + rng_unit(rs)));
-        uint16_t m = eng_f32_to_f16(-0.04f * (1.0f + rng_unit(rs)));
+        uint16_t d = eng_f32_to_f16(0.002f + 0.01f * (1.0f + th_rng_unit(rs)));
+        uint16_t m = eng_f32_to_f16(-0.04f * (1.0f + th_rng_unit(rs)));
         if (type == ENG_TYPE_Q6_K) {
             put16(p + 208, d);
             continue;
@@ -68,7 +58,7 @@ static void rand_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
 }
 
 static void rand_vec(float *x, size_t n, float scale, uint64_t *rs) {
-    for (size_t i = 0; i < n; i++) x[i] = scale * rng_unit(rs);
+    for (size_t i = 0; i < n; i++) x[i] = scale * th_rng_unit(rs);
 }
 
 static int levels(eng_simd out[2]) {
@@ -228,7 +218,7 @@ static void kv_init(kv_fixture *f, uint64_t *rs) {
     f->kv.kv_dim = T_KV * T_HD;
     for (int i = 0; i < T_CTX / 16; i++) {
         f->pages[i] = malloc((size_t)2 * 16 * T_KV * T_HD * sizeof(uint16_t));
-        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++) f->pages[i][j] = eng_f32_to_f16(2.0f * rng_unit(rs));
+        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++) f->pages[i][j] = eng_f32_to_f16(2.0f * th_rng_unit(rs));
     }
     f->kv.pages = f->pages;
 }
@@ -420,6 +410,8 @@ static void test_levels(void) {
     eng_simd have = eng_cpu_detect(), got;
     util_err err;
     CHECK_EQ_STR(eng_simd_name(ENG_SIMD_AVX512), "avx512");
+    if (have < ENG_SIMD_AVX512)
+        CHECK_SKIP("this CPU has no %s: those kernels are not tested here", have < ENG_SIMD_AVX2 ? "AVX2" : "AVX-512");
     eng_backend *be = NULL;
     CHECK(eng_backend_cpu_new_level(&be, 1, (int)have + 1, &err) == UTIL_EINVAL);
     const char *old = getenv("CACHET_CPU");
@@ -436,8 +428,8 @@ static void test_levels(void) {
 }
 
 void test_kernels(void) {
-    test_levels();
-    test_dots();
-    test_tiles();
-    test_backend_ops();
+    CHECK_CASE(levels) test_levels();
+    CHECK_CASE(dots) test_dots();
+    CHECK_CASE(tiles) test_tiles();
+    CHECK_CASE(backend_ops) test_backend_ops();
 }

@@ -49,7 +49,7 @@ static void unpin_all(eng_kvcache *c, eng_kv_node **path, int n) {
     for (int i = 0; i < n; i++) eng_kvcache_unpin(c, path[i]);
 }
 
-void test_kvcache(void) {
+static void test_basics(void) {
     eng_kvcache *c = new_cache(64);
     if (!c) return;
     int32_t a[100], b[100];
@@ -134,3 +134,5 @@ void test_kvcache(void) {
     CHECK_EQ_INT(match(c, x, 32, 31, path, &nn), 0);
     eng_kvcache_free(c);
 }
+
+void test_kvcache(void) { CHECK_CASE(basics) test_basics(); }

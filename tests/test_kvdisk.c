@@ -21,6 +21,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
+#include "helpers.h"
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                   */
@@ -43,12 +44,9 @@ static kt_key kt_key_make(uint64_t fp, int i) {
     return k;
 }
 
-static void kt_fill(unsigned char *p, size_t n, int i) {
-    uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
-    for (size_t j = 0; j < n; j++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        p[j] = (unsigned char)x;
-    }
+static void kt_fill(unsigned char *p, size_t n, int i) { /* page i's payload */
+    uint64_t x = (uint64_t)i;
+    for (size_t j = 0; j < n; j++) p[j] = (unsigned char)th_rng_next(&x);
 }
 
 static eng_kvdisk *kt_open(const char *dir, uint64_t fp, size_t page, uint64_t budget, int debug) {
@@ -575,11 +573,6 @@ static void kt_default_dir(const char *root) {
 /* ------------------------------------------------------------------------ */
 /* processes: kill -9 during writes, concurrent writers and a reader         */
 
-static uint64_t kt_rand(uint64_t *s) {
-    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-    return *s;
-}
-
 static void kt_sleep_us(long us) {
     struct timespec t = {us / 1000000, (us % 1000000) * 1000};
     while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
@@ -658,14 +651,14 @@ static void kt_kill9(const char *root) {
         pid_t pid = fork();
         if (pid == 0) {
             close(pfd[0]);
-            kt_crash_child(dir, fp, (int)(kt_rand(&seed) % KT_CRASH_KEYS), pfd[1]);
+            kt_crash_child(dir, fp, (int)(th_rng_next(&seed) % KT_CRASH_KEYS), pfd[1]);
             _exit(0);
         }
         close(pfd[1]);
         char c;
         int ready = read(pfd[0], &c, 1) == 1;
         close(pfd[0]);
-        kt_sleep_us((long)(kt_rand(&seed) % 20000));
+        kt_sleep_us((long)(th_rng_next(&seed) % 20000));
         kill(pid, SIGKILL);
         int st = 0;
         waitpid(pid, &st, 0);
@@ -728,7 +721,7 @@ static void kt_conc_child(const char *dir, uint64_t fp, int c) {
         }
         eng_kvdisk_flush(d);
         for (int i = 0; pass < 2 && i < KT_SHARED_KEYS; i++) {
-            if (kt_rand(&seed) % 2) continue;
+            if (th_rng_next(&seed) % 2) continue;
             eng_kvdisk_path(d, kt_key_make(fp, i).hash, path, sizeof path);
             unlink(path);
         }
@@ -796,17 +789,17 @@ void test_kvdisk(void) {
         CHECK_MSG(0, "mkdtemp: %s", strerror(errno));
         return;
     }
-    kt_hash();
-    kt_roundtrip(root);
-    kt_corrupt(root);
-    kt_budget(root);
-    kt_stale_tmp(root);
-    kt_unwritable(root);
-    kt_full_disk(root);
-    kt_queue(root);
-    kt_dir_removed(root);
-    kt_default_dir(root);
-    kt_kill9(root);
-    kt_concurrent(root);
+    CHECK_CASE(hash) kt_hash();
+    CHECK_CASE(roundtrip) kt_roundtrip(root);
+    CHECK_CASE(corrupt) kt_corrupt(root);
+    CHECK_CASE(budget) kt_budget(root);
+    CHECK_CASE(stale_tmp) kt_stale_tmp(root);
+    CHECK_CASE(unwritable) kt_unwritable(root);
+    CHECK_CASE(full_disk) kt_full_disk(root);
+    CHECK_CASE(queue) kt_queue(root);
+    CHECK_CASE(dir_removed) kt_dir_removed(root);
+    CHECK_CASE(default_dir) kt_default_dir(root);
+    CHECK_CASE(kill9) kt_kill9(root);
+    CHECK_CASE(concurrent) kt_concurrent(root);
     kt_rm_rf(root);
 }

@@ -602,19 +602,19 @@ static void test_diff(void) {
 }
 
 void test_lint(void) {
-    test_rules_table();
-    test_report_add();
-    test_globs();
-    test_utf8_and_binary();
-    test_name_classes();
-    test_tokens_lost();
-    test_roles_and_ranges();
-    test_skill_frontmatter();
-    test_huge_input();
-    test_config_errors();
-    test_json_output();
-    test_sarif_output();
-    test_text_output();
-    test_diff();
-    test_corpus();
+    CHECK_CASE(rules_table) test_rules_table();
+    CHECK_CASE(report_add) test_report_add();
+    CHECK_CASE(globs) test_globs();
+    CHECK_CASE(utf8_and_binary) test_utf8_and_binary();
+    CHECK_CASE(name_classes) test_name_classes();
+    CHECK_CASE(tokens_lost) test_tokens_lost();
+    CHECK_CASE(roles_and_ranges) test_roles_and_ranges();
+    CHECK_CASE(skill_frontmatter) test_skill_frontmatter();
+    CHECK_CASE(huge_input) test_huge_input();
+    CHECK_CASE(config_errors) test_config_errors();
+    CHECK_CASE(json_output) test_json_output();
+    CHECK_CASE(sarif_output) test_sarif_output();
+    CHECK_CASE(text_output) test_text_output();
+    CHECK_CASE(diff) test_diff();
+    CHECK_CASE(corpus) test_corpus();
 }

@@ -42,7 +42,7 @@ static int run(const cli_dir *d, const char *args, char **out) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-void test_lint_cli(void) {
+static void test_commands(void) {
     cli_dir d;
     snprintf(d.dir, sizeof d.dir, "/tmp/promptlint-cli-XXXXXX");
     const char *b = getenv("CACHET_BIN");
@@ -131,3 +131,5 @@ void test_lint_cli(void) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d.dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove '%s'\n", d.dir);
 }
+
+void test_lint_cli(void) { CHECK_CASE(commands) test_commands(); }

@@ -6,7 +6,7 @@
 #include "../linter/lint.h"
 #include "check.h"
 
-void test_lint_dogfood(void) {
+static void test_prompts(void) {
     lint_options o = {0};
     o.no_model = 1;
     lint_ctx *c = NULL;
@@ -38,3 +38,5 @@ void test_lint_dogfood(void) {
     CHECK(1);
     lint_ctx_free(c);
 }
+
+void test_lint_dogfood(void) { CHECK_CASE(prompts) test_prompts(); }

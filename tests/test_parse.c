@@ -4,7 +4,7 @@
 #include "../util/parse.h"
 #include "check.h"
 
-void test_parse(void) {
+static void test_size(void) {
     uint64_t v;
     int bin;
     util_err e;
@@ -21,3 +21,5 @@ void test_parse(void) {
     CHECK_EQ_INT(util_parse_size("-5GB", &v, &bin, &e), UTIL_EINVAL);
     CHECK_EQ_INT(util_parse_size("1e30", &v, &bin, &e), UTIL_ERANGE);
 }
+
+void test_parse(void) { CHECK_CASE(size) test_size(); }

@@ -11,26 +11,12 @@
 
 #include "../engine/engine.h"
 #include "check.h"
+#include "helpers.h"
 #include "proc.h"
 
-static eng_model *open_with(const eng_model_params *mp) {
-    const char *path = check_model_path();
-    if (!path) {
-        CHECK_MSG(0, "default model missing: run 'make model'");
-        return NULL;
-    }
-    eng_model *m = NULL;
-    util_err err;
-    int rc = eng_model_open(&m, path, mp, &err);
-    CHECK_MSG(rc == 0, "eng_model_open: %s", rc ? err.msg : "");
-    return m;
-}
-
-static int32_t *tokens_of(eng_model *m, const char *text, int *n) {
-    int32_t *ids = NULL;
+static int32_t *tokens_of(eng_model *m, const char *text, int *n) { /* an int count, as eng_seq takes */
     size_t k = 0;
-    util_err err;
-    CHECK(eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 0, 1, &ids, &k, &err) == 0);
+    int32_t *ids = th_tokenize(eng_model_tokenizer(m), text, 0, 1, &k);
     *n = (int)k;
     return ids;
 }
@@ -66,7 +52,7 @@ static void test_memory_hits(eng_model *cold, eng_model *m) {
     int cuts[] = {16, 32, 21, 37, n - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
         eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1};
-        eng_model *fresh = open_with(&mp);
+        eng_model *fresh = th_open_model_with(NULL, &mp);
         if (!fresh) break;
         float *a = run(fresh, t, cuts[i], &mem, &disk); /* warms the cache with a prefix */
         free(a);
@@ -162,14 +148,14 @@ static void test_disk(eng_model *cold) {
     if (!mkdtemp(dir)) return;
     eng_model_params mp = {.n_threads = 2, .kv_dir = dir};
     int n, mem, disk;
-    eng_model *a = open_with(&mp);
+    eng_model *a = th_open_model_with(NULL, &mp);
     if (!a) return;
     int32_t *t = tokens_of(a, text_a, &n);
     float *ref = run(cold, t, n, &mem, &disk);
     free(run(a, t, n, &mem, &disk));
     eng_model_free(a); /* flushes the disk tier */
 
-    eng_model *b = open_with(&mp); /* cold memory, warm disk */
+    eng_model *b = th_open_model_with(NULL, &mp); /* cold memory, warm disk */
     float *lg = run(b, t, n, &mem, &disk);
     CHECK_MSG(disk == n - 1 && mem == 0, "disk hit: %d from disk, %d from memory (n=%d)", disk, mem, n);
     CHECK(same(b, lg, ref));
@@ -186,7 +172,7 @@ static void test_disk(eng_model *cold) {
              dir);
     proc_result r = proc_run(cmd);
     proc_result_free(&r);
-    eng_model *c = open_with(&mp);
+    eng_model *c = th_open_model_with(NULL, &mp);
     lg = run(c, t, n, &mem, &disk);
     CHECK_MSG(disk == 0, "corrupt entries were used: %d tokens", disk);
     CHECK(same(c, lg, ref));
@@ -197,7 +183,7 @@ static void test_disk(eng_model *cold) {
 
     /* An unusable directory: memory only, generation still works. */
     eng_model_params bad = {.n_threads = 2, .kv_dir = "/proc/version/kv"};
-    eng_model *d = open_with(&bad);
+    eng_model *d = th_open_model_with(NULL, &bad);
     if (d) {
         lg = run(d, t, n, &mem, &disk);
         CHECK(same(d, lg, ref));
@@ -215,12 +201,12 @@ static void test_eviction(eng_model *cold) {
     /* 8 pages: two 60-token prompts cannot both stay. */
     eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1,
                            .kv_budget = 0};
-    eng_model *m = open_with(&mp);
+    eng_model *m = th_open_model_with(NULL, &mp);
     if (!m) return;
     size_t page = eng_model_kv_page_bytes(m);
     eng_model_free(m);
     mp.kv_budget = 8 * page;
-    m = open_with(&mp);
+    m = th_open_model_with(NULL, &mp);
     if (!m) return;
     int n1, n2, mem, disk;
     int32_t *t1 = tokens_of(m, text_a, &n1);
@@ -290,14 +276,14 @@ static void test_two_processes(void) {
 void test_prefix(void) {
     eng_model_params cold_p = {.n_threads = 2, .no_cache = 1};
     eng_model_params warm_p = {.n_threads = 2, .no_disk_cache = 1};
-    eng_model *cold = open_with(&cold_p), *m = open_with(&warm_p);
+    eng_model *cold = th_open_model_with(NULL, &cold_p), *m = th_open_model_with(NULL, &warm_p);
     if (cold && m) {
-        test_memory_hits(cold, m);
-        test_conversation(cold, m);
-        test_disk(cold);
-        test_eviction(cold);
+        CHECK_CASE(memory_hits) test_memory_hits(cold, m);
+        CHECK_CASE(conversation) test_conversation(cold, m);
+        CHECK_CASE(disk) test_disk(cold);
+        CHECK_CASE(eviction) test_eviction(cold);
     }
     eng_model_free(m);
     eng_model_free(cold);
-    test_two_processes();
+    CHECK_CASE(two_processes) test_two_processes();
 }

@@ -14,19 +14,9 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
+#include "helpers.h"
 
 /* --- helpers ------------------------------------------------------------ */
-
-static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static float rng_unit(uint64_t *s) { /* [-1, 1) */
-    return (float)((double)(rng_next(s) >> 11) / 4503599627370496.0 - 1.0);
-}
 
 static void put16(uint8_t *p, uint16_t v) {
     p[0] = (uint8_t)v;
@@ -188,8 +178,8 @@ static void test_goldens(const eng_gguf *model) {
     size_t len;
     char *idx = read_golden("quant_index.tsv", &len);
     if (!idx) {
-        fprintf(stderr, "  note: tests/golden/quant_index.tsv missing, dequantization goldens "
-                        "skipped (tests/golden/gen_quant.py writes them)\n");
+        CHECK_SKIP("tests/golden/quant_index.tsv missing: no dequantization goldens "
+                   "(tests/golden/gen_quant.py writes them)");
         return;
     }
     int n_syn = 0, n_real = 0;
@@ -250,7 +240,7 @@ static void random_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
     const eng_type_traits *t = eng_type_get(type);
     if (t->blck == 1) {
         float *x = malloc((size_t)n * sizeof *x);
-        for (int64_t i = 0; i < n; i++) x[i] = rng_unit(rs) * 0.5f;
+        for (int64_t i = 0; i < n; i++) x[i] = th_rng_unit(rs) * 0.5f;
         t->from_float(x, w, n);
         free(x);
         return;
@@ -258,14 +248,14 @@ static void random_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
     int64_t nb = n / t->blck;
     int d_off, m_off;
     scale_fields(type, &d_off, &m_off);
-    for (size_t i = 0; i < (size_t)nb * t->bytes; i++) w[i] = (uint8_t)rng_next(rs);
+    for (size_t i = 0; i < (size_t)nb * t->bytes; i++) w[i] = (uint8_t)th_rng_next(rs);
     for (int64_t b = 0; b < nb; b++) {
         uint8_t *blk = w + (size_t)b * t->bytes;
-        float d = ldexpf(1.0f + 0.5f * rng_unit(rs), -6 - (int)(rng_next(rs) % 5));
-        put16(blk + d_off, eng_f32_to_f16(type == ENG_TYPE_Q6_K || rng_next(rs) % 2 ? d : -d));
+        float d = ldexpf(1.0f + 0.5f * th_rng_unit(rs), -6 - (int)(th_rng_next(rs) % 5));
+        put16(blk + d_off, eng_f32_to_f16(type == ENG_TYPE_Q6_K || th_rng_next(rs) % 2 ? d : -d));
         if (m_off >= 0) {
             float m =
-                (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) ? fabsf(d) : 0.1f * rng_unit(rs);
+                (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) ? fabsf(d) : 0.1f * th_rng_unit(rs);
             put16(blk + m_off, eng_f32_to_f16(m));
         }
     }
@@ -367,8 +357,8 @@ static void test_dots(const eng_gguf *model) {
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         for (int rep = 0; rep < 8; rep++) {
             random_row(types[k], w, N, &rs);
-            for (int i = 0; i < N; i++) x[i] = rng_unit(&rs) * (rep == 3 ? 100.0f : 1.0f);
-            if (rep == 5) x[rng_next(&rs) % N] = 50.0f; /* an outlier in one block */
+            for (int i = 0; i < N; i++) x[i] = th_rng_unit(&rs) * (rep == 3 ? 100.0f : 1.0f);
+            if (rep == 5) x[th_rng_next(&rs) % N] = 50.0f; /* an outlier in one block */
             if (rep == 6)
                 for (int i = 0; i < 256; i++) x[i] = 0; /* all-zero blocks */
             check_dot(types[k], w, x, N, "random");
@@ -383,7 +373,7 @@ static void test_dots(const eng_gguf *model) {
         if (!t) continue;
         float *xr = malloc((size_t)t->ne[0] * sizeof *xr);
         for (int r = 0; r < 4; r++) {
-            for (int64_t i = 0; i < t->ne[0]; i++) xr[i] = rng_unit(&rs);
+            for (int64_t i = 0; i < t->ne[0]; i++) xr[i] = th_rng_unit(&rs);
             check_dot(t->type, (const uint8_t *)t->data + (size_t)(r * 97) * t->row_bytes, xr,
                       t->ne[0], names[k]);
         }
@@ -402,8 +392,8 @@ static void test_act_quant(void) {
         const eng_type_traits *t = eng_type_get(fmts[k]);
         uint8_t buf[N / 32 * 36 + N / 256 * 292];
         for (int rep = 0; rep < 20; rep++) {
-            float scale = ldexpf(1.0f, (int)(rng_next(&rs) % 20) - 10);
-            for (int i = 0; i < N; i++) x[i] = rng_unit(&rs) * scale;
+            float scale = ldexpf(1.0f, (int)(th_rng_next(&rs) % 20) - 10);
+            for (int i = 0; i < N; i++) x[i] = th_rng_unit(&rs) * scale;
             if (rep == 1) memset(x, 0, sizeof x);
             if (rep == 2) x[7] = -1000.0f * scale; /* negative extreme */
             if (rep == 3)
@@ -420,7 +410,7 @@ static void test_act_quant(void) {
             CHECK_MSG(bad == 0, "%s rep %d: %d values beyond scale/2", t->name, rep, bad);
         }
         /* structure: q8_1 s = f16(d * sum), q8_K bsums and sign of d */
-        for (int i = 0; i < N; i++) x[i] = rng_unit(&rs);
+        for (int i = 0; i < N; i++) x[i] = th_rng_unit(&rs);
         t->from_float(x, buf, N);
         if (fmts[k] == ENG_TYPE_Q8_1) {
             const eng_block_q8_1 *b = (const eng_block_q8_1 *)buf;
@@ -519,7 +509,7 @@ static void test_half(void) {
     uint64_t rs = 99;
     int bad_cc = 0;
     for (int i = 0; i < 200000; i++) {
-        float f = bitsf((uint32_t)rng_next(&rs));
+        float f = bitsf((uint32_t)th_rng_next(&rs));
         if (isnan(f)) continue;
         _Float16 c = (_Float16)f;
         uint16_t cb;
@@ -536,11 +526,11 @@ void test_quant(void) {
     const char *mp = check_model_path();
     CHECK_MSG(mp != NULL, "model missing: run `make model`");
     if (mp) CHECK_MSG(eng_gguf_open(&model, mp, &e) == 0, "open model: %s", e.msg);
-    test_table();
-    test_vectors();
-    test_goldens(model);
-    test_dots(model);
-    test_act_quant();
-    test_half();
+    CHECK_CASE(table) test_table();
+    CHECK_CASE(vectors) test_vectors();
+    CHECK_CASE(goldens) test_goldens(model);
+    CHECK_CASE(dots) test_dots(model);
+    CHECK_CASE(act_quant) test_act_quant();
+    CHECK_CASE(half) test_half();
     eng_gguf_free(model);
 }

@@ -18,7 +18,7 @@ static int32_t draw(eng_sample_params p, const float *src, int n) {
     return id;
 }
 
-void test_sample(void) {
+static void test_draws(void) {
     float l[8] = {1, 3, 3, 0, -1, 2, 2.5f, 0.5f};
     eng_sample_params p = eng_sample_defaults();
     p.temp = 0;
@@ -98,3 +98,5 @@ void test_sample(void) {
         eng_sampler_free(r);
     }
 }
+
+void test_sample(void) { CHECK_CASE(draws) test_draws(); }

@@ -113,6 +113,6 @@ static void test_kill9(void) {
 }
 
 void test_session(void) {
-    test_files();
-    test_kill9();
+    CHECK_CASE(files) test_files();
+    CHECK_CASE(kill9) test_kill9();
 }

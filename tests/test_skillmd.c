@@ -238,8 +238,8 @@ static void test_agree(void) {
 }
 
 void test_skillmd(void) {
-    test_valid();
-    test_rules();
-    test_several();
-    test_agree();
+    CHECK_CASE(valid) test_valid();
+    CHECK_CASE(rules) test_rules();
+    CHECK_CASE(several) test_several();
+    CHECK_CASE(agree) test_agree();
 }

@@ -13,6 +13,7 @@
 #include "../engine/gguf.h"
 #include "../engine/quant.h"
 #include "check.h"
+#include "helpers.h"
 #include "proc.h"
 #include "synth.h"
 
@@ -84,23 +85,18 @@ static void test_writer(const char *dir) {
     CHECK_EQ_INT(synth_write(b, &p, &err), UTIL_EUNSUPPORTED);
 
     /* the vocabulary: specials, merges, byte round trip, chat template */
-    eng_model *m = NULL;
-    eng_model_params mp = {.n_threads = 1, .no_disk_cache = 1};
-    int rc = eng_model_open(&m, a, &mp, &err);
-    CHECK_MSG(rc == 0, "open: %s", rc ? err.msg : "");
+    eng_model *m = th_open_model(a, 1, 0);
     if (m) {
         const eng_tokenizer *t = eng_model_tokenizer(m);
-        int32_t *ids = NULL;
         size_t n = 0;
-        CHECK(eng_tokenize(t, "abc", 3, 0, 1, &ids, &n, &err) == 0);
+        int32_t *ids = th_tokenize(t, "abc", 0, 1, &n);
         CHECK_EQ_INT(n, 1); /* merged by "a b" then "ab c" */
         free(ids);
-        const char *chat = "<|im_start|>user\nthe hi<|im_end|>";
-        CHECK(eng_tokenize(t, chat, strlen(chat), 0, 1, &ids, &n, &err) == 0);
+        ids = th_tokenize(t, "<|im_start|>user\nthe hi<|im_end|>", 0, 1, &n);
         CHECK(n >= 3 && ids[0] == 1 && ids[n - 1] == 2);
         free(ids);
         const char *text = "Hello, world!\n\ttabs \xc3\xa9t\xc3\xa9 \xe2\x82\xac 123";
-        CHECK(eng_tokenize(t, text, strlen(text), 0, 0, &ids, &n, &err) == 0);
+        ids = th_tokenize(t, text, 0, 0, &n);
         char *back = NULL;
         size_t blen = 0;
         CHECK(eng_detokenize(t, ids, n, 0, &back, &blen, &err) == 0);
@@ -122,15 +118,6 @@ typedef struct mcase {
     const char *label;
     synth_params p;
 } mcase;
-
-static eng_model *open_model(const char *path, int threads, int exact) {
-    eng_model_params mp = {.n_threads = threads, .no_disk_cache = 1, .exact = exact};
-    eng_model *m = NULL;
-    util_err err;
-    int rc = eng_model_open(&m, path, &mp, &err);
-    CHECK_MSG(rc == 0, "open '%s' (threads %d, exact %d): %s", path, threads, exact, rc ? err.msg : "");
-    return m;
-}
 
 /* Last-token logits of toks evaluated in a fresh sequence, n_batch at a time,
  * split into two eval calls at `split` (0: one call). Caller frees. */
@@ -184,11 +171,11 @@ static void check_gguf(const char *path, const mcase *c) {
 
 static void check_generate(eng_model *m, const mcase *c) {
     const char *chat = "<|im_start|>user\nabc<|im_end|>\n<|im_start|>assistant\n";
-    int32_t *prompt = NULL, *out[2] = {NULL, NULL};
+    int32_t *out[2] = {NULL, NULL};
     size_t np = 0;
     int n_out[2] = {0, 0};
     util_err err;
-    CHECK(eng_tokenize(eng_model_tokenizer(m), chat, strlen(chat), 0, 1, &prompt, &np, &err) == 0);
+    int32_t *prompt = th_tokenize(eng_model_tokenizer(m), chat, 0, 1, &np);
     for (int k = 0; k < 2; k++) {
         eng_seq *s = NULL;
         eng_gen_params gp = {.max_tokens = 8, .sample = eng_sample_defaults()};
@@ -202,8 +189,7 @@ static void check_generate(eng_model *m, const mcase *c) {
         if (k == 1) CHECK_EQ_INT(st.cached_tokens, (int)np - 1); /* the second run hits */
         eng_seq_free(s);
     }
-    CHECK_MSG(n_out[0] == n_out[1] && out[0] && out[1] &&
-                  memcmp(out[0], out[1], (size_t)n_out[0] * sizeof(int32_t)) == 0,
+    CHECK_MSG(out[0] && out[1] && th_ids_equal(out[0], (size_t)n_out[0], out[1], (size_t)n_out[1]),
               "%s: greedy generation differs between a cold and a cached prompt", c->label);
     free(out[0]);
     free(out[1]);
@@ -218,7 +204,7 @@ static void check_generate(eng_model *m, const mcase *c) {
  * must agree unless the default path's top two are within 1% of the scale,
  * a near tie that rounding may legitimately flip. */
 static void check_exact(const char *path, const mcase *c, const int32_t *toks, const float *ref) {
-    eng_model *m = open_model(path, 1, 1);
+    eng_model *m = th_open_model(path, 1, 1);
     if (!m) return;
     float *lg = eval_logits(m, toks, N_PROMPT, 64, 0);
     if (lg && ref) {
@@ -245,7 +231,7 @@ static void check_exact(const char *path, const mcase *c, const int32_t *toks, c
 
 /* A prefix-cache hit (n - 1 tokens from memory) gives the cold run's logits. */
 static void check_prefix(const char *path, const mcase *c, const int32_t *toks, const float *ref) {
-    eng_model *m = open_model(path, 1, 0);
+    eng_model *m = th_open_model(path, 1, 0);
     if (!m) return;
     float *lg[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
@@ -285,7 +271,7 @@ static void check_model(const char *dir, const mcase *c, int cli) {
     CHECK_MSG(rc == 0, "%s: write: %s", c->label, rc ? err.msg : "");
     if (rc) return;
     check_gguf(path, c);
-    eng_model *m = open_model(path, 1, 0);
+    eng_model *m = th_open_model(path, 1, 0);
     if (!m) {
         unlink(path);
         return;
@@ -317,7 +303,7 @@ static void check_model(const char *dir, const mcase *c, int cli) {
     free(b7);
     free(split);
 
-    eng_model *m2 = open_model(path, 2, 0);
+    eng_model *m2 = th_open_model(path, 2, 0);
     if (m2) {
         float *t2 = eval_logits(m2, toks, N_PROMPT, 64, 0);
         CHECK_MSG(same_logits(m, t2, b64), "%s: 2 threads differ from 1", c->label);
@@ -355,8 +341,8 @@ void test_synth(void) {
         CHECK_MSG(0, "mkdtemp failed");
         return;
     }
-    test_quantizers();
-    test_writer(dir);
+    CHECK_CASE(quantizers) test_quantizers();
+    CHECK_CASE(writer) test_writer(dir);
 
     mcase cases[] = {
         {"gqa_q4_1", shape(2, 64, 4, 2, 128, 320, ENG_TYPE_Q4_1, ENG_TYPE_Q8_0, 1, 0)},
@@ -381,7 +367,7 @@ void test_synth(void) {
     cases[8].p.head_dim = 24; /* q/k/v 96 wide on a 64-wide residual */
     cases[12].p.head_dim = 256;
     cases[13].p.head_dim = 128; /* q 512 wide */
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK_CASE(models) for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cases[i].p.seed = 100 + i;
         check_model(dir, &cases[i], i == 0 || i == 2);
     }

@@ -428,10 +428,10 @@ void test_synth_cli(void) {
         CHECK_MSG(0, "mkdtemp failed");
         return;
     }
-    test_presets(dir);
-    test_bad_options(dir);
-    test_write_failures(dir);
-    test_determinism(dir);
-    test_gemma3(dir);
+    CHECK_CASE(presets) test_presets(dir);
+    CHECK_CASE(bad_options) test_bad_options(dir);
+    CHECK_CASE(write_failures) test_write_failures(dir);
+    CHECK_CASE(determinism) test_determinism(dir);
+    CHECK_CASE(gemma3) test_gemma3(dir);
     if (rmdir(dir) != 0) CHECK_MSG(0, "could not remove %s (files left behind)", dir);
 }

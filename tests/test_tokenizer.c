@@ -15,6 +15,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
+#include "helpers.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -93,17 +94,6 @@ static void gw_end(gw *w) { memcpy(w->b.data + 16, &w->nkv, 8); }
 
 /* --- helpers ----------------------------------------------------------------- */
 
-static int ids_eq(const int32_t *a, size_t na, const int32_t *b, size_t nb) {
-    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
-}
-
-static void ids_str(char *out, size_t cap, const int32_t *ids, size_t n) {
-    size_t w = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < n && w + 16 < cap; i++)
-        w += (size_t)snprintf(out + w, cap - w, i ? " %d" : "%d", (int)ids[i]);
-}
-
 /* Encodes s and compares with want (n ids); reports the input on mismatch. */
 static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int add_special,
                        int parse_special, const int32_t *want, size_t nwant) {
@@ -112,9 +102,9 @@ static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int ad
     size_t n = 0;
     int rc = eng_tokenize(t, s, len, add_special, parse_special, &ids, &n, &e);
     char got[512], exp[512];
-    ids_str(got, sizeof got, ids, n);
-    ids_str(exp, sizeof exp, want, nwant);
-    CHECK_MSG(rc == 0 && ids_eq(ids, n, want, nwant), "encode '%.*s' (special %d/%d): got [%s] want [%s]",
+    th_ids_str(got, sizeof got, ids, n);
+    th_ids_str(exp, sizeof exp, want, nwant);
+    CHECK_MSG(rc == 0 && th_ids_equal(ids, n, want, nwant), "encode '%.*s' (special %d/%d): got [%s] want [%s]",
               (int)len, s, add_special, parse_special, got, exp);
     free(ids);
 }
@@ -237,15 +227,15 @@ static void golden_line(const eng_tokenizer *t, char *line, golden_stats *st, in
         int rc = eng_tokenize(t, in, (size_t)nin, 0, ps, &ids, &n, &e);
         const int32_t *want = ps ? want_sp : want_pl;
         size_t nw = ps ? nsp : npl;
-        int ok = rc == 0 && ids_eq(ids, n, want, nw);
+        int ok = rc == 0 && th_ids_equal(ids, n, want, nw);
         if (ok) {
             check_get()->passed++;
             if (ps) st->ok_special++;
             else st->ok_plain++;
         } else if ((*reported)++ < 20) {
             char got[2048], exp[2048];
-            ids_str(got, sizeof got, ids, n);
-            ids_str(exp, sizeof exp, want, nw);
+            th_ids_str(got, sizeof got, ids, n);
+            th_ids_str(exp, sizeof exp, want, nw);
             CHECK_MSG(0, "golden [%.*s] %.60s... parse_special=%d: got [%s] want [%s]", (int)fl[5], f[5],
                       f[0], ps, got, exp);
         } else {
@@ -493,11 +483,11 @@ static void test_real_model(void) {
     if (rc) return;
     fprintf(stderr, "tokenizer: built the SmolLM2 tokenizer in %.1f ms\n", dt * 1e3);
     CHECK_MSG(dt < 1.0, "building the tokenizer took %.2f s", dt);
-    test_model_meta(t);
-    test_spec_vectors(t);
-    test_stream(t);
-    test_golden(t);
-    test_speed(t);
+    CHECK_CASE(model_meta) test_model_meta(t);
+    CHECK_CASE(spec_vectors) test_spec_vectors(t);
+    CHECK_CASE(stream) test_stream(t);
+    CHECK_CASE(golden) test_golden(t);
+    CHECK_CASE(speed) test_speed(t);
     eng_tokenizer_free(t);
 }
 
@@ -763,8 +753,8 @@ static void test_unicode(void) {
 }
 
 void test_tokenizer(void) {
-    test_unicode();
-    test_toy_spm();
-    test_toy_bpe();
+    CHECK_CASE(unicode) test_unicode();
+    CHECK_CASE(toy_spm) test_toy_spm();
+    CHECK_CASE(toy_bpe) test_toy_bpe();
     test_real_model();
 }

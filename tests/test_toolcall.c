@@ -14,7 +14,7 @@ static agent_toolcalls parse(const char *text) {
     return c;
 }
 
-void test_toolcall(void) {
+static void test_parse_calls(void) {
     agent_toolcalls c = parse("plain text, no calls");
     CHECK_EQ_INT(c.n, 0);
     agent_toolcalls_release(&c);
@@ -72,3 +72,5 @@ void test_toolcall(void) {
     CHECK(strstr(b.data, "<tool_response>") && strstr(b.data, "\"error\":\"no \\\"such\\\" file\""));
     util_buf_release(&b);
 }
+
+void test_toolcall(void) { CHECK_CASE(parse) test_parse_calls(); }

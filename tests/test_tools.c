@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../agent/tools.h"
+#include "../agent/tools_git.h"
 #include "check.h"
 #include "proc.h"
 
@@ -197,10 +198,10 @@ void test_tools(void) {
     util_err err;
     CHECK(agent_tools_init(&t, ws, &err) == 0);
     CHECK(agent_tool_exists("read_file") && !agent_tool_exists("rm_rf"));
-    test_confinement(&t, dir);
-    test_confirm(&t, dir);
-    test_allow_list(dir);
-    test_git(&t, dir);
+    CHECK_CASE(confinement) test_confinement(&t, dir);
+    CHECK_CASE(confirm) test_confirm(&t, dir);
+    CHECK_CASE(allow_list) test_allow_list(dir);
+    CHECK_CASE(git) test_git(&t, dir);
     agent_tools_release(&t);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     r = proc_run(cmd);

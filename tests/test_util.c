@@ -181,9 +181,7 @@ static void test_path(void) {
     CHECK_EQ_INT(system(cmd), 0);
 }
 
-void test_util(void) {
-    test_text();
-    test_path();
+static void test_basics(void) {
     util_err e;
     util_err_clear(&e);
     CHECK_EQ_INT(util_err_set(&e, UTIL_EIO, "file '%s': %s", "x", "gone"), UTIL_EIO);
@@ -207,4 +205,10 @@ void test_util(void) {
     char *data;
     CHECK_EQ_INT(util_read_file(&data, &n, "/nonexistent/file", &e), UTIL_ENOTFOUND);
     CHECK(strstr(e.msg, "/nonexistent/file") != NULL);
+}
+
+void test_util(void) {
+    CHECK_CASE(basics) test_basics();
+    CHECK_CASE(text) test_text();
+    CHECK_CASE(path) test_path();
 }

@@ -16,11 +16,14 @@
 
 #include "../../engine/engine.h"
 #include "../check.h"
+#include "../helpers.h"
 
-void test_cuda(void);
-
-static check_state g_check;
-check_state *check_get(void) { return &g_check; }
+/* the suite list the Makefile generates; this tool runs the cuda suite alone */
+#define TEST_SUITE(name, ...)                                                  \
+    void test_##name(void);                                                    \
+    __attribute__((unused)) static const char *const cases_##name[] = {__VA_ARGS__ NULL};
+#include "tests_list.h"
+#undef TEST_SUITE
 
 const char *check_root(void) {
     const char *r = getenv("CACHET_ROOT");
@@ -30,11 +33,12 @@ const char *check_root(void) {
 const char *check_model_path(void) { return NULL; }
 
 static const char usage[] =
-    "usage: cachet-gpu test\n"
+    "usage: cachet-gpu test [-v] [cuda/CASE]... | --list\n"
     "       cachet-gpu bench --model PATH [--device D] [--prompt-tokens N] [--gen-tokens N]\n"
     "                        [--prefix N] [--suffix N] [--reps N]\n"
     "\n"
-    "test   the CUDA suite (GPU vs CPU per op and quant type, synthetic models end to end)\n"
+    "test   the CUDA suite (GPU vs CPU per op and quant type, synthetic models end to end),\n"
+    "       or the cases named; the last line is \"N passed, N failed, N skipped\"\n"
     "bench  prefill tok/s (--prompt-tokens, default 512), decode tok/s (--gen-tokens, default\n"
     "       128, one token at a time after the prompt), TTFT cold vs warm for a --prefix-token\n"
     "       prefix (default 4000) plus a --suffix (default 32), decode bytes per token over the\n"
@@ -56,13 +60,7 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static uint64_t g_rng = 88172645463325252ull;
-static int32_t rand_tok(int32_t n_vocab) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (int32_t)(g_rng % (uint64_t)n_vocab);
-}
+static int32_t rand_tok(uint64_t *rng, int32_t n_vocab) { return (int32_t)(th_rng_next(rng) % (uint64_t)n_vocab); }
 
 typedef struct bench_opts {
     const char *model, *device;
@@ -76,7 +74,7 @@ static int fail(const char *what, const util_err *err) {
 
 /* Prefill of n_prompt tokens, then n_gen decode steps (each synchronised by
  * reading its logits back); returns 0 and the two rates. */
-static int run_speed(eng_model *m, const bench_opts *o, float *logits, double *pp, double *tg) {
+static int run_speed(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *pp, double *tg) {
     util_err err;
     eng_seq *s = NULL;
     int n = o->n_prompt + o->n_gen + 1;
@@ -85,7 +83,7 @@ static int run_speed(eng_model *m, const bench_opts *o, float *logits, double *p
         free(toks);
         return fail("sequence", &err);
     }
-    for (int i = 0; i < n; i++) toks[i] = rand_tok(eng_model_n_vocab(m));
+    for (int i = 0; i < n; i++) toks[i] = rand_tok(rng, eng_model_n_vocab(m));
     double t0 = now_ms();
     if (eng_seq_eval(s, toks, o->n_prompt, logits, &err)) return fail("prefill", &err);
     double t1 = now_ms();
@@ -101,7 +99,7 @@ static int run_speed(eng_model *m, const bench_opts *o, float *logits, double *p
 
 /* TTFT (prompt in -> logits out) for prefix + suffix on a cache that has never
  * seen the prefix, then for the same prefix with another suffix. */
-static int run_ttft(eng_model *m, const bench_opts *o, float *logits, double *cold, double *warm,
+static int run_ttft(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *cold, double *warm,
                     int *cached) {
     util_err err;
     int n = o->prefix + o->suffix;
@@ -112,8 +110,8 @@ static int run_ttft(eng_model *m, const bench_opts *o, float *logits, double *co
         fprintf(stderr, "cachet-gpu: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < n; i++) a[i] = b[i] = rand_tok(eng_model_n_vocab(m)); /* a fresh prefix each rep */
-    for (int i = o->prefix; i < n; i++) b[i] = rand_tok(eng_model_n_vocab(m));
+    for (int i = 0; i < n; i++) a[i] = b[i] = rand_tok(rng, eng_model_n_vocab(m)); /* a fresh prefix each rep */
+    for (int i = o->prefix; i < n; i++) b[i] = rand_tok(rng, eng_model_n_vocab(m));
     eng_seq *s1 = NULL, *s2 = NULL;
     int mem = 0, disk = 0, rc = 1;
     if (eng_seq_new(&s1, m, n + 1, &err) || eng_seq_new(&s2, m, n + 1, &err)) {
@@ -196,13 +194,14 @@ static int cmd_bench(int argc, char **argv) {
     float *logits = malloc((size_t)eng_model_n_vocab(speed) * sizeof(float));
     double pp[64], tg[64], cold[64], warm[64], bw = eng_model_backend_bandwidth(speed);
     int cached = 0, rc = 1;
+    uint64_t rng = 88172645463325252ull; /* the prompts' token ids */
     bench_opts warmup = o;
     warmup.n_prompt = 64;
     warmup.n_gen = 4;
     double d0, d1;
-    if (!logits || run_speed(speed, &warmup, logits, &d0, &d1)) goto out; /* loads kernels, cuBLAS */
+    if (!logits || run_speed(speed, &warmup, &rng, logits, &d0, &d1)) goto out; /* loads kernels, cuBLAS */
     for (int r = 0; r < o.reps; r++)
-        if (run_speed(speed, &o, logits, &pp[r], &tg[r])) goto out;
+        if (run_speed(speed, &o, &rng, logits, &pp[r], &tg[r])) goto out;
     if (eng_model_open(&cache, o.model, &pc, &err)) {
         fail("open", &err);
         goto out;
@@ -213,10 +212,10 @@ static int cmd_bench(int argc, char **argv) {
         int k0;
         w.prefix = 64;
         w.suffix = 8;
-        if (run_ttft(cache, &w, logits, &c0, &w0, &k0)) goto out;
+        if (run_ttft(cache, &w, &rng, logits, &c0, &w0, &k0)) goto out;
     }
     for (int r = 0; r < o.reps; r++)
-        if (run_ttft(cache, &o, logits, &cold[r], &warm[r], &cached)) goto out;
+        if (run_ttft(cache, &o, &rng, logits, &cold[r], &warm[r], &cached)) goto out;
     {
         eng_model_shape sh = eng_model_get_shape(speed);
         double wbytes = (double)eng_model_weight_bytes(speed);
@@ -256,9 +255,9 @@ int main(int argc, char **argv) {
         }
         char dir[] = "/tmp/cachet-gpu-XXXXXX";
         if (mkdtemp(dir)) setenv("XDG_CACHE_HOME", dir, 1); /* keep any disk tier out of the user's cache */
-        test_cuda();
-        printf("cuda %d passed, %d failed\n", g_check.passed, g_check.failed);
-        return g_check.failed ? 1 : 0;
+        static const check_suite cuda = {"cuda", test_cuda, cases_cuda};
+        argv[1] = argv[0]; /* the runner's messages name this program */
+        return check_main(&cuda, 1, argc - 1, argv + 1);
     }
     if (argc >= 2 && strcmp(argv[1], "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     fputs(usage, argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);

@@ -1,7 +1,8 @@
-/* cli/cmd_agent.h: options shared by the agent's commands (cachet, -p,
- * --resume, prompt) and the interactive loop's entry point. */
-#ifndef CLI_CMD_AGENT_H
-#define CLI_CMD_AGENT_H
+/* cli/repl.h: the interactive chat (repl.c) and the agent command's state it
+ * runs on: the options shared by the agent's commands (cachet, -p, --resume,
+ * prompt; parsed in cmd_agent.c). */
+#ifndef CLI_REPL_H
+#define CLI_REPL_H
 
 #include "../agent/loop.h"
 #include "opts.h"

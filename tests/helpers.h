@@ -1,0 +1,75 @@
+/* tests/helpers.h: what several suites share: a seeded random stream
+ * (splitmix64), opening a model with a failure reported as a failed check on the
+ * caller's line, and token helpers (tokenize a string, compare and print id
+ * arrays). Test-only. The random stream is header-only, so a tool without the
+ * runner (cachet-synth) uses the same numbers; the rest needs tests/helpers.c
+ * and the runner's counters (tests/check.c). */
+#ifndef HELPERS_H
+#define HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../engine/engine.h"
+
+/* --- random numbers ---------------------------------------------------------- */
+
+/* splitmix64: tiny, fast, and the same sequence everywhere. The state is the
+ * caller's; any value is a seed. */
+static inline uint64_t th_rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1) (53 bits rounded to float). */
+static inline float th_rng_unit(uint64_t *s) {
+    return (float)((double)(th_rng_next(s) >> 11) / 4503599627370496.0 - 1.0);
+}
+
+/* Uniform in [0, 1) (24 bits, exact in a float). */
+static inline float th_rng_uniform(uint64_t *s) { return (float)(th_rng_next(s) >> 40) * (1.0f / 16777216.0f); }
+
+/* Roughly N(0,1) from one draw: the sum of its four 16-bit quarters (each
+ * uniform, variance 1/12 after scaling) rescaled. No libm call, so the values
+ * do not depend on the platform's log/cos (synthetic models' bytes rest on it). */
+static inline float th_rng_normal(uint64_t *s) {
+    uint64_t z = th_rng_next(s);
+    uint32_t sum = (uint32_t)(z & 0xFFFF) + (uint32_t)((z >> 16) & 0xFFFF) + (uint32_t)((z >> 32) & 0xFFFF) +
+                   (uint32_t)(z >> 48);
+    return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
+}
+
+/* --- models ------------------------------------------------------------------ */
+
+/* Opens the model at path (NULL: the default model, check_model_path()) with
+ * n_threads `threads`, `exact` and no disk tier. A missing default model or a
+ * failed open is a failed check on the caller's line (a successful one a
+ * passed check); NULL then. The caller frees with eng_model_free. */
+#define th_open_model(path, threads, exact) th_open_model_at(__FILE__, __LINE__, (path), (threads), (exact))
+/* The same with the caller's parameters (NULL: the engine's defaults). */
+#define th_open_model_with(path, mp) th_open_model_with_at(__FILE__, __LINE__, (path), (mp))
+
+eng_model *th_open_model_at(const char *file, int line, const char *path, int threads, int exact);
+eng_model *th_open_model_with_at(const char *file, int line, const char *path, const eng_model_params *mp);
+
+/* --- tokens ------------------------------------------------------------------ */
+
+/* The ids of text (add_special: the model's BOS; parse_special: special-token
+ * text becomes those tokens), *n set to their count. A failure is a failed
+ * check on the caller's line (success a passed one); NULL and *n = 0 then.
+ * The caller frees the ids. */
+#define th_tokenize(t, text, add_special, parse_special, n)                                        \
+    th_tokenize_at(__FILE__, __LINE__, (t), (text), (add_special), (parse_special), (n))
+int32_t *th_tokenize_at(const char *file, int line, const eng_tokenizer *t, const char *text, int add_special,
+                        int parse_special, size_t *n);
+
+/* 1 when a[0..na) and b[0..nb) are the same ids. */
+int th_ids_equal(const int32_t *a, size_t na, const int32_t *b, size_t nb);
+/* How many leading ids a and b (n each) share. */
+size_t th_ids_agree(const int32_t *a, const int32_t *b, size_t n);
+/* "1 2 3" into out (cap bytes, always terminated; cut short when full). */
+void th_ids_str(char *out, size_t cap, const int32_t *ids, size_t n);
+
+#endif
