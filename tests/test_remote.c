@@ -24,6 +24,7 @@
 #include "../agent/session.h"
 #include "../util/buf.h"
 #include "check.h"
+#include "fakesrv.h"
 #include "proc.h"
 
 static double now_s(void) {
@@ -69,130 +70,17 @@ static void session_of(const char *out, char *id, size_t cap) {
     }
 }
 
-/* --- a fake server: one canned answer per connection --------------------------------- */
-
-#define FAKE_STALL "STALL" /* read the request, answer nothing until the client leaves */
-#define FAKE_MAX 8
-
-typedef struct fake {
-    int fd, port;
-    pthread_t th;
-    const char *answers[FAKE_MAX];
-    int n_answers;
-    pthread_mutex_t mu;
-    int stop, served;
-    double t[FAKE_MAX];
-    char *req[FAKE_MAX]; /* what each connection sent */
-} fake;
-
-static int stopping(fake *f) {
-    pthread_mutex_lock(&f->mu);
-    int s = f->stop;
-    pthread_mutex_unlock(&f->mu);
-    return s;
-}
-
-/* Reads headers and a Content-Length body. */
-static char *read_request(int c) {
-    util_buf b;
-    util_buf_init(&b);
-    char tmp[4096];
-    long need = -1;
-    for (;;) {
-        struct pollfd p = {c, POLLIN, 0};
-        if (poll(&p, 1, 5000) <= 0) break;
-        ssize_t k = recv(c, tmp, sizeof tmp, 0);
-        if (k <= 0) break;
-        util_buf_append(&b, tmp, (size_t)k);
-        const char *end = strstr(b.data, "\r\n\r\n");
-        if (end && need < 0) {
-            const char *cl = strcasestr(b.data, "content-length:");
-            need = (long)(end + 4 - b.data) + (cl && cl < end ? strtol(cl + 15, NULL, 10) : 0);
-        }
-        if (need >= 0 && (long)b.len >= need) break;
-    }
-    util_buf_append(&b, "", 0);
-    return util_buf_detach(&b, NULL);
-}
-
-static void *fake_main(void *p) {
-    fake *f = p;
-    while (!stopping(f)) {
-        struct pollfd pl = {f->fd, POLLIN, 0};
-        if (poll(&pl, 1, 50) <= 0) continue;
-        int c = accept(f->fd, NULL, NULL);
-        if (c < 0) continue;
-        char *req = read_request(c);
-        pthread_mutex_lock(&f->mu);
-        int i = f->served++;
-        if (i < FAKE_MAX) {
-            f->t[i] = now_s();
-            f->req[i] = req;
-            req = NULL;
-        }
-        const char *a = i < f->n_answers ? f->answers[i] : "HTTP/1.1 599 No More\r\nConnection: close\r\n\r\n";
-        pthread_mutex_unlock(&f->mu);
-        free(req);
-        if (strcmp(a, FAKE_STALL) == 0) {
-            char tmp[256];
-            while (!stopping(f)) { /* until the client hangs up */
-                struct pollfd q = {c, POLLIN, 0};
-                if (poll(&q, 1, 50) > 0 && recv(c, tmp, sizeof tmp, 0) <= 0) break;
-            }
-        } else {
-            send(c, a, strlen(a), MSG_NOSIGNAL);
-        }
-        shutdown(c, SHUT_WR);
-        close(c);
-    }
-    return NULL;
-}
-
-/* Listens on a free loopback port; answers (n of them, set before the thread
- * starts) go out one per connection. */
-static int fake_start(fake *f, int n, ...) {
-    memset(f, 0, sizeof *f);
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n && i < FAKE_MAX; i++) f->answers[i] = va_arg(ap, const char *);
-    va_end(ap);
-    f->n_answers = n < FAKE_MAX ? n : FAKE_MAX;
-    pthread_mutex_init(&f->mu, NULL);
-    f->fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t sl = sizeof sa;
-    if (f->fd < 0 || bind(f->fd, (struct sockaddr *)&sa, sizeof sa) || listen(f->fd, 16) ||
-        getsockname(f->fd, (struct sockaddr *)&sa, &sl))
-        return -1;
-    f->port = ntohs(sa.sin_port);
-    return pthread_create(&f->th, NULL, fake_main, f);
-}
-
-static void fake_stop(fake *f) {
-    pthread_mutex_lock(&f->mu);
-    f->stop = 1;
-    pthread_mutex_unlock(&f->mu);
-    pthread_join(f->th, NULL);
-    close(f->fd);
-    pthread_mutex_destroy(&f->mu);
-}
-
-/* Frees what the connections sent (read after fake_stop). */
-static void fake_release(fake *f) {
-    for (int i = 0; i < FAKE_MAX; i++) {
-        free(f->req[i]);
-        f->req[i] = NULL;
-    }
-}
+/* --- fake servers (tests/fakesrv.h) ------------------------------------------------------ */
 
 /* A complete answer with a Content-Length into buf; returns buf. */
 static const char *answer(char *buf, size_t cap, const char *status, const char *headers, const char *body) {
-    snprintf(buf, cap, "HTTP/1.1 %s\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-             status, headers, strlen(body), body);
+    char *a = fake_answer(status, headers, body);
+    snprintf(buf, cap, "%s", a ? a : "");
+    free(a);
     return buf;
 }
 
-static const char k_sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+#define k_sse_head fake_sse_head
 
 static const char k_hello[] =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
