@@ -1,10 +1,19 @@
-/* engine/arch_llama.c: the llama forward pass (SmolLM2): RMSNorm, GQA
- * attention with NORMAL RoPE (the GGUF converter permutes Q/K rows into
- * adjacent pairs), SwiGLU, tied or separate output head. Reads top to bottom
- * over backend calls; owns no memory (the sequence's scratch and KV). */
+/* engine/arch_llama.c: the llama architecture (SmolLM2): its hyperparameter
+ * check and its forward pass: RMSNorm, GQA attention with NORMAL RoPE (the
+ * GGUF converter permutes Q/K rows into adjacent pairs), SwiGLU, tied or
+ * separate output head. Reads top to bottom over backend calls; owns no
+ * memory (the sequence's scratch and KV). model.c's table lists it. */
 #include <math.h>
 
 #include "model_impl.h"
+
+/* llama ropes whole heads (the shared reader already checked the rest). */
+int eng_llama_hparams(eng_model *m, util_err *err) {
+    if (m->hp.n_rot != m->hp.head_dim)
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama needs rope dims == head dim",
+                            m->path);
+    return UTIL_OK;
+}
 
 int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err) {
     const eng_model *m = s->m;

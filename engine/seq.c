@@ -186,16 +186,17 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int p
     int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
+    const eng_forward_fn forward = s->m->arch->forward;
     be->prefill = prefill;
     if (!prefill && n == 1 && be->ops->step_begin) {
         /* a decode step: the backend may replay a recording of it */
         if ((rc = be->ops->step_begin(be, step_key(s, logits != NULL), &s->kv, toks[0], s->len, err)) < 0)
             return rc;
-        rc = eng_llama_forward(s, toks, 1, logits != NULL, err);
+        rc = forward(s, toks, 1, logits != NULL, err);
         int again = be->ops->step_end(be, rc != UTIL_OK, err);
         if (rc) return rc;
         if (again < 0) return again;
-        if (again && (rc = eng_llama_forward(s, toks, 1, logits != NULL, err))) return rc;
+        if (again && (rc = forward(s, toks, 1, logits != NULL, err))) return rc;
         s->toks[s->len++] = toks[0];
         if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
         return UTIL_OK;
@@ -203,7 +204,7 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int p
     for (int done = 0; done < n;) {
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
-        rc = eng_llama_forward(s, toks + done, chunk, last && logits, err);
+        rc = forward(s, toks + done, chunk, last && logits, err);
         if (rc) return rc;
         memcpy(s->toks + s->len, toks + done, (size_t)chunk * sizeof *toks);
         s->len += chunk;
