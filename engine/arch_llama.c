@@ -15,7 +15,8 @@ int eng_llama_hparams(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err) {
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err) {
     const eng_model *m = s->m;
     const eng_hparams *hp = &m->hp;
     eng_backend *be = m->be;
@@ -33,9 +34,9 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, u
 
         /* --- attention --------------------------------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, err)) ||
-            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, err)) ||
-            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, err)))
+        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, pass, err)) ||
+            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, pass, err)) ||
+            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
             return rc;
         op->rope(be, sc->q, n, hp->n_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
         op->rope(be, sc->k, n, hp->n_kv_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
@@ -43,19 +44,19 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, u
         eng_attn_args a = {
             .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,
             .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
-            .scale = 1.0f / sqrtf((float)hd), .window = 0,
+            .scale = 1.0f / sqrtf((float)hd), .window = 0, .pass = pass,
         };
         op->attention(be, &a);
-        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, err))) return rc;
+        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;
         op->add(be, sc->x, sc->xb, nE);
 
         /* --- feed-forward (SwiGLU) --------------------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, err)) ||
-            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, err)))
+        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, pass, err)) ||
+            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, pass, err)))
             return rc;
         op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
-        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, err))) return rc;
+        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, pass, err))) return rc;
         op->add(be, sc->x, sc->xb, nE);
     }
 
@@ -63,5 +64,5 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, u
     if (!want_logits) return UTIL_OK;
     const float *last = sc->x + (size_t)(n - 1) * (size_t)E;
     op->rmsnorm(be, sc->xb, last, m->output_norm, E, 1, hp->eps);
-    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, err);
+    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, pass, err);
 }

@@ -46,6 +46,15 @@ static inline uint16_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
     return eng_kv_k(kv, layer, pos) + (size_t)kv->page_tokens * (size_t)kv->kv_dim;
 }
 
+/* What a forward pass carries: prompt tokens, or one generated token. It is
+ * passed to every op whose kernel may differ between the two (matmul,
+ * attention). A backend with two paths (CUDA: cuBLAS and single-pass
+ * attention for prompts, the dequantizing matvec and split-K attention for
+ * decode) picks by it, never by the token count, so a prompt token's values
+ * do not depend on how the prompt was split (prefix-cache hits equal cold
+ * runs). The CPU backend has one path for both. */
+typedef enum eng_pass { ENG_PASS_PROMPT = 0, ENG_PASS_DECODE = 1 } eng_pass;
+
 typedef struct eng_attn_args {
     float *out;            /* [n_tok][n_head * head_dim] */
     const float *q;        /* [n_tok][n_head * head_dim], roped */
@@ -58,6 +67,7 @@ typedef struct eng_attn_args {
     int head_dim;
     float scale;           /* multiplies q·k */
     int window;            /* > 0: key j visible to query p iff p - j < window */
+    eng_pass pass;         /* prompt or decode tokens (see eng_pass) */
 } eng_attn_args;
 
 typedef struct eng_backend eng_backend;
@@ -110,9 +120,10 @@ typedef struct eng_backend_ops {
     /* Sizes scratch for sequences of up to n_ctx positions; call before
      * attention on longer sequences. */
     int (*reserve)(eng_backend *be, int n_ctx, util_err *err);
-    /* y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tok; x is [n_tok][cols]. */
+    /* y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tok; x is [n_tok][cols];
+     * pass: which tokens x holds (see eng_pass). */
     int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                  util_err *err);
+                  eng_pass pass, util_err *err);
     /* out[t] = dequantized row ids[t] of w. */
     int (*get_rows)(eng_backend *be, const eng_weight *w, const int32_t *ids, int n,
                     float *out, util_err *err);
@@ -137,14 +148,10 @@ typedef struct eng_backend_ops {
     void (*scale)(eng_backend *be, float *x, float s, size_t n);
 } eng_backend_ops;
 
+/* A backend: its ops; each implementation extends the struct privately. It
+ * holds no per-pass mode: what a call needs comes in its arguments. */
 struct eng_backend {
     const eng_backend_ops *ops;
-    /* Set by the caller around a forward pass: 1 for prompt tokens, 0 for
-     * generated ones. A backend with two matmul paths (CUDA: cuBLAS for
-     * prompts, dequantizing matvec for decode) picks by this flag, never by
-     * the token count, so a prompt token's values do not depend on how the
-     * prompt was split (prefix-cache hits equal cold runs). */
-    int prefill;
 };
 
 /* The CPU backend with n_threads workers (<= 0: all online cores), its kernels

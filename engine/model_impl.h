@@ -25,8 +25,10 @@ typedef struct eng_layer {
 
 /* Runs n tokens at positions s->len .. s->len + n - 1 through the model
  * (n <= s->sc.n_batch, KV pages present); writes the last token's logits to
- * s->sc.logits when want_logits. Does not advance s->len. */
-typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err);
+ * s->sc.logits when want_logits. pass says whether they are prompt tokens or
+ * a generated one; it goes to every op that takes it. Does not advance s->len. */
+typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                              util_err *err);
 
 /* One architecture: the entry model.c's table holds for a
  * general.architecture name. Adding one is an entry plus its arch_*.c. */
@@ -82,6 +84,7 @@ struct eng_seq {
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err);
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err);
 
 #endif

@@ -375,13 +375,13 @@ static void check_matmul_invariance(eng_backend *b1, eng_backend *b2, uint32_t t
     float *y = malloc(sizeof(float) * (size_t)rows * NT), *y1 = malloc(sizeof(float) * (size_t)rows * NT);
     rand_vec(x, (size_t)cols * NT, 1.0f, rs);
     util_err err;
-    CHECK(b2->ops->matmul(b2, &w, x, y, NT, &err) == 0);
+    CHECK(b2->ops->matmul(b2, &w, x, y, NT, ENG_PASS_PROMPT, &err) == 0);
     int bad = 0;
     for (int t = 0; t < NT; t++) {
-        CHECK(b2->ops->matmul(b2, &w, x + (size_t)t * (size_t)cols, y1, 1, &err) == 0);
+        CHECK(b2->ops->matmul(b2, &w, x + (size_t)t * (size_t)cols, y1, 1, ENG_PASS_DECODE, &err) == 0);
         bad += memcmp(y1, y + (size_t)t * (size_t)rows, sizeof(float) * (size_t)rows) != 0;
     }
-    CHECK(b1->ops->matmul(b1, &w, x, y1, NT, &err) == 0);
+    CHECK(b1->ops->matmul(b1, &w, x, y1, NT, ENG_PASS_PROMPT, &err) == 0);
     bad += memcmp(y1, y, sizeof(float) * (size_t)rows * NT) != 0;
     CHECK_MSG(bad == 0, "%s matmul %s: results depend on batch or threads (%d)", b2->ops->name,
               eng_type_get(type)->name, bad);

@@ -85,8 +85,9 @@ static void mm_rows(void *arg, int ith, int nth) {
     }
 }
 
+/* One path for prompt and decode tokens: pass is not looked at. */
 static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                      util_err *err) {
+                      eng_pass pass, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
     if (w->type >= ENG_TYPE_COUNT || !cb->has_kern[w->type])
         return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name,
