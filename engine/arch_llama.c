@@ -38,8 +38,16 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int
             (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, pass, err)) ||
             (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
             return rc;
-        op->rope(be, sc->q, n, hp->n_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
-        op->rope(be, sc->k, n, hp->n_kv_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
+        eng_rope_args rq = {
+            .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
+            .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
+            .mode = ENG_ROPE_NORMAL,
+        };
+        eng_rope_args rk = rq;
+        rk.x = sc->k;
+        rk.n_head = hp->n_kv_head;
+        op->rope(be, &rq);
+        op->rope(be, &rk);
         op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
         eng_attn_args a = {
             .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,

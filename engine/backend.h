@@ -70,6 +70,24 @@ typedef struct eng_attn_args {
     eng_pass pass;         /* prompt or decode tokens (see eng_pass) */
 } eng_attn_args;
 
+/* How RoPE pairs a head's dims. */
+typedef enum eng_rope_mode {
+    ENG_ROPE_NORMAL = 0, /* adjacent pairs (2i, 2i+1): llama GGUF (Q/K rows permuted by the converter) */
+    ENG_ROPE_NEOX = 1,   /* half-split pairs (i, i + n_rot/2): gemma3 */
+} eng_rope_mode;
+
+typedef struct eng_rope_args {
+    float *x;           /* [n_tok][n_head * head_dim], rotated in place */
+    int n_tok;
+    int n_head;
+    int head_dim;
+    int n_rot;          /* leading dims of each head rotated (even, <= head_dim) */
+    int pos0;           /* position of the first token */
+    float base;         /* pair i turns by pos * freq_scale * base^(-2i / n_rot) */
+    float freq_scale;
+    eng_rope_mode mode;
+} eng_rope_args;
+
 typedef struct eng_backend eng_backend;
 
 typedef struct eng_backend_ops {
@@ -130,10 +148,8 @@ typedef struct eng_backend_ops {
     /* y = x / sqrt(mean(x^2) + eps) * w, per row of n values (y may be x). */
     void (*rmsnorm)(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
                     float eps);
-    /* Rotates n_rot dims of each head of each token at positions pos0 + t.
-     * neox = 0: adjacent pairs (llama GGUF); 1: half-split pairs (gemma3). */
-    void (*rope)(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot,
-                 int pos0, float base, float freq_scale, int neox);
+    /* Rotates n_rot dims of each head of each token at positions pos0 + t. */
+    void (*rope)(eng_backend *be, const eng_rope_args *a);
     /* Stores k and v ([n_tok][kv_dim]) as f16 at positions pos0.. of a layer. */
     void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k,
                      const float *v, int n_tok, int pos0);

@@ -288,10 +288,13 @@ static void test_elementwise(eng_backend *g, eng_backend *c) {
         float q[R * H * HD];
         fill(q, R * H * HD, 3.0f);
         float *dq = dput(g, q, R * H * HD);
-        g->ops->rope(g, dq, R, H, HD, HD, 1000, 10000.0f, 1.0f, neox);
+        eng_rope_args ra = {.x = dq, .n_tok = R, .n_head = H, .head_dim = HD, .n_rot = HD, .pos0 = 1000,
+                            .base = 10000.0f, .freq_scale = 1.0f, .mode = neox ? ENG_ROPE_NEOX : ENG_ROPE_NORMAL};
+        g->ops->rope(g, &ra);
         float got[R * H * HD];
         dget(g, got, dq, R * H * HD);
-        c->ops->rope(c, q, R, H, HD, HD, 1000, 10000.0f, 1.0f, neox);
+        ra.x = q;
+        c->ops->rope(c, &ra);
         e = max_err(got, q, R * H * HD, NULL) / max_abs(q, R * H * HD);
         CHECK_MSG(e <= 1e-5, "rope neox=%d: relative error %.3g", neox, e);
         g->ops->release(g, dq);

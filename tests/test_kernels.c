@@ -333,9 +333,13 @@ static void check_elementwise(eng_backend *ref, eng_backend *fast, uint64_t *rs)
 
     memcpy(y1, x, sizeof(float) * E * R);
     memcpy(y2, x, sizeof(float) * E * R);
-    ref->ops->rope(ref, y1, R, 9, 64, 64, 1000, 100000.0f, 1.0f, 0);
-    fast->ops->rope(fast, y2, R, 9, 64, 64, 1000, 100000.0f, 1.0f, 0);
-    fast->ops->rope(fast, y2 + 0, 0, 9, 64, 64, 7, 100000.0f, 1.0f, 0); /* no-op call, other range */
+    eng_rope_args ra = {.x = y1, .n_tok = R, .n_head = 9, .head_dim = 64, .n_rot = 64, .pos0 = 1000,
+                        .base = 100000.0f, .freq_scale = 1.0f, .mode = ENG_ROPE_NORMAL};
+    ref->ops->rope(ref, &ra);
+    ra.x = y2;
+    fast->ops->rope(fast, &ra);
+    ra.n_tok = 0, ra.pos0 = 7;
+    fast->ops->rope(fast, &ra); /* no-op call, other range */
     CHECK_MSG(memcmp(y1, y2, sizeof(float) * E * R) == 0, "%s rope", fast->ops->name);
 
     float *g = malloc(sizeof(float) * F), *u = malloc(sizeof(float) * F);

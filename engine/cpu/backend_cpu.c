@@ -173,9 +173,12 @@ static const float *rope_table(cpu_backend *cb, int n_tok, int n_rot, int pos0, 
     return cb->rope_cs;
 }
 
-static void cpu_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot,
-                     int pos0, float base, float freq_scale, int neox) {
+static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
     cpu_backend *cb = (cpu_backend *)be;
+    float *x = a->x;
+    const int n_tok = a->n_tok, n_head = a->n_head, head_dim = a->head_dim, n_rot = a->n_rot, pos0 = a->pos0;
+    const float base = a->base, freq_scale = a->freq_scale;
+    const int neox = a->mode == ENG_ROPE_NEOX;
     const float *tab = rope_table(cb, n_tok, n_rot, pos0, base, freq_scale);
     float theta_scale = powf(base, -2.0f / (float)n_rot);
     int half = n_rot / 2;

@@ -561,13 +561,14 @@ static void cuda_rmsnorm(eng_backend *be, float *y, const float *x, const float 
     cu_rmsnorm(cb->stream, y, x, w, n, n_rows, eps);
 }
 
-static void cuda_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-                      float base, float freq_scale, int neox) {
+static void cuda_rope(eng_backend *be, const eng_rope_args *a) {
     cuda_backend *cb = cb_use(be);
-    if (step_skip(cb, {U(x), (uint64_t)n_tok, (uint64_t)n_head, (uint64_t)head_dim, (uint64_t)n_rot, F(base),
-                       F(freq_scale), (uint64_t)neox}))
+    const int neox = a->mode == ENG_ROPE_NEOX;
+    if (step_skip(cb, {U(a->x), (uint64_t)a->n_tok, (uint64_t)a->n_head, (uint64_t)a->head_dim, (uint64_t)a->n_rot,
+                       F(a->base), F(a->freq_scale), (uint64_t)neox}))
         return;
-    cu_rope(cb->stream, x, n_tok, n_head, head_dim, n_rot, pos0, step_pos(cb), base, freq_scale, neox);
+    cu_rope(cb->stream, a->x, a->n_tok, a->n_head, a->head_dim, a->n_rot, a->pos0, step_pos(cb), a->base,
+            a->freq_scale, neox);
 }
 
 static void cuda_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
