@@ -28,6 +28,10 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     float *logits = malloc((size_t)nv * sizeof(float));
     int32_t *ids = malloc((size_t)(max > 0 ? max : 1) * sizeof(int32_t));
     eng_sampler *smp = NULL;
+    char *text = NULL; /* the current token's complete characters (on_token only) */
+    size_t text_cap = 0;
+    int n = 0;
+    double td = 0;
     int rc = UTIL_OK;
     if (!logits || !ids) {
         rc = util_err_set(err, UTIL_ENOMEM, "generate: out of memory");
@@ -49,11 +53,8 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     const eng_tokenizer *tok = m->tok;
     eng_detok_stream ds;
     eng_detok_stream_init(&ds);
-    int n = 0;
     st.stop_reason = 1;
-    double td = t1;
-    char *text = NULL;
-    size_t text_cap = 0;
+    td = t1;
     while (n < max) {
         int32_t id = eng_sampler_sample(smp, logits);
         if (n == 0) {
@@ -74,7 +75,7 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
                 char *t = realloc(text, plen + 16);
                 if (!t) {
                     rc = util_err_set(err, UTIL_ENOMEM, "generate: out of memory");
-                    goto done;
+                    break;
                 }
                 text = t;
                 text_cap = plen + 16;
@@ -90,25 +91,26 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
             st.stop_reason = 2;
             break;
         }
-        if ((rc = eng_seq_eval(s, &id, 1, logits, err))) goto done;
+        if ((rc = eng_seq_eval(s, &id, 1, logits, err))) break;
     }
-    if (p->on_token && text_cap) {
+    /* a decode that failed part way ends here too: the stats say how far it got */
+    if (rc == UTIL_OK && p->on_token && text_cap) {
         size_t k = eng_detok_stream_flush(&ds, text);
         if (k) p->on_token(p->user, -1, text, k);
     }
-    free(text);
-    eng_seq_commit(s); /* the reply is the next turn's prefix */
+    if (rc == UTIL_OK) eng_seq_commit(s); /* the reply is the next turn's prefix */
     st.generated_tokens = n;
     st.decode_ms = now_ms() - td;
     st.prefill_tps = st.prefill_ms > 0 ? st.computed_tokens / (st.prefill_ms / 1e3) : 0;
     st.decode_tps = n > 1 && st.decode_ms > 0 ? (n - 1) / (st.decode_ms / 1e3) : 0;
-    if (out_ids) {
+    if (rc == UTIL_OK && out_ids) {
         *out_ids = ids;
         ids = NULL;
     }
-    if (n_out) *n_out = n;
+    if (rc == UTIL_OK && n_out) *n_out = n;
 done:
     if (stats) *stats = st;
+    free(text);
     eng_sampler_free(smp);
     free(ids);
     free(logits);

@@ -312,7 +312,72 @@ static void test_limits(eng_model *m) {
     CHECK(sh.n_layer == 30 && sh.n_head == 9 && sh.n_kv_head == 3 && sh.head_dim == 64);
 }
 
+/* --- a decode that fails part way ----------------------------------------- */
+
+typedef struct fail_tokens {
+    int n;       /* tokens the callback saw */
+    size_t text; /* bytes of text it saw */
+} fail_tokens;
+
+static int fail_on_token(void *user, int32_t id, const char *text, size_t len) {
+    fail_tokens *ft = user;
+    if (id >= 0) ft->n++;
+    ft->text += len;
+    return 0;
+}
+
+/* A KV budget of two pages (32 tokens) holds the prompt but runs out while
+ * decoding: eng_generate returns the pool's error with its message, frees
+ * what it allocated (the text buffer included: run under `make sanitize`,
+ * LeakSanitizer would report it), hands out no ids, and its stats still say
+ * how far it got. */
+static void test_decode_failure(void) {
+    const char *path = check_model_path();
+    if (!path) return;
+    eng_model *m = NULL;
+    eng_seq *s = NULL;
+    util_err err;
+    eng_model_params mp = {.n_threads = 1, .kv_budget = 1, .no_disk_cache = 1};
+    int rc = eng_model_open(&m, path, &mp, &err);
+    CHECK_MSG(rc == 0, "eng_model_open: %s", rc ? err.msg : "");
+    if (rc) return;
+    CHECK(eng_seq_new(&s, m, 0, &err) == 0);
+    int32_t *prompt = NULL;
+    size_t n_prompt = 0;
+    const char *text = "Count from one to two hundred: one, two, three,";
+    CHECK(eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 0, &prompt, &n_prompt, &err) == 0);
+    if (s && prompt && n_prompt > 0 && n_prompt < 32) {
+        fail_tokens ft = {0, 0};
+        eng_gen_params gp = {.max_tokens = 120, .sample = eng_sample_defaults(), .on_token = fail_on_token,
+                             .user = &ft};
+        gp.sample.temp = 0;
+        eng_gen_stats st;
+        memset(&st, 0xff, sizeof st);
+        int32_t *ids = (int32_t *)&ft; /* must come back NULL */
+        int n_ids = -1;
+        rc = eng_generate(s, prompt, (int)n_prompt, &gp, &ids, &n_ids, &st, &err);
+        CHECK_EQ_INT(rc, UTIL_ENOMEM);
+        CHECK_MSG(strstr(err.msg, "kv cache budget") && strstr(err.msg, "--kv-budget"), "message: %s", err.msg);
+        CHECK(ids == NULL && n_ids == 0);
+        CHECK_EQ_INT(st.prompt_tokens, (int)n_prompt);
+        CHECK_EQ_INT(st.cached_tokens, 0);
+        CHECK_EQ_INT(st.computed_tokens, (int)n_prompt);
+        /* the prompt and the tokens decoded before the pool ran dry: 32 positions */
+        CHECK_EQ_INT(st.generated_tokens, 32 - (int)n_prompt + 1);
+        CHECK_EQ_INT(ft.n, st.generated_tokens);
+        CHECK(ft.text > 0);
+        CHECK(st.prefill_ms >= 0 && st.ttft_ms >= st.prefill_ms && st.decode_ms >= 0);
+        CHECK(eng_seq_len(s) <= 32);
+    } else {
+        CHECK_MSG(0, "prompt of %zu tokens", n_prompt);
+    }
+    free(prompt);
+    eng_seq_free(s);
+    eng_model_free(m);
+}
+
 void test_engine(void) {
+    test_decode_failure();
     eng_model *m2 = open_model(2, 0);
     if (!m2) return;
     eng_model *m1 = open_model(1, 0);
