@@ -114,6 +114,19 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
 
 /* --- generation --------------------------------------------------------- */
 
+/* Why a generation ended. */
+typedef enum eng_stop_reason {
+    ENG_STOP_EOG = 0,          /* the model produced an end-of-generation token */
+    ENG_STOP_MAX_TOKENS = 1,   /* max_tokens were generated */
+    ENG_STOP_CONTEXT_FULL = 2, /* the sequence has no position left */
+    ENG_STOP_CANCELED = 3,     /* the caller stopped it (a token callback returned nonzero) */
+    ENG_STOP_ERROR = 4,        /* a step failed (its error code is what the call returned) */
+} eng_stop_reason;
+
+/* "eog", "max_tokens", "context_full", "canceled", "error" (the names of
+ * `cachet generate --json`); "unknown" for another value. Never NULL. */
+const char *eng_stop_reason_name(eng_stop_reason r);
+
 typedef struct eng_gen_stats {
     int prompt_tokens;
     int cached_tokens;   /* prompt tokens whose KV was reused */
@@ -126,7 +139,7 @@ typedef struct eng_gen_stats {
     double decode_ms;
     double prefill_tps;
     double decode_tps;
-    int stop_reason;     /* 0 eog token, 1 max tokens, 2 context full, 3 canceled */
+    eng_stop_reason stop_reason;
 } eng_gen_stats;
 
 /* Called with each generated token and its decoded text (complete UTF-8

@@ -13,6 +13,17 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+const char *eng_stop_reason_name(eng_stop_reason r) {
+    switch (r) {
+    case ENG_STOP_EOG: return "eog";
+    case ENG_STOP_MAX_TOKENS: return "max_tokens";
+    case ENG_STOP_CONTEXT_FULL: return "context_full";
+    case ENG_STOP_CANCELED: return "canceled";
+    case ENG_STOP_ERROR: return "error";
+    }
+    return "unknown";
+}
+
 int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
                  int32_t **out_ids, int *n_out, eng_gen_stats *stats, util_err *err) {
     eng_gen_stats st;
@@ -53,7 +64,7 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     const eng_tokenizer *tok = m->tok;
     eng_detok_stream ds;
     eng_detok_stream_init(&ds);
-    st.stop_reason = 1;
+    st.stop_reason = ENG_STOP_MAX_TOKENS;
     td = t1;
     while (n < max) {
         int32_t id = eng_sampler_sample(smp, logits);
@@ -63,7 +74,7 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
         }
         eng_sampler_accept(smp, id);
         if (eng_tokenizer_is_eog(tok, id)) {
-            st.stop_reason = 0;
+            st.stop_reason = ENG_STOP_EOG;
             break;
         }
         ids[n++] = id;
@@ -82,18 +93,19 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
             }
             size_t k = eng_detok_stream_feed(&ds, piece, plen, text);
             if (p->on_token(p->user, id, text, k)) {
-                st.stop_reason = 3;
+                st.stop_reason = ENG_STOP_CANCELED;
                 break;
             }
         }
         if (n == max) break;
         if (s->len >= s->n_ctx) {
-            st.stop_reason = 2;
+            st.stop_reason = ENG_STOP_CONTEXT_FULL;
             break;
         }
         if ((rc = eng_seq_eval(s, &id, 1, logits, err))) break;
     }
     /* a decode that failed part way ends here too: the stats say how far it got */
+    if (rc) st.stop_reason = ENG_STOP_ERROR;
     if (rc == UTIL_OK && p->on_token && text_cap) {
         size_t k = eng_detok_stream_flush(&ds, text);
         if (k) p->on_token(p->user, -1, text, k);
@@ -109,6 +121,7 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     }
     if (rc == UTIL_OK && n_out) *n_out = n;
 done:
+    if (rc) st.stop_reason = ENG_STOP_ERROR;
     if (stats) *stats = st;
     free(text);
     eng_sampler_free(smp);

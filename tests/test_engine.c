@@ -332,6 +332,13 @@ static int fail_on_token(void *user, int32_t id, const char *text, size_t len) {
  * LeakSanitizer would report it), hands out no ids, and its stats still say
  * how far it got. */
 static void test_decode_failure(void) {
+    /* the names `cachet generate --json` prints */
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_EOG), "eog");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_MAX_TOKENS), "max_tokens");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_CONTEXT_FULL), "context_full");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_CANCELED), "canceled");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_ERROR), "error");
+    CHECK_EQ_STR(eng_stop_reason_name((eng_stop_reason)99), "unknown");
     const char *path = check_model_path();
     if (!path) return;
     eng_model *m = NULL;
@@ -368,6 +375,7 @@ static void test_decode_failure(void) {
         CHECK(ft.text > 0);
         CHECK(st.prefill_ms >= 0 && st.ttft_ms >= st.prefill_ms && st.decode_ms >= 0);
         CHECK(eng_seq_len(s) <= 32);
+        CHECK_EQ_STR(eng_stop_reason_name(st.stop_reason), "error");
     } else {
         CHECK_MSG(0, "prompt of %zu tokens", n_prompt);
     }
