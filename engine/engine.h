@@ -1,8 +1,9 @@
 /* engine/engine.h: the embedded engine's public API, the only engine header
  * agent/ and linter/ need besides tokenizer.h and chat.h. A model (weights,
  * tokenizer, chat template, backend) is opened once; a sequence holds the KV
- * cache of one token stream and evaluates tokens appended to it; generate runs
- * prefill + sampling + decode with timing. Types are opaque. */
+ * cache of one token stream and evaluates tokens appended to it; a generation
+ * (eng_gen, stepwise, or eng_generate in one call) runs prefill + sampling +
+ * decode with timing. Types are opaque. */
 #ifndef ENG_ENGINE_H
 #define ENG_ENGINE_H
 
@@ -119,7 +120,7 @@ typedef enum eng_stop_reason {
     ENG_STOP_EOG = 0,          /* the model produced an end-of-generation token */
     ENG_STOP_MAX_TOKENS = 1,   /* max_tokens were generated */
     ENG_STOP_CONTEXT_FULL = 2, /* the sequence has no position left */
-    ENG_STOP_CANCELED = 3,     /* the caller stopped it (a token callback returned nonzero) */
+    ENG_STOP_CANCELED = 3,     /* the caller stopped it (a token callback, eng_gen_cancel/end) */
     ENG_STOP_ERROR = 4,        /* a step failed (its error code is what the call returned) */
 } eng_stop_reason;
 
@@ -129,14 +130,14 @@ const char *eng_stop_reason_name(eng_stop_reason r);
 
 typedef struct eng_gen_stats {
     int prompt_tokens;
-    int cached_tokens;   /* prompt tokens whose KV was reused */
+    int cached_tokens;   /* prompt tokens whose KV was reused (each counted once) */
     int cached_tokens_memory;
     int cached_tokens_disk;
     int computed_tokens; /* prompt tokens computed */
-    int generated_tokens;
-    double ttft_ms;      /* prompt submitted -> first token sampled */
-    double prefill_ms;
-    double decode_ms;
+    int generated_tokens; /* sampled tokens, an end-of-generation token not counted */
+    double ttft_ms;      /* first prefill call -> first token sampled */
+    double prefill_ms;   /* first prefill call -> end of the last chunk */
+    double decode_ms;    /* first token sampled -> the end */
     double prefill_tps;
     double decode_tps;
     eng_stop_reason stop_reason;
@@ -149,14 +150,84 @@ typedef int (*eng_token_cb)(void *user, int32_t id, const char *text, size_t len
 typedef struct eng_gen_params {
     int max_tokens;      /* <= 0: until the context is full */
     eng_sample_params sample;
-    eng_token_cb on_token;
+    eng_token_cb on_token; /* eng_generate only; the step API returns each token */
     void *user;
 } eng_gen_params;
 
 /* Sets the sequence to prompt (reusing cached KV, see eng_seq_set_tokens),
- * then generates. The generated ids go to
- * *out_ids (malloc'd, caller frees) when out_ids is non-NULL. */
+ * then generates: the steps below in a loop, on_token called per token and
+ * once more (id -1) with a trailing incomplete character, if any. On
+ * success the generated ids go to *out_ids (malloc'd, caller frees; NULL
+ * when none) when out_ids is non-NULL. stats (may be NULL) is filled on
+ * failure too: how far it got, stop_reason ENG_STOP_ERROR. */
 int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
                  int32_t **out_ids, int *n_out, eng_gen_stats *stats, util_err *err);
+
+/* --- stepwise generation ------------------------------------------------ */
+/* One generation on one sequence, a step at a time: eng_gen_begin, then
+ * eng_gen_prefill (the whole prompt, or chunks between other work), then
+ * eng_gen_step until a step reports done (or the caller stops: a stop string,
+ * a client gone), then eng_gen_end. The generation owns the sampler, the
+ * streaming detokenizer (a step's text is complete UTF-8 characters only),
+ * the stop checks (end-of-generation token, max_tokens, context full) and the
+ * timing. eng_generate and the server's scheduler both run on it, so the
+ * decode loop exists once.
+ *
+ * A step samples from the logits the sequence holds and leaves the token it
+ * returns pending: the next step evaluates it first. A caller that stops after
+ * a step therefore computes nothing it will not use, and a decode step is
+ * "evaluate each generation's pending token, then sample each": the shape a
+ * batched step over several generations (one forward pass for all their
+ * pending tokens) takes behind the same calls.
+ *
+ * A generation holds its sequence from begin to end: no other call may use the
+ * sequence meanwhile. Not thread-safe; several generations on different
+ * sequences may be interleaved by one thread. */
+typedef struct eng_gen eng_gen;
+
+/* What one decode step produced. */
+typedef struct eng_gen_token {
+    int32_t id;           /* the sampled token (also an end-of-generation one) */
+    const char *text;     /* its complete UTF-8 characters (may be empty; none for
+                           * an end-of-generation token); owned by the generation,
+                           * valid until its next call */
+    size_t len;
+    int done;             /* 1: the generation ended with this step */
+    eng_stop_reason stop; /* why, when done */
+} eng_gen_token;
+
+/* Starts a generation of s from prompt (copied; 1 <= n_prompt < the
+ * context: UTIL_EINVAL, UTIL_ERANGE otherwise) with p's max_tokens and
+ * sampling. Computes nothing yet. Caller ends it with eng_gen_end. */
+int eng_gen_begin(eng_gen **out, eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
+                  util_err *err);
+/* Prefills up to n more prompt tokens (n <= 0: all that are left): the
+ * sequence is set to that prefix of the prompt (eng_seq_set_tokens: what it
+ * holds or what the prefix cache has, possibly gained since the last chunk,
+ * is reused; each reused token counts once in cached_tokens). The last chunk
+ * computes the logits the first step samples from. On failure the generation
+ * has ended (ENG_STOP_ERROR). */
+int eng_gen_prefill(eng_gen *g, int n, util_err *err);
+/* Prompt tokens not prefilled yet. */
+int eng_gen_prompt_left(const eng_gen *g);
+/* One decode step: prefills what is left, evaluates the previous step's
+ * token, samples the next and decodes its text into *out. out->done says the
+ * generation ended (end-of-generation token, max_tokens, context full); a
+ * failure ends it too (ENG_STOP_ERROR) and returns the code with err set.
+ * UTIL_EINVAL once it has ended. */
+int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err);
+/* Ends the generation as canceled (no-op once it has ended); no step after. */
+void eng_gen_cancel(eng_gen *g);
+/* The bytes of an incomplete UTF-8 character still held back (at the end of
+ * a generation, to pass on as they are); *text is owned by the generation,
+ * valid until its next call. Returns their count (0: none). */
+size_t eng_gen_flush(eng_gen *g, const char **text);
+/* The stats so far (decode time up to now, or up to the end). */
+eng_gen_stats eng_gen_get_stats(const eng_gen *g);
+/* Ends the generation (as canceled if no step ended it), offers the
+ * sequence's pages (the reply included: the next turn's prefix) to the
+ * cache, writes the final stats to stats (may be NULL) and frees g. NULL is
+ * a no-op. */
+void eng_gen_end(eng_gen *g, eng_gen_stats *stats);
 
 #endif
