@@ -174,7 +174,7 @@ struct eng_backend {
  * at the best SIMD level the CPU has, or at the level CACHET_CPU names
  * (scalar|avx2|avx512). ops->name names the level ("cpu-avx512"). */
 int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err);
-/* The same at an explicit level (an eng_simd value from quant.h; tests and
+/* The same at an explicit level (an eng_simd value from cpu/cpu_features.h; tests and
  * benchmarks). UTIL_EINVAL if this CPU lacks it. */
 int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_err *err);
 /* Switches a CPU backend's matmuls to the exact kernels (f32 activations,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../engine/backend.h"
+#include "../engine/cpu/cpu_features.h"
 #include "../engine/engine.h"
 #include "../engine/quant.h"
 #include "check.h"

@@ -11,6 +11,7 @@
 #include "../engine/backend.h"
 #include "../engine/cpu/cpu_features.h"
 #include "../engine/cpu/cpu_kernels.h"
+#include "../engine/cpu/quant_cpu.h"
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
 #include "check.h"
@@ -120,7 +121,7 @@ static void check_dot(uint32_t type, eng_simd level, int64_t n, uint64_t *rs, do
         vt->from_float(x, a, n);
         k.act_quantize(x, pa, n);
         float ref, fast, g;
-        t->vec_dot(n, &ref, w, a);
+        eng_type_get_cpu(type)->vec_dot(n, &ref, w, a);
         k.vec_dot(n, &fast, w, a);
         k.gemm(n, &g, 1, w, 0, 1, pa, 0, 1);
         CHECK_MSG(memcmp(&fast, &g, sizeof g) == 0, "%s %s n=%lld: vec_dot %.9g != gemm %.9g",
