@@ -170,6 +170,21 @@ struct eng_backend {
     const eng_backend_ops *ops;
 };
 
+/* --- opening a backend (backend.c, the one file that names both) -------- */
+
+typedef struct eng_backend_params {
+    const char *device; /* "auto", "cpu", "cuda", "cuda:N" (eng_device_parse); NULL:
+                         * $CACHET_DEVICE when it is set, else "auto" */
+    int n_threads;      /* CPU workers (<= 0: all the cores this process may use) */
+    int exact;          /* 1: the CPU's exact mode (UTIL_EINVAL on CUDA) */
+} eng_backend_params;
+
+/* Opens the backend p->device names: "auto" takes the GPU when this build has
+ * CUDA and the machine has one, else the CPU. UTIL_EINVAL for a bad name
+ * (the message names it), a backend's own errors otherwise. Caller frees with
+ * eng_backend_free. */
+int eng_backend_open(eng_backend **out, const eng_backend_params *p, util_err *err);
+
 /* The CPU backend with n_threads workers (<= 0: all online cores), its kernels
  * at the best SIMD level the CPU has, or at the level CACHET_CPU names
  * (scalar|avx2|avx512). ops->name names the level ("cpu-avx512"). */

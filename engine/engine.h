@@ -33,6 +33,18 @@ typedef struct eng_model_params {
                              * $CACHET_DEVICE when it is set, else "auto" */
 } eng_model_params;
 
+/* A --device name read: "auto", "cpu", "cuda" (device 0) or "cuda:N" (N in
+ * 0..64, digits only). The engine's one reading of these names (engine/
+ * backend.c picks the backend by it); a command line may check an option
+ * with it before it opens a model. */
+typedef enum eng_device_kind { ENG_DEVICE_AUTO = 0, ENG_DEVICE_CPU = 1, ENG_DEVICE_CUDA = 2 } eng_device_kind;
+typedef struct eng_device {
+    eng_device_kind kind;
+    int index; /* cuda:N */
+} eng_device;
+/* UTIL_EINVAL, with a message naming the text, for anything else. */
+int eng_device_parse(eng_device *out, const char *name, util_err *err);
+
 /* Prefix-cache counters of a model (all its sequences), like vLLM's
  * prefix_cache_queries / prefix_cache_hits (in tokens). */
 typedef struct eng_cache_stats {

@@ -238,31 +238,6 @@ static int upload_weights(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
-/* The backend --device names: "auto" (or NULL) takes the GPU when this build
- * has CUDA and the machine has one, else the CPU; "cpu"; "cuda" / "cuda:N". */
-static int open_backend(eng_model *m, const eng_model_params *params, util_err *err) {
-    const char *dev = params && params->device ? params->device : "auto";
-    int n_threads = params ? params->n_threads : 0;
-    const char *env = getenv("CACHET_DEVICE");
-    if (!(params && params->device) && env && *env) dev = env; /* unset, not an explicit "auto" */
-    if (strcmp(dev, "auto") == 0) dev = eng_backend_cuda_count() > 0 ? "cuda" : "cpu";
-    if (strcmp(dev, "cpu") == 0) {
-        int rc = eng_backend_cpu_new(&m->be, n_threads, err);
-        if (rc == UTIL_OK && params && params->exact) eng_backend_cpu_set_exact(m->be);
-        return rc;
-    }
-    if (strncmp(dev, "cuda", 4) == 0 && (dev[4] == '\0' || dev[4] == ':')) {
-        char *end = NULL;
-        long idx = dev[4] == ':' ? strtol(dev + 5, &end, 10) : 0;
-        if (dev[4] == ':' && (end == dev + 5 || *end || idx < 0 || idx > 64))
-            return util_err_set(err, UTIL_EINVAL, "--device '%s': expected cuda or cuda:N", dev);
-        if (params && params->exact)
-            return util_err_set(err, UTIL_EINVAL, "--exact is a CPU mode; the CUDA backend computes in f32 already");
-        return eng_backend_cuda_new(&m->be, (int)idx, err);
-    }
-    return util_err_set(err, UTIL_EINVAL, "--device '%s': expected auto, cpu, cuda or cuda:N", dev);
-}
-
 /* --- prefix cache -------------------------------------------------------- */
 
 /* What makes two processes' KV values interchangeable: the same weights and
@@ -357,7 +332,10 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         goto fail;
     }
     if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
-    if ((rc = open_backend(m, params, err))) goto fail;
+    eng_backend_params bp = {.device = params ? params->device : NULL,
+                             .n_threads = params ? params->n_threads : 0,
+                             .exact = params && params->exact};
+    if ((rc = eng_backend_open(&m->be, &bp, err))) goto fail;
     if ((rc = upload_weights(m, err))) {
         util_err_wrap(err, "model file '%s'", path);
         goto fail;

@@ -501,17 +501,3 @@ int eng_backend_cpu_set_exact(eng_backend *be) {
     snprintf(cb->name + l, sizeof cb->name - l, "-exact");
     return UTIL_OK;
 }
-
-#ifndef CACHET_CUDA
-int eng_backend_cuda_new(eng_backend **out, int device, util_err *err) {
-    *out = NULL;
-    return util_err_set(err, UTIL_EUNSUPPORTED,
-                        "this cachet was built without CUDA (build it with `make cuda`)");
-}
-
-int eng_backend_cuda_count(void) { return 0; }
-#endif
-
-void eng_backend_free(eng_backend *be) {
-    if (be) be->ops->destroy(be);
-}
