@@ -83,12 +83,16 @@ double eng_model_backend_bandwidth(const eng_model *m);
 void eng_model_flush_cache(const eng_model *m);
 /* Bytes of one KV page (ENG_KV_PAGE_TOKENS tokens, all layers, K and V). */
 size_t eng_model_kv_page_bytes(const eng_model *m);
-/* Bytes of KV cache per token (layers x kv heads x head dim x 2 x 2 bytes). */
-size_t eng_model_kv_bytes_per_token(const eng_model *m);
 /* Shape facts for `cachet kv` and reports. */
 typedef struct eng_model_shape {
     int n_layer, n_embd, n_head, n_kv_head, head_dim, n_ff;
 } eng_model_shape;
+/* Bytes of KV cache one token takes in a model of shape sh: layers x kv heads
+ * x head dim x 2 (K and V) x elem_bytes (2 for f16, 4 for f32, 34/32 for
+ * q8_0). The one formula: the model's pages and `cachet kv` both use it. */
+double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
+/* The same for the model's own KV (f16 values). */
+size_t eng_model_kv_bytes_per_token(const eng_model *m);
 eng_model_shape eng_model_get_shape(const eng_model *m);
 /* Reads the shape from a GGUF file's metadata alone (any architecture). */
 int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);

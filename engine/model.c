@@ -256,8 +256,8 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     eng_model_params none;
     memset(&none, 0, sizeof none);
     if (!params) params = &none;
-    size_t page_elems = (size_t)m->hp.n_layer * 2u * ENG_KV_PAGE_TOKENS * (size_t)m->hp.n_kv_head *
-                        (size_t)m->hp.head_dim;
+    eng_model_shape sh = eng_model_get_shape(m);
+    size_t page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&sh, 1.0); /* 1 byte: values */
     eng_kvcache_params cp = {
         .page_elems = page_elems,
         .fingerprint = model_fingerprint(m),
@@ -388,8 +388,13 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
     return b;
 }
 
+double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes) {
+    return (double)sh->n_layer * (double)sh->n_kv_head * (double)sh->head_dim * 2.0 * elem_bytes;
+}
+
 size_t eng_model_kv_bytes_per_token(const eng_model *m) {
-    return (size_t)m->hp.n_layer * (size_t)m->hp.n_kv_head * (size_t)m->hp.head_dim * 2u * 2u;
+    eng_model_shape sh = eng_model_get_shape(m);
+    return (size_t)eng_kv_bytes_per_token(&sh, sizeof(uint16_t)); /* f16 */
 }
 
 eng_model_shape eng_model_get_shape(const eng_model *m) {

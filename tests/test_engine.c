@@ -310,6 +310,10 @@ static void test_limits(eng_model *m) {
     CHECK_EQ_INT(eng_model_kv_bytes_per_token(m), 30 * 3 * 64 * 2 * 2);
     eng_model_shape sh = eng_model_get_shape(m);
     CHECK(sh.n_layer == 30 && sh.n_head == 9 && sh.n_kv_head == 3 && sh.head_dim == 64);
+    CHECK(eng_kv_bytes_per_token(&sh, 2.0) == 30 * 3 * 64 * 2 * 2);
+    CHECK(eng_kv_bytes_per_token(&sh, 34.0 / 32.0) == 30 * 3 * 64 * 2 * 34.0 / 32.0);
+    /* the pages hold ENG_KV_PAGE_TOKENS (16) tokens of it */
+    CHECK_EQ_INT(eng_model_kv_page_bytes(m), 16 * eng_model_kv_bytes_per_token(m));
 }
 
 /* --- a decode that fails part way ----------------------------------------- */
