@@ -42,7 +42,7 @@ struct agent_backend {
     int uses_tokens;  /* 1: generate reads req->toks; 0: req->msgs */
     char model[256];  /* HTTP: the model id sent (given, or the first of GET /v1/models) */
     /* Appends the reply to text and fills res (zeroed by the caller). A
-     * canceled reply is UTIL_OK with st.stop_reason 3. */
+     * canceled reply is UTIL_OK with st.stop_reason ENG_STOP_CANCELED. */
     int (*generate)(agent_backend *b, const agent_gen_req *req, util_buf *text, agent_gen_res *res,
                     util_err *err);
     void (*free)(agent_backend *b);

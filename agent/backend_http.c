@@ -567,7 +567,9 @@ static int http_generate(agent_backend *b, const agent_gen_req *rq, util_buf *te
         st->prefill_tps = st->prefill_ms > 0 ? st->computed_tokens / (st->prefill_ms / 1e3) : 0;
         st->decode_tps = st->generated_tokens > 1 && st->decode_ms > 0
                              ? (st->generated_tokens - 1) / (st->decode_ms / 1e3) : 0;
-        st->stop_reason = x.canceled ? 3 : strcmp(x.finish, "length") == 0 ? 1 : 0;
+        st->stop_reason = x.canceled                        ? ENG_STOP_CANCELED
+                          : strcmp(x.finish, "length") == 0 ? ENG_STOP_MAX_TOKENS
+                                                            : ENG_STOP_EOG;
     }
     xfer_release(&x);
     return rc;

@@ -357,7 +357,7 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
         res->prompt_tokens += g.st.prompt_tokens;
         res->cached_tokens += g.st.cached_tokens;
         if ((rc = push_msg(a, "assistant", reply.data, err))) break;
-        if (g.st.stop_reason == 3) {
+        if (g.st.stop_reason == ENG_STOP_CANCELED) {
             res->canceled = 1;
             break;
         }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../engine/engine.h"
 #include "../util/parse.h"
 #include "../util/path.h"
 
@@ -68,16 +69,6 @@ int cli_parse_size(const char *opt, const char *s, uint64_t *out) {
     return 0;
 }
 
-/* The names the engine's --device takes; the number is bounded as there. */
-static int device_ok(const char *s) {
-    if (strcmp(s, "auto") == 0 || strcmp(s, "cpu") == 0 || strcmp(s, "cuda") == 0) return 1;
-    if (strncmp(s, "cuda:", 5) != 0) return 0;
-    const char *d = s + 5;
-    size_t n = strspn(d, "0123456789");
-    /* digits only (no sign, space or '0x'), at most 64 */
-    return n > 0 && n <= 2 && d[n] == '\0' && strtol(d, NULL, 10) <= 64;
-}
-
 int cli_parse_device(const char **out, const char *given) {
     const char *src = "option '--device'", *s = given;
     if (!s) {
@@ -85,7 +76,9 @@ int cli_parse_device(const char **out, const char *given) {
         src = "CACHET_DEVICE";
         if (!s || !*s) s = "auto";
     }
-    if (!device_ok(s)) {
+    eng_device dev;
+    util_err derr;
+    if (eng_device_parse(&dev, s, &derr) != UTIL_OK) {
         fprintf(stderr, "cachet: %s: '%s' is not a device; expected auto, cpu, cuda or cuda:N (N in 0..64)\n",
                 src, s);
         return CLI_EXIT_USAGE;

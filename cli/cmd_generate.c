@@ -226,8 +226,7 @@ static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const en
     cJSON_AddNumberToObject(o, "ttft_ms", st->ttft_ms);
     cJSON_AddNumberToObject(o, "prefill_tps", st->prefill_tps);
     cJSON_AddNumberToObject(o, "decode_tps", st->decode_tps);
-    static const char *const reasons[] = {"eog", "max_tokens", "context_full", "canceled"};
-    cJSON_AddStringToObject(o, "stop_reason", reasons[st->stop_reason & 3]);
+    cJSON_AddStringToObject(o, "stop_reason", eng_stop_reason_name(st->stop_reason));
     eng_cache_stats cs = eng_model_cache_stats(m);
     cJSON *c = cJSON_AddObjectToObject(o, "cache");
     cJSON_AddNumberToObject(c, "prefix_cache_queries", (double)cs.queries);

@@ -100,10 +100,11 @@ int cli_cmd_kv(int argc, char **argv) {
         fprintf(stderr, "cachet kv: give --model, or all of --layers, --kv-heads and --head-dim\n%s", kv_usage);
         return CLI_EXIT_USAGE;
     }
-    double values = (double)layers * (double)kvh * (double)hd * 2.0;
-    double bpt = values * bytes_per_value;
+    eng_model_shape ks = {.n_layer = (int)layers, .n_kv_head = (int)kvh, .head_dim = (int)hd};
+    double bpt = eng_kv_bytes_per_token(&ks, bytes_per_value);
     double tokens = (double)mem_bytes / bpt;
-    double mha = heads > 0 ? (double)layers * (double)heads * (double)hd * 2.0 * bytes_per_value : 0;
+    ks.n_kv_head = (int)heads; /* full multi-head attention: a kv head per query head */
+    double mha = heads > 0 ? eng_kv_bytes_per_token(&ks, bytes_per_value) : 0;
     uint64_t ntok = (uint64_t)tokens;
     if (json) {
         cJSON *o = cJSON_CreateObject();

@@ -1,12 +1,22 @@
-/* engine/arch_llama.c: the llama forward pass (SmolLM2): RMSNorm, GQA
- * attention with NORMAL RoPE (the GGUF converter permutes Q/K rows into
- * adjacent pairs), SwiGLU, tied or separate output head. Reads top to bottom
- * over backend calls; owns no memory (the sequence's scratch and KV). */
+/* engine/arch_llama.c: the llama architecture (SmolLM2): its hyperparameter
+ * check and its forward pass: RMSNorm, GQA attention with NORMAL RoPE (the
+ * GGUF converter permutes Q/K rows into adjacent pairs), SwiGLU, tied or
+ * separate output head. Reads top to bottom over backend calls; owns no
+ * memory (the sequence's scratch and KV). model.c's table lists it. */
 #include <math.h>
 
 #include "model_impl.h"
 
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err) {
+/* llama ropes whole heads (the shared reader already checked the rest). */
+int eng_llama_hparams(eng_model *m, util_err *err) {
+    if (m->hp.n_rot != m->hp.head_dim)
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama needs rope dims == head dim",
+                            m->path);
+    return UTIL_OK;
+}
+
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err) {
     const eng_model *m = s->m;
     const eng_hparams *hp = &m->hp;
     eng_backend *be = m->be;
@@ -24,29 +34,37 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, u
 
         /* --- attention --------------------------------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, err)) ||
-            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, err)) ||
-            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, err)))
+        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, pass, err)) ||
+            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, pass, err)) ||
+            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
             return rc;
-        op->rope(be, sc->q, n, hp->n_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
-        op->rope(be, sc->k, n, hp->n_kv_head, hd, hp->n_rot, pos0, hp->rope_base, hp->rope_freq_scale, 0);
+        eng_rope_args rq = {
+            .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
+            .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
+            .mode = ENG_ROPE_NORMAL,
+        };
+        eng_rope_args rk = rq;
+        rk.x = sc->k;
+        rk.n_head = hp->n_kv_head;
+        op->rope(be, &rq);
+        op->rope(be, &rk);
         op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
         eng_attn_args a = {
             .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,
             .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
-            .scale = 1.0f / sqrtf((float)hd), .window = 0,
+            .scale = 1.0f / sqrtf((float)hd), .window = 0, .pass = pass,
         };
         op->attention(be, &a);
-        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, err))) return rc;
+        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;
         op->add(be, sc->x, sc->xb, nE);
 
         /* --- feed-forward (SwiGLU) --------------------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, err)) ||
-            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, err)))
+        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, pass, err)) ||
+            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, pass, err)))
             return rc;
         op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
-        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, err))) return rc;
+        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, pass, err))) return rc;
         op->add(be, sc->x, sc->xb, nE);
     }
 
@@ -54,5 +72,5 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, u
     if (!want_logits) return UTIL_OK;
     const float *last = sc->x + (size_t)(n - 1) * (size_t)E;
     op->rmsnorm(be, sc->xb, last, m->output_norm, E, 1, hp->eps);
-    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, err);
+    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, pass, err);
 }

@@ -46,6 +46,15 @@ static inline uint16_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
     return eng_kv_k(kv, layer, pos) + (size_t)kv->page_tokens * (size_t)kv->kv_dim;
 }
 
+/* What a forward pass carries: prompt tokens, or one generated token. It is
+ * passed to every op whose kernel may differ between the two (matmul,
+ * attention). A backend with two paths (CUDA: cuBLAS and single-pass
+ * attention for prompts, the dequantizing matvec and split-K attention for
+ * decode) picks by it, never by the token count, so a prompt token's values
+ * do not depend on how the prompt was split (prefix-cache hits equal cold
+ * runs). The CPU backend has one path for both. */
+typedef enum eng_pass { ENG_PASS_PROMPT = 0, ENG_PASS_DECODE = 1 } eng_pass;
+
 typedef struct eng_attn_args {
     float *out;            /* [n_tok][n_head * head_dim] */
     const float *q;        /* [n_tok][n_head * head_dim], roped */
@@ -58,7 +67,26 @@ typedef struct eng_attn_args {
     int head_dim;
     float scale;           /* multiplies q·k */
     int window;            /* > 0: key j visible to query p iff p - j < window */
+    eng_pass pass;         /* prompt or decode tokens (see eng_pass) */
 } eng_attn_args;
+
+/* How RoPE pairs a head's dims. */
+typedef enum eng_rope_mode {
+    ENG_ROPE_NORMAL = 0, /* adjacent pairs (2i, 2i+1): llama GGUF (Q/K rows permuted by the converter) */
+    ENG_ROPE_NEOX = 1,   /* half-split pairs (i, i + n_rot/2): gemma3 */
+} eng_rope_mode;
+
+typedef struct eng_rope_args {
+    float *x;           /* [n_tok][n_head * head_dim], rotated in place */
+    int n_tok;
+    int n_head;
+    int head_dim;
+    int n_rot;          /* leading dims of each head rotated (even, <= head_dim) */
+    int pos0;           /* position of the first token */
+    float base;         /* pair i turns by pos * freq_scale * base^(-2i / n_rot) */
+    float freq_scale;
+    eng_rope_mode mode;
+} eng_rope_args;
 
 typedef struct eng_backend eng_backend;
 
@@ -110,19 +138,18 @@ typedef struct eng_backend_ops {
     /* Sizes scratch for sequences of up to n_ctx positions; call before
      * attention on longer sequences. */
     int (*reserve)(eng_backend *be, int n_ctx, util_err *err);
-    /* y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tok; x is [n_tok][cols]. */
+    /* y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tok; x is [n_tok][cols];
+     * pass: which tokens x holds (see eng_pass). */
     int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                  util_err *err);
+                  eng_pass pass, util_err *err);
     /* out[t] = dequantized row ids[t] of w. */
     int (*get_rows)(eng_backend *be, const eng_weight *w, const int32_t *ids, int n,
                     float *out, util_err *err);
     /* y = x / sqrt(mean(x^2) + eps) * w, per row of n values (y may be x). */
     void (*rmsnorm)(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
                     float eps);
-    /* Rotates n_rot dims of each head of each token at positions pos0 + t.
-     * neox = 0: adjacent pairs (llama GGUF); 1: half-split pairs (gemma3). */
-    void (*rope)(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot,
-                 int pos0, float base, float freq_scale, int neox);
+    /* Rotates n_rot dims of each head of each token at positions pos0 + t. */
+    void (*rope)(eng_backend *be, const eng_rope_args *a);
     /* Stores k and v ([n_tok][kv_dim]) as f16 at positions pos0.. of a layer. */
     void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k,
                      const float *v, int n_tok, int pos0);
@@ -137,21 +164,32 @@ typedef struct eng_backend_ops {
     void (*scale)(eng_backend *be, float *x, float s, size_t n);
 } eng_backend_ops;
 
+/* A backend: its ops; each implementation extends the struct privately. It
+ * holds no per-pass mode: what a call needs comes in its arguments. */
 struct eng_backend {
     const eng_backend_ops *ops;
-    /* Set by the caller around a forward pass: 1 for prompt tokens, 0 for
-     * generated ones. A backend with two matmul paths (CUDA: cuBLAS for
-     * prompts, dequantizing matvec for decode) picks by this flag, never by
-     * the token count, so a prompt token's values do not depend on how the
-     * prompt was split (prefix-cache hits equal cold runs). */
-    int prefill;
 };
+
+/* --- opening a backend (backend.c, the one file that names both) -------- */
+
+typedef struct eng_backend_params {
+    const char *device; /* "auto", "cpu", "cuda", "cuda:N" (eng_device_parse); NULL:
+                         * $CACHET_DEVICE when it is set, else "auto" */
+    int n_threads;      /* CPU workers (<= 0: all the cores this process may use) */
+    int exact;          /* 1: the CPU's exact mode (UTIL_EINVAL on CUDA) */
+} eng_backend_params;
+
+/* Opens the backend p->device names: "auto" takes the GPU when this build has
+ * CUDA and the machine has one, else the CPU. UTIL_EINVAL for a bad name
+ * (the message names it), a backend's own errors otherwise. Caller frees with
+ * eng_backend_free. */
+int eng_backend_open(eng_backend **out, const eng_backend_params *p, util_err *err);
 
 /* The CPU backend with n_threads workers (<= 0: all online cores), its kernels
  * at the best SIMD level the CPU has, or at the level CACHET_CPU names
  * (scalar|avx2|avx512). ops->name names the level ("cpu-avx512"). */
 int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err);
-/* The same at an explicit level (an eng_simd value from quant.h; tests and
+/* The same at an explicit level (an eng_simd value from cpu/cpu_features.h; tests and
  * benchmarks). UTIL_EINVAL if this CPU lacks it. */
 int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_err *err);
 /* Switches a CPU backend's matmuls to the exact kernels (f32 activations,

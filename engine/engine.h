@@ -1,8 +1,9 @@
 /* engine/engine.h: the embedded engine's public API, the only engine header
  * agent/ and linter/ need besides tokenizer.h and chat.h. A model (weights,
  * tokenizer, chat template, backend) is opened once; a sequence holds the KV
- * cache of one token stream and evaluates tokens appended to it; generate runs
- * prefill + sampling + decode with timing. Types are opaque. */
+ * cache of one token stream and evaluates tokens appended to it; a generation
+ * (eng_gen, stepwise, or eng_generate in one call) runs prefill + sampling +
+ * decode with timing. Types are opaque. */
 #ifndef ENG_ENGINE_H
 #define ENG_ENGINE_H
 
@@ -31,6 +32,18 @@ typedef struct eng_model_params {
     const char *device;     /* "auto", "cpu", "cuda", "cuda:N": see --device; NULL:
                              * $CACHET_DEVICE when it is set, else "auto" */
 } eng_model_params;
+
+/* A --device name read: "auto", "cpu", "cuda" (device 0) or "cuda:N" (N in
+ * 0..64, digits only). The engine's one reading of these names (engine/
+ * backend.c picks the backend by it); a command line may check an option
+ * with it before it opens a model. */
+typedef enum eng_device_kind { ENG_DEVICE_AUTO = 0, ENG_DEVICE_CPU = 1, ENG_DEVICE_CUDA = 2 } eng_device_kind;
+typedef struct eng_device {
+    eng_device_kind kind;
+    int index; /* cuda:N */
+} eng_device;
+/* UTIL_EINVAL, with a message naming the text, for anything else. */
+int eng_device_parse(eng_device *out, const char *name, util_err *err);
 
 /* Prefix-cache counters of a model (all its sequences), like vLLM's
  * prefix_cache_queries / prefix_cache_hits (in tokens). */
@@ -70,12 +83,16 @@ double eng_model_backend_bandwidth(const eng_model *m);
 void eng_model_flush_cache(const eng_model *m);
 /* Bytes of one KV page (ENG_KV_PAGE_TOKENS tokens, all layers, K and V). */
 size_t eng_model_kv_page_bytes(const eng_model *m);
-/* Bytes of KV cache per token (layers x kv heads x head dim x 2 x 2 bytes). */
-size_t eng_model_kv_bytes_per_token(const eng_model *m);
 /* Shape facts for `cachet kv` and reports. */
 typedef struct eng_model_shape {
     int n_layer, n_embd, n_head, n_kv_head, head_dim, n_ff;
 } eng_model_shape;
+/* Bytes of KV cache one token takes in a model of shape sh: layers x kv heads
+ * x head dim x 2 (K and V) x elem_bytes (2 for f16, 4 for f32, 34/32 for
+ * q8_0). The one formula: the model's pages and `cachet kv` both use it. */
+double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
+/* The same for the model's own KV (f16 values). */
+size_t eng_model_kv_bytes_per_token(const eng_model *m);
 eng_model_shape eng_model_get_shape(const eng_model *m);
 /* Reads the shape from a GGUF file's metadata alone (any architecture). */
 int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);
@@ -114,19 +131,32 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
 
 /* --- generation --------------------------------------------------------- */
 
+/* Why a generation ended. */
+typedef enum eng_stop_reason {
+    ENG_STOP_EOG = 0,          /* the model produced an end-of-generation token */
+    ENG_STOP_MAX_TOKENS = 1,   /* max_tokens were generated */
+    ENG_STOP_CONTEXT_FULL = 2, /* the sequence has no position left */
+    ENG_STOP_CANCELED = 3,     /* the caller stopped it (a token callback, eng_gen_cancel/end) */
+    ENG_STOP_ERROR = 4,        /* a step failed (its error code is what the call returned) */
+} eng_stop_reason;
+
+/* "eog", "max_tokens", "context_full", "canceled", "error" (the names of
+ * `cachet generate --json`); "unknown" for another value. Never NULL. */
+const char *eng_stop_reason_name(eng_stop_reason r);
+
 typedef struct eng_gen_stats {
     int prompt_tokens;
-    int cached_tokens;   /* prompt tokens whose KV was reused */
+    int cached_tokens;   /* prompt tokens whose KV was reused (each counted once) */
     int cached_tokens_memory;
     int cached_tokens_disk;
     int computed_tokens; /* prompt tokens computed */
-    int generated_tokens;
-    double ttft_ms;      /* prompt submitted -> first token sampled */
-    double prefill_ms;
-    double decode_ms;
+    int generated_tokens; /* sampled tokens, an end-of-generation token not counted */
+    double ttft_ms;      /* first prefill call -> first token sampled */
+    double prefill_ms;   /* first prefill call -> end of the last chunk */
+    double decode_ms;    /* first token sampled -> the end */
     double prefill_tps;
     double decode_tps;
-    int stop_reason;     /* 0 eog token, 1 max tokens, 2 context full, 3 canceled */
+    eng_stop_reason stop_reason;
 } eng_gen_stats;
 
 /* Called with each generated token and its decoded text (complete UTF-8
@@ -136,14 +166,84 @@ typedef int (*eng_token_cb)(void *user, int32_t id, const char *text, size_t len
 typedef struct eng_gen_params {
     int max_tokens;      /* <= 0: until the context is full */
     eng_sample_params sample;
-    eng_token_cb on_token;
+    eng_token_cb on_token; /* eng_generate only; the step API returns each token */
     void *user;
 } eng_gen_params;
 
 /* Sets the sequence to prompt (reusing cached KV, see eng_seq_set_tokens),
- * then generates. The generated ids go to
- * *out_ids (malloc'd, caller frees) when out_ids is non-NULL. */
+ * then generates: the steps below in a loop, on_token called per token and
+ * once more (id -1) with a trailing incomplete character, if any. On
+ * success the generated ids go to *out_ids (malloc'd, caller frees; NULL
+ * when none) when out_ids is non-NULL. stats (may be NULL) is filled on
+ * failure too: how far it got, stop_reason ENG_STOP_ERROR. */
 int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
                  int32_t **out_ids, int *n_out, eng_gen_stats *stats, util_err *err);
+
+/* --- stepwise generation ------------------------------------------------ */
+/* One generation on one sequence, a step at a time: eng_gen_begin, then
+ * eng_gen_prefill (the whole prompt, or chunks between other work), then
+ * eng_gen_step until a step reports done (or the caller stops: a stop string,
+ * a client gone), then eng_gen_end. The generation owns the sampler, the
+ * streaming detokenizer (a step's text is complete UTF-8 characters only),
+ * the stop checks (end-of-generation token, max_tokens, context full) and the
+ * timing. eng_generate and the server's scheduler both run on it, so the
+ * decode loop exists once.
+ *
+ * A step samples from the logits the sequence holds and leaves the token it
+ * returns pending: the next step evaluates it first. A caller that stops after
+ * a step therefore computes nothing it will not use, and a decode step is
+ * "evaluate each generation's pending token, then sample each": the shape a
+ * batched step over several generations (one forward pass for all their
+ * pending tokens) takes behind the same calls.
+ *
+ * A generation holds its sequence from begin to end: no other call may use the
+ * sequence meanwhile. Not thread-safe; several generations on different
+ * sequences may be interleaved by one thread. */
+typedef struct eng_gen eng_gen;
+
+/* What one decode step produced. */
+typedef struct eng_gen_token {
+    int32_t id;           /* the sampled token (also an end-of-generation one) */
+    const char *text;     /* its complete UTF-8 characters (may be empty; none for
+                           * an end-of-generation token); owned by the generation,
+                           * valid until its next call */
+    size_t len;
+    int done;             /* 1: the generation ended with this step */
+    eng_stop_reason stop; /* why, when done */
+} eng_gen_token;
+
+/* Starts a generation of s from prompt (copied; 1 <= n_prompt < the
+ * context: UTIL_EINVAL, UTIL_ERANGE otherwise) with p's max_tokens and
+ * sampling. Computes nothing yet. Caller ends it with eng_gen_end. */
+int eng_gen_begin(eng_gen **out, eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
+                  util_err *err);
+/* Prefills up to n more prompt tokens (n <= 0: all that are left): the
+ * sequence is set to that prefix of the prompt (eng_seq_set_tokens: what it
+ * holds or what the prefix cache has, possibly gained since the last chunk,
+ * is reused; each reused token counts once in cached_tokens). The last chunk
+ * computes the logits the first step samples from. On failure the generation
+ * has ended (ENG_STOP_ERROR). */
+int eng_gen_prefill(eng_gen *g, int n, util_err *err);
+/* Prompt tokens not prefilled yet. */
+int eng_gen_prompt_left(const eng_gen *g);
+/* One decode step: prefills what is left, evaluates the previous step's
+ * token, samples the next and decodes its text into *out. out->done says the
+ * generation ended (end-of-generation token, max_tokens, context full); a
+ * failure ends it too (ENG_STOP_ERROR) and returns the code with err set.
+ * UTIL_EINVAL once it has ended. */
+int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err);
+/* Ends the generation as canceled (no-op once it has ended); no step after. */
+void eng_gen_cancel(eng_gen *g);
+/* The bytes of an incomplete UTF-8 character still held back (at the end of
+ * a generation, to pass on as they are); *text is owned by the generation,
+ * valid until its next call. Returns their count (0: none). */
+size_t eng_gen_flush(eng_gen *g, const char **text);
+/* The stats so far (decode time up to now, or up to the end). */
+eng_gen_stats eng_gen_get_stats(const eng_gen *g);
+/* Ends the generation (as canceled if no step ended it), offers the
+ * sequence's pages (the reply included: the next turn's prefix) to the
+ * cache, writes the final stats to stats (may be NULL) and frees g. NULL is
+ * a no-op. */
+void eng_gen_end(eng_gen *g, eng_gen_stats *stats);
 
 #endif

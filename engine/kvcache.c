@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "kvdisk.h"
-#include "model_impl.h"
 
 struct eng_kv_node {
     eng_kv_node *parent, *child, *next; /* first child, next sibling */

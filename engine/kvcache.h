@@ -16,6 +16,9 @@
 #include "backend.h"
 #include "engine.h"
 
+/* Tokens per KV page: the unit of the pool, the tree and the disk tier. */
+enum { ENG_KV_PAGE_TOKENS = 16 };
+
 typedef struct eng_kvcache eng_kvcache;
 typedef struct eng_kv_node eng_kv_node;
 

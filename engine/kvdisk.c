@@ -196,10 +196,10 @@ static uint64_t kv_checksum(const unsigned char *hdr, size_t hlen, const void *p
 /* paths, small file helpers                                                 */
 
 int eng_kvdisk_path(const eng_kvdisk *d, uint64_t hash, char *buf, size_t n) {
-    if (!d || !d->enabled) return -1;
+    if (!d || !d->enabled) return UTIL_ENOTFOUND;
     int k = snprintf(buf, n, "%s/%02x/%016llx.kvp", d->dir, (unsigned)(hash >> 56),
                      (unsigned long long)hash);
-    return k < 0 || (size_t)k >= n ? -1 : 0;
+    return k < 0 || (size_t)k >= n ? UTIL_ERANGE : UTIL_OK;
 }
 
 static int kv_write_full(int fd, const void *buf, size_t n) {

@@ -73,7 +73,8 @@ void eng_kvdisk_flush(eng_kvdisk *d);
 eng_kvdisk_stats eng_kvdisk_get_stats(const eng_kvdisk *d);
 const char *eng_kvdisk_dir(const eng_kvdisk *d);
 /* Writes the file path of entry `hash` (<dir>/<2 hex>/<16 hex>.kvp) into buf;
- * returns 0, or -1 if it does not fit or the tier is off. */
+ * returns UTIL_OK, UTIL_ERANGE if it does not fit, UTIL_ENOTFOUND if the tier
+ * is off. */
 int eng_kvdisk_path(const eng_kvdisk *d, uint64_t hash, char *buf, size_t n);
 /* Test only: the next file write fails as if write(2) had set errno to
  * `errnum` (e.g. ENOSPC to exercise the full-disk path). 0 cancels. */

@@ -1,7 +1,8 @@
-/* engine/model.c: opens a GGUF model: reads the architecture's hyperparameters
- * (with llama.cpp's defaults for missing keys), binds and shape-checks every
- * weight, builds the tokenizer and chat template, and starts the backend.
- * Does not compute anything (arch_*.c) or manage KV memory (seq.c). */
+/* engine/model.c: opens a GGUF model: finds its architecture in the table of
+ * architectures, reads the shared hyperparameters (with llama.cpp's defaults
+ * for missing keys) and the entry's own, binds and shape-checks every weight,
+ * builds the tokenizer and chat template, and starts the backend. Does not
+ * compute anything (arch_*.c) or manage KV memory (seq.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,73 +11,106 @@
 #include "model_impl.h"
 #include "quant.h"
 
+/* --- architectures ------------------------------------------------------- */
+
+static const eng_arch eng_archs[] = {
+    {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
+};
+
+static const eng_arch *arch_find(const char *name) {
+    for (size_t i = 0; i < sizeof eng_archs / sizeof eng_archs[0]; i++)
+        if (strcmp(eng_archs[i].name, name) == 0) return &eng_archs[i];
+    return NULL;
+}
+
+/* "llama, ..." for messages. */
+static void arch_list(char *buf, size_t cap) {
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof eng_archs / sizeof eng_archs[0] && k < cap; i++) {
+        int w = snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", eng_archs[i].name);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+}
+
 /* --- hyperparameters ---------------------------------------------------- */
 
+/* Where the shared hyperparameters are read from: "<arch>.<suffix>" keys of g. */
+typedef struct hp_src {
+    const eng_gguf *g;
+    const char *path;
+    const char *arch;
+} hp_src;
+
 /* Reads "<arch>.<suffix>" as u32 into *out, keeping *out when absent. */
-static int hp_u32(const eng_model *m, const char *arch, const char *suffix, int *out, int required,
-                  util_err *err) {
+static int hp_u32(const hp_src *src, const char *suffix, int *out, int required, util_err *err) {
     char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    snprintf(key, sizeof key, "%s.%s", src->arch, suffix);
     uint32_t v;
-    int rc = eng_gguf_get_u32(m->gguf, key, &v, err);
+    int rc = eng_gguf_get_u32(src->g, key, &v, err);
     if (rc == UTIL_ENOTFOUND) {
         if (!required) return UTIL_OK;
-        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing key '%s'", m->path, key);
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing key '%s'", src->path, key);
     }
     if (rc) return rc;
     if (v == 0 || v > (1u << 24))
         return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has implausible value %u",
-                            m->path, key, v);
+                            src->path, key, v);
     *out = (int)v;
     return UTIL_OK;
 }
 
-static int hp_f32(const eng_model *m, const char *arch, const char *suffix, float *out,
-                  util_err *err) {
+static int hp_f32(const hp_src *src, const char *suffix, float *out, util_err *err) {
     char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    snprintf(key, sizeof key, "%s.%s", src->arch, suffix);
     float v;
-    int rc = eng_gguf_get_f32(m->gguf, key, &v, err);
+    int rc = eng_gguf_get_f32(src->g, key, &v, err);
     if (rc == UTIL_ENOTFOUND) return UTIL_OK;
     if (rc) return rc;
     if (!isfinite(v) || v <= 0)
         return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has invalid value %g",
-                            m->path, key, (double)v);
+                            src->path, key, (double)v);
     *out = v;
     return UTIL_OK;
 }
 
-static int load_hparams(eng_model *m, const char *arch, util_err *err) {
-    eng_hparams *hp = &m->hp;
+/* The hyperparameters every architecture shares, checked for consistency;
+ * what an architecture adds is its entry's load_hparams. */
+static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
     int rc;
     hp->n_ctx_train = 2048;
     hp->eps = 1e-5f;
     hp->rope_base = 10000.0f;
     hp->rope_freq_scale = 1.0f;
-    if ((rc = hp_u32(m, arch, "context_length", &hp->n_ctx_train, 0, err)) ||
-        (rc = hp_u32(m, arch, "embedding_length", &hp->n_embd, 1, err)) ||
-        (rc = hp_u32(m, arch, "block_count", &hp->n_layer, 1, err)) ||
-        (rc = hp_u32(m, arch, "feed_forward_length", &hp->n_ff, 1, err)) ||
-        (rc = hp_u32(m, arch, "attention.head_count", &hp->n_head, 1, err)))
+    if ((rc = hp_u32(src, "context_length", &hp->n_ctx_train, 0, err)) ||
+        (rc = hp_u32(src, "embedding_length", &hp->n_embd, 1, err)) ||
+        (rc = hp_u32(src, "block_count", &hp->n_layer, 1, err)) ||
+        (rc = hp_u32(src, "feed_forward_length", &hp->n_ff, 1, err)) ||
+        (rc = hp_u32(src, "attention.head_count", &hp->n_head, 1, err)))
         return rc;
     hp->n_kv_head = hp->n_head;
     hp->head_dim = hp->n_embd / hp->n_head;
-    if ((rc = hp_u32(m, arch, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
-        (rc = hp_u32(m, arch, "attention.key_length", &hp->head_dim, 0, err)) ||
-        (rc = hp_f32(m, arch, "attention.layer_norm_rms_epsilon", &hp->eps, err)) ||
-        (rc = hp_f32(m, arch, "rope.freq_base", &hp->rope_base, err)))
+    if ((rc = hp_u32(src, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
+        (rc = hp_u32(src, "attention.key_length", &hp->head_dim, 0, err)) ||
+        (rc = hp_f32(src, "attention.layer_norm_rms_epsilon", &hp->eps, err)) ||
+        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)))
         return rc;
     hp->n_rot = hp->head_dim;
-    if ((rc = hp_u32(m, arch, "rope.dimension_count", &hp->n_rot, 0, err))) return rc;
+    if ((rc = hp_u32(src, "rope.dimension_count", &hp->n_rot, 0, err))) return rc;
     if (hp->n_head % hp->n_kv_head != 0 || hp->n_rot > hp->head_dim || hp->n_rot % 2)
         return util_err_set(err, UTIL_EFORMAT,
                             "model file '%s': inconsistent attention shape (%d heads, %d kv heads, "
                             "head dim %d, rope dims %d)",
-                            m->path, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_rot);
-    if (m->arch == ENG_ARCH_LLAMA && hp->n_rot != hp->head_dim)
-        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama needs rope dims == head dim",
-                            m->path);
+                            src->path, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_rot);
     return UTIL_OK;
+}
+
+static int load_hparams(eng_model *m, const char *arch, util_err *err) {
+    hp_src src = {m->gguf, m->path, arch};
+    int rc = read_hparams(&src, &m->hp, err);
+    if (rc == UTIL_OK && m->arch->load_hparams) rc = m->arch->load_hparams(m, err);
+    return rc;
 }
 
 /* --- weights ------------------------------------------------------------ */
@@ -110,13 +144,9 @@ static int bind_weight(eng_model *m, eng_weight *w, const char *name, int64_t co
 }
 
 /* A norm vector as f32: the mapped data when it is f32, else a converted copy. */
-static int bind_norm(eng_model *m, const float **out, const char *name, int64_t n, int optional,
-                     util_err *err) {
+static int bind_norm(eng_model *m, const float **out, const char *name, int64_t n, util_err *err) {
     const eng_gguf_tensor *t = eng_gguf_find_tensor(m->gguf, name);
-    if (!t) {
-        if (optional) return UTIL_ENOTFOUND;
-        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor '%s'", m->path, name);
-    }
+    if (!t) return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor '%s'", m->path, name);
     if (t->ne[0] != n || t->ne[1] != 1 || t->ne[2] != 1 || t->ne[3] != 1)
         return util_err_set(err, UTIL_EFORMAT,
                             "model file '%s': tensor '%s' has %lld values, expected %lld", m->path,
@@ -155,7 +185,7 @@ static int load_weights(eng_model *m, util_err *err) {
     rc = bind_weight(m, &m->output, "output.weight", E, hp->n_vocab, 1, err);
     if (rc == UTIL_ENOTFOUND) m->output = m->tok_embd; /* tied embeddings */
     else if (rc) return rc;
-    if ((rc = bind_norm(m, &m->output_norm, "output_norm.weight", E, 0, err))) return rc;
+    if ((rc = bind_norm(m, &m->output_norm, "output_norm.weight", E, err))) return rc;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (!m->layers) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
     for (int il = 0; il < hp->n_layer; il++) {
@@ -164,10 +194,9 @@ static int load_weights(eng_model *m, util_err *err) {
 #define W(field, suffix, cols, rows)                                            \
     snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
     if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
-#define N(field, suffix, len, opt)                                              \
+#define N(field, suffix, len)                                                   \
     snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
-    rc = bind_norm(m, &L->field, n, len, opt, err);                             \
-    if (rc && !(opt && rc == UTIL_ENOTFOUND)) return rc;
+    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
         W(wq, "attn_q", E, Q)
         W(wk, "attn_k", E, KV)
         W(wv, "attn_v", E, KV)
@@ -175,13 +204,8 @@ static int load_weights(eng_model *m, util_err *err) {
         W(w_gate, "ffn_gate", E, F)
         W(w_up, "ffn_up", E, F)
         W(w_down, "ffn_down", F, E)
-        N(attn_norm, "attn_norm", E, 0)
-        N(ffn_norm, "ffn_norm", E, 0)
-        int gem = m->arch == ENG_ARCH_GEMMA3;
-        N(q_norm, "attn_q_norm", hp->head_dim, !gem)
-        N(k_norm, "attn_k_norm", hp->head_dim, !gem)
-        N(post_attn_norm, "post_attention_norm", E, !gem)
-        N(post_ffn_norm, "post_ffw_norm", E, !gem)
+        N(attn_norm, "attn_norm", E)
+        N(ffn_norm, "ffn_norm", E)
 #undef W
 #undef N
     }
@@ -206,40 +230,12 @@ static int upload_weights(eng_model *m, util_err *err) {
         eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
             if ((rc = op->load(be, w[i], err))) return rc;
-        size_t E = (size_t)m->hp.n_embd, hd = (size_t)m->hp.head_dim;
-        struct { const float **v; size_t n; } vecs[] = {
-            {&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->q_norm, hd},
-            {&L->k_norm, hd}, {&L->post_attn_norm, E}, {&L->post_ffn_norm, E},
-        };
+        size_t E = (size_t)m->hp.n_embd;
+        const float **vecs[] = {&L->attn_norm, &L->ffn_norm};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-            if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
+            if ((rc = op->load_vec(be, *vecs[i], E, vecs[i], err))) return rc;
     }
     return UTIL_OK;
-}
-
-/* The backend --device names: "auto" (or NULL) takes the GPU when this build
- * has CUDA and the machine has one, else the CPU; "cpu"; "cuda" / "cuda:N". */
-static int open_backend(eng_model *m, const eng_model_params *params, util_err *err) {
-    const char *dev = params && params->device ? params->device : "auto";
-    int n_threads = params ? params->n_threads : 0;
-    const char *env = getenv("CACHET_DEVICE");
-    if (!(params && params->device) && env && *env) dev = env; /* unset, not an explicit "auto" */
-    if (strcmp(dev, "auto") == 0) dev = eng_backend_cuda_count() > 0 ? "cuda" : "cpu";
-    if (strcmp(dev, "cpu") == 0) {
-        int rc = eng_backend_cpu_new(&m->be, n_threads, err);
-        if (rc == UTIL_OK && params && params->exact) eng_backend_cpu_set_exact(m->be);
-        return rc;
-    }
-    if (strncmp(dev, "cuda", 4) == 0 && (dev[4] == '\0' || dev[4] == ':')) {
-        char *end = NULL;
-        long idx = dev[4] == ':' ? strtol(dev + 5, &end, 10) : 0;
-        if (dev[4] == ':' && (end == dev + 5 || *end || idx < 0 || idx > 64))
-            return util_err_set(err, UTIL_EINVAL, "--device '%s': expected cuda or cuda:N", dev);
-        if (params && params->exact)
-            return util_err_set(err, UTIL_EINVAL, "--exact is a CPU mode; the CUDA backend computes in f32 already");
-        return eng_backend_cuda_new(&m->be, (int)idx, err);
-    }
-    return util_err_set(err, UTIL_EINVAL, "--device '%s': expected auto, cpu, cuda or cuda:N", dev);
 }
 
 /* --- prefix cache -------------------------------------------------------- */
@@ -260,8 +256,8 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     eng_model_params none;
     memset(&none, 0, sizeof none);
     if (!params) params = &none;
-    size_t page_elems = (size_t)m->hp.n_layer * 2u * ENG_KV_PAGE_TOKENS * (size_t)m->hp.n_kv_head *
-                        (size_t)m->hp.head_dim;
+    eng_model_shape sh = eng_model_get_shape(m);
+    size_t page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&sh, 1.0); /* 1 byte: values */
     eng_kvcache_params cp = {
         .page_elems = page_elems,
         .fingerprint = model_fingerprint(m),
@@ -311,11 +307,12 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
     }
     char archz[32];
     snprintf(archz, sizeof archz, "%.*s", (int)(arch_len < 31 ? arch_len : 31), arch);
-    if (strcmp(archz, "llama") == 0) m->arch = ENG_ARCH_LLAMA;
-    else {
+    if (!(m->arch = arch_find(archz))) {
+        char list[128];
+        arch_list(list, sizeof list);
         rc = util_err_set(err, UTIL_EUNSUPPORTED,
-                          "model file '%s': architecture '%s' is not supported (supported: llama)",
-                          path, archz);
+                          "model file '%s': architecture '%s' is not supported (supported: %s)",
+                          path, archz, list);
         goto fail;
     }
     const char *name;
@@ -335,7 +332,10 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         goto fail;
     }
     if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
-    if ((rc = open_backend(m, params, err))) goto fail;
+    eng_backend_params bp = {.device = params ? params->device : NULL,
+                             .n_threads = params ? params->n_threads : 0,
+                             .exact = params && params->exact};
+    if ((rc = eng_backend_open(&m->be, &bp, err))) goto fail;
     if ((rc = upload_weights(m, err))) {
         util_err_wrap(err, "model file '%s'", path);
         goto fail;
@@ -365,7 +365,7 @@ void eng_model_free(eng_model *m) {
 
 const eng_tokenizer *eng_model_tokenizer(const eng_model *m) { return m->tok; }
 const eng_chat *eng_model_chat(const eng_model *m) { return m->chat; }
-const char *eng_model_arch(const eng_model *m) { return m->arch == ENG_ARCH_LLAMA ? "llama" : "gemma3"; }
+const char *eng_model_arch(const eng_model *m) { return m->arch->name; }
 const char *eng_model_name(const eng_model *m) { return m->name; }
 const char *eng_model_path(const eng_model *m) { return m->path; }
 int32_t eng_model_n_vocab(const eng_model *m) { return m->hp.n_vocab; }
@@ -388,8 +388,13 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
     return b;
 }
 
+double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes) {
+    return (double)sh->n_layer * (double)sh->n_kv_head * (double)sh->head_dim * 2.0 * elem_bytes;
+}
+
 size_t eng_model_kv_bytes_per_token(const eng_model *m) {
-    return (size_t)m->hp.n_layer * (size_t)m->hp.n_kv_head * (size_t)m->hp.head_dim * 2u * 2u;
+    eng_model_shape sh = eng_model_get_shape(m);
+    return (size_t)eng_kv_bytes_per_token(&sh, sizeof(uint16_t)); /* f16 */
 }
 
 eng_model_shape eng_model_get_shape(const eng_model *m) {
@@ -398,28 +403,29 @@ eng_model_shape eng_model_get_shape(const eng_model *m) {
     return s;
 }
 
+/* The shared hyperparameters alone: no architecture entry is consulted, so
+ * this reads files of architectures the engine cannot run. */
 int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err) {
-    eng_model tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.path = (char *)path;
-    int rc = eng_gguf_open(&tmp.gguf, path, err);
+    eng_gguf *g = NULL;
+    int rc = eng_gguf_open(&g, path, err);
     if (rc) return rc;
     const char *arch;
     size_t len;
-    rc = eng_gguf_get_str(tmp.gguf, "general.architecture", &arch, &len, err);
+    rc = eng_gguf_get_str(g, "general.architecture", &arch, &len, err);
     if (rc == UTIL_ENOTFOUND)
         rc = util_err_set(err, UTIL_EFORMAT, "model file '%s': missing key 'general.architecture'", path);
+    eng_hparams hp;
+    memset(&hp, 0, sizeof hp);
     if (rc == UTIL_OK) {
         char archz[32];
         snprintf(archz, sizeof archz, "%.*s", (int)(len < 31 ? len : 31), arch);
-        tmp.arch = ENG_ARCH_GEMMA3; /* skips the llama-only rope check */
-        rc = load_hparams(&tmp, archz, err);
+        hp_src src = {g, path, archz};
+        rc = read_hparams(&src, &hp, err);
     }
     if (rc == UTIL_OK) {
-        eng_model_shape s = {tmp.hp.n_layer, tmp.hp.n_embd, tmp.hp.n_head, tmp.hp.n_kv_head,
-                             tmp.hp.head_dim, tmp.hp.n_ff};
+        eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff};
         *out = s;
     }
-    eng_gguf_free(tmp.gguf);
+    eng_gguf_free(g);
     return rc;
 }

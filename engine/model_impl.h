@@ -1,6 +1,7 @@
-/* engine/model_impl.h: the model and sequence structs, private to engine/.
- * Architectures (arch_*.c) read hyperparameters and weights from here and
- * run their forward pass over the backend vtable. */
+/* engine/model_impl.h: the model and sequence structs and the architecture
+ * entry, private to engine/. Architectures (arch_*.c) read hyperparameters
+ * and weights from here and run their forward pass over the backend vtable;
+ * model.c lists them in its table and loads what they share. */
 #ifndef ENG_MODEL_IMPL_H
 #define ENG_MODEL_IMPL_H
 
@@ -9,20 +10,35 @@
 #include "gguf.h"
 #include "kvcache.h"
 
-typedef enum eng_arch_id { ENG_ARCH_LLAMA = 0, ENG_ARCH_GEMMA3 = 1 } eng_arch_id;
-
+/* The hyperparameters every architecture has (model.c reads them from the
+ * "<arch>.*" keys with llama.cpp's defaults). */
 typedef struct eng_hparams {
     int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_rot;
-    float eps, rope_base, rope_base_local, rope_freq_scale;
-    int swa_window;  /* gemma3 local layers; 0 elsewhere */
-    int swa_pattern; /* layer il is local iff il % pattern < pattern - 1 */
+    float eps, rope_base, rope_freq_scale;
 } eng_hparams;
 
+/* The tensors of one layer every architecture has. */
 typedef struct eng_layer {
     eng_weight wq, wk, wv, wo, w_gate, w_up, w_down;
     const float *attn_norm, *ffn_norm;
-    const float *q_norm, *k_norm, *post_attn_norm, *post_ffn_norm; /* gemma3 */
 } eng_layer;
+
+/* Runs n tokens at positions s->len .. s->len + n - 1 through the model
+ * (n <= s->sc.n_batch, KV pages present); writes the last token's logits to
+ * s->sc.logits when want_logits. pass says whether they are prompt tokens or
+ * a generated one; it goes to every op that takes it. Does not advance s->len. */
+typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                              util_err *err);
+
+/* One architecture: the entry model.c's table holds for a
+ * general.architecture name. Adding one is an entry plus its arch_*.c. */
+typedef struct eng_arch {
+    const char *name;
+    /* Reads and checks what the architecture adds to the shared
+     * hyperparameters (already in m->hp); NULL: nothing to add. */
+    int (*load_hparams)(eng_model *m, util_err *err);
+    eng_forward_fn forward;
+} eng_arch;
 
 /* Scratch activations for up to n_batch tokens. */
 typedef struct eng_scratch {
@@ -37,7 +53,7 @@ struct eng_model {
     eng_tokenizer *tok;
     eng_chat *chat;
     eng_backend *be;
-    eng_arch_id arch;
+    const eng_arch *arch;      /* an entry of model.c's table */
     eng_hparams hp;
     eng_weight tok_embd, output;
     const float *output_norm;
@@ -47,7 +63,6 @@ struct eng_model {
     eng_kvcache *cache;        /* KV page pool + prefix tree, shared by all sequences */
 };
 
-enum { ENG_KV_PAGE_TOKENS = 16 };
 
 struct eng_seq {
     eng_model *m;
@@ -65,9 +80,10 @@ struct eng_seq {
     void *progress_user;
 };
 
-/* Runs n tokens at positions s->len .. s->len + n - 1 through the model
- * (n <= s->sc.n_batch, KV pages present); writes the last token's logits to
- * s->sc.logits when want_logits. Does not advance s->len. */
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, int want_logits, util_err *err);
+/* --- architectures (arch_*.c) -------------------------------------------- */
+
+int eng_llama_hparams(eng_model *m, util_err *err);
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err);
 
 #endif

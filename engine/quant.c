@@ -1,15 +1,14 @@
-/* engine/quant.c: the quant traits table and its scalar reference kernels: f16/bf16
- * conversions, dequantizers (ggml's formulas), activation quantizers rounding like
- * ggml's quantize_row_q8_{0,1,K}_ref, integer dot products summed block by block, left
- * to right (deterministic); eng_type_kernels_get adds the SIMD ones (quant_avx*.c).
- * Does not contain SIMD, threading or weight quantizers (weights come quantized). */
+/* engine/quant.c: the generic quant traits table (quant.h) and its scalar
+ * references: f16/bf16 conversions, dequantizers (ggml's formulas) and the
+ * activation quantizers rounding like ggml's quantize_row_q8_{0,1,K}_ref. Knows
+ * no backend: the CPU's dot products and kernels are cpu/quant_cpu.c's. Does not
+ * contain SIMD, threading or weight quantizers (weights come quantized). */
 #include "quant.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "quant_impl.h"
-#include "cpu/quant_simd.h"
 
 /* --- f16 / bf16 ------------------------------------------------------- */
 
@@ -77,10 +76,6 @@ uint16_t eng_f32_to_bf16(float f) {
 
 /* --- dequantizers (reference §2) -------------------------------------- */
 
-static uint32_t load_u32le(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void f32_to_float(const void *src, float *dst, int64_t n) {
     memcpy(dst, src, (size_t)n * sizeof(float));
 }
@@ -121,7 +116,7 @@ static void q5_0_to_float(const void *src, float *y, int64_t n) {
     const eng_block_q5_0 *b = src;
     for (int64_t i = 0; i < n / ENG_QK; i++, b++, y += ENG_QK) {
         const float d = F16(b->d);
-        const uint32_t qh = load_u32le(b->qh);
+        const uint32_t qh = eng_load_u32le(b->qh);
         for (int j = 0; j < ENG_QK / 2; j++) {
             int lo = (b->qs[j] & 0xF) | (int)((qh >> j) & 1u) << 4;
             int hi = (b->qs[j] >> 4) | (int)((qh >> (j + 16)) & 1u) << 4;
@@ -135,7 +130,7 @@ static void q5_1_to_float(const void *src, float *y, int64_t n) {
     const eng_block_q5_1 *b = src;
     for (int64_t i = 0; i < n / ENG_QK; i++, b++, y += ENG_QK) {
         const float d = F16(b->d), m = F16(b->m);
-        const uint32_t qh = load_u32le(b->qh);
+        const uint32_t qh = eng_load_u32le(b->qh);
         for (int j = 0; j < ENG_QK / 2; j++) {
             int lo = (b->qs[j] & 0xF) | (int)((qh >> j) & 1u) << 4;
             int hi = (b->qs[j] >> 4) | (int)((qh >> (j + 16)) & 1u) << 4;
@@ -161,17 +156,6 @@ static void q8_1_to_float(const void *src, float *y, int64_t n) {
     }
 }
 
-/* The 6-bit scale and min of sub-block j (0..7) of a q4_K / q5_K block. */
-static void k_scale_min(const uint8_t *s, int j, int *sc, int *mn) {
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *mn = s[j + 4] & 63;
-    } else {
-        *sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-        *mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
-
 static void q4_k_to_float(const void *src, float *y, int64_t n) {
     const eng_block_q4_k *b = src;
     for (int64_t i = 0; i < n / ENG_QK_K; i++, b++) {
@@ -179,8 +163,8 @@ static void q4_k_to_float(const void *src, float *y, int64_t n) {
         for (int g = 0; g < 4; g++, y += 64) {
             const uint8_t *q = b->qs + 32 * g;
             int sc0, mn0, sc1, mn1;
-            k_scale_min(b->scales, 2 * g, &sc0, &mn0);
-            k_scale_min(b->scales, 2 * g + 1, &sc1, &mn1);
+            eng_k_scale_min(b->scales, 2 * g, &sc0, &mn0);
+            eng_k_scale_min(b->scales, 2 * g + 1, &sc1, &mn1);
             const float d0 = d * (float)sc0, m0 = dmin * (float)mn0;
             const float d1 = d * (float)sc1, m1 = dmin * (float)mn1;
             for (int l = 0; l < 32; l++) {
@@ -199,8 +183,8 @@ static void q5_k_to_float(const void *src, float *y, int64_t n) {
             const uint8_t *q = b->qs + 32 * g;
             const uint8_t mlo = (uint8_t)(1u << (2 * g)), mhi = (uint8_t)(2u << (2 * g));
             int sc0, mn0, sc1, mn1;
-            k_scale_min(b->scales, 2 * g, &sc0, &mn0);
-            k_scale_min(b->scales, 2 * g + 1, &sc1, &mn1);
+            eng_k_scale_min(b->scales, 2 * g, &sc0, &mn0);
+            eng_k_scale_min(b->scales, 2 * g + 1, &sc1, &mn1);
             const float d0 = d * (float)sc0, m0 = dmin * (float)mn0;
             const float d1 = d * (float)sc1, m1 = dmin * (float)mn1;
             for (int l = 0; l < 32; l++) {
@@ -213,26 +197,12 @@ static void q5_k_to_float(const void *src, float *y, int64_t n) {
     }
 }
 
-/* The 256 signed 6-bit values (q - 32) of a q6_K block, in element order. */
-static void q6_k_values(const eng_block_q6_k *b, int8_t v[ENG_QK_K]) {
-    for (int h = 0; h < 2; h++) {
-        const uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
-        int8_t *o = v + 128 * h;
-        for (int l = 0; l < 32; l++) {
-            o[l] = (int8_t)(((ql[l] & 0xF) | ((qh[l] >> 0 & 3) << 4)) - 32);
-            o[l + 32] = (int8_t)(((ql[l + 32] & 0xF) | ((qh[l] >> 2 & 3) << 4)) - 32);
-            o[l + 64] = (int8_t)(((ql[l] >> 4) | ((qh[l] >> 4 & 3) << 4)) - 32);
-            o[l + 96] = (int8_t)(((ql[l + 32] >> 4) | ((qh[l] >> 6 & 3) << 4)) - 32);
-        }
-    }
-}
-
 static void q6_k_to_float(const void *src, float *y, int64_t n) {
     const eng_block_q6_k *b = src;
     int8_t v[ENG_QK_K];
     for (int64_t i = 0; i < n / ENG_QK_K; i++, b++, y += ENG_QK_K) {
         const float d = F16(b->d);
-        q6_k_values(b, v);
+        eng_q6_k_values(b, v);
         /* element e uses scale 8h + l/16 + 2*(quarter): i.e. scales[e / 16] */
         for (int e = 0; e < ENG_QK_K; e++) y[e] = d * (float)b->scales[e / 16] * (float)v[e];
     }
@@ -335,283 +305,63 @@ static void q8_k_from_float(const float *x, void *dst, int64_t n) {
     }
 }
 
-/* --- dot products ------------------------------------------------------ */
-/* Each block's integer sum is exact; it is scaled in float and added to the
- * running sum in block order, so the result depends only on the inputs. */
-
-static void f32_dot(int64_t n, float *s, const void *w, const void *a) {
-    const float *x = w, *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += x[i] * y[i];
-    *s = sum;
-}
-
-static void f16_dot(int64_t n, float *s, const void *w, const void *a) {
-    const uint16_t *x = w, *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += F16(x[i]) * F16(y[i]);
-    *s = sum;
-}
-
-static void bf16_dot(int64_t n, float *s, const void *w, const void *a) {
-    const uint16_t *x = w, *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += eng_bf16_to_f32(x[i]) * eng_bf16_to_f32(y[i]);
-    *s = sum;
-}
-
-static void q4_0_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q4_0 *x = w;
-    const eng_block_q8_0 *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK; i++) {
-        int isum = 0;
-        for (int j = 0; j < ENG_QK / 2; j++) {
-            isum += ((x[i].qs[j] & 0xF) - 8) * y[i].qs[j];
-            isum += ((x[i].qs[j] >> 4) - 8) * y[i].qs[j + 16];
-        }
-        sum += (F16(x[i].d) * F16(y[i].d)) * (float)isum;
-    }
-    *s = sum;
-}
-
-static void q4_1_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q4_1 *x = w;
-    const eng_block_q8_1 *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK; i++) {
-        int isum = 0;
-        for (int j = 0; j < ENG_QK / 2; j++) {
-            isum += (x[i].qs[j] & 0xF) * y[i].qs[j];
-            isum += (x[i].qs[j] >> 4) * y[i].qs[j + 16];
-        }
-        sum += (F16(x[i].d) * F16(y[i].d)) * (float)isum + F16(x[i].m) * F16(y[i].s);
-    }
-    *s = sum;
-}
-
-static void q5_0_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q5_0 *x = w;
-    const eng_block_q8_0 *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK; i++) {
-        const uint32_t qh = load_u32le(x[i].qh);
-        int isum = 0;
-        for (int j = 0; j < ENG_QK / 2; j++) {
-            int lo = ((x[i].qs[j] & 0xF) | (int)((qh >> j) & 1u) << 4) - 16;
-            int hi = ((x[i].qs[j] >> 4) | (int)((qh >> (j + 16)) & 1u) << 4) - 16;
-            isum += lo * y[i].qs[j] + hi * y[i].qs[j + 16];
-        }
-        sum += (F16(x[i].d) * F16(y[i].d)) * (float)isum;
-    }
-    *s = sum;
-}
-
-static void q5_1_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q5_1 *x = w;
-    const eng_block_q8_1 *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK; i++) {
-        const uint32_t qh = load_u32le(x[i].qh);
-        int isum = 0;
-        for (int j = 0; j < ENG_QK / 2; j++) {
-            int lo = (x[i].qs[j] & 0xF) | (int)((qh >> j) & 1u) << 4;
-            int hi = (x[i].qs[j] >> 4) | (int)((qh >> (j + 16)) & 1u) << 4;
-            isum += lo * y[i].qs[j] + hi * y[i].qs[j + 16];
-        }
-        sum += (F16(x[i].d) * F16(y[i].d)) * (float)isum + F16(x[i].m) * F16(y[i].s);
-    }
-    *s = sum;
-}
-
-static void q8_0_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q8_0 *x = w;
-    const eng_block_q8_0 *y = a;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK; i++) {
-        int isum = 0;
-        for (int j = 0; j < ENG_QK; j++) isum += x[i].qs[j] * y[i].qs[j];
-        sum += (F16(x[i].d) * F16(y[i].d)) * (float)isum;
-    }
-    *s = sum;
-}
-
-/* q4_K / q5_K super-block against q8_K: sum_j sc[j] * dot(q_j, a_j) and the
- * min term sum_j mn[j] * (sum of a_j), the latter from the bsums. */
-static void k_dot_block(const uint8_t *scales, const int8_t q[ENG_QK_K], const eng_block_q8_k *y,
-                        int *isum, int *imin) {
-    int s = 0, m = 0;
-    for (int j = 0; j < 8; j++) {
-        int sc, mn, d = 0;
-        k_scale_min(scales, j, &sc, &mn);
-        for (int l = 0; l < 32; l++) d += q[32 * j + l] * y->qs[32 * j + l];
-        s += sc * d;
-        m += mn * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
-    }
-    *isum = s;
-    *imin = m;
-}
-
-static void q4_k_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q4_k *x = w;
-    const eng_block_q8_k *y = a;
-    int8_t q[ENG_QK_K];
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
-        for (int g = 0; g < 4; g++)
-            for (int l = 0; l < 32; l++) {
-                q[64 * g + l] = (int8_t)(x[i].qs[32 * g + l] & 0xF);
-                q[64 * g + 32 + l] = (int8_t)(x[i].qs[32 * g + l] >> 4);
-            }
-        int isum, imin;
-        k_dot_block(x[i].scales, q, &y[i], &isum, &imin);
-        sum += (F16(x[i].d) * y[i].d) * (float)isum - (F16(x[i].dmin) * y[i].d) * (float)imin;
-    }
-    *s = sum;
-}
-
-static void q5_k_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q5_k *x = w;
-    const eng_block_q8_k *y = a;
-    int8_t q[ENG_QK_K];
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
-        for (int g = 0; g < 4; g++) {
-            const uint8_t mlo = (uint8_t)(1u << (2 * g)), mhi = (uint8_t)(2u << (2 * g));
-            for (int l = 0; l < 32; l++) {
-                q[64 * g + l] = (int8_t)((x[i].qs[32 * g + l] & 0xF) + (x[i].qh[l] & mlo ? 16 : 0));
-                q[64 * g + 32 + l] =
-                    (int8_t)((x[i].qs[32 * g + l] >> 4) + (x[i].qh[l] & mhi ? 16 : 0));
-            }
-        }
-        int isum, imin;
-        k_dot_block(x[i].scales, q, &y[i], &isum, &imin);
-        sum += (F16(x[i].d) * y[i].d) * (float)isum - (F16(x[i].dmin) * y[i].d) * (float)imin;
-    }
-    *s = sum;
-}
-
-static void q6_k_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q6_k *x = w;
-    const eng_block_q8_k *y = a;
-    int8_t q[ENG_QK_K];
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
-        q6_k_values(&x[i], q);
-        int isum = 0;
-        for (int g = 0; g < ENG_QK_K / 16; g++) {
-            int d = 0;
-            for (int l = 0; l < 16; l++) d += q[16 * g + l] * y[i].qs[16 * g + l];
-            isum += x[i].scales[g] * d;
-        }
-        sum += (F16(x[i].d) * y[i].d) * (float)isum;
-    }
-    *s = sum;
-}
-
-/* --- reference gemm: the dot product per (row, token) ------------------- */
-
-#define REF_GEMM(tn)                                                                               \
-    static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,     \
-                          const void *a, size_t lda, int nt) {                                    \
-        for (int r = 0; r < nr; r++)                                                               \
-            for (int t = 0; t < nt; t++)                                                           \
-                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
-                         (const char *)a + (size_t)t * lda);                                      \
-    }
-REF_GEMM(f32)
-REF_GEMM(f16)
-REF_GEMM(bf16)
-REF_GEMM(q4_0)
-REF_GEMM(q4_1)
-REF_GEMM(q5_0)
-REF_GEMM(q5_1)
-REF_GEMM(q8_0)
-REF_GEMM(q4_k)
-REF_GEMM(q5_k)
-REF_GEMM(q6_k)
-#undef REF_GEMM
-
-/* Activation rows are padded to 64 bytes so every row stays aligned. */
-static size_t pad64(size_t b) { return (b + 63) & ~(size_t)63; }
-static size_t f32_act_bytes(int64_t n) { return pad64((size_t)n * 4); }
-static size_t f16_act_bytes(int64_t n) { return pad64((size_t)n * 2); }
-static size_t q8_0_act_bytes(int64_t n) { return pad64((size_t)(n / ENG_QK) * 34); }
-static size_t q8_1_act_bytes(int64_t n) { return pad64((size_t)(n / ENG_QK) * 36); }
-static size_t q8_k_act_bytes(int64_t n) { return pad64((size_t)(n / ENG_QK_K) * 292); }
-
 /* --- the table ---------------------------------------------------------- */
 
-#define KNOWN(nm, bl, by)                                                                          \
-    { .name = (nm), .blck = (bl), .bytes = (by), .vec_dot_type = ENG_TYPE_COUNT }
+/* A type this engine computes: layout, dequantizer, activation format. */
+#define TYPE(nm, block, elems, deq, act)                                                           \
+    {.name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq),     \
+     .vec_dot_type = (act)}
+/* An activation format: it also quantizes (from_float), and pairs with itself. */
+#define ACT(nm, id, block, elems, deq, quant)                                                      \
+    {.name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq),     \
+     .from_float = (quant), .vec_dot_type = (id)}
+/* Known to ggml, not computed here: listed so files holding them open and the
+ * loader can name the type it does not support. */
+#define KNOWN(nm, block, elems)                                                                    \
+    {.name = (nm), .blck = (elems), .bytes = sizeof(block), .vec_dot_type = ENG_TYPE_COUNT}
 
 static const eng_type_traits eng_types[ENG_TYPE_COUNT] = {
-    [ENG_TYPE_F32] = {"f32", 1, 4, 1, f32_to_float, f32_from_float, ENG_TYPE_F32, f32_dot},
-    [ENG_TYPE_F16] = {"f16", 1, 2, 1, f16_to_float, f16_from_float, ENG_TYPE_F16, f16_dot},
-    [ENG_TYPE_BF16] = {"bf16", 1, 2, 1, bf16_to_float, bf16_from_float, ENG_TYPE_BF16, bf16_dot},
-    [ENG_TYPE_Q4_0] = {"q4_0", 32, 18, 1, q4_0_to_float, NULL, ENG_TYPE_Q8_0, q4_0_dot},
-    [ENG_TYPE_Q4_1] = {"q4_1", 32, 20, 1, q4_1_to_float, NULL, ENG_TYPE_Q8_1, q4_1_dot},
-    [ENG_TYPE_Q5_0] = {"q5_0", 32, 22, 1, q5_0_to_float, NULL, ENG_TYPE_Q8_0, q5_0_dot},
-    [ENG_TYPE_Q5_1] = {"q5_1", 32, 24, 1, q5_1_to_float, NULL, ENG_TYPE_Q8_1, q5_1_dot},
-    [ENG_TYPE_Q8_0] = {"q8_0", 32, 34, 1, q8_0_to_float, q8_0_from_float, ENG_TYPE_Q8_0, q8_0_dot},
-    [ENG_TYPE_Q8_1] = {"q8_1", 32, 36, 1, q8_1_to_float, q8_1_from_float, ENG_TYPE_Q8_1, NULL},
-    [ENG_TYPE_Q2_K] = KNOWN("q2_K", 256, 84),
-    [ENG_TYPE_Q3_K] = KNOWN("q3_K", 256, 110),
-    [ENG_TYPE_Q4_K] = {"q4_K", 256, 144, 1, q4_k_to_float, NULL, ENG_TYPE_Q8_K, q4_k_dot},
-    [ENG_TYPE_Q5_K] = {"q5_K", 256, 176, 1, q5_k_to_float, NULL, ENG_TYPE_Q8_K, q5_k_dot},
-    [ENG_TYPE_Q6_K] = {"q6_K", 256, 210, 1, q6_k_to_float, NULL, ENG_TYPE_Q8_K, q6_k_dot},
-    [ENG_TYPE_Q8_K] = {"q8_K", 256, 292, 1, q8_k_to_float, q8_k_from_float, ENG_TYPE_Q8_K, NULL},
-    /* known to ggml, no kernels here: listed so files holding them open and
-     * the loader can name the type it does not support */
-    [16] = KNOWN("iq2_xxs", 256, 66),
-    [17] = KNOWN("iq2_xs", 256, 74),
-    [18] = KNOWN("iq3_xxs", 256, 98),
-    [19] = KNOWN("iq1_s", 256, 50),
-    [20] = KNOWN("iq4_nl", 32, 18),
-    [21] = KNOWN("iq3_s", 256, 110),
-    [22] = KNOWN("iq2_s", 256, 82),
-    [23] = KNOWN("iq4_xs", 256, 136),
-    [24] = KNOWN("i8", 1, 1),
-    [25] = KNOWN("i16", 1, 2),
-    [26] = KNOWN("i32", 1, 4),
-    [27] = KNOWN("i64", 1, 8),
-    [28] = KNOWN("f64", 1, 8),
-    [29] = KNOWN("iq1_m", 256, 56),
-    [34] = KNOWN("tq1_0", 256, 54),
-    [35] = KNOWN("tq2_0", 256, 66),
-    [39] = KNOWN("mxfp4", 32, 17),
+    [ENG_TYPE_F32] = ACT("f32", ENG_TYPE_F32, float, 1, f32_to_float, f32_from_float),
+    [ENG_TYPE_F16] = ACT("f16", ENG_TYPE_F16, uint16_t, 1, f16_to_float, f16_from_float),
+    [ENG_TYPE_BF16] = ACT("bf16", ENG_TYPE_BF16, uint16_t, 1, bf16_to_float, bf16_from_float),
+    [ENG_TYPE_Q4_0] = TYPE("q4_0", eng_block_q4_0, ENG_QK, q4_0_to_float, ENG_TYPE_Q8_0),
+    [ENG_TYPE_Q4_1] = TYPE("q4_1", eng_block_q4_1, ENG_QK, q4_1_to_float, ENG_TYPE_Q8_1),
+    [ENG_TYPE_Q5_0] = TYPE("q5_0", eng_block_q5_0, ENG_QK, q5_0_to_float, ENG_TYPE_Q8_0),
+    [ENG_TYPE_Q5_1] = TYPE("q5_1", eng_block_q5_1, ENG_QK, q5_1_to_float, ENG_TYPE_Q8_1),
+    [ENG_TYPE_Q8_0] = ACT("q8_0", ENG_TYPE_Q8_0, eng_block_q8_0, ENG_QK, q8_0_to_float, q8_0_from_float),
+    [ENG_TYPE_Q8_1] = ACT("q8_1", ENG_TYPE_Q8_1, eng_block_q8_1, ENG_QK, q8_1_to_float, q8_1_from_float),
+    [ENG_TYPE_Q4_K] = TYPE("q4_K", eng_block_q4_k, ENG_QK_K, q4_k_to_float, ENG_TYPE_Q8_K),
+    [ENG_TYPE_Q5_K] = TYPE("q5_K", eng_block_q5_k, ENG_QK_K, q5_k_to_float, ENG_TYPE_Q8_K),
+    [ENG_TYPE_Q6_K] = TYPE("q6_K", eng_block_q6_k, ENG_QK_K, q6_k_to_float, ENG_TYPE_Q8_K),
+    [ENG_TYPE_Q8_K] = ACT("q8_K", ENG_TYPE_Q8_K, eng_block_q8_k, ENG_QK_K, q8_k_to_float, q8_k_from_float),
+    [ENG_TYPE_Q2_K] = KNOWN("q2_K", eng_block_q2_k, ENG_QK_K),
+    [ENG_TYPE_Q3_K] = KNOWN("q3_K", eng_block_q3_k, ENG_QK_K),
+    [ENG_TYPE_IQ2_XXS] = KNOWN("iq2_xxs", eng_block_iq2_xxs, ENG_QK_K),
+    [ENG_TYPE_IQ2_XS] = KNOWN("iq2_xs", eng_block_iq2_xs, ENG_QK_K),
+    [ENG_TYPE_IQ3_XXS] = KNOWN("iq3_xxs", eng_block_iq3_xxs, ENG_QK_K),
+    [ENG_TYPE_IQ1_S] = KNOWN("iq1_s", eng_block_iq1_s, ENG_QK_K),
+    [ENG_TYPE_IQ4_NL] = KNOWN("iq4_nl", eng_block_iq4_nl, ENG_QK),
+    [ENG_TYPE_IQ3_S] = KNOWN("iq3_s", eng_block_iq3_s, ENG_QK_K),
+    [ENG_TYPE_IQ2_S] = KNOWN("iq2_s", eng_block_iq2_s, ENG_QK_K),
+    [ENG_TYPE_IQ4_XS] = KNOWN("iq4_xs", eng_block_iq4_xs, ENG_QK_K),
+    [ENG_TYPE_I8] = KNOWN("i8", int8_t, 1),
+    [ENG_TYPE_I16] = KNOWN("i16", int16_t, 1),
+    [ENG_TYPE_I32] = KNOWN("i32", int32_t, 1),
+    [ENG_TYPE_I64] = KNOWN("i64", int64_t, 1),
+    [ENG_TYPE_F64] = KNOWN("f64", double, 1),
+    [ENG_TYPE_IQ1_M] = KNOWN("iq1_m", eng_block_iq1_m, ENG_QK_K),
+    [ENG_TYPE_TQ1_0] = KNOWN("tq1_0", eng_block_tq1_0, ENG_QK_K),
+    [ENG_TYPE_TQ2_0] = KNOWN("tq2_0", eng_block_tq2_0, ENG_QK_K),
+    [ENG_TYPE_MXFP4] = KNOWN("mxfp4", eng_block_mxfp4, ENG_QK),
 };
+
+#undef TYPE
+#undef ACT
+#undef KNOWN
 
 const eng_type_traits *eng_type_get(uint32_t type) {
     if (type >= ENG_TYPE_COUNT || !eng_types[type].name) return NULL;
     return &eng_types[type];
-}
-
-int eng_type_kernels_get(uint32_t type, eng_simd level, eng_type_kernels *out) {
-    static const eng_gemm_fn ref_gemm[ENG_TYPE_COUNT] = {
-        [ENG_TYPE_F32] = f32_gemm,   [ENG_TYPE_F16] = f16_gemm,   [ENG_TYPE_BF16] = bf16_gemm,
-        [ENG_TYPE_Q4_0] = q4_0_gemm, [ENG_TYPE_Q4_1] = q4_1_gemm, [ENG_TYPE_Q5_0] = q5_0_gemm,
-        [ENG_TYPE_Q5_1] = q5_1_gemm, [ENG_TYPE_Q8_0] = q8_0_gemm, [ENG_TYPE_Q4_K] = q4_k_gemm,
-        [ENG_TYPE_Q5_K] = q5_k_gemm, [ENG_TYPE_Q6_K] = q6_k_gemm,
-    };
-    const eng_type_traits *t = eng_type_get(type);
-    if (!t || !t->supported || !t->vec_dot || !ref_gemm[type]) return -1;
-    const eng_type_traits *vt = eng_type_get(t->vec_dot_type);
-    out->level = ENG_SIMD_SCALAR;
-    out->vec_dot = t->vec_dot;
-    out->act_quantize = vt->from_float;
-    out->gemm = ref_gemm[type];
-    switch (t->vec_dot_type) {
-    case ENG_TYPE_F32: out->act_bytes = f32_act_bytes; break;
-    case ENG_TYPE_F16:
-    case ENG_TYPE_BF16: out->act_bytes = f16_act_bytes; break;
-    case ENG_TYPE_Q8_0: out->act_bytes = q8_0_act_bytes; break;
-    case ENG_TYPE_Q8_1: out->act_bytes = q8_1_act_bytes; break;
-    default: out->act_bytes = q8_k_act_bytes; break;
-    }
-    if (level >= ENG_SIMD_AVX2) eng_quant_avx2_kernels(type, out);
-    if (level >= ENG_SIMD_AVX512) eng_quant_avx512_kernels(type, out);
-    return 0;
 }
 
 size_t eng_type_row_size(uint32_t type, int64_t n) {

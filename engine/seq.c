@@ -170,9 +170,8 @@ static uint64_t step_key(const eng_seq *s, int want_logits) {
     return h;
 }
 
-/* Evaluates n tokens; prefill says whether they are prompt tokens (see
- * eng_backend.prefill). */
-static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int prefill,
+/* Evaluates n tokens of the given pass (see eng_pass in backend.h). */
+static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, eng_pass pass,
                     util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
     if (s->len + n > s->n_ctx)
@@ -186,16 +185,16 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int p
     int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
-    be->prefill = prefill;
-    if (!prefill && n == 1 && be->ops->step_begin) {
+    const eng_forward_fn forward = s->m->arch->forward;
+    if (pass == ENG_PASS_DECODE && n == 1 && be->ops->step_begin) {
         /* a decode step: the backend may replay a recording of it */
         if ((rc = be->ops->step_begin(be, step_key(s, logits != NULL), &s->kv, toks[0], s->len, err)) < 0)
             return rc;
-        rc = eng_llama_forward(s, toks, 1, logits != NULL, err);
+        rc = forward(s, toks, 1, pass, logits != NULL, err);
         int again = be->ops->step_end(be, rc != UTIL_OK, err);
         if (rc) return rc;
         if (again < 0) return again;
-        if (again && (rc = eng_llama_forward(s, toks, 1, logits != NULL, err))) return rc;
+        if (again && (rc = forward(s, toks, 1, pass, logits != NULL, err))) return rc;
         s->toks[s->len++] = toks[0];
         if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
         return UTIL_OK;
@@ -203,7 +202,7 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int p
     for (int done = 0; done < n;) {
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
-        rc = eng_llama_forward(s, toks + done, chunk, last && logits, err);
+        rc = forward(s, toks + done, chunk, pass, last && logits, err);
         if (rc) return rc;
         memcpy(s->toks + s->len, toks + done, (size_t)chunk * sizeof *toks);
         s->len += chunk;
@@ -216,7 +215,7 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int p
 
 /* Several tokens are a prompt; one token is a decode step. */
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
-    return seq_eval(s, toks, n, logits, n > 1, err);
+    return seq_eval(s, toks, n, logits, n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE, err);
 }
 
 void eng_seq_commit(eng_seq *s) {
@@ -277,7 +276,7 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
     eng_kvcache_count_query(s->m->cache, n, reused, from_disk);
     if (cached_memory) *cached_memory = reused - from_disk;
     if (cached_disk) *cached_disk = from_disk;
-    int rc = seq_eval(s, toks + s->len, n - s->len, logits, 1, err);
+    int rc = seq_eval(s, toks + s->len, n - s->len, logits, ENG_PASS_PROMPT, err);
     if (rc == UTIL_OK) eng_seq_commit(s);
     return rc;
 }

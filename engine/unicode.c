@@ -2,6 +2,7 @@
  * strict check for streaming output), category-group lookup over the generated
  * range table, and the whitespace sets. Knows nothing about tokens. */
 #include "unicode.h"
+#include "unicode_tables.h"
 
 uint32_t eng_utf8_decode(const unsigned char *s, size_t n, size_t *adv) {
     unsigned char c = s[0];

@@ -54,9 +54,5 @@ unsigned eng_unicode_flags(uint32_t cp);
 /* Python str.isspace() (what Jinja's trim strips): the \s set plus U+001C-001F. */
 int eng_unicode_is_pyspace(uint32_t cp);
 
-/* The generated table (engine/unicode_tables.c). */
-extern const uint32_t eng_unicode_ranges[];
-extern const size_t eng_unicode_nranges;
-extern const uint16_t eng_unicode_ascii[128];
 
 #endif

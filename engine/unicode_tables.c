@@ -2,7 +2,7 @@
  * Unicode 15.1.0 (unicodedata2); do not edit. Pure data: sorted ranges of code points
  * with the same general-category group, each entry (first << 8) | ENG_UC_*
  * flag; a range ends where the next begins. No whitespace (see unicode.c). */
-#include "unicode.h"
+#include "unicode_tables.h"
 
 const uint32_t eng_unicode_ranges[] = {
     0x00000080, 0x00002008, 0x00002120, 0x00002440, 0x00002520, 0x00002b40, 0x00002c20,

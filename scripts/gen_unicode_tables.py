@@ -49,7 +49,7 @@ def main():
               % (ud.unidata_version, ud.__name__))
     out.write(" * with the same general-category group, each entry (first << 8) | ENG_UC_*\n")
     out.write(" * flag; a range ends where the next begins. No whitespace (see unicode.c). */\n")
-    out.write('#include "unicode.h"\n\n')
+    out.write('#include "unicode_tables.h"\n\n')
     out.write("const uint32_t eng_unicode_ranges[] = {\n")
     line = "   "
     for cp, f in ranges:

@@ -1,8 +1,11 @@
 /* serve/serve_sched.c: the scheduler of `cachet serve`: one thread that owns
  * every engine call (the backend runs one forward pass at a time), a pool of
  * sequences, a queue ordered longest-cached-prefix-first with a starvation
- * bound, and step-by-step interleaving: a prompt is prefilled in chunks, then
- * each running request decodes one token per round. Knows nothing of HTTP. */
+ * bound, and step-by-step interleaving on the engine's generation steps
+ * (eng_gen): a prompt is prefilled in chunks, then each running request
+ * decodes one token per round; stop strings and held-back text are applied
+ * here. Knows nothing of HTTP; sampling, detokenizing and the stop checks of
+ * the model are the engine's. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,12 +17,8 @@ enum { N_RECENT = 16 };
 typedef struct slot {
     eng_seq *seq;
     serve_job *job; /* NULL: free */
-    float *logits;
-    eng_sampler *smp;
-    eng_detok_stream ds;
+    eng_gen *gen;   /* the job's generation on seq (with job) */
     int est;        /* estimated cached prefix at admission */
-    int prefilled;  /* prompt tokens the sequence holds */
-    int n_gen;
 } slot;
 
 struct serve_sched {
@@ -200,12 +199,16 @@ static int append_text(serve_job *j, const char *p, size_t len) {
 static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *e) {
     serve_job *j = sl->job;
     char tail[16];
-    size_t k = eng_detok_stream_flush(&sl->ds, tail);
-    eng_seq_commit(sl->seq); /* the reply is the next turn's prefix */
+    const char *held;
+    size_t k = eng_gen_flush(sl->gen, &held);
+    if (k > sizeof tail) k = sizeof tail;
+    memcpy(tail, held, k);
+    eng_gen_stats st;
+    eng_gen_end(sl->gen, &st); /* commits: the reply is the next turn's prefix */
+    sl->gen = NULL;
+    int n_gen = st.generated_tokens;
     remember(s, eng_seq_tokens(sl->seq), eng_seq_len(sl->seq));
     eng_seq_truncate(sl->seq, 0); /* an idle sequence pins no pages */
-    eng_sampler_free(sl->smp);
-    sl->smp = NULL;
     double now = serve_now();
     pthread_mutex_lock(&s->mu);
     if (f == SERVE_FINISH_LENGTH || f == SERVE_FINISH_STOP) {
@@ -217,12 +220,12 @@ static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *
      * /metrics right after its answer finds it included. Only this thread
      * writes these fields. */
     if (f == SERVE_FINISH_STOP || f == SERVE_FINISH_LENGTH || f == SERVE_FINISH_CANCELED)
-        serve_metrics_generation(s->metrics, j->n_prompt, j->cached_tokens, j->cached_disk, sl->n_gen,
+        serve_metrics_generation(s->metrics, j->n_prompt, j->cached_tokens, j->cached_disk, n_gen,
                                  j->t_first > 0 ? j->t_first - j->t_submit : -1, now - j->t_submit,
                                  f == SERVE_FINISH_CANCELED);
     pthread_mutex_lock(&s->mu);
     if (f == SERVE_FINISH_ERROR && e) j->err = *e;
-    j->completion_tokens = sl->n_gen;
+    j->completion_tokens = n_gen;
     j->finish = f;
     pthread_cond_broadcast(&j->cond);
     int last = --j->refs == 0;
@@ -242,71 +245,47 @@ static void fail(serve_sched *s, slot *sl, int code, const util_err *err) {
     finish(s, sl, SERVE_FINISH_ERROR, &e);
 }
 
-/* One prefill chunk: the sequence is set to a longer prefix of the prompt
- * each time (eng_seq_set_tokens reuses what it holds or what the cache
- * gained meanwhile). cached_tokens counts each reused token once. */
+/* One prefill chunk of the generation; the first reaches past the estimated
+ * cached prefix (eng_gen_prefill counts each reused token once). */
 static void prefill_step(serve_sched *s, slot *sl) {
     serve_job *j = sl->job;
-    int base = sl->prefilled ? sl->prefilled : sl->est;
-    int target = base + s->p.prefill_chunk;
-    if (target > j->n_prompt || target < 0) target = j->n_prompt;
-    int cm = 0, cd = 0;
+    int first = eng_gen_prompt_left(sl->gen) == j->n_prompt;
     util_err err;
     util_err_clear(&err);
-    int rc = eng_seq_set_tokens(sl->seq, j->prompt, target, target == j->n_prompt ? sl->logits : NULL,
-                                &cm, &cd, &err);
+    int rc = eng_gen_prefill(sl->gen, first ? sl->est + s->p.prefill_chunk : s->p.prefill_chunk, &err);
     if (rc) {
         fail(s, sl, rc, &err);
         return;
     }
-    int reused = cm + cd, gained = reused - sl->prefilled;
-    sl->prefilled = target;
-    if (gained > 0) {
-        pthread_mutex_lock(&s->mu);
-        j->cached_tokens += gained;
-        j->cached_disk += cd < gained ? cd : gained;
-        pthread_mutex_unlock(&s->mu);
-    }
+    eng_gen_stats st = eng_gen_get_stats(sl->gen);
+    pthread_mutex_lock(&s->mu);
+    j->cached_tokens = st.cached_tokens;
+    j->cached_disk = st.cached_tokens_disk;
+    pthread_mutex_unlock(&s->mu);
 }
 
+/* One decode step of the generation; its text goes through the stop strings. */
 static void decode_step(serve_sched *s, slot *sl) {
     serve_job *j = sl->job;
-    const eng_tokenizer *tok = eng_model_tokenizer(s->m);
-    int32_t id = eng_sampler_sample(sl->smp, sl->logits);
-    eng_sampler_accept(sl->smp, id);
-    double now = serve_now();
-    if (eng_tokenizer_is_eog(tok, id)) {
-        pthread_mutex_lock(&s->mu);
-        if (j->t_first == 0) j->t_first = now;
-        pthread_mutex_unlock(&s->mu);
-        finish(s, sl, SERVE_FINISH_STOP, NULL);
-        return;
-    }
-    sl->n_gen++;
-    const char *piece = "";
-    size_t plen = 0;
-    eng_token_piece(tok, id, 0, &piece, &plen);
-    char stackbuf[256];
-    char *text = plen + 8 <= sizeof stackbuf ? stackbuf : malloc(plen + 8);
-    size_t k = text ? eng_detok_stream_feed(&sl->ds, piece, plen, text) : 0;
-    pthread_mutex_lock(&s->mu);
-    if (j->t_first == 0) j->t_first = now;
-    int stopped = append_text(j, text, k);
-    pthread_cond_broadcast(&j->cond);
-    pthread_mutex_unlock(&s->mu);
-    if (text != stackbuf) free(text);
-    if (stopped) {
-        finish(s, sl, SERVE_FINISH_STOP, NULL);
-        return;
-    }
-    if (sl->n_gen >= j->max_tokens || eng_seq_len(sl->seq) >= eng_seq_n_ctx(sl->seq)) {
-        finish(s, sl, SERVE_FINISH_LENGTH, NULL);
-        return;
-    }
+    eng_gen_token t;
     util_err err;
     util_err_clear(&err);
-    int rc = eng_seq_eval(sl->seq, &id, 1, sl->logits, &err);
-    if (rc) fail(s, sl, rc, &err);
+    int rc = eng_gen_step(sl->gen, &t, &err);
+    if (rc) {
+        fail(s, sl, rc, &err);
+        return;
+    }
+    double now = serve_now();
+    int eog = t.done && t.stop == ENG_STOP_EOG, stopped = eog;
+    pthread_mutex_lock(&s->mu);
+    if (j->t_first == 0) j->t_first = now;
+    if (!eog) {
+        stopped = append_text(j, t.text, t.len);
+        pthread_cond_broadcast(&j->cond);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (stopped) finish(s, sl, SERVE_FINISH_STOP, NULL);
+    else if (t.done) finish(s, sl, SERVE_FINISH_LENGTH, NULL); /* max_tokens or the context is full */
 }
 
 static void step(serve_sched *s, slot *sl) {
@@ -314,7 +293,7 @@ static void step(serve_sched *s, slot *sl) {
     int cancel = sl->job->cancel || s->cancel_all;
     pthread_mutex_unlock(&s->mu);
     if (cancel) finish(s, sl, SERVE_FINISH_CANCELED, NULL);
-    else if (sl->prefilled < sl->job->n_prompt) prefill_step(s, sl);
+    else if (eng_gen_prompt_left(sl->gen) > 0) prefill_step(s, sl);
     else decode_step(s, sl);
 }
 
@@ -329,7 +308,8 @@ static int admit(serve_sched *s) {
             int est = 0;
             serve_job *j = pick(s, &est);
             util_err err;
-            if (eng_sampler_new(&sl->smp, &j->sp, eng_model_n_vocab(s->m), &err)) {
+            eng_gen_params gp = {.max_tokens = j->max_tokens, .sample = j->sp};
+            if (eng_gen_begin(&sl->gen, sl->seq, j->prompt, j->n_prompt, &gp, &err)) {
                 serve_error_set(&j->err, 500, "server_error", NULL, NULL, "%s", err.msg);
                 j->finish = SERVE_FINISH_ERROR;
                 pthread_cond_broadcast(&j->cond);
@@ -337,12 +317,8 @@ static int admit(serve_sched *s) {
                 i--; /* try the slot again with the next job */
                 continue;
             }
-            for (int t = 0; t < j->n_prompt; t++) eng_sampler_accept(sl->smp, j->prompt[t]);
             sl->job = j;
             sl->est = est < j->n_prompt ? est : j->n_prompt - 1;
-            sl->prefilled = 0;
-            sl->n_gen = 0;
-            eng_detok_stream_init(&sl->ds);
         }
         if (sl->job) running++;
     }
@@ -404,9 +380,8 @@ static void *sched_main(void *arg) {
 
 static void free_slots(serve_sched *s) {
     for (int i = 0; s->slots && i < s->p.parallel; i++) {
+        eng_gen_end(s->slots[i].gen, NULL);
         eng_seq_free(s->slots[i].seq);
-        eng_sampler_free(s->slots[i].smp);
-        free(s->slots[i].logits);
     }
     free(s->slots);
     for (int i = 0; i < N_RECENT; i++) free(s->recent[i]);
@@ -426,11 +401,7 @@ int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p
         return util_err_set(err, UTIL_ENOMEM, "out of memory");
     }
     int rc = UTIL_OK;
-    for (int i = 0; i < p->parallel && rc == UTIL_OK; i++) {
-        rc = eng_seq_new(&s->slots[i].seq, m, p->n_ctx, err);
-        if (rc == UTIL_OK && !(s->slots[i].logits = malloc((size_t)eng_model_n_vocab(m) * sizeof(float))))
-            rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
-    }
+    for (int i = 0; i < p->parallel && rc == UTIL_OK; i++) rc = eng_seq_new(&s->slots[i].seq, m, p->n_ctx, err);
     if (rc == UTIL_OK) s->n_ctx = eng_seq_n_ctx(s->slots[0].seq);
     if (rc == UTIL_OK && (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->wake, NULL)))
         rc = util_err_set(err, UTIL_EINTERNAL, "cannot create the scheduler's lock");

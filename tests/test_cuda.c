@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../engine/backend.h"
+#include "../engine/cpu/cpu_features.h"
 #include "../engine/engine.h"
 #include "../engine/quant.h"
 #include "check.h"
@@ -130,7 +131,7 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
         fill(x, (size_t)(nmax * cols), 2.0f);
         float *ref = malloc((size_t)(nmax * rows) * sizeof(float));
         float *norm = malloc((size_t)(nmax * rows) * sizeof(float));
-        CHECK(c->ops->matmul(c, &w, x, ref, nmax, &err) == 0);
+        CHECK(c->ops->matmul(c, &w, x, ref, nmax, ENG_PASS_PROMPT, &err) == 0);
         for (int t = 0; t < nmax; t++)
             for (int64_t r = 0; r < rows; r++) {
                 double s = 0;
@@ -142,12 +143,12 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
         float *first[2] = {malloc((size_t)(nmax * rows) * sizeof(float)), malloc((size_t)(nmax * rows) * sizeof(float))};
         for (int prefill = 0; prefill <= 1; prefill++) {
             double tol = prefill ? 2e-3 : 2e-5;
-            g->prefill = prefill;
+            eng_pass pass = prefill ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
             for (size_t k = 0; k < sizeof n_toks / sizeof n_toks[0]; k++) {
                 int n = n_toks[k];
                 /* the same tokens at another offset: token 0 of this call is token (70 - n) */
                 const float *xs = dx + (size_t)(nmax - n) * (size_t)cols;
-                rc = g->ops->matmul(g, &w, xs, dy, n, &err);
+                rc = g->ops->matmul(g, &w, xs, dy, n, pass, &err);
                 CHECK_MSG(rc == 0, "matmul: %s", rc ? err.msg : "");
                 dget(g, y, dy, (size_t)n * (size_t)rows);
                 size_t off = (size_t)(nmax - n) * (size_t)rows;
@@ -160,7 +161,7 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
             for (size_t k = 0; k < sizeof n_toks / sizeof n_toks[0]; k++) {
                 int n = n_toks[k];
                 const float *xs = dx + (size_t)(nmax - n) * (size_t)cols;
-                CHECK(g->ops->matmul(g, &w, xs, dy, n, &err) == 0);
+                CHECK(g->ops->matmul(g, &w, xs, dy, n, pass, &err) == 0);
                 dget(g, y, dy, (size_t)n * (size_t)rows);
                 CHECK_MSG(memcmp(y, first[prefill] + (size_t)(nmax - n) * (size_t)rows,
                                  (size_t)(n * rows) * sizeof(float)) == 0,
@@ -168,7 +169,6 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
                           prefill ? "prefill" : "decode", n);
             }
         }
-        g->prefill = 0;
         /* get_rows: the same dequantized values, bit for bit */
         int32_t ids[5] = {0, 66, 13, 13, 40};
         float *rows_g = malloc(5 * (size_t)cols * sizeof(float)), *dr = dput(g, NULL, 5 * (size_t)cols);
@@ -194,8 +194,7 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
             hot[(size_t)t * (size_t)cols + (size_t)hot_c[t]] = 1.0f;
         }
         float *dh = dput(g, hot, (size_t)NH * (size_t)cols), *dyh = dput(g, NULL, (size_t)NH * (size_t)rows);
-        g->prefill = 0;
-        CHECK(g->ops->matmul(g, &w, dh, dyh, NH, &err) == 0);
+        CHECK(g->ops->matmul(g, &w, dh, dyh, NH, ENG_PASS_DECODE, &err) == 0);
         dget(g, yh, dyh, (size_t)NH * (size_t)rows);
         int exact = 1;
         for (int t = 0; t < NH; t++)
@@ -250,8 +249,8 @@ static void test_f16_copies(void) {
         float *ya = malloc((size_t)(n * rows) * sizeof(float)), *yb = malloc((size_t)(n * rows) * sizeof(float));
         float *dxa = dput(a, x, (size_t)(n * cols)), *dya = dput(a, NULL, (size_t)(n * rows));
         float *dxb = dput(b, x, (size_t)(n * cols)), *dyb = dput(b, NULL, (size_t)(n * rows));
-        a->prefill = b->prefill = 1;
-        CHECK(a->ops->matmul(a, &wa, dxa, dya, n, &err) == 0 && b->ops->matmul(b, &wb, dxb, dyb, n, &err) == 0);
+        CHECK(a->ops->matmul(a, &wa, dxa, dya, n, ENG_PASS_PROMPT, &err) == 0 &&
+              b->ops->matmul(b, &wb, dxb, dyb, n, ENG_PASS_PROMPT, &err) == 0);
         dget(a, ya, dya, (size_t)(n * rows));
         dget(b, yb, dyb, (size_t)(n * rows));
         CHECK_MSG(memcmp(ya, yb, (size_t)(n * rows) * sizeof(float)) == 0,
@@ -288,10 +287,13 @@ static void test_elementwise(eng_backend *g, eng_backend *c) {
         float q[R * H * HD];
         fill(q, R * H * HD, 3.0f);
         float *dq = dput(g, q, R * H * HD);
-        g->ops->rope(g, dq, R, H, HD, HD, 1000, 10000.0f, 1.0f, neox);
+        eng_rope_args ra = {.x = dq, .n_tok = R, .n_head = H, .head_dim = HD, .n_rot = HD, .pos0 = 1000,
+                            .base = 10000.0f, .freq_scale = 1.0f, .mode = neox ? ENG_ROPE_NEOX : ENG_ROPE_NORMAL};
+        g->ops->rope(g, &ra);
         float got[R * H * HD];
         dget(g, got, dq, R * H * HD);
-        c->ops->rope(c, q, R, H, HD, HD, 1000, 10000.0f, 1.0f, neox);
+        ra.x = q;
+        c->ops->rope(c, &ra);
         e = max_err(got, q, R * H * HD, NULL) / max_abs(q, R * H * HD);
         CHECK_MSG(e <= 1e-5, "rope neox=%d: relative error %.3g", neox, e);
         g->ops->release(g, dq);
@@ -379,7 +381,7 @@ static void test_attention(eng_backend *g, eng_backend *c) {
         fill(q, (size_t)nq * (size_t)qd, 1.0f);
         float *dq = dput(g, q, (size_t)nq * (size_t)qd), *dout = dput(g, NULL, (size_t)nq * (size_t)qd);
         float scale = 1.0f / sqrtf((float)hd);
-        eng_attn_args ca = {ref, q, &hv, 1, nq, pos0, nh, nkv, hd, scale, win};
+        eng_attn_args ca = {ref, q, &hv, 1, nq, pos0, nh, nkv, hd, scale, win, ENG_PASS_PROMPT};
         c->ops->attention(c, &ca);
         /* prompt path (cu_attention) and decode path (split-K, chunks of
          * CU_ATT_CHUNK = 64 positions: queries 60..89 span one or two chunks,
@@ -388,8 +390,8 @@ static void test_attention(eng_backend *g, eng_backend *c) {
                               malloc((size_t)nq * (size_t)qd * sizeof(float))};
         for (int prefill = 1; prefill >= 0; prefill--) {
             const char *path = prefill ? "prefill" : "decode";
-            g->prefill = prefill;
-            eng_attn_args ga = {dout, dq, &dv, 1, nq, pos0, nh, nkv, hd, scale, win};
+            eng_pass pass = prefill ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
+            eng_attn_args ga = {dout, dq, &dv, 1, nq, pos0, nh, nkv, hd, scale, win, pass};
             g->ops->attention(g, &ga);
             dget(g, got, dout, (size_t)nq * (size_t)qd);
             double e = max_err(got, ref, (size_t)nq * (size_t)qd, NULL) / 2.0;
@@ -397,7 +399,7 @@ static void test_attention(eng_backend *g, eng_backend *c) {
                       hd, win, e);
             for (int t = 0; t < nq; t++) {
                 eng_attn_args a1 = {dout + (size_t)t * (size_t)qd, dq + (size_t)t * (size_t)qd, &dv, 1, 1, pos0 + t,
-                                    nh, nkv, hd, scale, win};
+                                    nh, nkv, hd, scale, win, pass};
                 g->ops->attention(g, &a1);
             }
             dget(g, one, dout, (size_t)nq * (size_t)qd);
@@ -405,7 +407,6 @@ static void test_attention(eng_backend *g, eng_backend *c) {
                       "attention %s: one query per call changed bits (hd %d)", path, hd);
             memcpy(got_path[prefill], got, (size_t)nq * (size_t)qd * sizeof(float));
         }
-        g->prefill = 0;
         /* the two paths sum in another order: close, not bit-identical */
         double e2 = max_err(got_path[0], got_path[1], (size_t)nq * (size_t)qd, NULL) / 2.0;
         CHECK_MSG(e2 <= 1e-5, "attention split vs single pass, hd %d window %d: %.3g of max|v|", hd, win, e2);

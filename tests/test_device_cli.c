@@ -1,7 +1,8 @@
 /* tests/test_device_cli.c: --device and CACHET_DEVICE as a user meets them in
  * bin/cachet: bad values are usage errors (exit 2) in every command that opens
  * a model, --device cpu gives the default run's greedy tokens, and in a build
- * without CUDA --device cuda fails cleanly. Needs no GPU; on a CUDA build the
+ * without CUDA --device cuda fails cleanly; and the engine's own reading of the
+ * names (eng_device_parse, eng_backend_open). Needs no GPU; on a CUDA build the
  * CPU-only checks are skipped. */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/backend.h"
+#include "../engine/engine.h"
 #include "check.h"
 #include "proc.h"
 
@@ -138,7 +141,60 @@ static void test_bench_cache_passes_device(const char *model) {
     proc_result_free(&r);
 }
 
+/* The engine's reading of the names (engine/backend.c), the same set the
+ * command line accepts above, and the backend it opens for them. */
+static void test_device_parse(void) {
+    static const struct {
+        const char *name;
+        int rc;
+        eng_device_kind kind;
+        int index;
+    } cases[] = {
+        {"auto", 0, ENG_DEVICE_AUTO, 0}, {"cpu", 0, ENG_DEVICE_CPU, 0},   {"cuda", 0, ENG_DEVICE_CUDA, 0},
+        {"cuda:0", 0, ENG_DEVICE_CUDA, 0}, {"cuda:64", 0, ENG_DEVICE_CUDA, 64}, {"cuda:7", 0, ENG_DEVICE_CUDA, 7},
+        {"bogus", UTIL_EINVAL, 0, 0},    {"cuda:x", UTIL_EINVAL, 0, 0},    {"cuda:65", UTIL_EINVAL, 0, 0},
+        {"cuda:-1", UTIL_EINVAL, 0, 0},  {"cuda:+1", UTIL_EINVAL, 0, 0},   {"cuda: 1", UTIL_EINVAL, 0, 0},
+        {"cuda:", UTIL_EINVAL, 0, 0},    {"CPU", UTIL_EINVAL, 0, 0},       {"", UTIL_EINVAL, 0, 0},
+        {"cudax", UTIL_EINVAL, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        eng_device d;
+        util_err err;
+        util_err_clear(&err);
+        int rc = eng_device_parse(&d, cases[i].name, &err);
+        CHECK_MSG(rc == cases[i].rc, "eng_device_parse('%s') = %d", cases[i].name, rc);
+        if (rc == 0)
+            CHECK_MSG(d.kind == cases[i].kind && d.index == cases[i].index, "'%s': kind %d index %d", cases[i].name,
+                      (int)d.kind, d.index);
+        else
+            CHECK_MSG(strstr(err.msg, "--device") && strstr(err.msg, cases[i].name), "'%s': %s", cases[i].name,
+                      err.msg);
+    }
+    eng_backend *be = NULL;
+    util_err err;
+    eng_backend_params p = {.device = "cpu", .n_threads = 1};
+    CHECK(eng_backend_open(&be, &p, &err) == 0 && be && strncmp(be->ops->name, "cpu-", 4) == 0);
+    eng_backend_free(be);
+    p.exact = 1;
+    CHECK(eng_backend_open(&be, &p, &err) == 0 && be && strstr(be->ops->name, "-exact"));
+    eng_backend_free(be);
+    p.device = "cuda:1"; /* refused before any GPU is looked for */
+    CHECK(eng_backend_open(&be, &p, &err) == UTIL_EINVAL && be == NULL && strstr(err.msg, "--exact"));
+    p.device = "gpu";
+    p.exact = 0;
+    CHECK(eng_backend_open(&be, &p, &err) == UTIL_EINVAL && be == NULL && strstr(err.msg, "'gpu'"));
+    /* no name: $CACHET_DEVICE (the runner sets cpu unless the caller chose) */
+    const char *env = getenv("CACHET_DEVICE");
+    if (env && strcmp(env, "cpu") == 0) {
+        p.device = NULL;
+        CHECK(eng_backend_open(&be, &p, &err) == 0 && be && strncmp(be->ops->name, "cpu-", 4) == 0);
+        eng_backend_free(be);
+    }
+    eng_backend_free(NULL);
+}
+
 void test_device_cli(void) {
+    CHECK_CASE(device_parse) test_device_parse();
     CHECK_CASE(bad_values) test_bad_values();
     CHECK_CASE(usage_texts) test_usage_texts();
     const char *model = check_model_path();

@@ -295,13 +295,207 @@ static void test_limits(eng_model *m) {
     CHECK_EQ_INT(eng_model_kv_bytes_per_token(m), 30 * 3 * 64 * 2 * 2);
     eng_model_shape sh = eng_model_get_shape(m);
     CHECK(sh.n_layer == 30 && sh.n_head == 9 && sh.n_kv_head == 3 && sh.head_dim == 64);
+    CHECK(eng_kv_bytes_per_token(&sh, 2.0) == 30 * 3 * 64 * 2 * 2);
+    CHECK(eng_kv_bytes_per_token(&sh, 34.0 / 32.0) == 30 * 3 * 64 * 2 * 34.0 / 32.0);
+    /* the pages hold ENG_KV_PAGE_TOKENS (16) tokens of it */
+    CHECK_EQ_INT(eng_model_kv_page_bytes(m), 16 * eng_model_kv_bytes_per_token(m));
+}
+
+/* --- a decode that fails part way ----------------------------------------- */
+
+typedef struct fail_tokens {
+    int n;       /* tokens the callback saw */
+    size_t text; /* bytes of text it saw */
+} fail_tokens;
+
+static int fail_on_token(void *user, int32_t id, const char *text, size_t len) {
+    fail_tokens *ft = user;
+    if (id >= 0) ft->n++;
+    ft->text += len;
+    return 0;
+}
+
+/* A KV budget of two pages (32 tokens) holds the prompt but runs out while
+ * decoding: eng_generate returns the pool's error with its message, frees
+ * what it allocated (the text buffer included: run under `make sanitize`,
+ * LeakSanitizer would report it), hands out no ids, and its stats still say
+ * how far it got. */
+static void test_decode_failure(void) {
+    /* the names `cachet generate --json` prints */
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_EOG), "eog");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_MAX_TOKENS), "max_tokens");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_CONTEXT_FULL), "context_full");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_CANCELED), "canceled");
+    CHECK_EQ_STR(eng_stop_reason_name(ENG_STOP_ERROR), "error");
+    CHECK_EQ_STR(eng_stop_reason_name((eng_stop_reason)99), "unknown");
+    const char *path = check_model_path();
+    if (!path) return;
+    eng_model *m = NULL;
+    eng_seq *s = NULL;
+    util_err err;
+    eng_model_params mp = {.n_threads = 1, .kv_budget = 1, .no_disk_cache = 1};
+    int rc = eng_model_open(&m, path, &mp, &err);
+    CHECK_MSG(rc == 0, "eng_model_open: %s", rc ? err.msg : "");
+    if (rc) return;
+    CHECK(eng_seq_new(&s, m, 0, &err) == 0);
+    int32_t *prompt = NULL;
+    size_t n_prompt = 0;
+    const char *text = "Count from one to two hundred: one, two, three,";
+    CHECK(eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 0, &prompt, &n_prompt, &err) == 0);
+    if (s && prompt && n_prompt > 0 && n_prompt < 32) {
+        fail_tokens ft = {0, 0};
+        eng_gen_params gp = {.max_tokens = 120, .sample = eng_sample_defaults(), .on_token = fail_on_token,
+                             .user = &ft};
+        gp.sample.temp = 0;
+        eng_gen_stats st;
+        memset(&st, 0xff, sizeof st);
+        int32_t *ids = (int32_t *)&ft; /* must come back NULL */
+        int n_ids = -1;
+        rc = eng_generate(s, prompt, (int)n_prompt, &gp, &ids, &n_ids, &st, &err);
+        CHECK_EQ_INT(rc, UTIL_ENOMEM);
+        CHECK_MSG(strstr(err.msg, "kv cache budget") && strstr(err.msg, "--kv-budget"), "message: %s", err.msg);
+        CHECK(ids == NULL && n_ids == 0);
+        CHECK_EQ_INT(st.prompt_tokens, (int)n_prompt);
+        CHECK_EQ_INT(st.cached_tokens, 0);
+        CHECK_EQ_INT(st.computed_tokens, (int)n_prompt);
+        /* the prompt and the tokens decoded before the pool ran dry: 32 positions */
+        CHECK_EQ_INT(st.generated_tokens, 32 - (int)n_prompt + 1);
+        CHECK_EQ_INT(ft.n, st.generated_tokens);
+        CHECK(ft.text > 0);
+        CHECK(st.prefill_ms >= 0 && st.ttft_ms >= st.prefill_ms && st.decode_ms >= 0);
+        CHECK(eng_seq_len(s) <= 32);
+        CHECK_EQ_STR(eng_stop_reason_name(st.stop_reason), "error");
+    } else {
+        CHECK_MSG(0, "prompt of %zu tokens", n_prompt);
+    }
+    free(prompt);
+    eng_seq_free(s);
+    eng_model_free(m);
+}
+
+/* --- the stepwise generation API --------------------------------------------- */
+
+/* eng_gen_* by hand == eng_generate: the same greedy ids after a prefill in
+ * chunks of 7 that meets the cache eng_generate filled (each reused token
+ * counted once), text that decodes to the ids; cancel, max_tokens, a step
+ * after the end, and the prompts begin refuses. */
+static void test_gen_steps(eng_model *m) {
+    util_err err;
+    const char *text = "The three primary colours are red, yellow and blue. Mixing two of them gives a "
+                       "secondary colour; for example, red and yellow make";
+    int32_t *prompt = NULL;
+    size_t np = 0;
+    eng_seq *s1 = NULL, *s2 = NULL;
+    CHECK(eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 0, &prompt, &np, &err) == 0);
+    CHECK(eng_seq_new(&s1, m, 0, &err) == 0 && eng_seq_new(&s2, m, 0, &err) == 0);
+    if (!prompt || np < 20 || !s1 || !s2) {
+        CHECK_MSG(0, "setup: %zu prompt tokens", np);
+        goto out;
+    }
+    eng_gen_params gp = {.max_tokens = 16, .sample = eng_sample_defaults()};
+    gp.sample.temp = 0;
+    int32_t *ref = NULL;
+    int n_ref = 0;
+    eng_gen_stats rs;
+    CHECK(eng_generate(s1, prompt, (int)np, &gp, &ref, &n_ref, &rs, &err) == 0);
+    CHECK(n_ref >= 1 && n_ref <= 16);
+
+    eng_gen *g = NULL;
+    CHECK(eng_gen_begin(&g, s2, prompt, (int)np, &gp, &err) == 0);
+    if (!g) {
+        free(ref);
+        goto out;
+    }
+    CHECK_EQ_INT(eng_gen_prompt_left(g), (int)np);
+    int chunks = 0;
+    while (eng_gen_prompt_left(g) > 0 && chunks < 100) {
+        CHECK(eng_gen_prefill(g, 7, &err) == 0);
+        chunks++;
+    }
+    CHECK_EQ_INT(chunks, ((int)np + 6) / 7);
+    eng_gen_stats ps = eng_gen_get_stats(g);
+    CHECK_MSG(ps.cached_tokens > 0 && ps.cached_tokens <= (int)np - chunks &&
+                  ps.cached_tokens + ps.computed_tokens == (int)np,
+              "chunked prefill: cached %d computed %d of %d", ps.cached_tokens, ps.computed_tokens, (int)np);
+    int32_t ids[16];
+    char out[512];
+    size_t out_len = 0;
+    int n = 0, done = 0;
+    eng_gen_token t;
+    while (!done && n < 16) {
+        if (eng_gen_step(g, &t, &err)) {
+            CHECK_MSG(0, "step: %s", err.msg);
+            break;
+        }
+        done = t.done;
+        if (done && t.stop == ENG_STOP_EOG) break;
+        ids[n++] = t.id;
+        if (out_len + t.len < sizeof out) memcpy(out + out_len, t.text, t.len), out_len += t.len;
+    }
+    const char *tail;
+    size_t k = eng_gen_flush(g, &tail);
+    if (out_len + k < sizeof out) memcpy(out + out_len, tail, k), out_len += k;
+    CHECK(done);
+    CHECK_EQ_INT(eng_gen_step(g, &t, &err), UTIL_EINVAL);
+    eng_gen_stats st;
+    eng_gen_end(g, &st);
+    CHECK_EQ_INT(n, n_ref);
+    CHECK_MSG(n == n_ref && memcmp(ids, ref, (size_t)n * sizeof *ids) == 0, "stepwise ids differ from eng_generate's");
+    CHECK_EQ_INT(st.generated_tokens, n);
+    CHECK(st.stop_reason == rs.stop_reason);
+    CHECK_EQ_INT(st.cached_tokens, ps.cached_tokens);
+    char *dt = NULL;
+    size_t dl = 0;
+    CHECK(eng_detokenize(eng_model_tokenizer(m), ids, (size_t)n, 0, &dt, &dl, &err) == 0);
+    CHECK_MSG(dt && dl == out_len && memcmp(dt, out, dl) == 0, "step text '%.*s' vs ids '%s'", (int)out_len, out,
+              dt ? dt : "");
+    free(dt);
+    free(ref);
+
+    /* canceled after one step: nothing more is computed or allowed */
+    CHECK(eng_gen_begin(&g, s2, prompt, (int)np, &gp, &err) == 0);
+    if (g) {
+        CHECK(eng_gen_step(g, &t, &err) == 0 && !t.done && t.id >= 0);
+        eng_gen_cancel(g);
+        CHECK_EQ_INT(eng_gen_step(g, &t, &err), UTIL_EINVAL);
+        eng_gen_end(g, &st);
+        CHECK_EQ_INT(st.generated_tokens, 1);
+        CHECK_EQ_STR(eng_stop_reason_name(st.stop_reason), "canceled");
+        CHECK_EQ_INT(eng_seq_len(s2), (int)np); /* the sampled token was never evaluated */
+    }
+    /* max_tokens 1: the first step ends it */
+    gp.max_tokens = 1;
+    CHECK(eng_gen_begin(&g, s2, prompt, (int)np, &gp, &err) == 0);
+    if (g) {
+        CHECK(eng_gen_step(g, &t, &err) == 0);
+        CHECK(t.done && (t.stop == ENG_STOP_MAX_TOKENS || t.stop == ENG_STOP_EOG));
+        eng_gen_end(g, &st);
+        CHECK(st.stop_reason == t.stop);
+    }
+    /* begin refuses an empty prompt and one that fills the context */
+    CHECK_EQ_INT(eng_gen_begin(&g, s2, prompt, 0, &gp, &err), UTIL_EINVAL);
+    CHECK(g == NULL);
+    eng_seq *small = NULL;
+    CHECK(eng_seq_new(&small, m, 8, &err) == 0);
+    if (small) {
+        CHECK_EQ_INT(eng_gen_begin(&g, small, prompt, 8, &gp, &err), UTIL_ERANGE);
+        CHECK(g == NULL && strstr(err.msg, "context limit is 8") != NULL);
+    }
+    eng_seq_free(small);
+    eng_gen_end(NULL, NULL);
+out:
+    eng_seq_free(s1);
+    eng_seq_free(s2);
+    free(prompt);
 }
 
 void test_engine(void) {
+    CHECK_CASE(decode_failure) test_decode_failure();
     eng_model *m2 = th_open_model(NULL, 2, 0);
     if (!m2) return;
     eng_model *m1 = th_open_model(NULL, 1, 0);
     CHECK_CASE(limits) test_limits(m2);
+    CHECK_CASE(gen_steps) test_gen_steps(m2);
     CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
     CHECK_CASE(golden) test_golden(m2);
     eng_model *mx = th_open_model(NULL, 2, 1);

@@ -11,6 +11,7 @@
 #include "../engine/backend.h"
 #include "../engine/cpu/cpu_features.h"
 #include "../engine/cpu/cpu_kernels.h"
+#include "../engine/cpu/quant_cpu.h"
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
 #include "check.h"
@@ -110,7 +111,7 @@ static void check_dot(uint32_t type, eng_simd level, int64_t n, uint64_t *rs, do
         vt->from_float(x, a, n);
         k.act_quantize(x, pa, n);
         float ref, fast, g;
-        t->vec_dot(n, &ref, w, a);
+        eng_type_get_cpu(type)->vec_dot(n, &ref, w, a);
         k.vec_dot(n, &fast, w, a);
         k.gemm(n, &g, 1, w, 0, 1, pa, 0, 1);
         CHECK_MSG(memcmp(&fast, &g, sizeof g) == 0, "%s %s n=%lld: vec_dot %.9g != gemm %.9g",
@@ -323,9 +324,13 @@ static void check_elementwise(eng_backend *ref, eng_backend *fast, uint64_t *rs)
 
     memcpy(y1, x, sizeof(float) * E * R);
     memcpy(y2, x, sizeof(float) * E * R);
-    ref->ops->rope(ref, y1, R, 9, 64, 64, 1000, 100000.0f, 1.0f, 0);
-    fast->ops->rope(fast, y2, R, 9, 64, 64, 1000, 100000.0f, 1.0f, 0);
-    fast->ops->rope(fast, y2 + 0, 0, 9, 64, 64, 7, 100000.0f, 1.0f, 0); /* no-op call, other range */
+    eng_rope_args ra = {.x = y1, .n_tok = R, .n_head = 9, .head_dim = 64, .n_rot = 64, .pos0 = 1000,
+                        .base = 100000.0f, .freq_scale = 1.0f, .mode = ENG_ROPE_NORMAL};
+    ref->ops->rope(ref, &ra);
+    ra.x = y2;
+    fast->ops->rope(fast, &ra);
+    ra.n_tok = 0, ra.pos0 = 7;
+    fast->ops->rope(fast, &ra); /* no-op call, other range */
     CHECK_MSG(memcmp(y1, y2, sizeof(float) * E * R) == 0, "%s rope", fast->ops->name);
 
     float *g = malloc(sizeof(float) * F), *u = malloc(sizeof(float) * F);
@@ -365,13 +370,13 @@ static void check_matmul_invariance(eng_backend *b1, eng_backend *b2, uint32_t t
     float *y = malloc(sizeof(float) * (size_t)rows * NT), *y1 = malloc(sizeof(float) * (size_t)rows * NT);
     rand_vec(x, (size_t)cols * NT, 1.0f, rs);
     util_err err;
-    CHECK(b2->ops->matmul(b2, &w, x, y, NT, &err) == 0);
+    CHECK(b2->ops->matmul(b2, &w, x, y, NT, ENG_PASS_PROMPT, &err) == 0);
     int bad = 0;
     for (int t = 0; t < NT; t++) {
-        CHECK(b2->ops->matmul(b2, &w, x + (size_t)t * (size_t)cols, y1, 1, &err) == 0);
+        CHECK(b2->ops->matmul(b2, &w, x + (size_t)t * (size_t)cols, y1, 1, ENG_PASS_DECODE, &err) == 0);
         bad += memcmp(y1, y + (size_t)t * (size_t)rows, sizeof(float) * (size_t)rows) != 0;
     }
-    CHECK(b1->ops->matmul(b1, &w, x, y1, NT, &err) == 0);
+    CHECK(b1->ops->matmul(b1, &w, x, y1, NT, ENG_PASS_PROMPT, &err) == 0);
     bad += memcmp(y1, y, sizeof(float) * (size_t)rows * NT) != 0;
     CHECK_MSG(bad == 0, "%s matmul %s: results depend on batch or threads (%d)", b2->ops->name,
               eng_type_get(type)->name, bad);

@@ -182,6 +182,8 @@ static void kt_roundtrip(const char *root) {
     CHECK_EQ_INT(eng_kvdisk_get_stats(d).read_misses, 1);
 
     /* Writing an existing entry refreshes its time instead of rewriting it. */
+    char shortbuf[8];
+    CHECK_EQ_INT(eng_kvdisk_path(d, k[0].hash, shortbuf, sizeof shortbuf), UTIL_ERANGE);
     CHECK(eng_kvdisk_path(d, k[0].hash, path, sizeof path) == 0);
     kt_set_age(path, 3600);
     int64_t old = kt_mtime_ns(path);
@@ -430,7 +432,7 @@ static void kt_unwritable(const char *root) {
     eng_kvdisk_flush(d);
     CHECK_EQ_INT(kt_get(d, &k, out), 0);
     char path[PATH_MAX];
-    CHECK_EQ_INT(eng_kvdisk_path(d, k.hash, path, sizeof path), -1);
+    CHECK_EQ_INT(eng_kvdisk_path(d, k.hash, path, sizeof path), UTIL_ENOTFOUND);
     err = kt_capture_end(&cap);
     CHECK_MSG(err[0] == '\0', "more output: '%s'", err); /* one warning only */
     free(err);

@@ -1,4 +1,4 @@
-/* tests/test_quant.c: the quant traits table and its scalar references: the
+/* tests/test_quant.c: the quant traits tables (generic and CPU) and their scalar references: the
  * reference test vectors, dequantization goldens from the gguf Python package
  * (synthetic blocks and real model rows, bit-exact), dot products against a
  * double-precision reference, activation quantizer error bounds and rounding,
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/cpu/quant_cpu.h"
 #include "../engine/gguf.h"
 #include "../engine/quant.h"
 #include "../engine/quant_impl.h"
@@ -84,11 +85,31 @@ static void test_table(void) {
         if (!want[i].supported) continue;
         CHECK_MSG(t->to_float != NULL, "%s has to_float", t->name);
         int is_act = want[i].t == ENG_TYPE_Q8_1 || want[i].t == ENG_TYPE_Q8_K;
-        CHECK_MSG(is_act ? t->vec_dot == NULL : t->vec_dot != NULL, "%s vec_dot", t->name);
+        const eng_type_traits_cpu *c = eng_type_get_cpu(want[i].t);
+        CHECK_MSG(c != NULL, "%s has cpu traits", t->name);
+        if (!c) continue;
+        CHECK_MSG(is_act ? c->vec_dot == NULL && c->gemm == NULL : c->vec_dot != NULL && c->gemm != NULL,
+                  "%s vec_dot", t->name);
         CHECK_MSG((uint32_t)t->vec_dot_type == want[i].vdt, "%s vec_dot_type", t->name);
         const eng_type_traits *v = eng_type_get(t->vec_dot_type);
-        CHECK_MSG(v && v->from_float && v->to_float, "%s activation format usable", t->name);
+        const eng_type_traits_cpu *vc = eng_type_get_cpu(t->vec_dot_type);
+        CHECK_MSG(v && v->from_float && v->to_float && vc && vc->act_bytes, "%s activation format usable", t->name);
+        /* a reference activation row: the format's own row, 64-byte padded */
+        if (vc && vc->act_bytes)
+            CHECK_EQ_INT(vc->act_bytes(512), (eng_type_row_size(t->vec_dot_type, 512) + 63) / 64 * 64);
+        eng_type_kernels k;
+        CHECK_EQ_INT(eng_type_kernels_get(want[i].t, ENG_SIMD_SCALAR, &k), is_act ? UTIL_EUNSUPPORTED : UTIL_OK);
     }
+    /* the ids the engine only names have no CPU traits and no kernels */
+    eng_type_kernels k;
+    CHECK(eng_type_get_cpu(ENG_TYPE_Q2_K) == NULL && eng_type_get_cpu(ENG_TYPE_IQ4_NL) == NULL);
+    CHECK_EQ_INT(eng_type_kernels_get(ENG_TYPE_Q2_K, ENG_SIMD_AVX512, &k), UTIL_EUNSUPPORTED);
+    CHECK_EQ_INT(eng_type_kernels_get(ENG_TYPE_COUNT, ENG_SIMD_SCALAR, &k), UTIL_EUNSUPPORTED);
+    /* every known id: its size is its block struct's, listed as ggml's */
+    CHECK_EQ_INT(eng_type_get(ENG_TYPE_IQ4_XS)->bytes, 136);
+    CHECK_EQ_INT(eng_type_get(ENG_TYPE_TQ1_0)->bytes, 54);
+    CHECK_EQ_INT(eng_type_get(ENG_TYPE_MXFP4)->bytes, 17);
+    CHECK_EQ_INT(eng_type_get(ENG_TYPE_I64)->bytes, 8);
     CHECK(eng_type_get(4) == NULL && eng_type_get(5) == NULL && eng_type_get(31) == NULL);
     CHECK(eng_type_get(ENG_TYPE_COUNT) == NULL && eng_type_get(UINT32_MAX) == NULL);
     CHECK_EQ_STR(eng_type_get(ENG_TYPE_Q4_1)->name, "q4_1");
@@ -295,8 +316,8 @@ static void check_dot(uint32_t type, const uint8_t *w, const float *x, int64_t n
     v->to_float(act, ad, n);
     t->to_float(w, wd, n);
     float s = NAN, s2 = NAN;
-    t->vec_dot(n, &s, w, act);
-    t->vec_dot(n, &s2, w, act);
+    eng_type_get_cpu(type)->vec_dot(n, &s, w, act);
+    eng_type_get_cpu(type)->vec_dot(n, &s2, w, act);
     /* the offsets (m, or dmin * min) of each weight: dequantized with q = 0 */
     float *off = calloc((size_t)n, sizeof *off);
     int q0 = 0, q1 = 0;

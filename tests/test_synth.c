@@ -184,8 +184,8 @@ static void check_generate(eng_model *m, const mcase *c) {
         int rc = eng_seq_new(&s, m, 0, &err);
         if (!rc) rc = eng_generate(s, prompt, (int)np, &gp, &out[k], &n_out[k], &st, &err);
         CHECK_MSG(rc == 0, "%s: generate: %s", c->label, rc ? err.msg : "");
-        CHECK_MSG(n_out[k] == 8 || (n_out[k] >= 1 && st.stop_reason == 0),
-                  "%s: generated %d tokens, stop %d", c->label, n_out[k], st.stop_reason);
+        CHECK_MSG(n_out[k] == 8 || (n_out[k] >= 1 && st.stop_reason == ENG_STOP_EOG),
+                  "%s: generated %d tokens, stop %s", c->label, n_out[k], eng_stop_reason_name(st.stop_reason));
         if (k == 1) CHECK_EQ_INT(st.cached_tokens, (int)np - 1); /* the second run hits */
         eng_seq_free(s);
     }

@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "../backend.h"
+#include "../quant.h"
 #include "cpu_features.h"
 #include "cpu_kernels.h"
-#include "../quant.h"
+#include "quant_cpu.h"
 #include "threadpool.h"
 
 typedef struct cpu_backend {
@@ -24,6 +25,7 @@ typedef struct cpu_backend {
     cpu_kern k;            /* NULL slots: the scalar references below */
     eng_type_kernels kern[ENG_TYPE_COUNT];
     unsigned char has_kern[ENG_TYPE_COUNT];
+    int exact;             /* matmuls by eng_exact_gemm (kern: its activation functions) */
     eng_pool *pool;
     int n_threads;
     void *act;             /* prepared activations for the current matmul */
@@ -55,6 +57,7 @@ static int cpu_grow(void **p, size_t *cap, size_t need) {
 typedef struct mm_task {
     const eng_weight *w;
     const eng_type_kernels *k;
+    int exact;          /* eng_exact_gemm instead of k->gemm */
     const float *x;
     char *act;          /* n_tok prepared rows of lda bytes */
     size_t lda;
@@ -80,18 +83,23 @@ static void mm_rows(void *arg, int ith, int nth) {
     while ((c = eng_pool_next(&t->next, t->n_chunks)) >= 0) {
         int64_t r0 = (int64_t)c * t->chunk_rows;
         int64_t nr = w->rows - r0 < t->chunk_rows ? w->rows - r0 : t->chunk_rows;
-        t->k->gemm(w->cols, t->y + r0, (size_t)w->rows, (const char *)w->data + (size_t)r0 * w->row_bytes,
-                   w->row_bytes, (int)nr, t->act, t->lda, t->n_tok);
+        const char *wr = (const char *)w->data + (size_t)r0 * w->row_bytes;
+        if (t->exact)
+            eng_exact_gemm(w->type, w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act,
+                           t->lda, t->n_tok);
+        else
+            t->k->gemm(w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act, t->lda, t->n_tok);
     }
 }
 
+/* One path for prompt and decode tokens: pass is not looked at. */
 static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                      util_err *err) {
+                      eng_pass pass, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
     if (w->type >= ENG_TYPE_COUNT || !cb->has_kern[w->type])
         return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name,
                             w->type);
-    mm_task t = {.w = w, .k = &cb->kern[w->type], .x = x, .y = y, .n_tok = n_tok};
+    mm_task t = {.w = w, .k = &cb->kern[w->type], .exact = cb->exact, .x = x, .y = y, .n_tok = n_tok};
     t.lda = t.k->act_bytes(w->cols);
     if (!t.lda || cpu_grow(&cb->act, &cb->act_cap, t.lda * (size_t)n_tok))
         return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w->name);
@@ -172,9 +180,12 @@ static const float *rope_table(cpu_backend *cb, int n_tok, int n_rot, int pos0, 
     return cb->rope_cs;
 }
 
-static void cpu_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot,
-                     int pos0, float base, float freq_scale, int neox) {
+static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
     cpu_backend *cb = (cpu_backend *)be;
+    float *x = a->x;
+    const int n_tok = a->n_tok, n_head = a->n_head, head_dim = a->head_dim, n_rot = a->n_rot, pos0 = a->pos0;
+    const float base = a->base, freq_scale = a->freq_scale;
+    const int neox = a->mode == ENG_ROPE_NEOX;
     const float *tab = rope_table(cb, n_tok, n_rot, pos0, base, freq_scale);
     float theta_scale = powf(base, -2.0f / (float)n_rot);
     int half = n_rot / 2;
@@ -456,7 +467,7 @@ int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_
     if (cb->level >= ENG_SIMD_AVX2) cpu_kern_avx2(&cb->k);
     if (cb->level >= ENG_SIMD_AVX512) cpu_kern_avx512(&cb->k);
     for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++)
-        cb->has_kern[t] = eng_type_kernels_get(t, cb->level, &cb->kern[t]) == 0;
+        cb->has_kern[t] = eng_type_kernels_get(t, cb->level, &cb->kern[t]) == UTIL_OK;
     cb->pool = eng_pool_new(n_threads);
     if (!cb->pool) {
         free(cb);
@@ -475,25 +486,18 @@ int eng_backend_cpu_new(eng_backend **out, int n_threads, util_err *err) {
     return eng_backend_cpu_new_level(out, n_threads, (int)level, err);
 }
 
+/* Every type with a dequantizer (and a dot product for the default mode: the
+ * same set) multiplies by the one exact kernel; f32 activations. */
 int eng_backend_cpu_set_exact(eng_backend *be) {
     cpu_backend *cb = (cpu_backend *)be;
-    for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++)
-        cb->has_kern[t] = eng_type_kernels_exact(t, &cb->kern[t]) == 0;
+    cb->exact = 1;
+    for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++) {
+        const eng_type_traits *tr = eng_type_get(t);
+        cb->has_kern[t] = tr && tr->supported && tr->to_float && cb->has_kern[t];
+        cb->kern[t] = (eng_type_kernels){.level = ENG_SIMD_SCALAR, .act_bytes = eng_exact_act_bytes,
+                                         .act_quantize = eng_exact_act};
+    }
     size_t l = strlen(cb->name);
     snprintf(cb->name + l, sizeof cb->name - l, "-exact");
     return UTIL_OK;
-}
-
-#ifndef CACHET_CUDA
-int eng_backend_cuda_new(eng_backend **out, int device, util_err *err) {
-    *out = NULL;
-    return util_err_set(err, UTIL_EUNSUPPORTED,
-                        "this cachet was built without CUDA (build it with `make cuda`)");
-}
-
-int eng_backend_cuda_count(void) { return 0; }
-#endif
-
-void eng_backend_free(eng_backend *be) {
-    if (be) be->ops->destroy(be);
 }

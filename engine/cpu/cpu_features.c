@@ -1,6 +1,6 @@
 /* engine/cpu/cpu_features.c: run-time SIMD level detection from CPUID and XCR0 (the
  * instructions exist and the OS saves the wide registers) and the CACHET_CPU
- * override. Does not select kernels: see eng_type_kernels_get in quant.c and the
+ * override. Does not select kernels: see eng_type_kernels_get in quant_cpu.c and the
  * CPU backend. */
 #include "cpu_features.h"
 

@@ -6,7 +6,9 @@
 #define ENG_CPU_FEATURES_H
 
 #include "../../util/err.h"
-#include "../quant.h"
+
+/* The kernel levels, in order: a level's CPU can run every level below it. */
+typedef enum eng_simd { ENG_SIMD_SCALAR = 0, ENG_SIMD_AVX2 = 1, ENG_SIMD_AVX512 = 2 } eng_simd;
 
 /* The best level this CPU and OS support. */
 eng_simd eng_cpu_detect(void);

@@ -1,7 +1,7 @@
 /* engine/cpu/cpu_kernels.h: private to the CPU backend: the non-matmul kernels a SIMD
  * level replaces (attention per (token, head), RMSNorm rows, SwiGLU, f16 conversions).
  * The scalar references live in backend_cpu.c; a NULL slot keeps the reference.
- * Matmul kernels are not here: they come from the quant traits (quant.h). */
+ * Matmul kernels are not here: they come from the CPU quant traits (quant_cpu.h). */
 #ifndef ENG_CPU_KERNELS_H
 #define ENG_CPU_KERNELS_H
 

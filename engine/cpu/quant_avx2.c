@@ -1,4 +1,4 @@
-/* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the quant traits table: q4_1 and
+/* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the CPU quant traits (quant_cpu.h): q4_1 and
  * q8_0 tiles (several tokens per weight pass) over a prepared activation layout,
  * dot products for q5_0, q4_K, q6_K (the K-quants bit-identical to the reference),
  * f16 and f32, and the f16 activation quantizer. Compiled with per-function target
@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../quant.h"
 #include "../quant_impl.h"
 #include "quant_simd.h"
 
@@ -283,16 +284,6 @@ AVX2_FN static void q50_dot(int64_t n, float *s, const void *w, const void *a) {
 
 /* --- q4_K / q6_K x q8_K: integer sums in SIMD, float part as the reference ------------ */
 
-static void k_scale_min(const uint8_t *s, int j, int *sc, int *mn) {
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *mn = s[j + 4] & 63;
-    } else {
-        *sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-        *mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
-
 AVX2_FN static void q4k_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q4_k *x = w;
     const eng_block_q8_k *y = a;
@@ -301,7 +292,7 @@ AVX2_FN static void q4k_dot(int64_t n, float *s, const void *w, const void *a) {
     for (int64_t i = 0; i < n / ENG_QK_K; i++) {
         int sc[8], mn[8], imin = 0;
         for (int j = 0; j < 8; j++) {
-            k_scale_min(x[i].scales, j, &sc[j], &mn[j]);
+            eng_k_scale_min(x[i].scales, j, &sc[j], &mn[j]);
             imin += mn[j] * (y[i].bsums[2 * j] + y[i].bsums[2 * j + 1]);
         }
         __m256i acc = _mm256_setzero_si256();

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../quant.h"
 #include "../quant_impl.h"
 #include "quant_simd.h"
 

@@ -1,13 +1,14 @@
 /* engine/cpu/threadpool.c: spin-then-sleep worker pool (see threadpool.h).
  * Synchronisation: a generation counter published with release semantics;
  * workers acquire it, run their slice, and count down `pending`. Spinning is
- * bounded by time (POOL_SPIN_NS) and uses the cpu's pause hint. */
+ * bounded by time (POOL_SPIN_MS, on util_now_ms) and uses the cpu's pause hint. */
 #include "threadpool.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "../../util/time.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -16,15 +17,18 @@
 #define POOL_PAUSE() ((void)0)
 #endif
 
-/* Waiting: pure spinning for POOL_SPIN_NS (the gaps between the ops of one
- * forward pass are a few microseconds), then sched_yield until POOL_YIELD_NS,
+/* Waiting: pure spinning for POOL_SPIN_MS (the gaps between the ops of one
+ * forward pass are a few microseconds), then sched_yield until POOL_YIELD_MS,
  * so that on an oversubscribed machine the thread we wait for gets the core,
  * then sleep: a pool idle between turns sleeps within a fraction of a ms. */
-enum { POOL_SPIN_NS = 20000, POOL_YIELD_NS = 200000, POOL_CHECK_EVERY = 32 };
+#define POOL_SPIN_MS 0.02
+#define POOL_YIELD_MS 0.2
+enum { POOL_CHECK_EVERY = 32 };
 
 /* One step of waiting: pause, and every POOL_CHECK_EVERY calls look at the
- * clock (t0 holds the start); returns 1 once it is time to sleep. */
-static int pool_wait_step(unsigned i, long long *t0);
+ * clock (t0 holds the start, 0 before the first look); returns 1 once it is
+ * time to sleep. */
+static int pool_wait_step(unsigned i, double *t0);
 
 struct eng_pool;
 
@@ -49,22 +53,16 @@ struct eng_pool {
     void *arg;
 };
 
-static long long now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static int pool_wait_step(unsigned i, long long *t0) {
+static int pool_wait_step(unsigned i, double *t0) {
     POOL_PAUSE();
     if (i % POOL_CHECK_EVERY) return 0;
-    long long t = now_ns();
-    if (!*t0) {
+    double t = util_now_ms();
+    if (*t0 == 0) {
         *t0 = t;
         return 0;
     }
-    if (t - *t0 < POOL_SPIN_NS) return 0;
-    if (t - *t0 < POOL_YIELD_NS) {
+    if (t - *t0 < POOL_SPIN_MS) return 0;
+    if (t - *t0 < POOL_YIELD_MS) {
         sched_yield();
         return 0;
     }
@@ -73,7 +71,7 @@ static int pool_wait_step(unsigned i, long long *t0) {
 
 /* Waits until gen differs from seen or it is time to sleep; returns the last value read. */
 static unsigned spin_gen(struct eng_pool *p, unsigned seen) {
-    long long t0 = 0;
+    double t0 = 0;
     for (unsigned i = 1;; i++) {
         unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
         if (g != seen || atomic_load_explicit(&p->stop, memory_order_relaxed)) return g;
@@ -166,7 +164,7 @@ void eng_pool_run(eng_pool *p, eng_task_fn fn, void *arg) {
         pthread_mutex_unlock(&p->mu);
     }
     fn(arg, 0, p->n);
-    long long t0 = 0;
+    double t0 = 0;
     for (unsigned i = 1; atomic_load_explicit(&p->pending, memory_order_acquire) > 0; i++) {
         if (!pool_wait_step(i, &t0)) continue;
         pthread_mutex_lock(&p->mu);

@@ -1,6 +1,6 @@
 /* engine/cuda/backend_cuda.cu: the CUDA backend: the vtable of engine/backend.h on
  * one GPU. Weights are uploaded once in their quantized form; activations, KV pages
- * and scratch are device memory. Prompt tokens (eng_backend.prefill) go through
+ * and scratch are device memory. Prompt tokens (ENG_PASS_PROMPT) go through
  * cuBLAS: the weight is dequantized to f16 (in row tiles whose size depends only on
  * the weight) and multiplied with the f16 activations padded to a fixed GEMM_N
  * columns, so the GEMM's shape, and with it each token's arithmetic, never depends
@@ -413,11 +413,11 @@ static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, f
 }
 
 static int cuda_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                       util_err *err) {
+                       eng_pass pass, util_err *err) {
     cuda_backend *cb = cb_use(be);
     if (!w->dev) return util_err_set(err, UTIL_EINTERNAL, "cuda: tensor '%s' was not uploaded", w->name);
-    if (n_tok <= 0 || step_skip(cb, {U(w->dev), U(x), U(y), (uint64_t)n_tok})) return UTIL_OK;
-    if (be->prefill) return gemm_prefill(cb, w, x, y, n_tok, err);
+    if (n_tok <= 0 || step_skip(cb, {U(w->dev), U(x), U(y), (uint64_t)n_tok, (uint64_t)pass})) return UTIL_OK;
+    if (pass == ENG_PASS_PROMPT) return gemm_prefill(cb, w, x, y, n_tok, err);
     cu_matvec(cb->stream, w->type, w->dev, w->rows, w->cols, w->row_bytes, x, y, n_tok);
     return UTIL_OK;
 }
@@ -494,8 +494,8 @@ static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, con
 }
 
 /* Prompt tokens: cu_attention (a warp walks all keys of a query: enough warps
- * with many queries). Generated tokens (!be->prefill, the flag that also picks
- * the matvec, never the token count): cu_attention_split, whose grid covers
+ * with many queries). Generated tokens (ENG_PASS_DECODE, which also picks the
+ * matvec, never the token count): cu_attention_split, whose grid covers
  * positions < att_max_pos (reserve's n_ctx) so that a recorded step stays
  * valid as the context grows. The scratch is sized outside recordings (reserve,
  * step_begin, or here in a plain call); a recording that finds it short is
@@ -503,7 +503,7 @@ static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, con
  * att_max_pos changes the step's hash ("fits"), so it is run instead. */
 static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
     cuda_backend *cb = cb_use(be);
-    const int split = !be->prefill;
+    const int split = a->pass == ENG_PASS_DECODE;
     const int fits = a->pos0 + a->n_tok <= cb->att_max_pos;
     /* before step_skip: a replay must report it too, not skip the op silently */
     if (a->head_dim > 256 || a->head_dim % 2) {
@@ -561,13 +561,14 @@ static void cuda_rmsnorm(eng_backend *be, float *y, const float *x, const float 
     cu_rmsnorm(cb->stream, y, x, w, n, n_rows, eps);
 }
 
-static void cuda_rope(eng_backend *be, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-                      float base, float freq_scale, int neox) {
+static void cuda_rope(eng_backend *be, const eng_rope_args *a) {
     cuda_backend *cb = cb_use(be);
-    if (step_skip(cb, {U(x), (uint64_t)n_tok, (uint64_t)n_head, (uint64_t)head_dim, (uint64_t)n_rot, F(base),
-                       F(freq_scale), (uint64_t)neox}))
+    const int neox = a->mode == ENG_ROPE_NEOX;
+    if (step_skip(cb, {U(a->x), (uint64_t)a->n_tok, (uint64_t)a->n_head, (uint64_t)a->head_dim, (uint64_t)a->n_rot,
+                       F(a->base), F(a->freq_scale), (uint64_t)neox}))
         return;
-    cu_rope(cb->stream, x, n_tok, n_head, head_dim, n_rot, pos0, step_pos(cb), base, freq_scale, neox);
+    cu_rope(cb->stream, a->x, a->n_tok, a->n_head, a->head_dim, a->n_rot, a->pos0, step_pos(cb), a->base,
+            a->freq_scale, neox);
 }
 
 static void cuda_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
