@@ -507,6 +507,7 @@ static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     a->tools.yes = a->o.yes;
     a->tools.confirm = a->o.confirm;
     a->tools.confirm_user = a->o.confirm_user;
+    a->tools.key_env = a->o.http.api_key_env;
     a->tools.skills = &a->prompt.skills;
     util_buf t2;
     util_buf_init(&t2);
