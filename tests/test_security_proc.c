@@ -1,9 +1,12 @@
-/* tests/test_security_proc.c: the agent against a hostile backend, through
- * the real binary and a fake OpenAI-compatible server on loopback
- * (tests/fakesrv.h): shell allow rules that cannot be stretched by shell
- * syntax (a file outside the workspace is never created), confirmation
+/* tests/test_security_proc.c: the agent against a hostile backend and a
+ * flaky disk, through the real binary and a fake OpenAI-compatible server on
+ * loopback (tests/fakesrv.h): shell allow rules that cannot be stretched by
+ * shell syntax (a file outside the workspace is never created), confirmation
  * prompts that show control characters (tmux), secrets kept out of
- * run_shell's environment. Workspace confinement is test_tools. */
+ * run_shell's environment, session files with NUL bytes, garbage and absurd
+ * numbers, the session lock, a turn left unanswered by a kill, a failed run
+ * leaving no session, oversized and FIFO session files. Workspace
+ * confinement is test_tools. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +155,25 @@ static const char *json_escape(char *out, size_t cap, const char *s) {
     free(p);
     cJSON_Delete(j);
     return out;
+}
+
+/* The one session file under dir/state (its path), or "" when there is none
+ * or more than one; *count says how many. */
+static void the_session(const char *dir, char *path, size_t cap, int *count) {
+    proc_result r = proc_runf("ls %s/state/cachet/sessions/ 2>/dev/null | grep -c 'jsonl$'; "
+                              "ls %s/state/cachet/sessions/*.jsonl 2>/dev/null | head -1",
+                              dir, dir);
+    int n = 0;
+    char p[4096] = "";
+    sscanf(r.out, "%d %4095s", &n, p);
+    *count = n;
+    snprintf(path, cap, "%s", n == 1 ? p : "");
+    proc_result_free(&r);
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
 /* tmpl with each '@' replaced by what, into out. */
@@ -529,6 +551,373 @@ static void test_env_secrets(void) {
 
 /* --- 4. sessions ------------------------------------------------------------------------------ */
 
+static void write_bytes(const char *path, const char *s, size_t n, const char *mode) {
+    FILE *f = fopen(path, mode);
+    if (!f) return;
+    fwrite(s, 1, n, f);
+    fclose(f);
+}
+
+/* One turn's events as session lines. */
+static void turn_lines(util_buf *b, int turn, const char *q, const char *a) {
+    util_buf_printf(b, "{\"type\":\"message\",\"turn\":%d,\"role\":\"user\",\"content\":\"%s\"}\n", turn, q);
+    util_buf_printf(b,
+                    "{\"type\":\"request\",\"turn\":%d,\"round\":0,\"prompt_tokens\":100,\"cached_tokens\":50,"
+                    "\"computed_tokens\":50,\"generated_tokens\":3,\"ttft_ms\":5,\"backend\":\"http\"}\n",
+                    turn);
+    util_buf_printf(b, "{\"type\":\"message\",\"turn\":%d,\"role\":\"assistant\",\"content\":\"%s\"}\n", turn, a);
+    util_buf_printf(b, "{\"type\":\"reply\",\"turn\":%d,\"text\":\"%s\"}\n", turn, a);
+    util_buf_printf(b, "{\"type\":\"turn_end\",\"turn\":%d,\"rounds\":1,\"canceled\":false}\n", turn);
+}
+
+static void session_head(util_buf *b, const char *id, const char *ws) {
+    util_buf_printf(b,
+                    "{\"type\":\"session\",\"version\":1,\"id\":\"%s\",\"created\":1,\"workspace\":\"%s\","
+                    "\"model\":\"fake\",\"backend\":\"http\"}\n"
+                    "{\"type\":\"message\",\"turn\":0,\"role\":\"system\",\"content\":\"old system prompt\"}\n",
+                    id, ws);
+}
+
+static int count_type(const cJSON *evs, const char *type) {
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, evs) {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+        n += t && strcmp(t, type) == 0;
+    }
+    return n;
+}
+
+/* A NUL line, a garbage line, a NUL run inside a line and a NUL-filled tail
+ * (a power loss): every later turn is still read, with a warning. */
+static void test_session_nul(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "nul", NULL);
+    proc_result pr = proc_runf("mkdir -p %s/state/cachet/sessions", dir);
+    proc_result_free(&pr);
+    const char *id = "20240101-000000-a0a0";
+    char path[4200], ws[200];
+    snprintf(path, sizeof path, "%s/state/cachet/sessions/%s.jsonl", dir, id);
+    snprintf(ws, sizeof ws, "%s/ws", dir);
+    util_buf b;
+    util_buf_init(&b);
+    session_head(&b, id, ws);
+    turn_lines(&b, 1, "first question", "first answer");
+    util_buf_append(&b, "\0\0\0\0\n", 5);                         /* a NUL line */
+    turn_lines(&b, 2, "second question", "second answer");
+    util_buf_puts(&b, "}{ not json at all\n");                  /* garbage */
+    util_buf_append(&b, "{\"type\":\"br\0ak\"}\n", 17);          /* a NUL inside a line */
+    turn_lines(&b, 3, "third question", "third answer");
+    write_bytes(path, b.data, b.len, "wb");
+    char zeros[4096];
+    memset(zeros, 0, sizeof zeros);
+    write_bytes(path, zeros, sizeof zeros, "ab"); /* the tail a power loss leaves */
+    util_buf_release(&b);
+
+    cJSON *evs = NULL;
+    util_err err;
+    agent_session_info info;
+    CHECK(agent_session_load(path, &evs, &info, &err) == 0);
+    CHECK_EQ_INT(count_type(evs, "turn_end"), 3);
+    CHECK_EQ_INT(count_type(evs, "message"), 7);
+    CHECK_EQ_INT(info.skipped, 4); /* the NUL line, the garbage, the NUL inside a line, the tail */
+    CHECK_MSG(strstr(info.warning, "skipped 4 unreadable lines") && strstr(info.warning, "NUL"), "warning: %s",
+              info.warning);
+    cJSON_Delete(evs);
+
+    /* the binary: stats sees three turns and warns */
+    run_res r = run_shf("XDG_STATE_HOME=%s/state exec %s/cachet stats %s --json", dir, proc_bin_dir(), id);
+    cJSON *o = cJSON_Parse(r.out);
+    cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
+    CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(s, "turns")) == 3, "stats: %s %s", r.out, r.err);
+    CHECK_MSG(strstr(r.err, "skipped 4 unreadable lines") != NULL, "stats warns: %s", r.err);
+    cJSON_Delete(o);
+    run_free(&r);
+
+    /* resuming sends every turn, warns, and appends on a clean line */
+    char *a0 = fake_sse_text("fourth answer");
+    fake f;
+    CHECK(fake_start(&f, 1, a0) == 0);
+    r = agent_run(dir, &f, NULL, "fourth question", "--resume");
+    fake_stop(&f);
+    CHECK_MSG(r.status == 0, "resume: %d: %s", r.status, r.err);
+    CHECK_MSG(strstr(r.err, "skipped 4 unreadable lines") != NULL, "resume warns: %s", r.err);
+    const char *q = body_of(f.req[0]);
+    CHECK_MSG(strstr(q, "first answer") && strstr(q, "second answer") && strstr(q, "third answer") &&
+                  strstr(q, "fourth question"),
+              "the resumed request: %.600s", q);
+    run_free(&r);
+    fake_release(&f);
+    free(a0);
+    CHECK(agent_session_load(path, &evs, &info, &err) == 0);
+    CHECK_EQ_INT(count_type(evs, "turn_end"), 4);
+    cJSON_Delete(evs);
+    remove_dir(dir);
+}
+
+/* "turn": 1e300 and other absurd numbers: skipped with a warning, and the
+ * turns after a resume are numbered from the last sane one. */
+static void test_session_numbers(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "num", NULL);
+    proc_result pr = proc_runf("mkdir -p %s/state/cachet/sessions", dir);
+    proc_result_free(&pr);
+    const char *id = "20240101-000000-b1b1";
+    char path[4200], ws[200];
+    snprintf(path, sizeof path, "%s/state/cachet/sessions/%s.jsonl", dir, id);
+    snprintf(ws, sizeof ws, "%s/ws", dir);
+    util_buf b;
+    util_buf_init(&b);
+    session_head(&b, id, ws);
+    turn_lines(&b, 1, "first question", "first answer");
+    turn_lines(&b, 2, "second question", "second answer");
+    util_buf_puts(&b, "{\"type\":\"message\",\"turn\":1e300,\"role\":\"user\",\"content\":\"huge turn\"}\n");
+    util_buf_puts(&b, "{\"type\":\"turn_end\",\"turn\":-7,\"rounds\":1}\n");
+    util_buf_puts(&b, "{\"type\":\"turn_end\",\"turn\":2.5,\"rounds\":1}\n");
+    util_buf_puts(&b, "{\"type\":\"request\",\"turn\":2,\"round\":0,\"prompt_tokens\":1e300,\"cached_tokens\":-1e300}\n");
+    util_buf_puts(&b, "{\"type\":\"request\",\"turn\":2,\"round\":0,\"prompt_tokens\":100,\"cached_tokens\":1e19}\n");
+    write_bytes(path, b.data, b.len, "wb");
+    util_buf_release(&b);
+    cJSON *evs = NULL;
+    util_err err;
+    agent_session_info info;
+    CHECK(agent_session_load(path, &evs, &info, &err) == 0);
+    CHECK_EQ_INT(info.skipped, 5);
+    CHECK_MSG(strstr(info.warning, "out of range") != NULL, "warning: %s", info.warning);
+    CHECK_EQ_INT(count_type(evs, "turn_end"), 2);
+    cJSON_Delete(evs);
+    run_res r = run_shf("XDG_STATE_HOME=%s/state exec %s/cachet stats %s --json", dir, proc_bin_dir(), id);
+    cJSON *o = cJSON_Parse(r.out);
+    cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
+    CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(s, "prompt_tokens")) == 200, "stats: %s %s", r.out, r.err);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(s, "cached_tokens")) == 100);
+    cJSON_Delete(o);
+    run_free(&r);
+    char *a0 = fake_sse_text("third answer");
+    fake f;
+    CHECK(fake_start(&f, 1, a0) == 0);
+    r = agent_run(dir, &f, NULL, "third question", "--resume");
+    fake_stop(&f);
+    CHECK_MSG(r.status == 0, "resume: %d: %s", r.status, r.err);
+    CHECK_MSG(strstr(body_of(f.req[0]), "huge turn") == NULL, "the skipped message was sent");
+    run_free(&r);
+    fake_release(&f);
+    free(a0);
+    CHECK(agent_session_load(path, &evs, &info, &err) == 0);
+    const cJSON *e, *last_end = NULL;
+    cJSON_ArrayForEach(e, evs) {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+        if (t && strcmp(t, "turn_end") == 0) last_end = e;
+    }
+    CHECK_MSG(last_end && cJSON_GetNumberValue(cJSON_GetObjectItem(last_end, "turn")) == 3, "the resumed turn is 3");
+    cJSON_Delete(evs);
+    remove_dir(dir);
+}
+
+/* An advisory lock: a second agent on a session another process holds is
+ * refused with a message and writes nothing; the lock goes with the process. */
+static void test_session_lock(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "lock", NULL);
+    char *a0 = fake_sse_text("first answer");
+    fake f;
+    CHECK(fake_start(&f, 1, a0) == 0);
+    run_res r = agent_run(dir, &f, NULL, "first", "");
+    fake_stop(&f);
+    fake_release(&f);
+    CHECK_MSG(r.status == 0, "first run: %s", r.err);
+    run_free(&r);
+    char path[4096];
+    int n = 0;
+    the_session(dir, path, sizeof path, &n);
+    CHECK_EQ_INT(n, 1);
+    long size0 = file_size(path);
+    /* the test holds the lock */
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
+    CHECK(fake_start(&f, 1, a0) == 0);
+    r = agent_run(dir, &f, NULL, "second", "--resume");
+    fake_stop(&f);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "in use by another process"), "locked: %d: %s", r.status, r.err);
+    CHECK_EQ_INT(f.served, 0);
+    CHECK_EQ_INT(file_size(path), size0);
+    fake_release(&f);
+    run_free(&r);
+    if (fd >= 0) close(fd);
+    /* two agents: one waits on its stdin (a pipe this test holds) with the
+     * session open, the other is refused */
+    CHECK(fake_start(&f, 2, a0, a0) == 0);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && exec env XDG_STATE_HOME=%s/state %s/cachet --resume --backend http://127.0.0.1:%d/v1 "
+             "--backend-model fake --workspace ws --json > a.out 2> a.err",
+             dir, dir, proc_bin_dir(), f.port);
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    fflush(NULL);
+    pid_t a = fork();
+    if (a == 0) {
+        dup2(pfd[0], 0);
+        close(pfd[0]);
+        close(pfd[1]);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[0]);
+    int held = 0;
+    for (int i = 0; i < 300 && !held; i++) { /* until the first agent holds the lock */
+        int t = open(path, O_RDONLY);
+        if (t >= 0 && flock(t, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) held = 1;
+        if (t >= 0) close(t);
+        if (!held) usleep(50000);
+    }
+    CHECK_MSG(held, "the first agent never locked the session");
+    for (int i = 0; i < 200 && file_size(path) == size0; i++) usleep(50000); /* its "resume" event */
+    usleep(200000);
+    long size1 = file_size(path);
+    CHECK(size1 > size0);
+    r = agent_run(dir, &f, NULL, "second", "--resume");
+    CHECK_MSG(r.status == 1 && strstr(r.err, "in use by another process"), "two agents: %d: %s", r.status, r.err);
+    run_free(&r);
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    close(pfd[1]);
+    CHECK_EQ_INT(f.served, 0);
+    CHECK_EQ_INT(file_size(path), size1);
+    /* the lock dies with the process: resuming works again */
+    r = agent_run(dir, &f, NULL, "third", "--resume");
+    fake_stop(&f);
+    CHECK_MSG(r.status == 0, "after the holder died: %d: %s", r.status, r.err);
+    run_free(&r);
+    fake_release(&f);
+    free(a0);
+    remove_dir(dir);
+}
+
+/* kill -9 while the backend is thinking: the question stays in the session
+ * without an answer; resuming shows it and marks it before the next reply. */
+static void test_session_dangling(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "dangle", NULL);
+    fake f;
+    CHECK(fake_start(&f, 1, FAKE_STALL) == 0);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && exec env XDG_STATE_HOME=%s/state %s/cachet -p 'the unanswered question' --backend "
+             "http://127.0.0.1:%d/v1 --backend-model fake --workspace ws --timeout 60 > /dev/null 2>&1",
+             dir, dir, proc_bin_dir(), f.port);
+    fflush(NULL);
+    pid_t a = fork();
+    if (a == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 300 && fake_served(&f) < 1; i++) usleep(50000);
+    CHECK(fake_served(&f) == 1);
+    usleep(100000);
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    fake_stop(&f);
+    fake_release(&f);
+    char path[4096];
+    int n = 0;
+    the_session(dir, path, sizeof path, &n);
+    CHECK_EQ_INT(n, 1);
+    char *a0 = fake_sse_text("now answered");
+    CHECK(fake_start(&f, 1, a0) == 0);
+    run_res r = agent_run(dir, &f, NULL, "go on", "--resume");
+    fake_stop(&f);
+    CHECK_MSG(r.status == 0, "resume: %d: %s", r.status, r.err);
+    CHECK_MSG(strstr(r.err, "had no answer") && strstr(r.err, "the unanswered question"), "the note: %s", r.err);
+    const char *q = body_of(f.req[0]);
+    CHECK_MSG(strstr(q, "the unanswered question") && strstr(q, "go on"), "request: %.500s", q);
+    run_free(&r);
+    fake_release(&f);
+    free(a0);
+    cJSON *evs = NULL;
+    util_err err;
+    CHECK(agent_session_load(path, &evs, NULL, &err) == 0);
+    const cJSON *e;
+    int seen_mark = 0, mark_before_answer = 0;
+    cJSON_ArrayForEach(e, evs) {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+        if (t && strcmp(t, "unanswered") == 0) {
+            seen_mark = 1;
+            CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "turn")) == 1);
+        }
+        if (t && strcmp(t, "reply") == 0 && seen_mark) mark_before_answer = 1;
+    }
+    CHECK(seen_mark && mark_before_answer);
+    cJSON_Delete(evs);
+    remove_dir(dir);
+}
+
+/* A run that fails leaves no session behind: `stats` and `--resume` still
+ * mean the last good one. */
+static void test_session_failed_run(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "fail", NULL);
+    char *a0 = fake_sse_text("good answer");
+    char *bad = fake_answer("500 Internal Server Error", "", "{\"error\":{\"message\":\"boom\"}}");
+    fake f;
+    CHECK(fake_start(&f, 2, a0, bad) == 0);
+    run_res r = agent_run(dir, &f, NULL, "good", "");
+    CHECK(r.status == 0);
+    cJSON *o = cJSON_Parse(r.out);
+    char good[64];
+    const char *gid = cJSON_GetStringValue(cJSON_GetObjectItem(o, "session"));
+    snprintf(good, sizeof good, "%s", gid ? gid : "no session id");
+    cJSON_Delete(o);
+    run_free(&r);
+    sleep(1); /* a new session id sorts after the good one */
+    r = agent_run(dir, &f, NULL, "bad", "");
+    fake_stop(&f);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "boom"), "failed run: %d: %s", r.status, r.err);
+    run_free(&r);
+    char path[4096];
+    int n = 0;
+    the_session(dir, path, sizeof path, &n);
+    CHECK_MSG(n == 1 && strstr(path, good), "sessions after a failed run: %d (%s)", n, path);
+    r = run_shf("XDG_STATE_HOME=%s/state exec %s/cachet stats --json", dir, proc_bin_dir());
+    CHECK_MSG(strstr(r.out, good) != NULL, "latest: %s", r.out);
+    run_free(&r);
+    fake_release(&f);
+    free(a0);
+    free(bad);
+    remove_dir(dir);
+}
+
+/* A session file too large, a FIFO named like one: a clear message, no hang. */
+static void test_session_bounds(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "bounds", NULL);
+    proc_result pr = proc_runf("mkdir -p %s/state/cachet/sessions && cd %s/state/cachet/sessions && "
+                               "truncate -s 300M 20990101-000000-ffff.jsonl && mkfifo 20990101-000000-eeee.jsonl",
+                               dir, dir);
+    CHECK(pr.status == 0);
+    proc_result_free(&pr);
+    run_res r = run_shf("XDG_STATE_HOME=%s/state exec timeout 20 %s/cachet stats 20990101-000000-ffff", dir,
+                        proc_bin_dir());
+    CHECK_MSG(r.status == 1 && strstr(r.err, "larger than the limit") && strstr(r.err, "MiB"), "300M: %d: %s",
+              r.status, r.err);
+    CHECK_MSG(r.maxrss_kb < 100 * 1024, "stats of a 300 MB session: %ld kB", r.maxrss_kb);
+    run_free(&r);
+    r = run_shf("XDG_STATE_HOME=%s/state exec timeout 20 %s/cachet stats 20990101-000000-eeee", dir, proc_bin_dir());
+    CHECK_MSG(r.status == 1 && strstr(r.err, "FIFO"), "fifo: %d: %s", r.status, r.err);
+    run_free(&r);
+    fake f;
+    CHECK(fake_start(&f, 0) == 0);
+    r = agent_run(dir, &f, NULL, "x", "--resume 20990101-000000-eeee --timeout 5");
+    CHECK_MSG(r.status == 1 && strstr(r.err, "FIFO"), "resume a fifo: %d: %s", r.status, r.err);
+    run_free(&r);
+    r = agent_run(dir, &f, NULL, "x", "--resume 20990101-000000-ffff --timeout 5");
+    CHECK_MSG(r.status == 1 && strstr(r.err, "larger than the limit"), "resume 300M: %d: %s", r.status, r.err);
+    run_free(&r);
+    fake_stop(&f);
+    fake_release(&f);
+    remove_dir(dir);
+}
+
 /* --- 5. bounded replies ------------------------------------------------------------------------- */
 
 void test_security_proc(void) {
@@ -536,4 +925,10 @@ void test_security_proc(void) {
     CHECK_CASE(shell_allow) test_shell_allow();
     CHECK_CASE(confirm_tty) test_confirm_tty();
     CHECK_CASE(env_secrets) test_env_secrets();
+    CHECK_CASE(session_nul) test_session_nul();
+    CHECK_CASE(session_numbers) test_session_numbers();
+    CHECK_CASE(session_lock) test_session_lock();
+    CHECK_CASE(session_dangling) test_session_dangling();
+    CHECK_CASE(session_failed_run) test_session_failed_run();
+    CHECK_CASE(session_bounds) test_session_bounds();
 }
