@@ -5,8 +5,9 @@
  * prompts that show control characters (tmux), secrets kept out of
  * run_shell's environment, session files with NUL bytes, garbage and absurd
  * numbers, the session lock, a turn left unanswered by a kill, a failed run
- * leaving no session, oversized and FIFO session files. Workspace
- * confinement is test_tools. */
+ * leaving no session, oversized and FIFO session files, and replies bounded
+ * in memory (peak RSS by wait4) and on disk whatever the server streams.
+ * Workspace confinement is test_tools. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -920,6 +921,176 @@ static void test_session_bounds(void) {
 
 /* --- 5. bounded replies ------------------------------------------------------------------------- */
 
+typedef struct flood {
+    int kind;        /* FLOOD_* */
+    size_t total;    /* bytes of payload to send */
+} flood;
+
+enum { FLOOD_CONTENT, FLOOD_LINE, FLOOD_COMMENTS, FLOOD_TOOL_ARGS };
+
+static int send_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int flood_gen(void *user, int fd) {
+    const flood *fl = user;
+    static char chunk[65536]; /* the fake's thread is the only writer */
+    size_t k = 0;
+    if (send_all(fd, fake_sse_head, strlen(fake_sse_head))) return 1;
+    if (fl->kind == FLOOD_LINE) {
+        const char *start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
+        if (send_all(fd, start, strlen(start))) return 1;
+        memset(chunk, 'x', sizeof chunk);
+        for (size_t sent = 0; sent < fl->total; sent += sizeof chunk)
+            if (send_all(fd, chunk, sizeof chunk)) return 1;
+        return send_all(fd, "\"}}]}\n\ndata: [DONE]\n\n", 22);
+    }
+    if (fl->kind == FLOOD_TOOL_ARGS) {
+        const char *start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\","
+                            "\"type\":\"function\",\"function\":{\"name\":\"write_file\",\"arguments\":"
+                            "\"{\\\"path\\\":\\\"big.txt\\\",\\\"content\\\":\\\"\"}}]}}]}\n\n";
+        if (send_all(fd, start, strlen(start))) return 1;
+    }
+    for (size_t sent = 0; sent < fl->total; sent += k) {
+        if (fl->kind == FLOOD_CONTENT) {
+            k = (size_t)snprintf(chunk, sizeof chunk, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
+            memset(chunk + k, 'y', 4000);
+            k += 4000;
+            k += (size_t)snprintf(chunk + k, sizeof chunk - k, "\"}}]}\n\n");
+        } else if (fl->kind == FLOOD_COMMENTS) {
+            chunk[0] = ':';
+            memset(chunk + 1, 'z', 4094);
+            chunk[4095] = '\n';
+            k = 4096;
+        } else {
+            k = (size_t)snprintf(chunk, sizeof chunk,
+                                 "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+                                 "\"function\":{\"arguments\":\"");
+            memset(chunk + k, 'a', 4000);
+            k += 4000;
+            k += (size_t)snprintf(chunk + k, sizeof chunk - k, "\"}}]}}]}\n\n");
+        }
+        if (send_all(fd, chunk, k)) return 1;
+    }
+    const char *end = fl->kind == FLOOD_TOOL_ARGS
+                          ? "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":"
+                            "{\"arguments\":\"\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+                          : "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                            "data: [DONE]\n\n";
+    return send_all(fd, end, strlen(end));
+}
+
+/* Sum of the sizes of the files under dir/state. */
+static long state_bytes(const char *dir) {
+    proc_result r = proc_runf("du -sb --apparent-size %s/state | cut -f1", dir);
+    long n = strtol(r.out, NULL, 10);
+    proc_result_free(&r);
+    return n;
+}
+
+static void flood_case(const char *name, int kind, size_t total, const char *extra, const char *want) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "flood", NULL);
+    fake f;
+    fake_init(&f);
+    flood fl = {kind, total};
+    fake_set_gen(&f, 0, flood_gen, &fl);
+    char *a1 = fake_sse_text("unused");
+    f.answers[1] = a1;
+    CHECK(fake_listen(&f, 2) == 0);
+    run_res r = agent_run(dir, &f, NULL, "hi", extra);
+    fake_stop(&f);
+    long disk = state_bytes(dir);
+    fprintf(stderr, "security_proc: %s (%zu MB sent at most): exit %d in %.2f s, peak RSS %.1f MB, state %ld bytes\n",
+            name, total >> 20, r.status, r.secs, (double)r.maxrss_kb / 1024, disk);
+    CHECK_MSG(r.status == 1 && strstr(r.err, want), "%s: %d: %s", name, r.status, r.err);
+    CHECK_MSG(r.maxrss_kb < 64 * 1024, "%s: peak RSS %ld kB", name, r.maxrss_kb);
+    CHECK_MSG(disk < 1 << 20, "%s: %ld bytes of session files", name, disk);
+    CHECK_MSG(r.secs < 20, "%s took %.1f s", name, r.secs);
+    CHECK_EQ_INT(f.served, 1); /* not retried */
+    run_free(&r);
+    fake_release(&f);
+    remove_dir(dir);
+}
+
+static void test_reply_flood(void) {
+    flood_case("300 MB of content for max_tokens 16", FLOOD_CONTENT, (size_t)300 << 20, "--max-tokens 16",
+               "bytes of reply for max_tokens 16");
+    /* the flood in the second turn of a session: the file keeps the first
+     * turn and the question, and stays small */
+    char dir[64];
+    make_dir(dir, sizeof dir, "flood2", NULL);
+    fake f;
+    fake_init(&f);
+    flood fl = {FLOOD_CONTENT, (size_t)300 << 20};
+    f.answers[0] = fake_sse_text("first answer");
+    fake_set_gen(&f, 1, flood_gen, &fl);
+    CHECK(fake_listen(&f, 2) == 0);
+    run_res r = agent_run(dir, &f, NULL, "first", "--max-tokens 16");
+    CHECK(r.status == 0);
+    run_free(&r);
+    r = agent_run(dir, &f, NULL, "second", "--max-tokens 16 --resume");
+    fake_stop(&f);
+    char path[4096];
+    int n = 0;
+    the_session(dir, path, sizeof path, &n);
+    long size = file_size(path);
+    fprintf(stderr, "security_proc: the same flood in a resumed session: exit %d, peak RSS %.1f MB, session file %ld bytes\n",
+            r.status, (double)r.maxrss_kb / 1024, size);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "bytes of reply for max_tokens 16"), "resumed flood: %d: %s", r.status,
+              r.err);
+    CHECK_MSG(n == 1 && size > 0 && size < 64 * 1024, "session file: %ld bytes", size);
+    CHECK(r.maxrss_kb < 64 * 1024);
+    cJSON *evs = NULL;
+    util_err err;
+    CHECK(agent_session_load(path, &evs, NULL, &err) == 0);
+    CHECK_EQ_INT(count_type(evs, "turn_end"), 1);
+    cJSON_Delete(evs);
+    run_free(&r);
+    fake_release(&f);
+    remove_dir(dir);
+}
+
+static void test_reply_line(void) {
+    flood_case("one 400 MB line", FLOOD_LINE, (size_t)400 << 20, "--max-tokens 256", "a line longer than");
+}
+
+static void test_reply_comments(void) {
+    flood_case("300 MB of comment lines", FLOOD_COMMENTS, (size_t)300 << 20, "--max-tokens 16", "bytes for a reply of");
+}
+
+static void test_reply_tool_args(void) {
+    flood_case("64 MB of tool-call arguments", FLOOD_TOOL_ARGS, (size_t)64 << 20, "--max-tokens 1000000",
+               "tool-call arguments longer than");
+}
+
+/* A reply within the bound is untouched, its session small. */
+static void test_reply_normal(void) {
+    char dir[64];
+    make_dir(dir, sizeof dir, "normal", NULL);
+    fake f;
+    fake_init(&f);
+    flood fl = {FLOOD_CONTENT, 16000};
+    fake_set_gen(&f, 0, flood_gen, &fl);
+    CHECK(fake_listen(&f, 1) == 0);
+    run_res r = agent_run(dir, &f, NULL, "hi", "--max-tokens 256");
+    fake_stop(&f);
+    cJSON *o = cJSON_Parse(r.out);
+    const char *reply = cJSON_GetStringValue(cJSON_GetObjectItem(o, "reply"));
+    CHECK_MSG(r.status == 0 && reply && strlen(reply) == 16000, "16 kB reply for 256 tokens: %d: %s", r.status, r.err);
+    cJSON_Delete(o);
+    fprintf(stderr, "security_proc: a 16 kB reply: peak RSS %.1f MB\n", (double)r.maxrss_kb / 1024);
+    run_free(&r);
+    fake_release(&f);
+    remove_dir(dir);
+}
+
 void test_security_proc(void) {
     CHECK_CASE(shell_words) test_shell_words();
     CHECK_CASE(shell_allow) test_shell_allow();
@@ -931,4 +1102,9 @@ void test_security_proc(void) {
     CHECK_CASE(session_dangling) test_session_dangling();
     CHECK_CASE(session_failed_run) test_session_failed_run();
     CHECK_CASE(session_bounds) test_session_bounds();
+    CHECK_CASE(reply_normal) test_reply_normal();
+    CHECK_CASE(reply_flood) test_reply_flood();
+    CHECK_CASE(reply_line) test_reply_line();
+    CHECK_CASE(reply_comments) test_reply_comments();
+    CHECK_CASE(reply_tool_args) test_reply_tool_args();
 }
