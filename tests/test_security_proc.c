@@ -998,8 +998,13 @@ static long state_bytes(const char *dir) {
     return n;
 }
 
-/* The agent's peak RSS on a small reply (kB): the bounds below are this plus
- * a margin, so a sanitizer's overhead does not count as a leak of the reply. */
+/* The agent's peak RSS on a small reply (kB), measured as the floods are:
+ * the bounds below are this plus a margin, so neither a sanitizer's overhead
+ * nor this test process's own size counts as the reply's (Linux folds the
+ * forking process's resident size into the child's ru_maxrss at exec, so
+ * run_sh's figure is max(this process at fork, the agent's own peak): an
+ * upper bound of the agent's peak, equal to it when the runner is small, as
+ * when the suite runs alone). */
 static long rss_baseline_kb(void) {
     char dir[64];
     make_dir(dir, sizeof dir, "base", NULL);
