@@ -63,6 +63,23 @@ int agent_backend_replay_new(agent_backend **out, eng_model *m, eng_seq *seq, co
 
 /* --- the HTTP backend (backend_http.c) ---------------------------------------- */
 
+/* What a server may send for one request with max_tokens T (more is an
+ * error, and the transfer stops there): reply text and tool calls together
+ * T x AGENT_HTTP_BYTES_PER_TOKEN + AGENT_HTTP_REPLY_SLACK bytes (64 B a token
+ * is generous: a token is 3-5 bytes of text, at most a few dozen); one SSE
+ * line, one event or a whole JSON answer AGENT_HTTP_LINE_MIN + twice that;
+ * all bytes received (SSE framing, comments, usage included) 16 times that,
+ * at least AGENT_HTTP_BODY_MIN; one tool call's arguments
+ * AGENT_HTTP_MAX_TOOL_ARGS. With the default --max-tokens 256: 80 KiB of reply, 1.2 MiB per
+ * line, 16 MiB in all. */
+#define AGENT_HTTP_BYTES_PER_TOKEN 64
+#define AGENT_HTTP_REPLY_SLACK (64 * 1024)
+#define AGENT_HTTP_LINE_MIN (1024 * 1024)
+#define AGENT_HTTP_BODY_MIN (16 * 1024 * 1024)
+#define AGENT_HTTP_MAX_TOOL_ARGS (1024 * 1024)
+#define AGENT_HTTP_MAX_TOOL_NAME 256
+#define AGENT_HTTP_DEFAULT_TOKENS 4096 /* the bound's T when a request sets no max_tokens */
+
 typedef struct agent_http_opts {
     const char *url;          /* base URL, with or without /v1; NULL: no HTTP backend */
     const char *model;        /* NULL: the first id of GET {url}/v1/models */

@@ -3,7 +3,10 @@
  * OpenAI) with libcurl, streamed as server-sent events with usage at the end;
  * connect and overall timeouts; bounded retries with exponential backoff and
  * jitter (Retry-After honoured) on 429, 5xx and connection errors; errors that
- * quote the server. Does not tokenize: token counts are what the server says. */
+ * quote the server. Everything a server sends is bounded by the request's
+ * max_tokens (backend.h: AGENT_HTTP_*), so a hostile or broken server cannot
+ * grow the agent's memory or its session file. Does not tokenize: token
+ * counts are what the server says. */
 #include "backend.h"
 
 #include <cjson/cJSON.h>
@@ -18,8 +21,8 @@
 #include "../util/time.h"
 #include "toolcall.h"
 
-#define HTTP_MAX_ERROR_BODY (64 * 1024)  /* what is kept of a non-2xx answer */
-#define HTTP_MAX_BODY (64 * 1024 * 1024) /* a non-streamed answer */
+#define HTTP_MAX_ERROR_BODY (64 * 1024)       /* what is kept of a non-2xx answer */
+#define HTTP_MAX_MODELS_BODY (8 * 1024 * 1024) /* GET /v1/models */
 #define HTTP_BACKOFF_BASE_MS 500.0
 #define HTTP_BACKOFF_MAX_MS 8000.0
 #define HTTP_RETRY_AFTER_MAX_S 60.0
@@ -59,6 +62,9 @@ typedef struct xfer {
     char finish[32];
     oa_call calls[AGENT_MAX_CALLS_PER_REPLY];
     int n_calls;
+    /* the bounds of this reply (set_bounds) and what has come so far */
+    size_t reply_cap, line_cap, body_cap;
+    size_t reply_bytes, body_bytes;
 } xfer;
 
 static void xfer_release(xfer *x) {
@@ -71,6 +77,19 @@ static void xfer_release(xfer *x) {
     }
 }
 
+/* The bounds of one reply, from its max_tokens: its text and tool calls,
+ * one SSE line (or event, or a whole JSON answer), everything received. */
+static void set_bounds(xfer *x) {
+    if (!x->rq) { /* GET /v1/models */
+        x->reply_cap = x->line_cap = x->body_cap = HTTP_MAX_MODELS_BODY;
+        return;
+    }
+    size_t t = x->rq->max_tokens > 0 ? (size_t)x->rq->max_tokens : AGENT_HTTP_DEFAULT_TOKENS;
+    x->reply_cap = t * AGENT_HTTP_BYTES_PER_TOKEN + AGENT_HTTP_REPLY_SLACK;
+    x->line_cap = AGENT_HTTP_LINE_MIN + 2 * x->reply_cap;
+    x->body_cap = x->reply_cap * 16 > AGENT_HTTP_BODY_MIN ? x->reply_cap * 16 : AGENT_HTTP_BODY_MIN;
+}
+
 static void xfer_init(xfer *x, http_be *h, const agent_gen_req *rq, const char *url, util_buf *text) {
     memset(x, 0, sizeof *x);
     x->h = h;
@@ -79,6 +98,29 @@ static void xfer_init(xfer *x, http_be *h, const agent_gen_req *rq, const char *
     x->text = text;
     x->retry_after_s = -1;
     x->t_start = util_now_ms();
+    set_bounds(x);
+}
+
+/* Stops the transfer with an error (not retried: a server that breaks a
+ * bound once will again). */
+static void refuse(xfer *x, const char *what) {
+    if (x->failed) return;
+    x->failed = 1;
+    snprintf(x->fail, sizeof x->fail, "server '%s' %s: the reply is refused", x->url, what);
+}
+
+/* Counts n more bytes of reply text or tool calls against the bound. */
+static int reply_room(xfer *x, size_t n) {
+    if (x->reply_bytes + n <= x->reply_cap) {
+        x->reply_bytes += n;
+        return 1;
+    }
+    char what[300];
+    snprintf(what, sizeof what,
+             "sent more than %zu bytes of reply for max_tokens %d (the bound is %d bytes per token + %d KiB)",
+             x->reply_cap, x->rq ? x->rq->max_tokens : 0, AGENT_HTTP_BYTES_PER_TOKEN, AGENT_HTTP_REPLY_SLACK >> 10);
+    refuse(x, what);
+    return 0;
 }
 
 /* --- what the server said ----------------------------------------------------------- */
@@ -126,7 +168,7 @@ static void read_usage(xfer *x, const cJSON *u) {
 }
 
 static int emit(xfer *x, const char *s, size_t n) {
-    if (!n) return 0;
+    if (!n || !reply_room(x, n)) return 0;
     if (x->t_first == 0) x->t_first = util_now_ms();
     util_buf_append(x->text, s, n);
     x->emitted = 1;
@@ -150,13 +192,22 @@ static void read_choice(xfer *x, const cJSON *ch, int streamed) {
         const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
         const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fn, "name"));
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-        if (name) util_buf_puts(&x->calls[i].name, name);
-        if (cJSON_IsString(args)) util_buf_puts(&x->calls[i].args, args->valuestring);
-        else if (cJSON_IsObject(args)) {
-            char *s = cJSON_PrintUnformatted(args);
-            if (s) util_buf_puts(&x->calls[i].args, s);
-            free(s);
+        char *printed = cJSON_IsObject(args) ? cJSON_PrintUnformatted(args) : NULL;
+        const char *a = cJSON_IsString(args) ? args->valuestring : printed;
+        size_t nn = name ? strlen(name) : 0, na = a ? strlen(a) : 0;
+        if (x->calls[i].name.len + nn > AGENT_HTTP_MAX_TOOL_NAME) {
+            refuse(x, "sent a tool name longer than 256 bytes");
+        } else if (x->calls[i].args.len + na > AGENT_HTTP_MAX_TOOL_ARGS) {
+            char what[200];
+            snprintf(what, sizeof what, "sent tool-call arguments longer than %d bytes (%d MiB)",
+                     AGENT_HTTP_MAX_TOOL_ARGS, AGENT_HTTP_MAX_TOOL_ARGS >> 20);
+            refuse(x, what);
+        } else if (reply_room(x, nn + na)) {
+            if (name) util_buf_puts(&x->calls[i].name, name);
+            if (a) util_buf_puts(&x->calls[i].args, a);
         }
+        free(printed);
+        if (x->failed) return;
     }
     const char *fin = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ch, "finish_reason"));
     if (fin) snprintf(x->finish, sizeof x->finish, "%s", fin);
@@ -217,20 +268,38 @@ static void sse_line(xfer *x, const char *s, size_t n) {
     if (s[0] == ':' || n < 5 || memcmp(s, "data:", 5) != 0) return; /* comments, event:, id: */
     s += 5, n -= 5;
     if (n && s[0] == ' ') s++, n--;
+    if (x->data.len + n + 1 > x->line_cap) {
+        char what[160];
+        snprintf(what, sizeof what, "sent an event longer than %zu bytes in its stream", x->line_cap);
+        refuse(x, what);
+        return;
+    }
     if (x->data.len) util_buf_append(&x->data, "\n", 1);
     util_buf_append(&x->data, s, n);
+}
+
+/* Buffers a piece of an SSE line, within the line bound. */
+static int line_add(xfer *x, const char *p, size_t n) {
+    if (x->line.len + n > x->line_cap) {
+        char what[160];
+        snprintf(what, sizeof what, "sent a line longer than %zu bytes in its stream", x->line_cap);
+        refuse(x, what);
+        return 0;
+    }
+    util_buf_append(&x->line, p, n);
+    return 1;
 }
 
 static void sse_feed(xfer *x, const char *p, size_t n) {
     while (n && !x->failed && !x->canceled && !x->done) {
         const char *nl = memchr(p, '\n', n);
         if (!nl) {
-            util_buf_append(&x->line, p, n);
+            line_add(x, p, n);
             return;
         }
         size_t k = (size_t)(nl - p);
         if (x->line.len) {
-            util_buf_append(&x->line, p, k);
+            if (!line_add(x, p, k)) return;
             sse_line(x, x->line.data, x->line.len);
             x->line.len = 0;
         } else {
@@ -284,10 +353,22 @@ static size_t on_body(char *p, size_t sz, size_t n, void *user) {
         if (i == len) return len;
         x->mode = (p[i] == '{' || !x->rq) ? 1 : 2;
     }
+    x->body_bytes += len;
+    if (x->body_bytes > x->body_cap) {
+        char what[200];
+        if (x->rq)
+            snprintf(what, sizeof what, "sent more than %zu bytes for a reply of at most %d tokens", x->body_cap,
+                     x->rq->max_tokens);
+        else
+            snprintf(what, sizeof what, "sent an answer over %zu MiB", x->body_cap >> 20);
+        refuse(x, what);
+        return 0;
+    }
     if (x->mode == 1) {
-        if (x->raw.len + len > HTTP_MAX_BODY) {
-            x->failed = 1;
-            snprintf(x->fail, sizeof x->fail, "server '%s' sent an answer over %d MiB", x->url, HTTP_MAX_BODY >> 20);
+        if (x->raw.len + len > x->line_cap) {
+            char what[160];
+            snprintf(what, sizeof what, "sent an answer over %zu bytes", x->line_cap);
+            refuse(x, what);
             return 0;
         }
         util_buf_append(&x->raw, p, len);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../util/path.h"
+#include "../util/text.h"
 #include "session.h"
 #include "toolcall.h"
 
@@ -43,6 +44,7 @@ struct agent {
     util_buf prev_text;   /* previous request's text + its reply */
     char pending_cause[256]; /* why the next request may not extend the previous one */
     int turn;
+    int turns_done;       /* turns this process completed (a new session without one is discarded) */
     long sum_prompt, sum_cached;
     agent_backend *be;     /* engine, replay or http (backend.h) */
     char model_name[256];  /* util_model_id of the model file, or the id the HTTP backend sends */
@@ -384,6 +386,7 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
         cJSON_AddBoolToObject(e, "canceled", res->canceled);
         if (!rc) rc = event(a, e, err);
         else cJSON_Delete(e);
+        if (!rc) a->turns_done++;
     }
     util_err e2;
     if (agent_session_sync(&a->sess, &e2) && !rc) rc = util_err_set(err, e2.code, "%s", e2.msg);
@@ -430,16 +433,41 @@ static int start_session(agent *a, util_err *err) {
     return rc;
 }
 
-/* Rebuilds the history from a session file's message events. */
-static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err) {
-    int rc = agent_session_open(&a->sess, path, err);
+/* A user message whose turn never ended (the process was killed before the
+ * reply): shown to the user and marked in the session before anything
+ * answers it. text is the message as stored (tier 2 and 3 around the user's
+ * words); the note quotes the user's part. */
+static int mark_unanswered(agent *a, int turn, const char *text, util_err *err) {
+    size_t t2 = a->tier2 ? strlen(a->tier2) : 0;
+    if (t2 && strncmp(text, a->tier2, t2) == 0) text += t2 + strspn(text + t2, "\n");
+    const char *end = strstr(text, "\n\n"); /* the turn context (tier 3) follows a blank line */
+    size_t n = end ? (size_t)(end - text) : strlen(text);
+    size_t k = util_utf8_floor(text, n, 200);
+    note(a, "resume",
+         "turn %d had no answer (the session stopped before its reply): '%.*s%s'; it stays in the "
+         "conversation, before your next message",
+         turn, (int)k, text, k < n ? "..." : "");
+    cJSON *e = ev_new("unanswered", turn);
+    cJSON_AddNumberToObject(e, "time", (double)time(NULL));
+    return event(a, e, err);
+}
+
+/* Rebuilds the history from a session file's message events (a->sess is
+ * open and locked already). */
+static int resume_session(agent *a, cJSON *evs, util_err *err) {
+    int rc = UTIL_OK;
     const cJSON *ev;
     const char *model = NULL;
+    int open_turn = -1;          /* the turn of the last user message, until its turn_end */
+    const char *open_text = NULL;
     cJSON_ArrayForEach(ev, evs) {
         if (rc) break;
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type"));
         const cJSON *turn = cJSON_GetObjectItemCaseSensitive(ev, "turn");
-        if (cJSON_IsNumber(turn) && turn->valueint > a->turn) a->turn = turn->valueint;
+        int t = -1; /* agent_session_load checked the range; checked again, it costs nothing */
+        if (cJSON_IsNumber(turn) && turn->valuedouble >= 0 && turn->valuedouble <= AGENT_SESSION_MAX_TURN)
+            t = (int)turn->valuedouble;
+        if (t > a->turn) a->turn = t;
         if (!type) continue;
         if (strcmp(type, "session") == 0) {
             model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "model"));
@@ -451,9 +479,13 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
                 a->sess.fd = -1; /* rebuilding: do not write the messages again */
                 rc = push_msg(a, role, content, err);
                 a->sess = s;
+                if (strcmp(role, "user") == 0) open_turn = t, open_text = content;
             }
+        } else if (strcmp(type, "turn_end") == 0 || strcmp(type, "unanswered") == 0) {
+            if (t == open_turn) open_turn = -1;
         } else if (strcmp(type, "reset") == 0) {
             clear_msgs(a, (size_t)agent_format_kept_messages(a->fmt));
+            open_turn = -1;
         } else if (strcmp(type, "system") == 0 && a->n_msgs) {
             const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "content"));
             if (c) {
@@ -463,7 +495,7 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
         }
     }
     if (rc) return rc;
-    if (a->n_msgs == 0) return util_err_set(err, UTIL_EFORMAT, "session '%s' holds no messages", path);
+    if (a->n_msgs == 0) return util_err_set(err, UTIL_EFORMAT, "session '%s' holds no messages", a->sess.path);
     /* a resumed session keeps its tier 2; its cache comes back from the disk tier */
     if (a->n_msgs > 1 && a->fmt->tier2 == AGENT_TIER2_SYSTEM) {
         free(a->tier2);
@@ -472,6 +504,7 @@ static int resume_session(agent *a, const char *path, cJSON *evs, util_err *err)
     cJSON *e = ev_new("resume", a->turn);
     cJSON_AddNumberToObject(e, "time", (double)time(NULL));
     rc = event(a, e, err);
+    if (!rc && open_turn >= 0 && open_text) rc = mark_unanswered(a, open_turn, open_text, err);
     if (!rc && model && strcmp(model, a->model_name) != 0) {
         snprintf(a->pending_cause, sizeof a->pending_cause, "model changed from '%s' to '%s'", model,
                  a->model_name);
@@ -507,6 +540,7 @@ static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     a->tools.yes = a->o.yes;
     a->tools.confirm = a->o.confirm;
     a->tools.confirm_user = a->o.confirm_user;
+    a->tools.key_env = a->o.http.api_key_env;
     a->tools.skills = &a->prompt.skills;
     util_buf t2;
     util_buf_init(&t2);
@@ -552,14 +586,18 @@ int agent_open(agent **out, const agent_opts *o, util_err *err) {
     const char *session_ws = NULL;
     int rc = UTIL_OK;
     if (o->resume_set) {
+        /* locked before it is read: another process cannot extend it meanwhile */
+        agent_session_info info;
         rc = agent_session_find(o->resume, spath, sizeof spath, sid, sizeof sid, err);
-        if (!rc) rc = agent_session_load(spath, &evs, NULL, err);
+        if (!rc) rc = agent_session_open(&a->sess, spath, err);
+        if (!rc) rc = agent_session_load(spath, &evs, &info, err);
+        if (!rc && info.warning[0]) note(a, "warning", "%s", info.warning);
         const cJSON *first = evs ? cJSON_GetArrayItem(evs, 0) : NULL;
         session_ws = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "workspace"));
     }
     if (!rc) rc = open_backend(a, err);
     if (!rc) rc = open_workspace(a, session_ws, err);
-    if (!rc) rc = o->resume_set ? resume_session(a, spath, evs, err) : start_session(a, err);
+    if (!rc) rc = o->resume_set ? resume_session(a, evs, err) : start_session(a, err);
     cJSON_Delete(evs);
     if (rc) {
         agent_free(a);
@@ -576,6 +614,9 @@ void agent_free(agent *a) {
     free(a->tier2);
     free(a->prev);
     util_buf_release(&a->prev_text);
+    /* a new session in which no turn completed (the backend failed, the user
+     * left at once) is not kept: it would become "the latest" for nothing */
+    if (!a->o.resume_set && a->turns_done == 0) agent_session_discard(&a->sess);
     agent_session_close(&a->sess);
     agent_tools_release(&a->tools);
     agent_prompt_release(&a->prompt);

@@ -1,7 +1,8 @@
-/* agent/session.c: JSONL session files: create, append (one write per line
- * with O_APPEND), fsync per turn, find by id or prefix, list, and load with a
- * torn-last-line tolerance. Does not decide what events mean (loop.c,
- * stats.c). */
+/* agent/session.c: JSONL session files: create and open under an advisory
+ * lock, append (one write per line with O_APPEND), fsync per turn, discard,
+ * find by id or prefix, list, and a bounded load that skips (and counts)
+ * every unreadable line instead of stopping at it. Does not decide what
+ * events mean (loop.c, stats.c). */
 #include "session.h"
 
 #include <dirent.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,34 +61,62 @@ int agent_session_create(agent_session *s, util_err *err) {
         snprintf(s->id, sizeof s->id, "%s-%04x", stamp, (rnd >> 8) & 0xffff);
         snprintf(s->path, sizeof s->path, "%s/%s.jsonl", dir, s->id);
         s->fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-        if (s->fd >= 0) return UTIL_OK;
+        if (s->fd >= 0) {
+            flock(s->fd, LOCK_EX | LOCK_NB); /* new: nobody else can hold it yet */
+            return UTIL_OK;
+        }
         if (errno != EEXIST) break;
     }
     return util_err_set(err, UTIL_EIO, "cannot create session file '%s': %s", s->path, strerror(errno));
 }
 
+/* The lock of an open session: one writer per file, so two agents resuming
+ * one session cannot interleave its history. */
+static int lock_session(agent_session *s, util_err *err) {
+    while (flock(s->fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK)
+            return util_err_set(err, UTIL_EIO,
+                                "session '%s' is in use by another process (another cachet holds its lock): "
+                                "finish that one first, or start a new session",
+                                s->id);
+        return util_err_set(err, UTIL_EIO, "session '%s': flock: %s", s->path, strerror(errno));
+    }
+    return UTIL_OK;
+}
+
 int agent_session_open(agent_session *s, const char *path, util_err *err) {
     memset(s, 0, sizeof *s);
+    s->fd = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
     const char *b = strrchr(path, '/');
     snprintf(s->id, sizeof s->id, "%s", b ? b + 1 : path);
     char *dot = strstr(s->id, ".jsonl");
     if (dot) *dot = '\0';
-    s->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (s->fd < 0) return util_err_set(err, UTIL_EIO, "session '%s': %s", path, strerror(errno));
-    /* a torn last line from a crash: end it so the next event starts clean */
-    int r = open(path, O_RDONLY | O_CLOEXEC);
-    if (r >= 0) {
-        struct stat st;
-        char c = '\n';
-        if (fstat(r, &st) == 0 && st.st_size > 0 && pread(r, &c, 1, st.st_size - 1) == 1 &&
-            c != '\n' && write(s->fd, "\n", 1) != 1) {
-            close(r);
-            return util_err_set(err, UTIL_EIO, "session '%s': %s", path, strerror(errno));
-        }
+    /* a regular file, checked without blocking on a FIFO */
+    int r;
+    int rc = util_fs_open_regular(&r, AT_FDCWD, path, 0, err);
+    if (rc) return rc;
+    s->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    if (s->fd < 0 || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = util_err_set(err, UTIL_EIO, "session '%s': %s", path, s->fd < 0 ? strerror(errno) : "not a regular file");
         close(r);
+        agent_session_close(s);
+        return rc;
     }
-    return UTIL_OK;
+    rc = lock_session(s, err);
+    /* a torn last line from a crash: end it so the next event starts clean */
+    char c = '\n';
+    if (!rc && fstat(r, &st) == 0 && st.st_size > 0 && pread(r, &c, 1, st.st_size - 1) == 1 && c != '\n' &&
+        write(s->fd, "\n", 1) != 1)
+        rc = util_err_set(err, UTIL_EIO, "session '%s': %s", path, strerror(errno));
+    close(r);
+    if (rc) {
+        if (s->fd >= 0) close(s->fd); /* not agent_session_close: nothing of ours to fsync */
+        s->fd = -1;
+    }
+    return rc;
 }
 
 int agent_session_append(agent_session *s, const cJSON *ev, util_err *err) {
@@ -120,6 +151,13 @@ void agent_session_close(agent_session *s) {
         fsync(s->fd);
         close(s->fd);
     }
+    s->fd = -1;
+}
+
+void agent_session_discard(agent_session *s) {
+    if (s->fd < 0) return;
+    unlink(s->path); /* while the lock is held: no other process is using it */
+    close(s->fd);
     s->fd = -1;
 }
 
@@ -198,38 +236,85 @@ int agent_session_find(const char *id, char *path, size_t cap, char *id_out, siz
     return rc;
 }
 
-int agent_session_load(const char *path, cJSON **events, int *torn, util_err *err) {
+/* --- loading -------------------------------------------------------------------------- */
+
+/* Why a line is not an event, or NULL when *out is one (then the caller owns it). */
+static const char *parse_line(const char *s, size_t n, cJSON **out) {
+    *out = NULL;
+    if (memchr(s, '\0', n)) return "NUL bytes";
+    cJSON *ev = cJSON_ParseWithLength(s, n);
+    if (!cJSON_IsObject(ev)) {
+        cJSON_Delete(ev);
+        return "not a JSON object";
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, ev) {
+        if (!cJSON_IsNumber(v)) continue;
+        double d = v->valuedouble;
+        int bad = !isfinite(d) || fabs(d) > 9007199254740992.0; /* 2^53: exact in a double, fits a long */
+        if (!bad && strcmp(v->string ? v->string : "", "turn") == 0)
+            bad = d < 0 || d > AGENT_SESSION_MAX_TURN || d != floor(d);
+        if (bad) {
+            cJSON_Delete(ev);
+            return "a number out of range";
+        }
+    }
+    *out = ev;
+    return NULL;
+}
+
+int agent_session_load(const char *path, cJSON **events, agent_session_info *info, util_err *err) {
+    agent_session_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
     *events = NULL;
-    if (torn) *torn = 0;
+    int fd;
+    int rc = util_fs_open_regular(&fd, AT_FDCWD, path, 0, err);
+    if (rc) return rc;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (size_t)st.st_size > AGENT_SESSION_MAX_BYTES) {
+        close(fd);
+        return util_err_set(err, UTIL_ERANGE,
+                            "session '%s' is %lld MiB, larger than the limit of %zu MiB for a session file: "
+                            "start a new session",
+                            path, (long long)(st.st_size >> 20), AGENT_SESSION_MAX_BYTES >> 20);
+    }
     char *text = NULL;
     size_t len = 0;
-    int rc = util_read_file(&text, &len, path, err);
+    rc = util_fs_read_fd(&text, &len, fd, path, AGENT_SESSION_MAX_BYTES, 0, NULL, err);
+    close(fd);
     if (rc) return rc;
     cJSON *arr = cJSON_CreateArray();
-    size_t line = 0;
-    for (char *s = text; *s && !rc; line++) {
-        char *nl = strchr(s, '\n');
-        int last = !nl || !nl[1];
-        if (nl) *nl = '\0';
-        if (*s) {
-            cJSON *ev = cJSON_Parse(s);
-            if (ev && cJSON_IsObject(ev)) {
-                cJSON_AddItemToArray(arr, ev);
-            } else {
-                cJSON_Delete(ev);
-                /* a line cut by a crash: the last line, or one the next
-                 * process terminated with a newline before appending */
-                if (last || !nl) {
-                    if (torn) *torn = 1;
-                } else if (!cJSON_IsObject(ev)) {
-                    if (torn) *torn = 1;
-                }
-            }
+    if (!arr) {
+        free(text);
+        return util_err_set(err, UTIL_ENOMEM, "session '%s': out of memory", path);
+    }
+    const char *why_first = NULL;
+    long line = 0;
+    for (size_t off = 0; off < len;) {
+        const char *s = text + off, *nl = memchr(s, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - s) : len - off;
+        off += n + (nl ? 1 : 0);
+        line++;
+        if (n && s[n - 1] == '\r') n--;
+        if (n == 0) continue;
+        cJSON *ev;
+        const char *why = parse_line(s, n, &ev);
+        if (!why) {
+            cJSON_AddItemToArray(arr, ev);
+            continue;
         }
-        if (!nl) break;
-        s = nl + 1;
+        if (off >= len) info->torn = 1; /* the last line: a write cut by a crash */
+        if (!info->skipped++) {
+            info->first_skipped = line;
+            why_first = off >= len && !nl && strcmp(why, "not a JSON object") == 0 ? "cut short" : why;
+        }
     }
     free(text);
+    if (info->skipped)
+        snprintf(info->warning, sizeof info->warning,
+                 "session '%s': skipped %ld unreadable line%s (the first: line %ld, %s); every other line was read",
+                 path, info->skipped, info->skipped == 1 ? "" : "s", info->first_skipped, why_first);
     *events = arr;
     return UTIL_OK;
 }

@@ -6,6 +6,8 @@
  * command line's cli/cmd_stats.c does). */
 #include "stats.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,18 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 
+/* A number of an event, 0 when absent or absurd (agent_session_load skips
+ * such lines; events from elsewhere get the same guard), so every
+ * conversion below to long or int is defined. */
 static double num(const cJSON *o, const char *k) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    return isfinite(d) && fabs(d) <= 9007199254740992.0 ? d : 0;
+}
+
+static int turn_of(const cJSON *o) {
+    double d = num(o, "turn");
+    return d >= 0 && d <= INT_MAX ? (int)d : 0;
 }
 
 static const char *str(const cJSON *o, const char *k) {
@@ -30,7 +41,7 @@ void agent_stats_compute(const cJSON *events, agent_session_stats *s) {
     cJSON_ArrayForEach(e, events) {
         const char *t = str(e, "type");
         if (!t) continue;
-        int turn = (int)num(e, "turn");
+        int turn = turn_of(e);
         if (strcmp(t, "session") == 0 && str(e, "id")) snprintf(s->id, sizeof s->id, "%s", str(e, "id"));
         else if (strcmp(t, "turn_end") == 0) s->turns++;
         else if (strcmp(t, "break") == 0) s->breaks++;
@@ -104,7 +115,7 @@ size_t agent_stats_per_turn(const cJSON *events, agent_turn_row *rows, size_t ca
         const char *t = str(e, "type");
         if (!t || strcmp(t, "request") != 0 || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "cached_tokens")))
             continue;
-        int turn = (int)num(e, "turn");
+        int turn = turn_of(e);
         if (n == 0 || rows[n - 1].turn != turn) {
             if (n == cap) break;
             rows[n++] = (agent_turn_row){turn, 0, 0};

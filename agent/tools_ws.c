@@ -17,6 +17,25 @@
 
 /* --- config ---------------------------------------------------------------------- */
 
+/* "secret_env": an array of variable-name globs (tools_shell.c drops them
+ * from the commands' environment). */
+static int load_secret_env(agent_tools *t, const cJSON *c, const char *p, util_err *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "secret_env"), *e;
+    if (!v) return UTIL_OK;
+    if (!cJSON_IsArray(v))
+        return util_err_set(err, UTIL_EFORMAT, "'%s': \"secret_env\" must be an array of strings", p);
+    t->secret_env = calloc((size_t)cJSON_GetArraySize(v) + 1, sizeof *t->secret_env);
+    if (!t->secret_env) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(e, v) {
+        if (!cJSON_IsString(e))
+            return util_err_set(err, UTIL_EFORMAT, "'%s': \"secret_env\" must be an array of strings", p);
+        if (!(t->secret_env[t->n_secret_env] = strdup(e->valuestring)))
+            return util_err_set(err, UTIL_ENOMEM, "out of memory");
+        t->n_secret_env++;
+    }
+    return UTIL_OK;
+}
+
 static int load_config(agent_tools *t, util_err *err) {
     char p[PATH_MAX + 32];
     snprintf(p, sizeof p, "%s/.cachet/config.json", t->root);
@@ -48,6 +67,7 @@ static int load_config(agent_tools *t, util_err *err) {
         if (!(t->allow[t->n_allow] = strdup(e->valuestring))) rc = UTIL_ENOMEM;
         else t->n_allow++;
     }
+    if (!rc) rc = load_secret_env(t, c, p, err);
     cJSON_Delete(c);
     return rc;
 }
@@ -69,6 +89,8 @@ int agent_tools_init(agent_tools *t, const char *workspace, util_err *err) {
 void agent_tools_release(agent_tools *t) {
     for (size_t i = 0; i < t->n_allow; i++) free(t->allow[i]);
     free(t->allow);
+    for (size_t i = 0; i < t->n_secret_env; i++) free(t->secret_env[i]);
+    free(t->secret_env);
     free(t->root);
     memset(t, 0, sizeof *t);
 }

@@ -22,6 +22,9 @@ typedef struct agent_tools {
     int yes;               /* --yes: run what would need confirmation */
     char **allow;          /* "tool" or "tool:glob" from .cachet/config.json */
     size_t n_allow;
+    char **secret_env;     /* "secret_env" globs from .cachet/config.json: variables run_shell's commands never see */
+    size_t n_secret_env;
+    const char *key_env;   /* the API key's variable (--api-key-env; borrowed): never passed to a command either */
     agent_confirm_fn confirm; /* NULL: no TTY, refuse what is not allowed */
     void *confirm_user;
     const agent_skills *skills;

@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/path.h"
+#include "../util/text.h"
 #include "cli.h"
 #include "repl.h"
 #include "../agent/session.h"
@@ -154,9 +156,15 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
 
 /* --- notes and streaming -------------------------------------------------------- */
 
+/* Notes go to stderr, which may be a terminal: what they quote (a tool's
+ * arguments, a server's message) has its control characters escaped. */
 static void on_note(void *user, const char *kind, const char *text) {
     (void)user;
-    fprintf(stderr, "[%s] %s\n", kind, text);
+    util_buf b;
+    util_buf_init(&b);
+    util_text_escape(&b, text, strlen(text), UTIL_ESC_KEEP_LINES);
+    fprintf(stderr, "[%s] %s\n", kind, b.data ? b.data : "");
+    util_buf_release(&b);
 }
 
 static int on_text_stdout(void *user, const char *text, size_t len) {

@@ -189,12 +189,14 @@ int cli_cmd_stats(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
         char path[4096], sid[64];
         cJSON *evs = NULL;
+        agent_session_info info;
         if (agent_session_find(ids[i], path, sizeof path, sid, sizeof sid, &err) ||
-            agent_session_load(path, &evs, NULL, &err)) {
+            agent_session_load(path, &evs, &info, &err)) {
             fprintf(stderr, "cachet: %s\n", err.msg);
             rc = CLI_EXIT_FAIL;
             continue;
         }
+        if (info.warning[0]) fprintf(stderr, "cachet: warning: %s\n", info.warning);
         agent_session_stats s;
         agent_stats_compute(evs, &s);
         if (!s.id[0]) snprintf(s.id, sizeof s.id, "%s", sid);

@@ -1,7 +1,8 @@
 /* cli/repl.c: the interactive chat on a terminal: line editing and history
  * through libedit, streamed replies, Ctrl-C stopping the current generation
  * (SIGINT is blocked and read through a signalfd, so no signal handler and no
- * global flag), confirmation prompts, and the slash commands /stats /prompt
+ * global flag), confirmation prompts (control characters escaped, so a
+ * command cannot disguise itself), and the slash commands /stats /prompt
  * /reset /sessions /help /quit. The loop itself is agent/loop.c. */
 #include <errno.h>
 #include <poll.h>
@@ -15,6 +16,8 @@
 
 #include "repl.h"
 #include "../agent/session.h"
+#include "../util/buf.h"
+#include "../util/text.h"
 #include "cli.h"
 #include "../agent/stats.h"
 
@@ -33,10 +36,26 @@ static int sig_pending(repl *r) {
 
 static int should_stop(void *user) { return sig_pending(user); }
 
+/* Writes text to f with what could drive the terminal made visible
+ * (util_text_escape); returns the number of escapes. */
+static size_t put_escaped(FILE *f, const char *text, size_t len, int flags) {
+    util_buf b;
+    util_buf_init(&b);
+    size_t n = util_text_escape(&b, text, len, flags);
+    if (n == (size_t)-1) n = 0;
+    if (b.len) fwrite(b.data, 1, b.len, f);
+    util_buf_release(&b);
+    return n;
+}
+
+/* The model's text: lines and tabs as they are, but no escape sequence or
+ * carriage return reaches the terminal (a reply must not be able to redraw
+ * what the user reads before a confirmation). Pieces may cut a UTF-8
+ * character, so only single-byte controls are escaped here. */
 static int on_text(void *user, const char *text, size_t len) {
     repl *r = user;
     r->in_reply = 1;
-    fwrite(text, 1, len, stdout);
+    put_escaped(stdout, text, len, UTIL_ESC_KEEP_LINES | UTIL_ESC_ASCII_ONLY);
     fflush(stdout);
     return sig_pending(r);
 }
@@ -46,15 +65,31 @@ static void on_note(void *user, const char *kind, const char *text) {
     if (r->in_reply) fputc('\n', stdout);
     r->in_reply = 0;
     fflush(stdout);
-    fprintf(stderr, "\033[2m[%s] %s\033[0m\n", kind, text);
+    fprintf(stderr, "\033[2m[%s] ", kind);
+    put_escaped(stderr, text, strlen(text), UTIL_ESC_KEEP_LINES);
+    fputs("\033[0m\n", stderr);
 }
 
+/* The confirmation: the tool and what it acts on with every control,
+ * invisible and bidirectional character escaped, so what the user reads is
+ * what runs; attributes a reply may have set are reset first. */
 static int confirm(void *user, const char *tool, const char *what) {
     repl *r = user;
     if (r->in_reply) fputc('\n', stdout);
     r->in_reply = 0;
-    fprintf(stderr, "allow %s: %s ? [y/N] ", tool, what ? what : "");
+    fflush(stdout);
+    util_buf b;
+    util_buf_init(&b);
+    size_t n = util_text_escape(&b, what ? what : "", what ? strlen(what) : 0, 0);
+    fputs("\033[0m", stderr);
+    if (n && n != (size_t)-1)
+        fprintf(stderr, "[warning] %zu control characters (or invisible ones) in this call are shown escaped "
+                        "(\\r \\n \\e \\xNN \\u{XXXX}): read it with care\n", n);
+    fputs("allow ", stderr);
+    put_escaped(stderr, tool, strlen(tool), 0);
+    fprintf(stderr, ": %s ? [y/N] ", b.data ? b.data : "");
     fflush(stderr);
+    util_buf_release(&b);
     char line[64];
     if (!fgets(line, sizeof line, stdin)) return 0;
     return line[0] == 'y' || line[0] == 'Y';

@@ -28,10 +28,12 @@ static void test_files(void) {
     fputs("{\"type\":\"request\",\"prompt_tok", f); /* a torn line */
     fclose(f);
     cJSON *evs;
-    int torn = 0;
-    CHECK(agent_session_load(s.path, &evs, &torn, &err) == 0);
+    agent_session_info info;
+    CHECK(agent_session_load(s.path, &evs, &info, &err) == 0);
     CHECK_EQ_INT(cJSON_GetArraySize(evs), 1);
-    CHECK_EQ_INT(torn, 1);
+    CHECK_EQ_INT(info.torn, 1);
+    CHECK_EQ_INT(info.skipped, 1);
+    CHECK_MSG(strstr(info.warning, "line 2, cut short") != NULL, "%s", info.warning);
     cJSON_Delete(evs);
     /* reopening ends the torn line, so the next event is whole */
     agent_session s2;
@@ -41,8 +43,9 @@ static void test_files(void) {
     CHECK(agent_session_append(&s2, e, &err) == 0);
     cJSON_Delete(e);
     agent_session_close(&s2);
-    CHECK(agent_session_load(s.path, &evs, &torn, &err) == 0);
+    CHECK(agent_session_load(s.path, &evs, &info, &err) == 0);
     CHECK_EQ_INT(cJSON_GetArraySize(evs), 2);
+    CHECK_EQ_INT(info.torn, 0);
     cJSON_Delete(evs);
     char path[4096], id[64], prefix[32];
     CHECK(agent_session_find(NULL, path, sizeof path, id, sizeof id, &err) == 0);

@@ -47,6 +47,20 @@ static void test_text(void) {
     CHECK_EQ_INT(util_utf8_check(o, n), n);
     free(o);
 
+    /* escaping for a terminal: controls, C1, bidi overrides and bad bytes made visible */
+    util_buf eb;
+    util_buf_init(&eb);
+    CHECK_EQ_INT(util_text_escape(&eb, "ls\r\x1b[2Kx\x7f\x01\n\t\xc2\x9b\xe2\x80\xae\xef\xbb\xbf\xff\xc3\xa9\\e", 25, 0),
+                 10);
+    CHECK_EQ_STR(eb.data, "ls\\r\\e[2Kx\\x7f\\x01\\n\\t\\u{9b}\\u{202e}\\u{feff}\\xff\xc3\xa9\\e");
+    eb.len = 0;
+    CHECK_EQ_INT(util_text_escape(&eb, "a\nb\tc\rd", 7, UTIL_ESC_KEEP_LINES), 1);
+    CHECK_EQ_STR(eb.data, "a\nb\tc\\rd");
+    eb.len = 0; /* a piece of a stream: a cut character passes, controls do not */
+    CHECK_EQ_INT(util_text_escape(&eb, "\xe2\x80\x1b]0;x\x07", 8, UTIL_ESC_ASCII_ONLY | UTIL_ESC_KEEP_LINES), 2);
+    CHECK_EQ_STR(eb.data, "\xe2\x80\\e]0;x\\x07");
+    util_buf_release(&eb);
+
     /* validation: the first bad byte's offset, or the length */
     CHECK_EQ_INT(util_utf8_check("abc", 3), 3);
     CHECK_EQ_INT(util_utf8_check("a\xc3\xa9\xf0\x9f\x98\x80", 7), 7);

@@ -108,3 +108,62 @@ int util_text_truncate(const char *s, size_t n, size_t limit, char **out, size_t
     *out = util_buf_detach(&b, out_len);
     return cut;
 }
+
+/* --- text shown on a terminal ------------------------------------------------------- */
+
+/* 1 for the code points a terminal acts on or shows as nothing. */
+static int invisible_cp(unsigned cp) {
+    return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF;
+}
+
+static unsigned decode(const unsigned char *u, size_t k) {
+    if (k == 1) return u[0];
+    unsigned cp = u[0] & (0x7Fu >> k);
+    for (size_t i = 1; i < k; i++) cp = (cp << 6) | (u[i] & 0x3Fu);
+    return cp;
+}
+
+size_t util_text_escape(util_buf *out, const char *s, size_t n, int flags) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t esc = 0, i = 0;
+    int rc = 0;
+    while (i < n && !rc) {
+        unsigned char c = u[i];
+        if (c < 0x20 || c == 0x7F) {
+            if ((flags & UTIL_ESC_KEEP_LINES) && (c == '\n' || c == '\t')) rc = util_buf_append(out, s + i, 1);
+            else {
+                esc++;
+                rc = c == '\r'   ? util_buf_puts(out, "\\r")
+                     : c == '\n' ? util_buf_puts(out, "\\n")
+                     : c == '\t' ? util_buf_puts(out, "\\t")
+                     : c == 0x1B ? util_buf_puts(out, "\\e")
+                                 : util_buf_printf(out, "\\x%02x", c);
+            }
+            i++;
+            continue;
+        }
+        if (c < 0x80 || (flags & UTIL_ESC_ASCII_ONLY)) {
+            size_t j = i + 1; /* a run of bytes copied as they are */
+            while (j < n && u[j] >= 0x20 && u[j] != 0x7F && (u[j] < 0x80 || (flags & UTIL_ESC_ASCII_ONLY))) j++;
+            rc = util_buf_append(out, s + i, j - i);
+            i = j;
+            continue;
+        }
+        size_t k = util_utf8_char_len(s + i, n - i);
+        if (k == 0) {
+            esc++;
+            rc = util_buf_printf(out, "\\x%02x", c);
+            i++;
+        } else if (invisible_cp(decode(u + i, k))) {
+            esc++;
+            rc = util_buf_printf(out, "\\u{%x}", decode(u + i, k));
+            i += k;
+        } else {
+            rc = util_buf_append(out, s + i, k);
+            i += k;
+        }
+    }
+    if (!rc) rc = util_buf_append(out, "", 0);
+    return rc ? (size_t)-1 : esc;
+}

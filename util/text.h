@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "buf.h"
+
 /* U+FFFD REPLACEMENT CHARACTER as UTF-8. */
 #define UTIL_UTF8_REPLACEMENT "\xEF\xBF\xBD"
 
@@ -43,5 +45,23 @@ size_t util_utf8_complete_len(const char *s, size_t n);
  * *out_len (may be NULL) its length. Returns 1 if something was cut, 0 if
  * the text was copied whole, UTIL_ENOMEM. */
 int util_text_truncate(const char *s, size_t n, size_t limit, char **out, size_t *out_len);
+
+/* --- text shown on a terminal ------------------------------------------------ */
+
+enum {
+    UTIL_ESC_KEEP_LINES = 1, /* \n and \t are copied, not escaped */
+    UTIL_ESC_ASCII_ONLY = 2, /* only C0 controls and DEL are escaped: for text
+                                streamed in pieces that may cut a character */
+};
+
+/* Appends s[0..n) to out with everything that can move the cursor, erase,
+ * recolour, reorder or hide text on a terminal made visible: C0 controls as
+ * \r \n \t \e or \xNN, DEL as \x7f, C1 controls (U+0080..U+009F), bidirectional
+ * embeddings, overrides and isolates, zero-width and invisible format
+ * characters (U+200B..U+200F, U+2028..U+202E, U+2060..U+206F, U+FEFF) as
+ * \u{XXXX}, and bytes that are not UTF-8 as \xNN. Backslashes are copied as
+ * they are. Returns the number of escapes written, or (size_t)-1 when out of
+ * memory. */
+size_t util_text_escape(util_buf *out, const char *s, size_t n, int flags);
 
 #endif
