@@ -1,11 +1,12 @@
 /* tests/test_security_ws.c: the workspace as an attacker shapes it (a
  * malicious repository) and a hostile backend drives it (tests/fakesrv.h
  * scripting tool calls over loopback, `cachet -p` as a real process): symlinks
- * out of the workspace in tool paths; a concurrent renamer swapping a
- * directory with a link to outside while read_file and write_file run
- * thousands of times (beside a check-then-open canary that shows the race is
- * hit); write_file on a directory; huge files and FIFOs. Most run with the
- * kernel's openat2 and with the portable walk (CACHET_FS_RESOLVE=walk). */
+ * out of the workspace in tool paths, prompt files and skills; a concurrent
+ * renamer swapping a directory with a link to outside while read_file and
+ * write_file run thousands of times (beside a check-then-open canary that
+ * shows the race is hit); write_file on a directory; huge files, FIFOs and
+ * oversized prompt files. Most run with the kernel's openat2 and with the
+ * portable walk (CACHET_FS_RESOLVE=walk). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,6 +44,14 @@ static void shf(const char *fmt, ...) {
     proc_result r = proc_run(cmd);
     CHECK_MSG(r.status == 0, "'%s': %s", cmd, r.err);
     proc_result_free(&r);
+}
+
+static void put(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    CHECK_MSG(f != NULL, "cannot write %s", path);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
 }
 
 /* The file's text (malloc'd), or NULL when it cannot be read. */
@@ -148,6 +157,16 @@ static agent_run agent_go(const char *dir, const char *ws, const fake *f, const 
     unlink(e);
     unlink(m);
     return a;
+}
+
+/* Everything the backend was sent, one request after another (malloc'd). */
+static char *all_requests(fake *f) {
+    util_buf b;
+    util_buf_init(&b);
+    for (int i = 0; i < FAKE_MAX; i++)
+        if (f->req[i]) util_buf_printf(&b, "%s\n=====\n", f->req[i]);
+    util_buf_append(&b, "", 0);
+    return util_buf_detach(&b, NULL);
 }
 
 static const char *req(const fake *f, int i) { return f->req[i] ? f->req[i] : ""; }
@@ -375,6 +394,91 @@ static void test_race(const char *dir, int walk) {
     set_mode(0);
 }
 
+/* --- 3. prompt files and skills ------------------------------------------------------------- */
+
+static const char k_skill_fmt[] = "---\nname: %s\ndescription: A skill for the tests.\n---\n%s\n";
+
+static void skill_at(const char *folder, const char *name, const char *body) {
+    char p[4400], text[1024];
+    shf("mkdir -p %s", folder);
+    snprintf(p, sizeof p, "%s/SKILL.md", folder);
+    snprintf(text, sizeof text, k_skill_fmt, name, body);
+    put(p, text);
+}
+
+static void test_prompt_links(const char *dir, int walk) {
+    char ws[4200], p[4400];
+    snprintf(ws, sizeof ws, "%s/p-ws", dir);
+    shf("rm -rf %s %s/p-out && mkdir -p %s/docs %s/.cachet/skills %s/p-out", ws, dir, ws, ws, dir);
+    snprintf(p, sizeof p, "%s/p-out/id_ed25519", dir);
+    put(p, "-----BEGIN OPENSSH PRIVATE KEY-----\nKEYSECRET\n-----END OPENSSH PRIVATE KEY-----\n");
+    snprintf(p, sizeof p, "%s/p-out/hostname", dir);
+    put(p, "HOSTSECRET\n");
+    snprintf(p, sizeof p, "%s/p-out/evil", dir);
+    skill_at(p, "evil", "SKILLSECRET");
+    snprintf(p, sizeof p, "%s/.cachet/skills/good", ws);
+    skill_at(p, "good", "GOODSKILL");
+    snprintf(p, sizeof p, "%s/docs/soul.md", ws);
+    put(p, "SOULINSIDE\n");
+    shf("cd %s && ln -s %s/p-out/id_ed25519 AGENTS.md && ln -s ../p-out/hostname USER.md && ln -s docs/soul.md SOUL.md "
+        "&& ln -s %s/p-out/evil .cachet/skills/evil",
+        ws, dir, dir);
+    fake f;
+    const char *calls[] = {"read_skill", "{\"name\": \"evil\"}", "read_skill", "{\"name\": \"good\"}"};
+    CHECK(fake_script(&f, 2, calls) == 0);
+    agent_run a = agent_go(dir, "p-ws", &f, walk ? "CACHET_FS_RESOLVE=walk" : "", "", "");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "%s: status %d: %s", k_modes[walk], a.r.status, a.r.err);
+    char *all = all_requests(&f);
+    CHECK_MSG(!strstr(all, "KEYSECRET") && !strstr(all, "HOSTSECRET") && !strstr(all, "SKILLSECRET"),
+              "%s: a file outside the workspace reached the backend", k_modes[walk]);
+    CHECK_MSG(strstr(req(&f, 0), "SOULINSIDE") != NULL, "%s: an in-tree link is read", k_modes[walk]);
+    CHECK_MSG(strstr(req(&f, 0), "good: A skill") != NULL && strstr(req(&f, 0), "evil: A skill") == NULL,
+              "%s: the skills index", k_modes[walk]);
+    CHECK_MSG(strstr(req(&f, 2), "GOODSKILL") != NULL, "%s: read_skill good", k_modes[walk]);
+    CHECK_MSG(strstr(a.r.err, "'AGENTS.md'") && strstr(a.r.err, "'USER.md'") && strstr(a.r.err, "evil"),
+              "%s: warnings name the refused files: %s", k_modes[walk], a.r.err);
+    free(all);
+    proc_result_free(&a.r);
+    fake_release(&f);
+}
+
+/* A skill validated when the index is built, then swapped for a link to
+ * outside before read_skill: the read goes through the resolver again. */
+static void test_skill_swap(const char *dir, int walk) {
+    set_mode(walk);
+    char ws[4200], p[4400], q[4400];
+    snprintf(ws, sizeof ws, "%s/s-ws", dir);
+    shf("rm -rf %s %s/s-out && mkdir -p %s/.cachet/skills %s/s-out", ws, dir, ws, dir);
+    snprintf(p, sizeof p, "%s/.cachet/skills/swap", ws);
+    skill_at(p, "swap", "SWAPINSIDE");
+    snprintf(p, sizeof p, "%s/s-out/swap", dir);
+    skill_at(p, "swap", "SWAPSECRET");
+    agent_prompt pr;
+    agent_prompt_opts po = {ws, check_root(), NULL, "/nonexistent"};
+    util_err err;
+    CHECK_MSG(agent_prompt_build(&pr, &po, &err) == 0, "%s", err.msg);
+    agent_tools t;
+    CHECK(agent_tools_init(&t, ws, &err) == 0);
+    t.skills = &pr.skills;
+    util_buf out;
+    util_buf_init(&out);
+    CHECK(run_tool(&t, "read_skill", "{\"name\": \"swap\"}", &out, &err) == 0 && strstr(out.data, "SWAPINSIDE"));
+    snprintf(p, sizeof p, "%s/.cachet/skills/swap", ws);
+    snprintf(q, sizeof q, "%s/swap-old", ws);
+    CHECK(rename(p, q) == 0);
+    snprintf(q, sizeof q, "%s/s-out/swap", dir);
+    CHECK(symlink(q, p) == 0);
+    int rc = run_tool(&t, "read_skill", "{\"name\": \"swap\"}", &out, &err);
+    CHECK_MSG(rc != 0 && !strstr(out.data, "SWAPSECRET"), "%s: read_skill followed the swapped link: %s", k_modes[walk],
+              out.data);
+    CHECK_MSG(strstr(err.msg, "outside") != NULL, "%s: %s", k_modes[walk], err.msg);
+    util_buf_release(&out);
+    agent_tools_release(&t);
+    agent_prompt_release(&pr);
+    set_mode(0);
+}
+
 /* --- 6. write_file on a directory ------------------------------------------------------------ */
 
 static void test_write_dir(const char *dir, int walk) {
@@ -477,6 +581,35 @@ static void test_special_files(const char *dir) {
     fake_release(&f);
 }
 
+/* Prompt files and SKILL.md over their caps, and a FIFO as a prompt file:
+ * left out with a warning naming them, without blocking. */
+static void test_prompt_caps(const char *dir) {
+    char ws[4200], p[4400];
+    snprintf(ws, sizeof ws, "%s/c-ws", dir);
+    shf("rm -rf %s && mkdir -p %s/.cachet/skills/huge && cd %s && mkfifo SOUL.md && printf -- '---\\nname: huge\\n"
+        "description: A big one.\\n---\\n' > .cachet/skills/huge/SKILL.md && head -c 3000000 /dev/zero | tr '\\0' 'b' "
+        ">> .cachet/skills/huge/SKILL.md",
+        ws, ws, ws);
+    snprintf(p, sizeof p, "%s/AGENTS.md", ws);
+    FILE *fa = fopen(p, "wb");
+    for (int i = 0; fa && i < 200000; i++) fputs("AGENTSLINE padding padding\n", fa);
+    if (fa) fclose(fa);
+    fake f;
+    CHECK(fake_script(&f, 0, NULL) == 0);
+    agent_run a = agent_go(dir, "c-ws", &f, "", "timeout 60", "");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "status %d after %.1f s: %s", a.r.status, a.secs, a.r.err);
+    CHECK_MSG(strstr(a.r.err, "'AGENTS.md'") && strstr(a.r.err, "limit"), "AGENTS.md over the cap: %s", a.r.err);
+    CHECK_MSG(strstr(a.r.err, "'SOUL.md'") && strstr(a.r.err, "FIFO"), "SOUL.md is a FIFO: %s", a.r.err);
+    CHECK_MSG(strstr(a.r.err, "huge") && strstr(a.r.err, "limit"), "SKILL.md over the cap: %s", a.r.err);
+    CHECK_MSG(strstr(req(&f, 0), "AGENTSLINE") == NULL && strstr(req(&f, 0), "huge: A big") == NULL,
+              "capped files are left out");
+    CHECK_MSG(strstr(req(&f, 0), "## AGENTS.md") != NULL, "a marker says AGENTS.md was left out");
+    CHECK_MSG(a.maxrss_kb < 64 * 1024, "peak RSS %ld KiB", a.maxrss_kb);
+    proc_result_free(&a.r);
+    fake_release(&f);
+}
+
 /* --- the suite ---------------------------------------------------------------------------------- */
 
 static void make_resolver_tree(const char *dir) {
@@ -502,12 +635,21 @@ void test_security_ws(void) {
         test_race(dir, 0);
         test_race(dir, 1);
     }
+    CHECK_CASE(prompt_links) {
+        test_prompt_links(dir, 0);
+        test_prompt_links(dir, 1);
+    }
+    CHECK_CASE(skill_swap) {
+        test_skill_swap(dir, 0);
+        test_skill_swap(dir, 1);
+    }
     CHECK_CASE(write_dir) {
         test_write_dir(dir, 0);
         test_write_dir(dir, 1);
     }
     CHECK_CASE(big_file) test_big_file(dir);
     CHECK_CASE(special_files) test_special_files(dir);
+    CHECK_CASE(prompt_caps) test_prompt_caps(dir);
     proc_result r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }
