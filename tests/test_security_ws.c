@@ -4,9 +4,10 @@
  * out of the workspace in tool paths, prompt files and skills; a concurrent
  * renamer swapping a directory with a link to outside while read_file and
  * write_file run thousands of times (beside a check-then-open canary that
- * shows the race is hit); write_file on a directory; huge files, FIFOs and
- * oversized prompt files. Most run with the kernel's openat2 and with the
- * portable walk (CACHET_FS_RESOLVE=walk). */
+ * shows the race is hit); git tools in a subdirectory of a larger repository;
+ * write_file on a directory; huge files, FIFOs and oversized prompt files.
+ * Most run with the kernel's openat2 and with the portable walk
+ * (CACHET_FS_RESOLVE=walk). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -479,6 +480,75 @@ static void test_skill_swap(const char *dir, int walk) {
     set_mode(0);
 }
 
+/* --- 4. git tools in a subdirectory of a larger repository ---------------------------------- */
+
+#define GIT "git -c user.name=T -c user.email=t@e -c init.defaultBranch=main"
+
+static void test_git(const char *dir) {
+    shf("rm -rf %s/g && mkdir -p %s/g/repo/sub && cd %s/g/repo && " GIT " init -q . && echo SECRETV1 > secret.txt && "
+        "echo alpha > sub/a.txt && " GIT " add . && " GIT " commit -q -m 'base commit' && echo SECRETV2 > secret.txt && "
+        GIT " commit -q -am 'SECRETCOMMIT changes it' && echo SECRETV3 > secret.txt && echo alpha2 > sub/a.txt && "
+        "echo x > untracked-secret.txt && echo n > sub/new.txt",
+        dir, dir, dir);
+    fake f;
+    const char *calls[] = {"git_status", "{}",
+                           "git_diff", "{}",
+                           "git_log", "{\"count\": 20}",
+                           "git_diff", "{\"path\": \"../secret.txt\"}",
+                           "git_diff", "{\"path\": \"*\"}",
+                           "git_diff", "{\"staged\": true}"};
+    CHECK(fake_script(&f, 6, calls) == 0);
+    agent_run a = agent_go(dir, "g/repo/sub", &f, "", "", "");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
+    char *all = all_requests(&f);
+    for (char *m = all; (m = strstr(m, "../secret.txt")) != NULL;) memcpy(m, "../xxxxxx", 9); /* the call itself */
+    CHECK_MSG(!strstr(all, "secret.txt") && !strstr(all, "SECRETV") && !strstr(all, "SECRETCOMMIT") &&
+                  !strstr(all, "untracked-secret"),
+              "the repository outside the workspace reached the backend");
+    CHECK_MSG(strstr(req(&f, 1), "new.txt") != NULL, "git_status shows the workspace: %.2000s", req(&f, 1));
+    CHECK_MSG(strstr(req(&f, 2), "+alpha2") != NULL, "git_diff shows the workspace");
+    CHECK_MSG(strstr(req(&f, 3), "base commit") != NULL, "git_log shows the workspace's commits");
+    CHECK_MSG(strstr(req(&f, 5), "+alpha2") != NULL, "a glob stays in the workspace");
+    CHECK_MSG(strstr(a.r.err, "'..'") != NULL, "git_diff ../secret.txt refused: %s", a.r.err);
+    free(all);
+    proc_result_free(&a.r);
+    fake_release(&f);
+
+    /* a .git file that points at another repository: refused */
+    shf("mkdir -p %s/g/other %s/g/ws2 && cd %s/g/other && " GIT " init -q . && echo o > o.txt && " GIT " add . && "
+        GIT " commit -q -m OTHERREPO && printf 'gitdir: %s/g/other/.git\\n' > %s/g/ws2/.git && echo y > %s/g/ws2/y.txt",
+        dir, dir, dir, dir, dir, dir);
+    const char *calls2[] = {"git_log", "{}", "git_status", "{}"};
+    CHECK(fake_script(&f, 2, calls2) == 0);
+    a = agent_go(dir, "g/ws2", &f, "", "", "");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
+    all = all_requests(&f);
+    CHECK_MSG(!strstr(all, "OTHERREPO") && !strstr(all, "o.txt"), "a repository elsewhere reached the backend");
+    CHECK_MSG(strstr(a.r.err, "outside the workspace") != NULL, "the refusal says why: %s", a.r.err);
+    free(all);
+    proc_result_free(&a.r);
+    fake_release(&f);
+
+    /* what keeps working: a linked worktree and a submodule as the workspace */
+    shf("cd %s/g/other && " GIT " worktree add -q ../wt -b wtbranch && echo w > ../wt/wt.txt && mkdir -p %s/g/super && "
+        "cd %s/g/super && " GIT " init -q . && " GIT " -c protocol.file.allow=always submodule add -q %s/g/other mod "
+        "2>/dev/null && " GIT " commit -q -m sup && echo m >> mod/o.txt",
+        dir, dir, dir, dir);
+    const char *calls3[] = {"git_status", "{}"};
+    const char *wss[] = {"g/wt", "g/super/mod"}, *want[] = {"wt.txt", "M o.txt"};
+    for (int i = 0; i < 2; i++) {
+        CHECK(fake_script(&f, 1, calls3) == 0);
+        a = agent_go(dir, wss[i], &f, "", "", "");
+        fake_stop(&f);
+        CHECK_MSG(a.r.status == 0 && strstr(req(&f, 1), want[i]) && !strstr(a.r.err, "refused"),
+                  "%s: git_status works: %s %.1500s", wss[i], a.r.err, req(&f, 1));
+        proc_result_free(&a.r);
+        fake_release(&f);
+    }
+}
+
 /* --- 6. write_file on a directory ------------------------------------------------------------ */
 
 static void test_write_dir(const char *dir, int walk) {
@@ -643,6 +713,7 @@ void test_security_ws(void) {
         test_skill_swap(dir, 0);
         test_skill_swap(dir, 1);
     }
+    CHECK_CASE(git_confined) test_git(dir);
     CHECK_CASE(write_dir) {
         test_write_dir(dir, 0);
         test_write_dir(dir, 1);
