@@ -1,10 +1,10 @@
 /* agent/tools_ws.c: the tools' workspace: the one resolver for workspace
  * paths (lexical rules here, then util_fs_open_beneath on the workspace's
  * descriptor, so '..', absolute paths, symlinks and a concurrent rename cannot
- * lead out), where a write goes, the allow list in .cachet/config.json, the
- * confirmation policy (--yes, the allow list, else ask on a TTY, else refuse)
- * and argument helpers. Runs no tool itself (tools.c, tools_fs.c,
- * tools_git.c, tools_shell.c). */
+ * lead out), where a write goes and whether it is protected (.git/, .cachet/),
+ * the allow list in .cachet/config.json, the confirmation policy (--yes, the
+ * allow list, else ask on a TTY, else refuse) and argument helpers. Runs no
+ * tool itself (tools.c, tools_fs.c, tools_git.c, tools_shell.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -251,6 +252,38 @@ int agent_tools_write_at(const agent_ws_target *w, const char *data, size_t n, u
     return UTIL_OK;
 }
 
+/* --- protected files ------------------------------------------------------------------ */
+
+static int has_component(const char *path, const char *name) {
+    size_t nl = strlen(name);
+    for (const char *s = path; *s;) {
+        const char *e = strchr(s, '/');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == nl && strncasecmp(s, name, nl) == 0) return 1;
+        s += l;
+        while (*s == '/') s++;
+    }
+    return 0;
+}
+
+const char *agent_tools_protected(const agent_tools *t, const char *rel) {
+    int git = has_component(rel, ".git") || has_component(t->root, ".git");
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    if (git && (has_component(rel, "hooks") || has_component(t->root, "hooks")))
+        return "a git hook: git runs it as a program";
+    if (git && strcasecmp(base, "config") == 0)
+        return "git's configuration: git runs the commands it names (core.fsmonitor, core.sshCommand, hooks, "
+               "aliases, credential helpers)";
+    if (git) return "inside a .git directory: git runs commands its files name (config, hooks)";
+    if (has_component(rel, ".cachet") && strcasecmp(base, "config.json") == 0)
+        return "cachet's configuration: its allow list lets tools run without asking";
+    if (has_component(rel, ".cachet") || has_component(t->root, ".cachet"))
+        return "cachet's own directory: its configuration grants tools permissions and its skills go into the "
+               "prompt";
+    return NULL;
+}
+
 /* --- confirmation -------------------------------------------------------------------- */
 
 int agent_tools_allowed(const agent_tools *t, const char *tool, const char *arg) {
@@ -278,7 +311,19 @@ int agent_tools_check_confirm(agent_tools *t, const char *tool, const char *arg,
 }
 
 int agent_tools_check_write(agent_tools *t, const char *tool, const agent_ws_target *w, util_err *err) {
-    return agent_tools_check_confirm(t, tool, w->rel, err);
+    const char *why = agent_tools_protected(t, w->rel);
+    if (!why) return agent_tools_check_confirm(t, tool, w->rel, err);
+    char what[4096 + 512];
+    snprintf(what, sizeof what,
+             "'%s' (protected: %s; asked every time, --yes and allow rules do not apply)", w->rel, why);
+    if (t->confirm) {
+        if (t->confirm(t->confirm_user, tool, what)) return UTIL_OK;
+        return util_err_set(err, UTIL_ECANCELED, "%s: the user declined to write '%s'", tool, w->rel);
+    }
+    return util_err_set(err, UTIL_ECANCELED,
+                        "%s: '%s' is protected (%s): it is written only after a yes on the terminal, never with "
+                        "--yes or an allow rule; refused",
+                        tool, w->rel, why);
 }
 
 /* --- arguments ----------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* agent/tools_ws.h: the workspace the tools run in: its root (realpath and a
  * directory descriptor), the one resolver every workspace path goes through
- * (beneath the root on descriptors, util_fs_open_beneath), where a write goes,
- * the allow list in
+ * (beneath the root on descriptors, util_fs_open_beneath), where a write goes
+ * and whether it is protected (.git/, .cachet/), the allow list in
  * .cachet/config.json, the confirmation policy (--yes, the allow list, else
  * ask on a TTY, else refuse) and argument helpers for the tools. Runs no tool
  * (tools.h). */
@@ -58,8 +58,8 @@ int agent_tools_open(const agent_tools *t, const char *path, int oflags, int *ou
  * the name in it, after following the links the path names while they stay
  * inside. The entry is absent or a regular file (a directory, FIFO or device
  * is refused before anything is created). rel is the resolved path relative
- * to the workspace: allow rules are matched on it, not on the path the model
- * gave. */
+ * to the workspace: allow rules and the protection of .git/ and .cachet/ are
+ * matched on it, not on the path the model gave. */
 typedef struct agent_ws_target {
     int dirfd;        /* owned: agent_ws_target_release closes it */
     char name[256];
@@ -76,13 +76,21 @@ void agent_ws_target_release(agent_ws_target *w);
  * existing file keeps its permission bits. */
 int agent_tools_write_at(const agent_ws_target *w, const char *data, size_t n, util_err *err);
 
+/* What writing a workspace-relative path (resolved) can do beyond changing a
+ * file (a static sentence), or NULL: anything in a .git directory (git runs
+ * commands named in its config and its hooks) or in .cachet (its config
+ * grants tools permissions; its skills go into the prompt). */
+const char *agent_tools_protected(const agent_tools *t, const char *rel);
+
 /* 1 if the call may run without asking (--yes or the allow list). */
 int agent_tools_allowed(const agent_tools *t, const char *tool, const char *arg);
 
 /* Asks for confirmation when needed; UTIL_ECANCELED with a message if refused. */
 int agent_tools_check_confirm(agent_tools *t, const char *tool, const char *arg, util_err *err);
-/* The same for a write to w: agent_tools_check_confirm on its resolved path
- * w->rel. */
+/* The same for a write to w: a protected file (agent_tools_protected) is asked
+ * about on the terminal every time, the question saying what the file does;
+ * --yes and allow rules do not apply to it, and without a terminal it is
+ * refused. Anything else: agent_tools_check_confirm on w->rel. */
 int agent_tools_check_write(agent_tools *t, const char *tool, const agent_ws_target *w, util_err *err);
 /* A required string argument; UTIL_EINVAL naming it if missing. */
 int agent_tool_arg_str(const cJSON *a, const char *tool, const char *key, int required,

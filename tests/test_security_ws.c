@@ -5,9 +5,9 @@
  * renamer swapping a directory with a link to outside while read_file and
  * write_file run thousands of times (beside a check-then-open canary that
  * shows the race is hit); git tools in a subdirectory of a larger repository;
- * write_file on a directory; huge files, FIFOs and oversized prompt files.
- * Most run with the kernel's openat2 and with the portable walk
- * (CACHET_FS_RESOLVE=walk). */
+ * writes to .git/ and .cachet/; write_file on a directory; huge files, FIFOs
+ * and oversized prompt files. Most run with the kernel's openat2 and with the
+ * portable walk (CACHET_FS_RESOLVE=walk). docs/security.md lists them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -549,6 +549,113 @@ static void test_git(const char *dir) {
     }
 }
 
+/* --- 5. writes to .git/ and .cachet/ ---------------------------------------------------------- */
+
+typedef struct asked {
+    int n;
+    char what[2048];
+    int answer;
+} asked;
+
+static int ask(void *u, const char *tool, const char *what) {
+    asked *a = u;
+    a->n++;
+    snprintf(a->what, sizeof a->what, "%s: %s", tool, what ? what : "");
+    return a->answer;
+}
+
+static void test_protected(const char *dir) {
+    char ws[4200], p[4400];
+    snprintf(ws, sizeof ws, "%s/w-ws", dir);
+    shf("rm -rf %s && mkdir -p %s/docs %s/.cachet && cd %s && " GIT " init -q . && ln -s ../.git/hooks docs/hooks && "
+        "echo NOTES > notes.txt && ln -s ../notes.txt docs/link.txt && "
+        "printf '{\"allow\": [\"write_file\", \"edit_file\"]}' > .cachet/config.json",
+        ws, ws, ws, ws);
+    snprintf(p, sizeof p, "%s/.git/config", ws);
+    char *cfg0 = get(p);
+    fake f;
+    char fsmon[1024];
+    snprintf(fsmon, sizeof fsmon,
+             "{\"path\": \".git/config\", \"content\": \"[core]\\n\\tfsmonitor = touch %s/PWNED\\n\"}", dir);
+    const char *calls[] = {"write_file", fsmon,
+                           "edit_file", "{\"path\": \".git/config\", \"old\": \"[core]\", \"new\": \"[core]\\n\\tfsmonitor = touch PWNED\"}",
+                           "write_file", "{\"path\": \".cachet/config.json\", \"content\": \"{\\\"allow\\\": [\\\"run_shell\\\"]}\"}",
+                           "write_file", "{\"path\": \"docs/hooks/pre-commit\", \"content\": \"#!/bin/sh\\ntouch PWNED\\n\"}",
+                           "write_file", "{\"path\": \".GIT/config\", \"content\": \"x\"}",
+                           "write_file", "{\"path\": \"ok.txt\", \"content\": \"fine\"}"};
+    CHECK(fake_script(&f, 6, calls) == 0);
+    agent_run a = agent_go(dir, "w-ws", &f, "", "", "--yes");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
+    char *cfg1 = get(p);
+    CHECK_MSG(cfg0 && cfg1 && strcmp(cfg0, cfg1) == 0, ".git/config was changed: %s", cfg1 ? cfg1 : "(gone)");
+    free(cfg1);
+    snprintf(p, sizeof p, "%s/.cachet/config.json", ws);
+    cfg1 = get(p);
+    CHECK_MSG(cfg1 && strstr(cfg1, "run_shell") == NULL, ".cachet/config.json was changed: %s", cfg1 ? cfg1 : "");
+    free(cfg1);
+    snprintf(p, sizeof p, "%s/.git/hooks/pre-commit", ws);
+    CHECK_MSG(!exists(p), "a hook was written through docs/hooks");
+    snprintf(p, sizeof p, "%s/ok.txt", ws);
+    CHECK_MSG(exists(p), "an ordinary write went through");
+    CHECK_MSG(strstr(a.r.err, "protected") && strstr(a.r.err, "git runs"), "the refusal says what the file does: %s",
+              a.r.err);
+    proc_result_free(&a.r);
+    fake_release(&f);
+    proc_result r = proc_runf("cd %s && git status >/dev/null 2>&1; ls %s/PWNED %s/PWNED 2>/dev/null", ws, dir, ws);
+    CHECK_MSG(r.out && r.out[0] == '\0', "git ran a command: %s", r.out);
+    proc_result_free(&r);
+
+    /* allow globs match the resolved path: docs/ globs do not reach .git/hooks or notes.txt */
+    snprintf(p, sizeof p, "%s/.cachet/config.json", ws);
+    put(p, "{\"allow\": [\"write_file:docs/*\"]}");
+    const char *calls2[] = {"write_file", "{\"path\": \"docs/hooks/post-checkout\", \"content\": \"x\"}",
+                            "write_file", "{\"path\": \"docs/link.txt\", \"content\": \"CHANGED\"}",
+                            "write_file", "{\"path\": \"docs/ok.txt\", \"content\": \"fine\"}"};
+    CHECK(fake_script(&f, 3, calls2) == 0);
+    a = agent_go(dir, "w-ws", &f, "", "", "");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
+    snprintf(p, sizeof p, "%s/.git/hooks/post-checkout", ws);
+    CHECK(!exists(p));
+    snprintf(p, sizeof p, "%s/notes.txt", ws);
+    char *n = get(p);
+    CHECK_MSG(n && strcmp(n, "NOTES\n") == 0, "docs/link.txt -> ../notes.txt was written under docs/*");
+    free(n);
+    snprintf(p, sizeof p, "%s/docs/ok.txt", ws);
+    CHECK_MSG(exists(p), "docs/ok.txt is allowed");
+    proc_result_free(&a.r);
+    fake_release(&f);
+
+    /* on a terminal: asked every time, even with --yes, saying what the file does */
+    agent_tools t;
+    util_err err;
+    CHECK(agent_tools_init(&t, ws, &err) == 0);
+    asked q = {0, "", 0};
+    t.yes = 1;
+    t.confirm = ask;
+    t.confirm_user = &q;
+    util_buf out;
+    util_buf_init(&out);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \".git/config\", \"content\": \"[core]\\n\"}", &out, &err) ==
+          UTIL_ECANCELED);
+    CHECK_EQ_INT(q.n, 1);
+    CHECK_MSG(strstr(q.what, ".git/config") && strstr(q.what, "core.fsmonitor"), "the question: %s", q.what);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \"docs/hooks/x\", \"content\": \"#!/bin/sh\\n\"}", &out, &err) != 0);
+    CHECK_EQ_INT(q.n, 2);
+    CHECK_MSG(strstr(q.what, ".git/hooks/x") && strstr(q.what, "hook"), "the question names the real file: %s", q.what);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \".cachet/config.json\", \"content\": \"{}\"}", &out, &err) != 0);
+    CHECK_MSG(q.n == 3 && strstr(q.what, "allow"), "the question: %s", q.what);
+    q.answer = 1;
+    CHECK(run_tool(&t, "write_file", "{\"path\": \".cachet/notes.md\", \"content\": \"ok\"}", &out, &err) == 0);
+    CHECK_EQ_INT(q.n, 4);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \"plain.txt\", \"content\": \"ok\"}", &out, &err) == 0);
+    CHECK_EQ_INT(q.n, 4); /* --yes: not asked */
+    util_buf_release(&out);
+    agent_tools_release(&t);
+    free(cfg0);
+}
+
 /* --- 6. write_file on a directory ------------------------------------------------------------ */
 
 static void test_write_dir(const char *dir, int walk) {
@@ -714,6 +821,7 @@ void test_security_ws(void) {
         test_skill_swap(dir, 1);
     }
     CHECK_CASE(git_confined) test_git(dir);
+    CHECK_CASE(protected_writes) test_protected(dir);
     CHECK_CASE(write_dir) {
         test_write_dir(dir, 0);
         test_write_dir(dir, 1);
