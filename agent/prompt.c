@@ -1,9 +1,13 @@
 /* agent/prompt.c: assembles tiers 0-3 from the built-in prompt text (data
  * dir prompts/), the tool definitions (prompts/tools.json, sorted by name),
- * the workspace files and the skills index. Tiers 0-1 depend on file bytes
- * only (no clock, cwd or env), so any process renders them identically.
- * Does not tokenize or keep history (loop.c). */
+ * the workspace files and the skills index. Workspace files are read beneath
+ * the workspace on descriptors (a link out of it is left out with a warning),
+ * regular files only, with a size cap. Tiers 0-1 depend on file bytes only
+ * (no clock, cwd or env), so any process renders them identically. Does not
+ * tokenize or keep history (loop.c). */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,17 +54,32 @@ int agent_read_prompt(char **out, const char *data_dir, const char *name, util_e
 /* --- tiers 0 and 1 --------------------------------------------------------------- */
 
 /* Reads one workspace file (if present) into dst as a "## NAME" section,
- * sanitized and truncated; *budget is the total left. */
-static int add_file(util_buf *dst, const char *ws, const char *name, size_t *budget,
-                    agent_warnings *w, util_err *err) {
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/%s", ws, name);
-    struct stat st;
-    if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) return UTIL_OK;
+ * sanitized and truncated; *budget is the total left. The file is resolved
+ * beneath the workspace (wsfd): one that leads outside, is not a regular file
+ * or is over AGENT_FILE_READ_MAX is left out with a warning naming it. */
+static int add_file(util_buf *dst, int wsfd, const char *name, size_t *budget, agent_warnings *w,
+                    util_err *err) {
     char *raw = NULL, *clean = NULL, *cut = NULL;
     size_t n = 0, cn = 0, kn = 0;
-    int rc = util_read_file(&raw, &n, p, err);
-    if (rc) return rc;
+    util_err e;
+    int rc = util_fs_read(&raw, &n, wsfd, name, AGENT_FILE_READ_MAX, UTIL_FS_BENEATH, NULL, &e);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc == UTIL_EINVAL) {
+        agent_warn(w, "'%s' left out: it leads outside the workspace (a symbolic link)", name);
+        return UTIL_OK;
+    }
+    if (rc == UTIL_EFORMAT) {
+        agent_warn(w, "'%s' left out: %s", name, e.msg);
+        return UTIL_OK;
+    }
+    if (rc == UTIL_ERANGE) {
+        agent_warn(w, "'%s' left out: larger than the limit of %zu bytes for a workspace prompt file", name,
+                   AGENT_FILE_READ_MAX);
+        util_buf_printf(dst, "\n\n## %s\n[left out by cachet: the file is larger than %zu bytes]", name,
+                        AGENT_FILE_READ_MAX);
+        return UTIL_OK;
+    }
+    if (rc) return util_err_set(err, rc, "workspace file %s", e.msg);
     size_t bad = util_utf8_sanitize(raw, n, &clean, &cn);
     if (!clean) {
         free(raw);
@@ -151,7 +170,7 @@ static int add_prompt(util_buf *dst, const char *data_dir, const char *name, uti
     return UTIL_OK;
 }
 
-static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, util_buf *b, util_err *err) {
+static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, int wsfd, util_buf *b, util_err *err) {
     size_t budget = AGENT_TOTAL_LIMIT;
     const char *tu = (o->format ? o->format : agent_format_of(ENG_CHAT_CHATML))->tool_use_prompt;
     int rc = add_prompt(b, o->data_dir, "system.md", err);
@@ -162,22 +181,20 @@ static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, util_buf *b,
     if (!rc) rc = util_buf_puts(b, "</tools>");
     static const char *const files0[] = {"AGENTS.md", "SOUL.md", "IDENTITY.md", "TOOLS.md"};
     for (size_t i = 0; !rc && i < 4; i++)
-        rc = add_file(b, o->workspace, files0[i], &budget, &p->warnings, err);
+        rc = add_file(b, wsfd, files0[i], &budget, &p->warnings, err);
     if (rc) return rc;
     /* skills: built-in < user < workspace (later overrides), index sorted */
+    /* each folder is confined to its own directory; the workspace's to the workspace */
     char dir[PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s/skills", o->data_dir);
-    rc = agent_skills_scan(&p->skills, dir, "builtin:skills", &p->warnings, err);
+    rc = agent_skills_scan(&p->skills, dir, ".", "builtin:skills", &p->warnings, err);
     if (!rc) {
         const char *home = getenv("HOME");
         if (o->user_skills) snprintf(dir, sizeof dir, "%s", o->user_skills);
         else snprintf(dir, sizeof dir, "%s/.config/cachet/skills", home ? home : "/nonexistent");
-        rc = agent_skills_scan(&p->skills, dir, "~/.config/cachet/skills", &p->warnings, err);
+        rc = agent_skills_scan(&p->skills, dir, ".", "~/.config/cachet/skills", &p->warnings, err);
     }
-    if (!rc) {
-        snprintf(dir, sizeof dir, "%s/.cachet/skills", o->workspace);
-        rc = agent_skills_scan(&p->skills, dir, ".cachet/skills", &p->warnings, err);
-    }
+    if (!rc) rc = agent_skills_scan(&p->skills, o->workspace, ".cachet/skills", ".cachet/skills", &p->warnings, err);
     if (rc) return rc;
     agent_skills_sort(&p->skills);
     if (p->skills.n) {
@@ -195,10 +212,13 @@ int agent_prompt_build(agent_prompt *p, const agent_prompt_opts *o, util_err *er
     util_buf b0, b1;
     util_buf_init(&b0);
     util_buf_init(&b1);
-    int rc = build_tier0(p, o, &b0, err);
+    int wsfd = open(o->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int rc = wsfd < 0 ? util_err_set(err, UTIL_ENOTFOUND, "workspace '%s': %s", o->workspace, strerror(errno))
+                      : build_tier0(p, o, wsfd, &b0, err);
     size_t budget = AGENT_TOTAL_LIMIT;
-    if (!rc) rc = add_file(&b1, o->workspace, "USER.md", &budget, &p->warnings, err);
-    if (!rc) rc = add_file(&b1, o->workspace, "MEMORY.md", &budget, &p->warnings, err);
+    if (!rc) rc = add_file(&b1, wsfd, "USER.md", &budget, &p->warnings, err);
+    if (!rc) rc = add_file(&b1, wsfd, "MEMORY.md", &budget, &p->warnings, err);
+    if (wsfd >= 0) close(wsfd);
     util_buf_append(&b0, "", 0);
     util_buf_append(&b1, "", 0);
     if (rc) {

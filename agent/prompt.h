@@ -17,6 +17,9 @@
  * tail around a visible marker. */
 #define AGENT_FILE_LIMIT (16 * 1024)
 #define AGENT_TOTAL_LIMIT (48 * 1024)
+/* A workspace prompt file larger than this is not read at all: it is left
+ * out with a warning and a marker line. */
+#define AGENT_FILE_READ_MAX ((size_t)1 << 20)
 
 /* --- the assembled prompt -------------------------------------------------- */
 

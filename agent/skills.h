@@ -19,9 +19,14 @@ typedef struct agent_warnings {
 void agent_warnings_release(agent_warnings *w);
 int agent_warn(agent_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A SKILL.md larger than this is skipped with a warning. */
+#define AGENT_SKILL_MAX ((size_t)256 << 10)
+
 typedef struct agent_skill {
     char *name, *description;
-    char *path;    /* the SKILL.md file on disk (absolute) */
+    char *root;    /* the directory the skill is confined to (absolute) */
+    char *rel;     /* its SKILL.md relative to root: read beneath root only */
+    char *path;    /* root/rel, for messages */
     char *display; /* how the index shows the path; stable across processes */
 } agent_skill;
 
@@ -30,12 +35,18 @@ typedef struct agent_skills {
     size_t n, cap;
 } agent_skills;
 
-/* Adds the valid skills of every <dir>/<name>/SKILL.md; display_prefix is
- * what the index shows in place of dir. Invalid skills are skipped with a
- * warning naming the file and the broken rule. A later directory's skill
- * replaces an earlier one of the same name. A missing dir is not an error. */
-int agent_skills_scan(agent_skills *s, const char *dir, const char *display_prefix,
+/* Adds the valid skills of every root/sub/<name>/SKILL.md; display_prefix
+ * is what the index shows in place of root/sub. Everything is resolved
+ * beneath root on descriptors (util_fs_open_beneath): a folder or file that
+ * leads outside root, is not a regular file or is larger than
+ * AGENT_SKILL_MAX is skipped with a warning naming it, as is an invalid
+ * skill (with the broken rule). A later directory's skill replaces an earlier
+ * one of the same name. A missing directory is not an error. */
+int agent_skills_scan(agent_skills *s, const char *root, const char *sub, const char *display_prefix,
                       agent_warnings *w, util_err *err);
+/* Reads a skill's SKILL.md again, beneath its root (a folder swapped for a
+ * link to outside since the scan is refused: UTIL_EINVAL): malloc'd text. */
+int agent_skill_read(const agent_skill *k, char **text, size_t *len, util_err *err);
 /* Sorts by name (byte order). */
 void agent_skills_sort(agent_skills *s);
 const agent_skill *agent_skills_find(const agent_skills *s, const char *name);

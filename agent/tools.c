@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "../util/text.h"
-#include "../util/fs.h"
 #include "tools.h"
 #include "tools_impl.h"
 
@@ -41,7 +40,7 @@ static int tool_read_skill(agent_tools *t, const cJSON *a, util_buf *out, util_e
     if (!k) return util_err_set(err, UTIL_ENOTFOUND, "read_skill: no skill named '%s'", name);
     char *text = NULL;
     size_t n = 0;
-    if ((rc = util_read_file(&text, &n, k->path, err))) return rc;
+    if ((rc = agent_skill_read(k, &text, &n, err))) return rc;
     util_buf_append(out, text, n);
     free(text);
     return UTIL_OK;

@@ -156,7 +156,7 @@ static int spawn(agent_tools *t, const char *prog, char *const argv[], char *con
         close(fds[1]);
         int devnull = open("/dev/null", 0);
         if (devnull >= 0) dup2(devnull, 0);
-        if (chdir(t->root) != 0) _exit(126);
+        if (fchdir(t->rootfd) != 0) _exit(126); /* the descriptor, not the name: a renamed workspace cannot redirect it */
         execve(prog, argv, env);
         static const char msg[] = "run_shell: the program could not be started\n";
         if (write(2, msg, sizeof msg - 1) < 0) _exit(127);
