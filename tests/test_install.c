@@ -34,7 +34,11 @@ static void test_installed(const char *dir, const char *model) {
     char models[4200];
     snprintf(models, sizeof models, "%s", model);
     if (make_install(dir, "prefix", models)) return;
-    proc_result r = proc_runf("mkdir -p %s/home %s/elsewhere/ws", dir, dir);
+    proc_result r = proc_runf("mkdir -p %s/home %s/elsewhere/ws && cd %s/elsewhere && " FRESH_ENV
+                              " %s/prefix/bin/cachet --version",
+                              dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strncmp(r.out, "cachet 0.", 9) == 0, "%s", r.out);
     proc_result_free(&r);
 
     /* the model installed under PREFIX/share/cachet/models is found from the binary's path */
@@ -62,9 +66,9 @@ static void test_installed(const char *dir, const char *model) {
 
     /* promptlint: its rules from PREFIX/share/cachet/linter/rules */
     r = proc_runf("cd %s/elsewhere && printf 'You are a helpful assistant. Answer briefly.\\n' > p.md && " FRESH_ENV
-                  " %s/prefix/bin/promptlint p.md",
-                  dir, dir, dir, dir, dir, dir, dir);
-    CHECK_MSG(r.status == 0 && strstr(r.out, "1 file checked"), "promptlint: %d %s %s", r.status, r.out, r.err);
+                  " %s/prefix/bin/promptlint p.md && " FRESH_ENV " %s/prefix/bin/promptlint --version",
+                  dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "promptlint 0."), "promptlint: %d %s %s", r.status, r.out, r.err);
     proc_result_free(&r);
 
     /* uninstall removes what install wrote: the prefix folder is gone */
