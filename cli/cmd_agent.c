@@ -258,7 +258,7 @@ static int run_batch(cli_agent *c) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         return CLI_EXIT_FAIL;
     }
-    int rc = 0;
+    int rc = 0, turns = 0;
     char *line = NULL;
     size_t cap = 0;
     for (;;) {
@@ -271,6 +271,7 @@ static int run_batch(cli_agent *c) {
             task = line;
         }
         agent_turn_result r;
+        turns++;
         int t = agent_turn(a, task, &r, &err);
         end_line(&io); /* the reply's last line ends, whatever came last */
         if (t) {
@@ -287,6 +288,10 @@ static int run_batch(cli_agent *c) {
         agent_turn_result_release(&r);
         if (rc || c->print) break;
     }
+    /* `cachet < /dev/null`, or a copied chat command run where stdin is no terminal */
+    if (!turns && !c->quiet)
+        fprintf(stderr, "cachet: stdin is not a terminal and held no task, so nothing was asked (one task: "
+                        "cachet -p TASK; the chat needs a terminal)\n");
     free(line);
     agent_free(a);
     return rc;

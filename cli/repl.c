@@ -209,10 +209,9 @@ int cli_repl(cli_agent *c) {
             fprintf(stderr, "cachet: %s\n", err.msg);
             util_err_clear(&err);
         } else {
-            fprintf(stderr, "\033[2m[cache] %ld of %ld prompt tokens cached (%.1f%%)%s\033[0m\n",
-                    res.cached_tokens, res.prompt_tokens,
-                    res.prompt_tokens ? 100.0 * (double)res.cached_tokens / (double)res.prompt_tokens : 0.0,
-                    res.canceled ? ", reply stopped" : "");
+            char sum[512];
+            cli_turn_summary(sum, sizeof sum, &res); /* the line -p prints (status.h) */
+            fprintf(stderr, "\033[2m%s\033[0m\n", sum);
         }
         agent_turn_result_release(&res);
     }

@@ -63,6 +63,8 @@ static void test_repl(void) {
     keys(sock, "say hello");
     CHECK(wait_for(sock, "Hello from the replay.", 60));
     CHECK(wait_for(sock, "[cache]", 10));
+    CHECK(wait_for(sock, "prompt tokens cached (", 10)); /* the summary -p prints too */
+    CHECK(wait_for(sock, ", TTFT ", 10));
     keys(sock, "make a file");
     CHECK(wait_for(sock, "allow run_shell: touch made.txt ? [y/N]", 30));
     keys(sock, "n");

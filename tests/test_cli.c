@@ -511,6 +511,12 @@ static void test_print_fake(void) {
     n = strlen(r.out);
     CHECK_MSG(r.status == 0 && util_utf8_check(r.out, n) == n, "sessions --json: %s", r.out);
     proc_result_free(&r);
+    /* no terminal and nothing on stdin: it says nothing was asked */
+    r = proc_runf("cd %s && XDG_STATE_HOME=%s/state %s/cachet --backend http://127.0.0.1:9/v1 --backend-model fake "
+                  "--workspace ws < /dev/null", dir, dir, proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.err, "held no task, so nothing was asked"), "%s", r.err);
+    proc_result_free(&r);
     r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }
