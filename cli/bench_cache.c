@@ -226,14 +226,15 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         goto done;
     }
     /* one plain line per phase on stderr: the whole run takes minutes on a small CPU */
-    fprintf(stderr, "cachet bench cache: cold, %d runs of %d tokens without a cache\n", o.reps, n);
+    fprintf(stderr, "cachet bench cache: cold, %d run%s of %d tokens without a cache\n", o.reps,
+            o.reps == 1 ? "" : "s", n);
     /* Cold: no cache at all. */
     for (int r = 0; r < o.reps; r++) {
         make_tokens(t + o.prefix, o.suffix, 100 + (uint64_t)r);
         if ((cold[r] = ttft(nc, t, n, NULL, &err)) < 0) goto fail;
     }
     /* Warm from memory: the prefix was seen by an earlier request with another suffix. */
-    fprintf(stderr, "cachet bench cache: warm from memory, %d runs\n", o.reps);
+    fprintf(stderr, "cachet bench cache: warm from memory, %d run%s\n", o.reps, o.reps == 1 ? "" : "s");
     if (!(wc = open_model(&o, path, 0, dir, &err))) goto fail;
     make_tokens(t + o.prefix, o.suffix, 2);
     if (ttft(wc, t, n, NULL, &err) < 0) goto fail;
