@@ -23,12 +23,11 @@ static void usage(FILE *f) {
           "  stats      cache hit rate, TTFT and cost per session ([ID | --all] [--json])\n"
           "  generate   generate text with the embedded engine (see cachet generate --help)\n"
           "  tokenize   print the token ids of a text, a file or stdin\n"
+          "  detokenize write the bytes of token ids (arguments, a file or stdin)\n"
           "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
           "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
           "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
-          "\n"
-          "  detokenize print the text of token ids\n"
-          "  version    print the version (also --version)\n"
+          "  version    the version and the commit built from (also --version)\n"
           "\n"
           "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
           f);
