@@ -312,7 +312,7 @@ static void test_workspace(const char *model) {
     CHECK_MSG(strstr(r.err, "'nope' does not exist"), "%s", r.err);
     proc_result_free(&r);
     r = proc_runf("ls %s/state 2>/dev/null | wc -l", dir);
-    CHECK_MSG(atoi(r.out) == 0, "a refused run left a session: %s", r.out);
+    CHECK_MSG(strtol(r.out, NULL, 10) == 0, "a refused run left a session: %s", r.out);
     proc_result_free(&r);
     /* workspace skills are read from .cachet/skills/, not skills/ (as the README says) */
     r = proc_runf("cd %s && mkdir -p ws/skills/top-level ws/.cachet/skills/in-dot-cachet && "
@@ -324,7 +324,7 @@ static void test_workspace(const char *model) {
     CHECK_MSG(strstr(r.out, "\"in-dot-cachet\"") && !strstr(r.out, "\"top-level\""), "%s", r.out);
     proc_result_free(&r);
     r = proc_runf("grep -c \"the workspace's \\`.cachet/skills/\\`\" %s/README.md", check_root());
-    CHECK_MSG(atoi(r.out) == 1, "README does not say where workspace skills are read");
+    CHECK_MSG(strtol(r.out, NULL, 10) == 1, "README does not say where workspace skills are read");
     proc_result_free(&r);
     r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
