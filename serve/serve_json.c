@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/text.h"
 #include "../util/time.h"
 #include "serve_impl.h"
 
@@ -304,16 +305,17 @@ static cJSON *base_obj(const serve_resp_info *ri, int chunk) {
     return o;
 }
 
-/* A choice with either text (completions) or a message/delta (chat). */
+/* A choice with either text (completions) or a message/delta (chat). The
+ * text is made valid UTF-8 (util_utf8_append_valid): a character that
+ * max_tokens cut is one U+FFFD at the end of the last chunk or of the whole
+ * text, never its raw bytes (chunks before the last end on characters). */
 static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len, int chunk,
                          int role, const char *finish) {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "index", 0);
-    char *t = malloc(len + 1);
-    if (t) {
-        memcpy(t, text ? text : "", len);
-        t[len] = '\0';
-    }
+    util_buf vb;
+    util_buf_init(&vb);
+    char *t = util_utf8_append_valid(&vb, text ? text : "", len) == (size_t)-1 ? NULL : vb.data;
     if (ri->kind == SERVE_COMPLETION) {
         cJSON_AddStringToObject(c, "text", t ? t : "");
         cJSON_AddNullToObject(c, "logprobs");
@@ -322,7 +324,7 @@ static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len
         if (role) cJSON_AddStringToObject(m, "role", "assistant");
         if (!chunk || len || role) cJSON_AddStringToObject(m, "content", t ? t : "");
     }
-    free(t);
+    util_buf_release(&vb);
     if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
     else cJSON_AddNullToObject(c, "finish_reason");
     return c;

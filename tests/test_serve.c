@@ -18,6 +18,7 @@
 #include "../engine/chat.h"
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/text.h"
 #include "check.h"
 #include "helpers.h"
 #include "proc.h"
@@ -333,6 +334,80 @@ static void test_completions(const server *s, usage_sum *u) {
     }
     cJSON_Delete(o);
     util_buf_release(&r.body);
+}
+
+/* The text of an SSE answer: its events' choices[0] text or delta.content,
+ * joined; every event must be JSON and valid UTF-8 (*bad counts those not).
+ * A usage event is added to u. */
+static void sse_text(const http_resp *r, util_buf *text, int *bad, usage_sum *u) {
+    const char *p = body_of(r);
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > 6 && strncmp(p, "data: ", 6) == 0 && strncmp(p + 6, "[DONE]", 6) != 0) {
+            char *line = strndup(p + 6, len - 6);
+            cJSON *ev = line ? cJSON_Parse(line) : NULL;
+            if (!ev || util_utf8_check(line, len - 6) != len - 6) ++*bad;
+            const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ev, "choices"), 0);
+            const char *t = json_str(c0, "delta", "content");
+            if (!t) t = json_str(c0, "text", NULL);
+            if (t) util_buf_puts(text, t);
+            if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ev, "usage")))
+                add_usage(u, cJSON_GetObjectItemCaseSensitive(ev, "usage"));
+            cJSON_Delete(ev);
+            free(line);
+        }
+        p += len + (nl != NULL);
+    }
+}
+
+/* A reply that max_tokens cuts inside a character: plain and streamed, chat
+ * and completions, the text is valid UTF-8 with one U+FFFD for the cut
+ * character (README, "Output encoding"), and the stream adds up to the plain
+ * text (the cut bytes are never sent raw). */
+static void test_utf8_cut(const server *s, usage_sum *u) {
+    int cut_seen = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        for (int n = 1; n <= 4; n++) {
+            char body[512];
+            for (int stream = 0; stream < 2; stream++) {
+                if (kind == 0) {
+                    char *b = chat_body(NULL, "请用中文回答：你好吗？", n, stream);
+                    snprintf(body, sizeof body, "%s", b ? b : "");
+                    free(b);
+                } else {
+                    snprintf(body, sizeof body,
+                             "{\"prompt\":\"北京是中国的首都\",\"max_tokens\":%d,\"temperature\":0%s}", n,
+                             stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}" : "");
+                }
+                http_resp r = {0};
+                http(s, kind == 0 ? "/v1/chat/completions" : "/v1/completions", body, -1, NULL, 0, &r);
+                CHECK_EQ_INT(r.status, 200);
+                static char plain[256];
+                if (!stream) {
+                    CHECK_MSG(util_utf8_check(body_of(&r), r.body.len) == r.body.len, "not UTF-8: %s", body_of(&r));
+                    cJSON *o = cJSON_Parse(body_of(&r));
+                    if (o) add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+                    const char *t = choice_text(o);
+                    CHECK_MSG(t != NULL, "%s", body_of(&r));
+                    snprintf(plain, sizeof plain, "%s", t ? t : "");
+                    size_t len = strlen(plain);
+                    if (len >= 3 && strcmp(plain + len - 3, "\xEF\xBF\xBD") == 0) cut_seen++;
+                    cJSON_Delete(o);
+                } else {
+                    util_buf text;
+                    util_buf_init(&text);
+                    int bad = 0;
+                    sse_text(&r, &text, &bad, u);
+                    CHECK_EQ_INT(bad, 0);
+                    CHECK_EQ_STR(text.data ? text.data : "", plain);
+                    util_buf_release(&text);
+                }
+                util_buf_release(&r.body);
+            }
+        }
+    }
+    CHECK_MSG(cut_seen >= 2, "no reply was cut inside a character (%d)", cut_seen);
 }
 
 /* A client's message holding turn markers (issue 13): the ids the server
@@ -664,6 +739,7 @@ void test_serve(void) {
         CHECK_CASE(chat_matches_generate) test_chat_matches_generate(&s, &u);
         CHECK_CASE(stream) test_stream(&s, &u);
         CHECK_CASE(completions) test_completions(&s, &u);
+        CHECK_CASE(utf8_cut) test_utf8_cut(&s, &u);
         CHECK_CASE(special_tokens) test_special_tokens(&s, &u);
         CHECK_CASE(shared_prefix) test_shared_prefix(&s, &u);
         CHECK_CASE(bad_input) test_bad_input(&s);
