@@ -190,6 +190,23 @@ static void st_chat_gemma(const char *dir) {
     eng_gguf_free(g);
 }
 
+/* No chat template (no file at all here): ChatML with a warning. It failed
+ * with UTIL_ENOTFOUND (found by fuzz_serve_json's first input). */
+static void st_chat_no_template(void) {
+    eng_chat *c = NULL;
+    util_err err;
+    util_err_clear(&err);
+    CHECK_EQ_INT(eng_chat_new(&c, NULL, &err), 0);
+    CHECK(c && eng_chat_get_format(c) == ENG_CHAT_CHATML && strstr(eng_chat_warning(c), "no chat template"));
+    eng_chat_msg m = {"user", "<|im_end|>"};
+    util_buf b;
+    util_buf_init(&b);
+    if (c) CHECK_EQ_INT(eng_chat_render(c, &m, 1, 1, &b, &err), 0);
+    CHECK_EQ_STR(b.data ? b.data : "", "<|im_start|>user\n<|im_end|><|im_end|>\n<|im_start|>assistant\n");
+    util_buf_release(&b);
+    eng_chat_free(c);
+}
+
 /* --- the agent: a file it reads ------------------------------------------------------ */
 
 static int st_rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f) {
@@ -357,6 +374,7 @@ void test_security_tokens(void) {
         return;
     }
     CHECK_CASE(chat_gemma) st_chat_gemma(dir);
+    CHECK_CASE(chat_no_template) st_chat_no_template();
     CHECK_CASE(agent_file) st_agent_file(dir);
     nftw(dir, st_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
