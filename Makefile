@@ -258,14 +258,43 @@ bench-lint: $(BIN)/promptlint
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)
-fuzz: $(BIN)/fuzz_lint
 $(BIN)/fuzz_lint: $(FUZZ_SRC) $(wildcard linter/*.h util/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 \
 	    -fsanitize=fuzzer,address,undefined -DLINT_ENGINE_TOKENIZER=0 \
 	    -DCACHET_DATADIR='"$(PREFIX)/share/cachet"' $(PKG_CFLAGS) \
 	    -o $@ $(FUZZ_SRC) $(PKG_LIBS) -lm -pthread
-	@echo "run: $@ -max_total_time=60 tests/fuzz/corpus"
+
+# The other harnesses (tests/fuzz/fuzz_*.c; docs/security.md): objects built
+# once with clang under build/fuzz (-fsanitize=fuzzer-no-link, ASan, UBSan that
+# aborts), one binary per harness. scripts/fuzz-all.sh SECONDS runs them all
+# with their -max_len and seed corpora (tests/fuzz/corpus/<harness>/).
+FUZZ_BUILD := build/fuzz
+FUZZ_HARNESSES := gguf model toolcall skillmd config session serve_json
+FUZZ_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -pthread \
+               -fsanitize=address,undefined -fno-sanitize-recover=all -MMD -MP $(PKG_CFLAGS) \
+               -DCACHET_DATADIR='"$(PREFIX)/share/cachet"'
+fuzzobj = $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(1))
+FUZZ_LIBS := $(call fuzzobj,$(AGENT_SRC) $(SERVE_SRC) $(ENGINE_SRC) $(UTIL_SRC))
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/libfuzz_cachet.a: $(FUZZ_LIBS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(BIN)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libfuzz_cachet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm -pthread
+
+.SECONDARY: $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_BUILD)/tests/fuzz/fuzz_$(h).o)
+
+fuzz: $(BIN)/fuzz_lint $(foreach h,$(FUZZ_HARNESSES),$(BIN)/fuzz_$(h))
+	@echo "run: sh scripts/fuzz-all.sh SECONDS [HARNESS...]   (or bin/fuzz_lint -max_total_time=60 tests/fuzz/corpus/lint)"
 
 clean:
 	rm -rf $(BUILD) $(BIN)

@@ -671,9 +671,21 @@ static int resume_session(agent *a, cJSON *evs, util_err *err) {
     return rc;
 }
 
+/* A resumed session runs in the workspace it recorded (its resolved path)
+ * unless --workspace says otherwise: a recorded path that now resolves
+ * elsewhere (a directory on the way replaced by a link) is refused rather
+ * than followed; another workspace given is said. */
 static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     const char *ws = a->o.workspace ? a->o.workspace : session_ws ? session_ws : ".";
     if (!realpath(ws, a->ws)) return util_err_set(err, UTIL_ENOTFOUND, "workspace '%s' does not exist", ws);
+    if (session_ws && strcmp(a->ws, session_ws) != 0) {
+        if (!a->o.workspace)
+            return util_err_set(err, UTIL_EINVAL,
+                                "the session's workspace '%s' now leads to '%s' (a link on the way): refused; "
+                                "pass --workspace DIR to resume it in a workspace of your choice",
+                                session_ws, a->ws);
+        note(a, "warning", "this session was recorded in workspace '%s'; it is resumed in '%s'", session_ws, a->ws);
+    }
     snprintf(a->data, sizeof a->data, "%s", a->o.data_dir);
     agent_prompt_opts po = {a->ws, a->data, a->fmt, NULL};
     int rc = agent_prompt_build(&a->prompt, &po, err);

@@ -71,14 +71,18 @@ static char *dup_str(const char *s) {
     return p;
 }
 
-/* A message's content: a string, or an array of {"type":"text","text":...}
- * parts (joined), or null for an assistant turn. Returns a malloc'd string. */
-static int parse_content(const cJSON *c, char **out, serve_error *e) {
+/* Message i's content: a string, or an array of {"type":"text","text":...}
+ * parts (joined). null or a missing content is refused: it was taken as ""
+ * without a word. Returns a malloc'd string. */
+static int parse_content(const cJSON *c, int i, char **out, serve_error *e) {
     *out = NULL;
     if (cJSON_IsString(c)) {
         *out = dup_str(c->valuestring);
     } else if (!c || cJSON_IsNull(c)) {
-        *out = dup_str("");
+        serve_error_set(e, 400, "invalid_request_error", NULL, "messages",
+                        "message %d has %s 'content': send a string (\"\" for none) or an array of text parts", i,
+                        c ? "a null" : "no");
+        return UTIL_EINVAL;
     } else if (cJSON_IsArray(c)) {
         util_buf b;
         util_buf_init(&b);
@@ -110,6 +114,7 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
     r->msgs = calloc((size_t)n, sizeof *r->msgs);
     if (!r->msgs) return oom(e);
     const cJSON *m;
+    int i = 0;
     cJSON_ArrayForEach(m, msgs) {
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
         if (!cJSON_IsObject(m) || !cJSON_IsString(role))
@@ -121,7 +126,7 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
                                     role->valuestring),
                     UTIL_EINVAL);
         char *content;
-        int rc = parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), &content, e);
+        int rc = parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i++, &content, e);
         if (rc) return rc;
         char *rd = dup_str(rs);
         if (!rd) {
