@@ -173,7 +173,8 @@ static int load_prompt(const gen_opts *o, char **out, util_err *err) {
     return util_read_file(out, NULL, o->prompt_file, err);
 }
 
-/* Renders the prompt (chat or raw) and tokenizes it with specials parsed. */
+/* Tokenizes the prompt: raw text with specials parsed, or a chat rendered
+ * with only the template's markers special. */
 static int build_prompt(const eng_model *m, const gen_opts *o, const char *text, int32_t **ids,
                         size_t *n, util_err *err) {
     if (!o->chat) return eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 1, ids, n, err);
@@ -190,12 +191,9 @@ static int build_prompt(const eng_model *m, const gen_opts *o, const char *text,
     }
     if (o->system) msgs[nm++] = (eng_chat_msg){"system", o->system};
     msgs[nm++] = (eng_chat_msg){"user", text};
-    util_buf b;
-    util_buf_init(&b);
-    int rc = eng_chat_render(eng_model_chat(m), msgs, nm, 1, &b, err);
-    if (rc == UTIL_OK)
-        rc = eng_tokenize(eng_model_tokenizer(m), b.data ? b.data : "", b.len, 0, 1, ids, n, err);
-    util_buf_release(&b);
+    /* The template's markers are control tokens; special-token text inside a
+     * message stays plain text (eng_chat_tokenize), as in the agent and serve. */
+    int rc = eng_chat_tokenize(eng_model_chat(m), eng_model_tokenizer(m), msgs, nm, 1, NULL, ids, n, err);
     free(sys_text);
     return rc;
 }

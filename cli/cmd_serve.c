@@ -32,6 +32,8 @@ static const char serve_usage[] =
     "  --max-body SIZE       request body limit; larger is refused (413) (default 1MiB)\n"
     "  --prefill-chunk N     prompt tokens computed per scheduling round (default 256)\n"
     "  --max-connections N   concurrent connections (default 64)\n"
+    "  --request-timeout S   seconds a client has to send a whole request, headers and\n"
+    "                        body; a slower one is cut off (default 10)\n"
     "  --shutdown-grace MS   on SIGINT/SIGTERM, let requests finish for MS (default 5000)\n"
     "  --temp T, --top-k K, --top-p P, --min-p P, --seed S\n"
     "                        sampling defaults for requests that do not set them\n"
@@ -56,7 +58,7 @@ typedef struct serve_opts {
 /* --- options -------------------------------------------------------------- */
 
 enum { O_NAME = 256, O_HOST, O_PORT, O_KEY, O_PAR, O_QUEUE, O_MAXTOK, O_BODY, O_CHUNK, O_CONNS, O_GRACE,
-       O_TEMP, O_TOPK, O_TOPP, O_MINP, O_SEED, O_HELP };
+       O_RTIMEOUT, O_TEMP, O_TOPK, O_TOPP, O_MINP, O_SEED, O_HELP };
 
 /* One of serve's own options with its argument; returns 0 or an exit status. */
 static int parse_one(serve_opts *o, int c, const char *a) {
@@ -77,6 +79,9 @@ static int parse_one(serve_opts *o, int c, const char *a) {
         return cli_parse_int("--max-connections", a, 1, 10000, &l) ? CLI_EXIT_USAGE : (o->p.max_conns = (int)l, 0);
     case O_GRACE:
         return cli_parse_int("--shutdown-grace", a, 0, 3600000, &l) ? CLI_EXIT_USAGE : (o->grace_ms = (int)l, 0);
+    case O_RTIMEOUT:
+        return cli_parse_int("--request-timeout", a, 1, 3600, &l) ? CLI_EXIT_USAGE
+                                                                   : (o->p.request_timeout = (int)l, 0);
     case O_TOPK: return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.top_k = (int)l, 0);
     case O_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.seed = (uint64_t)l, 0);
     case O_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->p.sp.temp = (float)d, 0);
@@ -96,6 +101,7 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
         {"max-tokens", required_argument, 0, O_MAXTOK}, {"max-body", required_argument, 0, O_BODY},
         {"prefill-chunk", required_argument, 0, O_CHUNK}, {"max-connections", required_argument, 0, O_CONNS},
         {"shutdown-grace", required_argument, 0, O_GRACE}, {"temp", required_argument, 0, O_TEMP},
+        {"request-timeout", required_argument, 0, O_RTIMEOUT},
         {"top-k", required_argument, 0, O_TOPK}, {"top-p", required_argument, 0, O_TOPP},
         {"min-p", required_argument, 0, O_MINP}, {"seed", required_argument, 0, O_SEED},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};

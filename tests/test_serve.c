@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -819,6 +820,30 @@ static void test_graceful_stop(server *s) {
     util_buf_release(&a.r.body);
 }
 
+/* --request-timeout: a client that sends half a request line and then
+ * nothing is cut off after the given seconds, well before the default 10. */
+static void test_request_timeout(void) {
+    server s;
+    int started = server_start(&s, "--request-timeout 1") == 0;
+    CHECK_MSG(started, "server did not start");
+    if (!started) return;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+             send(fd, "GET /heal", 9, MSG_NOSIGNAL) == 9;
+    CHECK(ok);
+    struct timeval tv = {.tv_sec = 8};
+    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    double t0 = now_s();
+    char c;
+    ssize_t k = ok ? recv(fd, &c, 1, 0) : -1;
+    double dt = now_s() - t0;
+    CHECK_MSG(k == 0 && dt < 8, "recv gave %zd after %.1f s (want the server's close after about 1 s)", k, dt);
+    if (fd >= 0) close(fd);
+    CHECK_EQ_INT(server_stop(&s), 0);
+}
+
 void test_serve(void) {
     if (!check_model_path()) {
         CHECK_MSG(0, "serve tests need the model (make model)");
@@ -859,5 +884,6 @@ void test_serve(void) {
         CHECK_EQ_INT(server_stop(&s), 0);
     }
     CHECK_CASE(auth) test_auth();
+    CHECK_CASE(request_timeout) test_request_timeout();
     curl_global_cleanup();
 }
