@@ -685,9 +685,15 @@ static void test_toy_bpe(void) {
     }
     util_buf_release(&w.b);
 
-    /* unknown and missing pre types fall back to llama.cpp's default with a note */
+    /* an unknown pre type is an error naming it, not a guess */
     t = toy_bpe("no-such-pre", &w, &e);
-    CHECK(t != NULL && eng_tokenizer_warning(t) && strstr(eng_tokenizer_warning(t), "no-such-pre"));
+    CHECK(t == NULL);
+    CHECK_MSG(strstr(e.msg, "'no-such-pre'") && strstr(e.msg, "not supported"), "%s", e.msg);
+    eng_tokenizer_free(t);
+    util_buf_release(&w.b);
+    /* llama.cpp's default by name, and (with a note) when the key is missing */
+    t = toy_bpe("default", &w, &e);
+    CHECK(t != NULL && eng_tokenizer_warning(t) == NULL);
     if (t) { /* default splitting: punctuation runs, then 3-digit groups */
         int32_t r1[] = {'1', '2', '3', '4', '5', '$', '+', '+', '!'};
         expect_ids(t, "12345$++!", 9, 0, 0, r1, 9); /* "123" "45": no "34" across pieces */
