@@ -16,6 +16,7 @@
 /* --- types ------------------------------------------------------------- */
 
 enum { TOK_BPE = 0, TOK_SPM = 1 };
+enum { STRIP_LEFT = 1, STRIP_RIGHT = 2 }; /* llama.cpp's LSTRIP/RSTRIP token attributes */
 
 /* The special ids llama.cpp reads from tokenizer.ggml.*_token_id (or detects). */
 enum {
@@ -69,6 +70,7 @@ struct eng_tokenizer {
     trie_node *trie;
     int32_t n_trie, cap_trie;
     unsigned char first_byte[256]; /* 1 if some special starts with this byte */
+    unsigned char *strip; /* per token STRIP_* (llama.cpp's lstrip/rstrip), NULL if none */
 };
 
 /* --- small helpers ------------------------------------------------------- */
@@ -296,13 +298,43 @@ static const detect_rule detect_rules[] = {
 
 /* Token texts that always end generation (llama.cpp's EOG list). */
 static const char *const eog_texts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
-    "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", "[e~[",
 };
 
 static int tok_is(const eng_tokenizer *t, int32_t id, const char *s) {
     size_t n = strlen(s);
     return t->text_len[id] == n && memcmp(text_of(t, id), s, n) == 0;
+}
+
+static int32_t eog_find(const eng_tokenizer *t, const char *s) {
+    int32_t id = text_find(t, s, strlen(s));
+    return id >= 0 && id < t->n_vocab && t->eog[id] ? id : -1;
+}
+
+/* llama.cpp's exceptions to its text lists: gpt-oss's framing tokens print;
+ * with <|return|> and <|call|> (or <|calls|> and <|flush|>) present <|end|>
+ * ends nothing; next to <|tool_response>/<|plamo:eos|> (Gemma 4, PLaMo) </s>
+ * is a normal token. */
+static void fix_eog(eng_tokenizer *t) {
+    static const char *const framing[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
+    for (int k = 0; k < 4; k++) {
+        int32_t id = text_find(t, framing[k], strlen(framing[k]));
+        if (id >= 0 && id < t->n_vocab) t->attr[id] = ENG_TOK_USER_DEFINED;
+    }
+    int32_t end = eog_find(t, "<|end|>"), call = eog_find(t, "<|call|>");
+    if (call < 0) call = eog_find(t, "<|calls|>");
+    if (end >= 0 && call >= 0 && (eog_find(t, "<|return|>") >= 0 || eog_find(t, "<|flush|>") >= 0)) {
+        t->eog[end] = 0;
+        t->attr[end] = ENG_TOK_USER_DEFINED;
+    }
+    int32_t s = eog_find(t, "</s>");
+    if (s >= 0 && (eog_find(t, "<|tool_response>") >= 0 || eog_find(t, "<|plamo:eos|>") >= 0)) {
+        t->eog[s] = 0;
+        t->attr[s] = ENG_TOK_NORMAL;
+    }
 }
 
 /* Fills undetected special slots, the EOG set and the control overrides. */
@@ -335,6 +367,7 @@ static void detect_specials(eng_tokenizer *t) {
     static const int more[] = {SP_EOS, SP_EOT, SP_EOM};
     for (int k = 0; k < 3; k++)
         if (t->ids[more[k]] >= 0) t->eog[t->ids[more[k]]] = 1;
+    fix_eog(t);
 }
 
 /* The bytes a token prints as with specials rendered (llama.cpp token_to_piece
@@ -705,6 +738,35 @@ static int read_src(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err 
     return read_flag(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err);
 }
 
+/* llama.cpp sets token attributes the GGUF lacks by model name: in Phi-3
+ * models every special token but <unk> <s> <|endoftext|> (and </s>) eats the
+ * whitespace after it. */
+static int set_strips(eng_tokenizer *t, const eng_gguf *g, util_err *err) {
+    const char *name;
+    size_t n;
+    int rc = eng_gguf_get_str(g, "general.name", &name, &n, err);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc) return rc;
+    int phi3 = 0;
+    for (size_t i = 0; i + 4 <= n && !phi3; i++) {
+        char c[5];
+        for (size_t k = 0; k < 5 && i + k < n; k++) c[k] = (char)(name[i + k] | (name[i + k] >= 'A' && name[i + k] <= 'Z' ? 0x20 : 0));
+        phi3 = (i + 5 <= n && memcmp(c, "phi-3", 5) == 0) || memcmp(c, "phi3", 4) == 0;
+    }
+    if (!phi3) return UTIL_OK;
+    t->strip = calloc((size_t)t->n_vocab, 1);
+    if (!t->strip) return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
+    for (int32_t r = 0; r < t->n_specials; r++) t->strip[t->specials[r]] = STRIP_RIGHT;
+    static const char *const keep[] = {"<unk>", "<s>", "<|endoftext|>"};
+    int32_t id = text_find(t, "</s>", 4);
+    if (id >= 0 && id < t->n_vocab) t->strip[id] = STRIP_RIGHT;
+    for (int k = 0; k < 3; k++) {
+        id = text_find(t, keep[k], strlen(keep[k]));
+        if (id >= 0 && id < t->n_vocab) t->strip[id] = 0;
+    }
+    return UTIL_OK;
+}
+
 int eng_tokenizer_new(eng_tokenizer **out, const eng_gguf *g, util_err *err) {
     *out = NULL;
     eng_tokenizer *t = calloc(1, sizeof *t);
@@ -716,6 +778,7 @@ int eng_tokenizer_new(eng_tokenizer **out, const eng_gguf *g, util_err *err) {
         t->kind = src.kind;
         t->clean_spaces = src.clean_spaces;
         rc = build(t, &src, err);
+        if (!rc) rc = set_strips(t, g, err);
     }
     free(src.tokens);
     free(src.token_lens);
@@ -746,6 +809,7 @@ void eng_tokenizer_free(eng_tokenizer *t) {
     free(t->mtab);
     free(t->specials);
     free(t->trie);
+    free(t->strip);
     free(t);
 }
 
@@ -796,6 +860,7 @@ typedef struct frag {
 typedef struct occ {
     size_t pos;
     int32_t rank;
+    uint32_t lcut, rcut; /* whitespace stripped before and after it */
 } occ;
 
 static int occ_cmp(const void *pa, const void *pb) {
@@ -808,6 +873,8 @@ static int occ_pos_cmp(const void *pa, const void *pb) {
     const occ *a = pa, *b = pb;
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
+
+static int c_isspace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 static int special_allowed(const eng_tokenizer *t, int32_t rank, int parse_special) {
     unsigned a = t->attr[t->specials[rank]];
@@ -843,7 +910,7 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
                     }
                     oc = p;
                 }
-                oc[noc++] = (occ){i, r};
+                oc[noc++] = (occ){i, r, 0, 0};
             }
         }
     }
@@ -872,7 +939,13 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
                 }
             if (!free_span) continue;
             memset(taken + p, 1, n);
-            last_end = p + n;
+            /* lstrip/rstrip: whitespace beside it within its raw span goes away */
+            unsigned st = t->strip ? t->strip[t->specials[oc[k].rank]] : 0;
+            for (size_t q = p; (st & STRIP_LEFT) && q > 0 && !taken[q - 1] && c_isspace(text[q - 1]); q--)
+                taken[q - 1] = 1, oc[k].lcut++;
+            for (size_t q = p + n; (st & STRIP_RIGHT) && q < len && !taken[q] && c_isspace(text[q]); q++)
+                taken[q] = 1, oc[k].rcut++;
+            last_end = p + n + oc[k].rcut;
             oc[nacc++] = oc[k];
         }
         free(taken);
@@ -886,9 +959,9 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
     size_t nf = 0, at = 0;
     for (size_t k = 0; k < nacc; k++) {
         int32_t id = t->specials[oc[k].rank];
-        if (oc[k].pos > at) f[nf++] = (frag){at, oc[k].pos - at, -1};
+        if (oc[k].pos - oc[k].lcut > at) f[nf++] = (frag){at, oc[k].pos - oc[k].lcut - at, -1};
         f[nf++] = (frag){oc[k].pos, t->text_len[id], id};
-        at = oc[k].pos + t->text_len[id];
+        at = oc[k].pos + t->text_len[id] + oc[k].rcut;
     }
     if (at < len) f[nf++] = (frag){at, len - at, -1};
     free(oc);
