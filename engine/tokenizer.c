@@ -747,13 +747,11 @@ static int set_strips(eng_tokenizer *t, const eng_gguf *g, util_err *err) {
     int rc = eng_gguf_get_str(g, "general.name", &name, &n, err);
     if (rc == UTIL_ENOTFOUND) return UTIL_OK;
     if (rc) return rc;
-    int phi3 = 0;
-    for (size_t i = 0; i + 4 <= n && !phi3; i++) {
-        char c[5];
-        for (size_t k = 0; k < 5 && i + k < n; k++) c[k] = (char)(name[i + k] | (name[i + k] >= 'A' && name[i + k] <= 'Z' ? 0x20 : 0));
-        phi3 = (i + 5 <= n && memcmp(c, "phi-3", 5) == 0) || memcmp(c, "phi3", 4) == 0;
-    }
-    if (!phi3) return UTIL_OK;
+    char low[256]; /* the name in lower case, as llama.cpp compares it */
+    size_t m = n < sizeof low - 1 ? n : sizeof low - 1;
+    for (size_t i = 0; i < m; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+    low[m] = '\0';
+    if (!strstr(low, "phi-3") && !strstr(low, "phi3")) return UTIL_OK;
     t->strip = calloc((size_t)t->n_vocab, 1);
     if (!t->strip) return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
     for (int32_t r = 0; r < t->n_specials; r++) t->strip[t->specials[r]] = STRIP_RIGHT;
