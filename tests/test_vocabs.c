@@ -133,6 +133,143 @@ static void test_inpout(void) {
     if (!any) CHECK_SKIP("no vocabularies in models/vocab/ (run `make vocabs`)");
 }
 
+/* --- our strings: tests/golden/vocabs/NAME.tsv ---------------------------------- */
+
+static int hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* Decodes a hex field into out (malloc'd); returns -1 on a malformed field. */
+static long unhex(const char *s, size_t n, char **out) {
+    *out = malloc(n / 2 + 1);
+    if (!*out || n % 2) return -1;
+    for (size_t i = 0; i < n; i += 2) {
+        int a = hexval(s[i]), b = hexval(s[i + 1]);
+        if (a < 0 || b < 0) return -1;
+        (*out)[i / 2] = (char)(a * 16 + b);
+    }
+    return (long)(n / 2);
+}
+
+typedef struct gold_stats {
+    int lines, ok_special, ok_plain, ok_detok, ok_detok_plain, ok_decode, reported;
+} gold_stats;
+
+static int bytes_eq(const char *a, size_t na, const char *b, long nb) {
+    return a && (long)na == nb && memcmp(a, b, na) == 0;
+}
+
+/* One line: ids with parse_special on and off, the reference ids decoded both
+ * ways, and decode(encode(s)) as llama.cpp decodes its own ids. */
+static void gold_line(const eng_tokenizer *t, const char *name, char *line, gold_stats *st) {
+    char *f[6];
+    size_t fl[6];
+    int nf = 0;
+    for (char *p = line; nf < 6;) {
+        char *tab = strchr(p, '\t');
+        f[nf] = p;
+        fl[nf++] = tab ? (size_t)(tab - p) : strlen(p);
+        if (!tab) break;
+        p = tab + 1;
+    }
+    CHECK_MSG(nf == 6, "golden %s: line %d has %d fields", name, st->lines + 1, nf);
+    if (nf != 6) return;
+    char *in = NULL, *d1 = NULL, *d2 = NULL;
+    long nin = unhex(f[0], fl[0], &in), nd1 = unhex(f[3], fl[3], &d1), nd2 = unhex(f[4], fl[4], &d2);
+    size_t cap = fl[1] + fl[2] + 2;
+    int32_t *want_sp = malloc(cap * sizeof *want_sp), *want_pl = malloc(cap * sizeof *want_pl);
+    CHECK_MSG(nin >= 0 && nd1 >= 0 && nd2 >= 0 && want_sp && want_pl, "golden %s: bad line %d", name,
+              st->lines + 1);
+    if (nin < 0 || nd1 < 0 || nd2 < 0 || !want_sp || !want_pl) goto done;
+    size_t nsp = parse_ids(f[1], fl[1], want_sp, cap), npl = parse_ids(f[2], fl[2], want_pl, cap);
+    st->lines++;
+    util_err e;
+    for (int ps = 1; ps >= 0; ps--) {
+        int32_t *ids = NULL;
+        size_t n = 0;
+        int rc = eng_tokenize(t, in, (size_t)nin, 0, ps, &ids, &n, &e);
+        int ok = rc == 0 && th_ids_equal(ids, n, ps ? want_sp : want_pl, ps ? nsp : npl);
+        if (ok) {
+            check_pass();
+            *(ps ? &st->ok_special : &st->ok_plain) += 1;
+        } else if (st->reported++ < 5) {
+            char got[1024], exp[1024];
+            th_ids_str(got, sizeof got, ids, n);
+            th_ids_str(exp, sizeof exp, ps ? want_sp : want_pl, ps ? nsp : npl);
+            CHECK_MSG(0, "golden %s [%.*s] %.40s parse_special=%d: got [%s] want [%s]", name, (int)fl[5],
+                      f[5], f[0], ps, got, exp);
+        } else {
+            check_get()->failed++;
+        }
+        if (ps && rc == 0) {
+            char *d = NULL;
+            size_t dl = 0;
+            eng_detokenize(t, ids, n, 1, &d, &dl, &e);
+            int ok3 = bytes_eq(d, dl, d1, nd1);
+            free(d);
+            st->ok_decode += ok3;
+            CHECK_MSG(ok3, "golden %s: decode(encode(s)) differs from llama.cpp's on line %d (%.40s)", name,
+                      st->lines, f[0]);
+        }
+        free(ids);
+    }
+    for (int rs = 1; rs >= 0; rs--) {
+        char *d = NULL;
+        size_t dl = 0;
+        eng_detokenize(t, want_sp, nsp, rs, &d, &dl, &e);
+        int ok = bytes_eq(d, dl, rs ? d1 : d2, rs ? nd1 : nd2);
+        free(d);
+        *(rs ? &st->ok_detok : &st->ok_detok_plain) += ok;
+        CHECK_MSG(ok, "golden %s: detokenize(render_special=%d) of line %d (%.40s)", name, rs, st->lines, f[0]);
+    }
+done:
+    free(in);
+    free(d1);
+    free(d2);
+    free(want_sp);
+    free(want_pl);
+}
+
+static void test_golden(void) {
+    int any = 0;
+    for (size_t v = 0; v < N_SUPPORTED; v++) {
+        const char *name = vocabs_supported[v];
+        char gpath[4096], vpath[4096];
+        snprintf(gpath, sizeof gpath, "%s/tests/golden/vocabs/%s.tsv", check_root(), name);
+        vocab_path(vpath, sizeof vpath, name, "");
+        if (!file_exists(vpath)) continue;
+        any = 1;
+        char *data = NULL;
+        size_t len = 0;
+        util_err e;
+        int rc = util_read_file(&data, &len, gpath, &e);
+        CHECK_MSG(rc == 0, "golden %s: %s", name, e.msg);
+        eng_tokenizer *t = rc ? NULL : open_vocab(name, &e);
+        CHECK_MSG(rc || t, "vocab %s: %s", name, e.msg);
+        gold_stats st;
+        memset(&st, 0, sizeof st);
+        for (char *line = t ? data : NULL; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            if (*line && *line != '#') gold_line(t, name, line, &st);
+            line = nl ? nl + 1 : NULL;
+        }
+        if (t) {
+            CHECK_MSG(st.lines >= 300, "golden %s: only %d strings", name, st.lines);
+            fprintf(stderr,
+                    "vocabs: %-15s ours: ids %d/%d (parse_special on) %d/%d (off); detokenize %d/%d "
+                    "rendered %d/%d plain; decode(encode) %d/%d\n",
+                    name, st.ok_special, st.lines, st.ok_plain, st.lines, st.ok_detok, st.lines,
+                    st.ok_detok_plain, st.lines, st.ok_decode, st.lines);
+        }
+        eng_tokenizer_free(t);
+        free(data);
+    }
+    if (!any) CHECK_SKIP("no vocabularies in models/vocab/ (run `make vocabs`)");
+}
+
 /* A vocabulary cachet cannot tokenize says so by name instead of guessing. */
 static void test_unsupported(void) {
     for (size_t v = 0; v < sizeof vocabs_unsupported / sizeof vocabs_unsupported[0]; v++) {
@@ -152,5 +289,6 @@ static void test_unsupported(void) {
 
 void test_vocabs(void) {
     CHECK_CASE(inpout) test_inpout();
+    CHECK_CASE(golden) test_golden();
     CHECK_CASE(unsupported) test_unsupported();
 }
