@@ -52,6 +52,17 @@ typedef struct pre_def {
 #define RE_QWEN35                                                                            \
     RE_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+" \
                     "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+/* Tekken (Mistral NeMo) and GPT-4o (Llama 4): case-aware words; llama.cpp
+ * writes [\p{Lu}..]* as "a letter that is not a-z" by lookahead */
+#define RE_UPPER "((?=[\\p{L}])([^a-z]))"
+#define RE_LOWER "((?=[\\p{L}])([^A-Z]))"
+#define RE_TEKKEN                                                                          \
+    "[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+|[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "+" RE_LOWER \
+    "*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define RE_GPT4O                                                                                    \
+    "[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+" RE_CONTRACTIONS "?|[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER \
+    "+" RE_LOWER "*" RE_CONTRACTIONS "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|"    \
+    "\\s+(?!\\S)|\\s+"
 /* DeepSeek's letters, written out as code-point ranges in its tokenizer.json */
 #define RE_DEEPSEEK_LETTERS                                                                     \
     "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf"     \
@@ -95,6 +106,8 @@ static const pre_def pre_defs[] = {
      {REGEX(RE_QWEN2)}},
     {{"stablelm2", "megrez"}, F(1, 0, -1), {REGEX(RE_QWEN2)}},
     {{"qwen35"}, F(0, 0, -1), {REGEX(RE_QWEN35)}},
+    {{"tekken"}, F(0, 1, 1), {REGEX(RE_TEKKEN)}},
+    {{"gpt-4o", "llama4", "kanana2", "talkie"}, F(0, 0, -1), {REGEX(RE_GPT4O)}},
     {{"deepseek-llm"}, F(0, 0, -1),
      {REGEX("[\r\n]"), REGEX(RE_DEEPSEEK_LETTERS),
       REGEX("\\s?[!-/:-~\xef\xbc\x81-\xef\xbc\x8f\xef\xbc\x9a-\xef\xbd\x9e\xe2\x80\x98-\xe2\x80\x9f"

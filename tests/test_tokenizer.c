@@ -814,6 +814,8 @@ static void test_pretok(void) {
     expect_pieces("deepseek-llm", "a\xff" "b", "a|\xef\xbf\xbd|b"); /* a bad byte is U+FFFD */
     expect_pieces("deepseek-llm", "ab  ", "ab|  ");
     expect_pieces("gemma4", "a b\n\nc", "a b|\n\n|c");
+    expect_pieces("tekken", "HelloWorld FOO", "Hello|World| FOO"); /* words split by case */
+    expect_pieces("llama4", "I'M 12345", "I'M| |123|45");
     expect_pieces("default", "12345$++!", "123|45|$++!");
     eng_pretok *p = NULL;
     util_err e;

@@ -2,7 +2,8 @@
  * GGUFs, fetched by `make vocabs` into models/vocab/; "skipped" without them).
  * Case inpout: llama.cpp's own test inputs and expected ids (.gguf.inp/.out),
  * every vocabulary. Case golden: our strings (tests/golden/vocabs/NAME.tsv, ids from
- * llama.cpp with and without special-token parsing, detokenized bytes).
+ * llama.cpp with and without special-token parsing, detokenized bytes), also for
+ * pre-tokenizers put on another vocabulary (VOCAB+PRE).
  * Prints a count per vocabulary. Does not run models. */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,10 @@ static const char *const vocabs_supported[] = {
     "deepseek-coder", "gpt-2", "starcoder", "command-r", "falcon", "mpt", "refact",
 };
 static const char *const vocabs_unsupported[] = {"bert-bge"};
+/* Pre-tokenizers llama.cpp ships no vocabulary for, checked on a vocabulary
+ * whose tokenizer.ggml.pre is rewritten (VOCAB+PRE, same length, as
+ * tests/golden/vocabs/gen_vocabs.py rewrites it for the reference). */
+static const char *const vocab_variants[] = {"falcon+tekken", "falcon+gpt-4o", "falcon+llama4"};
 
 #define N_SUPPORTED (sizeof vocabs_supported / sizeof vocabs_supported[0])
 
@@ -44,6 +49,39 @@ static eng_tokenizer *open_vocab(const char *name, util_err *e) {
     eng_tokenizer *t = NULL;
     eng_tokenizer_new(&t, g, e);
     eng_gguf_free(g);
+    return t;
+}
+
+/* Opens NAME, or VOCAB+PRE: VOCAB's file with tokenizer.ggml.pre set to PRE. */
+static eng_tokenizer *open_variant(const char *name, util_err *e) {
+    const char *plus = strchr(name, '+');
+    if (!plus) return open_vocab(name, e);
+    char base[64], path[4096];
+    snprintf(base, sizeof base, "%.*s", (int)(plus - name), name);
+    if (!vocab_path(path, sizeof path, base, "")) return NULL;
+    const char *pre = plus + 1;
+    uint64_t npre = strlen(pre);
+    char *data = NULL;
+    size_t len = 0;
+    if (util_read_file(&data, &len, path, e)) return NULL;
+    static const char key[] = "tokenizer.ggml.pre";
+    char *k = memmem(data, len, key, sizeof key - 1);
+    eng_tokenizer *t = NULL;
+    uint32_t type = 0;
+    uint64_t n = 0;
+    if (k && (size_t)(k - data) + sizeof key - 1 + 12 + npre <= len) {
+        memcpy(&type, k + sizeof key - 1, 4); /* little-endian hosts, as the GGUF */
+        memcpy(&n, k + sizeof key - 1 + 4, 8);
+    }
+    if (type == ENG_GGUF_STRING && n == npre) {
+        memcpy(k + sizeof key - 1 + 12, pre, npre);
+        eng_gguf *g = NULL;
+        if (eng_gguf_open_mem(&g, data, len, name, e) == 0) eng_tokenizer_new(&t, g, e);
+        eng_gguf_free(g);
+    } else {
+        snprintf(e->msg, sizeof e->msg, "%s: no tokenizer.ggml.pre of %d bytes to rewrite", path, (int)npre);
+    }
+    free(data);
     return t;
 }
 
@@ -234,11 +272,13 @@ done:
 
 static void test_golden(void) {
     int any = 0;
-    for (size_t v = 0; v < N_SUPPORTED; v++) {
-        const char *name = vocabs_supported[v];
-        char gpath[4096], vpath[4096];
+    size_t nvar = sizeof vocab_variants / sizeof vocab_variants[0];
+    for (size_t v = 0; v < N_SUPPORTED + nvar; v++) {
+        const char *name = v < N_SUPPORTED ? vocabs_supported[v] : vocab_variants[v - N_SUPPORTED];
+        char gpath[4096], vpath[4096], base[64];
         snprintf(gpath, sizeof gpath, "%s/tests/golden/vocabs/%s.tsv", check_root(), name);
-        vocab_path(vpath, sizeof vpath, name, "");
+        snprintf(base, sizeof base, "%.*s", (int)strcspn(name, "+"), name);
+        vocab_path(vpath, sizeof vpath, base, "");
         if (!file_exists(vpath)) continue;
         any = 1;
         char *data = NULL;
@@ -246,7 +286,7 @@ static void test_golden(void) {
         util_err e;
         int rc = util_read_file(&data, &len, gpath, &e);
         CHECK_MSG(rc == 0, "golden %s: %s", name, e.msg);
-        eng_tokenizer *t = rc ? NULL : open_vocab(name, &e);
+        eng_tokenizer *t = rc ? NULL : open_variant(name, &e);
         CHECK_MSG(rc || t, "vocab %s: %s", name, e.msg);
         gold_stats st;
         memset(&st, 0, sizeof st);

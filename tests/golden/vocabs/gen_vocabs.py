@@ -7,7 +7,7 @@ Usage: gen_vocabs.py [--llama-src DIR] [--llama-build DIR] [--vocab-dir DIR] [NA
                  sdist, /work/ref/llama_cpp_python-0.3.36/vendor/llama.cpp)
   --llama-build  its CMake build with src/libllama.a, ggml/src/libggml*.a and bin/llama-tokenize
                  (default: /work/ref/build)
-  NAME           vocabularies (default: all of VOCABS below)
+  NAME           vocabularies (default: all of VOCABS and VARIANTS below)
 
 The reference is llama.cpp itself: llama_vocab_ref.cpp (beside this script) is compiled
 against libllama and, per vocabulary, prints for every input string
@@ -27,6 +27,7 @@ Output: tests/golden/vocabs/NAME.tsv, the format of tests/golden/tokenizer_smoll
 import argparse
 import os
 import random
+import struct
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,9 @@ import tokenizer_cases  # noqa: E402
 
 VOCABS = ["llama-bpe", "qwen2", "qwen35", "llama-spm", "phi-3", "gemma-4", "deepseek-llm",
           "deepseek-coder", "gpt-2", "starcoder", "command-r", "falcon", "mpt", "refact"]
+# Pre-tokenizers without a vocabulary of their own in llama.cpp's set: a vocabulary with
+# tokenizer.ggml.pre rewritten in place (same length: "falcon" -> "tekken"), named VOCAB+PRE.
+VARIANTS = ["falcon+tekken", "falcon+gpt-4o", "falcon+llama4"]
 
 # Aimed at where the pre-tokenizers differ: non-ASCII whitespace (collapsed to one class),
 # CR/LF runs, numbers in other scripts, 1-3 digit groups, contractions in capitals,
@@ -128,8 +132,26 @@ def llama_tokenize(binary, model, data, parse_special):
     return [int(x) for x in line.strip("[]").split(",") if x.strip()]
 
 
-def one_vocab(name, args, ref):
-    model = os.path.join(args.vocab_dir, "ggml-vocab-%s.gguf" % name)
+def with_pre(path, pre, tmp):
+    """A copy of the GGUF at path with tokenizer.ggml.pre's value replaced by pre (same length;
+    tests/test_vocabs.c patches it the same way in memory)."""
+    data = bytearray(open(path, "rb").read())
+    key = b"tokenizer.ggml.pre"
+    i = data.find(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+    assert struct.unpack("<I", data[i:i + 4])[0] == 8, "tokenizer.ggml.pre is not a string"
+    n = struct.unpack("<Q", data[i + 4:i + 12])[0]
+    assert n == len(pre), "tokenizer.ggml.pre %r has another length than %r" % (bytes(data[i + 12:i + 12 + n]), pre)
+    data[i + 12:i + 12 + n] = pre.encode()
+    out = os.path.join(tmp, "ggml-vocab-%s+%s.gguf" % (os.path.basename(path), pre))
+    open(out, "wb").write(data)
+    return out
+
+
+def one_vocab(name, args, ref, tmp):
+    base, _, pre = name.partition("+")
+    model = os.path.join(args.vocab_dir, "ggml-vocab-%s.gguf" % base)
+    if pre:
+        model = with_pre(model, pre, tmp)
     specials = specials_of(model)
     cases = tokenizer_cases.cases(pick_specials(specials))
     cases += [("vocab_extra", x if isinstance(x, bytes) else x.encode("utf-8")) for x in EXTRA]
@@ -145,7 +167,8 @@ def one_vocab(name, args, ref):
     assert len(lines) == len(rows), (name, len(lines), len(rows))
     dest = os.path.join(HERE, name + ".tsv")
     with open(dest, "w", encoding="ascii", newline="\n") as f:
-        f.write("# tokenizer goldens for ggml-vocab-%s.gguf, produced by tests/golden/vocabs/gen_vocabs.py\n" % name)
+        f.write("# tokenizer goldens for ggml-vocab-%s.gguf%s, produced by tests/golden/vocabs/gen_vocabs.py\n"
+                % (base, " with tokenizer.ggml.pre=" + pre if pre else ""))
         f.write("# reference: llama.cpp vendored in llama-cpp-python 0.3.36 (libllama through llama_vocab_ref.cpp); "
                 "add_special=False\n")
         f.write("# fields (TAB-separated): hex_input  ids_special  ids_nospecial  hex_detok(unparse_special=1)"
@@ -178,12 +201,12 @@ def main():
     ap.add_argument("--llama-src", default="/work/ref/llama_cpp_python-0.3.36/vendor/llama.cpp")
     ap.add_argument("--llama-build", default="/work/ref/build")
     ap.add_argument("--vocab-dir", default=os.path.join(ROOT, "models", "vocab"))
-    ap.add_argument("names", nargs="*", default=VOCABS)
+    ap.add_argument("names", nargs="*", default=VOCABS + VARIANTS)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ref = os.path.join(tmp, "llama_vocab_ref")
         build_ref(args.llama_src, args.llama_build, ref)
-        ok = all([one_vocab(n, args, ref) for n in args.names])
+        ok = all([one_vocab(n, args, ref, tmp) for n in args.names])
     sys.exit(0 if ok else 1)
 
 
