@@ -63,6 +63,12 @@ typedef struct pre_def {
     "[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+" RE_CONTRACTIONS "?|[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER \
     "+" RE_LOWER "*" RE_CONTRACTIONS "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|"    \
     "\\s+(?!\\S)|\\s+"
+/* DeepSeek V3: [一-龥぀-ゟ゠-ヿ]+ (CJK ideographs, hiragana, katakana), then ASCII
+ * punctuation + ASCII word, letters with marks, punctuation/symbol runs */
+#define RE_DEEPSEEK3_CJK "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+"
+#define RE_DEEPSEEK3                                                                         \
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|" \
+    " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
 /* DeepSeek's letters, written out as code-point ranges in its tokenizer.json */
 #define RE_DEEPSEEK_LETTERS                                                                     \
     "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf"     \
@@ -102,12 +108,14 @@ static const pre_def pre_defs[] = {
       "jina-v5-nano"},
      F(1, 1, 1), {REGEX(RE_LLAMA3)}},
     {{"dbrx", "smaug-bpe"}, F(1, 0, -1), {REGEX(RE_LLAMA3)}},
-    {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open"}, F(0, 0, -1),
+    {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open", "grok-2"}, F(0, 0, -1),
      {REGEX(RE_QWEN2)}},
     {{"stablelm2", "megrez"}, F(1, 0, -1), {REGEX(RE_QWEN2)}},
     {{"qwen35"}, F(0, 0, -1), {REGEX(RE_QWEN35)}},
     {{"tekken"}, F(0, 1, 1), {REGEX(RE_TEKKEN)}},
-    {{"gpt-4o", "llama4", "kanana2", "talkie"}, F(0, 0, -1), {REGEX(RE_GPT4O)}},
+    {{"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"}, F(0, 0, -1), {REGEX(RE_GPT4O)}},
+    {{"deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"}, F(0, 0, -1),
+     {REGEX("\\p{N}{1,3}"), REGEX(RE_DEEPSEEK3_CJK), REGEX(RE_DEEPSEEK3)}},
     {{"deepseek-llm"}, F(0, 0, -1),
      {REGEX("[\r\n]"), REGEX(RE_DEEPSEEK_LETTERS),
       REGEX("\\s?[!-/:-~\xef\xbc\x81-\xef\xbc\x8f\xef\xbc\x9a-\xef\xbd\x9e\xe2\x80\x98-\xe2\x80\x9f"

@@ -816,6 +816,7 @@ static void test_pretok(void) {
     expect_pieces("gemma4", "a b\n\nc", "a b|\n\n|c");
     expect_pieces("tekken", "HelloWorld FOO", "Hello|World| FOO"); /* words split by case */
     expect_pieces("llama4", "I'M 12345", "I'M| |123|45");
+    expect_pieces("deepseek-v3", "abc 1234 \xe4\xb8\xad\xe6\x96\x87", "abc| |123|4| |\xe4\xb8\xad\xe6\x96\x87");
     expect_pieces("default", "12345$++!", "123|45|$++!");
     eng_pretok *p = NULL;
     util_err e;

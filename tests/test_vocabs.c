@@ -26,7 +26,7 @@ static const char *const vocabs_unsupported[] = {"bert-bge"};
 /* Pre-tokenizers llama.cpp ships no vocabulary for, checked on a vocabulary
  * whose tokenizer.ggml.pre is rewritten (VOCAB+PRE, same length, as
  * tests/golden/vocabs/gen_vocabs.py rewrites it for the reference). */
-static const char *const vocab_variants[] = {"falcon+tekken", "falcon+gpt-4o", "falcon+llama4"};
+static const char *const vocab_variants[] = {"falcon+tekken", "falcon+gpt-4o", "falcon+llama4", "qwen2+hy_v4"};
 
 #define N_SUPPORTED (sizeof vocabs_supported / sizeof vocabs_supported[0])
 

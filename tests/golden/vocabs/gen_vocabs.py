@@ -40,8 +40,9 @@ import tokenizer_cases  # noqa: E402
 VOCABS = ["llama-bpe", "qwen2", "qwen35", "llama-spm", "phi-3", "gemma-4", "deepseek-llm",
           "deepseek-coder", "gpt-2", "starcoder", "command-r", "falcon", "mpt", "refact"]
 # Pre-tokenizers without a vocabulary of their own in llama.cpp's set: a vocabulary with
-# tokenizer.ggml.pre rewritten in place (same length: "falcon" -> "tekken"), named VOCAB+PRE.
-VARIANTS = ["falcon+tekken", "falcon+gpt-4o", "falcon+llama4"]
+# tokenizer.ggml.pre rewritten in place (same length: "falcon" -> "tekken"), named VOCAB+PRE
+# (hy_v4 is DeepSeek V3's pre-tokenizer under a name as long as "qwen2").
+VARIANTS = ["falcon+tekken", "falcon+gpt-4o", "falcon+llama4", "qwen2+hy_v4"]
 
 # Aimed at where the pre-tokenizers differ: non-ASCII whitespace (collapsed to one class),
 # CR/LF runs, numbers in other scripts, 1-3 digit groups, contractions in capitals,
