@@ -59,7 +59,7 @@ LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
 .PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install uninstall clean \
-        format check-format fuzz deps model help
+        format check-format fuzz deps model vocabs help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
@@ -67,6 +67,7 @@ help:
 	@echo "make run       deps + model + build, then ask the model a question"
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
+	@echo "make vocabs    fetch llama.cpp's vocab-only GGUFs and tokenizer tests into models/vocab/"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
 	@echo "make install   cachet, promptlint, their data and the model into PREFIX (PREFIX=\$$HOME/.local: no root)"
 	@echo "make uninstall remove what make install put into PREFIX"
@@ -216,6 +217,11 @@ run:
 
 model:
 	@sh scripts/fetch-model.sh
+
+# llama.cpp's vocab-only GGUFs with its tokenizer tests (.inp/.out), SHA-256
+# checked; the vocabs suite says "skipped" without them.
+vocabs:
+	@sh scripts/fetch-vocabs.sh
 
 # PREFIX/bin/{cachet,promptlint}, PREFIX/share/cachet/{prompts,skills,linter/rules}
 # and the fetched model(s) in PREFIX/share/cachet/models (INSTALL_MODELS= for

@@ -1,8 +1,8 @@
 /* engine/tokenizer.c: the model's tokenizer, built from GGUF metadata and exact
- * to llama.cpp: special-token partition, byte-level BPE ("gpt2": pre-tokenizers
- * smollm, gpt2 and llama.cpp's default) and SentencePiece-style BPE ("llama")
- * with byte fallback; detokenization and a streaming UTF-8 decoder.
- * Not here: chat templates (chat.c), WordPiece/Unigram/RWKV vocabularies. */
+ * to llama.cpp: special-token partition, byte-level BPE ("gpt2", with the
+ * pre-tokenizer of pretok.c), Gemma 4's BPE on raw UTF-8 ("gemma4") and
+ * SentencePiece-style BPE ("llama") with byte fallback; detokenization and a
+ * streaming UTF-8 decoder. Not here: chat templates (chat.c), WordPiece/Unigram/RWKV. */
 #include "tokenizer.h"
 
 #include <stdio.h>
@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "pretok.h"
 #include "unicode.h"
 
 /* --- types ------------------------------------------------------------- */
 
 enum { TOK_BPE = 0, TOK_SPM = 1 };
-enum { PRE_DEFAULT = 0, PRE_GPT2 = 1, PRE_SMOLLM = 2 };
+enum { STRIP_LEFT = 1, STRIP_RIGHT = 2 }; /* llama.cpp's LSTRIP/RSTRIP token attributes */
 
 /* The special ids llama.cpp reads from tokenizer.ggml.*_token_id (or detects). */
 enum {
@@ -37,7 +38,11 @@ typedef struct merge_ent {
 } merge_ent;
 
 struct eng_tokenizer {
-    int kind, pre, clean_spaces;
+    int kind, clean_spaces;
+    eng_pretok *pretok; /* BPE only */
+    int ignore_merges;  /* BPE: a word that is a token is taken whole */
+    int byte_encode;    /* BPE: GPT-2 byte map (0: Gemma 4's raw UTF-8 and <0xXX> bytes) */
+    int escape_spaces;  /* BPE: ' ' -> U+2581 before splitting (Gemma 4) */
     int add_bos, add_eos, add_space_prefix;
     int32_t ids[SP_COUNT]; /* -1 = none */
     char warning[256];
@@ -65,6 +70,7 @@ struct eng_tokenizer {
     trie_node *trie;
     int32_t n_trie, cap_trie;
     unsigned char first_byte[256]; /* 1 if some special starts with this byte */
+    unsigned char *strip; /* per token STRIP_* (llama.cpp's lstrip/rstrip), NULL if none */
 };
 
 /* --- small helpers ------------------------------------------------------- */
@@ -212,7 +218,7 @@ static int cp_to_byte(uint32_t cp, const unsigned char shifted[68]) {
 
 /* What eng_tokenizer_new reads from the GGUF, in one place. */
 typedef struct tok_src {
-    int kind, pre, clean_spaces;
+    int kind, clean_spaces;
     const char **tokens;
     uint32_t *token_lens;
     uint64_t n_tokens;
@@ -292,13 +298,43 @@ static const detect_rule detect_rules[] = {
 
 /* Token texts that always end generation (llama.cpp's EOG list). */
 static const char *const eog_texts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
-    "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", "[e~[",
 };
 
 static int tok_is(const eng_tokenizer *t, int32_t id, const char *s) {
     size_t n = strlen(s);
     return t->text_len[id] == n && memcmp(text_of(t, id), s, n) == 0;
+}
+
+static int32_t eog_find(const eng_tokenizer *t, const char *s) {
+    int32_t id = text_find(t, s, strlen(s));
+    return id >= 0 && id < t->n_vocab && t->eog[id] ? id : -1;
+}
+
+/* llama.cpp's exceptions to its text lists: gpt-oss's framing tokens print;
+ * with <|return|> and <|call|> (or <|calls|> and <|flush|>) present <|end|>
+ * ends nothing; next to <|tool_response>/<|plamo:eos|> (Gemma 4, PLaMo) </s>
+ * is a normal token. */
+static void fix_eog(eng_tokenizer *t) {
+    static const char *const framing[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
+    for (int k = 0; k < 4; k++) {
+        int32_t id = text_find(t, framing[k], strlen(framing[k]));
+        if (id >= 0 && id < t->n_vocab) t->attr[id] = ENG_TOK_USER_DEFINED;
+    }
+    int32_t end = eog_find(t, "<|end|>"), call = eog_find(t, "<|call|>");
+    if (call < 0) call = eog_find(t, "<|calls|>");
+    if (end >= 0 && call >= 0 && (eog_find(t, "<|return|>") >= 0 || eog_find(t, "<|flush|>") >= 0)) {
+        t->eog[end] = 0;
+        t->attr[end] = ENG_TOK_USER_DEFINED;
+    }
+    int32_t s = eog_find(t, "</s>");
+    if (s >= 0 && (eog_find(t, "<|tool_response>") >= 0 || eog_find(t, "<|plamo:eos|>") >= 0)) {
+        t->eog[s] = 0;
+        t->attr[s] = ENG_TOK_NORMAL;
+    }
 }
 
 /* Fills undetected special slots, the EOG set and the control overrides. */
@@ -331,6 +367,7 @@ static void detect_specials(eng_tokenizer *t) {
     static const int more[] = {SP_EOS, SP_EOT, SP_EOM};
     for (int k = 0; k < 3; k++)
         if (t->ids[more[k]] >= 0) t->eog[t->ids[more[k]]] = 1;
+    fix_eog(t);
 }
 
 /* The bytes a token prints as with specials rendered (llama.cpp token_to_piece
@@ -343,7 +380,7 @@ static int build_piece(eng_tokenizer *t, int32_t id, const unsigned char shifted
     tmp->len = 0;
     if (a == ENG_TOK_CONTROL || a == ENG_TOK_UNKNOWN || a == ENG_TOK_USER_DEFINED) {
         if (util_buf_append(tmp, s, n)) return UTIL_ENOMEM;
-    } else if (a == ENG_TOK_NORMAL && t->kind == TOK_BPE) {
+    } else if (a == ENG_TOK_NORMAL && t->kind == TOK_BPE && t->byte_encode) {
         for (size_t i = 0; i < n;) {
             size_t adv;
             uint32_t cp = eng_utf8_decode((const unsigned char *)s + i, n - i, &adv);
@@ -362,7 +399,7 @@ static int build_piece(eng_tokenizer *t, int32_t id, const unsigned char shifted
             }
             i += adv;
         }
-    } else if (a == ENG_TOK_NORMAL) { /* SPM: U+2581 -> space */
+    } else if (a == ENG_TOK_NORMAL) { /* SPM and Gemma 4: U+2581 -> space */
         for (size_t i = 0; i < n;) {
             if (i + 3 <= n && memcmp(s + i, "\xe2\x96\x81", 3) == 0) {
                 if (util_buf_append(tmp, " ", 1)) return UTIL_ENOMEM;
@@ -372,9 +409,9 @@ static int build_piece(eng_tokenizer *t, int32_t id, const unsigned char shifted
                 i++;
             }
         }
-    } else if (a == ENG_TOK_BYTE && t->kind == TOK_SPM && n >= 5) {
+    } else if (a == ENG_TOK_BYTE && n >= 3) { /* "<0xXX>", read as strtol reads it */
         unsigned v = 0;
-        for (size_t i = 3; i < 5; i++) {
+        for (size_t i = 3; i < 5 && i < n; i++) {
             char c = s[i];
             unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
                          : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
@@ -385,7 +422,7 @@ static int build_piece(eng_tokenizer *t, int32_t id, const unsigned char shifted
         char c = (char)v;
         if (util_buf_append(tmp, &c, 1)) return UTIL_ENOMEM;
     }
-    /* unused, undefined (and byte tokens in BPE vocabularies) print nothing */
+    /* unused and undefined tokens print nothing */
     uint32_t off;
     if (arena_add(t, tmp->data ? tmp->data : "", tmp->len, &off)) return UTIL_ENOMEM;
     t->piece_off[id] = off;
@@ -590,7 +627,10 @@ static int str_is(const char *s, size_t n, const char *lit) {
     return n == strlen(lit) && memcmp(s, lit, n) == 0;
 }
 
-/* Model type and pre-tokenizer, with llama.cpp's defaults for each. */
+/* Model type and pre-tokenizer, with llama.cpp's defaults for each: gpt2
+ * (byte-level BPE) takes its pre-tokenizer from tokenizer.ggml.pre (missing:
+ * llama.cpp's 'default' with a warning; unknown: an error naming it); gemma4 is
+ * BPE on raw UTF-8 with its own fixed splitting; llama is SentencePiece. */
 static int read_kind(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err *err) {
     const char *s;
     size_t n;
@@ -599,10 +639,10 @@ static int read_kind(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err
         return util_err_set(err, UTIL_EFORMAT, "tokenizer: key 'tokenizer.ggml.model' is missing");
     if (rc) return rc;
     for (int k = 0; k < SP_COUNT; k++) t->ids[k] = -1;
-    if (str_is(s, n, "gpt2")) {
+    int gemma4 = str_is(s, n, "gemma4");
+    if (str_is(s, n, "gpt2") || gemma4) {
         src->kind = TOK_BPE;
-        t->ids[SP_BOS] = 11;
-        t->ids[SP_EOS] = 11;
+        if (!gemma4) t->ids[SP_BOS] = t->ids[SP_EOS] = 11;
         t->add_bos = 0;
         t->add_space_prefix = 0;
     } else if (str_is(s, n, "llama")) {
@@ -617,28 +657,31 @@ static int read_kind(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err
                             (int)(n < 64 ? n : 64), s);
     }
     t->add_eos = 0;
-    src->pre = PRE_DEFAULT;
-    src->clean_spaces = src->kind == TOK_BPE;
+    src->clean_spaces = 0;
     if (src->kind != TOK_BPE) return UTIL_OK;
-    rc = eng_gguf_get_str(g, "tokenizer.ggml.pre", &s, &n, err);
-    if (rc == UTIL_ENOTFOUND) {
-        snprintf(t->warning, sizeof t->warning,
-                 "tokenizer: no pre-tokenizer type in the model; using llama.cpp's 'default' "
-                 "splitting, which may not match the model");
-        return UTIL_OK;
+    t->byte_encode = !gemma4;
+    t->escape_spaces = gemma4;
+    if (gemma4) {
+        s = "gemma4";
+        n = strlen(s);
+    } else {
+        rc = eng_gguf_get_str(g, "tokenizer.ggml.pre", &s, &n, err);
+        if (rc == UTIL_ENOTFOUND) {
+            snprintf(t->warning, sizeof t->warning,
+                     "tokenizer: no pre-tokenizer type in the model; using llama.cpp's 'default' "
+                     "splitting, which may not match the model");
+            s = "default";
+            n = strlen(s);
+        } else if (rc) {
+            return rc;
+        }
     }
+    rc = eng_pretok_new(&t->pretok, s, n, err);
     if (rc) return rc;
-    if (str_is(s, n, "smollm")) {
-        src->pre = PRE_SMOLLM;
-        src->clean_spaces = 0;
-    } else if (str_is(s, n, "gpt-2") || str_is(s, n, "gpt2") || str_is(s, n, "phi-2")) {
-        src->pre = PRE_GPT2;
-    } else if (!str_is(s, n, "default")) {
-        snprintf(t->warning, sizeof t->warning,
-                 "tokenizer: pre-tokenizer '%.*s' is not supported; using llama.cpp's 'default' "
-                 "splitting, token ids may differ from the reference",
-                 (int)(n < 64 ? n : 64), s);
-    }
+    const eng_pretok_flags *f = eng_pretok_flags_of(t->pretok);
+    src->clean_spaces = f->clean_spaces;
+    t->ignore_merges = f->ignore_merges;
+    if (f->add_bos >= 0) t->add_bos = f->add_bos;
     return UTIL_OK;
 }
 
@@ -690,8 +733,36 @@ static int read_src(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err 
     for (int k = 0; k < SP_COUNT; k++)
         if (t->ids[k] >= (int64_t)src->n_tokens) t->ids[k] = -1;
     if ((rc = read_flag(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))) return rc;
+    if (t->pretok && strcmp(eng_pretok_name(t->pretok), "gemma4") == 0) t->add_bos = 1; /* as llama.cpp forces */
     if ((rc = read_flag(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))) return rc;
     return read_flag(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err);
+}
+
+/* llama.cpp sets token attributes the GGUF lacks by model name: in Phi-3
+ * models every special token but <unk> <s> <|endoftext|> (and </s>) eats the
+ * whitespace after it. */
+static int set_strips(eng_tokenizer *t, const eng_gguf *g, util_err *err) {
+    const char *name;
+    size_t n;
+    int rc = eng_gguf_get_str(g, "general.name", &name, &n, err);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc) return rc;
+    char low[256]; /* the name in lower case, as llama.cpp compares it */
+    size_t m = n < sizeof low - 1 ? n : sizeof low - 1;
+    for (size_t i = 0; i < m; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+    low[m] = '\0';
+    if (!strstr(low, "phi-3") && !strstr(low, "phi3")) return UTIL_OK;
+    t->strip = calloc((size_t)t->n_vocab, 1);
+    if (!t->strip) return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
+    for (int32_t r = 0; r < t->n_specials; r++) t->strip[t->specials[r]] = STRIP_RIGHT;
+    static const char *const keep[] = {"<unk>", "<s>", "<|endoftext|>"};
+    int32_t id = text_find(t, "</s>", 4);
+    if (id >= 0 && id < t->n_vocab) t->strip[id] = STRIP_RIGHT;
+    for (int k = 0; k < 3; k++) {
+        id = text_find(t, keep[k], strlen(keep[k]));
+        if (id >= 0 && id < t->n_vocab) t->strip[id] = 0;
+    }
+    return UTIL_OK;
 }
 
 int eng_tokenizer_new(eng_tokenizer **out, const eng_gguf *g, util_err *err) {
@@ -703,9 +774,9 @@ int eng_tokenizer_new(eng_tokenizer **out, const eng_gguf *g, util_err *err) {
     int rc = read_src(t, &src, g, err);
     if (!rc) {
         t->kind = src.kind;
-        t->pre = src.pre;
         t->clean_spaces = src.clean_spaces;
         rc = build(t, &src, err);
+        if (!rc) rc = set_strips(t, g, err);
     }
     free(src.tokens);
     free(src.token_lens);
@@ -723,6 +794,7 @@ int eng_tokenizer_new(eng_tokenizer **out, const eng_gguf *g, util_err *err) {
 
 void eng_tokenizer_free(eng_tokenizer *t) {
     if (!t) return;
+    eng_pretok_free(t->pretok);
     free(t->arena);
     free(t->text_off);
     free(t->text_len);
@@ -735,6 +807,7 @@ void eng_tokenizer_free(eng_tokenizer *t) {
     free(t->mtab);
     free(t->specials);
     free(t->trie);
+    free(t->strip);
     free(t);
 }
 
@@ -785,6 +858,7 @@ typedef struct frag {
 typedef struct occ {
     size_t pos;
     int32_t rank;
+    uint32_t lcut, rcut; /* whitespace stripped before and after it */
 } occ;
 
 static int occ_cmp(const void *pa, const void *pb) {
@@ -797,6 +871,8 @@ static int occ_pos_cmp(const void *pa, const void *pb) {
     const occ *a = pa, *b = pb;
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
+
+static int c_isspace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 /* Whether the special of this rank may be cut out at [pos, pos + n): always for
  * a user-defined token (llama.cpp's rule), else with parse_special and only
@@ -842,7 +918,7 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
                     }
                     oc = p;
                 }
-                oc[noc++] = (occ){i, r};
+                oc[noc++] = (occ){i, r, 0, 0};
             }
         }
     }
@@ -871,7 +947,13 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
                 }
             if (!free_span) continue;
             memset(taken + p, 1, n);
-            last_end = p + n;
+            /* lstrip/rstrip: whitespace beside it within its raw span goes away */
+            unsigned st = t->strip ? t->strip[t->specials[oc[k].rank]] : 0;
+            for (size_t q = p; (st & STRIP_LEFT) && q > 0 && !taken[q - 1] && c_isspace(text[q - 1]); q--)
+                taken[q - 1] = 1, oc[k].lcut++;
+            for (size_t q = p + n; (st & STRIP_RIGHT) && q < len && !taken[q] && c_isspace(text[q]); q++)
+                taken[q] = 1, oc[k].rcut++;
+            last_end = p + n + oc[k].rcut;
             oc[nacc++] = oc[k];
         }
         free(taken);
@@ -885,9 +967,9 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
     size_t nf = 0, at = 0;
     for (size_t k = 0; k < nacc; k++) {
         int32_t id = t->specials[oc[k].rank];
-        if (oc[k].pos > at) f[nf++] = (frag){at, oc[k].pos - at, -1};
+        if (oc[k].pos - oc[k].lcut > at) f[nf++] = (frag){at, oc[k].pos - oc[k].lcut - at, -1};
         f[nf++] = (frag){oc[k].pos, t->text_len[id], id};
-        at = oc[k].pos + t->text_len[id];
+        at = oc[k].pos + t->text_len[id] + oc[k].rcut;
     }
     if (at < len) f[nf++] = (frag){at, len - at, -1};
     free(oc);
@@ -913,8 +995,7 @@ typedef struct scratch {
     uint32_t *cp;
     uint16_t *fl;
     size_t cap_cp, cap_fl;
-    uint32_t *seg[2]; /* piece lengths in code points, ping-ponged between passes */
-    size_t nseg[2], cap_seg[2];
+    eng_pretok_work pw;
     sym *syms;
     size_t cap_syms;
     heap_ent *heap;
@@ -975,173 +1056,17 @@ static heap_ent heap_pop(scratch *sc) {
 static void scratch_free(scratch *sc) {
     free(sc->cp);
     free(sc->fl);
-    free(sc->seg[0]);
-    free(sc->seg[1]);
+    eng_pretok_work_release(&sc->pw);
     free(sc->syms);
     free(sc->heap);
     free(sc->bytes);
     free(sc->ids);
 }
 
-/* --- pre-tokenizers (byte-level BPE) ------------------------------------- */
-
-/* Each pass reads the pieces in seg[in] and writes finer pieces to seg[!in];
- * a piece boundary is end of text for the rules inside it (llama.cpp). */
-static void seg_put(scratch *sc, int o, size_t len) {
-    if (len) sc->seg[o][sc->nseg[o]++] = (uint32_t)len;
-}
-
-/* smollm pass 1 (regex \p{N}): every number code point alone. */
-static void pass_each_number(scratch *sc, int in) {
-    int o = !in;
-    sc->nseg[o] = 0;
-    size_t at = 0;
-    for (size_t k = 0; k < sc->nseg[in]; k++) {
-        size_t s = at, e = at + sc->seg[in][k], run = s;
-        for (size_t i = s; i < e; i++) {
-            if (sc->fl[i] & ENG_UC_NUMBER) {
-                seg_put(sc, o, i - run);
-                seg_put(sc, o, 1);
-                run = i + 1;
-            }
-        }
-        seg_put(sc, o, e - run);
-        at = e;
-    }
-}
-
-/* llama.cpp's default pre-tokenizer, regexes 1, 3: runs of a class are pieces. */
-static int in_punct_class(const scratch *sc, size_t i) {
-    uint32_t c = sc->cp[i];
-    if (c < 128 && c && strchr("$+<=>^~|", (int)c)) return 1;
-    return (sc->fl[i] & ENG_UC_PUNCT) && !(sc->fl[i] & ENG_UC_WHITESPACE);
-}
-
-static void pass_runs(scratch *sc, int in, int number_class) {
-    int o = !in;
-    sc->nseg[o] = 0;
-    size_t at = 0;
-    for (size_t k = 0; k < sc->nseg[in]; k++) {
-        size_t s = at, e = at + sc->seg[in][k], run = s;
-        int cur = -1;
-        for (size_t i = s; i < e; i++) {
-            int m = number_class ? (sc->fl[i] & ENG_UC_NUMBER) != 0 : in_punct_class(sc, i);
-            if (m != cur) {
-                seg_put(sc, o, i - run);
-                run = i;
-                cur = m;
-            }
-        }
-        seg_put(sc, o, e - run);
-        at = e;
-    }
-}
-
-/* llama.cpp's default pre-tokenizer, regex 4: [0-9][0-9][0-9]. */
-static void pass_three_digits(scratch *sc, int in) {
-    int o = !in;
-    sc->nseg[o] = 0;
-    size_t at = 0;
-    for (size_t k = 0; k < sc->nseg[in]; k++) {
-        size_t s = at, e = at + sc->seg[in][k], run = s;
-        for (size_t i = s; i + 3 <= e;) {
-            if (sc->cp[i] - '0' < 10 && sc->cp[i + 1] - '0' < 10 && sc->cp[i + 2] - '0' < 10) {
-                seg_put(sc, o, i - run);
-                seg_put(sc, o, 3);
-                i += 3;
-                run = i;
-            } else {
-                i++;
-            }
-        }
-        seg_put(sc, o, e - run);
-        at = e;
-    }
-}
-
-/* The GPT-2 pattern 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
- * as llama.cpp's unicode_regex_split_custom_gpt2 runs it. */
-static void pass_gpt2(scratch *sc, int in) {
-    int o = !in;
-    sc->nseg[o] = 0;
-    size_t at = 0;
-    const uint32_t *cp = sc->cp;
-    for (size_t k = 0; k < sc->nseg[in]; k++) {
-        size_t s = at, e = at + sc->seg[in][k];
-        at = e;
-#define FL(p) ((p) < e ? (unsigned)sc->fl[p] : 0u)
-        size_t prev = s;
-        for (size_t pos = s; pos < e;) {
-            uint32_t c = cp[pos];
-            if (c == '\'' && pos + 1 < e) {
-                uint32_t c1 = cp[pos + 1];
-                if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') {
-                    seg_put(sc, o, pos + 2 - prev);
-                    pos = prev = pos + 2;
-                    continue;
-                }
-                if (pos + 2 < e) {
-                    uint32_t c2 = cp[pos + 2];
-                    if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) {
-                        seg_put(sc, o, pos + 3 - prev);
-                        pos = prev = pos + 3;
-                        continue;
-                    }
-                }
-            }
-            unsigned f2 = c == ' ' ? FL(pos + 1) : FL(pos);
-            if (f2 & ENG_UC_LETTER) {
-                pos += c == ' ';
-                while (FL(pos) & ENG_UC_LETTER) pos++;
-                seg_put(sc, o, pos - prev);
-                prev = pos;
-                continue;
-            }
-            if (f2 & ENG_UC_NUMBER) {
-                pos += c == ' ';
-                while (FL(pos) & ENG_UC_NUMBER) pos++;
-                seg_put(sc, o, pos - prev);
-                prev = pos;
-                continue;
-            }
-            const unsigned wln = ENG_UC_WHITESPACE | ENG_UC_LETTER | ENG_UC_NUMBER;
-            if (!(f2 & wln) && f2) {
-                pos += c == ' ';
-                for (;;) {
-                    unsigned f = FL(pos);
-                    if ((f & wln) || !f) break;
-                    pos++;
-                }
-                seg_put(sc, o, pos - prev);
-                prev = pos;
-                continue;
-            }
-            size_t nws = 0;
-            while (FL(pos + nws) & ENG_UC_WHITESPACE) nws++;
-            if (nws > 1 && pos + nws < e) {
-                pos += nws - 1;
-                seg_put(sc, o, pos - prev);
-                prev = pos;
-                continue;
-            }
-            if (nws > 0) {
-                pos += nws;
-                seg_put(sc, o, pos - prev);
-                prev = pos;
-                continue;
-            }
-            pos++;
-            seg_put(sc, o, pos - prev);
-            prev = pos;
-        }
-#undef FL
-    }
-}
-
 /* --- byte-level BPE ----------------------------------------------------- */
 
 static int bpe_try_pair(const eng_tokenizer *t, scratch *sc, int32_t l, int32_t r) {
-    if (l < 0 || r < 0) return UTIL_OK;
+    if (l < 0 || r < 0 || sc->syms[l].id < 0 || sc->syms[r].id < 0) return UTIL_OK;
     const merge_ent *m = merge_find(t, sc->syms[l].id, sc->syms[r].id);
     if (!m) return UTIL_OK;
     heap_ent e = {((uint64_t)(uint32_t)m->rank << 32) | (uint32_t)l, l, r, sc->syms[l].id,
@@ -1149,23 +1074,60 @@ static int bpe_try_pair(const eng_tokenizer *t, scratch *sc, int32_t l, int32_t 
     return heap_push(sc, e);
 }
 
-/* One pre-tokenized word (code points cp[s..s+n)): byte-map, merge by rank
- * (lowest first, ties leftmost), emit ids. */
+/* Emits the tokens of a final symbol: its token, or, for a text that is no
+ * token, one token per byte (llama.cpp: the byte's own text, or <0xXX> when
+ * the vocabulary is not byte-encoded; a byte without a token is dropped). */
+static int bpe_emit(const eng_tokenizer *t, scratch *sc, int32_t id, const char *x, size_t n) {
+    if (id >= 0 && id < t->n_vocab) return push_id(sc, id);
+    for (size_t j = 0; j < n; j++) {
+        int32_t b;
+        if (t->byte_encode) {
+            b = text_find(t, x + j, 1);
+        } else {
+            static const char hex[] = "0123456789ABCDEF";
+            unsigned char c = (unsigned char)x[j];
+            char name[6] = {'<', '0', 'x', hex[c >> 4], hex[c & 15], '>'};
+            b = text_find(t, name, 6);
+        }
+        if (b >= 0 && b < t->n_vocab && push_id(sc, b)) return UTIL_ENOMEM;
+    }
+    return UTIL_OK;
+}
+
+/* One pre-tokenized word (code points cp[s..s+n)): byte-map (or take the
+ * UTF-8 characters as they are), merge by rank (lowest first, ties leftmost),
+ * emit ids. sc->bytes holds the word's text for the whole-word lookups. */
 static int bpe_word(const eng_tokenizer *t, scratch *sc, size_t s, size_t n) {
-    if (grow((void **)&sc->syms, &sc->cap_syms, n * 4, sizeof *sc->syms)) return UTIL_ENOMEM;
+    if (grow((void **)&sc->syms, &sc->cap_syms, n * 4, sizeof *sc->syms) ||
+        grow((void **)&sc->bytes, &sc->cap_bytes, n * 8 + 1, 1))
+        return UTIL_ENOMEM;
     int32_t ns = 0;
+    size_t nb = 0;
+    int all_newlines = 1;
     for (size_t i = s; i < s + n; i++) {
         char u[4];
         int k = eng_utf8_encode(sc->cp[i], u);
-        for (int j = 0; j < k; j++) {
-            sym *y = &sc->syms[ns];
-            y->id = t->byte_text[(unsigned char)u[j]];
-            y->prev = ns - 1;
-            y->next = ns + 1;
+        all_newlines &= sc->cp[i] == '\n';
+        if (!t->byte_encode) { /* one symbol per character; -1: not even a text */
+            sc->syms[ns] = (sym){text_find(t, u, (size_t)k), (uint32_t)nb, (uint32_t)k, ns - 1, ns + 1};
             ns++;
+            memcpy(sc->bytes + nb, u, (size_t)k);
+            nb += (size_t)k;
+            continue;
+        }
+        for (int j = 0; j < k; j++) {
+            int32_t bt = t->byte_text[(unsigned char)u[j]];
+            sc->syms[ns] = (sym){bt, 0, 0, ns - 1, ns + 1};
+            ns++;
+            memcpy(sc->bytes + nb, text_of(t, bt), t->text_len[bt]);
+            nb += t->text_len[bt];
         }
     }
     if (ns == 0) return UTIL_OK;
+    if (t->ignore_merges || (!t->byte_encode && all_newlines)) {
+        int32_t id = text_find(t, sc->bytes, nb);
+        if (id >= 0 && id < t->n_vocab) return push_id(sc, id);
+    }
     sc->syms[ns - 1].next = -1;
     sc->nheap = 0;
     for (int32_t i = 1; i < ns; i++)
@@ -1175,7 +1137,7 @@ static int bpe_word(const eng_tokenizer *t, scratch *sc, size_t s, size_t n) {
         sym *l = &sc->syms[e.l], *r = &sc->syms[e.r];
         if (l->id != e.a || r->id != e.b || l->next != e.r) continue; /* stale */
         l->id = e.res;
-        r->id = -1;
+        r->id = -2;
         l->next = r->next;
         if (r->next >= 0) sc->syms[r->next].prev = e.l;
         if (bpe_try_pair(t, sc, l->prev, e.l) || bpe_try_pair(t, sc, e.l, sc->syms[e.l].next))
@@ -1183,64 +1145,38 @@ static int bpe_word(const eng_tokenizer *t, scratch *sc, size_t s, size_t n) {
     }
     for (int32_t i = 0; i >= 0; i = sc->syms[i].next) {
         int32_t id = sc->syms[i].id;
-        if (id < t->n_vocab) {
-            if (push_id(sc, id)) return UTIL_ENOMEM;
-            continue;
-        }
-        /* a merge produced a text that is no token: llama.cpp tries each byte */
-        const char *x = text_of(t, id);
-        for (uint32_t j = 0; j < t->text_len[id]; j++) {
-            int32_t b = text_find(t, x + j, 1);
-            if (b >= 0 && b < t->n_vocab && push_id(sc, b)) return UTIL_ENOMEM;
-        }
+        int rc = id >= 0 ? bpe_emit(t, sc, id, text_of(t, id), t->text_len[id])
+                         : bpe_emit(t, sc, -1, sc->bytes + sc->syms[i].start, sc->syms[i].n);
+        if (rc) return rc;
     }
     return UTIL_OK;
 }
 
-static int bpe_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len) {
+static int bpe_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len,
+                        util_err *err) {
     if (grow((void **)&sc->cp, &sc->cap_cp, len, sizeof *sc->cp) ||
         grow((void **)&sc->fl, &sc->cap_fl, len, sizeof *sc->fl))
-        return UTIL_ENOMEM;
+        return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
     size_t n = 0;
     const unsigned char *s = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
         size_t adv;
         uint32_t c = eng_utf8_decode(s + i, len - i, &adv);
         if (c == ENG_UTF8_BAD) c = 0xFFFD; /* llama.cpp: each bad byte becomes U+FFFD */
+        if (c == ' ' && t->escape_spaces) c = 0x2581;
         sc->cp[n] = c;
         sc->fl[n] = (uint16_t)eng_unicode_flags(c);
         n++;
         i += adv;
     }
-    if (grow((void **)&sc->seg[0], &sc->cap_seg[0], n + 1, sizeof(uint32_t)) ||
-        grow((void **)&sc->seg[1], &sc->cap_seg[1], n + 1, sizeof(uint32_t)))
-        return UTIL_ENOMEM;
-    sc->seg[0][0] = (uint32_t)n;
-    sc->nseg[0] = 1;
-    int in = 0;
-    if (t->pre == PRE_SMOLLM) {
-        pass_each_number(sc, in);
-        in = !in;
-        pass_gpt2(sc, in);
-        in = !in;
-    } else if (t->pre == PRE_GPT2) {
-        pass_gpt2(sc, in);
-        in = !in;
-    } else {
-        pass_runs(sc, in, 0);
-        in = !in;
-        pass_gpt2(sc, in);
-        in = !in;
-        pass_runs(sc, in, 1);
-        in = !in;
-        pass_three_digits(sc, in);
-        in = !in;
-    }
+    const uint32_t *pieces;
+    size_t np;
+    int rc = eng_pretok_split(t->pretok, &sc->pw, sc->cp, sc->fl, n, &pieces, &np, err);
+    if (rc) return rc;
     size_t at = 0;
-    for (size_t k = 0; k < sc->nseg[in]; k++) {
-        size_t wl = sc->seg[in][k];
-        if (bpe_word(t, sc, at, wl)) return UTIL_ENOMEM;
-        at += wl;
+    for (size_t k = 0; k < np; k++) {
+        if (bpe_word(t, sc, at, pieces[k])) return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
+        at += pieces[k];
     }
     return UTIL_OK;
 }
@@ -1372,7 +1308,12 @@ static int tokenize(const eng_tokenizer *t, const char *text, size_t len, int ad
             rc = push_id(&sc, f[k].tok);
             prev_special = 1;
         } else if (t->kind == TOK_BPE) {
-            rc = bpe_fragment(t, &sc, text + f[k].start, f[k].len);
+            rc = bpe_fragment(t, &sc, text + f[k].start, f[k].len, err);
+            if (rc && rc != UTIL_ENOMEM) { /* err says what PCRE2 reported */
+                free(f);
+                scratch_free(&sc);
+                return rc;
+            }
         } else {
             rc = spm_fragment(t, &sc, text + f[k].start, f[k].len, t->add_space_prefix && prev_special);
             prev_special = 0;

@@ -1,8 +1,8 @@
 /* engine/tokenizer.h: the model's tokenizer, built from GGUF metadata.
- * Byte-level BPE (tokenizer.ggml.model "gpt2", pre-tokenizers such as
- * "smollm") and SentencePiece-style BPE with byte fallback ("llama").
- * Special tokens are split out first. Exact to llama.cpp (tests/golden).
- * Does not render chat templates (chat.h) or run the model. */
+ * Byte-level BPE (tokenizer.ggml.model "gpt2", the pre-tokenizer named by
+ * tokenizer.ggml.pre: pretok.h), Gemma 4's BPE ("gemma4") and SentencePiece-
+ * style BPE with byte fallback ("llama"). Special tokens are split out first.
+ * Exact to llama.cpp (tests/golden). Does not render chat templates (chat.h). */
 #ifndef ENG_TOKENIZER_H
 #define ENG_TOKENIZER_H
 
@@ -20,7 +20,8 @@ typedef enum eng_token_attr {
 } eng_token_attr;
 
 /* Builds the tokenizer from g's metadata (copies what it needs; g may be freed
- * afterwards). Caller frees with eng_tokenizer_free. */
+ * afterwards). A model type or pre-tokenizer cachet does not know is
+ * UTIL_EUNSUPPORTED with a message naming it. Caller frees with eng_tokenizer_free. */
 int eng_tokenizer_new(eng_tokenizer **out, const eng_gguf *g, util_err *err);
 void eng_tokenizer_free(eng_tokenizer *t);
 
@@ -33,8 +34,8 @@ int eng_tokenizer_is_eog(const eng_tokenizer *t, int32_t id);
 eng_token_attr eng_tokenizer_attr(const eng_tokenizer *t, int32_t id);
 /* Exact vocab lookup of a token's stored text; -1 if absent. */
 int32_t eng_tokenizer_find(const eng_tokenizer *t, const char *text, size_t len);
-/* A note about a fallback taken while building (a pre-tokenizer type that is
- * missing or not supported: llama.cpp's 'default' splitting is used), or NULL.
+/* A note about a fallback taken while building (no pre-tokenizer type in the
+ * model: llama.cpp's 'default' splitting is used, as llama.cpp does), or NULL.
  * Owned by the tokenizer; callers may print it as a warning. */
 const char *eng_tokenizer_warning(const eng_tokenizer *t);
 

@@ -2,7 +2,8 @@
  * of tests/golden/tokenizer_smollm2.tsv (llama.cpp ids with parse_special on
  * and off, detokenized bytes), the spec's vectors, EOG ids, round trips,
  * streaming decode and speed. On hand-built GGUF vocabularies: the
- * SentencePiece path (merges by score, byte fallback, space prefix, specials). */
+ * SentencePiece path (merges by score, byte fallback, space prefix, specials).
+ * The pre-tokenizers of pretok.c on hand-worked examples. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "../engine/gguf.h"
+#include "../engine/pretok.h"
 #include "../engine/tokenizer.h"
 #include "../engine/unicode.h"
 #include "../util/buf.h"
@@ -685,9 +687,15 @@ static void test_toy_bpe(void) {
     }
     util_buf_release(&w.b);
 
-    /* unknown and missing pre types fall back to llama.cpp's default with a note */
+    /* an unknown pre type is an error naming it, not a guess */
     t = toy_bpe("no-such-pre", &w, &e);
-    CHECK(t != NULL && eng_tokenizer_warning(t) && strstr(eng_tokenizer_warning(t), "no-such-pre"));
+    CHECK(t == NULL);
+    CHECK_MSG(strstr(e.msg, "'no-such-pre'") && strstr(e.msg, "not supported"), "%s", e.msg);
+    eng_tokenizer_free(t);
+    util_buf_release(&w.b);
+    /* llama.cpp's default by name, and (with a note) when the key is missing */
+    t = toy_bpe("default", &w, &e);
+    CHECK(t != NULL && eng_tokenizer_warning(t) == NULL);
     if (t) { /* default splitting: punctuation runs, then 3-digit groups */
         int32_t r1[] = {'1', '2', '3', '4', '5', '$', '+', '+', '!'};
         expect_ids(t, "12345$++!", 9, 0, 0, r1, 9); /* "123" "45": no "34" across pieces */
@@ -752,8 +760,76 @@ static void test_unicode(void) {
     CHECK_EQ_INT(eng_utf8_check((const unsigned char *)"\xf0\x9f", 2), -1);
 }
 
+/* Splits text with the named pre-tokenizer; the pieces, joined by '|', must be want. */
+static void expect_pieces(const char *pre, const char *text, const char *want) {
+    eng_pretok *p = NULL;
+    util_err e;
+    int rc = eng_pretok_new(&p, pre, strlen(pre), &e);
+    CHECK_MSG(rc == 0, "pre-tokenizer %s: %s", pre, e.msg);
+    if (rc) return;
+    size_t len = strlen(text), n = 0;
+    uint32_t cp[256];
+    uint16_t fl[256];
+    for (size_t i = 0; i < len && n < 256;) {
+        size_t adv;
+        uint32_t c = eng_utf8_decode((const unsigned char *)text + i, len - i, &adv);
+        cp[n] = c == ENG_UTF8_BAD ? 0xFFFD : c;
+        fl[n] = (uint16_t)eng_unicode_flags(cp[n]);
+        n++;
+        i += adv;
+    }
+    eng_pretok_work w;
+    memset(&w, 0, sizeof w);
+    const uint32_t *pieces;
+    size_t np;
+    rc = eng_pretok_split(p, &w, cp, fl, n, &pieces, &np, &e);
+    CHECK_MSG(rc == 0, "pre-tokenizer %s: %s", pre, e.msg);
+    char got[1024];
+    size_t g = 0, at = 0;
+    for (size_t k = 0; rc == 0 && k < np && g < sizeof got - 16; k++) {
+        if (k) got[g++] = '|';
+        for (size_t i = at; i < at + pieces[k]; i++) g += (size_t)eng_utf8_encode(cp[i], got + g);
+        at += pieces[k];
+    }
+    got[g] = '\0';
+    CHECK_MSG(rc == 0 && at == n && strcmp(got, want) == 0, "pre-tokenizer %s on '%s': got '%s' want '%s'", pre,
+              text, got, want);
+    eng_pretok_work_release(&w);
+    eng_pretok_free(p);
+}
+
+/* The pre-tokenizers on their own, without a vocabulary (the vocabs suite runs
+ * them on the real ones): pieces worked out by hand from llama.cpp's regexes. */
+static void test_pretok(void) {
+    expect_pieces("llama-bpe", "Hello world 12345", "Hello| world| |123|45");
+    expect_pieces("llama-bpe", "I'M here\r\n\n  x", "I|'M| here|\r\n\n| | x");
+    expect_pieces("qwen2", "x 2024", "x| |2|0|2|4");
+    expect_pieces("qwen35", "e\xcc\x81x 1", "e\xcc\x81x| |1"); /* marks stay with letters */
+    expect_pieces("gpt-2", "it's  ok", "it|'s| | ok");
+    expect_pieces("starcoder", "a12 b", "a|1|2| b");
+    expect_pieces("deepseek-coder", "foo(bar) 12", "foo|(|bar|)| |1|2");
+    /* U+3000 is whitespace (0x0B to the regexes), so only U+3002 is in the CJK
+     * pass's U+0800-U+4E00 range and it splits the punctuation run */
+    expect_pieces("deepseek-llm", "x\xe3\x80\x80\xe3\x80\x82", "x|\xe3\x80\x80|\xe3\x80\x82");
+    expect_pieces("deepseek-llm", "a\xff" "b", "a|\xef\xbf\xbd|b"); /* a bad byte is U+FFFD */
+    expect_pieces("deepseek-llm", "ab  ", "ab|  ");
+    expect_pieces("gemma4", "a b\n\nc", "a b|\n\n|c");
+    expect_pieces("tekken", "HelloWorld FOO", "Hello|World| FOO"); /* words split by case */
+    expect_pieces("llama4", "I'M 12345", "I'M| |123|45");
+    expect_pieces("deepseek-v3", "abc 1234 \xe4\xb8\xad\xe6\x96\x87", "abc| |123|4| |\xe4\xb8\xad\xe6\x96\x87");
+    expect_pieces("default", "12345$++!", "123|45|$++!");
+    eng_pretok *p = NULL;
+    util_err e;
+    CHECK_EQ_INT(eng_pretok_new(&p, "no-such-pre", 11, &e), UTIL_EUNSUPPORTED);
+    CHECK(p == NULL && strstr(e.msg, "'no-such-pre'") != NULL);
+    CHECK_EQ_INT(eng_pretok_new(&p, "llama-bpe", 9, &e), 0);
+    CHECK(p && strcmp(eng_pretok_name(p), "llama3") == 0 && eng_pretok_flags_of(p)->ignore_merges);
+    eng_pretok_free(p);
+}
+
 void test_tokenizer(void) {
     CHECK_CASE(unicode) test_unicode();
+    CHECK_CASE(pretok) test_pretok();
     CHECK_CASE(toy_spm) test_toy_spm();
     CHECK_CASE(toy_bpe) test_toy_bpe();
     test_real_model();
