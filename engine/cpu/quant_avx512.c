@@ -3,6 +3,7 @@
  * products with vpdpbusd, up to 8 tokens per weight pass over a prepared activation
  * layout. Other types keep the AVX2 kernels at this level. Compiled with
  * per-function target attributes; called only after run-time detection. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -341,6 +342,157 @@ AVX512_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a)
     *s = hsum16(_mm512_add_ps(acc0, acc1));
 }
 
+/* --- q4_K / q6_K x q8_K ------------------------------------------------------------- */
+/* As the AVX2 tiles (quant_avx2.c), 64 values per register: per super-block the
+ * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales), one
+ * float fma per token for the scales and one for the mins (q4_K) or the -32
+ * offset (q6_K), on the prepared q8_K layout (quant_simd.h); vec_dot runs the
+ * same arithmetic on the reference layout (P = 0). Up to K_T tokens per pass. */
+enum { K_T = 8 };
+
+#define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
+#define KA_QS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, qs) : offsetof(eng_block_q8_k, qs)))
+#define KA_BS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
+#define KA_D(p, P) ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
+
+/* Bytes 0-7: the 6-bit scales of a q4_K / q5_K block, bytes 8-15 its mins. */
+AVX512_INLINE __m128i k_scales(const uint8_t *s) {
+    uint32_t u[4];
+    memcpy(u, s, 12);
+    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+    const uint32_t mn03 = u[1] & k1;
+    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+    u[2] = mn03;
+    u[0] &= k1;
+    return _mm_loadu_si128((const __m128i *)u);
+}
+
+/* acc += isum * (d * dy) - imin * (dm * dy); imin has 8 lanes. */
+AVX512_INLINE __m512 k_scale_acc(__m512 acc, __m512i isum, __m256i imin, float d, float dm, float dy) {
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d * dy), acc);
+    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(imin)), _mm512_set1_ps(dm * dy), acc);
+}
+
+AVX512_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m128i sm = k_scales(x->scales);
+    const __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(sm));
+    const __m128i mb = _mm_srli_si128(sm, 8);
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
+    __m512i isum[K_T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        /* 32 bytes: low nibbles are sub-block 2g, high ones 2g + 1 */
+        __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * g)));
+        q = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4)), m4);
+        const __m512i sc = _mm512_permutexvar_epi16(
+            _mm512_add_epi16(_mm512_set1_epi16((short)(2 * g)),
+                             _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
+                                                                 0xB000A, 0xD000C, 0xF000E, 0x110010, 0x130012,
+                                                                 0x150014, 0x170016, 0x190018, 0x1B001A,
+                                                                 0x1D001C, 0x1F001E), 4)),
+            sc16);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const char *qs = KA_QS(a + (size_t)t * lda, P) + 64 * g;
+            __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(qs));
+            isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
+        }
+    }
+    const float d = h2f(x->d), dm = h2f(x->dmin);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) {
+        const char *A = a + (size_t)t * lda;
+        __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
+        acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
+    }
+}
+
+AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
+    const __m512i sc16 = _mm512_zextsi256_si512(s16);
+    __m512i isum[K_T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) {
+        /* values 64c..64c+63: ql's 64 bytes of half c / 2 (low nibbles for even
+         * c, high for odd), two bits each from qh's 32 bytes */
+        const int h = c >> 1;
+        __m512i l = _mm512_loadu_si512(x->ql + 64 * h);
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x->qh + 32 * h)));
+        if (c & 1) {
+            l = _mm512_srli_epi16(l, 4);
+            qh = _mm512_srlv_epi64(qh, _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2));
+        } else {
+            qh = _mm512_sllv_epi64(qh, _mm512_setr_epi64(4, 4, 4, 4, 2, 2, 2, 2));
+        }
+        const __m512i v = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(qh, m30));
+        /* word k of the 32 products: scale group 4c + k / 8 */
+        const __m512i sc = _mm512_permutexvar_epi16(
+            _mm512_add_epi16(_mm512_set1_epi16((short)(4 * c)),
+                             _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
+                                                                 0xB000A, 0xD000C, 0xF000E, 0x110010, 0x130012,
+                                                                 0x150014, 0x170016, 0x190018, 0x1B001A,
+                                                                 0x1D001C, 0x1F001E), 3)),
+            sc16);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const char *qs = KA_QS(a + (size_t)t * lda, P) + 64 * c;
+            __m512i p = _mm512_maddubs_epi16(v, _mm512_loadu_si512(qs));
+            isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
+        }
+    }
+    const float d = h2f(x->d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) {
+        const char *A = a + (size_t)t * lda;
+        __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), s16);
+        acc[t] = k_scale_acc(acc[t], isum[t], corr, d, 32.0f * d, *KA_D(A, P));
+    }
+}
+
+/* Rows against T activation rows super-block by super-block; the gemm in K_T
+ * tiles on prepared rows, vec_dot on reference rows, both over pfx##_sb. */
+#define AVX512_K_GEMM(pfx, wblk)                                                                   \
+    AVX512_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,  \
+                                  const char *a, size_t lda, const int P, const int T) {           \
+        for (int r = 0; r < nr; r++) {                                                             \
+            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                   \
+            __m512 acc[K_T];                                                                       \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();      \
+            for (int i = 0; i < nsb; i++) {                                                        \
+                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                          \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                     \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                    \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 192, _MM_HINT_T0);                    \
+                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                      \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]); \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,   \
+                                     int nr, const void *a, size_t lda, int nt) {                  \
+        const int nsb = (int)(n / ENG_QK_K);                                                       \
+        for (int t0 = 0; t0 < nt; t0 += K_T) {                                                     \
+            const char *at = (const char *)a + (size_t)t0 * lda;                                   \
+            float *yt = y + (size_t)t0 * ldy;                                                      \
+            TILE_SWITCH(pfx##_rows, nt - t0 < K_T ? nt - t0 : K_T, nsb, yt, ldy, w, ldw, nr, at, lda, 1) \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {           \
+        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 0, 1);                                \
+    }
+
+AVX512_K_GEMM(q4k, eng_block_q4_k)
+AVX512_K_GEMM(q6k, eng_block_q6_k)
+
 #undef TILE_SWITCH
 
 void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
@@ -350,6 +502,12 @@ void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
         break;
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q80_dot, a80_bytes, a80_quantize, q80_gemm};
+        break;
+    case ENG_TYPE_Q4_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
+        break;
+    case ENG_TYPE_Q6_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q6k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q6k_gemm};
         break;
     default: break;
     }
