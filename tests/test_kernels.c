@@ -153,7 +153,7 @@ static void test_dots(void) {
         int64_t n[5];
     } cases[] = {
         {ENG_TYPE_Q4_1, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q8_0, {32, 96, 576, 1536, 544}},
-        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
+        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
         {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
         {ENG_TYPE_F32, {1, 9, 33, 576, 1000}},
     };
@@ -253,6 +253,11 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q8_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q6_K, lv[l], 512, &rs);
         check_tiles(ENG_TYPE_Q6_K, lv[l], 2816, &rs); /* 11 super-blocks */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 576, &rs);
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 96, &rs);  /* a lone last block */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 1056, &rs); /* 33 blocks: past one chunk of 16 */
+        check_tiles(ENG_TYPE_Q5_0, lv[l], 160, &rs);
+        check_tiles(ENG_TYPE_Q5_0, lv[l], 2080, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 256, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 2304, &rs);
         check_tiles(ENG_TYPE_F16, lv[l], 100, &rs);
@@ -463,6 +468,7 @@ static void test_backend_ops(void) {
         check_matmul_invariance(b1, b2, ENG_TYPE_Q8_0, 576, 300, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q6_K, 512, 40, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_K, 768, 60, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q4_0, 800, 70, &rs);
         eng_backend_free(b1);
         eng_backend_free(b2);
     }

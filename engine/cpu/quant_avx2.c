@@ -254,7 +254,7 @@ AVX2_INLINE void a80_from_ref(a80_blk *o, const eng_block_q8_0 *y) {
 
 AVX2_CHUNKED_DOT(q80, eng_block_q8_0, eng_block_q8_0, a80_blk, a80_from_ref)
 
-/* --- q5_0 x q8_0 (reference activation layout) --------------------------------------- */
+/* --- q4_0 / q5_0 x q8_0: tiles on the q8_0 layout -------------------------------- */
 
 /* 32 bytes, 0xFF where bit i of the 32-bit little-endian word at p is set. */
 AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
@@ -265,23 +265,48 @@ AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
     return _mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1));
 }
 
-AVX2_FN static void q50_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q5_0 *x = w;
-    const eng_block_q8_0 *yb = a;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
-        __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
-        __m256i qx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
-        /* value = (nibble | bit << 4) - 16: nibble when the bit is set, else nibble | 0xF0 */
-        qx = _mm256_or_si256(qx, _mm256_andnot_si256(bits_to_bytes(x[b].qh), _mm256_set1_epi8((char)0xF0)));
-        __m256i qy = _mm256_loadu_si256((const __m256i *)yb[b].qs);
-        __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(qx), _mm256_sign_epi8(qy, qx));
-        __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(rd16(&x[b].d)) * h2f(yb[b].d)), f, acc);
-    }
-    *s = hsum8(acc);
+/* The 32 signed values of a block, in element order. */
+AVX2_INLINE __m256i q40_values(const eng_block_q4_0 *x) {
+    __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
+    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
 }
+
+AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
+    __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
+    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+    /* value = (nibble | bit << 4) - 16: nibble when the bit is set, else nibble | 0xF0 */
+    return _mm256_or_si256(v, _mm256_andnot_si256(bits_to_bytes(x->qh), _mm256_set1_epi8((char)0xF0)));
+}
+
+/* Accumulation as q8_0's (|w| times a with w's sign: exact for these values),
+ * the weights' signed values from pfx##_values. */
+#define AVX2_Q8ACT_ACC(pfx, wblk)                                                                  \
+    AVX2_INLINE void pfx##_acc(const wblk *x, const a80_blk *a, size_t lda_blk, int nb, __m256 *acc, \
+                               const int T) {                                                      \
+        const __m256i ones = _mm256_set1_epi16(1);                                                 \
+        for (int b = 0; b < nb; b++) {                                                             \
+            __m256 *ac = acc + (b & 1) * TILE_T;                                                   \
+            _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);                              \
+            __m256i wq = pfx##_values(&x[b]);                                                      \
+            __m256i aw = _mm256_abs_epi8(wq);                                                      \
+            __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));                                        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                  \
+                const a80_blk *A = a + (size_t)t * lda_blk + b;                                    \
+                __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)A->qs), wq);     \
+                __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aw, sa), ones)); \
+                ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);       \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+AVX2_Q8ACT_ACC(q40, eng_block_q4_0)
+AVX2_TILED_GEMM(q40, eng_block_q4_0, a80_blk)
+AVX2_CHUNKED_DOT(q40, eng_block_q4_0, eng_block_q8_0, a80_blk, a80_from_ref)
+
+AVX2_Q8ACT_ACC(q50, eng_block_q5_0)
+AVX2_TILED_GEMM(q50, eng_block_q5_0, a80_blk)
+AVX2_CHUNKED_DOT(q50, eng_block_q5_0, eng_block_q8_0, a80_blk, a80_from_ref)
 
 /* --- q4_K / q6_K x q8_K: tiles over prepared q8_K rows --------------------------- */
 /* Integer sums per super-block (exact), scaled in float per token: acc += isum *
@@ -521,7 +546,6 @@ AVX2_FN static void f16_quantize(const float *x, void *dst, int64_t n) {
                 tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
                          (const char *)a + (size_t)t * lda);                                      \
     }
-DOT_GEMM(q50)
 DOT_GEMM(f16)
 DOT_GEMM(f32)
 #undef DOT_GEMM
@@ -534,7 +558,12 @@ void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q80_dot, a80_bytes, a80_quantize, q80_gemm};
         break;
-    case ENG_TYPE_Q5_0: k->level = ENG_SIMD_AVX2, k->vec_dot = q50_dot, k->gemm = q50_gemm; break;
+    case ENG_TYPE_Q4_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        break;
+    case ENG_TYPE_Q5_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q50_dot, a80_bytes, a80_quantize, q50_gemm};
+        break;
     case ENG_TYPE_Q4_K:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
         break;

@@ -342,6 +342,106 @@ AVX512_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a)
     *s = hsum16(_mm512_add_ps(acc0, acc1));
 }
 
+/* --- q4_0 / q5_0 x q8_0: on q8_0's quads ----------------------------------------- */
+/* The weights' signed values v biased to v + 128 (nibble + 120 for q4_0, the
+ * 5-bit value + 112 for q5_0) so the per-token arithmetic is q8_0's: vpdpbusd
+ * started at the quad's corr. Quads of four blocks of BB bytes. */
+
+static uint32_t rd32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The nibbles of the 16 bytes at q0 and at q1 (zeros when one) in element order:
+ * [q0 low, q0 high, q1 low, q1 high], plus bias. */
+AVX512_INLINE __m512i nibbles2(const uint8_t *q0, const uint8_t *q1, const int one, char bias) {
+    __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q0));
+    __m512i z = one ? _mm512_zextsi256_si512(lo)
+                    : _mm512_inserti64x4(_mm512_castsi256_si512(lo),
+                                         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q1)), 1);
+    z = _mm512_and_si512(_mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+    return _mm512_add_epi8(z, _mm512_set1_epi8(bias));
+}
+
+/* Blocks x[0], x[1] (x[1] absent when one), values + 128. */
+AVX512_INLINE __m512i q40_values(const uint8_t *x, const int one) {
+    return nibbles2(x + 2, x + 20, one, 120);
+}
+
+AVX512_INLINE __m512i q50_values(const uint8_t *x, const int one) {
+    const __m512i v = nibbles2(x + 6, x + 28, one, 112);
+    const uint64_t hb = (uint64_t)rd32(x + 2) | (one ? 0 : (uint64_t)rd32(x + 24) << 32);
+    return _mm512_mask_add_epi8(v, _cvtu64_mask64(hb), v, _mm512_set1_epi8(16));
+}
+
+#define AVX512_Q8ACT_GEMM(pfx, BB)                                                                 \
+    AVX512_INLINE void pfx##_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q,      \
+                                  __m512 *acc0, __m512 *acc1, const int T) {                       \
+        const __m512i idx_d = _mm512_setr_epi32((BB) / 2 << 16, (3 * (BB) / 2) << 16 | (BB), 0, 0, 0, 0, 0, 0, \
+                                                0, 0, 0, 0, 0, 0, 0, 0);                           \
+        __m512i r0, r1 = _mm512_setzero_si512();                                                   \
+        const int bytes = (BB) * nbq;                                                              \
+        r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);                \
+        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);          \
+        const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1))); \
+        const __m512 fz = _mm512_castps128_ps512(f);                                               \
+        const __m512 dv01 = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), fz); \
+        const __m512i wq01 = pfx##_values(x, nbq == 1);                                            \
+        __m512 dv23 = _mm512_setzero_ps();                                                         \
+        __m512i wq23 = _mm512_setzero_si512();                                                     \
+        if (nbq > 2) {                                                                             \
+            dv23 = _mm512_permutexvar_ps(_mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), fz); \
+            wq23 = pfx##_values(x + 2 * (BB), nbq == 3);                                           \
+        }                                                                                          \
+        _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                      \
+            const a80_quad *A = a + (size_t)t * lda_q;                                             \
+            __m512i p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr), wq01, _mm512_load_si512(A->qs)); \
+            acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]); \
+            if (nbq > 2) {                                                                         \
+                p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr + 16), wq23, _mm512_load_si512(A->qs + 64)); \
+                acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]); \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_INLINE void pfx##_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q,        \
+                                 __m512 *acc0, __m512 *acc1, const int T) {                        \
+        int q = 0;                                                                                 \
+        for (; 4 * q + 4 <= nb; q++) {                                                             \
+            _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST, _MM_HINT_T0);           \
+            _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + 64, _MM_HINT_T0);      \
+            pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                  \
+        }                                                                                          \
+        if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T); \
+    }                                                                                              \
+    AVX512_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,  \
+                                  const a80_quad *a, size_t lda_q, const int T) {                  \
+        for (int r = 0; r < nr; r++) {                                                             \
+            __m512 acc0[8], acc1[8];                                                               \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps(); \
+            pfx##_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t])); \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_TILED_GEMM(pfx, a80_quad, Q80_T)                                                        \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {           \
+        const uint8_t *x = w;                                                                      \
+        const eng_block_q8_0 *yb = a;                                                              \
+        a80_quad buf[4] __attribute__((aligned(64)));                                              \
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();                             \
+        const int nb = (int)(n / 32);                                                              \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                                      \
+            const int k = nb - b0 < 16 ? nb - b0 : 16;                                             \
+            if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);                                      \
+            for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d)); \
+            pfx##_acc(x + (BB) * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);                          \
+        }                                                                                          \
+        *s = hsum16(_mm512_add_ps(acc0, acc1));                                                    \
+    }
+
+AVX512_Q8ACT_GEMM(q40, 18)
+AVX512_Q8ACT_GEMM(q50, 22)
+
 /* --- q4_K / q6_K x q8_K ------------------------------------------------------------- */
 /* As the AVX2 tiles (quant_avx2.c), 64 values per register: per super-block the
  * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales), one
@@ -502,6 +602,12 @@ void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
         break;
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q80_dot, a80_bytes, a80_quantize, q80_gemm};
+        break;
+    case ENG_TYPE_Q4_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        break;
+    case ENG_TYPE_Q5_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q50_dot, a80_bytes, a80_quantize, q50_gemm};
         break;
     case ENG_TYPE_Q4_K:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
