@@ -54,7 +54,7 @@ static void rand_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
             continue;
         }
         put16(p, d);
-        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q4_K) put16(p + 2, m);
+        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) put16(p + 2, m);
     }
 }
 
@@ -154,7 +154,7 @@ static void test_dots(void) {
     } cases[] = {
         {ENG_TYPE_Q4_1, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q8_0, {32, 96, 576, 1536, 544}},
         {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
-        {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
+        {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_Q5_K, {256, 512, 1536, 2304, 768}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
         {ENG_TYPE_F32, {1, 9, 33, 576, 1000}},
     };
     eng_simd lv[2];
@@ -260,6 +260,7 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q5_0, lv[l], 2080, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 256, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 2304, &rs);
+        check_tiles(ENG_TYPE_Q5_K, lv[l], 768, &rs);
         check_tiles(ENG_TYPE_F16, lv[l], 100, &rs);
     }
     /* the scalar level goes through the same gemm interface */
@@ -469,6 +470,7 @@ static void test_backend_ops(void) {
         check_matmul_invariance(b1, b2, ENG_TYPE_Q6_K, 512, 40, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_K, 768, 60, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_0, 800, 70, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q5_K, 512, 30, &rs);
         eng_backend_free(b1);
         eng_backend_free(b2);
     }

@@ -386,37 +386,55 @@ AVX2_INLINE __m256 k_scale_acc(__m256 acc, __m256i isum, __m256i imin, float d, 
     return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(imin), _mm256_set1_ps(dm * dy), acc);
 }
 
-/* One q4_K super-block of one row against T activation blocks lda bytes apart. */
-AVX2_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m256 *acc, const int T,
-                        const int P) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m128i sm = k_scales(x->scales);
+/* One q4_K / q5_K super-block (the 4-bit values at qs, their fifth bits at qh
+ * for q5_K, NULL for q4_K) of one row against T activation blocks lda bytes
+ * apart; hd is the block's start (d, dmin, scales). */
+AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp, const char *a, size_t lda,
+                        __m256 *acc, const int T, const int P) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    const __m128i sm = k_scales(hd + 4);
     uint8_t sc[16];
     _mm_storeu_si128((__m128i *)sc, sm);
     __m128i mb = _mm_srli_si128(sm, 8);
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
+    const __m256i qh = qhp ? _mm256_loadu_si256((const __m256i *)qhp) : _mm256_setzero_si256();
     __m256i isum[TILE_T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
-        __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * g));
+        __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * g));
         __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (qhp) { /* bit 2g of qh[l] is value l's fifth bit, bit 2g + 1 value 32 + l's */
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
+        }
         __m256i s0 = _mm256_set1_epi16(sc[2 * g]), s1 = _mm256_set1_epi16(sc[2 * g + 1]);
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
-            const char *qs = KA_QS(a + (size_t)t * lda, P) + 64 * g;
-            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)qs)), s0);
-            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(qs + 32))), s1);
+            const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
+            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)aq)), s0);
+            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(aq + 32))), s1);
             isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(p0, p1));
         }
     }
-    const float d = h2f(rd16(&x->d)), dm = h2f(rd16(&x->dmin));
+    const float d = h2f(rd16(hd)), dm = h2f(rd16(hd + 2));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
         const char *A = a + (size_t)t * lda;
         __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
         acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
     }
+}
+
+AVX2_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m256 *acc, const int T,
+                        const int P) {
+    k45_sb((const uint8_t *)x, x->qs, NULL, a, lda, acc, T, P);
+}
+
+AVX2_INLINE void q5k_sb(const eng_block_q5_k *x, const char *a, size_t lda, __m256 *acc, const int T,
+                        const int P) {
+    k45_sb((const uint8_t *)x, x->qs, x->qh, a, lda, acc, T, P);
 }
 
 /* One q6_K super-block: unsigned 6-bit values, the -32 offset through bsums
@@ -497,6 +515,7 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
 
 AVX2_K_GEMM(q4k, eng_block_q4_k)
 AVX2_K_GEMM(q6k, eng_block_q6_k)
+AVX2_K_GEMM(q5k, eng_block_q5_k)
 
 /* --- f16 / f32 ----------------------------------------------------------------------- */
 
@@ -566,6 +585,9 @@ void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
         break;
     case ENG_TYPE_Q4_K:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
+        break;
+    case ENG_TYPE_Q5_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q5k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q5k_gemm};
         break;
     case ENG_TYPE_Q6_K:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q6k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q6k_gemm};

@@ -353,6 +353,12 @@ static uint32_t rd32(const void *p) {
     return v;
 }
 
+static uint16_t rd16(const void *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
 /* The nibbles of the 16 bytes at q0 and at q1 (zeros when one) in element order:
  * [q0 low, q0 high, q1 low, q1 high], plus bias. */
 AVX512_INLINE __m512i nibbles2(const uint8_t *q0, const uint8_t *q1, const int one, char bias) {
@@ -474,21 +480,29 @@ AVX512_INLINE __m512 k_scale_acc(__m512 acc, __m512i isum, __m256i imin, float d
     return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(imin)), _mm512_set1_ps(dm * dy), acc);
 }
 
-AVX512_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m512 *acc, const int T,
-                          const int P) {
+/* One q4_K / q5_K super-block: 4-bit values at qs, fifth bits at qhp (q5_K;
+ * NULL for q4_K), hd the block's start (d, dmin, scales). */
+AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp, const char *a, size_t lda,
+                          __m512 *acc, const int T, const int P) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m128i sm = k_scales(x->scales);
+    const __m128i sm = k_scales(hd + 4);
     const __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(sm));
     const __m128i mb = _mm_srli_si128(sm, 8);
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
+    const __m512i qh = qhp ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)qhp)) : _mm512_setzero_si512();
     __m512i isum[K_T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         /* 32 bytes: low nibbles are sub-block 2g, high ones 2g + 1 */
-        __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * g)));
+        __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * g)));
         q = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4)), m4);
+        if (qhp) { /* fifth bits: bit 2g of qh[l] for value l, 2g + 1 for value 32 + l */
+            const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (2 * g))),
+                                                   _mm256_set1_epi8((char)(2 << (2 * g))), 1);
+            q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, _mm512_set1_epi8(16));
+        }
         const __m512i sc = _mm512_permutexvar_epi16(
             _mm512_add_epi16(_mm512_set1_epi16((short)(2 * g)),
                              _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
@@ -498,18 +512,28 @@ AVX512_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __
             sc16);
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
-            const char *qs = KA_QS(a + (size_t)t * lda, P) + 64 * g;
-            __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(qs));
+            const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
+            __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(aq));
             isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
         }
     }
-    const float d = h2f(x->d), dm = h2f(x->dmin);
+    const float d = h2f(rd16(hd)), dm = h2f(rd16(hd + 2));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
         const char *A = a + (size_t)t * lda;
         __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
         acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
     }
+}
+
+AVX512_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    k45_sb((const uint8_t *)x, x->qs, NULL, a, lda, acc, T, P);
+}
+
+AVX512_INLINE void q5k_sb(const eng_block_q5_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    k45_sb((const uint8_t *)x, x->qs, x->qh, a, lda, acc, T, P);
 }
 
 AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m512 *acc, const int T,
@@ -592,6 +616,7 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
 
 AVX512_K_GEMM(q4k, eng_block_q4_k)
 AVX512_K_GEMM(q6k, eng_block_q6_k)
+AVX512_K_GEMM(q5k, eng_block_q5_k)
 
 #undef TILE_SWITCH
 
@@ -611,6 +636,9 @@ void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
         break;
     case ENG_TYPE_Q4_K:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
+        break;
+    case ENG_TYPE_Q5_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q5k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q5k_gemm};
         break;
     case ENG_TYPE_Q6_K:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q6k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q6k_gemm};
