@@ -119,6 +119,35 @@ static void test_presets(const char *dir) {
         eng_gguf_free(g);
     }
 
+    /* the 1B presets in llama-quantize's mixes, shrunk: 8 layers, so 0, 3, 6, 7
+     * are Q4_K_M's more-bits layers */
+    static const struct {
+        const char *preset;
+        uint32_t embd, layer, v0, v1;
+    } mixes[] = {
+        {"llama-1b-q4_k_m", ENG_TYPE_Q6_K, ENG_TYPE_Q4_K, ENG_TYPE_Q6_K, ENG_TYPE_Q4_K},
+        {"llama-1b-q4_0", ENG_TYPE_Q6_K, ENG_TYPE_Q4_0, ENG_TYPE_Q4_0, ENG_TYPE_Q4_0},
+        {"llama-1b-q8_0", ENG_TYPE_Q8_0, ENG_TYPE_Q8_0, ENG_TYPE_Q8_0, ENG_TYPE_Q8_0},
+    };
+    for (size_t i = 0; i < sizeof mixes / sizeof mixes[0]; i++) {
+        r = synth_cli("--preset %s --layers 8 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 300 -o '%s'",
+                      mixes[i].preset, out);
+        CHECK_MSG(r.status == 0, "%s: exit %d: %s", mixes[i].preset, r.status, r.err ? r.err : "");
+        proc_result_free(&r);
+        if (eng_gguf_open(&g, out, &err) == 0) {
+            const eng_gguf_tensor *e = eng_gguf_find_tensor(g, "token_embd.weight");
+            const eng_gguf_tensor *q = eng_gguf_find_tensor(g, "blk.0.attn_q.weight");
+            const eng_gguf_tensor *v0 = eng_gguf_find_tensor(g, "blk.0.attn_v.weight");
+            const eng_gguf_tensor *v1 = eng_gguf_find_tensor(g, "blk.1.ffn_down.weight");
+            const eng_gguf_tensor *v7 = eng_gguf_find_tensor(g, "blk.7.ffn_down.weight");
+            CHECK_MSG(e && q && v0 && v1 && v7 && e->type == mixes[i].embd && q->type == mixes[i].layer &&
+                          v0->type == mixes[i].v0 && v1->type == mixes[i].v1 && v7->type == mixes[i].v0,
+                      "%s: tensor types", mixes[i].preset);
+            CHECK(eng_gguf_find_tensor(g, "output.weight") == NULL);
+            eng_gguf_free(g);
+        }
+    }
+
     r = synth_cli("--preset gemma3-270m --layers 2 --vocab 1000 --swa-window 64 -o '%s'", out);
     CHECK_MSG(r.status == 0, "gemma3-270m: exit %d: %s", r.status, r.err ? r.err : "");
     CHECK(r.out && strstr(r.out, "gemma3"));
@@ -150,6 +179,7 @@ static void test_bad_options(const char *dir) {
         "--embd-type iq4_nl",            /* no quantizer */
         "--arch mamba",                  /* unknown arch */
         "--preset llama-70b",            /* unknown preset */
+        "--preset llama-1b-q2_k",        /* unknown mix */
         "--heads 3 --kv-heads 2",        /* kv heads do not divide */
         "--embd 66 --heads 4",           /* embd not a multiple of heads */
         "--type q4_k",                   /* 64-wide rows cannot hold 256-blocks */
