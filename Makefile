@@ -217,12 +217,13 @@ bench-cache: $(BIN)/cachet
 	$(BIN)/cachet bench cache
 
 # Engine speed beside llama.cpp's llama-bench on the same model and threads
-# (LLAMA_CPP_DIR=its build directory; docs/bench.md). BENCH_THREADS, BENCH_ARGS.
+# (LLAMA_CPP_DIR=its build directory; docs/bench.md). MODEL (default SmolLM2;
+# a build/synth/llama-1b-*.gguf is written when missing), BENCH_THREADS, BENCH_ARGS.
 BENCH_THREADS ?= 2
 BENCH_ARGS ?=
 bench: $(BIN)/cachet
-	@test -f $(MODEL) || $(MAKE) --no-print-directory model
-	@THREADS=$(BENCH_THREADS) sh scripts/bench.sh $(BIN)/cachet $(BENCH_ARGS)
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@MODEL=$(MODEL) THREADS=$(BENCH_THREADS) sh scripts/bench.sh $(BIN)/cachet $(BENCH_ARGS)
 
 # The 1B-shaped synthetic llama in the three mixes users download (Q4_K_M, Q4_0,
 # Q8_0), for make bench MODEL=... beside llama-bench (docs/synth.md); git-ignored.
