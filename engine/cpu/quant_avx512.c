@@ -1,8 +1,8 @@
-/* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles for q4_1 and q8_0, the
- * two types of the default model: two 32-blocks per 512-bit register, integer dot
- * products with vpdpbusd, up to 8 tokens per weight pass over a prepared activation
- * layout. Other types keep the AVX2 kernels at this level. Compiled with
- * per-function target attributes; called only after run-time detection. */
+/* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
+ * q4_1, q8_0, q4_0, q5_0 two 32-blocks per register with vpdpbusd over prepared quads; q4_K,
+ * q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over quant_simd.h's prepared q8_K.
+ * Without VNNI a CPU runs the AVX2 level; other types keep the AVX2 kernels here. Per-function
+ * target attributes; called only after run-time detection. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
