@@ -225,25 +225,26 @@ AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a)
     *s = q41_result(acc0, acc1, macc);
 }
 
-/* --- q8_0 x q8_0 ------------------------------------------------------------------ */
-/* vpdpbusd multiplies unsigned by signed bytes: the weights are biased to w + 128
- * (xor 0x80) and corr, the start value of each 32-bit lane, is -128 times the sum
- * of the lane's four activations, so each lane ends with the exact signed sum.
- * Quads of four blocks as for q4_1. */
+/* --- q8_0, q4_0, q5_0 x q8_0 ---------------------------------------------------------- */
+/* vpdpbusd multiplies unsigned by signed bytes: the prepared activations are
+ * biased to a + 128 (xor 0x80) and each lane starts at -128 times the sum of its
+ * four weights (computed once per weight pass, for all tokens), so each 32-bit
+ * lane ends with the exact signed sum. Rows are walked in quads of four 32-blocks
+ * (two 512-bit registers); a prepared quad holds the biased values (zeros past
+ * the end of the row) and the four f16-rounded scales: 192 bytes, so a tile's
+ * rows stay in L1 longer than with scales spread over the lanes. */
 typedef struct a80_quad {
-    int8_t qs[128];
-    int32_t corr[32];
-    float d[32];
+    uint8_t qs[128];
+    float d[4];
+    float pad[12];
 } a80_quad;
 
 static size_t a80_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a80_quad); }
 
 AVX512_INLINE void a80_put(a80_quad *q, int i, const int8_t *qs, float d) {
-    memcpy(q->qs + 32 * i, qs, 32);
     __m256i v = _mm256_loadu_si256((const __m256i *)qs);
-    __m256i s4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), v);
-    _mm256_storeu_si256((__m256i *)(q->corr + 8 * i), _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
-    _mm256_storeu_ps(q->d + 8 * i, _mm256_set1_ps(d));
+    _mm256_storeu_si256((__m256i *)(q->qs + 32 * i), _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80)));
+    q->d[i] = d;
 }
 
 AVX512_FN static void a80_quantize(const float *x, void *dst, int64_t n) {
@@ -258,95 +259,6 @@ AVX512_FN static void a80_quantize(const float *x, void *dst, int64_t n) {
     }
 }
 
-/* Values of blocks x[0], x[1] (x[1] absent when one), biased by 128. */
-AVX512_INLINE __m512i q80_values(const uint8_t *x, int one) {
-    __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
-    __m512i z = one ? _mm512_zextsi256_si512(lo)
-                    : _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256((const __m256i *)(x + 36)), 1);
-    return _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
-}
-
-AVX512_INLINE void q80_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q, __m512 *acc0,
-                            __m512 *acc1, const int T) {
-    /* the scales sit at words 0, 17, 34 and 51 of the quad's 136 bytes */
-    const __m512i idx_d = _mm512_setr_epi32(0x00110000, 0x00330022, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    __m512i r0, r1 = _mm512_setzero_si512();
-    if (nbq == 4) {
-        r0 = _mm512_loadu_si512(x);
-        r1 = _mm512_loadu_si512(x + 64);
-    } else {
-        const int bytes = 34 * nbq;
-        r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);
-        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);
-    }
-    const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1)));
-    const __m512 fz = _mm512_castps128_ps512(f);
-    const __m512 dv01 = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), fz);
-    const __m512i wq01 = q80_values(x, nbq == 1);
-    __m512 dv23 = _mm512_setzero_ps();
-    __m512i wq23 = _mm512_setzero_si512();
-    if (nbq > 2) {
-        dv23 = _mm512_permutexvar_ps(_mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), fz);
-        wq23 = q80_values(x + 68, nbq == 3);
-    }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; t++) {
-        const a80_quad *A = a + (size_t)t * lda_q;
-        __m512i p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr), wq01, _mm512_load_si512(A->qs));
-        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]);
-        if (nbq > 2) {
-            p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr + 16), wq23, _mm512_load_si512(A->qs + 64));
-            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]);
-        }
-    }
-}
-
-AVX512_INLINE void q80_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q, __m512 *acc0,
-                           __m512 *acc1, const int T) {
-    int q = 0;
-    for (; 4 * q + 4 <= nb; q++) {
-        _mm_prefetch((const char *)x + 136 * (size_t)q + PF_DIST, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + 136 * (size_t)q + PF_DIST + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + 136 * (size_t)q + PF_DIST + 128, _MM_HINT_T0);
-        q80_quad(x + 136 * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);
-    }
-    if (4 * q < nb) q80_quad(x + 136 * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T);
-}
-
-AVX512_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
-                            const a80_quad *a, size_t lda_q, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m512 acc0[8], acc1[8];
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps();
-        q80_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t]));
-    }
-}
-
-AVX512_TILED_GEMM(q80, a80_quad, Q80_T)
-
-AVX512_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
-    const uint8_t *x = w;
-    const eng_block_q8_0 *yb = a;
-    a80_quad buf[4] __attribute__((aligned(64)));
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    const int nb = (int)(n / 32);
-    for (int b0 = 0; b0 < nb; b0 += 16) {
-        const int k = nb - b0 < 16 ? nb - b0 : 16;
-        if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
-        for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d));
-        q80_acc(x + 34 * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);
-    }
-    *s = hsum16(_mm512_add_ps(acc0, acc1));
-}
-
-/* --- q4_0 / q5_0 x q8_0: on q8_0's quads ----------------------------------------- */
-/* The weights' signed values v biased to v + 128 (nibble + 120 for q4_0, the
- * 5-bit value + 112 for q5_0) so the per-token arithmetic is q8_0's: vpdpbusd
- * started at the quad's corr. Quads of four blocks of BB bytes. */
-
 static uint32_t rd32(const void *p) {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -359,54 +271,68 @@ static uint16_t rd16(const void *p) {
     return v;
 }
 
-/* The nibbles of the 16 bytes at q0 and at q1 (zeros when one) in element order:
- * [q0 low, q0 high, q1 low, q1 high], plus bias. */
+/* The signed values of blocks x[0], x[1] (x[1] absent, zeros, when one). */
+AVX512_INLINE __m512i q80_values(const uint8_t *x, const int one) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
+    return one ? _mm512_zextsi256_si512(lo)
+               : _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256((const __m256i *)(x + 36)), 1);
+}
+
+/* The nibbles of the 16 bytes at q0 and at q1 (zeros when one) in element order,
+ * [q0 low, q0 high, q1 low, q1 high], plus bias (absent values stay 0). */
 AVX512_INLINE __m512i nibbles2(const uint8_t *q0, const uint8_t *q1, const int one, char bias) {
     __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q0));
     __m512i z = one ? _mm512_zextsi256_si512(lo)
                     : _mm512_inserti64x4(_mm512_castsi256_si512(lo),
                                          _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q1)), 1);
     z = _mm512_and_si512(_mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
-    return _mm512_add_epi8(z, _mm512_set1_epi8(bias));
+    return _mm512_maskz_add_epi8(one ? 0xFFFFFFFFull : ~0ull, z, _mm512_set1_epi8(bias));
 }
 
-/* Blocks x[0], x[1] (x[1] absent when one), values + 128. */
-AVX512_INLINE __m512i q40_values(const uint8_t *x, const int one) {
-    return nibbles2(x + 2, x + 20, one, 120);
-}
+AVX512_INLINE __m512i q40_values(const uint8_t *x, const int one) { return nibbles2(x + 2, x + 20, one, -8); }
 
 AVX512_INLINE __m512i q50_values(const uint8_t *x, const int one) {
-    const __m512i v = nibbles2(x + 6, x + 28, one, 112);
+    const __m512i v = nibbles2(x + 6, x + 28, one, -16);
     const uint64_t hb = (uint64_t)rd32(x + 2) | (one ? 0 : (uint64_t)rd32(x + 24) << 32);
     return _mm512_mask_add_epi8(v, _cvtu64_mask64(hb), v, _mm512_set1_epi8(16));
 }
 
+/* -128 times the sum of each lane's four weights: the start of its vpdpbusd. */
+AVX512_INLINE __m512i q8_start(__m512i w) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(),
+                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), w));
+}
+
+/* The tiled gemm and the vec_dot of one type of BB-byte 32-blocks whose values
+ * pfx##_values gives: per quad the weights and their scales once, then for each
+ * of the T tokens two vpdpbusd and two fma (block pairs into acc0, acc1). */
 #define AVX512_Q8ACT_GEMM(pfx, BB)                                                                 \
     AVX512_INLINE void pfx##_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q,      \
                                   __m512 *acc0, __m512 *acc1, const int T) {                       \
         const __m512i idx_d = _mm512_setr_epi32((BB) / 2 << 16, (3 * (BB) / 2) << 16 | (BB), 0, 0, 0, 0, 0, 0, \
                                                 0, 0, 0, 0, 0, 0, 0, 0);                           \
+        const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);     \
+        const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);     \
         __m512i r0, r1 = _mm512_setzero_si512();                                                   \
         const int bytes = (BB) * nbq;                                                              \
         r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);                \
         if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);          \
         const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1))); \
-        const __m512 fz = _mm512_castps128_ps512(f);                                               \
-        const __m512 dv01 = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), fz); \
-        const __m512i wq01 = pfx##_values(x, nbq == 1);                                            \
-        __m512 dv23 = _mm512_setzero_ps();                                                         \
-        __m512i wq23 = _mm512_setzero_si512();                                                     \
+        const __m512i wq01 = pfx##_values(x, nbq == 1), st01 = q8_start(wq01);                     \
+        __m512i wq23 = _mm512_setzero_si512(), st23 = _mm512_setzero_si512();                      \
         if (nbq > 2) {                                                                             \
-            dv23 = _mm512_permutexvar_ps(_mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), fz); \
             wq23 = pfx##_values(x + 2 * (BB), nbq == 3);                                           \
+            st23 = q8_start(wq23);                                                                 \
         }                                                                                          \
         _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                      \
             const a80_quad *A = a + (size_t)t * lda_q;                                             \
-            __m512i p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr), wq01, _mm512_load_si512(A->qs)); \
-            acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]); \
+            /* the four blocks' d_w * d_a, then over each block's 8 lanes */                     \
+            const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(f, _mm_load_ps(A->d)));           \
+            __m512i p = _mm512_dpbusd_epi32(st01, _mm512_load_si512(A->qs), wq01);                 \
+            acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i01, dd), acc0[t]); \
             if (nbq > 2) {                                                                         \
-                p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr + 16), wq23, _mm512_load_si512(A->qs + 64)); \
-                acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]); \
+                p = _mm512_dpbusd_epi32(st23, _mm512_load_si512(A->qs + 64), wq23);                \
+                acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i23, dd), acc1[t]); \
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
@@ -414,8 +340,8 @@ AVX512_INLINE __m512i q50_values(const uint8_t *x, const int one) {
                                  __m512 *acc0, __m512 *acc1, const int T) {                        \
         int q = 0;                                                                                 \
         for (; 4 * q + 4 <= nb; q++) {                                                             \
-            _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST, _MM_HINT_T0);           \
-            _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + 64, _MM_HINT_T0);      \
+            for (int o = 0; o < 4 * (BB); o += 64)                                                 \
+                _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + o, _MM_HINT_T0);   \
             pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                  \
         }                                                                                          \
         if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T); \
@@ -445,6 +371,7 @@ AVX512_INLINE __m512i q50_values(const uint8_t *x, const int one) {
         *s = hsum16(_mm512_add_ps(acc0, acc1));                                                    \
     }
 
+AVX512_Q8ACT_GEMM(q80, 34)
 AVX512_Q8ACT_GEMM(q40, 18)
 AVX512_Q8ACT_GEMM(q50, 22)
 
