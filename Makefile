@@ -58,8 +58,8 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install uninstall clean \
-        format check-format fuzz deps model vocabs help
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint synth-1b cuda test-cuda gpu-check install \
+        uninstall clean format check-format fuzz deps model vocabs help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
@@ -74,7 +74,8 @@ help:
 	@echo "make test      the layer check, then the whole test suite (fetches the model if missing)"
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
-	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR)"
+	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
+	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
 	@echo "make test-cuda GPU vs CPU tests (skips without a GPU)"
 	@echo "make gpu-check the GPU machine's whole check: tests + benchmark"
@@ -245,12 +246,22 @@ bench-cache: $(BIN)/cachet
 	$(BIN)/cachet bench cache
 
 # Engine speed beside llama.cpp's llama-bench on the same model and threads
-# (LLAMA_CPP_DIR=its build directory; docs/bench.md). BENCH_THREADS, BENCH_ARGS.
+# (LLAMA_CPP_DIR=its build directory; docs/bench.md). MODEL (default SmolLM2;
+# a build/synth/llama-1b-*.gguf is written when missing), BENCH_THREADS, BENCH_ARGS.
 BENCH_THREADS ?= 2
 BENCH_ARGS ?=
 bench: $(BIN)/cachet
-	@test -f $(MODEL) || $(MAKE) --no-print-directory model
-	@THREADS=$(BENCH_THREADS) sh scripts/bench.sh $(BIN)/cachet $(BENCH_ARGS)
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@MODEL=$(MODEL) THREADS=$(BENCH_THREADS) sh scripts/bench.sh $(BIN)/cachet $(BENCH_ARGS)
+
+# The 1B-shaped synthetic llama in the three mixes users download (Q4_K_M, Q4_0,
+# Q8_0), for make bench MODEL=... beside llama-bench (docs/synth.md); git-ignored.
+SYNTH_DIR ?= $(BUILD)/synth
+SYNTH_1B := $(foreach m,q4_k_m q4_0 q8_0,$(SYNTH_DIR)/llama-1b-$(m).gguf)
+synth-1b: $(SYNTH_1B)
+$(SYNTH_DIR)/llama-1b-%.gguf: $(BIN)/cachet-synth
+	@mkdir -p $(SYNTH_DIR)
+	$(BIN)/cachet-synth --preset llama-1b-$* -o $@
 
 # Bounded load test of cachet serve on loopback (clients x requests, shared prefixes).
 bench-serve: $(BIN)/cachet

@@ -2,8 +2,9 @@
  * llama.cpp's llama-bench on the same GGUF and thread count: prompt processing
  * and generation tokens/s, TTFT, their ratios, this machine's streaming-read
  * bandwidth (the GPU's, measured by the backend, on a GPU) and decode's share of
- * that bound, and peak RSS against model + KV + scratch. Prints a table or
- * --json. Runs llama-bench as a child (CPU backend only); never builds it. */
+ * that bound, peak RSS against model + KV + scratch, and the file's tensor
+ * types (count and bytes per type). Prints a table or --json. Runs
+ * llama-bench as a child (CPU backend only); never builds it. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,8 @@
 #include <unistd.h>
 
 #include "../engine/engine.h"
+#include "../engine/gguf.h"
+#include "../engine/quant.h"
 #include "../util/buf.h"
 #include "../util/time.h"
 #include "cli.h"
@@ -43,6 +46,7 @@ static const char bench_usage[] =
     "  --no-llama            do not run llama.cpp\n"
     "  --json                print one JSON object\n"
     "\n"
+    "The model file's tensor types (what the kernels ran) head the report.\n"
     "Set CACHET_CPU=scalar|avx2|avx512 to measure one kernel level.\n"
     "\n"
     "engine options:\n";
@@ -95,6 +99,12 @@ typedef struct bench_result {
     bench_stat bw_dev;             /* the GPU's memory, GB/s, as its backend measures it */
     int gpu;                       /* the backend measures a device bandwidth: a GPU */
     double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
+    int n_types;                   /* the file's tensor types, most bytes first */
+    struct {
+        uint32_t type;
+        int tensors;
+        uint64_t bytes;
+    } types[16];
 } bench_result;
 
 static int cmp_double(const void *a, const void *b) {
@@ -112,6 +122,39 @@ static bench_stat stat_of(const double *v, int n) {
     qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
     if (n > 0) s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     return s;
+}
+
+/* The tensor types of the model file, with their tensor counts and bytes, most
+ * bytes first: what the kernels ran (the file's types are the computed types).
+ * Leaves n_types 0 when the file cannot be read (the bench then fails anyway). */
+static void tensor_types(bench_result *r) {
+    eng_gguf *g = NULL;
+    util_err err;
+    if (eng_gguf_open(&g, r->model_path, &err)) return;
+    const int cap = (int)(sizeof r->types / sizeof r->types[0]);
+    for (int64_t i = 0; i < eng_gguf_tensor_count(g); i++) {
+        const eng_gguf_tensor *t = eng_gguf_tensor_at(g, i);
+        int k = 0;
+        while (k < r->n_types && r->types[k].type != t->type) k++;
+        if (k == r->n_types) {
+            if (k == cap) continue;
+            r->types[r->n_types++].type = t->type;
+        }
+        r->types[k].tensors++;
+        r->types[k].bytes += t->nbytes;
+    }
+    eng_gguf_free(g);
+    for (int i = 1; i < r->n_types; i++) /* insertion sort: a handful of types */
+        for (int k = i; k > 0 && r->types[k].bytes > r->types[k - 1].bytes; k--) {
+            __typeof__(r->types[0]) tmp = r->types[k];
+            r->types[k] = r->types[k - 1];
+            r->types[k - 1] = tmp;
+        }
+}
+
+static const char *type_name(uint32_t type) {
+    const eng_type_traits *t = eng_type_get(type);
+    return t && t->name ? t->name : "unknown";
 }
 
 /* Ordinary vocabulary ids (no special tokens), the same every run. */
@@ -465,6 +508,13 @@ static void print_table(const bench_opts *o, const bench_result *r) {
     else
         printf("cachet bench: %s (%.1f MB), %d threads, kernels %s, load average %.2f before\n\n",
                r->model_path, r->file_bytes / MB, r->threads, r->backend, r->load1);
+    if (r->n_types) {
+        printf("tensor types:");
+        for (int i = 0; i < r->n_types; i++)
+            printf("%s %s x%d (%.1f MB)", i ? "," : "", type_name(r->types[i].type), r->types[i].tensors,
+                   r->types[i].bytes / MB);
+        printf("\n\n");
+    }
     printf("%-22s %16s %16s %10s\n", "", "cachet", "llama.cpp", "ratio");
     char l[3][32];
     if (have) {
@@ -513,6 +563,14 @@ static void print_json(const bench_opts *o, const bench_result *r) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "model", r->model_path);
     cJSON_AddNumberToObject(j, "model_file_bytes", (double)r->file_bytes);
+    cJSON *ty = cJSON_AddArrayToObject(j, "tensor_types");
+    for (int i = 0; ty && i < r->n_types; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "type", type_name(r->types[i].type));
+        cJSON_AddNumberToObject(e, "tensors", r->types[i].tensors);
+        cJSON_AddNumberToObject(e, "bytes", (double)r->types[i].bytes);
+        cJSON_AddItemToArray(ty, e);
+    }
     cJSON_AddNumberToObject(j, "threads", r->threads);
     cJSON_AddStringToObject(j, "backend", r->backend);
     cJSON_AddStringToObject(j, "device", o->e.mp.device); /* as asked: auto, cpu, cuda, cuda:N */
@@ -615,6 +673,7 @@ int cli_cmd_bench(int argc, char **argv) {
     snprintf(r.model_path, sizeof r.model_path, "%s", o.e.path);
     struct stat st;
     if (stat(r.model_path, &st) == 0) r.file_bytes = (uint64_t)st.st_size;
+    tensor_types(&r);
     FILE *lf = fopen("/proc/loadavg", "r");
     if (lf) {
         if (fscanf(lf, "%lf", &r.load1) != 1) r.load1 = 0;

@@ -246,7 +246,7 @@ static int upload_weights(eng_model *m, util_err *err) {
  * arithmetic changes under an unchanged backend name. */
 static uint64_t model_fingerprint(const eng_model *m) {
     char desc[128];
-    snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v2", ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v3", ENG_KV_PAGE_TOKENS, m->be->ops->name);
     uint64_t h = eng_gguf_identity(m->gguf) ^ 0x9E3779B97F4A7C15ull;
     for (const char *p = desc; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001B3ull;
     return h;

@@ -533,6 +533,10 @@ static void add_t(tdesc *t, int *n, const char *name, int64_t ne0, int64_t ne1, 
     d->bytes = (uint64_t)eng_type_row_size(d->type, ne0) * (uint64_t)ne1;
 }
 
+/* llama.cpp's use_more_bits (llama-quant.cpp): layer il of n gets the _M
+ * mixes' higher type for attn_v and ffn_down. */
+static int more_bits(int il, int n) { return il < n / 8 || il >= 7 * n / 8 || (il - n / 8) % 3 == 2; }
+
 /* The tensor list in file order (llama.cpp's converter order). */
 static tdesc *plan(const synth_params *p, int *count) {
     int n = 0, total = synth_tensor_count(p);
@@ -547,17 +551,19 @@ static tdesc *plan(const synth_params *p, int *count) {
     if (!p->tied) add_t(t, &n, "output.weight", E, p->n_vocab, p->otype, T_MAT, es);
     for (int il = 0; il < p->n_layer; il++) {
         char nm[64];
-#define T(suffix, ne0, ne1, kind, std)                                  \
+        const uint32_t mixed = p->mix_type && more_bits(il, p->n_layer) ? p->mix_type : p->wtype;
+#define TT(suffix, ne0, ne1, kind, std, type)                           \
     do {                                                                \
         snprintf(nm, sizeof nm, "blk.%d." suffix ".weight", il);        \
-        add_t(t, &n, nm, ne0, ne1, p->wtype, kind, std);                \
+        add_t(t, &n, nm, ne0, ne1, type, kind, std);                    \
     } while (0);
+#define T(suffix, ne0, ne1, kind, std) TT(suffix, ne0, ne1, kind, std, p->wtype)
         /* unit-variance projections; the residual writers at half that.
          * gemma3's norms are stored as 1 + w, so all of them sit near 1 */
         T("attn_norm", E, 1, T_NORM, 0)
         T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
         T("attn_k", E, KV, T_MAT, 1.0f / sqrtf((float)E))
-        T("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E))
+        TT("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E), mixed)
         if (gemma) {
             T("attn_q_norm", hd, 1, T_NORM, 0)
             T("attn_k_norm", hd, 1, T_NORM, 0)
@@ -567,9 +573,10 @@ static tdesc *plan(const synth_params *p, int *count) {
         T("ffn_norm", E, 1, T_NORM, 0)
         T("ffn_gate", E, F, T_MAT, 1.0f / sqrtf((float)E))
         T("ffn_up", E, F, T_MAT, 1.0f / sqrtf((float)E))
-        T("ffn_down", F, E, T_MAT, 0.5f / sqrtf((float)F))
+        TT("ffn_down", F, E, T_MAT, 0.5f / sqrtf((float)F), mixed)
         if (gemma) T("post_ffw_norm", E, 1, T_NORM, 0)
 #undef T
+#undef TT
     }
     uint64_t off = 0;
     for (int i = 0; i < n; i++) {
@@ -628,8 +635,8 @@ static int check_dims(const synth_params *p, util_err *err) {
 int synth_check(const synth_params *p, util_err *err) {
     int rc = check_dims(p, err);
     if (rc) return rc;
-    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype};
-    for (int i = 0; i < 3; i++)
+    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype, p->mix_type ? p->mix_type : p->wtype};
+    for (int i = 0; i < 4; i++)
         if (!synth_type_ok(types[i])) {
             const eng_type_traits *tr = eng_type_get(types[i]);
             return util_err_set(err, UTIL_EUNSUPPORTED, "synth: no quantizer for type %s (%u)",
@@ -647,6 +654,8 @@ int synth_check(const synth_params *p, util_err *err) {
         {"attn_q", p->n_embd, p->wtype},
         {"attn_output", p->n_head * hd, p->wtype},
         {"ffn_down", p->n_ff, p->wtype},
+        {"attn_v", p->n_embd, p->mix_type ? p->mix_type : p->wtype},
+        {"ffn_down", p->n_ff, p->mix_type ? p->mix_type : p->wtype},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const eng_type_traits *tr = eng_type_get(rows[i].type);

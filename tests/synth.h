@@ -32,6 +32,9 @@ typedef struct synth_params {
     uint32_t etype;     /* type of token_embd */
     uint32_t otype;     /* type of output.weight when not tied */
     int tied;           /* 1: no output.weight (the head is token_embd) */
+    uint32_t mix_type;  /* 0, or the type of attn_v and ffn_down in the layers llama.cpp's
+                         * _M mixes give more bits (its use_more_bits: the first and last
+                         * eighth, every third between); q6_K makes Q4_K_M */
     uint64_t seed;
     int n_threads;      /* writer threads; 0: one per core. Never changes the bytes */
     const char *name;   /* general.name; NULL: "synthetic" */

@@ -54,7 +54,7 @@ static void rand_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
             continue;
         }
         put16(p, d);
-        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q4_K) put16(p + 2, m);
+        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) put16(p + 2, m);
     }
 }
 
@@ -85,6 +85,22 @@ static double abs_bound(uint32_t type, const uint8_t *w, const void *act, int64_
     for (int64_t i = 0; i < n; i++) {
         double m = 0;
         if (type == ENG_TYPE_Q4_1) m = fabs(eng_f16_to_f32(((const eng_block_q4_1 *)w)[i / 32].m));
+        if (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) { /* dmin * min of the sub-block */
+            const uint8_t *blk = w + (size_t)(i / 256) * t->bytes;
+            uint16_t dm;
+            int sc, mn;
+            memcpy(&dm, blk + 2, 2);
+            eng_k_scale_min(blk + 4, (int)(i % 256 / 32), &sc, &mn);
+            m = fabs(eng_f16_to_f32(dm)) * mn;
+        }
+        if (type == ENG_TYPE_Q6_K) { /* the -32 offset, summed apart by the SIMD kernels */
+            const eng_block_q6_k *blk = (const eng_block_q6_k *)(w + (size_t)(i / 256) * t->bytes);
+            uint16_t d;
+            memcpy(&d, &blk->d, 2);
+            m = 32.0 * fabs(eng_f16_to_f32(d) * blk->scales[i % 256 / 16]);
+        }
+        if (type == ENG_TYPE_Q4_0) m = 8.0 * fabs(eng_f16_to_f32(((const eng_block_q4_0 *)w)[i / 32].d));
+        if (type == ENG_TYPE_Q5_0) m = 16.0 * fabs(eng_f16_to_f32(((const eng_block_q5_0 *)w)[i / 32].d));
         b += (fabs(wf[i]) + 2 * m) * fabs(af[i]);
     }
     free(wf);
@@ -120,7 +136,6 @@ static void check_dot(uint32_t type, eng_simd level, int64_t n, uint64_t *rs, do
         double bound = abs_bound(type, w, a, n);
         double tol = (2.0 * blocks + 24) * ldexp(1.0, -24) * bound;
         if (type == ENG_TYPE_F16 || type == ENG_TYPE_F32) tol = ((double)n + 24) * ldexp(1.0, -24) * bound;
-        if (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q6_K) tol = 0; /* float part as the reference */
         double err = fabs((double)fast - (double)ref);
         if (bound > 0 && err / bound > *worst) *worst = err / bound;
         CHECK_MSG(err <= tol, "%s %s n=%lld: fast %.9g vs reference %.9g (tol %.3g)", t->name,
@@ -138,8 +153,8 @@ static void test_dots(void) {
         int64_t n[5];
     } cases[] = {
         {ENG_TYPE_Q4_1, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q8_0, {32, 96, 576, 1536, 544}},
-        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
-        {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
+        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
+        {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_Q5_K, {256, 512, 1536, 2304, 768}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
         {ENG_TYPE_F32, {1, 9, 33, 576, 1000}},
     };
     eng_simd lv[2];
@@ -153,6 +168,45 @@ static void test_dots(void) {
                 fprintf(stderr, "  %s %-5s worst |fast - ref| / sum|terms| = %.3g\n",
                         eng_simd_name(lv[l]), eng_type_get(cases[c].type)->name, worst);
         }
+}
+
+/* The K-quants' prepared activations hold the reference q8_K values exactly:
+ * random rows, a zero block, and blocks where +amax and -amax both occur (the
+ * reference takes the first one as the sign of its scale). */
+static void test_q8k_prep(void) {
+    enum { N = 256 * 5 };
+    eng_simd lv[2];
+    int nl = levels(lv);
+    uint64_t rs = 5;
+    const eng_type_traits *vt = eng_type_get(ENG_TYPE_Q8_K);
+    float *x = malloc(N * sizeof(float));
+    eng_block_q8_k *ref = zalloc64(eng_type_row_size(ENG_TYPE_Q8_K, N));
+    for (int l = 0; l < nl; l++) {
+        eng_type_kernels k;
+        CHECK(eng_type_kernels_get(ENG_TYPE_Q4_K, lv[l], &k) == 0);
+        char *pa = zalloc64(k.act_bytes(N));
+        int bad = 0;
+        for (int rep = 0; rep < 4; rep++) {
+            rand_vec(x, N, rep == 3 ? 40.0f : 1.0f, &rs);
+            for (int i = 256; i < 512; i++) x[i] = 0.0f;
+            x[512 + 7] = -2.5f, x[512 + 200] = 2.5f;   /* - first */
+            x[768 + 9] = 3.0f, x[768 + 100] = -3.0f;   /* + first */
+            x[1024 + 255] = (float)(rep + 1) * 10.0f;  /* the last value */
+            vt->from_float(x, ref, N);
+            k.act_quantize(x, pa, N);
+            for (int b = 0; b < N / 256; b++) {
+                const char *pb = pa + (size_t)b * (k.act_bytes(N) / (N / 256));
+                float d;
+                memcpy(&d, pb + 288, 4);
+                bad += memcmp(pb, ref[b].qs, 256) != 0 || memcmp(pb + 256, ref[b].bsums, 32) != 0 ||
+                       memcmp(&d, &ref[b].d, 4) != 0;
+            }
+        }
+        CHECK_MSG(bad == 0, "%s: %d prepared q8_K blocks differ from the reference", eng_simd_name(lv[l]), bad);
+        free(pa);
+    }
+    free(x);
+    free(ref);
 }
 
 /* gemm over nr rows x nt tokens gives, for every (row, token), the bits of the
@@ -198,6 +252,15 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q8_0, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q8_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q6_K, lv[l], 512, &rs);
+        check_tiles(ENG_TYPE_Q6_K, lv[l], 2816, &rs); /* 11 super-blocks */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 576, &rs);
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 96, &rs);  /* a lone last block */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 1056, &rs); /* 33 blocks: past one chunk of 16 */
+        check_tiles(ENG_TYPE_Q5_0, lv[l], 160, &rs);
+        check_tiles(ENG_TYPE_Q5_0, lv[l], 2080, &rs);
+        check_tiles(ENG_TYPE_Q4_K, lv[l], 256, &rs);
+        check_tiles(ENG_TYPE_Q4_K, lv[l], 2304, &rs);
+        check_tiles(ENG_TYPE_Q5_K, lv[l], 768, &rs);
         check_tiles(ENG_TYPE_F16, lv[l], 100, &rs);
     }
     /* the scalar level goes through the same gemm interface */
@@ -405,6 +468,9 @@ static void test_backend_ops(void) {
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_1, 576, 200, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q8_0, 576, 300, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q6_K, 512, 40, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q4_K, 768, 60, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q4_0, 800, 70, &rs);
+        check_matmul_invariance(b1, b2, ENG_TYPE_Q5_K, 512, 30, &rs);
         eng_backend_free(b1);
         eng_backend_free(b2);
     }
@@ -435,6 +501,7 @@ static void test_levels(void) {
 void test_kernels(void) {
     CHECK_CASE(levels) test_levels();
     CHECK_CASE(dots) test_dots();
+    CHECK_CASE(q8k_prep) test_q8k_prep();
     CHECK_CASE(tiles) test_tiles();
     CHECK_CASE(backend_ops) test_backend_ops();
 }

@@ -158,8 +158,11 @@ static void check_gguf(const char *path, const mcase *c) {
     for (int64_t i = 0; i < eng_gguf_tensor_count(g); i++)
         aligned &= eng_gguf_tensor_at(g, i)->offset % 32 == 0;
     CHECK(aligned);
-    const eng_gguf_tensor *t = eng_gguf_find_tensor(g, "blk.0.ffn_down.weight");
-    CHECK(t && t->type == c->p.wtype && t->ne[0] == c->p.n_ff && t->ne[1] == c->p.n_embd);
+    const eng_gguf_tensor *t = eng_gguf_find_tensor(g, "blk.1.ffn_up.weight");
+    CHECK(c->p.n_layer < 2 || (t && t->type == c->p.wtype));
+    t = eng_gguf_find_tensor(g, "blk.0.ffn_down.weight"); /* of 8 layers, 0 gets the mix's type */
+    CHECK(t && t->type == (c->p.mix_type && c->p.n_layer == 8 ? c->p.mix_type : c->p.wtype) &&
+          t->ne[0] == c->p.n_ff && t->ne[1] == c->p.n_embd);
     t = eng_gguf_find_tensor(g, "token_embd.weight");
     CHECK(t && t->type == c->p.etype && t->ne[1] == c->p.n_vocab);
     t = eng_gguf_find_tensor(g, "output.weight");
@@ -319,6 +322,33 @@ static void check_model(const char *dir, const mcase *c, int cli) {
     unlink(path);
 }
 
+/* The Q4_K_M mix: attn_v and ffn_down in mix_type on llama.cpp's more-bits
+ * layers (of 8: 0, 3, 6 and 7), the other matrices in wtype. */
+static void check_mix(const char *dir, const synth_params *p) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/mix.gguf", dir);
+    util_err err;
+    int rc = synth_write(path, p, &err);
+    CHECK_MSG(rc == 0, "mix: write: %s", rc ? err.msg : "");
+    eng_gguf *g = NULL;
+    if (rc || eng_gguf_open(&g, path, &err)) return;
+    static const int more[8] = {1, 0, 0, 1, 0, 0, 1, 1};
+    int bad = 0;
+    for (int il = 0; il < 8; il++) {
+        static const char *const names[] = {"attn_v", "ffn_down", "attn_q", "ffn_up"};
+        for (int k = 0; k < 4; k++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "blk.%d.%s.weight", il, names[k]);
+            const eng_gguf_tensor *t = eng_gguf_find_tensor(g, nm);
+            uint32_t want = k < 2 && more[il] ? p->mix_type : p->wtype;
+            bad += !t || t->type != want;
+        }
+    }
+    CHECK_MSG(bad == 0, "mix: %d layer matrices have the wrong type", bad);
+    eng_gguf_free(g);
+    unlink(path);
+}
+
 static synth_params shape(int n_layer, int n_embd, int n_head, int n_kv, int n_ff, int n_vocab,
                           uint32_t wtype, uint32_t etype, int tied, uint32_t otype) {
     synth_params p = synth_defaults();
@@ -361,7 +391,11 @@ void test_synth(void) {
         /* MQA, head dim 128 on a 256 residual, n_ff a multiple of 32 not 64 */
         {"mqa_hd128_bf16", shape(2, 256, 4, 1, 352, 300, ENG_TYPE_BF16, ENG_TYPE_Q8_0, 0, ENG_TYPE_Q6_K)},
         {"mqa_hd128_q4_1", shape(2, 256, 2, 1, 96, 300, ENG_TYPE_Q4_1, ENG_TYPE_F16, 0, ENG_TYPE_Q5_0)},
+        /* llama.cpp's Q4_K_M mix on a tied model (the llama-1b-q4_k_m preset's types) */
+        {"q4_k_m", shape(8, 256, 4, 2, 512, 320, ENG_TYPE_Q4_K, ENG_TYPE_Q6_K, 1, 0)},
     };
+    cases[15].p.mix_type = ENG_TYPE_Q6_K;
+    CHECK_CASE(mix) check_mix(dir, &cases[15].p);
     cases[1].p.rope_base = 500000.0f;
     cases[1].p.n_ctx = 4096;
     cases[8].p.head_dim = 24; /* q/k/v 96 wide on a 64-wide residual */

@@ -4,6 +4,7 @@
  * template, and the engine refusing the architecture cleanly while it has no
  * gemma3 forward pass. Presets are written shrunk (few layers, small vocab)
  * to stay fast; their full parameter counts are checked by arithmetic. */
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,36 @@ static uint32_t key_u32(const eng_gguf *g, const char *key) {
 }
 
 /* --- the command line ------------------------------------------------------ */
+
+/* cachet bench on the shrunk Q4_K_M file reports the tensor types it ran: 8
+ * layers of 7 matrices, 4 of them more-bits (attn_v and ffn_down in q6_K), the
+ * q6_K embedding, the f32 norms. */
+static void check_bench_types(const char *path) {
+    proc_result r = proc_runf("'%s/cachet' bench --model '%s' --prompt-tokens 8 --gen-tokens 2 --reps 1 "
+                              "--no-llama --threads 1 --json",
+                              proc_bin_dir(), path);
+    cJSON *j = r.status == 0 && r.out ? cJSON_Parse(r.out) : NULL;
+    const cJSON *ty = cJSON_GetObjectItem(j, "tensor_types");
+    CHECK_MSG(cJSON_IsArray(ty), "bench --json: %d %s", r.status, r.err ? r.err : "");
+    int q4k = -1, q6k = -1, f32 = -1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ty) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+        int n = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tensors"));
+        if (name && !strcmp(name, "q4_K")) q4k = n;
+        if (name && !strcmp(name, "q6_K")) q6k = n;
+        if (name && !strcmp(name, "f32")) f32 = n;
+    }
+    CHECK_MSG(q4k == 8 * 7 - 8 && q6k == 8 + 1 && f32 == 2 * 8 + 1, "bench types: q4_K %d, q6_K %d, f32 %d", q4k,
+              q6k, f32);
+    cJSON_Delete(j);
+    proc_result_free(&r);
+    r = proc_runf("'%s/cachet' bench --model '%s' --prompt-tokens 8 --gen-tokens 2 --reps 1 --no-llama --threads 1",
+                  proc_bin_dir(), path);
+    CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "tensor types: q4_K x48"), "bench table: %s",
+              r.out ? r.out : "");
+    proc_result_free(&r);
+}
 
 static void test_presets(const char *dir) {
     char out[512];
@@ -119,6 +150,36 @@ static void test_presets(const char *dir) {
         eng_gguf_free(g);
     }
 
+    /* the 1B presets in llama-quantize's mixes, shrunk: 8 layers, so 0, 3, 6, 7
+     * are Q4_K_M's more-bits layers */
+    static const struct {
+        const char *preset;
+        uint32_t embd, layer, v0, v1;
+    } mixes[] = {
+        {"llama-1b-q4_k_m", ENG_TYPE_Q6_K, ENG_TYPE_Q4_K, ENG_TYPE_Q6_K, ENG_TYPE_Q4_K},
+        {"llama-1b-q4_0", ENG_TYPE_Q6_K, ENG_TYPE_Q4_0, ENG_TYPE_Q4_0, ENG_TYPE_Q4_0},
+        {"llama-1b-q8_0", ENG_TYPE_Q8_0, ENG_TYPE_Q8_0, ENG_TYPE_Q8_0, ENG_TYPE_Q8_0},
+    };
+    for (size_t i = 0; i < sizeof mixes / sizeof mixes[0]; i++) {
+        r = synth_cli("--preset %s --layers 8 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 300 -o '%s'",
+                      mixes[i].preset, out);
+        CHECK_MSG(r.status == 0, "%s: exit %d: %s", mixes[i].preset, r.status, r.err ? r.err : "");
+        proc_result_free(&r);
+        if (eng_gguf_open(&g, out, &err) == 0) {
+            const eng_gguf_tensor *e = eng_gguf_find_tensor(g, "token_embd.weight");
+            const eng_gguf_tensor *q = eng_gguf_find_tensor(g, "blk.0.attn_q.weight");
+            const eng_gguf_tensor *v0 = eng_gguf_find_tensor(g, "blk.0.attn_v.weight");
+            const eng_gguf_tensor *v1 = eng_gguf_find_tensor(g, "blk.1.ffn_down.weight");
+            const eng_gguf_tensor *v7 = eng_gguf_find_tensor(g, "blk.7.ffn_down.weight");
+            CHECK_MSG(e && q && v0 && v1 && v7 && e->type == mixes[i].embd && q->type == mixes[i].layer &&
+                          v0->type == mixes[i].v0 && v1->type == mixes[i].v1 && v7->type == mixes[i].v0,
+                      "%s: tensor types", mixes[i].preset);
+            CHECK(eng_gguf_find_tensor(g, "output.weight") == NULL);
+            eng_gguf_free(g);
+        }
+        if (i == 0) check_bench_types(out);
+    }
+
     r = synth_cli("--preset gemma3-270m --layers 2 --vocab 1000 --swa-window 64 -o '%s'", out);
     CHECK_MSG(r.status == 0, "gemma3-270m: exit %d: %s", r.status, r.err ? r.err : "");
     CHECK(r.out && strstr(r.out, "gemma3"));
@@ -150,6 +211,7 @@ static void test_bad_options(const char *dir) {
         "--embd-type iq4_nl",            /* no quantizer */
         "--arch mamba",                  /* unknown arch */
         "--preset llama-70b",            /* unknown preset */
+        "--preset llama-1b-q2_k",        /* unknown mix */
         "--heads 3 --kv-heads 2",        /* kv heads do not divide */
         "--embd 66 --heads 4",           /* embd not a multiple of heads */
         "--type q4_k",                   /* 64-wide rows cannot hold 256-blocks */

@@ -1,8 +1,9 @@
-/* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the CPU quant traits (quant_cpu.h): q4_1 and
- * q8_0 tiles (several tokens per weight pass) over a prepared activation layout,
- * dot products for q5_0, q4_K, q6_K (the K-quants bit-identical to the reference),
- * f16 and f32, and the f16 activation quantizer. Compiled with per-function target
- * attributes; only called after run-time detection. No threading, no allocation. */
+/* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the CPU quant traits (quant_cpu.h): tiles
+ * (several tokens per weight pass) for q4_1, q8_0, q4_0, q5_0 (q8_0's prepared layout) and q4_K,
+ * q5_K, q6_K (quant_simd.h's prepared q8_K and its quantizer); f16 and f32 dot products and the
+ * f16 activation quantizer. Per-function target attributes; only called after run-time
+ * detection. No threading, no allocation. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -253,7 +254,7 @@ AVX2_INLINE void a80_from_ref(a80_blk *o, const eng_block_q8_0 *y) {
 
 AVX2_CHUNKED_DOT(q80, eng_block_q8_0, eng_block_q8_0, a80_blk, a80_from_ref)
 
-/* --- q5_0 x q8_0 (reference activation layout) --------------------------------------- */
+/* --- q4_0 / q5_0 x q8_0: tiles on the q8_0 layout -------------------------------- */
 
 /* 32 bytes, 0xFF where bit i of the 32-bit little-endian word at p is set. */
 AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
@@ -264,88 +265,257 @@ AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
     return _mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1));
 }
 
-AVX2_FN static void q50_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q5_0 *x = w;
-    const eng_block_q8_0 *yb = a;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
-        __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
-        __m256i qx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
-        /* value = (nibble | bit << 4) - 16: nibble when the bit is set, else nibble | 0xF0 */
-        qx = _mm256_or_si256(qx, _mm256_andnot_si256(bits_to_bytes(x[b].qh), _mm256_set1_epi8((char)0xF0)));
-        __m256i qy = _mm256_loadu_si256((const __m256i *)yb[b].qs);
-        __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(qx), _mm256_sign_epi8(qy, qx));
-        __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(rd16(&x[b].d)) * h2f(yb[b].d)), f, acc);
-    }
-    *s = hsum8(acc);
+/* The 32 signed values of a block, in element order. */
+AVX2_INLINE __m256i q40_values(const eng_block_q4_0 *x) {
+    __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
+    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
 }
 
-/* --- q4_K / q6_K x q8_K: integer sums in SIMD, float part as the reference ------------ */
-
-AVX2_FN static void q4k_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q4_k *x = w;
-    const eng_block_q8_k *y = a;
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
-        int sc[8], mn[8], imin = 0;
-        for (int j = 0; j < 8; j++) {
-            eng_k_scale_min(x[i].scales, j, &sc[j], &mn[j]);
-            imin += mn[j] * (y[i].bsums[2 * j] + y[i].bsums[2 * j + 1]);
-        }
-        __m256i acc = _mm256_setzero_si256();
-        for (int g = 0; g < 4; g++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * g));
-            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * g));
-            __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 64 * g + 32));
-            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16((short)sc[2 * g]));
-            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16((short)sc[2 * g + 1]));
-            acc = _mm256_add_epi32(acc, _mm256_add_epi32(p0, p1));
-        }
-        int isum = hsum8i(acc);
-        sum += (h2f(x[i].d) * y[i].d) * (float)isum - (h2f(x[i].dmin) * y[i].d) * (float)imin;
-    }
-    *s = sum;
+AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
+    __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
+    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+    /* value = (nibble | bit << 4) - 16: nibble when the bit is set, else nibble | 0xF0 */
+    return _mm256_or_si256(v, _mm256_andnot_si256(bits_to_bytes(x->qh), _mm256_set1_epi8((char)0xF0)));
 }
 
-AVX2_FN static void q6k_dot(int64_t n, float *s, const void *w, const void *a) {
-    const eng_block_q6_k *x = w;
-    const eng_block_q8_k *y = a;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / ENG_QK_K; i++) {
-        __m256i acc = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = x[i].ql + 64 * h, *qhp = x[i].qh + 32 * h;
-            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
-            __m256i v[4];
-            /* unsigned 6-bit values; the -32 offset is applied through bsums below */
-            v[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
-            v[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
-            v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
-            v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
-            for (int k = 0; k < 4; k++) {
-                const int g = 8 * h + 2 * k;
-                __m256i yq = _mm256_loadu_si256((const __m256i *)(y[i].qs + 128 * h + 32 * k));
-                __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[g + 1]), _mm_set1_epi16(x[i].scales[g]));
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], yq), sc));
+/* Accumulation as q8_0's (|w| times a with w's sign: exact for these values),
+ * the weights' signed values from pfx##_values. */
+#define AVX2_Q8ACT_ACC(pfx, wblk)                                                                  \
+    AVX2_INLINE void pfx##_acc(const wblk *x, const a80_blk *a, size_t lda_blk, int nb, __m256 *acc, \
+                               const int T) {                                                      \
+        const __m256i ones = _mm256_set1_epi16(1);                                                 \
+        for (int b = 0; b < nb; b++) {                                                             \
+            __m256 *ac = acc + (b & 1) * TILE_T;                                                   \
+            _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);                              \
+            __m256i wq = pfx##_values(&x[b]);                                                      \
+            __m256i aw = _mm256_abs_epi8(wq);                                                      \
+            __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));                                        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                  \
+                const a80_blk *A = a + (size_t)t * lda_blk + b;                                    \
+                __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)A->qs), wq);     \
+                __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aw, sa), ones)); \
+                ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);       \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+AVX2_Q8ACT_ACC(q40, eng_block_q4_0)
+AVX2_TILED_GEMM(q40, eng_block_q4_0, a80_blk)
+AVX2_CHUNKED_DOT(q40, eng_block_q4_0, eng_block_q8_0, a80_blk, a80_from_ref)
+
+AVX2_Q8ACT_ACC(q50, eng_block_q5_0)
+AVX2_TILED_GEMM(q50, eng_block_q5_0, a80_blk)
+AVX2_CHUNKED_DOT(q50, eng_block_q5_0, eng_block_q8_0, a80_blk, a80_from_ref)
+
+/* --- q4_K / q6_K x q8_K: tiles over prepared q8_K rows --------------------------- */
+/* Integer sums per super-block (exact), scaled in float per token: acc += isum *
+ * (d * dy) - imin * (dmin * dy) in 8 lanes, folded at the end of the row. The
+ * float order differs from the reference's (one sum per block), so results are
+ * within a rounding bound of it, not equal; every (row, token) gets the same
+ * instructions whatever the tile, and vec_dot on reference q8_K rows runs the
+ * same arithmetic on the reference layout (P = 0), so it equals the gemm. */
+
+/* Activation block fields in the prepared layout (P = 1) or the reference one. */
+#define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
+#define KA_QS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, qs) : offsetof(eng_block_q8_k, qs)))
+#define KA_BS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
+#define KA_D(p, P) ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
+
+size_t eng_q8k_prep_bytes(int64_t n) { return (size_t)(n / ENG_QK_K) * sizeof(eng_q8k_prep); }
+
+/* As the reference q8_k_from_float, block by block: amax and the first value
+ * reaching it, iscale = -127 / max, q = rint(iscale * x) (the default rounding
+ * mode of the conversion), sums of 16, d = 1 / iscale. Finite inputs. */
+AVX2_FN void eng_q8k_prep_avx2(const float *x, void *dst, int64_t n) {
+    eng_q8k_prep *o = dst;
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / ENG_QK_K; b++, o++, x += ENG_QK_K) {
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 32; i++) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)));
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        memset(o, 0, sizeof *o);
+        if (amax == 0.0f) continue;
+        const __m256 va = _mm256_set1_ps(amax);
+        float max = amax;
+        for (int i = 0; i < 32; i++) {
+            int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), va, _CMP_EQ_OQ));
+            if (hit) {
+                max = x[8 * i + __builtin_ctz((unsigned)hit)];
+                break;
             }
         }
-        int corr = 0;
-        for (int g = 0; g < 16; g++) corr += x[i].scales[g] * y[i].bsums[g];
-        int isum = hsum8i(acc) - 32 * corr;
-        sum += (h2f(rd16(&x[i].d)) * y[i].d) * (float)isum;
+        const float iscale = -127.0f / max;
+        const __m256 vs = _mm256_set1_ps(iscale);
+        for (int i = 0; i < 8; i++) {
+            __m256i q[4];
+            for (int k = 0; k < 4; k++) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(vs, _mm256_loadu_ps(x + 32 * i + 8 * k)));
+            __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+            p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256((__m256i *)(o->qs + 32 * i), p);
+            int32_t s4[8];
+            _mm256_storeu_si256((__m256i *)s4, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), p),
+                                                                  _mm256_set1_epi16(1)));
+            o->bsums[2 * i] = (int16_t)(s4[0] + s4[1] + s4[2] + s4[3]);
+            o->bsums[2 * i + 1] = (int16_t)(s4[4] + s4[5] + s4[6] + s4[7]);
+        }
+        o->d = 1.0f / iscale;
     }
-    *s = sum;
 }
+
+/* Bytes 0-7: the eight 6-bit scales of a q4_K / q5_K block, bytes 8-15 its mins
+ * (eng_k_scale_min for all j at once). */
+AVX2_INLINE __m128i k_scales(const uint8_t *s) {
+    uint32_t u[4];
+    memcpy(u, s, 12);
+    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+    const uint32_t mn03 = u[1] & k1;
+    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+    u[2] = mn03;
+    u[0] &= k1;
+    return _mm_loadu_si128((const __m128i *)u);
+}
+
+/* acc[t] += isum * (d * dy) - imin * (dm * dy) for activation block A. */
+AVX2_INLINE __m256 k_scale_acc(__m256 acc, __m256i isum, __m256i imin, float d, float dm, float dy) {
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(d * dy), acc);
+    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(imin), _mm256_set1_ps(dm * dy), acc);
+}
+
+/* One q4_K / q5_K super-block (the 4-bit values at qs, their fifth bits at qh
+ * for q5_K, NULL for q4_K) of one row against T activation blocks lda bytes
+ * apart; hd is the block's start (d, dmin, scales). */
+AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp, const char *a, size_t lda,
+                        __m256 *acc, const int T, const int P) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    const __m128i sm = k_scales(hd + 4);
+    uint8_t sc[16];
+    _mm_storeu_si128((__m128i *)sc, sm);
+    __m128i mb = _mm_srli_si128(sm, 8);
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
+    const __m256i qh = qhp ? _mm256_loadu_si256((const __m256i *)qhp) : _mm256_setzero_si256();
+    __m256i isum[TILE_T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * g));
+        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (qhp) { /* bit 2g of qh[l] is value l's fifth bit, bit 2g + 1 value 32 + l's */
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
+        }
+        __m256i s0 = _mm256_set1_epi16(sc[2 * g]), s1 = _mm256_set1_epi16(sc[2 * g + 1]);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
+            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)aq)), s0);
+            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(aq + 32))), s1);
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(p0, p1));
+        }
+    }
+    const float d = h2f(rd16(hd)), dm = h2f(rd16(hd + 2));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) {
+        const char *A = a + (size_t)t * lda;
+        __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
+        acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
+    }
+}
+
+AVX2_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m256 *acc, const int T,
+                        const int P) {
+    k45_sb((const uint8_t *)x, x->qs, NULL, a, lda, acc, T, P);
+}
+
+AVX2_INLINE void q5k_sb(const eng_block_q5_k *x, const char *a, size_t lda, __m256 *acc, const int T,
+                        const int P) {
+    k45_sb((const uint8_t *)x, x->qs, x->qh, a, lda, acc, T, P);
+}
+
+/* One q6_K super-block: unsigned 6-bit values, the -32 offset through bsums
+ * (imin = sum_g sc_g * bsum_g, times 32). */
+AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m256 *acc, const int T,
+                        const int P) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+    __m256i isum[TILE_T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *ql = x->ql + 64 * h, *qhp = x->qh + 32 * h;
+        __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+        __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+        __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            __m256i l = (k & 1) ? l1 : l0;
+            if (k >= 2) l = _mm256_srli_epi16(l, 4);
+            __m256i v = _mm256_or_si256(_mm256_and_si256(l, m4),
+                                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2), 4));
+            const int g = 8 * h + 2 * k;
+            __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x->scales[g + 1]), _mm_set1_epi16(x->scales[g]));
+#pragma GCC unroll 8
+            for (int t = 0; t < T; t++) {
+                const char *qs = KA_QS(a + (size_t)t * lda, P) + 128 * h + 32 * k;
+                __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *)qs));
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, sc));
+            }
+        }
+    }
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
+    const float d = h2f(rd16(&x->d));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) {
+        const char *A = a + (size_t)t * lda;
+        __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), sc16);
+        acc[t] = k_scale_acc(acc[t], isum[t], corr, d, 32.0f * d, *KA_D(A, P));
+    }
+}
+
+/* Rows of a K-quant type against T activation rows, super-block by super-block;
+ * the gemm in TILE_T-token tiles on prepared rows and vec_dot on reference rows,
+ * both over pfx##_sb. */
+#define AVX2_K_GEMM(pfx, wblk)                                                                     \
+    AVX2_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,    \
+                                const char *a, size_t lda, const int T, const int P) {             \
+        for (int r = 0; r < nr; r++) {                                                             \
+            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                   \
+            __m256 acc[TILE_T];                                                                    \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();      \
+            for (int i = 0; i < nsb; i++) {                                                        \
+                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                          \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                     \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                    \
+                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                      \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]); \
+        }                                                                                          \
+    }                                                                                              \
+    AVX2_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,      \
+                                   int nr, const void *a, size_t lda, int nt) {                    \
+        const int nsb = (int)(n / ENG_QK_K);                                                       \
+        for (int t0 = 0; t0 < nt; t0 += TILE_T) {                                                  \
+            const char *at = (const char *)a + (size_t)t0 * lda;                                   \
+            float *yt = y + (size_t)t0 * ldy;                                                      \
+            switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {                                         \
+            case 1: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 1, 1); break;                    \
+            case 2: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 2, 1); break;                    \
+            case 3: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 3, 1); break;                    \
+            default: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 4, 1); break;                   \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {             \
+        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 1, 0);                                \
+    }
+
+AVX2_K_GEMM(q4k, eng_block_q4_k)
+AVX2_K_GEMM(q6k, eng_block_q6_k)
+AVX2_K_GEMM(q5k, eng_block_q5_k)
 
 /* --- f16 / f32 ----------------------------------------------------------------------- */
 
@@ -395,9 +565,6 @@ AVX2_FN static void f16_quantize(const float *x, void *dst, int64_t n) {
                 tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
                          (const char *)a + (size_t)t * lda);                                      \
     }
-DOT_GEMM(q50)
-DOT_GEMM(q4k)
-DOT_GEMM(q6k)
 DOT_GEMM(f16)
 DOT_GEMM(f32)
 #undef DOT_GEMM
@@ -410,9 +577,21 @@ void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q80_dot, a80_bytes, a80_quantize, q80_gemm};
         break;
-    case ENG_TYPE_Q5_0: k->level = ENG_SIMD_AVX2, k->vec_dot = q50_dot, k->gemm = q50_gemm; break;
-    case ENG_TYPE_Q4_K: k->level = ENG_SIMD_AVX2, k->vec_dot = q4k_dot, k->gemm = q4k_gemm; break;
-    case ENG_TYPE_Q6_K: k->level = ENG_SIMD_AVX2, k->vec_dot = q6k_dot, k->gemm = q6k_gemm; break;
+    case ENG_TYPE_Q4_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        break;
+    case ENG_TYPE_Q5_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q50_dot, a80_bytes, a80_quantize, q50_gemm};
+        break;
+    case ENG_TYPE_Q4_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
+        break;
+    case ENG_TYPE_Q5_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q5k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q5k_gemm};
+        break;
+    case ENG_TYPE_Q6_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q6k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q6k_gemm};
+        break;
     case ENG_TYPE_F16:
         k->level = ENG_SIMD_AVX2, k->vec_dot = f16_dot, k->gemm = f16_gemm;
         k->act_quantize = f16_quantize;

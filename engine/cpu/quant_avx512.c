@@ -1,8 +1,9 @@
-/* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles for q4_1 and q8_0, the
- * two types of the default model: two 32-blocks per 512-bit register, integer dot
- * products with vpdpbusd, up to 8 tokens per weight pass over a prepared activation
- * layout. Other types keep the AVX2 kernels at this level. Compiled with
- * per-function target attributes; called only after run-time detection. */
+/* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
+ * q4_1, q8_0, q4_0, q5_0 two 32-blocks per register with vpdpbusd over prepared quads; q4_K,
+ * q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over quant_simd.h's prepared q8_K.
+ * Without VNNI a CPU runs the AVX2 level; other types keep the AVX2 kernels here. Per-function
+ * target attributes; called only after run-time detection. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -224,25 +225,26 @@ AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a)
     *s = q41_result(acc0, acc1, macc);
 }
 
-/* --- q8_0 x q8_0 ------------------------------------------------------------------ */
-/* vpdpbusd multiplies unsigned by signed bytes: the weights are biased to w + 128
- * (xor 0x80) and corr, the start value of each 32-bit lane, is -128 times the sum
- * of the lane's four activations, so each lane ends with the exact signed sum.
- * Quads of four blocks as for q4_1. */
+/* --- q8_0, q4_0, q5_0 x q8_0 ---------------------------------------------------------- */
+/* vpdpbusd multiplies unsigned by signed bytes: the prepared activations are
+ * biased to a + 128 (xor 0x80) and each lane starts at -128 times the sum of its
+ * four weights (computed once per weight pass, for all tokens), so each 32-bit
+ * lane ends with the exact signed sum. Rows are walked in quads of four 32-blocks
+ * (two 512-bit registers); a prepared quad holds the biased values (zeros past
+ * the end of the row) and the four f16-rounded scales: 192 bytes, so a tile's
+ * rows stay in L1 longer than with scales spread over the lanes. */
 typedef struct a80_quad {
-    int8_t qs[128];
-    int32_t corr[32];
-    float d[32];
+    uint8_t qs[128];
+    float d[4];
+    float pad[12];
 } a80_quad;
 
 static size_t a80_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a80_quad); }
 
 AVX512_INLINE void a80_put(a80_quad *q, int i, const int8_t *qs, float d) {
-    memcpy(q->qs + 32 * i, qs, 32);
     __m256i v = _mm256_loadu_si256((const __m256i *)qs);
-    __m256i s4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), v);
-    _mm256_storeu_si256((__m256i *)(q->corr + 8 * i), _mm256_mullo_epi32(s4, _mm256_set1_epi32(-128)));
-    _mm256_storeu_ps(q->d + 8 * i, _mm256_set1_ps(d));
+    _mm256_storeu_si256((__m256i *)(q->qs + 32 * i), _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80)));
+    q->d[i] = d;
 }
 
 AVX512_FN static void a80_quantize(const float *x, void *dst, int64_t n) {
@@ -257,89 +259,291 @@ AVX512_FN static void a80_quantize(const float *x, void *dst, int64_t n) {
     }
 }
 
-/* Values of blocks x[0], x[1] (x[1] absent when one), biased by 128. */
-AVX512_INLINE __m512i q80_values(const uint8_t *x, int one) {
-    __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
-    __m512i z = one ? _mm512_zextsi256_si512(lo)
-                    : _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256((const __m256i *)(x + 36)), 1);
-    return _mm512_xor_si512(z, _mm512_set1_epi8((char)0x80));
+static uint32_t rd32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
 }
 
-AVX512_INLINE void q80_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q, __m512 *acc0,
-                            __m512 *acc1, const int T) {
-    /* the scales sit at words 0, 17, 34 and 51 of the quad's 136 bytes */
-    const __m512i idx_d = _mm512_setr_epi32(0x00110000, 0x00330022, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    __m512i r0, r1 = _mm512_setzero_si512();
-    if (nbq == 4) {
-        r0 = _mm512_loadu_si512(x);
-        r1 = _mm512_loadu_si512(x + 64);
-    } else {
-        const int bytes = 34 * nbq;
-        r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);
-        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);
+static uint16_t rd16(const void *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* The signed values of blocks x[0], x[1] (x[1] absent, zeros, when one). */
+AVX512_INLINE __m512i q80_values(const uint8_t *x, const int one) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
+    return one ? _mm512_zextsi256_si512(lo)
+               : _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256((const __m256i *)(x + 36)), 1);
+}
+
+/* The nibbles of the 16 bytes at q0 and at q1 (zeros when one) in element order,
+ * [q0 low, q0 high, q1 low, q1 high], plus bias (absent values stay 0). */
+AVX512_INLINE __m512i nibbles2(const uint8_t *q0, const uint8_t *q1, const int one, char bias) {
+    __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q0));
+    __m512i z = one ? _mm512_zextsi256_si512(lo)
+                    : _mm512_inserti64x4(_mm512_castsi256_si512(lo),
+                                         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q1)), 1);
+    z = _mm512_and_si512(_mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+    return _mm512_maskz_add_epi8(one ? 0xFFFFFFFFull : ~0ull, z, _mm512_set1_epi8(bias));
+}
+
+AVX512_INLINE __m512i q40_values(const uint8_t *x, const int one) { return nibbles2(x + 2, x + 20, one, -8); }
+
+AVX512_INLINE __m512i q50_values(const uint8_t *x, const int one) {
+    const __m512i v = nibbles2(x + 6, x + 28, one, -16);
+    const uint64_t hb = (uint64_t)rd32(x + 2) | (one ? 0 : (uint64_t)rd32(x + 24) << 32);
+    return _mm512_mask_add_epi8(v, _cvtu64_mask64(hb), v, _mm512_set1_epi8(16));
+}
+
+/* -128 times the sum of each lane's four weights: the start of its vpdpbusd. */
+AVX512_INLINE __m512i q8_start(__m512i w) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(),
+                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), w));
+}
+
+/* The tiled gemm and the vec_dot of one type of BB-byte 32-blocks whose values
+ * pfx##_values gives: per quad the weights and their scales once, then for each
+ * of the T tokens two vpdpbusd and two fma (block pairs into acc0, acc1). */
+#define AVX512_Q8ACT_GEMM(pfx, BB)                                                                 \
+    AVX512_INLINE void pfx##_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q,      \
+                                  __m512 *acc0, __m512 *acc1, const int T) {                       \
+        const __m512i idx_d = _mm512_setr_epi32((BB) / 2 << 16, (3 * (BB) / 2) << 16 | (BB), 0, 0, 0, 0, 0, 0, \
+                                                0, 0, 0, 0, 0, 0, 0, 0);                           \
+        const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);     \
+        const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);     \
+        __m512i r0, r1 = _mm512_setzero_si512();                                                   \
+        const int bytes = (BB) * nbq;                                                              \
+        r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);                \
+        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);          \
+        const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1))); \
+        const __m512i wq01 = pfx##_values(x, nbq == 1), st01 = q8_start(wq01);                     \
+        __m512i wq23 = _mm512_setzero_si512(), st23 = _mm512_setzero_si512();                      \
+        if (nbq > 2) {                                                                             \
+            wq23 = pfx##_values(x + 2 * (BB), nbq == 3);                                           \
+            st23 = q8_start(wq23);                                                                 \
+        }                                                                                          \
+        _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                      \
+            const a80_quad *A = a + (size_t)t * lda_q;                                             \
+            /* the four blocks' d_w * d_a, then over each block's 8 lanes */                     \
+            const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(f, _mm_load_ps(A->d)));           \
+            __m512i p = _mm512_dpbusd_epi32(st01, _mm512_load_si512(A->qs), wq01);                 \
+            acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i01, dd), acc0[t]); \
+            if (nbq > 2) {                                                                         \
+                p = _mm512_dpbusd_epi32(st23, _mm512_load_si512(A->qs + 64), wq23);                \
+                acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i23, dd), acc1[t]); \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_INLINE void pfx##_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q,        \
+                                 __m512 *acc0, __m512 *acc1, const int T) {                        \
+        int q = 0;                                                                                 \
+        for (; 4 * q + 4 <= nb; q++) {                                                             \
+            for (int o = 0; o < 4 * (BB); o += 64)                                                 \
+                _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + o, _MM_HINT_T0);   \
+            pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                  \
+        }                                                                                          \
+        if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T); \
+    }                                                                                              \
+    AVX512_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,  \
+                                  const a80_quad *a, size_t lda_q, const int T) {                  \
+        for (int r = 0; r < nr; r++) {                                                             \
+            __m512 acc0[8], acc1[8];                                                               \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps(); \
+            pfx##_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t])); \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_TILED_GEMM(pfx, a80_quad, Q80_T)                                                        \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {           \
+        const uint8_t *x = w;                                                                      \
+        const eng_block_q8_0 *yb = a;                                                              \
+        a80_quad buf[4] __attribute__((aligned(64)));                                              \
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();                             \
+        const int nb = (int)(n / 32);                                                              \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                                      \
+            const int k = nb - b0 < 16 ? nb - b0 : 16;                                             \
+            if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);                                      \
+            for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d)); \
+            pfx##_acc(x + (BB) * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);                          \
+        }                                                                                          \
+        *s = hsum16(_mm512_add_ps(acc0, acc1));                                                    \
     }
-    const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1)));
-    const __m512 fz = _mm512_castps128_ps512(f);
-    const __m512 dv01 = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), fz);
-    const __m512i wq01 = q80_values(x, nbq == 1);
-    __m512 dv23 = _mm512_setzero_ps();
-    __m512i wq23 = _mm512_setzero_si512();
-    if (nbq > 2) {
-        dv23 = _mm512_permutexvar_ps(_mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), fz);
-        wq23 = q80_values(x + 68, nbq == 3);
-    }
+
+AVX512_Q8ACT_GEMM(q80, 34)
+AVX512_Q8ACT_GEMM(q40, 18)
+AVX512_Q8ACT_GEMM(q50, 22)
+
+/* --- q4_K / q6_K x q8_K ------------------------------------------------------------- */
+/* As the AVX2 tiles (quant_avx2.c), 64 values per register: per super-block the
+ * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales), one
+ * float fma per token for the scales and one for the mins (q4_K) or the -32
+ * offset (q6_K), on the prepared q8_K layout (quant_simd.h); vec_dot runs the
+ * same arithmetic on the reference layout (P = 0). Up to K_T tokens per pass. */
+enum { K_T = 8 };
+
+#define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
+#define KA_QS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, qs) : offsetof(eng_block_q8_k, qs)))
+#define KA_BS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
+#define KA_D(p, P) ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
+
+/* Bytes 0-7: the 6-bit scales of a q4_K / q5_K block, bytes 8-15 its mins. */
+AVX512_INLINE __m128i k_scales(const uint8_t *s) {
+    uint32_t u[4];
+    memcpy(u, s, 12);
+    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+    const uint32_t mn03 = u[1] & k1;
+    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+    u[2] = mn03;
+    u[0] &= k1;
+    return _mm_loadu_si128((const __m128i *)u);
+}
+
+/* acc += isum * (d * dy) - imin * (dm * dy); imin has 8 lanes. */
+AVX512_INLINE __m512 k_scale_acc(__m512 acc, __m512i isum, __m256i imin, float d, float dm, float dy) {
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d * dy), acc);
+    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(imin)), _mm512_set1_ps(dm * dy), acc);
+}
+
+/* One q4_K / q5_K super-block: 4-bit values at qs, fifth bits at qhp (q5_K;
+ * NULL for q4_K), hd the block's start (d, dmin, scales). */
+AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp, const char *a, size_t lda,
+                          __m512 *acc, const int T, const int P) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m128i sm = k_scales(hd + 4);
+    const __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(sm));
+    const __m128i mb = _mm_srli_si128(sm, 8);
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
+    const __m512i qh = qhp ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)qhp)) : _mm512_setzero_si512();
+    __m512i isum[K_T];
 #pragma GCC unroll 8
-    for (int t = 0; t < T; t++) {
-        const a80_quad *A = a + (size_t)t * lda_q;
-        __m512i p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr), wq01, _mm512_load_si512(A->qs));
-        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]);
-        if (nbq > 2) {
-            p = _mm512_dpbusd_epi32(_mm512_load_si512(A->corr + 16), wq23, _mm512_load_si512(A->qs + 64));
-            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]);
+    for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        /* 32 bytes: low nibbles are sub-block 2g, high ones 2g + 1 */
+        __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * g)));
+        q = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4)), m4);
+        if (qhp) { /* fifth bits: bit 2g of qh[l] for value l, 2g + 1 for value 32 + l */
+            const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (2 * g))),
+                                                   _mm256_set1_epi8((char)(2 << (2 * g))), 1);
+            q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, _mm512_set1_epi8(16));
+        }
+        const __m512i sc = _mm512_permutexvar_epi16(
+            _mm512_add_epi16(_mm512_set1_epi16((short)(2 * g)),
+                             _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
+                                                                 0xB000A, 0xD000C, 0xF000E, 0x110010, 0x130012,
+                                                                 0x150014, 0x170016, 0x190018, 0x1B001A,
+                                                                 0x1D001C, 0x1F001E), 4)),
+            sc16);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
+            __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(aq));
+            isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
         }
     }
-}
-
-AVX512_INLINE void q80_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q, __m512 *acc0,
-                           __m512 *acc1, const int T) {
-    int q = 0;
-    for (; 4 * q + 4 <= nb; q++) {
-        _mm_prefetch((const char *)x + 136 * (size_t)q + PF_DIST, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + 136 * (size_t)q + PF_DIST + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + 136 * (size_t)q + PF_DIST + 128, _MM_HINT_T0);
-        q80_quad(x + 136 * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);
-    }
-    if (4 * q < nb) q80_quad(x + 136 * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T);
-}
-
-AVX512_INLINE void q80_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
-                            const a80_quad *a, size_t lda_q, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m512 acc0[8], acc1[8];
+    const float d = h2f(rd16(hd)), dm = h2f(rd16(hd + 2));
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps();
-        q80_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);
+    for (int t = 0; t < T; t++) {
+        const char *A = a + (size_t)t * lda;
+        __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
+        acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
+    }
+}
+
+AVX512_INLINE void q4k_sb(const eng_block_q4_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    k45_sb((const uint8_t *)x, x->qs, NULL, a, lda, acc, T, P);
+}
+
+AVX512_INLINE void q5k_sb(const eng_block_q5_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    k45_sb((const uint8_t *)x, x->qs, x->qh, a, lda, acc, T, P);
+}
+
+AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m512 *acc, const int T,
+                          const int P) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
+    const __m512i sc16 = _mm512_zextsi256_si512(s16);
+    __m512i isum[K_T];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t]));
+    for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) {
+        /* values 64c..64c+63: ql's 64 bytes of half c / 2 (low nibbles for even
+         * c, high for odd), two bits each from qh's 32 bytes */
+        const int h = c >> 1;
+        __m512i l = _mm512_loadu_si512(x->ql + 64 * h);
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x->qh + 32 * h)));
+        if (c & 1) {
+            l = _mm512_srli_epi16(l, 4);
+            qh = _mm512_srlv_epi64(qh, _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2));
+        } else {
+            qh = _mm512_sllv_epi64(qh, _mm512_setr_epi64(4, 4, 4, 4, 2, 2, 2, 2));
+        }
+        const __m512i v = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(qh, m30));
+        /* word k of the 32 products: scale group 4c + k / 8 */
+        const __m512i sc = _mm512_permutexvar_epi16(
+            _mm512_add_epi16(_mm512_set1_epi16((short)(4 * c)),
+                             _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
+                                                                 0xB000A, 0xD000C, 0xF000E, 0x110010, 0x130012,
+                                                                 0x150014, 0x170016, 0x190018, 0x1B001A,
+                                                                 0x1D001C, 0x1F001E), 3)),
+            sc16);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const char *qs = KA_QS(a + (size_t)t * lda, P) + 64 * c;
+            __m512i p = _mm512_maddubs_epi16(v, _mm512_loadu_si512(qs));
+            isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
+        }
+    }
+    const float d = h2f(x->d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) {
+        const char *A = a + (size_t)t * lda;
+        __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), s16);
+        acc[t] = k_scale_acc(acc[t], isum[t], corr, d, 32.0f * d, *KA_D(A, P));
     }
 }
 
-AVX512_TILED_GEMM(q80, a80_quad, Q80_T)
-
-AVX512_FN static void q80_dot(int64_t n, float *s, const void *w, const void *a) {
-    const uint8_t *x = w;
-    const eng_block_q8_0 *yb = a;
-    a80_quad buf[4] __attribute__((aligned(64)));
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    const int nb = (int)(n / 32);
-    for (int b0 = 0; b0 < nb; b0 += 16) {
-        const int k = nb - b0 < 16 ? nb - b0 : 16;
-        if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
-        for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d));
-        q80_acc(x + 34 * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);
+/* Rows against T activation rows super-block by super-block; the gemm in K_T
+ * tiles on prepared rows, vec_dot on reference rows, both over pfx##_sb. */
+#define AVX512_K_GEMM(pfx, wblk)                                                                   \
+    AVX512_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,  \
+                                  const char *a, size_t lda, const int P, const int T) {           \
+        for (int r = 0; r < nr; r++) {                                                             \
+            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                   \
+            __m512 acc[K_T];                                                                       \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();      \
+            for (int i = 0; i < nsb; i++) {                                                        \
+                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                          \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                     \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                    \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 192, _MM_HINT_T0);                    \
+                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                      \
+            }                                                                                      \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]); \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,   \
+                                     int nr, const void *a, size_t lda, int nt) {                  \
+        const int nsb = (int)(n / ENG_QK_K);                                                       \
+        for (int t0 = 0; t0 < nt; t0 += K_T) {                                                     \
+            const char *at = (const char *)a + (size_t)t0 * lda;                                   \
+            float *yt = y + (size_t)t0 * ldy;                                                      \
+            TILE_SWITCH(pfx##_rows, nt - t0 < K_T ? nt - t0 : K_T, nsb, yt, ldy, w, ldw, nr, at, lda, 1) \
+        }                                                                                          \
+    }                                                                                              \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {           \
+        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 0, 1);                                \
     }
-    *s = hsum16(_mm512_add_ps(acc0, acc1));
-}
+
+AVX512_K_GEMM(q4k, eng_block_q4_k)
+AVX512_K_GEMM(q6k, eng_block_q6_k)
+AVX512_K_GEMM(q5k, eng_block_q5_k)
 
 #undef TILE_SWITCH
 
@@ -350,6 +554,21 @@ void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
         break;
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q80_dot, a80_bytes, a80_quantize, q80_gemm};
+        break;
+    case ENG_TYPE_Q4_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        break;
+    case ENG_TYPE_Q5_0:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q50_dot, a80_bytes, a80_quantize, q50_gemm};
+        break;
+    case ENG_TYPE_Q4_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q4k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q4k_gemm};
+        break;
+    case ENG_TYPE_Q5_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q5k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q5k_gemm};
+        break;
+    case ENG_TYPE_Q6_K:
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q6k_dot, eng_q8k_prep_bytes, eng_q8k_prep_avx2, q6k_gemm};
         break;
     default: break;
     }

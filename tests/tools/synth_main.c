@@ -22,7 +22,8 @@ static const char usage[] =
     "valid vocabulary. The same options always give the same bytes.\n"
     "\n"
     "  -o, --output PATH   the file to write (required; replaced only when complete)\n"
-    "  --preset NAME       tiny (default), llama-1b, smollm2-135m, gemma3-270m;\n"
+    "  --preset NAME       tiny (default), llama-1b, llama-1b-q4_k_m, llama-1b-q4_0,\n"
+    "                      llama-1b-q8_0, smollm2-135m, gemma3-270m;\n"
     "                      options given with it override it, wherever they stand\n"
     "  --arch A            llama or gemma3\n"
     "  --layers N          blocks\n"
@@ -39,6 +40,8 @@ static const char usage[] =
     "                      q4_k q5_k q6_k\n"
     "  --embd-type T       token_embd\n"
     "  --output-type T     output.weight (implies --untied)\n"
+    "  --mix-type T        attn_v and ffn_down of llama.cpp's more-bits layers (the\n"
+    "                      first and last eighth, every third between), as its _M mixes\n"
     "  --tied, --untied    share token_embd as the head, or write output.weight\n"
     "  --seed N            weight seed\n"
     "  --threads N         writer threads (default: all cores; same bytes)\n"
@@ -49,6 +52,11 @@ static const char usage[] =
     "  tiny          llama, 2 layers, embd 64, 4/2 heads, ff 128, vocab 320\n"
     "  llama-1b      llama, 16 layers, embd 2048, 32/8 heads, ff 8192, vocab 32000,\n"
     "                ctx 8192, tied (1.04B parameters)\n"
+    "  llama-1b-q4_k_m, llama-1b-q4_0, llama-1b-q8_0\n"
+    "                llama-1b in the types llama-quantize gives a tied 1B model:\n"
+    "                Q4_K_M: q4_K layers, q6_K attn_v and ffn_down in the more-bits\n"
+    "                layers, q6_K embedding (it is the head); Q4_0: q4_0 layers, q6_K\n"
+    "                embedding; Q8_0: q8_0 throughout\n"
     "  smollm2-135m  llama, 30 layers, embd 576, 9/3 heads, ff 1536, vocab 49152,\n"
     "                ctx 8192, rope 100000, tied (134.5M parameters)\n"
     "  gemma3-270m   gemma3, 18 layers, embd 640, 4/1 heads, head dim 256, ff 2048,\n"
@@ -61,7 +69,7 @@ static const char usage[] =
 
 enum {
     O_OUT = 'o', O_HELP = 'h', O_PRESET = 256, O_ARCH, O_LAYERS, O_EMBD, O_HEADS, O_KVH, O_HD, O_FF,
-    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME,
+    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME, O_MTYPE,
 };
 
 /* A message for a bad option; returns the exit status 2. */
@@ -109,6 +117,20 @@ static int apply_preset(synth_params *p, const char *name) {
     if (strcmp(name, "llama-1b") == 0) {
         p->n_layer = 16, p->n_embd = 2048, p->n_head = 32, p->n_kv_head = 8, p->n_ff = 8192;
         p->n_vocab = 32000, p->n_ctx = 8192, p->rope_base = 500000.0f;
+        return 0;
+    }
+    if (strncmp(name, "llama-1b-", 9) == 0) {
+        const char *mix = name + 9;
+        if (apply_preset(p, "llama-1b")) return -1;
+        if (strcmp(mix, "q4_k_m") == 0) {
+            p->wtype = ENG_TYPE_Q4_K, p->mix_type = ENG_TYPE_Q6_K, p->etype = ENG_TYPE_Q6_K;
+        } else if (strcmp(mix, "q4_0") == 0) {
+            p->wtype = ENG_TYPE_Q4_0, p->etype = ENG_TYPE_Q6_K;
+        } else if (strcmp(mix, "q8_0") == 0) {
+            p->wtype = ENG_TYPE_Q8_0, p->etype = ENG_TYPE_Q8_0;
+        } else {
+            return -1;
+        }
         return 0;
     }
     if (strcmp(name, "smollm2-135m") == 0) {
@@ -160,6 +182,7 @@ static int apply_opt(synth_params *p, int c, const char *a) {
     case O_TYPE: return parse_type("--type", a, &p->wtype) ? 2 : 0;
     case O_ETYPE: return parse_type("--embd-type", a, &p->etype) ? 2 : 0;
     case O_OTYPE: p->tied = 0; return parse_type("--output-type", a, &p->otype) ? 2 : 0;
+    case O_MTYPE: return parse_type("--mix-type", a, &p->mix_type) ? 2 : 0;
     case O_TIED: p->tied = 1; return 0;
     case O_UNTIED: p->tied = 0; return 0;
     case O_NAME: p->name = a; return 0;
@@ -192,6 +215,7 @@ int main(int argc, char **argv) {
         {"tied", no_argument, 0, O_TIED},             {"untied", no_argument, 0, O_UNTIED},
         {"seed", required_argument, 0, O_SEED},       {"threads", required_argument, 0, O_THREADS},
         {"name", required_argument, 0, O_NAME},       {"help", no_argument, 0, O_HELP},
+        {"mix-type", required_argument, 0, O_MTYPE},
         {0, 0, 0, 0}};
     /* Options are kept in order and applied after the preset, so they
      * override it wherever they stand on the line. */
@@ -232,7 +256,7 @@ int main(int argc, char **argv) {
     }
     synth_params p;
     if (apply_preset(&p, preset)) {
-        rc = bad("unknown preset '%s' (tiny, llama-1b, smollm2-135m, gemma3-270m)", preset);
+        rc = bad("unknown preset '%s' (tiny, llama-1b, llama-1b-q4_k_m, llama-1b-q4_0, llama-1b-q8_0, smollm2-135m, gemma3-270m)", preset);
         goto done;
     }
     for (int i = 0; i < n && rc == 0; i++) rc = apply_opt(&p, codes[i], args[i]);
