@@ -170,6 +170,8 @@ MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 # a layer violation fails it.
 test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@test -f models/vocab/ggml-vocab-llama-bpe.gguf || $(MAKE) --no-print-directory vocabs || \
+	    echo "make test: could not fetch the vocabularies (make vocabs); the vocabs suites will say skipped"
 	@echo "make test: every suite (a few minutes); the last line is 'N passed, N failed, N skipped'"
 	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)
 
