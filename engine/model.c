@@ -89,6 +89,11 @@ static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
         (rc = hp_u32(src, "feed_forward_length", &hp->n_ff, 1, err)) ||
         (rc = hp_u32(src, "attention.head_count", &hp->n_head, 1, err)))
         return rc;
+    /* Every layer has tensors of its own: a block count beyond the file's
+     * tensor count is corrupt (and would size the layer table from it). */
+    if ((int64_t)hp->n_layer > eng_gguf_tensor_count(src->g))
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': block_count %d but only %lld tensors",
+                            src->path, hp->n_layer, (long long)eng_gguf_tensor_count(src->g));
     hp->n_kv_head = hp->n_head;
     hp->head_dim = hp->n_embd / hp->n_head;
     if ((rc = hp_u32(src, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
