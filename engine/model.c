@@ -15,6 +15,8 @@
 
 static const eng_arch eng_archs[] = {
     {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
+    {.name = "gemma3", .load_hparams = eng_gemma3_hparams, .forward = eng_gemma3_forward,
+     .tensors = ENG_ARCH_QK_NORM | ENG_ARCH_POST_NORMS},
 };
 
 static const eng_arch *arch_find(const char *name) {
@@ -75,6 +77,26 @@ static int hp_f32(const hp_src *src, const char *suffix, float *out, util_err *e
     return UTIL_OK;
 }
 
+/* RoPE scaling as llama.cpp reads it: "rope.scaling.type" (absent: linear)
+ * and the factor "rope.scaling.factor" (else "rope.scale_linear"), which
+ * divides positions. yarn and longrope change the rotation itself: refused. */
+static int read_rope_scaling(const hp_src *src, eng_hparams *hp, util_err *err) {
+    char key[128];
+    const char *type;
+    size_t len;
+    snprintf(key, sizeof key, "%s.rope.scaling.type", src->arch);
+    int rc = eng_gguf_get_str(src->g, key, &type, &len, err);
+    if (rc && rc != UTIL_ENOTFOUND) return rc;
+    if (rc == UTIL_OK && !(len == 6 && memcmp(type, "linear", 6) == 0) && !(len == 4 && memcmp(type, "none", 4) == 0))
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': rope scaling '%.*s' is not supported (linear only)",
+                            src->path, (int)(len < 32 ? len : 32), type);
+    float factor = 0;
+    if ((rc = hp_f32(src, "rope.scaling.factor", &factor, err))) return rc;
+    if (factor == 0 && (rc = hp_f32(src, "rope.scale_linear", &factor, err))) return rc;
+    hp->rope_freq_scale = factor > 0 ? 1.0f / factor : 1.0f;
+    return UTIL_OK;
+}
+
 /* The hyperparameters every architecture shares, checked for consistency;
  * what an architecture adds is its entry's load_hparams. */
 static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
@@ -94,7 +116,8 @@ static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
     if ((rc = hp_u32(src, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
         (rc = hp_u32(src, "attention.key_length", &hp->head_dim, 0, err)) ||
         (rc = hp_f32(src, "attention.layer_norm_rms_epsilon", &hp->eps, err)) ||
-        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)))
+        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)) ||
+        (rc = read_rope_scaling(src, hp, err)))
         return rc;
     hp->n_rot = hp->head_dim;
     if ((rc = hp_u32(src, "rope.dimension_count", &hp->n_rot, 0, err))) return rc;
@@ -103,6 +126,67 @@ static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
                             "model file '%s': inconsistent attention shape (%d heads, %d kv heads, "
                             "head dim %d, rope dims %d)",
                             src->path, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_rot);
+    return UTIL_OK;
+}
+
+/* --- sliding-window attention --------------------------------------------- */
+
+/* llama.cpp's built-in layer periods (load_swa_pattern) and default windows
+ * for architectures whose files may carry no pattern key. */
+static const struct {
+    const char *arch;
+    int period, window;
+} swa_defaults[] = {
+    {"gemma3", 6, 0}, {"gemma2", 2, 4096}, {"gemma-embedding", 6, 0}, {"cohere2", 4, 0},
+};
+
+int eng_swa_read(const eng_gguf *g, const char *path, const char *arch, eng_hparams *hp,
+                 unsigned char **layers, util_err *err) {
+    hp_src src = {g, path, arch};
+    int period = 0, window = 0, rc;
+    *layers = NULL;
+    hp->n_swa = hp->n_layer_swa = 0;
+    hp->rope_base_swa = 10000.0f;
+    hp->rope_freq_scale_swa = 1.0f;
+    for (size_t i = 0; i < sizeof swa_defaults / sizeof swa_defaults[0]; i++)
+        if (strcmp(swa_defaults[i].arch, arch) == 0) period = swa_defaults[i].period, window = swa_defaults[i].window;
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
+    uint32_t w;
+    rc = eng_gguf_get_u32(g, key, &w, err);
+    if (rc == UTIL_OK) window = (int)(w > (1u << 30) ? (1u << 30) : w);
+    else if (rc != UTIL_ENOTFOUND) return rc;
+    if (window <= 0) return UTIL_OK;
+    if ((rc = hp_f32(&src, "rope.freq_base_swa", &hp->rope_base_swa, err))) return rc;
+    unsigned char *f = calloc((size_t)hp->n_layer, 1);
+    if (!f) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", path);
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", arch);
+    eng_gguf_vtype et;
+    uint64_t count;
+    int32_t *arr = NULL;
+    if (eng_gguf_get_arr(g, key, &et, &count, NULL) == UTIL_OK) {
+        if ((rc = eng_gguf_get_i32_arr(g, key, &arr, &count, err))) {
+            free(f);
+            return rc;
+        }
+        if (count != (uint64_t)hp->n_layer) {
+            free(arr);
+            free(f);
+            return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has %llu entries for %d layers",
+                                path, key, (unsigned long long)count, hp->n_layer);
+        }
+        for (int il = 0; il < hp->n_layer; il++) f[il] = arr[il] != 0;
+        free(arr);
+    } else {
+        if ((rc = hp_u32(&src, "attention.sliding_window_pattern", &period, 0, err))) {
+            free(f);
+            return rc;
+        }
+        for (int il = 0; il < hp->n_layer; il++) f[il] = period <= 0 || il % period < period - 1;
+    }
+    hp->n_swa = window;
+    for (int il = 0; il < hp->n_layer; il++) hp->n_layer_swa += f[il];
+    *layers = f;
     return UTIL_OK;
 }
 
@@ -206,8 +290,18 @@ static int load_weights(eng_model *m, util_err *err) {
         W(w_down, "ffn_down", F, E)
         N(attn_norm, "attn_norm", E)
         N(ffn_norm, "ffn_norm", E)
+        if (m->arch->tensors & ENG_ARCH_QK_NORM) {
+            N(attn_q_norm, "attn_q_norm", hp->head_dim)
+            N(attn_k_norm, "attn_k_norm", hp->head_dim)
+        }
+        if (m->arch->tensors & ENG_ARCH_POST_NORMS) {
+            N(post_attn_norm, "post_attention_norm", E)
+            N(post_ffw_norm, "post_ffw_norm", E)
+        }
 #undef W
 #undef N
+        L->swa = m->layer_swa && m->layer_swa[il];
+        L->kv_slot = il;
     }
     return UTIL_OK;
 }
@@ -230,10 +324,11 @@ static int upload_weights(eng_model *m, util_err *err) {
         eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
             if ((rc = op->load(be, w[i], err))) return rc;
-        size_t E = (size_t)m->hp.n_embd;
-        const float **vecs[] = {&L->attn_norm, &L->ffn_norm};
+        size_t E = (size_t)m->hp.n_embd, D = (size_t)m->hp.head_dim;
+        const float **vecs[] = {&L->attn_norm, &L->ffn_norm, &L->post_attn_norm, &L->post_ffw_norm,
+                                &L->attn_q_norm, &L->attn_k_norm};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-            if ((rc = op->load_vec(be, *vecs[i], E, vecs[i], err))) return rc;
+            if (*vecs[i] && (rc = op->load_vec(be, *vecs[i], i < 4 ? E : D, vecs[i], err))) return rc;
     }
     return UTIL_OK;
 }
@@ -358,6 +453,7 @@ void eng_model_free(eng_model *m) {
     for (int i = 0; i < m->n_norm_copies; i++) free((void *)m->norm_copies[i]);
     free(m->norm_copies);
     free(m->layers);
+    free(m->layer_swa);
     free(m->name);
     free(m->path);
     free(m);
@@ -384,6 +480,8 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
         const eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) b += (uint64_t)w[i]->rows * w[i]->row_bytes;
         b += 2 * (uint64_t)m->hp.n_embd * 4;
+        if (L->post_attn_norm) b += 2 * (uint64_t)m->hp.n_embd * 4;
+        if (L->attn_q_norm) b += 2 * (uint64_t)m->hp.head_dim * 4;
     }
     return b;
 }

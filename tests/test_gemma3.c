@@ -1,0 +1,231 @@
+/* tests/test_gemma3.c: Gemma 3 270M (models/gemma-3-270m-q4_k_m.gguf, `make
+ * model-gemma3`) on the real file: the forward pass against llama.cpp's
+ * goldens (tests/golden/gemma3/), batch invariance
+ * across a sliding window, the tokenizer on the 262k vocabulary. Every case skips, with the reason, when the model
+ * is absent; none of it needs Python or llama.cpp at test time. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "check.h"
+#include "golden_io.h"
+#include "helpers.h"
+
+/* The same bounds as SmolLM2's goldens (test_engine.c says why): the default
+ * path within 1.5x the larger of llama.cpp's own flash-attention spread and
+ * the float64 reference's distance from llama.cpp (when present). */
+#define LOGIT_TOL_MIN 2e-2
+#define SPREAD_FACTOR 1.5
+#define N_CTX 4096
+
+/* $CACHET_GEMMA3_MODEL, else models/gemma-3-270m-q4_k_m.gguf; NULL if absent. */
+static const char *gemma_path(void) {
+    static char buf[4096];
+    const char *m = getenv("CACHET_GEMMA3_MODEL");
+    if (m && *m) return m;
+    snprintf(buf, sizeof buf, "%s/models/gemma-3-270m-q4_k_m.gguf", check_root());
+    return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+/* --- golden rows (tests/golden/gemma3/logits_index.tsv) ------------------- */
+
+typedef struct grow {
+    char name[64];
+    int32_t *prompt, *greedy;
+    size_t n_prompt, n_greedy;
+    double margins[64];
+} grow;
+
+static int load_rows(grow *rows, int max) {
+    size_t len;
+    char *idx = golden_read("gemma3/logits_index.tsv", &len);
+    if (!idx) {
+        CHECK_MSG(0, "tests/golden/gemma3/logits_index.tsv missing");
+        return 0;
+    }
+    int k = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(idx, "\n", &save); line && k < max; line = strtok_r(NULL, "\n", &save)) {
+        char *f[8];
+        if (line[0] == '#' || golden_fields(line, f, 8) < 7) continue;
+        grow *r = &rows[k++];
+        snprintf(r->name, sizeof r->name, "%s", f[0]);
+        r->prompt = golden_ids(f[1], &r->n_prompt);
+        r->greedy = golden_ids(f[2], &r->n_greedy);
+        if (r->n_greedy > 64) r->n_greedy = 64;
+        char *p = f[6];
+        for (size_t i = 0; i < r->n_greedy; i++) {
+            char *end;
+            r->margins[i] = strtod(p, &end);
+            p = end;
+        }
+    }
+    free(idx);
+    return k;
+}
+
+static void free_rows(grow *rows, int n) {
+    for (int i = 0; i < n; i++) {
+        free(rows[i].prompt);
+        free(rows[i].greedy);
+    }
+}
+
+/* tests/golden/gemma3/<kind>_<name>.f32 (float32[n_vocab]); NULL if absent. */
+static float *read_f32(const char *kind, const char *name, int nv) {
+    char file[160];
+    snprintf(file, sizeof file, "gemma3/%s_%s.f32", kind, name);
+    size_t len;
+    float *v = (float *)golden_read(file, &len);
+    if (v && len != (size_t)nv * sizeof(float)) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* llama.cpp's flash-attention spread for a prompt (0 if unknown). */
+static double spread_of(const char *name) {
+    size_t len;
+    char *data = golden_read("gemma3/spread.tsv", &len);
+    double v = 0;
+    char *save = NULL;
+    for (char *line = data ? strtok_r(data, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[3];
+        if (line[0] != '#' && golden_fields(line, f, 3) == 3 && strcmp(f[0], name) == 0) v = atof(f[1]);
+    }
+    free(data);
+    return v;
+}
+
+static double max_abs(const float *a, const float *b, int n) {
+    double mx = 0;
+    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
+    return mx;
+}
+
+/* The last position's logits of ids evaluated in chunks of batch (malloc'd). */
+static float *eval_logits(eng_model *m, const int32_t *ids, int n, int batch) {
+    eng_seq *s = NULL;
+    util_err err;
+    float *lg = malloc((size_t)eng_model_n_vocab(m) * sizeof(float));
+    int rc = eng_seq_new(&s, m, N_CTX, &err);
+    if (rc == 0) {
+        eng_seq_set_batch(s, batch);
+        rc = eng_seq_eval(s, ids, n, lg, &err);
+    }
+    CHECK_MSG(rc == 0, "eval: %s", rc ? err.msg : "");
+    eng_seq_free(s);
+    if (rc) {
+        free(lg);
+        return NULL;
+    }
+    return lg;
+}
+
+/* Greedy continuation of n_gen tokens after the prompt (no stop at EOG). */
+static void greedy(eng_model *m, const int32_t *ids, int n, int n_gen, int32_t *out) {
+    eng_seq *s = NULL;
+    util_err err;
+    int nv = eng_model_n_vocab(m);
+    float *lg = malloc((size_t)nv * sizeof(float));
+    if (eng_seq_new(&s, m, N_CTX, &err) || eng_seq_eval(s, ids, n, lg, &err)) {
+        CHECK_MSG(0, "greedy: %s", err.msg);
+        n_gen = 0;
+    }
+    for (int i = 0; i < n_gen; i++) {
+        out[i] = eng_argmax(lg, nv);
+        if (i + 1 < n_gen && eng_seq_eval(s, &out[i], 1, lg, &err)) {
+            CHECK_MSG(0, "greedy step: %s", err.msg);
+            break;
+        }
+    }
+    eng_seq_free(s);
+    free(lg);
+}
+
+/* --- the forward pass ------------------------------------------------------- */
+
+/* The default path against llama.cpp. */
+static void test_golden(eng_model *m) {
+    grow rows[16];
+    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), longest = 0;
+    for (int i = 0; i < n; i++) {
+        grow *r = &rows[i];
+        float *ref = read_f32("logits", r->name, nv);
+        CHECK_MSG(ref != NULL, "golden logits of '%s'", r->name);
+        float *lg = ref ? eval_logits(m, r->prompt, (int)r->n_prompt, 64) : NULL;
+        if (lg) {
+            float *exact = read_f32("float", r->name, nv);
+            double dist = exact ? max_abs(exact, ref, nv) : 0;
+            free(exact);
+            double tol = fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * fmax(spread_of(r->name), dist));
+            double err = max_abs(lg, ref, nv);
+            CHECK_MSG(err <= tol, "prompt '%s': max abs logit error %.5f > %.3g", r->name, err, tol);
+            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "prompt '%s': top-1 differs", r->name);
+            int32_t out[64];
+            greedy(m, r->prompt, (int)r->n_prompt, (int)r->n_greedy, out);
+            size_t agree = th_ids_agree(out, r->greedy, r->n_greedy), robust = 0;
+            while (robust < r->n_greedy && r->margins[robust] >= tol) robust++;
+            CHECK_MSG(agree >= robust, "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
+                      "is %.3f (bound %.3f)", r->name, agree, agree < 64 ? r->margins[agree] : 0.0, tol);
+            fprintf(stderr, "  llama.cpp %-15s %5zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
+                    "%2zu/%zu (decided steps: %zu)\n", r->name, r->n_prompt, err, tol, agree, r->n_greedy, robust);
+            if ((int)r->n_prompt > longest) longest = (int)r->n_prompt;
+        }
+        free(lg);
+        free(ref);
+    }
+    CHECK_MSG(n >= 6, "only %d golden prompts", n);
+    CHECK_MSG(longest > 2000, "no golden prompt longer than 2,000 tokens (longest %d)", longest);
+    free_rows(rows, n);
+}
+
+/* The long golden prompt's logits do not depend on the chunking (chunks
+ * straddling the 512-position window) or the thread count. */
+static void test_batch_invariance(eng_model *m1, eng_model *m2) {
+    grow rows[16];
+    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m2);
+    grow *r = NULL;
+    for (int i = 0; i < n; i++)
+        if (!r || rows[i].n_prompt > r->n_prompt) r = &rows[i];
+    if (!r || r->n_prompt < 600) {
+        CHECK_MSG(0, "no long golden prompt");
+        free_rows(rows, n);
+        return;
+    }
+    int np = 600; /* past the window, short enough for the suite */
+    float *ref = eval_logits(m2, r->prompt, np, 64);
+    static const int batches[] = {1, 17, 511, 512};
+    for (size_t i = 0; ref && i < sizeof batches / sizeof *batches; i++) {
+        float *lg = eval_logits(m2, r->prompt, np, batches[i]);
+        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0, "batch %d: logits differ from batch 64",
+                  batches[i]);
+        free(lg);
+    }
+    if (ref && m1) {
+        float *lg = eval_logits(m1, r->prompt, np, 100);
+        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0, "1 thread vs 2 threads: logits differ");
+        free(lg);
+    }
+    free(ref);
+    free_rows(rows, n);
+}
+
+void test_gemma3(void) {
+    const char *path = gemma_path();
+    if (!path) {
+        CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");
+        return;
+    }
+    eng_model *m2 = th_open_model(path, 2, 0);
+    if (!m2) return;
+    eng_model *m1 = th_open_model(path, 1, 0);
+    CHECK_CASE(tokenizer) th_tokenizer_golden(eng_model_tokenizer(m2), "gemma3/tokenizer_gemma3.tsv", 300);
+    CHECK_CASE(golden) test_golden(m2);
+    CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
+    eng_model_free(m1);
+    eng_model_free(m2);
+}
