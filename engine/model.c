@@ -495,9 +495,26 @@ size_t eng_model_kv_bytes_per_token(const eng_model *m) {
     return (size_t)eng_kv_bytes_per_token(&sh, sizeof(uint16_t)); /* f16 */
 }
 
+double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n_ctx, double *global,
+                        double *sliding) {
+    const uint64_t P = ENG_KV_PAGE_TOKENS;
+    uint64_t all = (n_ctx + P - 1) / P * P, kept = all;
+    int n_swa = sh->n_swa > 0 ? sh->n_layer_swa : 0;
+    if (n_swa) {
+        uint64_t win = ((uint64_t)sh->n_swa - 1 + P - 1) / P * P + P; /* window pages + the one written */
+        if (win < kept) kept = win;
+    }
+    eng_model_shape g = *sh, w = *sh;
+    g.n_layer = sh->n_layer - n_swa;
+    w.n_layer = n_swa;
+    *global = eng_kv_bytes_per_token(&g, elem_bytes) * (double)all;
+    *sliding = eng_kv_bytes_per_token(&w, elem_bytes) * (double)kept;
+    return *global + *sliding;
+}
+
 eng_model_shape eng_model_get_shape(const eng_model *m) {
     eng_model_shape s = {m->hp.n_layer, m->hp.n_embd, m->hp.n_head, m->hp.n_kv_head,
-                         m->hp.head_dim, m->hp.n_ff};
+                         m->hp.head_dim, m->hp.n_ff, m->hp.n_swa, m->hp.n_layer_swa};
     return s;
 }
 
@@ -520,10 +537,75 @@ int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err) 
         hp_src src = {g, path, archz};
         rc = read_hparams(&src, &hp, err);
     }
+    unsigned char *swa = NULL;
     if (rc == UTIL_OK) {
-        eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff};
+        char archz[32];
+        snprintf(archz, sizeof archz, "%.*s", (int)(len < 31 ? len : 31), arch);
+        rc = eng_swa_read(g, path, archz, &hp, &swa, err);
+    }
+    if (rc == UTIL_OK) {
+        eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff,
+                             hp.n_swa, hp.n_layer_swa};
         *out = s;
     }
+    free(swa);
     eng_gguf_free(g);
     return rc;
+}
+
+int eng_model_info_read(const char *path, eng_model_info *out, util_err *err) {
+    memset(out, 0, sizeof *out);
+    int rc = eng_model_shape_read(path, &out->shape, err);
+    if (rc) return rc;
+    eng_gguf *g = NULL;
+    if ((rc = eng_gguf_open(&g, path, err))) return rc;
+    const char *s;
+    size_t len;
+    if (eng_gguf_get_str(g, "general.architecture", &s, &len, NULL) == UTIL_OK)
+        snprintf(out->arch, sizeof out->arch, "%.*s", (int)(len < 31 ? len : 31), s);
+    if (eng_gguf_get_str(g, "general.name", &s, &len, NULL) == UTIL_OK)
+        snprintf(out->name, sizeof out->name, "%.*s", (int)(len < 95 ? len : 95), s);
+    eng_hparams hp;
+    memset(&hp, 0, sizeof hp);
+    hp_src src = {g, path, out->arch};
+    unsigned char *swa = NULL;
+    if ((rc = read_hparams(&src, &hp, err)) || (rc = eng_swa_read(g, path, out->arch, &hp, &swa, err))) {
+        eng_gguf_free(g);
+        return rc;
+    }
+    out->n_ctx_train = hp.n_ctx_train;
+    out->rope_base = hp.rope_base;
+    out->rope_base_swa = hp.rope_base_swa;
+    out->file_bytes = eng_gguf_size(g);
+    out->layer_pattern = calloc((size_t)hp.n_layer + 1, 1);
+    for (int il = 0; out->layer_pattern && il < hp.n_layer; il++) out->layer_pattern[il] = swa && swa[il] ? 'S' : 'G';
+    free(swa);
+    for (int64_t i = 0; i < eng_gguf_tensor_count(g); i++) {
+        const eng_gguf_tensor *t = eng_gguf_tensor_at(g, i);
+        uint64_t n = 1;
+        for (int d = 0; d < t->n_dims; d++) n *= (uint64_t)t->ne[d];
+        out->n_params += n;
+        if (strcmp(t->name, "token_embd.weight") == 0) out->n_vocab = (int)t->ne[1];
+        const eng_type_traits *tr = eng_type_get(t->type);
+        const char *tn = tr ? tr->name : "unknown";
+        int k = 0;
+        while (k < out->n_types && strcmp(out->types[k].name, tn) != 0) k++;
+        if (k == out->n_types) {
+            if (k == (int)(sizeof out->types / sizeof out->types[0])) continue;
+            snprintf(out->types[k].name, sizeof out->types[k].name, "%s", tn);
+            out->n_types++;
+        }
+        out->types[k].n_tensors++;
+        out->types[k].n_params += n;
+        out->types[k].bytes += t->nbytes;
+    }
+    eng_gguf_free(g);
+    if (!out->layer_pattern) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    return UTIL_OK;
+}
+
+void eng_model_info_release(eng_model_info *info) {
+    if (!info) return;
+    free(info->layer_pattern);
+    info->layer_pattern = NULL;
 }

@@ -1,7 +1,8 @@
 /* tests/test_gemma3.c: Gemma 3 270M (models/gemma-3-270m-q4_k_m.gguf, `make
  * model-gemma3`) on the real file: the forward pass against llama.cpp's
  * goldens (tests/golden/gemma3/), batch invariance
- * across a sliding window, the tokenizer on the 262k vocabulary. Every case skips, with the reason, when the model
+ * across a sliding window, the tokenizer on the 262k vocabulary, the
+ * window-aware KV formula and what `cachet info` reads. Every case skips, with the reason, when the model
  * is absent; none of it needs Python or llama.cpp at test time. */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "check.h"
 #include "golden_io.h"
 #include "helpers.h"
+#include "proc.h"
 
 /* The same bounds as SmolLM2's goldens (test_engine.c says why): the default
  * path within 1.5x the larger of llama.cpp's own flash-attention spread and
@@ -214,7 +216,73 @@ static void test_batch_invariance(eng_model *m1, eng_model *m2) {
     free_rows(rows, n);
 }
 
+/* --- memory and metadata (cachet kv, cachet info) ------------------------- */
+
+/* The window-aware formula on shapes alone: Gemma 3 27B at 128k (62 layers,
+ * 52 sliding over 1,024 positions, 16 kv heads of 128: the issue's ~66.6 GB
+ * keep-everything vs ~11 GB) and a model without a window. */
+static void test_kv_formula(void) {
+    eng_model_shape g27 = {.n_layer = 62, .n_kv_head = 16, .head_dim = 128, .n_swa = 1024, .n_layer_swa = 52};
+    double glob, slid, all = eng_kv_bytes_per_token(&g27, 2) * 131072;
+    double aware = eng_kv_bytes_ctx(&g27, 2, 131072, &glob, &slid);
+    CHECK_NEAR(all, 66571993088.0, 0.5);
+    CHECK_NEAR(glob, 10.0 * 16 * 128 * 2 * 2 * 131072, 0.5);
+    CHECK_NEAR(slid, 52.0 * 16 * 128 * 2 * 2 * (1024 + 16), 0.5); /* the window + the page being written */
+    CHECK_NEAR(aware, glob + slid, 0.5);
+    /* inside the window nothing is saved; page granularity */
+    aware = eng_kv_bytes_ctx(&g27, 2, 100, &glob, &slid);
+    CHECK_NEAR(aware, eng_kv_bytes_per_token(&g27, 2) * 112, 0.5);
+    eng_model_shape plain = {.n_layer = 30, .n_kv_head = 3, .head_dim = 64};
+    aware = eng_kv_bytes_ctx(&plain, 2, 8192, &glob, &slid);
+    CHECK(slid == 0 && glob == eng_kv_bytes_per_token(&plain, 2) * 8192);
+}
+
+/* What `cachet info` and `cachet kv --model` read from the file: the layer
+ * pattern llama.cpp uses when the file has no key (5 sliding : 1 global),
+ * the window, the mixed tensor types. */
+static void test_info(const char *path) {
+    eng_model_info in;
+    util_err err;
+    int rc = eng_model_info_read(path, &in, &err);
+    CHECK_MSG(rc == 0, "info: %s", rc ? err.msg : "");
+    if (rc) return;
+    CHECK_EQ_STR(in.arch, "gemma3");
+    CHECK_EQ_STR(in.layer_pattern, "SSSSSGSSSSSGSSSSSG");
+    CHECK(in.shape.n_swa == 512 && in.shape.n_layer_swa == 15 && in.shape.n_layer == 18);
+    CHECK(in.n_ctx_train == 32768 && in.n_vocab == 262144);
+    CHECK(in.rope_base == 1e6f && in.rope_base_swa == 1e4f);
+    CHECK(in.n_params > 260000000 && in.n_params < 280000000);
+    const char *want[] = {"q4_K", "q5_0", "q6_K", "q8_0", "f32"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        int found = 0;
+        for (int k = 0; k < in.n_types; k++) found |= strcmp(in.types[k].name, want[i]) == 0;
+        CHECK_MSG(found, "tensor type %s not listed", want[i]);
+    }
+    double glob, slid;
+    eng_kv_bytes_ctx(&in.shape, 2, 8192, &glob, &slid);
+    CHECK_NEAR(glob, 3.0 * 256 * 2 * 2 * 8192, 0.5);
+    CHECK_NEAR(slid, 15.0 * 256 * 2 * 2 * 528, 0.5);
+    eng_model_info_release(&in);
+
+    /* the commands print the same */
+    proc_result r = proc_runf("%s/cachet kv --model '%s' --memory 1GiB --ctx 8192 --json", proc_bin_dir(), path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"window\":512,\"sliding_layers\":15,\"ctx\":8192,\"ctx_bytes_global\":25165824,"
+                            "\"ctx_bytes_sliding\":8110080,\"ctx_bytes_window_aware\":33275904,"
+                            "\"ctx_bytes_keep_all\":150994944"), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet info '%s'", proc_bin_dir(), path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "gemma3") && strstr(r.out, "SSSSSGSSSSSGSSSSSG") && strstr(r.out, "q6_K") &&
+                  strstr(r.out, "512 positions on 15 of 18 layers"), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet info", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+}
+
 void test_gemma3(void) {
+    CHECK_CASE(kv_formula) test_kv_formula();
     const char *path = gemma_path();
     if (!path) {
         CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");
@@ -223,6 +291,7 @@ void test_gemma3(void) {
     eng_model *m2 = th_open_model(path, 2, 0);
     if (!m2) return;
     eng_model *m1 = th_open_model(path, 1, 0);
+    CHECK_CASE(info) test_info(path);
     CHECK_CASE(tokenizer) th_tokenizer_golden(eng_model_tokenizer(m2), "gemma3/tokenizer_gemma3.tsv", 300);
     CHECK_CASE(golden) test_golden(m2);
     CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
