@@ -2,8 +2,10 @@
  * model-gemma3`) on the real file: the forward pass against llama.cpp's
  * goldens (tests/golden/gemma3/), batch invariance
  * across a sliding window, the tokenizer on the 262k vocabulary, the
- * window-aware KV formula and what `cachet info` reads. Every case skips, with the reason, when the model
+ * window-aware KV formula and what `cachet info` reads; generate --chat,
+ * bench, bench cache, the agent and serve run on it. Every case skips, with the reason, when the model
  * is absent; none of it needs Python or llama.cpp at test time. */
+#include <curl/curl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,76 @@ static void test_info(const char *path) {
     proc_result_free(&r);
 }
 
+/* --- the paths on the model: generate --chat, bench, bench cache, agent, serve --- */
+
+static size_t keep_body(char *p, size_t sz, size_t n, void *user) {
+    size_t *len = user, k = sz * n;
+    *len += k;
+    (void)p;
+    return k;
+}
+
+/* POST a one-turn chat to the server; its HTTP status (0: no answer). */
+static long serve_chat(const proc_server *s) {
+    CURL *c = curl_easy_init();
+    if (!c) return 0;
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    const char *body = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4}";
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    size_t got = 0;
+    long code = 0;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &got);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 600L);
+    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    CHECK_MSG(got > 0, "serve: empty reply");
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return code;
+}
+
+/* Each command runs on the base model (a poor assistant: only the paths are
+ * checked, not what it says). */
+static void test_paths(const char *path) {
+    const char *bin = proc_bin_dir();
+    proc_result r = proc_runf("%s/cachet generate --model '%s' --chat --prompt 'What is 2+2?' --max-tokens 8 "
+                              "--temp 0 --threads 2 --no-disk-cache --json", bin, path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"prompt_tokens\":16,") && strstr(r.out, "\"generated_tokens\":"), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench --model '%s' --prompt-tokens 32 --gen-tokens 8 --reps 1 --no-llama --json "
+                  "--threads 2", bin, path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"pp_tps\"") && strstr(r.out, "\"tg_tps\""), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench cache --model '%s' --prefix 64 --suffix 8 --reps 1 --threads 2 --json", bin, path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "ttft") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    char ws[] = "/tmp/cachet-gemma-ws-XXXXXX";
+    if (mkdtemp(ws)) {
+        r = proc_runf("%s/cachet -p 'Say hi.' --json --workspace %s --model '%s' --max-tokens 16 --max-rounds 1 "
+                      "--threads 2 --no-disk-cache", bin, ws, path);
+        CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "agent: status %d: %s", r.status, r.out);
+        proc_result_free(&r);
+        r = proc_runf("rm -rf '%s'", ws);
+        proc_result_free(&r);
+    }
+    proc_server srv;
+    char args[4200];
+    snprintf(args, sizeof args, "--model '%s' --ctx-size 1024", path);
+    int started = proc_server_start(&srv, "", args) == 0;
+    CHECK_MSG(started, "serve did not start on the model");
+    if (started) {
+        CHECK_EQ_INT(serve_chat(&srv), 200);
+        CHECK_EQ_INT(proc_server_stop(&srv), 0);
+    }
+}
+
 void test_gemma3(void) {
     CHECK_CASE(kv_formula) test_kv_formula();
     const char *path = gemma_path();
@@ -292,6 +364,7 @@ void test_gemma3(void) {
     if (!m2) return;
     eng_model *m1 = th_open_model(path, 1, 0);
     CHECK_CASE(info) test_info(path);
+    CHECK_CASE(paths) test_paths(path);
     CHECK_CASE(tokenizer) th_tokenizer_golden(eng_model_tokenizer(m2), "gemma3/tokenizer_gemma3.tsv", 300);
     CHECK_CASE(golden) test_golden(m2);
     CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
