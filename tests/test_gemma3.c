@@ -19,9 +19,11 @@
 
 /* The same bounds as SmolLM2's goldens (test_engine.c says why): the default
  * path within 1.5x the larger of llama.cpp's own flash-attention spread and
- * the float64 reference's distance from llama.cpp (when present). */
+ * the float64 reference's distance from llama.cpp (when present); the exact
+ * path within 1e-2 of the float64 reference. */
 #define LOGIT_TOL_MIN 2e-2
 #define SPREAD_FACTOR 1.5
+#define EXACT_TOL 1e-2
 #define N_CTX 4096
 
 /* $CACHET_GEMMA3_MODEL, else models/gemma-3-270m-q4_k_m.gguf; NULL if absent. */
@@ -184,6 +186,51 @@ static void test_golden(eng_model *m) {
     }
     CHECK_MSG(n >= 6, "only %d golden prompts", n);
     CHECK_MSG(longest > 2000, "no golden prompt longer than 2,000 tokens (longest %d)", longest);
+    free_rows(rows, n);
+}
+
+/* The exact path (f32 activations) against the float64 reference
+ * (tests/golden/gen_float_ref.py over the same dequantized weights): the
+ * last position's logits within EXACT_TOL and the same top-1 for every
+ * prompt whose float_<name>.f32 is committed, and the 64 greedy tokens where
+ * float_index.tsv lists them. */
+static void test_exact(eng_model *m) {
+    grow rows[16];
+    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), checked = 0;
+    size_t len;
+    char *idx = golden_read("gemma3/float_index.tsv", &len);
+    for (int i = 0; i < n; i++) {
+        grow *r = &rows[i];
+        float *ref = read_f32("float", r->name, nv);
+        if (!ref) continue;
+        float *lg = eval_logits(m, r->prompt, (int)r->n_prompt, 64);
+        if (lg) {
+            double err = max_abs(lg, ref, nv);
+            CHECK_MSG(err <= EXACT_TOL, "exact '%s': max abs logit error %.5f > %g", r->name, err, EXACT_TOL);
+            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "exact '%s': top-1 differs", r->name);
+            fprintf(stderr, "  float64   %-15s %5zu tokens  max|dlogit| %.5f\n", r->name, r->n_prompt, err);
+            checked++;
+        }
+        free(lg);
+        free(ref);
+        /* the greedy continuation, when the reference listed it */
+        char *copy = idx ? strdup(idx) : NULL, *save = NULL;
+        for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+            char *f[3];
+            if (line[0] == '#' || golden_fields(line, f, 3) < 2 || strcmp(f[0], r->name) != 0) continue;
+            size_t ng;
+            int32_t *want = golden_ids(f[1], &ng), out[64];
+            if (ng > 64) ng = 64;
+            greedy(m, r->prompt, (int)r->n_prompt, (int)ng, out);
+            size_t agree = th_ids_agree(out, want, ng);
+            CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu", r->name,
+                      agree);
+            free(want);
+        }
+        free(copy);
+    }
+    CHECK_MSG(checked >= 3, "only %d float-reference prompts checked", checked);
+    free(idx);
     free_rows(rows, n);
 }
 
@@ -369,5 +416,8 @@ void test_gemma3(void) {
     CHECK_CASE(golden) test_golden(m2);
     CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
     eng_model_free(m1);
+    eng_model *mx = th_open_model(path, 2, 1);
+    if (mx) CHECK_CASE(exact) test_exact(mx);
+    eng_model_free(mx);
     eng_model_free(m2);
 }
