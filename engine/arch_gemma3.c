@@ -9,7 +9,8 @@
 
 #include "model_impl.h"
 
-/* The sliding layers and their window come from the file (eng_swa_read);
+/* The sliding layers and their window come from the file (model.c reads
+ * them for every architecture before this);
  * the query scale is llama.cpp's: 1/sqrt(head_dim), which is HF's
  * query_pre_attn_scalar^-1/2 for every size but 27B (62 layers), where it
  * is 1/sqrt(n_embd / n_head). The file carries no key for it. */
@@ -26,7 +27,7 @@ int eng_gemma3_hparams(eng_model *m, util_err *err) {
                             m->path);
     hp->q_scale = hp->n_layer == 62 ? 1.0f / sqrtf((float)(hp->n_embd / hp->n_head))
                                     : 1.0f / sqrtf((float)hp->head_dim);
-    return eng_swa_read(m->gguf, m->path, "gemma3", hp, &m->layer_swa, err);
+    return UTIL_OK;
 }
 
 int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,

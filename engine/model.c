@@ -140,8 +140,17 @@ static const struct {
     {"gemma3", 6, 0}, {"gemma2", 2, 4096}, {"gemma-embedding", 6, 0}, {"cohere2", 4, 0},
 };
 
-int eng_swa_read(const eng_gguf *g, const char *path, const char *arch, eng_hparams *hp,
-                 unsigned char **layers, util_err *err) {
+/* Sliding-window attention from a GGUF's "<arch>.*" keys, as llama.cpp reads
+ * them: the window "attention.sliding_window" (absent or 0: none); which
+ * layers slide, from "attention.sliding_window_pattern" when present (an
+ * array of n_layer flags, or a period N: layer il slides iff il % N < N - 1),
+ * else the architecture's built-in period (gemma3 6, gemma2 2, cohere2 4;
+ * any other architecture with a window: every layer); the sliding layers'
+ * RoPE base "rope.freq_base_swa" (absent: 10000, llama.cpp's default) at
+ * scale 1. Fills those fields of hp (hp->n_layer read) and *layers (n_layer
+ * flags, malloc'd, the caller frees; NULL when there is no window). */
+static int swa_read(const eng_gguf *g, const char *path, const char *arch, eng_hparams *hp,
+                    unsigned char **layers, util_err *err) {
     hp_src src = {g, path, arch};
     int period = 0, window = 0, rc;
     *layers = NULL;
@@ -193,6 +202,7 @@ int eng_swa_read(const eng_gguf *g, const char *path, const char *arch, eng_hpar
 static int load_hparams(eng_model *m, const char *arch, util_err *err) {
     hp_src src = {m->gguf, m->path, arch};
     int rc = read_hparams(&src, &m->hp, err);
+    if (rc == UTIL_OK) rc = swa_read(m->gguf, m->path, arch, &m->hp, &m->layer_swa, err);
     if (rc == UTIL_OK && m->arch->load_hparams) rc = m->arch->load_hparams(m, err);
     return rc;
 }
@@ -541,7 +551,7 @@ int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err) 
     if (rc == UTIL_OK) {
         char archz[32];
         snprintf(archz, sizeof archz, "%.*s", (int)(len < 31 ? len : 31), arch);
-        rc = eng_swa_read(g, path, archz, &hp, &swa, err);
+        rc = swa_read(g, path, archz, &hp, &swa, err);
     }
     if (rc == UTIL_OK) {
         eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff,
@@ -569,7 +579,7 @@ int eng_model_info_read(const char *path, eng_model_info *out, util_err *err) {
     memset(&hp, 0, sizeof hp);
     hp_src src = {g, path, out->arch};
     unsigned char *swa = NULL;
-    if ((rc = read_hparams(&src, &hp, err)) || (rc = eng_swa_read(g, path, out->arch, &hp, &swa, err))) {
+    if ((rc = read_hparams(&src, &hp, err)) || (rc = swa_read(g, path, out->arch, &hp, &swa, err))) {
         eng_gguf_free(g);
         return rc;
     }

@@ -15,7 +15,7 @@
 typedef struct eng_hparams {
     int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_rot;
     float eps, rope_base, rope_freq_scale;
-    /* Sliding-window attention (eng_swa_read): the window in positions (0:
+    /* Sliding-window attention (model.c, swa_read): the window in positions (0:
      * none), how many layers slide, and their RoPE (the global layers use
      * rope_base and rope_freq_scale). */
     int n_swa, n_layer_swa;
@@ -77,7 +77,7 @@ struct eng_model {
     eng_weight tok_embd, output;
     const float *output_norm;
     eng_layer *layers;
-    unsigned char *layer_swa;  /* n_layer flags from eng_swa_read (NULL: no sliding layers) */
+    unsigned char *layer_swa;  /* n_layer flags from model.c's swa_read (NULL: no sliding layers) */
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;
     eng_kvcache *cache;        /* KV page pool + prefix tree, shared by all sequences */
@@ -105,20 +105,6 @@ static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_la
     (void)L;
     return &s->kv;
 }
-
-/* --- shared readers (model.c) --------------------------------------------- */
-
-/* Sliding-window attention from a GGUF's "<arch>.*" keys, as llama.cpp reads
- * them: the window "attention.sliding_window" (absent or 0: none); which
- * layers slide, from "attention.sliding_window_pattern" when present (an
- * array of n_layer flags, or a period N: layer il slides iff il % N < N - 1),
- * else the architecture's built-in period (gemma3 6, gemma2 2, cohere2 4;
- * any other architecture with a window: every layer); the sliding layers'
- * RoPE base "rope.freq_base_swa" (absent: 10000, llama.cpp's default) at
- * scale 1. Fills those fields of hp (hp->n_layer read) and *layers (n_layer
- * flags, malloc'd, the caller frees; NULL when there is no window). */
-int eng_swa_read(const eng_gguf *g, const char *path, const char *arch, eng_hparams *hp,
-                 unsigned char **layers, util_err *err);
 
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
