@@ -3,6 +3,8 @@
  * (the lines each one covers, whether a finding on a line is suppressed).
  * Does not decide what is a finding (lint_rules.c) and never prints
  * (lint_output.c). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,35 @@ void lint_report_release(lint_report *r) {
         free(r->items[i].source);
     }
     free(r->items);
+    for (size_t i = 0; i < r->n_notes; i++) free(r->notes[i]);
+    free(r->notes);
     memset(r, 0, sizeof *r);
+}
+
+const char *lint_skip_name(int kind) {
+    static const char *const k[LINT_SKIP_COUNT] = {
+        "not prompts (by name, extension or content)", "excluded by config",
+        "ignored by role", "binary", "too large", "not regular files",
+        "symlinks leaving the tree"};
+    return kind >= 0 && kind < LINT_SKIP_COUNT ? k[kind] : "?";
+}
+
+int lint_report_skip(lint_report *r, int kind, const char *fmt, ...) {
+    if (kind < 0 || kind >= LINT_SKIP_COUNT) return UTIL_EINVAL;
+    r->skipped[kind]++;
+    r->files_skipped++;
+    if (!fmt) return UTIL_OK;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **p = realloc(r->notes, (r->n_notes + 1) * sizeof *p);
+    if (!p) return UTIL_ENOMEM;
+    r->notes = p;
+    if (!(p[r->n_notes] = strdup(buf))) return UTIL_ENOMEM;
+    r->n_notes++;
+    return UTIL_OK;
 }
 
 int lint_report_add(lint_report *r, const lint_finding *f) {

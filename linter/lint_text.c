@@ -1,9 +1,12 @@
 /* linter/lint_text.c: a file as lines: the line index, fenced code blocks,
- * inline code spans, cache-boundary lines and lines that render to nothing
- * (jinja statements and comments); plus UTF-8 and binary checks.
+ * inline code spans, cache-boundary lines, lines that render to nothing
+ * (jinja statements and comments), example blocks, and the quiet and tag
+ * ranges lint_tmpl.c fills; plus UTF-8 and binary checks.
  * Does not detect volatile content (lint_detect.c) or apply rules. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../util/text.h"
 #include "lint_text.h"
@@ -125,6 +128,106 @@ static int scan_inline_code(lint_text *t, size_t a, size_t b) {
     return UTIL_OK;
 }
 
+/* --- example blocks -------------------------------------------------------- */
+
+/* Words of a line without markdown decoration; *heading gets the '#' level. */
+static size_t strip_deco(const char *p, const char *e, const char **out, int *heading) {
+    *heading = 0;
+    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    while (p < e && *p == '#') p++, (*heading)++;
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '*' || *p == '_' || *p == '>')) p++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '*' ||
+                     e[-1] == '_'))
+        e--;
+    *out = p;
+    return (size_t)(e - p);
+}
+
+static int starts_ci(const char *p, size_t n, const char *w) {
+    size_t l = strlen(w);
+    return n >= l && strncasecmp(p, w, l) == 0 && (n == l || !isalpha((unsigned char)p[l]));
+}
+
+static size_t count_words(const char *p, size_t n) {
+    size_t w = 0;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        int a = isalnum((unsigned char)p[i]) || ((unsigned char)p[i] & 0x80);
+        if (a && !in) w++;
+        in = a;
+    }
+    return w;
+}
+
+/* <example>...</example> (any tag named example*), "## Example ..." headings
+ * up to the next heading of the same or a higher level, a short caption such
+ * as "Example:" or "For example:" up to the next blank line, and a bare
+ * "EXAMPLE" line up to "END OF EXAMPLE". Values there are illustrations. */
+static void mark_examples(lint_text *t) {
+    size_t n = t->n_lines;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+        if (t->flags[i] & (LINT_LF_FENCE | LINT_LF_FRONTMATTER)) continue;
+        const char *w;
+        int level;
+        size_t wl = strip_deco(p, e, &w, &level);
+        int tag = wl >= 9 && w[0] == '<' && strncasecmp(w + 1, "example", 7) == 0;
+        int word = starts_ci(w, wl, "example") || starts_ci(w, wl, "examples") ||
+                   starts_ci(w, wl, "for example") || starts_ci(w, wl, "e.g.") ||
+                   starts_ci(w, wl, "sample") || starts_ci(w, wl, "few-shot") ||
+                   starts_ci(w, wl, "scenario") || starts_ci(w, wl, "illustration");
+        size_t end = i; /* last line of the block */
+        if (tag) {
+            size_t k = i;
+            for (; k < n; k++) {
+                const char *q = t->data + t->line_start[k];
+                const char *qe = t->data + lint_text_line_end(t, k);
+                const char *c = memchr(q, '<', (size_t)(qe - q));
+                int closed = 0;
+                while (c && c + 9 <= qe) {
+                    if (c[1] == '/' && strncasecmp(c + 2, "example", 7) == 0) closed = 1;
+                    c = memchr(c + 1, '<', (size_t)(qe - c - 1));
+                }
+                if (closed && (k > i || memmem(w + 1, wl - 1, "</", 2))) break;
+            }
+            end = k < n ? k : i;
+        } else if (word && level > 0) {
+            size_t k = i + 1;
+            for (; k < n; k++) {
+                const char *q, *qe = t->data + lint_text_line_end(t, k);
+                int lv;
+                strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+                if (lv > 0 && lv <= level && !(t->flags[k] & LINT_LF_FENCE)) break;
+            }
+            end = k - 1;
+        } else if (word && count_words(w, wl) <= 8 &&
+                   (w[wl - 1] == ':' || count_words(w, wl) <= 2)) {
+            int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && w[wl - 1] != ':');
+            size_t k = i + 1, limit = bare ? i + 100 : n;
+            for (; k < n && k < limit; k++) {
+                const char *q, *qe = t->data + lint_text_line_end(t, k);
+                int lv;
+                size_t ql = strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+                if (bare && (starts_ci(q, ql, "end of example") || starts_ci(q, ql, "end example")))
+                    break;
+                if (!bare && ql == 0 && !(t->flags[k] & LINT_LF_FENCE)) {
+                    k--;
+                    break;
+                }
+                if (lv > 0 && !(t->flags[k] & LINT_LF_FENCE)) {
+                    k--;
+                    break;
+                }
+            }
+            end = k < n ? k : n - 1;
+        } else {
+            continue;
+        }
+        for (size_t k = i; k <= end && k < n; k++) t->flags[k] |= LINT_LF_EXAMPLE;
+        if (end > i) i = end;
+    }
+}
+
 /* --- the index ----------------------------------------------------------- */
 
 int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers,
@@ -210,6 +313,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             }
         }
     }
+    mark_examples(t);
     /* Fenced blocks were added when closed, inline spans as seen: sort. */
     for (size_t i = 1; i < t->n_code; i++) {
         lint_range r = t->code[i];
@@ -227,6 +331,8 @@ void lint_text_release(lint_text *t) {
     free(t->line_start);
     free(t->flags);
     free(t->code);
+    free(t->quiet);
+    free(t->tags);
     memset(t, 0, sizeof *t);
 }
 
@@ -265,4 +371,74 @@ int lint_text_column(const lint_text *t, size_t off) {
     for (size_t i = s; i < off && i < t->len; i++)
         if (((unsigned char)t->data[i] & 0xC0) != 0x80) col++;
     return col;
+}
+
+/* --- quiet and tag ranges ------------------------------------------------------ */
+
+static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
+    if (b <= a) return UTIL_OK;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        lint_range *p = realloc(*v, nc * sizeof *p);
+        if (!p) return UTIL_ENOMEM;
+        *v = p;
+        *cap = nc;
+    }
+    (*v)[*n].start = a;
+    (*v)[(*n)++].end = b;
+    return UTIL_OK;
+}
+
+int lint_text_add_quiet(lint_text *t, size_t a, size_t b) {
+    return range_push(&t->quiet, &t->n_quiet, &t->cap_quiet, a, b);
+}
+
+int lint_text_add_tag(lint_text *t, size_t a, size_t b) {
+    return range_push(&t->tags, &t->n_tags, &t->cap_tags, a, b);
+}
+
+static int range_cmp(const void *x, const void *y) {
+    const lint_range *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void range_merge(lint_range *v, size_t *n) {
+    if (*n > 1) qsort(v, *n, sizeof *v, range_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (w > 0 && v[i].start <= v[w - 1].end) {
+            if (v[i].end > v[w - 1].end) v[w - 1].end = v[i].end;
+            continue;
+        }
+        v[w++] = v[i];
+    }
+    *n = w;
+}
+
+void lint_text_ranges_finish(lint_text *t) {
+    range_merge(t->quiet, &t->n_quiet);
+    range_merge(t->tags, &t->n_tags);
+}
+
+static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].end <= off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo].start <= off && off < v[lo].end ? &v[lo] : NULL;
+}
+
+int lint_text_in_quiet(const lint_text *t, size_t off) {
+    return range_find(t->quiet, t->n_quiet, off) != NULL;
+}
+
+int lint_text_in_tag(const lint_text *t, size_t off) {
+    return range_find(t->tags, t->n_tags, off) != NULL;
+}
+
+size_t lint_text_quiet_end(const lint_text *t, size_t off) {
+    const lint_range *r = range_find(t->quiet, t->n_quiet, off);
+    return r ? r->end : off;
 }
