@@ -273,7 +273,7 @@ int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, 
             rep->walked = 1;
             rc = walk_dir(&w, paths[i], 0, err);
         } else if (ctx->opt.prompts_only && S_ISREG(st.st_mode)) {
-            rep->walked = 1;
+            /* named (by a hook): no "no prompt files found" warning when none is */
             rc = lint_found(&w, paths[i], real, err);
         } else {
             rc = lint_named(&w, paths[i], err); /* named explicitly: always linted */
