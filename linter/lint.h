@@ -97,8 +97,15 @@ typedef struct lint_report {
     char **notes;                      /* warnings about files not linted (malloc'd) */
     size_t n_notes;
     int walked;                        /* a directory or the index was searched for prompts */
+    size_t unlisted[3];                /* findings past LINT_MAX_LISTED in a file, by severity:
+                                        * counted (lint_report_count), not listed */
     int tokens_estimated; /* 1 when any count came from the estimate */
 } lint_report;
+
+/* A file lists at most this many findings; the rest are counted by severity
+ * (a note names the file), so memory and output stay bounded on a file that
+ * is volatile on every line. */
+#define LINT_MAX_LISTED 1000
 
 void lint_report_init(lint_report *r);
 void lint_report_release(lint_report *r);
@@ -106,8 +113,12 @@ void lint_report_release(lint_report *r);
  * command line prints as a warning. UTIL_OK or UTIL_ENOMEM. */
 int lint_report_skip(lint_report *r, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Adds a note (printf-style) that the command line prints as a warning.
+ * UTIL_OK or UTIL_ENOMEM. */
+int lint_report_note(lint_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sorts by file, line, column, rule (stable output for diffs and tests). */
 void lint_report_sort(lint_report *r);
+/* Findings of severity s, the unlisted ones included. */
 size_t lint_report_count(const lint_report *r, lint_severity s);
 
 /* --- context ------------------------------------------------------------ */

@@ -31,9 +31,23 @@ typedef struct pending {
 typedef struct pendv {
     pending *v;
     size_t n, cap;
+    /* past LINT_MAX_LISTED findings: suppressions are applied here and the
+     * rest counted by severity, written into spill and dropped */
+    const lint_text *t;
+    lint_directive *dirs;
+    size_t nd;
+    size_t unlisted[3];
+    pending spill;
 } pendv;
 
 static pending *pend_new(pendv *p, int rule, size_t start, size_t end) {
+    if (p->n >= LINT_MAX_LISTED && p->t) {
+        size_t line = p->t->n_lines ? lint_text_line_of(p->t, start) : 0;
+        if (!lint_suppressed(p->dirs, p->nd, line, rule))
+            p->unlisted[lint_rule_get(rule)->severity]++;
+        memset(&p->spill, 0, sizeof p->spill);
+        return &p->spill;
+    }
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 16;
         pending *q = realloc(p->v, nc * sizeof *q);
@@ -491,12 +505,18 @@ static int emit(file_ctx *f, lint_report *rep, const char *display, const pendin
 static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
                   lint_directive *dirs, size_t nd) {
     const lint_text *t = f->t;
-    lint_suppress_ranges(dirs, nd, t->n_lines);
     int rc = UTIL_OK;
     for (size_t i = 0; i < pv->n && !rc; i++) {
         size_t line = t->n_lines ? lint_text_line_of(t, pv->v[i].start) : 0;
         if (lint_suppressed(dirs, nd, line, pv->v[i].rule)) continue;
         rc = emit(f, rep, display, &pv->v[i]);
+    }
+    size_t more = pv->unlisted[0] + pv->unlisted[1] + pv->unlisted[2];
+    if (!rc && more) {
+        for (int s = 0; s < 3; s++) rep->unlisted[s] += pv->unlisted[s];
+        rc = lint_report_note(rep, "'%s': %zu more findings (%zu errors) are counted but not "
+                              "listed: a file lists at most %d", display, more,
+                              pv->unlisted[LINT_ERROR], LINT_MAX_LISTED);
     }
     if (rc || !(f->enabled & (1u << LINT_R_UNUSED_SUPPRESSION))) return rc;
     for (size_t i = 0; i < nd && !rc; i++) {
@@ -558,6 +578,12 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     lint_spanv_release(&scratch);
     lint_spanv_release(&scratch_u);
     f.t = &t;
+    /* suppressions first: past LINT_MAX_LISTED pend_new applies them itself */
+    if (!rc) rc = lint_detect_directives(env->det, &t, &dirs, &nd, err);
+    for (size_t i = 0; !rc && i < nd; i++)
+        if (dirs[i].alone) t.flags[dirs[i].line] |= LINT_LF_DIRECTIVE;
+    if (!rc) lint_suppress_ranges(dirs, nd, t.n_lines);
+    pv.t = &t, pv.dirs = dirs, pv.nd = nd;
     size_t bad = lint_utf8_check(data, len);
     if (bad < len && (enabled & (1u << LINT_R_INVALID_UTF8))) {
         pending *p = pend_new(&pv, LINT_R_INVALID_UTF8, bad, bad + 1);
@@ -568,9 +594,6 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
                      "editors may rewrite it",
                      (unsigned char)data[bad], bad);
     }
-    if (!rc) rc = lint_detect_directives(env->det, &t, &dirs, &nd, err);
-    for (size_t i = 0; !rc && i < nd; i++)
-        if (dirs[i].alone) t.flags[dirs[i].line] |= LINT_LF_DIRECTIVE;
     if (!rc && role != LINT_ROLE_DYNAMIC) {
         rc = lint_detect_spans(env->det, cfg, &t, &sv, &unk, err);
         if (!rc && unk.n > 1) qsort(unk.v, unk.n, sizeof *unk.v, span_start_cmp);

@@ -3,7 +3,8 @@
  * 2, nothing hangs (every command runs under `timeout`); symlinks that leave
  * the linted tree are not followed and a warning names them; a size cap
  * (--max-file-size, max_file_size in .promptlint.json) bounds what is read,
- * stdin included; linting time for 1 MiB and 4 MiB of volatile-heavy text is
+ * stdin included; a file lists at most LINT_MAX_LISTED findings and counts
+ * the rest; linting time for 1 MiB and 4 MiB of volatile-heavy text is
  * printed (not checked: make bench-lint measures 200 MB). */
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,22 @@ static long lint_ms(lint_ctx *c, const char *text, size_t len) {
     return best;
 }
 
+/* A file volatile on every other line lists LINT_MAX_LISTED findings, counts
+ * the rest and says so in a note. */
+static void test_listing_cap(lint_ctx *c, const char *text, size_t len) {
+    lint_report r;
+    lint_report_init(&r);
+    util_err err = {0};
+    CHECK(lint_check_buffer(c, &r, "big.md", "big.md", text, len, &err) == 0);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+    CHECK_EQ_INT((int)r.n, LINT_MAX_LISTED);
+    /* every dated line but the last precedes stable text */
+    CHECK_EQ_INT((int)lint_report_count(&r, LINT_ERROR), (int)(lines / 2));
+    CHECK_MSG(r.n_notes == 1 && strstr(r.notes[0], "not listed"), "notes: %zu", r.n_notes);
+    lint_report_release(&r);
+}
+
 static void test_linear(void) {
     lint_options o = {0};
     o.no_model = 1;
@@ -167,6 +184,7 @@ static void test_linear(void) {
     size_t l1, l4;
     char *t1 = volatile_text(1 << 20, &l1), *t4 = volatile_text(4 << 20, &l4);
     if (t1 && t4) {
+        test_listing_cap(c, t1, l1);
         long a = lint_ms(c, t1, l1), b = lint_ms(c, t4, l4);
         /* linear: about 4x; the old quadratic pass was about 16x. Printed, not
          * checked (no timing assertions: the machine is shared); make
