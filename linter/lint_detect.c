@@ -747,6 +747,47 @@ static int in_url_or_quoted(const lint_text *t, size_t s, size_t e) {
     return 0;
 }
 
+/* Home folders of fixed accounts in sandboxes, containers and CI images:
+ * the same for every user, so not a per-user value. */
+static const char *const k_fixed_homes[] = {
+    "user", "username", "you", "me", "name", "example", "someone", "shared", "runner",
+    "claude", "ubuntu", "project", "projects", "app", "node", "coder", "vscode", "codespace",
+    "codespaces", "jovyan", "sandbox", "workspace", "workspaces", "ec2-user", "admin", "root",
+    "dev", "developer", "agent", "default", "guest", "daytona", "gitpod", "vercel", "devuser",
+    "appuser", "pi", NULL};
+
+/* An environment fact that is the same for everyone: a sandbox's fixed
+ * folder (/workspace, /app, /tmp/x), a home folder of a fixed account
+ * (/home/claude, /home/project), or an English word rather than a value
+ * ("Your shell is currently at the repository root"). */
+static int fixed_env_value(const char *v, size_t n) {
+    static const char *const k_words[] = {"currently", "running", "set", "located", "the", "a",
+                                          "an", "not", "open", "in", "at", "on", "available",
+                                          "configured", "always", "also", "now", "still",
+                                          "being", "used", "given", "provided", "shown", NULL};
+    size_t w = 0;
+    while (w < n && isalpha((unsigned char)v[w])) w++;
+    if (w == n && word_in(v, w, k_words)) return 1;
+    if (n == 0 || v[0] != '/') return 0;
+    static const char *const k_roots[] = {"workspace", "workspaces", "app", "tmp", "code",
+                                          "project", "src", "repo", "mnt/data", "mnt/user-data",
+                                          NULL};
+    for (const char *const *r = k_roots; *r; r++) {
+        size_t rl = strlen(*r);
+        if (n > rl && !strncmp(v + 1, *r, rl) && (v[1 + rl] == '/' || v[1 + rl] == '.' ||
+                                                  v[1 + rl] == ',' || 1 + rl == n))
+            return 1;
+        if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
+    }
+    const char *h = NULL;
+    if (n > 6 && !strncmp(v, "/home/", 6)) h = v + 6;
+    else if (n > 7 && !strncmp(v, "/Users/", 7)) h = v + 7;
+    if (!h) return 0;
+    size_t hl = 0;
+    while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
+    return word_in(h, hl, k_fixed_homes);
+}
+
 typedef struct lit_arg {
     const pat_def *def;
     const lint_config *cfg;
@@ -823,6 +864,9 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         break;
     case PM_IP:
         if (fixed_ip(v, n) || version_before(t, s)) return UTIL_OK;
+        break;
+    case PM_ENV:
+        if (p->kind == LINT_K_ENV && fixed_env_value(v, n)) return UTIL_OK;
         break;
     case PM_RELTIME: {
         char buf[400];
