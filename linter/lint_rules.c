@@ -102,11 +102,16 @@ typedef struct words {
 } words;
 
 static int role_word(const char *w, size_t n) {
-    static const char *const k[] = {"system", "user", "assistant", "human", "ai", "model", "bot",
-                                    "tool", "developer", "function", "chatbot", "customer",
-                                    "agent", "ipython", "observation", NULL};
-    for (const char *const *p = k; *p; p++)
-        if (strlen(*p) == n && strncasecmp(*p, w, n) == 0) return 1;
+    static const struct {
+        const char *s;
+        size_t n;
+    } k[] = {{"system", 6},   {"user", 4},     {"assistant", 9}, {"human", 5},
+             {"ai", 2},       {"model", 5},    {"bot", 3},       {"tool", 4},
+             {"developer", 9}, {"function", 8}, {"chatbot", 7},  {"customer", 8},
+             {"agent", 5},    {"ipython", 7},  {"observation", 11}};
+    if (n < 2 || n > 11) return 0; /* called for every word of a file */
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (k[i].n == n && (w[0] | 0x20) == k[i].s[0] && strncasecmp(k[i].s, w, n) == 0) return 1;
     return 0;
 }
 
