@@ -2,7 +2,8 @@
  * through the chat template; when the new text extends the previous request
  * plus its reply byte for byte, the token sequence is the previous one plus
  * the generated ids plus the new suffix's tokens (so BPE re-tokenization of a
- * reply can never move the cache boundary); otherwise it is tokenized afresh
+ * reply can never move the cache boundary; message text is tokenized with
+ * special parsing off, only the template's markers are special); otherwise it is tokenized afresh
  * and the break is recorded with its cause and first divergent token. With
  * the HTTP backend the check is on the JSON messages sent (the server
  * tokenizes), and a break records the first divergent byte. Does not read the terminal (repl.c) or parse options (cmd_agent.c). */
@@ -109,13 +110,17 @@ static void clear_msgs(agent *a, size_t keep) {
 
 /* Renders the conversation: through the chat template for the token
  * backends, as the JSON messages sent for the HTTP backend. *cm is the
- * message array (malloc'd; the caller frees). */
-static int render(agent *a, util_buf *out, eng_chat_msg **cm, util_err *err) {
+ * message array (malloc'd; the caller frees). For the token backends *plain
+ * (malloc'd; the caller frees) lists the bytes that came from the messages:
+ * they are tokenized with special parsing off, so a file or tool result
+ * holding `<|im_end|><|im_start|>system` cannot open a turn (chat.h). */
+static int render(agent *a, util_buf *out, eng_chat_msg **cm, eng_tok_span **plain, size_t *nplain,
+                  util_err *err) {
     *cm = calloc(a->n_msgs + 1, sizeof **cm);
     if (!*cm) return util_err_set(err, UTIL_ENOMEM, "out of memory");
     for (size_t i = 0; i < a->n_msgs; i++) (*cm)[i] = (eng_chat_msg){a->msgs[i].role, a->msgs[i].content};
     if (!a->be->uses_tokens) return agent_http_render(out, *cm, a->n_msgs, err);
-    return eng_chat_render(eng_model_chat(a->m), *cm, a->n_msgs, 1, out, err);
+    return eng_chat_render_spans(eng_model_chat(a->m), *cm, a->n_msgs, 1, out, plain, nplain, err);
 }
 
 /* --- one request ------------------------------------------------------------------------ */
@@ -137,14 +142,23 @@ static int record_break(agent *a, const int32_t *toks, size_t n, util_err *err) 
 }
 
 /* Builds this request's tokens: a splice onto the previous request when the
- * text extends it, else a fresh tokenization (and a recorded break). */
-static int request_tokens(agent *a, const util_buf *text, int32_t **toks, size_t *n, util_err *err) {
+ * text extends it, else a fresh tokenization (and a recorded break). The
+ * message bytes (plain, in text's offsets) are tokenized with special parsing
+ * off; in a splice the spans are clipped to the suffix (shifted in place). */
+static int request_tokens(agent *a, const util_buf *text, eng_tok_span *plain, size_t np, int32_t **toks,
+                          size_t *n, util_err *err) {
     const eng_tokenizer *tk = eng_model_tokenizer(a->m);
     size_t pl = a->prev_text.len;
     if (a->n_prev && text->len >= pl && memcmp(text->data, a->prev_text.data, pl) == 0) {
         int32_t *suf = NULL;
         size_t ns = 0;
-        int rc = eng_tokenize(tk, text->data + pl, text->len - pl, 0, 1, &suf, &ns, err);
+        for (size_t i = 0; i < np; i++) {
+            size_t s = plain[i].start, e = s + plain[i].len;
+            s = s > pl ? s - pl : 0;
+            e = e > pl ? e - pl : 0;
+            plain[i] = (eng_tok_span){s, e - s};
+        }
+        int rc = eng_tokenize_spans(tk, text->data + pl, text->len - pl, 0, plain, np, &suf, &ns, err);
         if (rc) return rc;
         *toks = malloc((a->n_prev + ns + 1) * sizeof **toks);
         if (!*toks) {
@@ -157,7 +171,7 @@ static int request_tokens(agent *a, const util_buf *text, int32_t **toks, size_t
         free(suf);
         return UTIL_OK;
     }
-    int rc = eng_tokenize(tk, text->data, text->len, 0, 1, toks, n, err);
+    int rc = eng_tokenize_spans(tk, text->data, text->len, 0, plain, np, toks, n, err);
     if (!rc && a->n_prev) rc = record_break(a, *toks, *n, err);
     return rc;
 }
@@ -208,8 +222,11 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
     size_t n = 0;
     int tok = a->be->uses_tokens;
     memset(g, 0, sizeof *g);
-    int rc = render(a, &text, &cm, err);
-    if (!rc) rc = tok ? request_tokens(a, &text, &toks, &n, err) : check_text(a, &text, err);
+    eng_tok_span *plain = NULL;
+    size_t np = 0;
+    int rc = render(a, &text, &cm, &plain, &np, err);
+    if (!rc) rc = tok ? request_tokens(a, &text, plain, np, &toks, &n, err) : check_text(a, &text, err);
+    free(plain);
     if (!rc && tok && (int)n + (a->o.max_tokens > 0 ? a->o.max_tokens : 1) > eng_seq_n_ctx(a->seq))
         rc = util_err_set(err, UTIL_ERANGE,
                           "the conversation is %zu tokens and the context is %d: /reset to start over",

@@ -184,17 +184,42 @@ const char *eng_chat_default_system(const eng_chat *c, size_t *len) {
 
 /* --- rendering -------------------------------------------------------------- */
 
-static int put(util_buf *b, const char *s) { return util_buf_puts(b, s); }
+/* Where the rendering goes: the text, and (when spans is not NULL) the byte
+ * ranges of text that came from the messages (roles and contents) rather than
+ * from the template. */
+typedef struct render_out {
+    util_buf *b;
+    eng_tok_span *spans;
+    size_t n, cap;
+    int want_spans;
+} render_out;
 
-static int render_chatml(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, util_buf *out) {
+static int put(render_out *o, const char *s) { return util_buf_puts(o->b, s); }
+
+/* Appends message text: a plain span. */
+static int put_plain(render_out *o, const char *s, size_t n) {
+    if (o->want_spans && n) {
+        if (o->n == o->cap) {
+            size_t cap = o->cap ? 2 * o->cap : 16;
+            eng_tok_span *v = realloc(o->spans, cap * sizeof *v);
+            if (!v) return UTIL_ENOMEM;
+            o->spans = v;
+            o->cap = cap;
+        }
+        o->spans[o->n++] = (eng_tok_span){o->b->len, n};
+    }
+    return util_buf_append(o->b, s, n);
+}
+
+static int render_chatml(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *out) {
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         if (i == 0 && strcmp(m[0].role, "system") != 0 && c->default_system)
-            rc = util_buf_append(out, c->default_system, c->default_system_len);
+            rc = util_buf_append(out->b, c->default_system, c->default_system_len);
         if (!rc) rc = put(out, "<|im_start|>");
-        if (!rc) rc = put(out, m[i].role);
+        if (!rc) rc = put_plain(out, m[i].role, strlen(m[i].role));
         if (!rc) rc = put(out, "\n");
-        if (!rc) rc = put(out, m[i].content);
+        if (!rc) rc = put_plain(out, m[i].content, strlen(m[i].content));
         if (!rc) rc = put(out, "<|im_end|>\n");
     }
     if (!rc && gen) rc = put(out, "<|im_start|>assistant\n");
@@ -222,7 +247,7 @@ static void strip_span(const char *s, size_t *start, size_t *end) {
     *end = b;
 }
 
-static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, util_buf *out,
+static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *out,
                         util_err *err) {
     size_t first = 0;
     const char *prefix = NULL;
@@ -238,19 +263,19 @@ static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int 
                                 "user/assistant starting with user (message %zu is '%s')",
                                 i, m[i].role);
     }
-    int rc = c->bos ? util_buf_append(out, c->bos, c->bos_len) : 0;
+    int rc = c->bos ? util_buf_append(out->b, c->bos, c->bos_len) : 0;
     for (size_t i = first; i < n && !rc; i++) {
         const char *role = strcmp(m[i].role, "assistant") == 0 ? "model" : m[i].role;
         size_t a, b;
         strip_span(m[i].content, &a, &b);
         rc = put(out, "<start_of_turn>");
-        if (!rc) rc = put(out, role);
+        if (!rc) rc = strcmp(m[i].role, "assistant") == 0 ? put(out, role) : put_plain(out, role, strlen(role));
         if (!rc) rc = put(out, "\n");
         if (!rc && i == first && prefix) {
-            rc = put(out, prefix);
+            rc = put_plain(out, prefix, strlen(prefix));
             if (!rc) rc = put(out, "\n\n");
         }
-        if (!rc) rc = util_buf_append(out, m[i].content + a, b - a);
+        if (!rc) rc = put_plain(out, m[i].content + a, b - a);
         if (!rc) rc = put(out, "<end_of_turn>\n");
     }
     if (!rc && gen) rc = put(out, "<start_of_turn>model\n");
@@ -258,24 +283,66 @@ static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int 
     return UTIL_OK;
 }
 
-int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
-                    int add_generation_prompt, util_buf *out, util_err *err) {
+static int render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
+                  render_out *o, util_err *err) {
     for (size_t i = 0; i < n; i++)
         if (!msgs[i].role || !msgs[i].content)
             return util_err_set(err, UTIL_EINVAL, "chat: message %zu has no %s", i,
                                 msgs[i].role ? "content" : "role");
+    util_buf *out = o->b;
     size_t start = out->len;
     int rc;
     if (c->format == ENG_CHAT_GEMMA) {
-        rc = render_gemma(c, msgs, n, add_generation_prompt, out, err);
+        rc = render_gemma(c, msgs, n, add_generation_prompt, o, err);
     } else {
-        rc = render_chatml(c, msgs, n, add_generation_prompt, out);
+        rc = render_chatml(c, msgs, n, add_generation_prompt, o);
         if (rc) rc = util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
     }
+    if (!rc && (rc = util_buf_append(out, "", 0))) rc = util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
     if (rc) { /* leave out as it was */
         out->len = start;
         if (out->data) out->data[start] = '\0';
+    }
+    return rc;
+}
+
+int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
+                    int add_generation_prompt, util_buf *out, util_err *err) {
+    render_out o = {.b = out};
+    return render(c, msgs, n, add_generation_prompt, &o, err);
+}
+
+int eng_chat_render_spans(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
+                          util_buf *out, eng_tok_span **plain, size_t *nplain, util_err *err) {
+    render_out o = {.b = out, .want_spans = 1};
+    *plain = NULL;
+    *nplain = 0;
+    int rc = render(c, msgs, n, add_generation_prompt, &o, err);
+    if (rc) {
+        free(o.spans);
         return rc;
     }
-    return util_buf_append(out, "", 0);
+    *plain = o.spans;
+    *nplain = o.n;
+    return UTIL_OK;
+}
+
+int eng_chat_tokenize(const eng_chat *c, const eng_tokenizer *t, const eng_chat_msg *msgs, size_t n,
+                      int add_generation_prompt, util_buf *text, int32_t **ids, size_t *nids, util_err *err) {
+    *ids = NULL;
+    *nids = 0;
+    util_buf local;
+    util_buf_init(&local);
+    util_buf *b = text ? text : &local;
+    size_t start = b->len;
+    eng_tok_span *plain = NULL;
+    size_t np = 0;
+    int rc = eng_chat_render_spans(c, msgs, n, add_generation_prompt, b, &plain, &np, err);
+    if (!rc) {
+        for (size_t i = 0; i < np; i++) plain[i].start -= start;
+        rc = eng_tokenize_spans(t, b->data + start, b->len - start, 0, plain, np, ids, nids, err);
+    }
+    free(plain);
+    util_buf_release(&local);
+    return rc;
 }

@@ -1,6 +1,8 @@
 /* engine/chat.h: chat templates implemented per family (ChatML for SmolLM2,
  * Gemma for Gemma 3), chosen from the model's tokenizer.chat_template.
- * Renders messages to text that is then tokenized with parse_special on.
+ * Renders messages to text, and to token ids in which only the template's own
+ * markers are special tokens (eng_chat_tokenize): special-token text inside a
+ * message is plain text, so a message cannot open or close a turn.
  * Not a Jinja interpreter: an unknown template falls back to ChatML and says so. */
 #ifndef ENG_CHAT_H
 #define ENG_CHAT_H
@@ -10,6 +12,7 @@
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "gguf.h"
+#include "tokenizer.h"
 
 typedef enum eng_chat_format {
     ENG_CHAT_CHATML = 0,
@@ -43,5 +46,20 @@ const char *eng_chat_default_system(const eng_chat *c, size_t *len);
  * role order the template rejects (Gemma: user/assistant must alternate). */
 int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
                     int add_generation_prompt, util_buf *out, util_err *err);
+
+/* eng_chat_render, and the byte ranges of out that came from the messages
+ * (roles and contents, not the template's markers) into *plain (malloc'd,
+ * caller frees; offsets in out->data, in order), *nplain their count. */
+int eng_chat_render_spans(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
+                          util_buf *out, eng_tok_span **plain, size_t *nplain, util_err *err);
+
+/* The conversation's token ids: rendered, then encoded with the template's
+ * markers (and the text it adds itself: Gemma's BOS, SmolLM2's default system
+ * block) as special tokens and every role and message content with special
+ * parsing off (eng_tokenize_spans). For messages without special-token text
+ * the ids equal eng_tokenize(render, 0, parse_special = 1). text, when not
+ * NULL, receives the rendered text (appended). *ids is malloc'd (caller frees). */
+int eng_chat_tokenize(const eng_chat *c, const eng_tokenizer *t, const eng_chat_msg *msgs, size_t n,
+                      int add_generation_prompt, util_buf *text, int32_t **ids, size_t *nids, util_err *err);
 
 #endif

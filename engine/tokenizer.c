@@ -798,9 +798,19 @@ static int occ_pos_cmp(const void *pa, const void *pb) {
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-static int special_allowed(const eng_tokenizer *t, int32_t rank, int parse_special) {
+/* Whether the special of this rank may be cut out at [pos, pos + n): always for
+ * a user-defined token (llama.cpp's rule), else with parse_special and only
+ * when none of its bytes is plain (plain: NULL, or 1 per byte inside a plain
+ * span of eng_tokenize_spans). */
+static int special_allowed(const eng_tokenizer *t, int32_t rank, int parse_special, const unsigned char *plain,
+                           size_t pos, size_t n) {
     unsigned a = t->attr[t->specials[rank]];
-    return parse_special || a == ENG_TOK_USER_DEFINED;
+    if (a == ENG_TOK_USER_DEFINED) return 1;
+    if (!parse_special) return 0;
+    if (plain)
+        for (size_t k = pos; k < pos + n; k++)
+            if (plain[k]) return 0;
+    return 1;
 }
 
 /* Splits text into raw spans and special tokens exactly as llama.cpp's
@@ -809,7 +819,7 @@ static int special_allowed(const eng_tokenizer *t, int32_t rank, int parse_speci
  * Done here in one trie pass that lists all occurrences, then a replay that
  * accepts an occurrence only if none of its bytes was taken before. */
 static int partition(const eng_tokenizer *t, const char *text, size_t len, int parse_special,
-                     frag **out, size_t *nout) {
+                     const unsigned char *plain, frag **out, size_t *nout) {
     occ *oc = NULL;
     size_t noc = 0, cap = 0;
     const unsigned char *s = (const unsigned char *)text;
@@ -822,7 +832,7 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
             if (c < 0) break;
             node = c;
             int32_t r = t->trie[node].term;
-            if (r >= 0 && special_allowed(t, r, parse_special)) {
+            if (r >= 0 && special_allowed(t, r, parse_special, plain, i, j + 1 - i)) {
                 if (noc == cap) {
                     cap = cap ? cap * 2 : 16;
                     occ *p = realloc(oc, cap * sizeof *p);
@@ -1319,8 +1329,34 @@ static int spm_fragment(const eng_tokenizer *t, scratch *sc, const char *text, s
 
 /* --- encode ---------------------------------------------------------------- */
 
+static int tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special, int parse_special,
+                    const unsigned char *plain, int32_t **out, size_t *n, util_err *err);
+
 int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special,
                  int parse_special, int32_t **out, size_t *n, util_err *err) {
+    return tokenize(t, text, len, add_special, parse_special, NULL, out, n, err);
+}
+
+int eng_tokenize_spans(const eng_tokenizer *t, const char *text, size_t len, int add_special,
+                       const eng_tok_span *plain, size_t nplain, int32_t **out, size_t *n, util_err *err) {
+    *out = NULL;
+    *n = 0;
+    unsigned char *mask = NULL;
+    if (nplain && len) {
+        if (!(mask = calloc(len, 1))) return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
+        for (size_t i = 0; i < nplain; i++) {
+            if (plain[i].start >= len) continue;
+            size_t k = plain[i].len < len - plain[i].start ? plain[i].len : len - plain[i].start;
+            memset(mask + plain[i].start, 1, k);
+        }
+    }
+    int rc = tokenize(t, text, len, add_special, 1, mask, out, n, err);
+    free(mask);
+    return rc;
+}
+
+static int tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special, int parse_special,
+                    const unsigned char *plain, int32_t **out, size_t *n, util_err *err) {
     *out = NULL;
     *n = 0;
     scratch sc;
@@ -1329,7 +1365,7 @@ int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_s
     size_t nf = 0;
     int rc = UTIL_OK;
     if (add_special && t->add_bos && t->ids[SP_BOS] >= 0) rc = push_id(&sc, t->ids[SP_BOS]);
-    if (!rc && len > 0) rc = partition(t, text, len, parse_special, &f, &nf);
+    if (!rc && len > 0) rc = partition(t, text, len, parse_special, plain, &f, &nf);
     int prev_special = 1; /* SPM: a space prefix goes at the start and after specials */
     for (size_t k = 0; !rc && k < nf; k++) {
         if (f[k].tok >= 0) {

@@ -45,6 +45,23 @@ const char *eng_tokenizer_warning(const eng_tokenizer *t);
 int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special,
                  int parse_special, int32_t **out, size_t *n, util_err *err);
 
+/* A byte range [start, start + len) of a text. */
+typedef struct eng_tok_span {
+    size_t start, len;
+} eng_tok_span;
+
+/* eng_tokenize with parse_special on everywhere except inside the plain spans
+ * (any order, may overlap; parts past len are ignored): a control or unknown
+ * token is cut out only where none of its bytes is plain, so text in a span
+ * can neither form one nor complete one begun outside it. Inside the spans
+ * special-token text is plain text, as with parse_special off (user-defined
+ * tokens are cut out everywhere, as always). Fragments between the tokens cut
+ * out are encoded as eng_tokenize encodes them: when the spans hold no
+ * special-token text the ids equal eng_tokenize(..., parse_special = 1).
+ * For a chat template's markers around message contents (chat.h). */
+int eng_tokenize_spans(const eng_tokenizer *t, const char *text, size_t len, int add_special,
+                       const eng_tok_span *plain, size_t nplain, int32_t **out, size_t *n, util_err *err);
+
 /* The bytes one token prints as (may be part of a UTF-8 character). Control
  * and unknown tokens print as "" unless render_special. The pointer is owned by
  * the tokenizer. Returns UTIL_ERANGE for an id outside the vocab. */

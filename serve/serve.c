@@ -180,11 +180,9 @@ static int build_prompt(serve_ctx *srv, const serve_request *r, int32_t **ids, s
     if (r->kind == SERVE_COMPLETION) {
         rc = eng_tokenize(tok, r->prompt, strlen(r->prompt), 1, 1, ids, n, &err);
     } else {
-        util_buf b;
-        util_buf_init(&b);
-        rc = eng_chat_render(eng_model_chat(srv->m), r->msgs, r->n_msgs, 1, &b, &err);
-        if (rc == UTIL_OK) rc = eng_tokenize(tok, b.data ? b.data : "", b.len, 0, 1, ids, n, &err);
-        util_buf_release(&b);
+        /* a client's message text never becomes control tokens: only the
+         * template's own markers are special (chat.h) */
+        rc = eng_chat_tokenize(eng_model_chat(srv->m), tok, r->msgs, r->n_msgs, 1, NULL, ids, n, &err);
     }
     if (rc == UTIL_EINVAL) serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "%s", err.msg);
     else if (rc) serve_error_set(e, 500, "server_error", NULL, NULL, "%s", err.msg);
