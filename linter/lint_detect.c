@@ -146,7 +146,7 @@ static const pat_def k_literals[] = {
      "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
      "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
      PM_IDS, LINT_K_ID, LINT_VC_CALL, 0},
-    {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
+    {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K(?=[A-Za-z+/=_-]*\\d)[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
      LINT_K_NONCE, LINT_VC_CALL, 0},
     {"(?i)\\b(?:commit|sha(?:-?1|-?256)?|hash|head|rev(?:ision)?|checksum|digest|etag|"
      "build[\\h_-]?id)\\b\\h*(?:is\\h+|at\\h+|[:=#@]\\h*)?[\"'`]?\\K[0-9a-f]{7,64}(?![\\w])",
@@ -175,7 +175,8 @@ static const pat_def k_literals[] = {
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
      PM_IP, LINT_K_IP, LINT_VC_SESSION, 0},
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
-     "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*|is\\h+[\"'`]?\\K"
+     "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
+     "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
      "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
      PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0},
     /* counters, stated as the conversation's position: "This is turn 7",
@@ -687,6 +688,31 @@ static int version_before(const lint_text *t, size_t off) {
     return 0;
 }
 
+/* A dotted number that is a section or a range of them ("Sections 2.1.1.1-2.1.1.5",
+ * "§ 1.2.3.4"), not an address. */
+static int section_number(const lint_text *t, size_t s, size_t e) {
+    const char *d = t->data;
+    size_t ls = t->line_start[lint_text_line_of(t, s)];
+    size_t a = s - ls > 12 ? s - 12 : ls;
+    for (size_t i = a; i + 7 <= s; i++)
+        if (strncasecmp(d + i, "section", 7) == 0) return 1;
+    if (s >= ls + 2 && (unsigned char)d[s - 2] == 0xC2 && (unsigned char)d[s - 1] == 0xA7) return 1;
+    /* the end of a range: "2.1.1.1-2.1.1.5" */
+    if (s >= ls + 2 && d[s - 1] == '-' && isdigit((unsigned char)d[s - 2])) return 1;
+    if (s >= ls + 4 && (unsigned char)d[s - 3] == 0xE2 && (unsigned char)d[s - 2] == 0x80 &&
+        ((unsigned char)d[s - 1] == 0x93 || (unsigned char)d[s - 1] == 0x94) &&
+        isdigit((unsigned char)d[s - 4]))
+        return 1;
+    size_t k = e;
+    if (k < t->len && d[k] == '-') k++;
+    else if (k + 3 <= t->len && (unsigned char)d[k] == 0xE2 && (unsigned char)d[k + 1] == 0x80 &&
+             ((unsigned char)d[k + 2] == 0x93 || (unsigned char)d[k + 2] == 0x94))
+        k += 3;
+    else
+        return 0;
+    return k < t->len && isdigit((unsigned char)d[k]);
+}
+
 /* Kind and change class of a labelled value from its text. */
 static void classify_value(const char *s, size_t n, lint_span *sp) {
     int digits = 1, colon_time = 0, ampm = 0;
@@ -788,6 +814,28 @@ static int fixed_env_value(const char *v, size_t n) {
     return word_in(h, hl, k_fixed_homes);
 }
 
+/* Whether off lies inside a '...' or "..." string that opened earlier on its
+ * line after code punctuation ("console.log('Hello, Bolt!')", "= \"Hi Ann\""):
+ * a string in code, not words to the model. */
+static int in_string_literal(const lint_text *t, size_t off) {
+    size_t ls = t->line_start[lint_text_line_of(t, off)];
+    size_t a = off - ls > 200 ? off - 200 : ls;
+    char open = 0;
+    size_t at = 0;
+    for (size_t i = a; i < off; i++) {
+        char c = t->data[i];
+        if (open) {
+            if (c == open) open = 0;
+        } else if ((c == '\'' || c == '"') && i > ls &&
+                   (t->data[i - 1] == '(' || t->data[i - 1] == '=' || t->data[i - 1] == ',' ||
+                    t->data[i - 1] == '[')) {
+            open = c;
+            at = i;
+        }
+    }
+    return open && at >= ls;
+}
+
 typedef struct lit_arg {
     const pat_def *def;
     const lint_config *cfg;
@@ -835,7 +883,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     case PM_NAME_LINE: {
         size_t w = 0;
         while (w < n && isalpha((unsigned char)v[w])) w++;
-        if (word_in(v, w, k_not_names)) return UTIL_OK;
+        if (word_in(v, w, k_not_names) || in_string_literal(t, s)) return UTIL_OK;
         break;
     }
     case PM_IDS: {
@@ -863,7 +911,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
             return UTIL_OK;
         break;
     case PM_IP:
-        if (fixed_ip(v, n) || version_before(t, s)) return UTIL_OK;
+        if (fixed_ip(v, n) || version_before(t, s) || section_number(t, s, e)) return UTIL_OK;
         break;
     case PM_ENV:
         if (p->kind == LINT_K_ENV && fixed_env_value(v, n)) return UTIL_OK;
