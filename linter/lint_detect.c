@@ -269,7 +269,7 @@ static const struct {
 /* Words that make a literal an example, and qualifiers that make a date a
  * fixed fact rather than the current one. Both look at the text before it. */
 #define EXAMPLE_CTX                                                                          \
-    "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
+    "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.?e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
     "\\bsamples?\\b|\\bsuch\\h+as\\b|\\blike\\b|\\bformat(?:ted|s)?\\b|\\bpattern\\b|"      \
     "\\bsyntax\\b|\\bstyle\\b|\\bplaceholder\\b|\\bfake\\b|\\bdummy\\b)"
 #define CONST_CTX                                                                            \
@@ -459,7 +459,8 @@ static int sentence_end(const char *d, size_t ls, size_t i) {
         int abbrev = wl == 1 && w >= ls + 2 && d[w - 1] == '.' && isalpha((unsigned char)d[w - 2]) &&
                      (w == ls + 2 || !isalpha((unsigned char)d[w - 3])); /* "e.g." "i.e." */
         if (abbrev || (wl == 3 && !strncasecmp(d + w, "etc", 3)) ||
-            (wl == 2 && !strncasecmp(d + w, "vs", 2)) || (wl == 6 && !strncasecmp(d + w, "approx", 6)))
+            (wl == 2 && (!strncasecmp(d + w, "vs", 2) || !strncasecmp(d + w, "ie", 2) ||
+                         !strncasecmp(d + w, "eg", 2))) || (wl == 6 && !strncasecmp(d + w, "approx", 6)))
             return 0;
     }
     return 1;

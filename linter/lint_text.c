@@ -163,6 +163,35 @@ static size_t count_words(const char *p, size_t n) {
  * up to the next heading of the same or a higher level, a short caption such
  * as "Example:" or "For example:" up to the next blank line, and a bare
  * "EXAMPLE" line up to "END OF EXAMPLE". Values there are illustrations. */
+/* A line that announces sample conversations (few-shot turns): "Here are
+ * conversations between a human and Sydney.", "41. Below is an example
+ * dialogue", "The following are sample transcripts:". */
+static int announces_dialogues(const char *w, size_t wl) {
+    size_t i = 0;
+    while (i < wl && isdigit((unsigned char)w[i])) i++;
+    if (i > 0 && i < wl && (w[i] == '.' || w[i] == ')')) {
+        i++;
+        while (i < wl && w[i] == ' ') i++;
+    } else {
+        i = 0;
+    }
+    const char *p = w + i;
+    size_t pl = wl - i;
+    static const char *const k_open[] = {"here are", "here is", "below are", "below is",
+                                         "the following are", "the following is", NULL};
+    int open = 0;
+    for (const char *const *o = k_open; *o && !open; o++) open = starts_ci(p, pl, *o);
+    if (!open || count_words(p, pl) > 16) return 0;
+    static const char *const k_what[] = {"conversation", "dialogue", "dialog", "transcript",
+                                         "exchange", "chat log", NULL};
+    for (const char *const *x = k_what; *x; x++) {
+        size_t xl = strlen(*x);
+        for (size_t k = 0; k + xl <= pl; k++)
+            if (strncasecmp(p + k, *x, xl) == 0) return 1;
+    }
+    return 0;
+}
+
 static void mark_examples(lint_text *t) {
     size_t n = t->n_lines;
     for (size_t i = 0; i < n; i++) {
@@ -220,6 +249,16 @@ static void mark_examples(lint_text *t) {
                 }
             }
             end = k < n ? k : n - 1;
+        } else if (announces_dialogues(w, wl)) {
+            /* sample conversations run to the next heading or the end */
+            size_t k = i + 1;
+            for (; k < n; k++) {
+                const char *q, *qe = t->data + lint_text_line_end(t, k);
+                int lv;
+                strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+                if (lv > 0 && !(t->flags[k] & LINT_LF_FENCE)) break;
+            }
+            end = k - 1;
         } else {
             continue;
         }
