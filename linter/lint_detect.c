@@ -126,6 +126,10 @@ static const pat_def k_literals[] = {
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
+    /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
+     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0},
     /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
     {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
      "in|is\\h+in|(?:current\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|locale\\h*(?:is|:))\\h*\\K"

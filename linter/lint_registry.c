@@ -92,7 +92,7 @@ const char *lint_kind_name(int kind) {
         "placeholder", "date", "date and time", "time of day", "weekday", "timestamp",
         "relative time", "UUID", "id", "nonce", "hash", "name", "home path", "host name",
         "IP address", "counter", "time-of-day greeting", "pattern",
-        "environment fact", "command output", "location"};
+        "environment fact", "command output", "location", "profile field"};
     return kind >= 0 && kind < LINT_K_COUNT ? k[kind] : "?";
 }
 
