@@ -6,7 +6,8 @@
  * by the frontmatter's declared inputs or by the words before them; date
  * functions (strftime_now, now) are volatile. A loop over volatile data is the
  * volatile part itself: its header is the span, its body renders nothing
- * stable. Does not run literal patterns or decide findings. */
+ * stable. Tags are found and paired in lint_tmpl_tags.c. Does not run
+ * literal patterns or decide findings. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,64 +15,10 @@
 
 #include "lint_registry.h"
 #include "lint_tmpl.h"
+#include "lint_tmpl_impl.h"
 
-/* --- tags --------------------------------------------------------------------- */
-
-enum {
-    TK_EXPR = 0, /* output: {{ x }} */
-    TK_COMMENT,
-    TK_SET,      /* {% set x = e %} */
-    TK_OPEN,     /* a block opener (see blk) */
-    TK_CLOSE,    /* a block closer */
-    TK_MID,      /* elif / else */
-    TK_INCLUDE,  /* renders another file: stable text */
-    TK_ROLE,     /* {{role "user"}}: a role marker */
-    TK_OTHER     /* any other statement: renders nothing */
-};
-
-enum { BK_NONE = 0, BK_FOR, BK_IF, BK_SET, BK_MACRO, BK_CALL, BK_OTHER, BK_HB_EACH,
-       BK_HB_SECTION, BK_HB_IF, BK_GO };
-
-typedef struct tag {
-    size_t start, end;   /* the whole tag */
-    size_t a, b;         /* the inside, without delimiters and whitespace control */
-    int kind, blk;
-    int go;              /* a Go template action (closed by {{ end }}) */
-    long match;          /* index of the matching closer/opener, -1 if none */
-    size_t kw_end;       /* inside: end of the keyword ("for", "#each", ...) */
-} tag;
-
-typedef struct tagv {
-    tag *v;
-    size_t n, cap;
-} tagv;
-
-static int tag_push(tagv *tv, const tag *t) {
-    if (tv->n == tv->cap) {
-        size_t nc = tv->cap ? tv->cap * 2 : 64;
-        tag *p = realloc(tv->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        tv->v = p;
-        tv->cap = nc;
-    }
-    tv->v[tv->n++] = *t;
-    return UTIL_OK;
-}
 
 /* --- bindings: name -> class (open addressing) ------------------------------- */
-
-typedef struct bind {
-    char *name;
-    int vclass, known, subday;
-    int text; /* its value holds prompt text (a string, or text of another) */
-    int item; /* an item of a list nothing classes: neither stable text nor volatile */
-} bind;
-
-typedef struct bindtab {
-    bind *v;
-    size_t cap, n;
-} bindtab;
-
 static size_t hash_str(const char *s, size_t n) {
     size_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
@@ -139,63 +86,17 @@ static void bind_clear(bindtab *b) {
     memset(b, 0, sizeof *b);
 }
 
-/* --- the scanner state ----------------------------------------------------------- */
-
-typedef struct macro {
-    size_t name_a, name_b; /* the name in the text */
-    long open, close;      /* tag indexes */
-    size_t end;            /* end of the closing tag */
-    int quiet;             /* every call renders it inside a volatile loop */
-    int text;              /* its body renders words (not only markup) */
-} macro;
-
-/* A call of a macro: where it stands decides whether the macro's body is
- * part of a volatile loop. */
-typedef struct call_site {
-    size_t callee;
-    long caller;  /* the macro whose body holds the call, or -1 */
-    int in_vloop; /* inside the body of a loop over volatile data */
-} call_site;
-
-typedef struct scan {
-    const lint_detect *d;
-    const lint_config *cfg;
-    lint_text *t;
-    tagv tags;
-    bindtab binds;
-    bindtab seen;    /* names read before any assignment: inputs of the template */
-    const char *self; /* the target of the {% set %} being read */
-    size_t self_n;
-    char **inputs; /* names declared in the frontmatter (inputs:, input.schema:, sample:) */
-    size_t n_inputs;
-    macro *macros;
-    size_t n_macros, cap_macros;
-    call_site *calls;
-    size_t n_calls, cap_calls;
-    long cur_macro;          /* the macro whose body is being read, or -1 */
-    size_t cur_macro_end;
-    size_t *emit_before;     /* per tag: emitting items before it */
-    unsigned char *vloop;    /* per tag: an emitting loop over volatile data */
-    int emit;                /* second pass: spans and quiet ranges */
-    size_t quiet_until;      /* inside a quiet body up to here */
-    lint_spanv *spans, *unknown;
-    int rc;
-} scan;
 
 /* --- names ---------------------------------------------------------------------- */
 
 static int is_ident_start(char c) {
     return isalpha((unsigned char)c) || c == '_' || c == '$' || c == '@';
 }
-static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-static int word_is(const char *s, size_t n, const char *w) {
-    return strlen(w) == n && memcmp(s, w, n) == 0;
-}
 
 static int in_list(const char *s, size_t n, const char *const *list) {
     for (; *list; list++)
-        if (word_is(s, n, *list)) return 1;
+        if (lint_tmpl_word_is(s, n, *list)) return 1;
     return 0;
 }
 
@@ -246,7 +147,7 @@ static int format_subday(const char *s, size_t n) {
 
 static int is_input(const scan *s, const char *p, size_t n) {
     for (size_t i = 0; i < s->n_inputs; i++)
-        if (word_is(p, n, s->inputs[i])) return 1;
+        if (lint_tmpl_word_is(p, n, s->inputs[i])) return 1;
     return 0;
 }
 
@@ -275,14 +176,14 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         bind *b = bind_get(&s->binds, ".", 1);
         return b ? b->vclass : LINT_VC_NONE;
     }
-    if (word_is(root, root_n, "github") || word_is(root, root_n, "inputs") ||
-        word_is(root, root_n, "steps") || word_is(root, root_n, "needs") ||
-        word_is(root, root_n, "matrix") || word_is(root, root_n, "secrets") ||
-        word_is(root, root_n, "vars")) {
+    if (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
+        lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
+        lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
+        lint_tmpl_word_is(root, root_n, "vars")) {
         *known = 1;
         return github_class(path, n);
     }
-    if (word_is(root, root_n, "messages") || word_is(root, root_n, "conversation")) {
+    if (lint_tmpl_word_is(root, root_n, "messages") || lint_tmpl_word_is(root, root_n, "conversation")) {
         *known = 1;
         return idx0 ? LINT_VC_NONE : LINT_VC_TURN; /* messages[0]: the system message */
     }
@@ -442,14 +343,14 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
     const char *d = s->t->data;
     size_t st = i;
     if (d[i] == '$' || d[i] == '@' || d[i] == '.') i++;
-    while (i < b && is_ident(d[i])) i++;
+    while (i < b && lint_tmpl_is_ident(d[i])) i++;
     size_t root_end = i;
     int idx0 = 0, call = 0;
     size_t call_a = 0, call_b = 0, path_end = i;
     for (;;) {
         if (i + 1 < b && d[i] == '.' && is_ident_start(d[i + 1])) {
             i++;
-            while (i < b && is_ident(d[i])) i++;
+            while (i < b && lint_tmpl_is_ident(d[i])) i++;
             path_end = i;
             continue;
         }
@@ -489,7 +390,7 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
         eval sub = {0};
         eval_expr(s, call_a, call_b, EM_ARGS, &sub, NULL);
         vc = volatile_function(root, path_end - st, &subday);
-        if (word_is(root, rn, "strftime_now") || word_is(root, rn, "strftime")) {
+        if (lint_tmpl_word_is(root, rn, "strftime_now") || lint_tmpl_word_is(root, rn, "strftime")) {
             /* the format decides: strftime_now('%H:%M') is finer than a day */
             subday = 0;
             for (size_t k = call_a; k < call_b && !subday; k++)
@@ -536,13 +437,13 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
     if (bt && bt->text && vc == LINT_VC_NONE) ev->text_terms++;
     if (bt && bt->item) return i; /* an item of an unknown list: reported at its loop */
     int mi = call ? macro_index(s, root, rn) : -1;
-    int silent = word_is(root, rn, "raise_exception") || (mi >= 0 && !s->macros[mi].text);
+    int silent = lint_tmpl_word_is(root, rn, "raise_exception") || (mi >= 0 && !s->macros[mi].text);
     if (vc == LINT_VC_NONE && known && !silent) {
         /* stable text the placeholder or macro call stands for (special
          * tokens are markup); in an assignment only text built earlier */
         int token = rn > 5 && memcmp(root + rn - 5, "token", 5) == 0;
-        int meta = word_is(root, rn, "loop") || root[0] == '@' || word_is(root, rn, "namespace") ||
-                   word_is(root, rn, "range");
+        int meta = lint_tmpl_word_is(root, rn, "loop") || root[0] == '@' || lint_tmpl_word_is(root, rn, "namespace") ||
+                   lint_tmpl_word_is(root, rn, "range");
         if (!token && !meta && (mode == EM_OUTPUT || (mode == EM_SET && bt && bt->text)))
             vis_add(s, vv, st, i);
     }
@@ -592,7 +493,7 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
         }
         if (isalpha((unsigned char)c) || c == '_') { /* name=value: a keyword argument */
             size_t e = i;
-            while (e < b && is_ident(d[e])) e++;
+            while (e < b && lint_tmpl_is_ident(d[e])) e++;
             size_t k = e;
             while (k < b && d[k] == ' ') k++;
             if (k < b && d[k] == '=' && (k + 1 >= b || d[k + 1] != '=')) {
@@ -612,10 +513,10 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
             if (kw) {
                 const char *w = d + term_start;
                 size_t wl = e - term_start;
-                if (word_is(w, wl, "if")) cond = 1;
-                else if (word_is(w, wl, "else")) cond = 0;
-                else if (word_is(w, wl, "is") || word_is(w, wl, "in") || word_is(w, wl, "not") ||
-                         word_is(w, wl, "eq") || word_is(w, wl, "ne")) {
+                if (lint_tmpl_word_is(w, wl, "if")) cond = 1;
+                else if (lint_tmpl_word_is(w, wl, "else")) cond = 0;
+                else if (lint_tmpl_word_is(w, wl, "is") || lint_tmpl_word_is(w, wl, "in") || lint_tmpl_word_is(w, wl, "not") ||
+                         lint_tmpl_word_is(w, wl, "eq") || lint_tmpl_word_is(w, wl, "ne")) {
                     cmp = 1;
                     if (pend != (size_t)-1 && vv) vv->n = pend, ev->vis_strings--;
                 }
@@ -659,328 +560,6 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
     }
 }
 
-/* --- tokenizing tags ------------------------------------------------------------- */
-
-/* The next occurrence of a closing delimiter at or after a position, cached
- * so that scanning a file with many unclosed openers stays linear. */
-typedef struct closer {
-    const char *s;
-    size_t next;
-    int valid, none;
-} closer;
-
-static size_t next_plain(const char *d, size_t len, size_t from, closer *c) {
-    if (c->none) return (size_t)-1;
-    if (c->valid && c->next >= from) return c->next;
-    size_t cl = strlen(c->s);
-    const char *p = from + cl <= len ? memmem(d + from, len - from, c->s, cl) : NULL;
-    if (!p) {
-        c->none = 1;
-        return (size_t)-1;
-    }
-    c->next = (size_t)(p - d);
-    c->valid = 1;
-    return c->next;
-}
-
-/* End (exclusive) of a tag whose body starts at i and whose closing
- * delimiter is c. With quotes, strings are skipped (Jinja strings may hold
- * newlines and the delimiter); when quotes do not balance before the next
- * tag opener, or within 16 KiB past the plain delimiter, the plain
- * delimiter closes. 0 when nothing closes within 64 KiB. */
-static size_t find_close(const char *d, size_t i, size_t len, closer *c, int quotes) {
-    size_t cl = strlen(c->s);
-    size_t pos = next_plain(d, len, i, c);
-    if (pos == (size_t)-1 || pos - i > 65536) return 0;
-    if (!quotes) return pos + cl;
-    size_t lim = pos + 16384 < len ? pos + 16384 : len;
-    char q = 0;
-    for (size_t k = i; k < lim; k++) {
-        char ch = d[k];
-        if (q) {
-            if (ch == '\\') k++;
-            else if (ch == q) q = 0;
-            continue;
-        }
-        if (ch == '"' || ch == '\'') {
-            q = ch;
-            continue;
-        }
-        if (ch == '{' && k + 1 < len && (d[k + 1] == '{' || d[k + 1] == '%')) break;
-        if (ch == c->s[0] && k + cl <= len && memcmp(d + k, c->s, cl) == 0) return k + cl;
-    }
-    return pos + cl;
-}
-
-static void trim_inner(const char *d, size_t *a, size_t *b) {
-    while (*a < *b && (d[*a] == '-' || d[*a] == '~' || d[*a] == '+' || isspace((unsigned char)d[*a])))
-        (*a)++;
-    while (*b > *a && (d[*b - 1] == '-' || d[*b - 1] == '~' || isspace((unsigned char)d[*b - 1])))
-        (*b)--;
-}
-
-static size_t word_end(const char *d, size_t i, size_t b) {
-    while (i < b && (is_ident(d[i]) || d[i] == '*')) i++;
-    return i;
-}
-
-/* Keyword analysis of a {% %} statement. */
-static void classify_stmt(const char *d, tag *g) {
-    size_t we = word_end(d, g->a, g->b);
-    const char *w = d + g->a;
-    size_t wl = we - g->a;
-    g->kw_end = we;
-    g->kind = TK_OTHER;
-    g->blk = BK_NONE;
-    static const struct {
-        const char *w;
-        int kind, blk;
-    } k[] = {{"for", TK_OPEN, BK_FOR},        {"endfor", TK_CLOSE, BK_FOR},
-             {"if", TK_OPEN, BK_IF},          {"endif", TK_CLOSE, BK_IF},
-             {"elif", TK_MID, BK_IF},         {"else", TK_MID, BK_IF},
-             {"macro", TK_OPEN, BK_MACRO},    {"endmacro", TK_CLOSE, BK_MACRO},
-             {"call", TK_OPEN, BK_CALL},      {"endcall", TK_CLOSE, BK_CALL},
-             {"filter", TK_OPEN, BK_OTHER},   {"endfilter", TK_CLOSE, BK_OTHER},
-             {"block", TK_OPEN, BK_OTHER},    {"endblock", TK_CLOSE, BK_OTHER},
-             {"with", TK_OPEN, BK_OTHER},     {"endwith", TK_CLOSE, BK_OTHER},
-             {"autoescape", TK_OPEN, BK_OTHER}, {"endautoescape", TK_CLOSE, BK_OTHER},
-             {"generation", TK_OPEN, BK_OTHER}, {"endgeneration", TK_CLOSE, BK_OTHER},
-             {"trans", TK_OPEN, BK_OTHER},    {"endtrans", TK_CLOSE, BK_OTHER},
-             {"endset", TK_CLOSE, BK_SET},    {"include", TK_INCLUDE, BK_NONE},
-             {"extends", TK_INCLUDE, BK_NONE}};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (word_is(w, wl, k[i].w)) {
-            g->kind = k[i].kind;
-            g->blk = k[i].blk;
-            return;
-        }
-    if (word_is(w, wl, "set")) {
-        int eq = 0;
-        for (size_t i = we; i < g->b; i++) {
-            if (d[i] == '"' || d[i] == '\'') break;
-            if (d[i] == '=' && (i + 1 >= g->b || d[i + 1] != '=')) {
-                eq = 1;
-                break;
-            }
-        }
-        if (eq) g->kind = TK_SET;
-        else g->kind = TK_OPEN, g->blk = BK_SET;
-    }
-}
-
-/* Keyword analysis of a {{ }} tag (Handlebars, Mustache, Go or output). */
-static void classify_curly(const char *d, tag *g) {
-    const char *p = d + g->a;
-    size_t n = g->b - g->a;
-    g->kind = TK_EXPR;
-    g->blk = BK_NONE;
-    g->kw_end = g->a;
-    if (n == 0) {
-        g->kind = TK_OTHER;
-        return;
-    }
-    if (p[0] == '!' || (n >= 2 && p[0] == '/' && p[1] == '*')) {
-        g->kind = TK_COMMENT;
-        return;
-    }
-    if (p[0] == '#' || p[0] == '^') {
-        size_t we = word_end(d, g->a + 1, g->b);
-        const char *w = p + 1;
-        size_t wl = we - g->a - 1;
-        g->kind = TK_OPEN;
-        g->kw_end = we;
-        if (p[0] == '^') g->blk = BK_HB_IF;
-        else if (word_is(w, wl, "each")) g->blk = BK_HB_EACH;
-        else if (word_is(w, wl, "if") || word_is(w, wl, "unless") || word_is(w, wl, "with") ||
-                 word_is(w, wl, "role") || word_is(w, wl, "section") || wl == 0 ||
-                 (wl > 0 && w[0] == '*'))
-            g->blk = BK_HB_IF;
-        else g->blk = BK_HB_SECTION, g->kw_end = g->a + 1;
-        if (word_is(w, wl, "role")) g->kind = TK_OPEN; /* a role block: markup */
-        return;
-    }
-    if (p[0] == '/') {
-        g->kind = TK_CLOSE;
-        g->blk = BK_HB_IF; /* matched to the nearest Handlebars opener */
-        return;
-    }
-    if (p[0] == '>') {
-        g->kind = TK_INCLUDE;
-        return;
-    }
-    size_t we = word_end(d, g->a, g->b);
-    const char *w = p;
-    size_t wl = we - g->a;
-    int more = we < g->b && (d[we] == ' ' || d[we] == '\t');
-    if (word_is(w, wl, "else")) {
-        g->kind = TK_MID;
-        return;
-    }
-    if (word_is(w, wl, "role") && more) {
-        g->kind = TK_ROLE;
-        return;
-    }
-    /* Go template actions */
-    if (word_is(w, wl, "end") && we == g->b) {
-        g->kind = TK_CLOSE, g->blk = BK_GO, g->go = 1;
-        return;
-    }
-    if (more && (word_is(w, wl, "range") || word_is(w, wl, "if") || word_is(w, wl, "with") ||
-                 word_is(w, wl, "define") || word_is(w, wl, "block"))) {
-        g->kind = TK_OPEN;
-        g->blk = word_is(w, wl, "range") ? BK_FOR : BK_GO;
-        g->go = 1;
-        g->kw_end = we;
-        return;
-    }
-    if (more && word_is(w, wl, "template")) {
-        g->kind = TK_INCLUDE;
-        return;
-    }
-}
-
-static int tokenize(scan *s) {
-    lint_text *t = s->t;
-    const char *d = t->data;
-    size_t len = t->len, i = 0;
-    closer c_stmt = {"%}", 0, 0, 0}, c_cmt = {"#}", 0, 0, 0}, c_var = {"}}", 0, 0, 0},
-           c_var3 = {"}}}", 0, 0, 0}, c_hbc = {"--}}", 0, 0, 0}, c_raw = {"endraw", 0, 0, 0};
-    while (i + 1 < len) {
-        const char *o = memchr(d + i, '{', len - i - 1);
-        if (!o) break;
-        i = (size_t)(o - d);
-        if (!t->is_template && lint_text_in_code(t, i)) {
-            i++;
-            continue;
-        }
-        size_t li = lint_text_line_of(t, i);
-        if (t->flags[li] & LINT_LF_FRONTMATTER) {
-            i++;
-            continue;
-        }
-        char c2 = d[i + 1];
-        tag g;
-        memset(&g, 0, sizeof g);
-        g.match = -1;
-        g.start = i;
-        if (c2 == '%' || c2 == '#') {
-            size_t e = find_close(d, i + 2, len, c2 == '%' ? &c_stmt : &c_cmt, c2 == '%');
-            /* outside templates a {# ... #} comment stays on its line */
-            if (!e || (c2 == '#' && !t->is_template && e > lint_text_line_end(t, li))) {
-                i++;
-                continue;
-            }
-            g.end = e, g.a = i + 2, g.b = e - 2;
-            trim_inner(d, &g.a, &g.b);
-            if (c2 == '#') g.kind = TK_COMMENT;
-            else classify_stmt(d, &g);
-            if (c2 == '%' && g.kind == TK_OTHER &&
-                word_is(d + g.a, word_end(d, g.a, g.b) - g.a, "raw")) {
-                /* {% raw %}: text up to {% endraw %}, not tags */
-                if (tag_push(&s->tags, &g)) return UTIL_ENOMEM;
-                size_t r = next_plain(d, len, e, &c_raw);
-                if (r == (size_t)-1) break;
-                size_t rs = r;
-                while (rs > e && d[rs - 1] != '{') rs--;
-                size_t re = find_close(d, r, len, &c_stmt, 0);
-                tag g2;
-                memset(&g2, 0, sizeof g2);
-                g2.match = -1;
-                g2.start = rs > e ? rs - 1 : r;
-                g2.end = re ? re : len;
-                g2.kind = TK_OTHER;
-                if (tag_push(&s->tags, &g2)) return UTIL_ENOMEM;
-                i = g2.end;
-                continue;
-            }
-        } else if (c2 == '{') {
-            int triple = i + 2 < len && d[i + 2] == '{';
-            size_t a = i + (triple ? 3 : 2);
-            int bang = a < len && d[a] == '!';
-            size_t e;
-            if (bang && len - a >= 3 && d[a + 1] == '-' && d[a + 2] == '-')
-                e = find_close(d, a, len, &c_hbc, 0);
-            else if (bang)
-                e = find_close(d, a, len, &c_var, 0);
-            else
-                e = find_close(d, a, len, triple ? &c_var3 : &c_var, 1);
-            if (!e) {
-                i += 2;
-                continue;
-            }
-            g.end = e, g.a = a, g.b = e - (triple ? 3 : 2);
-            if (!bang) trim_inner(d, &g.a, &g.b);
-            size_t k = g.a;
-            while (k < g.b && (d[k] == '-' || d[k] == ' ')) k++;
-            if (!bang && k + 1 < g.b && d[k] == '/' && d[k + 1] == '*') g.a = k;
-            classify_curly(d, &g);
-        } else {
-            i++;
-            continue;
-        }
-        if (tag_push(&s->tags, &g)) return UTIL_ENOMEM;
-        i = g.end;
-    }
-    return UTIL_OK;
-}
-
-/* Pairs openers with closers (a closer takes the nearest opener of its kind:
- * Jinja by keyword, Handlebars by any Handlebars block, Go by any action). */
-static int match_blocks(scan *s) {
-    size_t n = s->tags.n;
-    long *stack = malloc((n + 1) * sizeof *stack);
-    if (!stack) return UTIL_ENOMEM;
-    size_t sp = 0;
-    for (size_t i = 0; i < n; i++) {
-        tag *g = &s->tags.v[i];
-        if (g->kind == TK_OPEN) {
-            stack[sp++] = (long)i;
-            continue;
-        }
-        if (g->kind != TK_CLOSE) continue;
-        for (size_t k = sp; k-- > 0;) {
-            tag *o = &s->tags.v[stack[k]];
-            int hb = o->blk == BK_HB_EACH || o->blk == BK_HB_SECTION || o->blk == BK_HB_IF;
-            int ok = g->go ? o->go : g->blk == BK_HB_IF ? hb : (!o->go && !hb && o->blk == g->blk);
-            if (!ok) continue;
-            o->match = (long)i;
-            g->match = stack[k];
-            sp = k;
-            break;
-        }
-    }
-    free(stack);
-    return UTIL_OK;
-}
-
-/* emit_before[i]: items that render something (text between tags, output
- * tags) before tag i, so "does this body render anything" is O(1). */
-static int count_emitting(scan *s) {
-    size_t n = s->tags.n;
-    s->emit_before = calloc(n + 1, sizeof *s->emit_before);
-    s->vloop = calloc(n + 1, 1);
-    if (!s->emit_before || !s->vloop) return UTIL_ENOMEM;
-    const char *d = s->t->data;
-    size_t prev_end = 0, c = 0;
-    for (size_t i = 0; i < n; i++) {
-        tag *g = &s->tags.v[i];
-        for (size_t k = prev_end; k < g->start; k++)
-            if (!isspace((unsigned char)d[k])) {
-                c++;
-                break;
-            }
-        s->emit_before[i] = c;
-        if (g->kind == TK_EXPR || g->kind == TK_INCLUDE) c++;
-        prev_end = g->end;
-    }
-    s->emit_before[n] = c;
-    return UTIL_OK;
-}
-
-static int body_emits(const scan *s, size_t open, size_t close) {
-    return s->emit_before[close] > s->emit_before[open];
-}
-
 /* --- the passes --------------------------------------------------------------------- */
 
 static void push_span(scan *s, lint_spanv *v, size_t a, size_t b, int vclass, int subday) {
@@ -1020,7 +599,7 @@ static void bind_loop_names(scan *s, size_t names_a, size_t names_b, int cls, in
     for (size_t i = names_a; i < names_b && !s->rc;) {
         if (is_ident_start(d[i])) {
             size_t e = i + 1;
-            while (e < names_b && is_ident(d[e])) e++;
+            while (e < names_b && lint_tmpl_is_ident(d[e])) e++;
             if (!in_list(d + i, e - i, k_keywords)) bind_item(s, d + i, e - i, cls, subday, known);
             i = e;
         } else {
@@ -1077,7 +656,7 @@ static void do_loop(scan *s, size_t i) {
     eval_expr(s, in_a, in_b, EM_COND, &ev, NULL);
     int cls = ev.vclass;
     bind_loop_names(s, names_a, names_b, cls, ev.subday, !ev.unknown || cls != LINT_VC_NONE);
-    int emits = g->match > (long)i && body_emits(s, i, (size_t)g->match);
+    int emits = g->match > (long)i && lint_tmpl_body_emits(s, i, (size_t)g->match);
     s->vloop[i] = cls != LINT_VC_NONE && emits;
     quiet_except(s, g, NULL);
     if (cls == LINT_VC_NONE && ev.unknown && emits && s->quiet_until <= g->start)
@@ -1095,7 +674,7 @@ static void do_set(scan *s, size_t i) {
     size_t k = g->kw_end;
     while (k < g->b && d[k] == ' ') k++;
     size_t na = k;
-    while (k < g->b && (is_ident(d[k]) || d[k] == '.' || d[k] == ',' || d[k] == ' ') &&
+    while (k < g->b && (lint_tmpl_is_ident(d[k]) || d[k] == '.' || d[k] == ',' || d[k] == ' ') &&
            d[k] != '=')
         k++;
     size_t nb = k;
@@ -1144,18 +723,18 @@ static size_t skip_helper(const scan *s, size_t a, size_t b) {
     const char *d = s->t->data;
     if (a >= b || !(isalpha((unsigned char)d[a]) || d[a] == '_')) return a;
     size_t e = a;
-    while (e < b && (is_ident(d[e]) || d[e] == '-')) e++;
+    while (e < b && (lint_tmpl_is_ident(d[e]) || d[e] == '-')) e++;
     if (e >= b || (d[e] != ' ' && d[e] != '\t')) return a;
-    if (in_list(d + a, e - a, k_keywords) && !word_is(d + a, e - a, "printf") &&
-        !word_is(d + a, e - a, "print") && !word_is(d + a, e - a, "len") &&
-        !word_is(d + a, e - a, "index"))
+    if (in_list(d + a, e - a, k_keywords) && !lint_tmpl_word_is(d + a, e - a, "printf") &&
+        !lint_tmpl_word_is(d + a, e - a, "print") && !lint_tmpl_word_is(d + a, e - a, "len") &&
+        !lint_tmpl_word_is(d + a, e - a, "index"))
         return a;
     size_t k = e;
     while (k < b && (d[k] == ' ' || d[k] == '\t')) k++;
     if (k < b && (is_ident_start(d[k]) || d[k] == '"' || d[k] == '\'' || d[k] == '.' ||
                   d[k] == '(')) {
         size_t w = k;
-        while (w < b && is_ident(d[w])) w++;
+        while (w < b && lint_tmpl_is_ident(d[w])) w++;
         /* `a and b`, `a if c else d`, `x is defined`: Jinja, not a helper */
         if (in_list(d + k, w - k, k_keywords) && w > k) return a;
         return k;
@@ -1192,12 +771,12 @@ static void do_macro_open(scan *s, size_t i) {
     size_t k = g->kw_end;
     while (k < g->b && d[k] == ' ') k++;
     size_t na = k;
-    while (k < g->b && is_ident(d[k])) k++;
+    while (k < g->b && lint_tmpl_is_ident(d[k])) k++;
     /* parameters hold what the caller passes: known, classed at the call */
     for (size_t p = k; p < g->b && !s->rc; p++)
         if (is_ident_start(d[p])) {
             size_t e = p;
-            while (e < g->b && is_ident(d[e])) e++;
+            while (e < g->b && lint_tmpl_is_ident(d[e])) e++;
             if (bind_put(&s->binds, d + p, e - p, LINT_VC_NONE, 0, 1, 0, 1)) s->rc = UTIL_ENOMEM;
             while (e < g->b && d[e] != ',') e++;
             p = e;
@@ -1237,7 +816,7 @@ static void do_macro_open(scan *s, size_t i) {
                 if (d[q] != '"' && d[q] != '\'') {
                     if (is_ident_start(d[q]) && !(q + 3 < x->b && !memcmp(d + q, "raise", 5))) {
                         size_t e2 = q;
-                        while (e2 < x->b && (is_ident(d[e2]) || d[e2] == '.')) e2++;
+                        while (e2 < x->b && (lint_tmpl_is_ident(d[e2]) || d[e2] == '.')) e2++;
                         int tok = e2 - q > 5 && !memcmp(d + e2 - 5, "token", 5);
                         if (!in_list(d + q, e2 - q, k_keywords) && !tok && e2 < x->b &&
                             d[e2] != '(')
@@ -1305,7 +884,7 @@ static void run_pass(scan *s) {
             break;
         case TK_MID: {
             eval ev = {0};
-            eval_expr(s, g->kw_end > g->a ? g->kw_end : word_end(s->t->data, g->a, g->b), g->b,
+            eval_expr(s, g->kw_end > g->a ? g->kw_end : lint_tmpl_word_end(s->t->data, g->a, g->b), g->b,
                       EM_COND, &ev, NULL);
             quiet_except(s, g, NULL);
             break;
@@ -1347,16 +926,16 @@ static int read_inputs(scan *s, size_t first, size_t last) {
         if (ind == 0) {
             section = 0;
             key_indent = (size_t)-1;
-            if (colon && (word_is(q, (size_t)(colon - q), "inputs") ||
-                          word_is(q, (size_t)(colon - q), "sample")))
+            if (colon && (lint_tmpl_word_is(q, (size_t)(colon - q), "inputs") ||
+                          lint_tmpl_word_is(q, (size_t)(colon - q), "sample")))
                 section = 1;
-            else if (colon && word_is(q, (size_t)(colon - q), "input"))
+            else if (colon && lint_tmpl_word_is(q, (size_t)(colon - q), "input"))
                 section = 2;
             continue;
         }
         if (!section) continue;
         if (section == 2) {
-            if (colon && word_is(q, (size_t)(colon - q), "schema")) section = 1, key_indent = (size_t)-1;
+            if (colon && lint_tmpl_word_is(q, (size_t)(colon - q), "schema")) section = 1, key_indent = (size_t)-1;
             continue;
         }
         if (q[0] == '-' && q + 1 < e) { /* - name: x */
@@ -1366,7 +945,7 @@ static int read_inputs(scan *s, size_t first, size_t last) {
                 r += 5;
                 while (r < e && *r == ' ') r++;
                 const char *re = r;
-                while (re < e && (is_ident(*re))) re++;
+                while (re < e && (lint_tmpl_is_ident(*re))) re++;
                 if (add_input(s, r, (size_t)(re - r))) return UTIL_ENOMEM;
             }
             continue;
@@ -1374,7 +953,7 @@ static int read_inputs(scan *s, size_t first, size_t last) {
         if (key_indent == (size_t)-1) key_indent = ind;
         if (ind != key_indent || !colon) continue;
         const char *ke = q;
-        while (ke < colon && (is_ident(*ke) || *ke == '?')) ke++;
+        while (ke < colon && (lint_tmpl_is_ident(*ke) || *ke == '?')) ke++;
         if (ke == colon && add_input(s, q, (size_t)(ke - q))) return UTIL_ENOMEM;
     }
     return UTIL_OK;
@@ -1448,7 +1027,7 @@ static int has_statements(const lint_text *t) {
         if (!lint_text_in_code(t, i)) {
             if (d[i + 1] == '{' && (d[i + 2] == '#' || d[i + 2] == '/')) return 1;
             if (d[i + 1] == '%') {
-                size_t e = next_plain(d, t->len, i + 2, &c);
+                size_t e = lint_tmpl_next_plain(d, t->len, i + 2, &c);
                 if (e == (size_t)-1) return 0;
                 if (e <= lint_text_line_end(t, lint_text_line_of(t, i)) ||
                     e - i < 4096)
@@ -1544,9 +1123,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
         rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));
         if (!rc) rc = read_inputs(&s, 0, fm);
     }
-    if (!rc) rc = tokenize(&s);
-    if (!rc) rc = match_blocks(&s);
-    if (!rc) rc = count_emitting(&s);
+    if (!rc) rc = lint_tmpl_tokenize(&s);
+    if (!rc) rc = lint_tmpl_match_blocks(&s);
+    if (!rc) rc = lint_tmpl_count_emitting(&s);
     if (!rc) {
         s.emit = 0; /* first pass: macros and their call sites */
         run_pass(&s);
