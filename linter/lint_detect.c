@@ -124,7 +124,7 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*$)",
+     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
@@ -788,7 +788,8 @@ static const char *const k_fixed_homes[] = {
     "appuser", "pi", NULL};
 
 /* An environment fact that is the same for everyone: a sandbox's fixed
- * folder (/workspace, /app, /tmp/x), a home folder of a fixed account
+ * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
+ * counter), a home folder of a fixed account
  * (/home/claude, /home/project), or an English word rather than a value
  * ("Your shell is currently at the repository root"). */
 static int fixed_env_value(const char *v, size_t n) {
@@ -800,6 +801,9 @@ static int fixed_env_value(const char *v, size_t n) {
     while (w < n && isalpha((unsigned char)v[w])) w++;
     if (w == n && word_in(v, w, k_words)) return 1;
     if (n == 0 || v[0] != '/') return 0;
+    /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
+    for (size_t i = 0, run = 0; i < n; i++)
+        if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
     static const char *const k_roots[] = {"workspace", "workspaces", "app", "tmp", "code",
                                           "project", "src", "repo", "mnt/data", "mnt/user-data",
                                           NULL};
