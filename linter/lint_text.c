@@ -39,10 +39,24 @@ static const char *skip_ws(const char *p, const char *e) {
     return p;
 }
 
+/* Past invisible characters pasted before a fence (zero-width space, joiners,
+ * a byte order mark): "\u200b```" was meant as a fence, and reading it as
+ * text would turn every later fence inside out. */
+static const char *skip_invisible(const char *p, const char *e) {
+    for (;;) {
+        const unsigned char *u = (const unsigned char *)p;
+        if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x80 && u[2] >= 0x8B && u[2] <= 0x8D) p += 3;
+        else if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x81 && u[2] == 0xA0) p += 3;
+        else if (e - p >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF) p += 3;
+        else return p;
+    }
+}
+
 /* A fence opener/closer: up to 3 spaces, then 3+ backticks or tildes. */
 static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
     int ind = 0;
     while (p < e && *p == ' ' && ind < 4) p++, ind++;
+    p = skip_invisible(p, e);
     if (ind > 3 || p >= e || (*p != '`' && *p != '~')) return 0;
     char c = *p;
     size_t n = 0;
@@ -307,7 +321,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         if (in_fence) {
             t->flags[i] |= LINT_LF_FENCE;
             if (fence_at(p, e, &c, &cnt) && c == fch && cnt >= fcount) {
-                const char *q = skip_ws(p, e);
+                const char *q = skip_invisible(skip_ws(p, e), e);
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
                     if (add_code(t, fstart, (size_t)(e - data))) return UTIL_ENOMEM;
