@@ -69,7 +69,11 @@ static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
 }
 
 static int only_ws_after_fence(const char *p, const char *e, char c) {
-    while (p < e && (*p == ' ' || *p == c)) p++;
+    for (const char *q = NULL; p != q;) {
+        q = p;
+        while (p < e && (*p == ' ' || *p == c)) p++;
+        p = skip_invisible(p, e);
+    }
     return skip_ws(p, e) == e;
 }
 
