@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install clean \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint cuda test-cuda gpu-check install uninstall clean \
         format check-format fuzz deps model help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -68,6 +68,8 @@ help:
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
+	@echo "make install   cachet, promptlint, their data and the model into PREFIX (PREFIX=\$$HOME/.local: no root)"
+	@echo "make uninstall remove what make install put into PREFIX"
 	@echo "make test      the layer check, then the whole test suite (fetches the model if missing)"
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
@@ -125,6 +127,16 @@ $(BUILD)/tests/tests_list.h: FORCE
 
 FORCE:
 
+# --version names the commit a binary was built from (git describe), when it
+# was built in a git checkout; rewritten only when it changes.
+GIT_DESCRIBE := $(shell git describe --always --dirty 2>/dev/null)
+$(BUILD)/git-describe: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_DESCRIBE)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(call obj,cli/main.c linter/main.c): CFLAGS += -DCACHET_GIT_DESCRIBE='"$(GIT_DESCRIBE)"'
+$(call obj,cli/main.c linter/main.c): $(BUILD)/git-describe
+
 $(BUILD)/tests/test_main.o $(BUILD)/tests/tools/gpu_main.o: CFLAGS += -I$(BUILD)/tests
 $(BUILD)/tests/test_main.o $(BUILD)/tests/tools/gpu_main.o: $(BUILD)/tests/tests_list.h
 
@@ -156,6 +168,7 @@ MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 # a layer violation fails it.
 test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@echo "make test: every suite (a few minutes); the last line is 'N passed, N failed, N skipped'"
 	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/$(BIN) $(BIN)/cachet-tests $(SUITES)
 
 # One-way data flow (cli -> agent/serve/linter -> engine -> util) and no cycle
@@ -167,6 +180,7 @@ check-layers: all
 check: test
 
 sanitize:
+	@echo "make sanitize: the whole build and test suite again under ASan+UBSan in build/san (slow)"
 	$(MAKE) BUILD=build/san BIN=build/san/bin SANITIZE=address,undefined OPT=-O1 test
 
 # The CUDA build: the same binaries under build/cuda/bin with the CUDA backend.
@@ -196,16 +210,24 @@ run:
 	@sh scripts/fetch-model.sh
 	@$(MAKE) --no-print-directory all
 	$(BIN)/cachet -p "$(QUESTION)" --workspace examples/workspace
+	@echo
+	@echo "make run: cachet is bin/cachet here; to have 'cachet' on PATH from anywhere:"
+	@echo "  make install PREFIX=\$$HOME/.local   # then: export PATH=\"\$$HOME/.local/bin:\$$PATH\" if it is not on PATH"
 
 model:
 	@sh scripts/fetch-model.sh
 
+# PREFIX/bin/{cachet,promptlint}, PREFIX/share/cachet/{prompts,skills,linter/rules}
+# and the fetched model(s) in PREFIX/share/cachet/models (INSTALL_MODELS= for
+# none). The installed cachet finds all of it from its own path, so PREFIX can be
+# any folder (PREFIX=$$HOME/.local needs no root). uninstall removes exactly what
+# install wrote (its list is PREFIX/share/cachet/install-manifest).
+INSTALL_MODELS ?= $(wildcard models/*.gguf)
 install: $(BIN)/cachet $(BIN)/promptlint
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cachet
-	install -m 755 $(BIN)/cachet $(BIN)/promptlint $(DESTDIR)$(PREFIX)/bin/
-	cp -R prompts skills $(DESTDIR)$(PREFIX)/share/cachet/
-	install -d $(DESTDIR)$(PREFIX)/share/cachet/linter/rules
-	install -m 644 linter/rules/*.md $(DESTDIR)$(PREFIX)/share/cachet/linter/rules/
+	@sh scripts/install.sh install "$(DESTDIR)$(PREFIX)" "$(BIN)" $(INSTALL_MODELS)
+
+uninstall:
+	@sh scripts/install.sh uninstall "$(DESTDIR)$(PREFIX)"
 
 # --- benchmarks and fuzzing ---------------------------------------------------
 
@@ -213,6 +235,7 @@ install: $(BIN)/cachet $(BIN)/promptlint
 # process) and the cache's overhead at a 0% hit rate.
 bench-cache: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@echo "make bench-cache: prefix-cache TTFT (cold, warm from memory, warm from disk, 0% hit), a few minutes"
 	$(BIN)/cachet bench cache
 
 # Engine speed beside llama.cpp's llama-bench on the same model and threads
@@ -226,21 +249,52 @@ bench: $(BIN)/cachet
 # Bounded load test of cachet serve on loopback (clients x requests, shared prefixes).
 bench-serve: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@echo "make bench-serve: a bounded load test of cachet serve on loopback"
 	sh scripts/bench-serve.sh $(BIN)
 
 bench-lint: $(BIN)/promptlint
+	@echo "make bench-lint: promptlint's speed on generated corpora"
 	sh scripts/bench-lint.sh $(BIN)/promptlint
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)
-fuzz: $(BIN)/fuzz_lint
 $(BIN)/fuzz_lint: $(FUZZ_SRC) $(wildcard linter/*.h util/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 \
 	    -fsanitize=fuzzer,address,undefined -DLINT_ENGINE_TOKENIZER=0 \
 	    -DCACHET_DATADIR='"$(PREFIX)/share/cachet"' $(PKG_CFLAGS) \
 	    -o $@ $(FUZZ_SRC) $(PKG_LIBS) -lm -pthread
-	@echo "run: $@ -max_total_time=60 tests/fuzz/corpus"
+
+# The other harnesses (tests/fuzz/fuzz_*.c; docs/security.md): objects built
+# once with clang under build/fuzz (-fsanitize=fuzzer-no-link, ASan, UBSan that
+# aborts), one binary per harness. scripts/fuzz-all.sh SECONDS runs them all
+# with their -max_len and seed corpora (tests/fuzz/corpus/<harness>/).
+FUZZ_BUILD := build/fuzz
+FUZZ_HARNESSES := gguf model toolcall skillmd config session serve_json
+FUZZ_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -pthread \
+               -fsanitize=address,undefined -fno-sanitize-recover=all -MMD -MP $(PKG_CFLAGS) \
+               -DCACHET_DATADIR='"$(PREFIX)/share/cachet"'
+fuzzobj = $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(1))
+FUZZ_LIBS := $(call fuzzobj,$(AGENT_SRC) $(SERVE_SRC) $(ENGINE_SRC) $(UTIL_SRC))
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/libfuzz_cachet.a: $(FUZZ_LIBS)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(BIN)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libfuzz_cachet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm -pthread
+
+.SECONDARY: $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_BUILD)/tests/fuzz/fuzz_$(h).o)
+
+fuzz: $(BIN)/fuzz_lint $(foreach h,$(FUZZ_HARNESSES),$(BIN)/fuzz_$(h))
+	@echo "run: sh scripts/fuzz-all.sh SECONDS [HARNESS...]   (or bin/fuzz_lint -max_total_time=60 tests/fuzz/corpus/lint)"
 
 clean:
 	rm -rf $(BUILD) $(BIN)

@@ -20,8 +20,10 @@
 
 #include "../util/path.h"
 #include "../util/text.h"
+#include "../util/time.h"
 #include "session.h"
 #include "toolcall.h"
+#include "visible.h"
 
 typedef struct agent_msg {
     char *role, *content;
@@ -49,6 +51,7 @@ struct agent {
     long sum_prompt, sum_cached;
     agent_backend *be;     /* engine, replay or http (backend.h) */
     char model_name[256];  /* util_model_id of the model file, or the id the HTTP backend sends */
+    double req_t0;         /* when the request now running started (prefill progress) */
 };
 
 /* --- small helpers -------------------------------------------------------------- */
@@ -214,6 +217,50 @@ static void request_event(cJSON *e, const agent_gen_res *g, const eng_cache_stat
     }
 }
 
+/* What the backend calls during one request: the reply's visible part goes
+ * to on_text (visible.h), the rest passes through to the agent's callbacks. */
+typedef struct req_io {
+    agent *a;
+    agent_visible vis;
+} req_io;
+
+static int io_text(void *user, const char *text, size_t len) {
+    req_io *io = user;
+    return agent_visible_feed(&io->vis, text, len);
+}
+
+static int io_stop(void *user) {
+    const agent *a = ((req_io *)user)->a;
+    return a->o.should_stop ? a->o.should_stop(a->o.user) : 0;
+}
+
+static void io_note(void *user, const char *kind, const char *text) {
+    const agent *a = ((req_io *)user)->a;
+    if (a->o.on_note) a->o.on_note(a->o.user, kind, text);
+}
+
+static void loop_progress(void *user, int done, int total) {
+    agent *a = user;
+    if (a->o.on_progress) a->o.on_progress(a->o.user, done, total, util_now_ms() - a->req_t0);
+}
+
+/* A reply is stored, rendered into the next request and printed as JSON:
+ * text that is not UTF-8 (a character cut at max_tokens, stray bytes from
+ * byte tokens) gets U+FFFD in place (util_utf8_append_valid). The token
+ * ids the backend returned stay the cache's, so nothing is recomputed. */
+static int make_valid(util_buf *reply, util_err *err) {
+    if (!reply->len || util_utf8_check(reply->data, reply->len) == reply->len) return UTIL_OK;
+    util_buf v;
+    util_buf_init(&v);
+    if (util_utf8_append_valid(&v, reply->data, reply->len) == (size_t)-1) {
+        util_buf_release(&v);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    util_buf_release(reply);
+    *reply = v;
+    return UTIL_OK;
+}
+
 static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_err *err) {
     util_buf text;
     util_buf_init(&text);
@@ -233,9 +280,15 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
                           n, eng_seq_n_ctx(a->seq));
     eng_cache_stats c0 = {0}, c1 = {0};
     if (tok) c0 = eng_model_cache_stats(a->m);
-    agent_gen_req rq = {toks, (int)n, cm, a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text, a->o.should_stop,
-                        a->o.on_note, a->o.user};
+    req_io io = {.a = a};
+    agent_visible_init(&io.vis, a->o.on_text, a->o.user);
+    agent_gen_req rq = {toks, (int)n, cm, a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text ? io_text : NULL,
+                        io_stop, io_note, &io};
+    a->req_t0 = util_now_ms();
     if (!rc) rc = a->be->generate(a->be, &rq, reply, g, err);
+    agent_visible_flush(&io.vis);
+    agent_visible_release(&io.vis);
+    if (!rc) rc = make_valid(reply, err);
     if (!rc) {
         if (tok) c1 = eng_model_cache_stats(a->m);
         const eng_gen_stats *st = &g->st;
@@ -276,6 +329,48 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
 
 /* --- tools ------------------------------------------------------------------------------- */
 
+/* What a call acted on, for its note: the values of its path, command,
+ * pattern and name arguments in the order given (each cut at 80 bytes on a
+ * character boundary), else its arguments as JSON, cut the same way. */
+static void call_summary(util_buf *out, const agent_toolcall *c) {
+    static const char *const keys[] = {"path", "command", "pattern", "name"};
+    const cJSON *arg;
+    size_t before = out->len;
+    cJSON_ArrayForEach(arg, c->args) {
+        if (!cJSON_IsString(arg) || !arg->string) continue;
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            if (strcmp(arg->string, keys[k]) != 0) continue;
+            size_t n = strlen(arg->valuestring), cut = util_utf8_floor(arg->valuestring, n, 80);
+            util_buf_printf(out, "%s%.*s%s", out->len > before ? " " : "", (int)cut, arg->valuestring,
+                            cut < n ? "..." : "");
+        }
+    }
+    if (out->len > before || !c->args || cJSON_GetArraySize(c->args) == 0) return;
+    char *js = cJSON_PrintUnformatted(c->args);
+    if (!js) return;
+    size_t n = strlen(js), cut = util_utf8_floor(js, n, 80);
+    util_buf_printf(out, "%.*s%s", (int)cut, js, cut < n ? "..." : "");
+    free(js);
+}
+
+/* "[tool] read_file src/main.c (1.2 KB)" once a call ran, or with why it failed. */
+static void tool_note(agent *a, const agent_toolcall *c, int ok, const util_buf *out) {
+    util_buf b;
+    util_buf_init(&b);
+    util_buf_puts(&b, c->name ? c->name : "(malformed call)");
+    size_t at = b.len;
+    util_buf_puts(&b, " ");
+    call_summary(&b, c);
+    if (b.len == at + 1) b.len = at; /* no arguments */
+    double n = (double)(out->len ? out->len : 0);
+    if (!ok) util_buf_printf(&b, ": failed: %s", out->data ? out->data : "");
+    else if (n < 1000) util_buf_printf(&b, " (%.0f B)", n);
+    else if (n < 1e6) util_buf_printf(&b, " (%.1f KB)", n / 1e3);
+    else util_buf_printf(&b, " (%.1f MB)", n / 1e6);
+    note(a, "tool", "%s", b.data ? b.data : "");
+    util_buf_release(&b);
+}
+
 static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
     int rc = UTIL_OK;
     for (size_t i = 0; i < calls->n && !rc; i++) {
@@ -289,9 +384,6 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
         if (c->args) cJSON_AddItemToObject(e, "arguments", cJSON_Duplicate(c->args, 1));
         if (c->error) cJSON_AddStringToObject(e, "error", c->error);
         rc = event(a, e, err);
-        char *args_s = c->args ? cJSON_PrintUnformatted(c->args) : NULL;
-        note(a, "tool", "%s %s", c->name ? c->name : "(malformed)", args_s ? args_s : "");
-        free(args_s);
         if (c->error) {
             util_buf_puts(&out, c->error);
         } else if (!agent_tool_exists(c->name)) {
@@ -303,7 +395,7 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
             else util_buf_puts(&out, te.msg);
         }
         util_buf_append(&out, "", 0);
-        if (!ok) note(a, "tool-error", "%s", out.data);
+        tool_note(a, c, ok, &out);
         e = ev_new("tool_result", a->turn);
         cJSON_AddStringToObject(e, "name", c->name ? c->name : "");
         cJSON_AddBoolToObject(e, "ok", ok);
@@ -349,6 +441,35 @@ static int refresh_prompt(agent *a, util_err *err) {
     return UTIL_OK;
 }
 
+/* 1 if text names a built-in tool as a word of its own ("use read_file"). */
+static int names_tool(const char *text, char *name, size_t cap) {
+    for (const char *p = text; *p;) {
+        size_t n = 0;
+        while ((p[n] >= 'a' && p[n] <= 'z') || p[n] == '_') n++;
+        if (n && n < cap && (p == text || !((p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9')))) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            if (!((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= '0' && p[n] <= '9')) && agent_tool_exists(name)) return 1;
+        }
+        p += n ? n : 1;
+    }
+    return 0;
+}
+
+/* What the user should know about how the turn ended: a reply cut short,
+ * and a tool the task names that never ran (the answer is then the model's
+ * own text; a small model often answers instead of calling). */
+static void turn_notes(agent *a, const char *user_text, const agent_turn_result *res) {
+    if (res->stop_reason == ENG_STOP_MAX_TOKENS)
+        note(a, "limit", "the reply stopped at the token limit (--max-tokens %d): it is cut short", a->o.max_tokens);
+    else if (res->stop_reason == ENG_STOP_CONTEXT_FULL)
+        note(a, "limit", "the reply stopped because the context is full: it is cut short (/reset starts over)");
+    char name[32];
+    if (res->tool_calls == 0 && !res->canceled && names_tool(user_text, name, sizeof name))
+        note(a, "no-tool", "the task names %s, but the model called no tool: no tool ran, the reply is its own text",
+             name);
+}
+
 int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err *err) {
     memset(res, 0, sizeof *res);
     a->turn++;
@@ -372,9 +493,12 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
         rc = request(a, round, &reply, &g, err);
         if (rc) break;
         util_buf_append(&reply, "", 0);
-        res->rounds++;
+        if (res->rounds++ == 0) res->ttft_ms = g.st.ttft_ms, res->cached_reported = 1;
+        res->cached_reported &= g.cached_reported != 0;
         res->prompt_tokens += g.st.prompt_tokens;
         res->cached_tokens += g.st.cached_tokens;
+        res->generated_tokens += g.st.generated_tokens;
+        res->stop_reason = g.st.stop_reason;
         if ((rc = push_msg(a, "assistant", reply.data, err))) break;
         if (g.st.stop_reason == ENG_STOP_CANCELED) {
             res->canceled = 1;
@@ -392,8 +516,10 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
             break;
         }
         rc = run_calls(a, &calls, err);
+        res->tool_calls += (int)calls.n;
         agent_toolcalls_release(&calls);
     }
+    if (!rc) turn_notes(a, user_text, res);
     if (!rc) {
         cJSON *e = ev_new("reply", a->turn);
         cJSON_AddStringToObject(e, "text", reply.data ? reply.data : "");
@@ -545,9 +671,21 @@ static int resume_session(agent *a, cJSON *evs, util_err *err) {
     return rc;
 }
 
+/* A resumed session runs in the workspace it recorded (its resolved path)
+ * unless --workspace says otherwise: a recorded path that now resolves
+ * elsewhere (a directory on the way replaced by a link) is refused rather
+ * than followed; another workspace given is said. */
 static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     const char *ws = a->o.workspace ? a->o.workspace : session_ws ? session_ws : ".";
     if (!realpath(ws, a->ws)) return util_err_set(err, UTIL_ENOTFOUND, "workspace '%s' does not exist", ws);
+    if (session_ws && strcmp(a->ws, session_ws) != 0) {
+        if (!a->o.workspace)
+            return util_err_set(err, UTIL_EINVAL,
+                                "the session's workspace '%s' now leads to '%s' (a link on the way): refused; "
+                                "pass --workspace DIR to resume it in a workspace of your choice",
+                                session_ws, a->ws);
+        note(a, "warning", "this session was recorded in workspace '%s'; it is resumed in '%s'", session_ws, a->ws);
+    }
     snprintf(a->data, sizeof a->data, "%s", a->o.data_dir);
     agent_prompt_opts po = {a->ws, a->data, a->fmt, NULL};
     int rc = agent_prompt_build(&a->prompt, &po, err);
@@ -581,6 +719,7 @@ static int open_backend(agent *a, util_err *err) {
     }
     int rc = eng_model_open(&a->m, o->model_path, &o->mp, err);
     if (!rc) rc = eng_seq_new(&a->seq, a->m, o->n_ctx, err);
+    if (!rc && o->on_progress) eng_seq_set_progress(a->seq, loop_progress, a);
     if (!rc) rc = o->replay_path ? agent_backend_replay_new(&a->be, a->m, a->seq, o->replay_path, err)
                                  : agent_backend_engine_new(&a->be, a->seq, err);
     if (rc) return rc;

@@ -34,19 +34,33 @@ typedef struct agent_opts {
     eng_sample_params sp;
     agent_confirm_fn confirm; /* NULL: no TTY */
     void *confirm_user;
-    /* streamed reply text; return nonzero to stop the generation */
+    /* streamed reply text, <tool_call> blocks left out (visible.h); return
+     * nonzero to stop the generation. The session keeps the whole reply. */
     int (*on_text)(void *user, const char *text, size_t len);
-    /* notes for the user: tool calls, results, cache breaks, warnings */
+    /* notes for the user, by kind: "tool" (a call that ran: "read_file
+     * src/main.c (1.2 KB)", or why it failed), "limit" (a reply cut at
+     * max_tokens or the context, a turn stopped at max_rounds), "no-tool"
+     * (the task names a tool and none ran), "break", "warning", "resume",
+     * "retry" */
     void (*on_note)(void *user, const char *kind, const char *text);
+    /* the embedded engine's prefill: after each chunk of a request's prompt
+     * that is computed in several (the uncached part), tokens done of total
+     * and the milliseconds since the request started; NULL: not called */
+    void (*on_progress)(void *user, int done, int total, double elapsed_ms);
     void *user;
     int (*should_stop)(void *user); /* polled during generation (Ctrl-C) */
 } agent_opts;
 
 typedef struct agent_turn_result {
-    char *reply;        /* the final reply text (malloc'd; free it) */
+    char *reply;        /* the final reply text, valid UTF-8 (malloc'd; free it) */
     int rounds;         /* requests made this turn */
     long prompt_tokens; /* summed over this turn's requests */
     long cached_tokens;
+    int cached_reported; /* 0: a server did not say how many were cached (cached_tokens is 0 then) */
+    long generated_tokens;
+    double ttft_ms;     /* the turn's first request: time to its first token */
+    int tool_calls;     /* tool calls run this turn (malformed and refused ones too) */
+    eng_stop_reason stop_reason; /* why the final reply ended (ENG_STOP_MAX_TOKENS: cut) */
     int canceled;
 } agent_turn_result;
 

@@ -264,9 +264,7 @@ static const char *parse_line(const char *s, size_t n, cJSON **out) {
 }
 
 int agent_session_load(const char *path, cJSON **events, agent_session_info *info, util_err *err) {
-    agent_session_info local;
-    if (!info) info = &local;
-    memset(info, 0, sizeof *info);
+    if (info) memset(info, 0, sizeof *info);
     *events = NULL;
     int fd;
     int rc = util_fs_open_regular(&fd, AT_FDCWD, path, 0, err);
@@ -284,11 +282,19 @@ int agent_session_load(const char *path, cJSON **events, agent_session_info *inf
     rc = util_fs_read_fd(&text, &len, fd, path, AGENT_SESSION_MAX_BYTES, 0, NULL, err);
     close(fd);
     if (rc) return rc;
+    rc = agent_session_parse(text, len, path, events, info, err);
+    free(text);
+    return rc;
+}
+
+int agent_session_parse(const char *text, size_t len, const char *path, cJSON **events, agent_session_info *info,
+                        util_err *err) {
+    agent_session_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    *events = NULL;
     cJSON *arr = cJSON_CreateArray();
-    if (!arr) {
-        free(text);
-        return util_err_set(err, UTIL_ENOMEM, "session '%s': out of memory", path);
-    }
+    if (!arr) return util_err_set(err, UTIL_ENOMEM, "session '%s': out of memory", path);
     const char *why_first = NULL;
     long line = 0;
     for (size_t off = 0; off < len;) {
@@ -310,7 +316,6 @@ int agent_session_load(const char *path, cJSON **events, agent_session_info *inf
             why_first = off >= len && !nl && strcmp(why, "not a JSON object") == 0 ? "cut short" : why;
         }
     }
-    free(text);
     if (info->skipped)
         snprintf(info->warning, sizeof info->warning,
                  "session '%s': skipped %ld unreadable line%s (the first: line %ld, %s); every other line was read",

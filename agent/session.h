@@ -70,6 +70,10 @@ typedef struct agent_session_info {
  * refused without blocking, a file over AGENT_SESSION_MAX_BYTES with a
  * message naming the limit (UTIL_ERANGE). */
 int agent_session_load(const char *path, cJSON **events, agent_session_info *info, util_err *err);
+/* The same rules on a session's text already read ([text, text + len), any
+ * bytes); path names it in the warning. The fuzz harness's entry too. */
+int agent_session_parse(const char *text, size_t len, const char *path, cJSON **events, agent_session_info *info,
+                        util_err *err);
 
 /* Lists session ids, newest first (malloc'd array of malloc'd strings). */
 int agent_sessions_list(char ***ids, size_t *n, util_err *err);

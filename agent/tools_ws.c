@@ -47,22 +47,32 @@ static int load_secret_env(agent_tools *t, const cJSON *c, const char *p, util_e
 static int load_config(agent_tools *t, util_err *err) {
     const char *p = ".cachet/config.json";
     char *text = NULL;
+    size_t len = 0;
     util_err e;
-    int rc = util_fs_read(&text, NULL, t->rootfd, p, CONFIG_MAX, UTIL_FS_BENEATH, NULL, &e);
+    int rc = util_fs_read(&text, &len, t->rootfd, p, CONFIG_MAX, UTIL_FS_BENEATH, NULL, &e);
     if (rc == UTIL_ENOTFOUND) return UTIL_OK;
     if (rc == UTIL_EINVAL)
         return util_err_set(err, rc, "'%s/%s' leads outside the workspace: refused", t->root, p);
     if (rc) return util_err_set(err, rc, "workspace %s", e.msg);
-    cJSON *c = cJSON_Parse(text);
+    char label[PATH_MAX + 32];
+    snprintf(label, sizeof label, "%s/%s", t->root, p);
+    rc = agent_tools_config_parse(t, text, len, label, err);
     free(text);
+    return rc;
+}
+
+int agent_tools_config_parse(agent_tools *t, const char *text, size_t len, const char *label, util_err *err) {
+    int rc = UTIL_OK;
+    const char *p = label;
+    cJSON *c = cJSON_ParseWithLength(text, len);
     if (!cJSON_IsObject(c)) {
         cJSON_Delete(c);
-        return util_err_set(err, UTIL_EFORMAT, "'%s/%s' is not a JSON object", t->root, p);
+        return util_err_set(err, UTIL_EFORMAT, "'%s' is not a JSON object", p);
     }
     cJSON *allow = cJSON_GetObjectItemCaseSensitive(c, "allow");
     if (allow && !cJSON_IsArray(allow)) {
         cJSON_Delete(c);
-        return util_err_set(err, UTIL_EFORMAT, "'%s/%s': \"allow\" must be an array of strings", t->root, p);
+        return util_err_set(err, UTIL_EFORMAT, "'%s': \"allow\" must be an array of strings", p);
     }
     int n = cJSON_GetArraySize(allow);
     t->allow = calloc((size_t)n + 1, sizeof *t->allow);
@@ -70,7 +80,7 @@ static int load_config(agent_tools *t, util_err *err) {
     for (int i = 0; !rc && i < n; i++) {
         cJSON *e2 = cJSON_GetArrayItem(allow, i);
         if (!cJSON_IsString(e2)) {
-            rc = util_err_set(err, UTIL_EFORMAT, "'%s/%s': \"allow\" must be an array of strings", t->root, p);
+            rc = util_err_set(err, UTIL_EFORMAT, "'%s': \"allow\" must be an array of strings", p);
             break;
         }
         if (!(t->allow[t->n_allow] = strdup(e2->valuestring))) rc = UTIL_ENOMEM;

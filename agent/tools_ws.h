@@ -41,6 +41,11 @@ typedef struct agent_tools {
  * with agent_tools_release. */
 int agent_tools_init(agent_tools *t, const char *workspace, util_err *err);
 void agent_tools_release(agent_tools *t);
+/* The config's text ([text, text + len), not necessarily NUL-terminated) into
+ * t's allow and secret_env lists (t zeroed or from agent_tools_init; released
+ * by agent_tools_release). label names the file in messages. UTIL_EFORMAT for
+ * what is not an object with string arrays. The fuzz harness's entry too. */
+int agent_tools_config_parse(agent_tools *t, const char *text, size_t len, const char *label, util_err *err);
 
 /* --- paths ---------------------------------------------------------------------- */
 

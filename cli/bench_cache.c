@@ -225,12 +225,16 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         goto done;
     }
+    /* one plain line per phase on stderr: the whole run takes minutes on a small CPU */
+    fprintf(stderr, "cachet bench cache: cold, %d run%s of %d tokens without a cache\n", o.reps,
+            o.reps == 1 ? "" : "s", n);
     /* Cold: no cache at all. */
     for (int r = 0; r < o.reps; r++) {
         make_tokens(t + o.prefix, o.suffix, 100 + (uint64_t)r);
         if ((cold[r] = ttft(nc, t, n, NULL, &err)) < 0) goto fail;
     }
     /* Warm from memory: the prefix was seen by an earlier request with another suffix. */
+    fprintf(stderr, "cachet bench cache: warm from memory, %d run%s\n", o.reps, o.reps == 1 ? "" : "s");
     if (!(wc = open_model(&o, path, 0, dir, &err))) goto fail;
     make_tokens(t + o.prefix, o.suffix, 2);
     if (ttft(wc, t, n, NULL, &err) < 0) goto fail;
@@ -240,9 +244,11 @@ int cli_cmd_bench_cache(int argc, char **argv) {
     }
     eng_model_flush_cache(wc);
     /* Warm from disk: a new process with the same --kv-dir. */
+    fprintf(stderr, "cachet bench cache: warm from disk, in a new process\n");
     double disk = run_child(&o, path, dir, &cached_disk);
     /* 0% hit rate: fresh token streams, cache off vs on (tree only, then
      * tree + disk writes), interleaved so load changes hit all three alike. */
+    fprintf(stderr, "cachet bench cache: 0%% hit rate, %d x 3 runs (no cache, tree only, tree + disk)\n", o.reps);
     if (!(mc = open_model(&o, path, 0, NULL, &err))) goto fail;
     for (int r = 0; r < o.reps; r++) {
         make_tokens(t, n, 1000 + (uint64_t)r);

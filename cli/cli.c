@@ -1,6 +1,7 @@
 /* cli/cli.c: option parsing helpers and default paths for the cachet CLI. */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -12,6 +13,21 @@
 #include "../engine/engine.h"
 #include "../util/parse.h"
 #include "../util/path.h"
+#include "../util/text.h"
+
+int cli_json_puts(const cJSON *o) {
+    char *s = cJSON_PrintUnformatted(o);
+    if (!s) return CLI_EXIT_FAIL;
+    size_t n = strlen(s);
+    char *v = NULL;
+    /* JSON's structure is ASCII: only bytes inside strings can be replaced */
+    if (util_utf8_check(s, n) != n) util_utf8_sanitize(s, n, &v, &n);
+    fwrite(v ? v : s, 1, n, stdout);
+    fputc('\n', stdout);
+    free(v);
+    free(s);
+    return 0;
+}
 
 int cli_model_path(char *out, size_t cap, const char *given) {
     util_err err;
@@ -58,7 +74,8 @@ int cli_parse_size(const char *opt, const char *s, uint64_t *out) {
     util_err err;
     uint64_t v = 0;
     if (util_parse_size(s, &v, NULL, &err)) {
-        fprintf(stderr, "cachet: option '%s': '%s' is not a size (%s)\n", opt, s, err.msg);
+        fprintf(stderr, "cachet: option '%s': '%s' is not a size (%s); a size looks like 512MiB, 2GiB, "
+                        "1.5GB, 256M or 1048576 (bytes)\n", opt, s, err.msg);
         return CLI_EXIT_USAGE;
     }
     if (v == 0) {

@@ -17,8 +17,9 @@ enum {
 };
 
 /* Each subcommand returns the process exit status (CLI_EXIT_*). */
-int cli_cmd_generate(int argc, char **argv); /* cmd_generate.c: generate, tokenize */
-int cli_cmd_tokenize(int argc, char **argv);
+int cli_cmd_generate(int argc, char **argv); /* cmd_generate.c */
+int cli_cmd_tokenize(int argc, char **argv);   /* cmd_tokenize.c: tokenize, detokenize */
+int cli_cmd_detokenize(int argc, char **argv);
 int cli_cmd_kv(int argc, char **argv);       /* cmd_kv.c */
 int cli_cmd_serve(int argc, char **argv);    /* cmd_serve.c */
 int cli_cmd_bench(int argc, char **argv);    /* cmd_bench.c */
@@ -29,6 +30,13 @@ int cli_cmd_prompt(int argc, char **argv);
 /* Saved sessions (cmd_stats.c). */
 int cli_cmd_sessions(int argc, char **argv);
 int cli_cmd_stats(int argc, char **argv);
+
+/* Prints o as one line of JSON and a newline on stdout. The text is valid
+ * UTF-8 whatever the strings held: bytes that are not UTF-8 become U+FFFD
+ * (cJSON copies them as they are). Returns 0, or CLI_EXIT_FAIL when out of
+ * memory (nothing printed). */
+struct cJSON;
+int cli_json_puts(const struct cJSON *o);
 
 /* The model file (util_model_find's search order) into out. Returns 0, or
  * prints "cachet: ..." naming the places searched and returns

@@ -3,11 +3,13 @@
  * [--json]`. Parses options and prints; the loop is agent/loop.c, the
  * terminal chat repl.c, stats and sessions cmd_stats.c. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "../util/text.h"
 #include "cli.h"
 #include "repl.h"
+#include "status.h"
 #include "../agent/session.h"
 #include "../agent/stats.h"
 
@@ -33,7 +36,9 @@ static const char agent_usage[] =
     "  --data-dir DIR        where prompts/ and skills/ are (default: $CACHET_DATA, the source tree\n"
     "                        the binary was built in, <prefix>/share/cachet next to the binary, else\n"
     "                        the compiled-in install prefix)\n"
-    "  --json                -p: print {\"reply\", \"session\", \"turns\", \"prompt_tokens\", \"cached_tokens\"}\n"
+    "  --json                -p: print {\"reply\", \"session\", \"turns\", \"prompt_tokens\", \"cached_tokens\",\n"
+    "                        \"stop_reason\", \"tool_calls\", ...} (valid UTF-8: see README)\n"
+    "  --quiet               no progress line, [tool] lines or [cache] summary on stderr\n"
     "  --yes                 run writes and shell commands without asking\n"
     "  --max-tokens N        tokens per reply (default 256)\n"
     "  --max-rounds N        tool rounds per turn (default 8)\n"
@@ -62,7 +67,7 @@ static void usage(FILE *f) {
 }
 
 enum { O_WS = 300, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_REPLAY, O_NOSESS, O_NOW,
-       O_HELP, O_RESUME, O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM };
+       O_HELP, O_RESUME, O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM, O_QUIET };
 
 /* One of the agent's own options with its argument; returns 0 or an exit status. */
 static int parse_one(cli_agent *c, int o, const char *a) {
@@ -73,6 +78,7 @@ static int parse_one(cli_agent *c, int o, const char *a) {
     case O_WS: c->ao.workspace = a; return 0;
     case O_DATA: c->data_dir_opt = a; return 0;
     case O_JSON: c->json = 1; return 0;
+    case O_QUIET: c->quiet = 1; return 0;
     case O_YES: c->ao.yes = 1; return 0;
     case O_REPLAY: c->ao.replay_path = a; return 0;
     case O_NOSESS: c->ao.no_session = 1; return 0;
@@ -109,7 +115,7 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
         {"backend", required_argument, 0, O_BACKEND}, {"backend-model", required_argument, 0, O_BMODEL},
         {"api-key-env", required_argument, 0, O_KEYENV}, {"connect-timeout", required_argument, 0, O_CONNTO},
         {"timeout", required_argument, 0, O_TIMEOUT}, {"retries", required_argument, 0, O_RETRIES},
-        {"no-stream", no_argument, 0, O_NOSTREAM}, {0, 0, 0, 0}};
+        {"no-stream", no_argument, 0, O_NOSTREAM}, {"quiet", no_argument, 0, O_QUIET}, {0, 0, 0, 0}};
     struct option opts[64];
     if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int o;
@@ -143,6 +149,16 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
         }
         if ((k = parse_one(c, o, optarg))) return k;
     }
+    /* a file is not a workspace: refused before anything runs in it */
+    struct stat wst;
+    if (c->ao.workspace) {
+        int bad = stat(c->ao.workspace, &wst) != 0 ? errno : S_ISDIR(wst.st_mode) ? 0 : ENOTDIR;
+        if (bad) {
+            fprintf(stderr, "cachet: option '--workspace': '%s' %s\n", c->ao.workspace,
+                    bad == ENOENT ? "does not exist" : bad == ENOTDIR ? "is not a directory" : strerror(bad));
+            return CLI_EXIT_USAGE;
+        }
+    }
     /* a remote backend opens no model file */
     int st = cli_engine_finish(&c->e, !c->ao.http.url || !allow_print);
     if (st != CLI_GO_ON) return st;
@@ -156,10 +172,29 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
 
 /* --- notes and streaming -------------------------------------------------------- */
 
+/* -p and piped turns: the reply on stdout, everything else on stderr, each
+ * note on a line of its own (stdout gets the newline a cut line needs). */
+typedef struct batch_io {
+    int mid_line;   /* stdout's last byte was not a newline */
+    int quiet;
+    cli_progress progress;
+} batch_io;
+
+static void end_line(batch_io *io) {
+    cli_progress_clear(&io->progress);
+    if (io->mid_line) {
+        fputc('\n', stdout);
+        io->mid_line = 0;
+    }
+    fflush(stdout);
+}
+
 /* Notes go to stderr, which may be a terminal: what they quote (a tool's
  * arguments, a server's message) has its control characters escaped. */
 static void on_note(void *user, const char *kind, const char *text) {
-    (void)user;
+    batch_io *io = user;
+    end_line(io); /* the reply so far ends its line, shown or not (the next round's text starts anew) */
+    if (io->quiet && strcmp(kind, "tool") == 0) return;
     util_buf b;
     util_buf_init(&b);
     util_text_escape(&b, text, strlen(text), UTIL_ESC_KEEP_LINES);
@@ -168,10 +203,18 @@ static void on_note(void *user, const char *kind, const char *text) {
 }
 
 static int on_text_stdout(void *user, const char *text, size_t len) {
-    (void)user;
+    batch_io *io = user;
+    cli_progress_clear(&io->progress);
+    if (!len) return 0;
     fwrite(text, 1, len, stdout);
     fflush(stdout);
+    io->mid_line = text[len - 1] != '\n';
     return 0;
+}
+
+static void on_progress(void *user, int done, int total, double elapsed_ms) {
+    batch_io *io = user;
+    cli_progress_update(&io->progress, done, total, elapsed_ms);
 }
 
 /* --- cachet -p, and turns read from a pipe ---------------------------------------------- */
@@ -180,7 +223,7 @@ static void print_json_turn(agent *a, const agent_turn_result *r) {
     long p, k;
     agent_totals(a, &p, &k);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "reply", r->reply);
+    cJSON_AddStringToObject(o, "reply", r->reply); /* valid UTF-8 (agent_turn_result) */
     cJSON_AddStringToObject(o, "session", agent_session_id(a));
     cJSON_AddNumberToObject(o, "turns", agent_turns(a));
     cJSON_AddNumberToObject(o, "rounds", r->rounds);
@@ -188,10 +231,14 @@ static void print_json_turn(agent *a, const agent_turn_result *r) {
     cJSON_AddNumberToObject(o, "cached_tokens", (double)k);
     cJSON_AddNumberToObject(o, "turn_prompt_tokens", (double)r->prompt_tokens);
     cJSON_AddNumberToObject(o, "turn_cached_tokens", (double)r->cached_tokens);
-    char *s = cJSON_PrintUnformatted(o);
-    if (s) puts(s);
+    cJSON_AddNumberToObject(o, "turn_generated_tokens", (double)r->generated_tokens);
+    cJSON_AddNumberToObject(o, "ttft_ms", r->ttft_ms);
+    cJSON_AddNumberToObject(o, "tool_calls", r->tool_calls);
+    cJSON_AddStringToObject(o, "stop_reason", eng_stop_reason_name(r->stop_reason));
+    cJSON_AddBoolToObject(o, "truncated",
+                          r->stop_reason == ENG_STOP_MAX_TOKENS || r->stop_reason == ENG_STOP_CONTEXT_FULL);
+    cli_json_puts(o);
     fflush(stdout);
-    free(s);
     cJSON_Delete(o);
 }
 
@@ -200,14 +247,18 @@ static void print_json_turn(agent *a, const agent_turn_result *r) {
 static int run_batch(cli_agent *c) {
     util_err err;
     util_err_clear(&err);
+    batch_io io = {.mid_line = 0, .quiet = c->quiet};
+    cli_progress_init(&io.progress, !c->quiet);
     c->ao.on_note = on_note;
+    c->ao.on_progress = on_progress;
+    c->ao.user = &io;
     if (!c->json) c->ao.on_text = on_text_stdout;
     agent *a = NULL;
     if (agent_open(&a, &c->ao, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         return CLI_EXIT_FAIL;
     }
-    int rc = 0;
+    int rc = 0, turns = 0;
     char *line = NULL;
     size_t cap = 0;
     for (;;) {
@@ -220,18 +271,27 @@ static int run_batch(cli_agent *c) {
             task = line;
         }
         agent_turn_result r;
-        if (agent_turn(a, task, &r, &err)) {
-            fprintf(stderr, "\ncachet: %s\n", err.msg);
+        turns++;
+        int t = agent_turn(a, task, &r, &err);
+        end_line(&io); /* the reply's last line ends, whatever came last */
+        if (t) {
+            fprintf(stderr, "cachet: %s\n", err.msg);
             rc = CLI_EXIT_FAIL;
-        } else if (c->json) {
-            print_json_turn(a, &r);
         } else {
-            fputc('\n', stdout);
-            fflush(stdout);
+            if (c->json) print_json_turn(a, &r);
+            if (!c->quiet && !c->json) {
+                char sum[512];
+                cli_turn_summary(sum, sizeof sum, &r);
+                fprintf(stderr, "%s\n", sum);
+            }
         }
         agent_turn_result_release(&r);
         if (rc || c->print) break;
     }
+    /* `cachet < /dev/null`, or a copied chat command run where stdin is no terminal */
+    if (!turns && !c->quiet)
+        fprintf(stderr, "cachet: stdin is not a terminal and held no task, so nothing was asked (one task: "
+                        "cachet -p TASK; the chat needs a terminal)\n");
     free(line);
     agent_free(a);
     return rc;
@@ -331,9 +391,7 @@ int cli_cmd_prompt(int argc, char **argv) {
         for (size_t i = 0; i < p.skills.n; i++) cJSON_AddItemToArray(sk, cJSON_CreateString(p.skills.v[i].name));
         cJSON *w = cJSON_AddArrayToObject(o, "warnings");
         for (size_t i = 0; i < p.warnings.n; i++) cJSON_AddItemToArray(w, cJSON_CreateString(p.warnings.v[i]));
-        char *s = cJSON_PrintUnformatted(o);
-        if (s) puts(s);
-        free(s);
+        cli_json_puts(o);
         cJSON_Delete(o);
     } else {
         for (size_t i = 0; i < p.warnings.n; i++) fprintf(stderr, "cachet: warning: %s\n", p.warnings.v[i]);

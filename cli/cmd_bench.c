@@ -292,8 +292,11 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     r->kv_per_token = eng_model_kv_bytes_per_token(m);
     /* mean KV read over the tg steps: positions 1 .. n_gen */
     r->decode_bytes = (double)r->weight_bytes + (double)r->kv_per_token * (o->n_gen + 1) / 2.0;
+    int tty = isatty(STDERR_FILENO);
     for (int i = 0; !rc && i < o->reps; i++) {
-        if (!o->json) fprintf(stderr, "\rcachet bench: run %d/%d", i + 1, o->reps);
+        /* a redrawn line on a terminal; elsewhere a plain line per run (no \r or escape in a file) */
+        if (!o->json && tty) fprintf(stderr, "\rcachet bench: run %d/%d\033[K", i + 1, o->reps);
+        else if (!o->json) fprintf(stderr, "cachet bench: run %d/%d\n", i + 1, o->reps);
         rc = cachet_rep(o, s, toks, logits, r, i, err);
         if (rc) break;
         if (i == 0) { /* the generation's peak, before the bandwidth test's buffer */
@@ -306,7 +309,7 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     }
     free(dram.p);
     free(ws.p);
-    if (!o->json) fputs("\r\033[K", stderr);
+    if (!o->json && tty) fputs("\r\033[K", stderr);
     if (!rc) {
         snprintf(r->backend, sizeof r->backend, "%s", eng_model_backend(m));
         uint64_t pages = (uint64_t)(n_ctx + 15) / 16;

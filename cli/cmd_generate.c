@@ -1,6 +1,6 @@
-/* cli/cmd_generate.c: `cachet generate` and `cachet tokenize`: raw access to
- * the embedded engine. generate streams text to stdout (or prints one JSON
- * object with --json); tokenize prints ids. No agent logic here. */
+/* cli/cmd_generate.c: `cachet generate`: raw access to the embedded engine.
+ * Streams text to stdout (or prints one JSON object with --json). No agent
+ * logic here; tokenize and detokenize are cmd_tokenize.c. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <limits.h>
@@ -13,9 +13,11 @@
 #include "../engine/engine.h"
 #include "../util/buf.h"
 #include "../util/fs.h"
+#include "../util/text.h"
 #include "../util/time.h"
 #include "cli.h"
 #include "opts.h"
+#include "status.h"
 
 static const char generate_usage[] =
     "usage: cachet generate (--prompt TEXT | --prompt-file PATH) [--chat]\n"
@@ -41,14 +43,6 @@ static const char generate_usage[] =
     "\n"
     "engine options:\n";
 
-static const char tokenize_usage[] =
-    "usage: cachet tokenize [--json] [--no-special] [--model PATH] TEXT\n"
-    "\n"
-    "Prints the token ids of TEXT, one line, space-separated.\n"
-    "\n"
-    "  --json                print {\"tokens\": [...]}\n"
-    "  --no-special          treat special-token text (<|im_start|>) as plain text\n";
-
 static void usage(FILE *f, const char *text, cli_engine_set set) {
     fputs(text, f);
     cli_engine_usage(f, set, NULL);
@@ -63,7 +57,7 @@ typedef struct gen_opts {
 } gen_opts;
 
 enum { OPT_PROMPT = 256, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP, OPT_TOPK, OPT_TOPP,
-       OPT_MINP, OPT_REP, OPT_SEED, OPT_JSON, OPT_HELP, OPT_NOSPECIAL, OPT_SYSTEM_FILE };
+       OPT_MINP, OPT_REP, OPT_SEED, OPT_JSON, OPT_HELP, OPT_SYSTEM_FILE };
 
 /* One of generate's own options with its argument; returns 0 or an exit status. */
 static int parse_one(gen_opts *o, int c, const char *a) {
@@ -153,17 +147,12 @@ static int on_token(void *user, int32_t id, const char *text, size_t len) {
 
 typedef struct progress_ctx {
     double t0_ms;
-    int shown;
+    cli_progress line;
 } progress_ctx;
 
 static void on_progress(void *user, int done, int total) {
     progress_ctx *p = user;
-    double el = (util_now_ms() - p->t0_ms) / 1e3;
-    if (el < 1.0 && !p->shown) return;
-    p->shown = 1;
-    fprintf(stderr, "\rprefill %d/%d tokens", done, total);
-    if (done == total) fputs("\r\033[K", stderr);
-    fflush(stderr);
+    cli_progress_update(&p->line, done, total, util_now_ms() - p->t0_ms);
 }
 
 static int load_prompt(const gen_opts *o, char **out, util_err *err) {
@@ -214,7 +203,12 @@ static int build_prompt(const eng_model *m, const gen_opts *o, const char *text,
 static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const eng_gen_stats *st,
                        const eng_model *m) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "text", sc->text.data ? sc->text.data : "");
+    /* valid UTF-8: a character cut by --max-tokens is one U+FFFD (the ids are in "tokens") */
+    util_buf valid;
+    util_buf_init(&valid);
+    util_utf8_append_valid(&valid, sc->text.data ? sc->text.data : "", sc->text.len);
+    cJSON_AddStringToObject(o, "text", valid.data ? valid.data : "");
+    util_buf_release(&valid);
     cJSON *arr = cJSON_AddArrayToObject(o, "tokens");
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
     cJSON_AddNumberToObject(o, "prompt_tokens", st->prompt_tokens);
@@ -236,9 +230,7 @@ static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const en
     cJSON_AddNumberToObject(c, "disk_reads", (double)cs.disk_reads);
     cJSON_AddNumberToObject(c, "disk_writes", (double)cs.disk_writes);
     cJSON_AddNumberToObject(c, "kv_bytes_in_use", (double)cs.bytes_in_use);
-    char *s = cJSON_PrintUnformatted(o);
-    if (s) puts(s);
-    free(s);
+    cli_json_puts(o);
     cJSON_Delete(o);
 }
 
@@ -267,7 +259,8 @@ int cli_cmd_generate(int argc, char **argv) {
     eng_seq *seq = NULL;
     stream_ctx sc = {.json = o.json};
     util_buf_init(&sc.text);
-    progress_ctx pc = {.t0_ms = util_now_ms(), .shown = 0};
+    progress_ctx pc;
+    cli_progress_init(&pc.line, 1);
     if (build_prompt(m, &o, text, &prompt, &n_prompt, &err) || eng_seq_new(&seq, m, o.e.n_ctx, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         goto done;
@@ -281,10 +274,13 @@ int cli_cmd_generate(int argc, char **argv) {
                 n_prompt, eng_seq_n_ctx(seq));
         goto done;
     }
-    if (isatty(STDERR_FILENO)) eng_seq_set_progress(seq, on_progress, &pc);
+    eng_seq_set_progress(seq, on_progress, &pc); /* a line on a terminal only (status.h) */
+    pc.t0_ms = util_now_ms();
     eng_gen_params gp = {.max_tokens = o.max_tokens, .sample = o.sp, .on_token = on_token, .user = &sc};
     eng_gen_stats stats;
-    if (eng_generate(seq, prompt, (int)n_prompt, &gp, &out_ids, &n_out, &stats, &err)) {
+    int grc = eng_generate(seq, prompt, (int)n_prompt, &gp, &out_ids, &n_out, &stats, &err);
+    cli_progress_clear(&pc.line);
+    if (grc) {
         fprintf(stderr, "\ncachet: %s\n", err.msg);
         goto done;
     }
@@ -304,71 +300,5 @@ done:
     eng_seq_free(seq);
     eng_model_free(m);
     free(text);
-    return rc;
-}
-
-int cli_cmd_tokenize(int argc, char **argv) {
-    static const struct option own[] = {{"json", no_argument, 0, OPT_JSON},
-                                        {"no-special", no_argument, 0, OPT_NOSPECIAL},
-                                        {"help", no_argument, 0, OPT_HELP},
-                                        {0, 0, 0, 0}};
-    struct option opts[16];
-    if (cli_engine_longopts(opts, 16, own, CLI_ENGINE_MODEL_ONLY)) return CLI_EXIT_FAIL;
-    cli_engine e = {.model = NULL};
-    int json = 0, special = 1, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int k = cli_engine_parse(&e, c, optarg);
-        if (k == CLI_EXIT_USAGE) return k;
-        if (k) continue;
-        switch (c) {
-        case OPT_JSON: json = 1; break;
-        case OPT_NOSPECIAL: special = 0; break;
-        case OPT_HELP: usage(stdout, tokenize_usage, CLI_ENGINE_MODEL_ONLY); return CLI_EXIT_OK;
-        default:
-            fprintf(stderr, "cachet tokenize: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            usage(stderr, tokenize_usage, CLI_ENGINE_MODEL_ONLY);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "cachet tokenize: give exactly one TEXT argument\n");
-        usage(stderr, tokenize_usage, CLI_ENGINE_MODEL_ONLY);
-        return CLI_EXIT_USAGE;
-    }
-    int st = cli_engine_finish(&e, 1);
-    if (st != CLI_GO_ON) return st;
-    const char *text = argv[optind];
-    util_err err;
-    util_err_clear(&err);
-    eng_gguf *g = NULL;
-    eng_tokenizer *t = NULL;
-    if (eng_gguf_open(&g, e.path, &err) || eng_tokenizer_new(&t, g, &err)) {
-        fprintf(stderr, "cachet: %s\n", err.msg);
-        eng_gguf_free(g);
-        return CLI_EXIT_FAIL;
-    }
-    int32_t *ids = NULL;
-    size_t n = 0;
-    int rc = 0;
-    if (eng_tokenize(t, text, strlen(text), 1, special, &ids, &n, &err)) {
-        fprintf(stderr, "cachet: %s\n", err.msg);
-        rc = CLI_EXIT_FAIL;
-    } else if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON *arr = cJSON_AddArrayToObject(o, "tokens");
-        for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
-        char *s = cJSON_PrintUnformatted(o);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(o);
-    } else {
-        for (size_t i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
-        putchar('\n');
-    }
-    free(ids);
-    eng_tokenizer_free(t);
-    eng_gguf_free(g);
     return rc;
 }

@@ -231,9 +231,7 @@ int cli_cmd_stats(int argc, char **argv) {
         cJSON *p = cJSON_AddObjectToObject(out, "prices");
         cJSON_AddNumberToObject(p, "input", pr.input);
         cJSON_AddNumberToObject(p, "cached", pr.cached);
-        char *s = cJSON_PrintUnformatted(out);
-        if (s) puts(s);
-        free(s);
+        cli_json_puts(out);
     } else if (all) {
         printf("all: %zu sessions, %d turns, %ld prompt tokens, hit rate %.1f%%; cost $%.4f without cache, $%.4f with\n",
                n, tot.turns, tot.prompt_tokens, 100 * agent_stats_rate(tot.cached_tokens, tot.prompt_tokens), c0, c1);
@@ -300,9 +298,7 @@ int cli_cmd_sessions(int argc, char **argv) {
         cJSON_Delete(evs);
     }
     if (json) {
-        char *s = cJSON_PrintUnformatted(arr);
-        if (s) puts(s);
-        free(s);
+        cli_json_puts(arr);
     } else if (n == 0) {
         printf("no sessions yet\n");
     }

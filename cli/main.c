@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../util/version.h"
 #include "cli.h"
 
 static void usage(FILE *f) {
@@ -21,10 +22,12 @@ static void usage(FILE *f) {
           "  sessions   list saved sessions\n"
           "  stats      cache hit rate, TTFT and cost per session ([ID | --all] [--json])\n"
           "  generate   generate text with the embedded engine (see cachet generate --help)\n"
-          "  tokenize   print the token ids of a text\n"
+          "  tokenize   print the token ids of a text, a file or stdin\n"
+          "  detokenize write the bytes of token ids (arguments, a file or stdin)\n"
           "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
           "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
           "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
+          "  version    the version and the commit built from (also --version)\n"
           "\n"
           "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
           f);
@@ -38,6 +41,10 @@ int main(int argc, char **argv) {
         usage(stdout);
         return CLI_EXIT_OK;
     }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        UTIL_PRINT_VERSION(stdout, "cachet");
+        return CLI_EXIT_OK;
+    }
     if (strcmp(cmd, "--help-agent") == 0) {
         char *h[] = {argv[0], "--help", NULL};
         return cli_cmd_agent(2, h);
@@ -48,6 +55,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "stats") == 0) return cli_cmd_stats(argc - 1, argv + 1);
     if (strcmp(cmd, "generate") == 0) return cli_cmd_generate(argc - 1, argv + 1);
     if (strcmp(cmd, "tokenize") == 0) return cli_cmd_tokenize(argc - 1, argv + 1);
+    if (strcmp(cmd, "detokenize") == 0) return cli_cmd_detokenize(argc - 1, argv + 1);
     if (strcmp(cmd, "kv") == 0) return cli_cmd_kv(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return cli_cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "cache") == 0)

@@ -19,11 +19,13 @@
 #include "../util/buf.h"
 #include "../util/text.h"
 #include "cli.h"
+#include "status.h"
 #include "../agent/stats.h"
 
 typedef struct repl {
     int sigfd;
     int in_reply;
+    cli_progress progress; /* the prefill line (status.h) */
 } repl;
 
 static int sig_pending(repl *r) {
@@ -54,6 +56,7 @@ static size_t put_escaped(FILE *f, const char *text, size_t len, int flags) {
  * character, so only single-byte controls are escaped here. */
 static int on_text(void *user, const char *text, size_t len) {
     repl *r = user;
+    cli_progress_clear(&r->progress);
     r->in_reply = 1;
     put_escaped(stdout, text, len, UTIL_ESC_KEEP_LINES | UTIL_ESC_ASCII_ONLY);
     fflush(stdout);
@@ -62,6 +65,7 @@ static int on_text(void *user, const char *text, size_t len) {
 
 static void on_note(void *user, const char *kind, const char *text) {
     repl *r = user;
+    cli_progress_clear(&r->progress);
     if (r->in_reply) fputc('\n', stdout);
     r->in_reply = 0;
     fflush(stdout);
@@ -70,11 +74,16 @@ static void on_note(void *user, const char *kind, const char *text) {
     fputs("\033[0m\n", stderr);
 }
 
+static void on_progress(void *user, int done, int total, double elapsed_ms) {
+    cli_progress_update(&((repl *)user)->progress, done, total, elapsed_ms);
+}
+
 /* The confirmation: the tool and what it acts on with every control,
  * invisible and bidirectional character escaped, so what the user reads is
  * what runs; attributes a reply may have set are reset first. */
 static int confirm(void *user, const char *tool, const char *what) {
     repl *r = user;
+    cli_progress_clear(&r->progress);
     if (r->in_reply) fputc('\n', stdout);
     r->in_reply = 0;
     fflush(stdout);
@@ -145,6 +154,8 @@ int cli_repl(cli_agent *c) {
     r.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     c->ao.on_text = on_text;
     c->ao.on_note = on_note;
+    c->ao.on_progress = on_progress;
+    cli_progress_init(&r.progress, 1);
     c->ao.should_stop = should_stop;
     c->ao.user = &r;
     c->ao.confirm = confirm;
@@ -191,16 +202,16 @@ int cli_repl(cli_agent *c) {
         r.in_reply = 0;
         int t = agent_turn(a, line, &res, &err);
         free(line);
+        cli_progress_clear(&r.progress);
         if (r.in_reply) fputc('\n', stdout);
         r.in_reply = 0;
         if (t) {
             fprintf(stderr, "cachet: %s\n", err.msg);
             util_err_clear(&err);
         } else {
-            fprintf(stderr, "\033[2m[cache] %ld of %ld prompt tokens cached (%.1f%%)%s\033[0m\n",
-                    res.cached_tokens, res.prompt_tokens,
-                    res.prompt_tokens ? 100.0 * (double)res.cached_tokens / (double)res.prompt_tokens : 0.0,
-                    res.canceled ? ", reply stopped" : "");
+            char sum[512];
+            cli_turn_summary(sum, sizeof sum, &res); /* the line -p prints (status.h) */
+            fprintf(stderr, "\033[2m%s\033[0m\n", sum);
         }
         agent_turn_result_release(&res);
     }

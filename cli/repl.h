@@ -13,6 +13,7 @@ typedef struct cli_agent {
     const char *print;     /* -p TASK */
     const char *data_dir_opt;
     int json;
+    int quiet;             /* --quiet: no progress line, [tool] lines or turn summary */
     long long now;         /* --now EPOCH (0: the clock) for tiers 2-3 */
     char data[4096];
 } cli_agent;

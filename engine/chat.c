@@ -139,8 +139,9 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
         return rc;
     }
     c->format = ENG_CHAT_CHATML;
-    if (rc == UTIL_ENOTFOUND) {
+    if (rc == UTIL_ENOTFOUND) { /* not an error: the fallback (it failed the open before) */
         snprintf(c->warning, sizeof c->warning, "chat: the model has no chat template; using chatml");
+        rc = UTIL_OK;
     } else if (find_in(tpl, n, "<|im_start|>")) {
         rc = extract_default_system(c, tpl, n);
     } else if (find_in(tpl, n, "<start_of_turn>")) {

@@ -258,7 +258,7 @@ static int kv_mkdirs(const char *dir) {
         if (p[i] != '/' && p[i] != '\0') continue;
         char c = p[i];
         p[i] = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) return -1; /* private from creation */
         p[i] = c;
     }
     struct stat sb;
@@ -399,31 +399,55 @@ static int kv_write_file(eng_kvdisk *d, int fd, const kv_job *j) {
     return 0;
 }
 
+static const char *kv_verify(eng_kvdisk *d, int fd, uint64_t hash, uint64_t parent, const int32_t *tokens,
+                             int ntok, void *payload);
+
+/* Opens a page file for reading without following a link or blocking on a
+ * FIFO (a FIFO named like a page hung its reader). -1 with errno set. */
+static int kv_open_page(const char *path) {
+    int fd;
+    do fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+/* 1 when the file at path is a valid page of this job (then its time is
+ * refreshed): only then is a write skipped. A bad file of the right size is
+ * replaced, so a run that recomputes from the first bad page it met repairs
+ * every bad page after it too. */
+static int kv_have_page(eng_kvdisk *d, const kv_job *j, const char *path) {
+    int fd = kv_open_page(path);
+    if (fd < 0) return 0;
+    void *scratch = malloc(d->page_bytes);
+    int ok = scratch && !kv_verify(d, fd, j->hash, j->parent, j->tokens, j->ntok, scratch);
+    if (ok) kv_touch(fd, path); /* already there (maybe from another process) */
+    free(scratch);
+    close(fd);
+    return ok;
+}
+
 /* Writes one page to a tmp name beside its final name, then renames it into
- * place: a reader sees either no file or a complete one. */
+ * place: a reader sees either no file or a complete one. Directories are made
+ * 0700 and files 0600 at creation (pages hold the prompt's token ids). */
 static void kv_write_job(eng_kvdisk *d, const kv_job *j) {
     char path[PATH_MAX], tmp[PATH_MAX + 64];
     if (eng_kvdisk_path(d, j->hash, path, sizeof path) != 0) return;
     uint64_t fsize = kv_hdr_bytes(j->ntok) + d->page_bytes + KV_SUM_BYTES;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && (uint64_t)sb.st_size == fsize) {
-        kv_touch(-1, path); /* already there (maybe from another process) */
-        return;
-    }
+    if (kv_have_page(d, j, path)) return;
     unsigned sub = (unsigned)(j->hash >> 56);
     char subdir[PATH_MAX];
     size_t dl = strlen(path) - 21; /* strip "/<16 hex>.kvp" */
     memcpy(subdir, path, dl);
     subdir[dl] = '\0';
-    if (!d->subdir_ok[sub] && (mkdir(subdir, 0755) == 0 || errno == EEXIST))
+    if (!d->subdir_ok[sub] && (mkdir(subdir, 0700) == 0 || errno == EEXIST))
         d->subdir_ok[sub] = 1;
     pthread_mutex_lock(&d->mu);
     unsigned ctr = d->tmp_counter++;
     pthread_mutex_unlock(&d->mu);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), ctr);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 && errno == ENOENT && kv_mkdirs(subdir) == 0) /* someone removed the dir */
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     int rc = fd < 0 ? errno : kv_write_file(d, fd, j);
     if (fd >= 0) {
         struct timespec t[2];
@@ -497,11 +521,22 @@ static int kv_probe_dir(const char *dir) {
     if (kv_mkdirs(dir) != 0) return errno;
     struct timespec t = kv_now();
     snprintf(probe, sizeof probe, "%s/.probe.%ld.%ld", dir, (long)getpid(), (long)t.tv_nsec);
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return errno;
     close(fd);
     unlink(probe);
     return 0;
+}
+
+/* One warning when the directory existed wider than 0700 (one this process
+ * made is never: it is created 0700). Nothing is chmod'ed: it is the user's. */
+static void kv_warn_wide(const char *dir) {
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && (sb.st_mode & 077))
+        fprintf(stderr,
+                "cachet: kv disk cache '%s' is readable by other users (mode %04o) and its pages hold "
+                "your prompts' token ids; chmod 700 it\n",
+                dir, (unsigned)(sb.st_mode & 07777));
 }
 
 int eng_kvdisk_open(eng_kvdisk **out, const eng_kvdisk_params *p, util_err *err) {
@@ -534,7 +569,8 @@ int eng_kvdisk_open(eng_kvdisk **out, const eng_kvdisk_params *p, util_err *err)
         d->have_thread = e == 0;
     }
     d->enabled = e == 0;
-    if (!d->enabled)
+    if (d->enabled) kv_warn_wide(d->dir);
+    else
         fprintf(stderr, "cachet: kv disk cache '%s' is not writable (%s); using memory only\n",
                 d->dir ? d->dir : "", why);
     *out = d;
@@ -631,7 +667,7 @@ void eng_kvdisk_flush(eng_kvdisk *d) {
 /* Deletes a bad file unless another process has already replaced it. */
 static void kv_reject(eng_kvdisk *d, int fd, const char *path, const char *why) {
     struct stat a, b;
-    if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    if (fd < 0 || (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
         (void)unlink(path);
     if (d->debug) fprintf(stderr, "cachet: kv disk cache file '%s': %s; deleted\n", path, why);
     pthread_mutex_lock(&d->mu);
@@ -649,6 +685,7 @@ static const char *kv_verify(eng_kvdisk *d, int fd, uint64_t hash, uint64_t pare
     size_t hlen = kv_encode_header(want, d, hash, parent, tokens, ntok);
     struct stat sb;
     if (fstat(fd, &sb) != 0) return "cannot stat";
+    if (!S_ISREG(sb.st_mode)) return "not a regular file";
     if ((uint64_t)sb.st_size != hlen + d->page_bytes + KV_SUM_BYTES)
         return sb.st_size == 0 ? "empty file" : "wrong size (truncated or foreign)";
     if (kv_pread_full(fd, got, hlen, 0) != 0) return "short read";
@@ -671,9 +708,9 @@ int eng_kvdisk_get(eng_kvdisk *d, uint64_t hash, uint64_t parent, const int32_t 
         return 0;
     char path[PATH_MAX];
     int fd = -1;
-    if (eng_kvdisk_path(d, hash, path, sizeof path) == 0) {
-        do fd = open(path, O_RDONLY | O_CLOEXEC);
-        while (fd < 0 && errno == EINTR);
+    if (eng_kvdisk_path(d, hash, path, sizeof path) == 0 && (fd = kv_open_page(path)) < 0 && errno == ELOOP) {
+        kv_reject(d, -1, path, "a symbolic link"); /* not ours: gone, so the page can be written */
+        return 0;
     }
     if (fd < 0) {
         pthread_mutex_lock(&d->mu);

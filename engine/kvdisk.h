@@ -6,7 +6,9 @@
  * a corrupt, truncated or foreign file is detected, reported once at debug
  * level, deleted and never used. Writes go to a temporary name and are renamed
  * into place, so several processes can share the directory and readers never
- * see partial files. Writes happen on a background thread (off the critical
+ * see partial files. Directories are created 0700 and files 0600 (pages hold
+ * the prompt's token ids); an existing directory open to others gets one
+ * warning. Writes happen on a background thread (off the critical
  * path); kvdisk_flush/kvdisk_close wait for them. A disk budget is enforced by
  * evicting least recently accessed files. An unwritable directory or a full
  * disk turns the tier off with one warning; it never fails a generation.
@@ -57,13 +59,15 @@ int eng_kvdisk_enabled(const eng_kvdisk *d);
 
 /* Queues a page for writing (copies payload; returns at once). The file's
  * name is `hash`; parent and tokens go into the header and are verified on
- * read. Writing an existing entry only refreshes its access time. Never
+ * read. Writing an existing valid entry only refreshes its access time; a bad
+ * file (or a FIFO, a link) under the name is replaced. Never
  * blocks: when the queue is full (256 pages or 128 MiB) the page is dropped
  * and counted in stats.dropped. ntok must be 0..ENG_KVDISK_MAX_TOKENS. */
 void eng_kvdisk_put(eng_kvdisk *d, uint64_t hash, uint64_t parent, const int32_t *tokens, int ntok,
                     const void *payload);
 /* Reads a page into payload (page_bytes). Returns 1 on a verified hit, 0 on a
- * miss (absent, or corrupt/foreign: then deleted). tokens/ntok/parent must
+ * miss (absent, or corrupt/foreign, not a regular file: then deleted; never
+ * blocks on a FIFO). tokens/ntok/parent must
  * match the header exactly. Refreshes the access time on a hit. On a miss the
  * contents of payload are unspecified (it is read in place). Thread-safe. */
 int eng_kvdisk_get(eng_kvdisk *d, uint64_t hash, uint64_t parent, const int32_t *tokens, int ntok,

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/version.h"
 #include "lint.h"
 
-#define LINT_VERSION "0.1.0"
 #define LINT_URI "https://github.com/cachet/cachet/blob/main/docs/promptlint.md"
 
 /* --- text -------------------------------------------------------------------------- */
@@ -139,7 +139,7 @@ static int out_json(FILE *f, const lint_report *r, const lint_output_opts *o) {
     cJSON_AddNumberToObject(sum, "warnings", (double)lint_report_count(r, LINT_WARNING));
     cJSON_AddNumberToObject(sum, "infos", (double)lint_report_count(r, LINT_INFO));
     cJSON_AddStringToObject(root, "token_source", o->token_source ? o->token_source : "");
-    cJSON_AddStringToObject(root, "version", LINT_VERSION);
+    cJSON_AddStringToObject(root, "version", UTIL_VERSION);
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s) return UTIL_ENOMEM;
@@ -250,8 +250,8 @@ static int out_sarif(FILE *f, const lint_report *r, const lint_output_opts *o) {
     cJSON_AddItemToArray(runs, run);
     cJSON *driver = cJSON_AddObjectToObject(cJSON_AddObjectToObject(run, "tool"), "driver");
     cJSON_AddStringToObject(driver, "name", "promptlint");
-    cJSON_AddStringToObject(driver, "version", LINT_VERSION);
-    cJSON_AddStringToObject(driver, "semanticVersion", LINT_VERSION);
+    cJSON_AddStringToObject(driver, "version", UTIL_VERSION);
+    cJSON_AddStringToObject(driver, "semanticVersion", UTIL_VERSION);
     cJSON_AddStringToObject(driver, "informationUri", LINT_URI);
     cJSON_AddItemToObject(driver, "rules", sarif_rules(o));
     cJSON_AddStringToObject(run, "columnKind", "unicodeCodePoints");

@@ -10,6 +10,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "../util/version.h"
 #include "lint.h"
 
 static const char k_usage[] =
@@ -284,7 +285,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(argv[i], "--version")) {
-            printf("promptlint 0.1.0\n");
+            UTIL_PRINT_VERSION(stdout, "promptlint");
             free(c.paths);
             return 0;
         }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "../util/path.h"
@@ -27,6 +28,7 @@ struct serve_server {
     serve_sched *sched;
     serve_metrics *metrics;
     struct MHD_Daemon *daemon;
+    serve_watch *watch;  /* the read deadline of every connection */
     int port;
     int stopped;
     char model_id[256];
@@ -327,12 +329,12 @@ static int route_of(const char *url, int *want_post) {
 }
 
 /* Compares the Authorization header with the key in time independent of
- * where they differ. */
+ * where they differ. The scheme is case-insensitive (RFC 7235: `bearer`). */
 static int authorized(serve_ctx *srv, struct MHD_Connection *c) {
     if (!srv->api_key) return 1;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h || strncmp(h, "Bearer ", 7) != 0) return 0;
-    h += 7;
+    if (!h || strncasecmp(h, "Bearer", 6) != 0 || h[6] != ' ') return 0;
+    for (h += 6; *h == ' '; h++) {}
     size_t a = strlen(h), b = strlen(srv->api_key);
     unsigned diff = (unsigned)(a != b);
     for (size_t i = 0; i < a; i++) diff |= (unsigned)(h[i] ^ srv->api_key[i % (b ? b : 1)]);
@@ -400,6 +402,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    serve_watch_reading(c, 0); /* the whole request is in */
     if (k->too_big)
         return send_err(k, 413, "invalid_request_error", "request_too_large", "the request body is too large");
     if (k->route == R_CHAT || k->route == R_COMPLETIONS) return handle_generate(k);
@@ -410,6 +413,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     serve_ctx *srv = cls;
     conn *k = *con_cls;
+    serve_watch_reading(c, 1); /* kept alive: the next request's deadline */
     if (!k) return;
     if (k->job) {
         pthread_mutex_lock(serve_sched_lock(srv->sched));
@@ -439,6 +443,7 @@ void serve_params_init(serve_params *p) {
     p->max_body = 1u << 20;
     p->prefill_chunk = 256;
     p->max_conns = 64;
+    p->request_timeout = 10;
     p->sp = eng_sample_defaults();
     p->sp.seed = (uint64_t)time(NULL);
 }
@@ -466,7 +471,8 @@ static int start_http(serve_server *srv, util_err *err) {
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)o->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_NOTIFY_CONNECTION, serve_watch_notify, srv->watch,
+        MHD_OPTION_END);
     if (!srv->daemon) return util_err_set(err, UTIL_EIO, "cannot listen on %s port %d", o->host, o->port);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = di ? di->port : o->port;
@@ -515,6 +521,8 @@ int serve_start(serve_server **out, const serve_params *p, util_err *err) {
         if (!(srv->metrics = serve_metrics_new())) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
         else rc = serve_sched_new(&srv->sched, srv->m, &sp, srv->metrics, err);
     }
+    if (!rc && serve_watch_new(&srv->watch, p->request_timeout > 0 ? p->request_timeout : 10) != UTIL_OK)
+        rc = util_err_set(err, UTIL_ENOMEM, "cannot start the connection watchdog");
     if (!rc) rc = start_http(srv, err);
     if (rc) {
         serve_free(srv);
@@ -553,6 +561,7 @@ void serve_free(serve_server *srv) {
     serve_stop(srv, 0);
     serve_sched_free(srv->sched);
     serve_metrics_free(srv->metrics);
+    serve_watch_free(srv->watch); /* after the daemon: its connections are closed */
     if (srv->m) eng_model_flush_cache(srv->m); /* the disk tier keeps what was computed */
     eng_model_free(srv->m);
     pthread_mutex_destroy(&srv->id_mu);

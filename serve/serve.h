@@ -26,14 +26,16 @@ typedef struct serve_params {
     uint64_t max_body;      /* request body limit in bytes (413 beyond) */
     int prefill_chunk;      /* prompt tokens computed per scheduling round */
     int max_conns;          /* concurrent connections */
+    int request_timeout;    /* seconds a client has to send a whole request
+                             * (headers and body); <= 0: the default, 10 */
     int n_ctx;              /* context per request; <= 0: the model's */
     eng_model_params mp;    /* for eng_model_open (its strings must outlive the server) */
     eng_sample_params sp;   /* sampling defaults for requests that do not set them */
 } serve_params;
 
 /* The defaults: 127.0.0.1:8080, 4 parallel, 64 queued, 512 max tokens, 1 MiB
- * bodies, 256-token prefill chunks, 64 connections, the engine's sampling
- * defaults with a time-based seed. */
+ * bodies, 256-token prefill chunks, 64 connections, 10 s to send a request,
+ * the engine's sampling defaults with a time-based seed. */
 void serve_params_init(serve_params *p);
 
 typedef struct serve_server serve_server;

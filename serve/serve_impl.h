@@ -1,10 +1,12 @@
 /* serve/serve_impl.h: private types shared by the `cachet serve` files:
  * serve.c (HTTP routes, start and stop), serve_json.c (request parsing and
  * response bodies), serve_sched.c (the one thread that calls the engine) and
- * serve_metrics.c (counters, Prometheus text). Not a public API. */
+ * serve_metrics.c (counters, Prometheus text), serve_watch.c (the read
+ * deadline). Not a public API. */
 #ifndef AGENT_SERVE_IMPL_H
 #define AGENT_SERVE_IMPL_H
 
+#include <microhttpd.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -159,6 +161,23 @@ int serve_sse_finish(util_buf *out, const serve_resp_info *ri, serve_finish f);
 int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j,
                     int prompt_tokens);
 const char *serve_finish_name(serve_finish f);
+/* --- the read deadline (serve_watch.c) ---------------------------------------- */
+
+typedef struct serve_watch serve_watch;
+
+/* Starts the watchdog: a connection still sending a request's headers or body
+ * `timeout_s` seconds after it connected (or got its previous answer) has its
+ * socket shut down. UTIL_ENOMEM when it cannot start. Free after the daemon
+ * stopped (serve_watch_free joins the thread). */
+int serve_watch_new(serve_watch **out, double timeout_s);
+void serve_watch_free(serve_watch *w);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the watch): tracks each TCP
+ * connection from its start to its close. */
+void serve_watch_notify(void *cls, struct MHD_Connection *connection, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe);
+/* The connection's request arrived whole (reading 0: no deadline while it is
+ * answered) or was answered (1: the next one's deadline starts now). */
+void serve_watch_reading(struct MHD_Connection *connection, int reading);
 
 /* Monotonic seconds: util_now_s, kept for serve_sched.c until it calls that. */
 double serve_now(void);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util/text.h"
 #include "../util/time.h"
 #include "serve_impl.h"
 
@@ -70,14 +71,18 @@ static char *dup_str(const char *s) {
     return p;
 }
 
-/* A message's content: a string, or an array of {"type":"text","text":...}
- * parts (joined), or null for an assistant turn. Returns a malloc'd string. */
-static int parse_content(const cJSON *c, char **out, serve_error *e) {
+/* Message i's content: a string, or an array of {"type":"text","text":...}
+ * parts (joined). null or a missing content is refused: it was taken as ""
+ * without a word. Returns a malloc'd string. */
+static int parse_content(const cJSON *c, int i, char **out, serve_error *e) {
     *out = NULL;
     if (cJSON_IsString(c)) {
         *out = dup_str(c->valuestring);
     } else if (!c || cJSON_IsNull(c)) {
-        *out = dup_str("");
+        serve_error_set(e, 400, "invalid_request_error", NULL, "messages",
+                        "message %d has %s 'content': send a string (\"\" for none) or an array of text parts", i,
+                        c ? "a null" : "no");
+        return UTIL_EINVAL;
     } else if (cJSON_IsArray(c)) {
         util_buf b;
         util_buf_init(&b);
@@ -109,6 +114,7 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
     r->msgs = calloc((size_t)n, sizeof *r->msgs);
     if (!r->msgs) return oom(e);
     const cJSON *m;
+    int i = 0;
     cJSON_ArrayForEach(m, msgs) {
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
         if (!cJSON_IsObject(m) || !cJSON_IsString(role))
@@ -120,7 +126,7 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
                                     role->valuestring),
                     UTIL_EINVAL);
         char *content;
-        int rc = parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), &content, e);
+        int rc = parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i++, &content, e);
         if (rc) return rc;
         char *rd = dup_str(rs);
         if (!rd) {
@@ -304,16 +310,17 @@ static cJSON *base_obj(const serve_resp_info *ri, int chunk) {
     return o;
 }
 
-/* A choice with either text (completions) or a message/delta (chat). */
+/* A choice with either text (completions) or a message/delta (chat). The
+ * text is made valid UTF-8 (util_utf8_append_valid): a character that
+ * max_tokens cut is one U+FFFD at the end of the last chunk or of the whole
+ * text, never its raw bytes (chunks before the last end on characters). */
 static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len, int chunk,
                          int role, const char *finish) {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "index", 0);
-    char *t = malloc(len + 1);
-    if (t) {
-        memcpy(t, text ? text : "", len);
-        t[len] = '\0';
-    }
+    util_buf vb;
+    util_buf_init(&vb);
+    char *t = util_utf8_append_valid(&vb, text ? text : "", len) == (size_t)-1 ? NULL : vb.data;
     if (ri->kind == SERVE_COMPLETION) {
         cJSON_AddStringToObject(c, "text", t ? t : "");
         cJSON_AddNullToObject(c, "logprobs");
@@ -322,7 +329,7 @@ static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len
         if (role) cJSON_AddStringToObject(m, "role", "assistant");
         if (!chunk || len || role) cJSON_AddStringToObject(m, "content", t ? t : "");
     }
-    free(t);
+    util_buf_release(&vb);
     if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
     else cJSON_AddNullToObject(c, "finish_reason");
     return c;

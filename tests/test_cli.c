@@ -1,6 +1,9 @@
-/* tests/test_cli.c: bin/cachet as a user runs it: help and usage errors,
- * missing and corrupt model files (exit 1 with a message, never a signal),
- * generate --chat --json on the real model, tokenize, context limits. */
+/* tests/test_cli.c: bin/cachet as a user runs it: help, --version and usage
+ * errors, missing and corrupt model files (exit 1 with a message, never a
+ * signal), generate --chat --json on the real model (valid UTF-8 when a
+ * character is cut), tokenize and detokenize (files, stdin, NUL, 1 MiB),
+ * context limits, --workspace checks, and what -p prints on stdout and
+ * stderr (replay and the fake HTTP backend tests/fakesrv.c). */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -10,7 +13,9 @@
 #include <unistd.h>
 
 #include "../util/buf.h"
+#include "../util/text.h"
 #include "check.h"
+#include "fakesrv.h"
 #include "proc.h"
 
 static void test_usage(void) {
@@ -86,7 +91,7 @@ static void test_engine_options(void) {
                                        "--no-cache", "--no-disk-cache", "--exact", "--device cpu", "--debug"};
     static const char *const bad[][3] = {
         {"--threads 0", "--threads", "integer"},       {"--ctx-size abc", "--ctx-size", "integer"},
-        {"--kv-budget lots", "--kv-budget", "is not a size"}, {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
+        {"--kv-budget lots", "--kv-budget", "looks like 512MiB"}, {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
         {"--device tpu", "--device", "not a device"}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         proc_result r = proc_runf("%s/cachet %s --help", proc_bin_dir(), cmds[c]);
@@ -132,7 +137,16 @@ static void test_engine_options_run(const char *model) {
     cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
     CHECK_MSG(j && cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")), "bench cache: %d %s", r.status,
               r.err);
+    /* redirected: each phase a plain line on stderr, no \r or escape */
+    CHECK_MSG(strstr(r.err, "cachet bench cache: cold") && !strchr(r.err, '\r') && !strchr(r.err, '\033'), "%s",
+              r.err);
     cJSON_Delete(j);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench --model '%s' --prompt-tokens 16 --gen-tokens 4 --reps 2 --no-llama --threads 1",
+                  proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.err, "cachet bench: run 2/2\n") && !strchr(r.err, '\r') && !strchr(r.err, '\033') &&
+              !strchr(r.out, '\r') && !strchr(r.out, '\033'), "a redirected bench: %s", r.err);
     proc_result_free(&r);
 }
 
@@ -247,9 +261,271 @@ static void test_kv(const char *model) {
     proc_result_free(&r);
 }
 
+
+/* --- version, UTF-8, workspace --------------------------------------------------- */
+
+static void test_version(void) {
+    proc_result r = proc_runf("%s/cachet --version", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strncmp(r.out, "cachet 0.", 9) == 0, "%s", r.out);
+    /* built in a git checkout: the commit is named */
+    char git[4200];
+    snprintf(git, sizeof git, "%s/.git", check_root());
+    if (access(git, F_OK) == 0) CHECK_MSG(strstr(r.out, " (git ") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/promptlint --version", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strncmp(r.out, "promptlint 0.", 13) == 0, "%s", r.out);
+    proc_result_free(&r);
+}
+
+/* --max-tokens 4 ends inside 家 (e5 ae b6): the JSON is still valid UTF-8,
+ * the cut character one U+FFFD (README, "Output encoding"). */
+static void test_generate_utf8(const char *model) {
+    proc_result r = proc_runf("%s/cachet generate --model '%s' --prompt '北京是中国的首都' --temp 0 --max-tokens 4 "
+                              "--json --threads 2", proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    size_t n = strlen(r.out);
+    CHECK_MSG(util_utf8_check(r.out, n) == n, "not UTF-8: %s", r.out);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *t = cJSON_GetObjectItem(j, "text");
+    CHECK_MSG(cJSON_IsString(t), "%s", r.out);
+    if (cJSON_IsString(t)) {
+        size_t k = strlen(t->valuestring);
+        CHECK_MSG(k >= 3 && strcmp(t->valuestring + k - 3, "\xEF\xBF\xBD") == 0, "text '%s'", t->valuestring);
+    }
+    cJSON_Delete(j);
+    proc_result_free(&r);
+}
+
+static void test_workspace(const char *model) {
+    char dir[] = "/tmp/cachet-cli-ws-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    /* a file or a missing path is refused before anything runs */
+    proc_result r = proc_runf("cd %s && echo x > file.md && XDG_STATE_HOME=%s/state %s/cachet --workspace file.md -p hi "
+                              "--model '%s'", dir, dir, proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 2);
+    CHECK_MSG(strstr(r.err, "'file.md' is not a directory"), "%s", r.err);
+    proc_result_free(&r);
+    r = proc_runf("cd %s && %s/cachet --workspace nope -p hi --model '%s'", dir, proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 2);
+    CHECK_MSG(strstr(r.err, "'nope' does not exist"), "%s", r.err);
+    proc_result_free(&r);
+    r = proc_runf("ls %s/state 2>/dev/null | wc -l", dir);
+    CHECK_MSG(strtol(r.out, NULL, 10) == 0, "a refused run left a session: %s", r.out);
+    proc_result_free(&r);
+    /* workspace skills are read from .cachet/skills/, not skills/ (as the README says) */
+    r = proc_runf("cd %s && mkdir -p ws/skills/top-level ws/.cachet/skills/in-dot-cachet && "
+                  "printf -- '---\\nname: top-level\\ndescription: Not read.\\n---\\nx\\n' > ws/skills/top-level/SKILL.md && "
+                  "printf -- '---\\nname: in-dot-cachet\\ndescription: Read.\\n---\\nx\\n' > "
+                  "ws/.cachet/skills/in-dot-cachet/SKILL.md && %s/cachet prompt --json --workspace ws --model '%s'",
+                  dir, proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"in-dot-cachet\"") && !strstr(r.out, "\"top-level\""), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("grep -c \"the workspace's \\`.cachet/skills/\\`\" %s/README.md", check_root());
+    CHECK_MSG(strtol(r.out, NULL, 10) == 1, "README does not say where workspace skills are read");
+    proc_result_free(&r);
+    r = proc_runf("rm -rf %s", dir);
+    proc_result_free(&r);
+}
+
+/* --- tokenize and detokenize ------------------------------------------------------ */
+
+static void test_tokenize_io(const char *model) {
+    char dir[] = "/tmp/cachet-cli-tok-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    const char *bin = proc_bin_dir();
+    /* NUL bytes: from a file and from stdin, the same ids; detokenize gives the bytes back */
+    proc_result r = proc_runf("cd %s && printf 'a\\000b \\344\\270\\255\\n' > nul.txt && "
+                              "%s/cachet tokenize --model '%s' --file nul.txt > f.ids && "
+                              "%s/cachet tokenize --model '%s' - < nul.txt > s.ids && cmp f.ids s.ids && "
+                              "%s/cachet detokenize --model '%s' --file f.ids > back.txt && cmp nul.txt back.txt && "
+                              "cat f.ids", dir, bin, model, bin, model, bin, model);
+    CHECK_MSG(r.status == 0, "NUL round trip: %s %s", r.out, r.err);
+    CHECK_MSG(strchr(r.out, ' ') != NULL, "ids: %s", r.out);
+    proc_result_free(&r);
+    /* 1 MiB and more (beyond the argument limit): a round trip through pipes */
+    FILE *f;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/big.txt", dir);
+    if ((f = fopen(path, "w"))) {
+        static const char *const words[] = {"cache ", "北京 ", "prefix\n", "token\t", "KV ", "\xF0\x9F\x99\x82 "};
+        unsigned x = 1;
+        for (long written = 0; written < (1L << 20) + 100;) {
+            x = x * 1103515245u + 12345u;
+            const char *w = words[(x >> 16) % 6];
+            written += (long)fwrite(w, 1, strlen(w), f);
+        }
+        fclose(f);
+    }
+    r = proc_runf("cd %s && %s/cachet tokenize --model '%s' --file big.txt | %s/cachet detokenize --model '%s' - "
+                  "> big.back && cmp big.txt big.back && %s/cachet tokenize --model '%s' --json - < big.txt | "
+                  "%s/cachet detokenize --model '%s' - | cmp - big.txt",
+                  dir, bin, model, bin, model, bin, model, bin, model);
+    CHECK_MSG(r.status == 0, "1 MiB round trip: %s", r.err);
+    proc_result_free(&r);
+    /* ids as arguments, bytes out exactly (no newline added); --json for text that is cut */
+    r = proc_runf("%s/cachet detokenize --model '%s' 19556 905", bin, model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_EQ_STR(r.out, "Hello world");
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet detokenize --model '%s' --json 12831 27830 22924 18310", bin, model);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\xEF\xBF\xBD\"") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    /* bad input says where */
+    r = proc_runf("%s/cachet detokenize --model '%s' 12 x3", bin, model);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.err, "argument 2"), "%s", r.err);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet tokenize --model '%s' --file %s/missing", bin, model, dir);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.err, "missing"), "%s", r.err);
+    proc_result_free(&r);
+    r = proc_runf("rm -rf %s", dir);
+    proc_result_free(&r);
+}
+
+/* --- -p: the reply on stdout, activity on stderr --------------------------------------- */
+
+/* 1 if s holds a carriage return or an escape character. */
+static int has_ctl(const char *s) { return strchr(s, '\r') || strchr(s, '\033'); }
+
+/* The embedded engine (replay): a tool call's markup never reaches stdout,
+ * the call is a [tool] line, the reply after it starts on a new line, and one
+ * [cache] summary ends the run (none with --quiet). Redirected: no \r or ESC. */
+static void test_print_replay(const char *model) {
+    char dir[] = "/tmp/cachet-cli-p-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    FILE *f;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/replay.json", dir);
+    if ((f = fopen(path, "w"))) {
+        fputs("[\"Let me look.<tool_call>[{\\\"name\\\": \\\"read_file\\\", \\\"arguments\\\": "
+              "{\\\"path\\\": \\\"main.c\\\"}}]</tool_call>\", \"It returns 0.\"]", f);
+        fclose(f);
+    }
+    for (int quiet = 0; quiet < 2; quiet++) {
+        proc_result r = proc_runf("cd %s && mkdir -p ws && printf 'int main(void) { return 0; }\\n' > ws/main.c && "
+                                  "XDG_STATE_HOME=%s/state %s/cachet -p 'what does main.c do' --replay replay.json "
+                                  "--workspace ws --model '%s' --threads 2 %s",
+                                  dir, dir, proc_bin_dir(), model, quiet ? "--quiet" : "");
+        CHECK_EQ_INT(r.status, 0);
+        CHECK_EQ_STR(r.out, "Let me look.\nIt returns 0.\n");
+        CHECK_MSG(!has_ctl(r.out) && !has_ctl(r.err), "control characters in a redirected run: %s", r.err);
+        if (!quiet) {
+            CHECK_MSG(strstr(r.err, "[tool] read_file main.c (29 B)\n") != NULL, "%s", r.err);
+            const char *c = strstr(r.err, "[cache] ");
+            CHECK_MSG(c && strstr(c, "prompt tokens cached (") && strstr(c, "TTFT ") && strstr(c, "1 tool call") &&
+                      strchr(c, '\n') == c + strlen(c) - 1, "%s", r.err);
+        } else {
+            CHECK_MSG(!strstr(r.err, "[tool]") && !strstr(r.err, "[cache]"), "--quiet: %s", r.err);
+        }
+        proc_result_free(&r);
+    }
+    proc_result r = proc_runf("rm -rf %s", dir);
+    proc_result_free(&r);
+}
+
+/* An SSE answer with content text (raw bytes, may be invalid UTF-8) and finish_reason fin. */
+static char *sse_answer(const char *text, const char *fin) {
+    util_buf b;
+    util_buf_init(&b);
+    util_buf_printf(&b,
+                    "%sdata: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"%s\"},"
+                    "\"finish_reason\":\"%s\"}]}\n\n"
+                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":3,"
+                    "\"prompt_tokens_details\":{\"cached_tokens\":150}}}\n\n"
+                    "data: [DONE]\n\n",
+                    fake_sse_head, text, fin);
+    return util_buf_detach(&b, NULL);
+}
+
+/* One -p run against a fake server with one answer; returns what it printed. */
+static proc_result print_fake(const char *dir, const char *answer, const char *task, const char *extra) {
+    fake f;
+    proc_result r = {0};
+    if (fake_start(&f, 1, answer) != 0) {
+        CHECK_MSG(0, "fake server did not start");
+        return proc_run("false");
+    }
+    r = proc_runf("cd %s && mkdir -p ws && XDG_STATE_HOME=%s/state %s/cachet -p '%s' --backend "
+                  "http://127.0.0.1:%d/v1 --backend-model fake --workspace ws %s",
+                  dir, dir, proc_bin_dir(), task, f.port, extra);
+    fake_stop(&f);
+    fake_release(&f);
+    return r;
+}
+
+/* The fake HTTP backend: a note when no tool ran though the task names one,
+ * a note when the reply hit the token limit, the cache summary, and a cut
+ * character that stays valid UTF-8 in --json and in the session file. */
+static void test_print_fake(void) {
+    char dir[] = "/tmp/cachet-cli-pf-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    char *a = sse_answer("It prints hello.", "stop");
+    proc_result r = print_fake(dir, a, "use read_file to read main.c", "");
+    free(a);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_EQ_STR(r.out, "It prints hello.\n");
+    CHECK_MSG(strstr(r.err, "[no-tool] the task names read_file, but the model called no tool"), "%s", r.err);
+    CHECK_MSG(strstr(r.err, "[cache] 150 of 200 prompt tokens cached (75.0%)"), "%s", r.err);
+    CHECK_MSG(!strstr(r.err, "[limit]"), "%s", r.err);
+    proc_result_free(&r);
+    /* a task that names no tool gets no such note */
+    a = sse_answer("Hello.", "stop");
+    r = print_fake(dir, a, "say hello", "");
+    free(a);
+    CHECK_MSG(r.status == 0 && !strstr(r.err, "[no-tool]"), "%s", r.err);
+    proc_result_free(&r);
+    /* cut at the limit: a note on stderr, after the reply's line */
+    a = sse_answer("The answer is", "length");
+    r = print_fake(dir, a, "say something long", "--max-tokens 3");
+    free(a);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_EQ_STR(r.out, "The answer is\n");
+    CHECK_MSG(strstr(r.err, "[limit] the reply stopped at the token limit (--max-tokens 3)"), "%s", r.err);
+    CHECK_MSG(strstr(r.err, "reply cut at the token limit"), "summary: %s", r.err);
+    proc_result_free(&r);
+    /* --json: valid UTF-8 with the cut character as U+FFFD, truncated: true; the session too */
+    a = sse_answer("\xE4\xBD\xA0\xE5\xAE", "length");
+    r = print_fake(dir, a, "say hello in Chinese", "--json");
+    free(a);
+    CHECK_EQ_INT(r.status, 0);
+    size_t n = strlen(r.out);
+    CHECK_MSG(util_utf8_check(r.out, n) == n, "not UTF-8: %s", r.out);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *rep = cJSON_GetObjectItem(j, "reply");
+    CHECK_MSG(cJSON_IsString(rep) && strcmp(rep->valuestring, "\xE4\xBD\xA0\xEF\xBF\xBD") == 0, "%s", r.out);
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
+    CHECK_EQ_INT(cJSON_GetObjectItem(j, "tool_calls") ? cJSON_GetObjectItem(j, "tool_calls")->valueint : -1, 0);
+    cJSON_Delete(j);
+    proc_result_free(&r);
+    r = proc_runf("cat %s/state/cachet/sessions/*", dir);
+    n = strlen(r.out);
+    CHECK_MSG(r.status == 0 && n > 0 && util_utf8_check(r.out, n) == n, "a session is not UTF-8");
+    CHECK_MSG(strstr(r.out, "\xE4\xBD\xA0\xEF\xBF\xBD") != NULL, "the session lacks the reply");
+    proc_result_free(&r);
+    r = proc_runf("XDG_STATE_HOME=%s/state %s/cachet sessions --json", dir, proc_bin_dir());
+    n = strlen(r.out);
+    CHECK_MSG(r.status == 0 && util_utf8_check(r.out, n) == n, "sessions --json: %s", r.out);
+    proc_result_free(&r);
+    /* no terminal and nothing on stdin: it says nothing was asked */
+    r = proc_runf("cd %s && XDG_STATE_HOME=%s/state %s/cachet --backend http://127.0.0.1:9/v1 --backend-model fake "
+                  "--workspace ws < /dev/null", dir, dir, proc_bin_dir());
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.err, "held no task, so nothing was asked"), "%s", r.err);
+    proc_result_free(&r);
+    r = proc_runf("rm -rf %s", dir);
+    proc_result_free(&r);
+}
+
 void test_cli(void) {
     CHECK_CASE(usage) test_usage();
     CHECK_CASE(engine_options) test_engine_options();
+    CHECK_CASE(version) test_version();
+    CHECK_CASE(print_fake) test_print_fake();
     const char *model = check_model_path();
     if (!model) {
         CHECK_MSG(0, "default model missing: run 'make model'");
@@ -261,4 +537,8 @@ void test_cli(void) {
     CHECK_CASE(corrupt_model) test_corrupt_model(model);
     CHECK_CASE(tokenize) test_tokenize(model);
     CHECK_CASE(generate) test_generate(model);
+    CHECK_CASE(generate_utf8) test_generate_utf8(model);
+    CHECK_CASE(workspace) test_workspace(model);
+    CHECK_CASE(tokenize_io) test_tokenize_io(model);
+    CHECK_CASE(print_replay) test_print_replay(model);
 }

@@ -390,7 +390,7 @@ static void kt_stale_tmp(const char *root) {
     snprintf(old, sizeof old, "%s/ab00000000000001.kvp.tmp.1.1", sub);
     snprintf(young, sizeof young, "%s/ab00000000000002.kvp.tmp.1.2", sub);
     snprintf(other, sizeof other, "%s/notes.txt", sub);
-    CHECK(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0);
+    CHECK(mkdir(dir, 0700) == 0 && mkdir(sub, 0700) == 0);
     const char *files[3] = {old, young, other};
     for (int i = 0; i < 3; i++) close(open(files[i], O_WRONLY | O_CREAT, 0644));
     kt_set_age(old, 11 * 60);

@@ -8,6 +8,7 @@
  * writes to .git/ and .cachet/; write_file on a directory; huge files, FIFOs
  * and oversized prompt files. Most run with the kernel's openat2 and with the
  * portable walk (CACHET_FS_RESOLVE=walk). docs/security.md lists them. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -787,6 +788,51 @@ static void test_prompt_caps(const char *dir) {
     fake_release(&f);
 }
 
+/* --resume without --workspace runs in the workspace the session recorded:
+ * when that path now leads elsewhere (the directory moved, a link to outside
+ * in its place) the resume is refused before anything is sent; with
+ * --workspace the session resumes there, and says it was recorded elsewhere. */
+static void test_resume_ws(const char *dir) {
+    shf("rm -rf %s/s-ws %s/s-ws-moved && mkdir -p %s/s-ws && echo NOTES > %s/s-ws/notes.txt", dir, dir, dir, dir);
+    fake f;
+    CHECK(fake_script(&f, 0, NULL) == 0);
+    agent_run a = agent_go(dir, "s-ws", &f, "", "timeout 60", "--json");
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0, "first run: %d %s", a.r.status, a.r.err);
+    cJSON *o = cJSON_Parse(a.r.out);
+    char id[128] = "";
+    const char *sid = cJSON_GetStringValue(cJSON_GetObjectItem(o, "session"));
+    if (sid) snprintf(id, sizeof id, "%s", sid);
+    CHECK_MSG(id[0], "a session id: %s", a.r.out);
+    cJSON_Delete(o);
+    proc_result_free(&a.r);
+    fake_release(&f);
+    shf("cd %s && mv s-ws s-ws-moved && ln -s outside s-ws", dir);
+
+    CHECK(fake_script(&f, 0, NULL) == 0);
+    proc_result r = proc_runf("cd %s && XDG_STATE_HOME=%s/state timeout 60 %s/cachet -p again --backend "
+                              "http://127.0.0.1:%d/v1 --backend-model fake --retries 0 --resume %s </dev/null",
+                              dir, dir, proc_bin_dir(), f.port, id);
+    fake_stop(&f);
+    CHECK_MSG(r.status != 0 && r.err && strstr(r.err, "now leads to") && strstr(r.err, "--workspace"),
+              "resume through a link: status %d: %s", r.status, r.err);
+    CHECK_EQ_INT(fake_served(&f), 0);
+    proc_result_free(&r);
+    fake_release(&f);
+
+    CHECK(fake_script(&f, 0, NULL) == 0);
+    char extra[200];
+    snprintf(extra, sizeof extra, "--resume %s", id);
+    a = agent_go(dir, "s-ws-moved", &f, "", "timeout 60", extra);
+    fake_stop(&f);
+    CHECK_MSG(a.r.status == 0 && strstr(a.r.err, "recorded in workspace"), "resume with --workspace: %d %s",
+              a.r.status, a.r.err);
+    CHECK_MSG(fake_served(&f) >= 1 && strstr(req(&f, 0), "TOPSECRET") == NULL, "resumed in the moved workspace");
+    proc_result_free(&a.r);
+    fake_release(&f);
+    shf("rm -f %s/s-ws", dir);
+}
+
 /* --- the suite ---------------------------------------------------------------------------------- */
 
 static void make_resolver_tree(const char *dir) {
@@ -829,6 +875,7 @@ void test_security_ws(void) {
     CHECK_CASE(big_file) test_big_file(dir);
     CHECK_CASE(special_files) test_special_files(dir);
     CHECK_CASE(prompt_caps) test_prompt_caps(dir);
+    CHECK_CASE(resume_workspace) test_resume_ws(dir);
     proc_result r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);
 }

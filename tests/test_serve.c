@@ -3,14 +3,20 @@
  * stopped with SIGTERM (SIGKILL if it hangs; it also dies with the runner);
  * libcurl is the client. Covers the routes, streaming, prefix sharing,
  * scheduling order, bad input, auth, disconnects, a small load and shutdown,
- * and turn markers in a client's message staying text. */
+ * slow clients against /health, and turn markers in a client's message
+ * staying text. */
+#include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +24,7 @@
 #include "../engine/chat.h"
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/text.h"
 #include "check.h"
 #include "helpers.h"
 #include "proc.h"
@@ -58,7 +65,8 @@ static size_t on_write(char *p, size_t sz, size_t n, void *user) {
     return sz * n;
 }
 
-/* One request; body NULL means GET. auth NULL: no Authorization header. */
+/* One request; body NULL means GET. auth NULL: no Authorization header; with
+ * a space in it, the header's whole value ("bearer KEY"), else the key. */
 static int http(const server *s, const char *path, const char *body, long body_len, const char *auth,
                 long timeout_ms, http_resp *r) {
     CURL *c = curl_easy_init();
@@ -67,7 +75,7 @@ static int http(const server *s, const char *path, const char *body, long body_l
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s->port, path);
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
     if (auth) {
-        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", auth);
+        snprintf(hdr, sizeof hdr, strchr(auth, ' ') ? "Authorization: %s" : "Authorization: Bearer %s", auth);
         h = curl_slist_append(h, hdr);
     }
     util_buf_init(&r->body);
@@ -335,6 +343,80 @@ static void test_completions(const server *s, usage_sum *u) {
     util_buf_release(&r.body);
 }
 
+/* The text of an SSE answer: its events' choices[0] text or delta.content,
+ * joined; every event must be JSON and valid UTF-8 (*bad counts those not).
+ * A usage event is added to u. */
+static void sse_text(const http_resp *r, util_buf *text, int *bad, usage_sum *u) {
+    const char *p = body_of(r);
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > 6 && strncmp(p, "data: ", 6) == 0 && strncmp(p + 6, "[DONE]", 6) != 0) {
+            char *line = strndup(p + 6, len - 6);
+            cJSON *ev = line ? cJSON_Parse(line) : NULL;
+            if (!ev || util_utf8_check(line, len - 6) != len - 6) ++*bad;
+            const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ev, "choices"), 0);
+            const char *t = json_str(c0, "delta", "content");
+            if (!t) t = json_str(c0, "text", NULL);
+            if (t) util_buf_puts(text, t);
+            if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ev, "usage")))
+                add_usage(u, cJSON_GetObjectItemCaseSensitive(ev, "usage"));
+            cJSON_Delete(ev);
+            free(line);
+        }
+        p += len + (nl != NULL);
+    }
+}
+
+/* A reply that max_tokens cuts inside a character: plain and streamed, chat
+ * and completions, the text is valid UTF-8 with one U+FFFD for the cut
+ * character (README, "Output encoding"), and the stream adds up to the plain
+ * text (the cut bytes are never sent raw). */
+static void test_utf8_cut(const server *s, usage_sum *u) {
+    int cut_seen = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        for (int n = 1; n <= 4; n++) {
+            char body[512];
+            for (int stream = 0; stream < 2; stream++) {
+                if (kind == 0) {
+                    char *b = chat_body(NULL, "请用中文回答：你好吗？", n, stream);
+                    snprintf(body, sizeof body, "%s", b ? b : "");
+                    free(b);
+                } else {
+                    snprintf(body, sizeof body,
+                             "{\"prompt\":\"北京是中国的首都\",\"max_tokens\":%d,\"temperature\":0%s}", n,
+                             stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}" : "");
+                }
+                http_resp r = {0};
+                http(s, kind == 0 ? "/v1/chat/completions" : "/v1/completions", body, -1, NULL, 0, &r);
+                CHECK_EQ_INT(r.status, 200);
+                static char plain[256];
+                if (!stream) {
+                    CHECK_MSG(util_utf8_check(body_of(&r), r.body.len) == r.body.len, "not UTF-8: %s", body_of(&r));
+                    cJSON *o = cJSON_Parse(body_of(&r));
+                    if (o) add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+                    const char *t = choice_text(o);
+                    CHECK_MSG(t != NULL, "%s", body_of(&r));
+                    snprintf(plain, sizeof plain, "%s", t ? t : "");
+                    size_t len = strlen(plain);
+                    if (len >= 3 && strcmp(plain + len - 3, "\xEF\xBF\xBD") == 0) cut_seen++;
+                    cJSON_Delete(o);
+                } else {
+                    util_buf text;
+                    util_buf_init(&text);
+                    int bad = 0;
+                    sse_text(&r, &text, &bad, u);
+                    CHECK_EQ_INT(bad, 0);
+                    CHECK_EQ_STR(text.data ? text.data : "", plain);
+                    util_buf_release(&text);
+                }
+                util_buf_release(&r.body);
+            }
+        }
+    }
+    CHECK_MSG(cut_seen >= 2, "no reply was cut inside a character (%d)", cut_seen);
+}
+
 /* A client's message holding turn markers (issue 13): the ids the server
  * prefilled are the template's markers around the message as plain text.
  * Checked by their count (usage) and by the cache: the rendering sent as a
@@ -498,6 +580,17 @@ static void test_bad_input(const server *s) {
     expect_error(s, chat, "{\"messages\":[{\"role\":5,\"content\":\"x\"}]}", -1, NULL, 400, NULL);
     expect_error(s, chat, "{\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]}", -1, NULL, 400, NULL);
     expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":7}]}", -1, NULL, 400, NULL);
+    /* null or no content was taken as "" (issue 13): a 400 that says which message */
+    const char *nulls[] = {"{\"messages\":[{\"role\":\"user\",\"content\":null}]}",
+                           "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":null}]}",
+                           "{\"messages\":[{\"role\":\"user\"}]}"};
+    for (int i = 0; i < 3; i++) {
+        http_resp r = {0};
+        http(s, chat, nulls[i], -1, NULL, 0, &r);
+        CHECK_MSG(r.status == 400 && strstr(body_of(&r), "'content'") && strstr(body_of(&r), i == 1 ? "message 1" : "message 0"),
+                  "content %d: %ld %s", i, r.status, body_of(&r));
+        util_buf_release(&r.body);
+    }
     expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":\"8\"}", -1, NULL,
                  400, NULL);
     expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":0}", -1, NULL,
@@ -530,6 +623,72 @@ static void test_bad_input(const server *s) {
     free(huge);
     /* and without a length (chunked): read, dropped, then 413 */
     CHECK_EQ_INT(post_chunked(s, "/v1/completions", 200000), 413);
+}
+
+/* 70 clients (more than the 64 connection slots) that send a request line,
+ * then trickle header bytes forever: each is cut off by the server's read
+ * deadline, so /health answers again while they still trickle (before, a
+ * thread per connection waited on them as long as bytes kept coming). */
+enum { SLOW_CLIENTS = 70 };
+
+typedef struct slow_set {
+    int fd[SLOW_CLIENTS];
+    int closed[SLOW_CLIENTS]; /* the server closed it */
+    atomic_int stop, n_closed;
+} slow_set;
+
+static void *slow_main(void *p) {
+    slow_set *ss = p;
+    while (!atomic_load(&ss->stop)) {
+        for (int i = 0; i < SLOW_CLIENTS; i++) {
+            if (ss->fd[i] < 0 || ss->closed[i]) continue;
+            char c;
+            ssize_t k = recv(ss->fd[i], &c, 1, MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+                send(ss->fd[i], "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+                ss->closed[i] = 1;
+                atomic_fetch_add(&ss->n_closed, 1);
+            }
+        }
+        sleep_ms(200);
+    }
+    return NULL;
+}
+
+static void test_slow_clients(const server *s) {
+    static slow_set ss;
+    memset(&ss, 0, sizeof ss);
+    static const char start[] = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int opened = 0;
+    for (int i = 0; i < SLOW_CLIENTS; i++) {
+        ss.fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (ss.fd[i] >= 0 && connect(ss.fd[i], (struct sockaddr *)&a, sizeof a) == 0 &&
+            send(ss.fd[i], start, sizeof start - 1, MSG_NOSIGNAL) > 0)
+            opened++;
+    }
+    CHECK_EQ_INT(opened, SLOW_CLIENTS);
+    pthread_t th;
+    int started = pthread_create(&th, NULL, slow_main, &ss) == 0;
+    CHECK(started);
+    /* /health answers while the slow clients keep trickling (at most 60 s) */
+    int health = 0;
+    for (double t0 = now_s(); !health && now_s() - t0 < 60;) {
+        http_resp r = {0};
+        http(s, "/health", NULL, 0, NULL, 2000, &r);
+        health = r.status == 200;
+        util_buf_release(&r.body);
+        if (!health) sleep_ms(250);
+    }
+    CHECK_MSG(health, "/health never answered beside %d trickling clients", SLOW_CLIENTS);
+    for (int i = 0; i < 300 && atomic_load(&ss.n_closed) < SLOW_CLIENTS; i++) sleep_ms(100);
+    CHECK_MSG(atomic_load(&ss.n_closed) == SLOW_CLIENTS, "the server cut off %d of %d trickling clients",
+              atomic_load(&ss.n_closed), SLOW_CLIENTS);
+    atomic_store(&ss.stop, 1);
+    if (started) pthread_join(th, NULL);
+    for (int i = 0; i < SLOW_CLIENTS; i++)
+        if (ss.fd[i] >= 0) close(ss.fd[i]);
 }
 
 /* The client leaves mid-stream (and mid-wait): the server stops generating. */
@@ -607,6 +766,17 @@ static void test_auth(void) {
         http(&s, "/v1/chat/completions", body, -1, "sekrit-123", 0, &r);
         CHECK_EQ_INT(r.status, 200);
         util_buf_release(&r.body);
+        /* the scheme is case-insensitive (RFC 7235); the key is not */
+        const char *ok[] = {"bearer sekrit-123", "BEARER sekrit-123", "Bearer  sekrit-123"};
+        for (int i = 0; i < 3; i++) {
+            memset(&r, 0, sizeof r);
+            http(&s, "/v1/models", NULL, 0, ok[i], 0, &r);
+            CHECK_MSG(r.status == 200, "'%s': %ld", ok[i], r.status);
+            util_buf_release(&r.body);
+        }
+        expect_error(&s, "/v1/models", NULL, 0, "bearer SEKRIT-123", 401, "invalid_api_key");
+        expect_error(&s, "/v1/models", NULL, 0, "Basic sekrit-123", 401, "invalid_api_key");
+        expect_error(&s, "/v1/models", NULL, 0, "Bearersekrit-123 x", 401, "invalid_api_key");
         memset(&r, 0, sizeof r);
         http(&s, "/health", NULL, 0, NULL, 0, &r);
         CHECK_EQ_INT(r.status, 200);
@@ -664,9 +834,11 @@ void test_serve(void) {
         CHECK_CASE(chat_matches_generate) test_chat_matches_generate(&s, &u);
         CHECK_CASE(stream) test_stream(&s, &u);
         CHECK_CASE(completions) test_completions(&s, &u);
+        CHECK_CASE(utf8_cut) test_utf8_cut(&s, &u);
         CHECK_CASE(special_tokens) test_special_tokens(&s, &u);
         CHECK_CASE(shared_prefix) test_shared_prefix(&s, &u);
         CHECK_CASE(bad_input) test_bad_input(&s);
+        CHECK_CASE(slow_clients) test_slow_clients(&s);
         CHECK_CASE(load) {
             test_load(&s, &u, 4, 5);
             /* the server's counters are the sums of what clients were told (by whichever cases ran) */

@@ -65,6 +65,31 @@ size_t util_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len) 
     return bad;
 }
 
+size_t util_utf8_append_valid(util_buf *out, const char *s, size_t n) {
+    size_t whole = util_utf8_complete_len(s, n), bad = 0;
+    int rc = util_buf_reserve(out, n + 4);
+    for (size_t i = 0; i < whole && !rc;) {
+        size_t k = util_utf8_char_len(s + i, whole - i);
+        if (k == 0 || (k == 1 && s[i] == '\0')) {
+            rc = util_buf_append(out, UTIL_UTF8_REPLACEMENT, 3);
+            bad++;
+            i++;
+        } else {
+            size_t j = i + k; /* a run of valid characters copied at once */
+            while (j < whole && (k = util_utf8_char_len(s + j, whole - j)) && !(k == 1 && s[j] == '\0')) j += k;
+            rc = util_buf_append(out, s + i, j - i);
+            i = j;
+        }
+    }
+    if (!rc && whole < n) {
+        /* the cut tail: one character was on its way, one replacement */
+        rc = util_buf_append(out, UTIL_UTF8_REPLACEMENT, 3);
+        bad++;
+    }
+    if (!rc) rc = util_buf_append(out, "", 0);
+    return rc ? (size_t)-1 : bad;
+}
+
 size_t util_utf8_floor(const char *s, size_t n, size_t limit) {
     if (limit >= n) return n;
     size_t i = limit;

@@ -30,6 +30,15 @@ size_t util_utf8_check(const char *s, size_t len);
  * replacements. */
 size_t util_utf8_sanitize(const char *s, size_t n, char **out, size_t *out_len);
 
+/* Appends s[0..n) to out as valid UTF-8, for JSON and other strict
+ * readers: a multi-byte character cut at the end of s (a reply stopped by
+ * max_tokens inside a character) becomes one U+FFFD, as Python's
+ * bytes.decode("utf-8", "replace") makes it; every other byte that does not
+ * start a valid character, and NUL, becomes one U+FFFD each (as in
+ * util_utf8_sanitize). out stays NUL-terminated. Returns the number of
+ * replacements, or (size_t)-1 when out of memory. */
+size_t util_utf8_append_valid(util_buf *out, const char *s, size_t n);
+
 /* The largest i <= limit (and <= n) at which s[0..i) ends on a character
  * boundary: a cut there splits no multi-byte sequence. */
 size_t util_utf8_floor(const char *s, size_t n, size_t limit);

@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz_lint.c: libFuzzer target for promptlint's input path. The
  * first byte picks what the rest is: a prompt file under one of several names
  * (roles, templates, SKILL.md), a .promptlint.json, or two prompts for `diff`
- * (split at the first NUL). Build: make fuzz; run: bin/fuzz_lint tests/fuzz/corpus.
+ * (split at the first NUL). Build: make fuzz; run: sh scripts/fuzz-all.sh SECONDS lint
+ * (seeds: tests/fuzz/corpus/lint).
  * Not part of the test runner. */
 #include <stddef.h>
 #include <stdint.h>
