@@ -601,6 +601,22 @@ static void test_diff(void) {
     lint_ctx_free(c);
 }
 
+/* Found by fuzz_lint: an unknown placeholder (PL008) on a line above the
+ * first line the volatile pass asked token sums for read before the sums
+ * (heap overflow under ASan). Its tokens must be a count within the file. */
+static void test_fuzz_unknown_above(void) {
+    static const char text[] = "<!-- promptlint-disable PL001 -->CLAUDE.ms {{ u areame }}\n<!-_name }}\n<!-- promptlint-enable PL000  promptlint-disable PL001 -->CLAUDE.ms {{ date }}assistantthe_ ACME Co<!-- cache-boundaa\ts!-m{rye";
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    lint_report rep;
+    lint_str(c, &rep, "skills/demo/SKILL.md", text);
+    for (size_t i = 0; i < rep.n; i++)
+        CHECK_MSG(rep.items[i].tokens_lost >= -1 && rep.items[i].tokens_lost <= (long)sizeof text,
+                  "finding %zu: %ld tokens", i, (long)rep.items[i].tokens_lost);
+    lint_report_release(&rep);
+    lint_ctx_free(c);
+}
+
 void test_lint(void) {
     CHECK_CASE(rules_table) test_rules_table();
     CHECK_CASE(report_add) test_report_add();
@@ -617,4 +633,5 @@ void test_lint(void) {
     CHECK_CASE(text_output) test_text_output();
     CHECK_CASE(diff) test_diff();
     CHECK_CASE(corpus) test_corpus();
+    CHECK_CASE(fuzz_unknown_above) test_fuzz_unknown_above();
 }
