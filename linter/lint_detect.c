@@ -1,5 +1,6 @@
 /* linter/lint_detect.c: volatile-content detection with PCRE2. Every pattern
- * runs once over the whole file (multiline, JIT when available); matches are
+ * runs once over the whole file (multiline, JIT when available; those that
+ * need a digit only over the lines that have one); matches are
  * filtered by context (code, examples, constant qualifiers) and classed by how
  * often they change. Also finds order-unstable constructs and suppression
  * comments. Does not decide what is an error (lint_rules.c does). */
@@ -79,110 +80,113 @@ typedef struct pat_def {
     int kind;
     int vclass;
     int subday;
+    /* every match that is kept holds a digit on its own line (matches never
+     * run across lines): lines without a digit are skipped (scan_digit) */
+    int digit;
 } pat_def;
 
 static const pat_def k_literals[] = {
     /* timestamps: machine-made, volatile even without a label */
     {"(?i)(?<![\\w])(?:" ISO_DT ")(?![\\w:])|(?<![\\w])" RFC2822, PM_ALWAYS, LINT_K_DATETIME,
-     LINT_VC_CALL, 1},
+     LINT_VC_CALL, 1, 1},
     {"(?i)(?<![\\w])(?:" MNAME_DATE_Y "|" ISO_DATE "|" NUM_DATE
      "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
-     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1},
+     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1},
     /* a date, weekday, time or epoch labelled as the current one */
     {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
      ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
      "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
     {"(?i)(\\b(?:ts|timestamp|epoch|unix(?:[\\h_]?time)?|created(?:_at)?|updated(?:_at)?)\\b)"
      "\\h*[:=]\\h*[\"']?\\K" UNIX_TS,
-     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1},
+     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1},
     /* a strong label with a date-shaped value, valid or not */
     {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
      "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)\\h*"
      "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K" LOOSE_DATE,
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
     /* the label is a heading or a caption line, the value starts the next line */
     {"(?im)^\\h*(?:#{1,6}\\h*|\\*\\*|__)?((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
      "day)|today|date|time|timestamp)\\h*(?:\\*\\*|__)?\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
      "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
      "(?:at\\h+)?" TOD ")?)",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
     /* the current month or year */
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
      ",?\\h+\\d{4}|\\d{4})\\b",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
     /* Chinese and Japanese labels of the current date */
     {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
      "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
      "\\xe6\\x97\\xb6\\xe9\\x97\\xb4|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
      "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0},
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
      "['\"`]?\\K" ENV_VALUE,
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
-     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0},
+     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0},
     /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
     {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
      "in|is\\h+in|(?:current\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|locale\\h*(?:is|:))\\h*\\K"
      "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0},
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0},
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
     /* shell output inserted when a command file runs: !`git status` */
-    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0},
+    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b",
-     PM_RELTIME, LINT_K_RELTIME, LINT_VC_CALL, 0},
+     PM_RELTIME, LINT_K_RELTIME, LINT_VC_CALL, 0, 1},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING,
-     LINT_VC_CALL, 1},
+     LINT_VC_CALL, 1, 0},
     /* ids, nonces, hashes */
     {"(?i)(?<![\\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w-])",
-     PM_UUID, LINT_K_UUID, LINT_VC_CALL, 0},
+     PM_UUID, LINT_K_UUID, LINT_VC_CALL, 0, 0},
     {"(?i)\\b(request|req|session|trace|span|correlation|conversation|run|job|message|msg|"
      "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
      "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
-     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0},
+     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0, 1},
     {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K(?=[A-Za-z+/=_-]*\\d)[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
-     LINT_K_NONCE, LINT_VC_CALL, 0},
+     LINT_K_NONCE, LINT_VC_CALL, 0, 1},
     {"(?i)\\b(?:commit|sha(?:-?1|-?256)?|hash|head|rev(?:ision)?|checksum|digest|etag|"
      "build[\\h_-]?id)\\b\\h*(?:is\\h+|at\\h+|[:=#@]\\h*)?[\"'`]?\\K[0-9a-f]{7,64}(?![\\w])",
-     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0},
-    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0},
+     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1},
+    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1},
     /* people, places, machines */
     {"(?:(?i:\\byou(?:'re|\\h+are)?(?:\\h+now)?\\h+(?:talking|speaking|chatting|working|"
      "conversing)\\h+(?:to|with))|(?i:\\b(?:hello|hi|hey|dear|greetings|welcome(?:\\h+back)?|"
      "good\\h+(?:morning|afternoon|evening)),?)|(?i:\\bthe\\h+user(?:'s\\h+name)?\\h+is"
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
-     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0},
+     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0},
     {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
      "name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0},
+     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
      "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
      "default|guest|daytona|gitpod|vercel|devuser|appuser|pi|ubuntu-user)\\b)"
      "[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
      "(?!(?:user|username|you|public|default|example)\\b)\\w[\\w.-]*",
-     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0},
+     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0, 0},
     {"(?<![\\w.])(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
      "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(?!\\w)(?!\\.\\d)|(?i)(?<![\\w:])"
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
-     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0},
+     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 0},
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
      "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
      "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
      "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
-     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0},
+     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0},
     /* counters, stated as the conversation's position: "This is turn 7",
      * "Message #12", "turn: 7", "turn 3 of 10" (not "round 5's review") */
     {"(?i)\\b(?:(?:this\\h+is|you\\h+are\\h+(?:on|in|at)|we\\h+are\\h+(?:on|in|at)|current(?:ly)?"
@@ -193,7 +197,7 @@ static const pat_def k_literals[] = {
      "(?:turn|message|round|attempt|request)\\b)(?!\\h*(?:%|ms\\b|s\\b|sec|min|hour|day|tokens?\\b|"
      "words?\\b|char|times\\b|[.,]\\d))|(?im)^\\h*(?:turn|message|round|iteration|exchange)"
      "(?:[\\h_]?(?:count|number|index))?\\h*[:=]\\h*\\d+\\h*(?=$|<!--)",
-     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0},
+     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
 };
 #define N_LITERALS (sizeof k_literals / sizeof k_literals[0])
 
@@ -381,7 +385,8 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     if (!d) return util_err_set(err, UTIL_ENOMEM, "out of memory");
     int rc = UTIL_OK;
     for (size_t i = 0; i < N_LITERALS && !rc; i++)
-        rc = compile_one(&d->lit[i], k_literals[i].re, PCRE2_MULTILINE, err);
+        rc = compile_one(&d->lit[i], k_literals[i].re,
+                         PCRE2_MULTILINE | (k_literals[i].digit ? PCRE2_USE_OFFSET_LIMIT : 0), err);
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++)
         rc = compile_one(&d->ph[i], k_placeholders[i].re, PCRE2_MULTILINE, err);
     for (size_t i = 0; i < N_NAMES && !rc; i++) {
@@ -639,6 +644,72 @@ static int scan(const lint_detect *d, pcre2_code *re, const lint_text *t, match_
         pos = next;
     }
     pcre2_match_data_free(md);
+    return rc;
+}
+
+/* The lines of t that hold an ASCII digit, in order; *n their count. NULL
+ * with *n 0 when there are none or memory runs out (then *oom is set). */
+static size_t *digit_lines(const lint_text *t, size_t *n, int *oom) {
+    size_t *v = NULL, cap = 0;
+    *n = 0;
+    *oom = 0;
+    for (size_t l = 0; l < t->n_lines; l++) {
+        size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
+        while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
+        if (i == e) continue;
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            size_t *p = realloc(v, nc * sizeof *p);
+            if (!p) {
+                free(v);
+                *n = 0;
+                *oom = 1;
+                return NULL;
+            }
+            v = p;
+            cap = nc;
+        }
+        v[(*n)++] = l;
+    }
+    return v;
+}
+
+/* scan() for a pattern whose kept matches hold a digit and never cross a
+ * line (pat_def.digit): the same matches, but only the lines dl (those with
+ * a digit) are searched. The subject stays the whole file (lookbehind and
+ * lookahead see what they always saw); an offset limit ends each search at
+ * its line's end. */
+static int scan_digit(const lint_detect *d, pcre2_code *re, const lint_text *t, const size_t *dl,
+                      size_t ndl, match_fn fn, void *arg) {
+    if (!ndl) return UTIL_OK;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    pcre2_match_context *mc = pcre2_match_context_copy(d->mctx);
+    if (!md || !mc) {
+        pcre2_match_data_free(md);
+        pcre2_match_context_free(mc);
+        return UTIL_ENOMEM;
+    }
+    size_t pos = 0;
+    int rc = UTIL_OK;
+    for (size_t k = 0; k < ndl && !rc; k++) {
+        size_t ls = t->line_start[dl[k]], le = lint_text_line_end(t, dl[k]);
+        if (le < pos) continue; /* a match ran to the end of this line */
+        pcre2_set_offset_limit(mc, le);
+        for (size_t from = ls > pos ? ls : pos; from <= le;) {
+            int m = pcre2_match(re, (PCRE2_SPTR)t->data, t->len, from, 0, md, mc);
+            if (m < 0) break; /* none in this line, or the match limit: the next line */
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            if (ov[0] <= ov[1]) {
+                rc = fn(d, t, ov, m, arg);
+                if (rc) break;
+            }
+            size_t next = ov[1] > from ? ov[1] : from + 1;
+            if (ov[0] > ov[1]) next = from + 1; /* \K past the end: never loop */
+            pos = from = next;
+        }
+    }
+    pcre2_match_data_free(md);
+    pcre2_match_context_free(mc);
     return rc;
 }
 
@@ -996,10 +1067,16 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
         ph_arg a = {&k_placeholders[i], cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
+    size_t ndl;
+    int oom;
+    size_t *dl = digit_lines(t, &ndl, &oom);
+    if (oom) rc = UTIL_ENOMEM;
     for (size_t i = 0; i < N_LITERALS && !rc; i++) {
         lit_arg a = {&k_literals[i], cfg, out, NULL};
-        rc = scan(d, d->lit[i], t, on_literal, &a);
+        rc = k_literals[i].digit ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
+                                 : scan(d, d->lit[i], t, on_literal, &a);
     }
+    free(dl);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;

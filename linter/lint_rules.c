@@ -252,7 +252,8 @@ static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, 
                         long *out, int *estimated) {
     const lint_text *t = f->t;
     int e1 = 0;
-    if (!v->suf) {
+    if (!v->suf || i < v->suf_from) { /* PL008 can ask about a line above the first */
+        free(v->suf);
         v->suf_from = i;
         if (!(v->suf = line_token_suffix(f, i, v->last_stable, &v->est))) return UTIL_ENOMEM;
     }
