@@ -17,6 +17,9 @@ struct eng_chat {
     size_t default_system_len;
     char *bos; /* Gemma: the text of the BOS token the template starts with */
     size_t bos_len;
+    char *eos; /* the text of the EOS token (Mistral, Phi-3 and DeepSeek print it) */
+    int think_close; /* DeepSeek R1 (Qwen distill): the generation prompt closes <think> */
+    int strip_think; /* Qwen 3: earlier assistant turns lose their <think> block */
     char warning[160];
 };
 
@@ -127,6 +130,52 @@ static int read_bos_text(eng_chat *c, const eng_gguf *g, util_err *err) {
     return UTIL_OK;
 }
 
+/* The text of the EOS token; none when the file names none. */
+static int read_eos_text(eng_chat *c, const eng_gguf *g, util_err *err) {
+    uint32_t eos;
+    int rc = eng_gguf_get_u32(g, "tokenizer.ggml.eos_token_id", &eos, err);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc) return rc;
+    const char **strs;
+    uint32_t *lens;
+    uint64_t count;
+    rc = eng_gguf_get_str_arr(g, "tokenizer.ggml.tokens", &strs, &lens, &count, err);
+    if (rc == UTIL_ENOTFOUND) return UTIL_OK;
+    if (rc) return rc;
+    if (eos < count && (c->eos = malloc((size_t)lens[eos] + 1)) != NULL) {
+        memcpy(c->eos, strs[eos], lens[eos]);
+        c->eos[lens[eos]] = '\0';
+    }
+    free(strs);
+    free(lens);
+    if (eos < count && !c->eos) return util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    return UTIL_OK;
+}
+
+/* The family of a template other than ChatML and Gemma, from the markers and
+ * literals only that family's templates have; -1 if none. */
+static int detect_family(eng_chat *c, const char *tpl, size_t n) {
+    if (find_in(tpl, n, "<|start_header_id|>"))
+        return find_in(tpl, n, "Today Date") ? ENG_CHAT_LLAMA31 : ENG_CHAT_LLAMA3;
+    if (find_in(tpl, n, "[INST]")) {
+        if (find_in(tpl, n, "\"[INST]\" +") || find_in(tpl, n, "'[INST]' +")) return ENG_CHAT_MISTRAL_TEKKEN;
+        if (find_in(tpl, n, "' [INST] '") || find_in(tpl, n, "\" [INST] \"")) return ENG_CHAT_MISTRAL_V1;
+        if (find_in(tpl, n, "' [/INST]'") || find_in(tpl, n, "\" [/INST]\"")) return ENG_CHAT_MISTRAL_V0;
+        return ENG_CHAT_MISTRAL_V3;
+    }
+    if (find_in(tpl, n, "<|user|>") || find_in(tpl, n, "'<|' + message['role'] + '|>'")) {
+        if (find_in(tpl, n, "'<|' + message['role'] + '|>'"))
+            return find_in(tpl, n, "eos_token") ? ENG_CHAT_PHI3_SMALL : ENG_CHAT_PHI3_VISION;
+        return find_in(tpl, n, "<|system|>") ? ENG_CHAT_PHI3 : ENG_CHAT_PHI3_MINI;
+    }
+    if (find_in(tpl, n, "<think></think>")) return -1; /* DeepSeek V3.1: its own thinking switch */
+    if (find_in(tpl, n, "<\xef\xbd\x9cUser\xef\xbd\x9c>")) { /* <｜User｜> */
+        c->think_close = find_in(tpl, n, "enable_thinking") != NULL;
+        return ENG_CHAT_DEEPSEEK_R1;
+    }
+    return -1;
+}
+
 int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
     *out = NULL;
     eng_chat *c = calloc(1, sizeof *c);
@@ -142,14 +191,23 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
     if (rc == UTIL_ENOTFOUND) { /* not an error: the fallback (it failed the open before) */
         snprintf(c->warning, sizeof c->warning, "chat: the model has no chat template; using chatml");
         rc = UTIL_OK;
-    } else if (find_in(tpl, n, "<|im_start|>")) {
+    } else if (find_in(tpl, n, "<|im_start|>") && !find_in(tpl, n, "<|im_sep|>")) { /* <|im_sep|>: Phi-4 */
+        c->strip_think = find_in(tpl, n, "</think>") != NULL;
         rc = extract_default_system(c, tpl, n);
     } else if (find_in(tpl, n, "<start_of_turn>")) {
         c->format = ENG_CHAT_GEMMA;
         rc = read_bos_text(c, g, err);
     } else {
-        snprintf(c->warning, sizeof c->warning,
-                 "chat: the model's chat template is not a known family; using chatml");
+        int f = detect_family(c, tpl, n);
+        if (f >= 0) {
+            c->format = (eng_chat_format)f;
+            if (find_in(tpl, n, "bos_token")) rc = read_bos_text(c, g, err);
+            if (!rc) rc = read_eos_text(c, g, err);
+        } else {
+            snprintf(c->warning, sizeof c->warning,
+                     "chat: the model's chat template is not a known family; using chatml "
+                     "(--chat-template NAME chooses another)");
+        }
     }
     if (rc) {
         eng_chat_free(c);
@@ -159,10 +217,35 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
     return UTIL_OK;
 }
 
+static char *dup_opt(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (d) memcpy(d, s, n + 1);
+    return d;
+}
+
+int eng_chat_new_format(eng_chat **out, eng_chat_format f, const char *bos, const char *eos, util_err *err) {
+    *out = NULL;
+    eng_chat *c = calloc(1, sizeof *c);
+    if (!c) return util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    c->format = f;
+    c->bos = dup_opt(bos);
+    c->bos_len = bos ? strlen(bos) : 0;
+    c->eos = dup_opt(eos);
+    if ((bos && !c->bos) || (eos && !c->eos)) {
+        eng_chat_free(c);
+        return util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
+    }
+    *out = c;
+    return UTIL_OK;
+}
+
 void eng_chat_free(eng_chat *c) {
     if (!c) return;
     free(c->default_system);
     free(c->bos);
+    free(c->eos);
     free(c);
 }
 
@@ -172,8 +255,32 @@ const char *eng_chat_format_name(eng_chat_format f) {
     switch (f) {
     case ENG_CHAT_CHATML: return "chatml";
     case ENG_CHAT_GEMMA: return "gemma";
+    case ENG_CHAT_LLAMA3: return "llama3";
+    case ENG_CHAT_LLAMA31: return "llama3.1";
+    case ENG_CHAT_MISTRAL_V0: return "mistral-v0";
+    case ENG_CHAT_MISTRAL_V1: return "mistral-v1";
+    case ENG_CHAT_MISTRAL_V3: return "mistral-v3";
+    case ENG_CHAT_MISTRAL_TEKKEN: return "mistral-v3-tekken";
+    case ENG_CHAT_PHI3: return "phi3";
+    case ENG_CHAT_PHI3_MINI: return "phi3-mini";
+    case ENG_CHAT_PHI3_SMALL: return "phi3-small";
+    case ENG_CHAT_PHI3_VISION: return "phi3-vision";
+    case ENG_CHAT_DEEPSEEK_R1: return "deepseek-r1";
     }
     return "unknown";
+}
+
+int eng_chat_format_parse(const char *name, eng_chat_format *f, util_err *err) {
+    for (int i = ENG_CHAT_CHATML; i <= ENG_CHAT_DEEPSEEK_R1; i++)
+        if (strcmp(name, eng_chat_format_name((eng_chat_format)i)) == 0) {
+            *f = (eng_chat_format)i;
+            return UTIL_OK;
+        }
+    return util_err_set(err, UTIL_EINVAL,
+                        "unknown chat template '%s' (known: chatml, gemma, llama3, llama3.1, mistral-v0, "
+                        "mistral-v1, mistral-v3, mistral-v3-tekken, phi3, phi3-mini, phi3-small, "
+                        "phi3-vision, deepseek-r1)",
+                        name);
 }
 
 const char *eng_chat_warning(const eng_chat *c) { return c->warning[0] ? c->warning : NULL; }
@@ -212,15 +319,30 @@ static int put_plain(render_out *o, const char *s, size_t n) {
     return util_buf_append(o->b, s, n);
 }
 
+/* Qwen 3 drops the reasoning of assistant turns before the last user turn:
+ * what follows the last </think>, leading newlines stripped. */
+static const char *drop_think(const char *s) {
+    for (const char *t; (t = strstr(s, "</think>")) != NULL;) s = t + 8;
+    while (*s == '\n') s++;
+    return s;
+}
+
 static int render_chatml(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *out) {
     int rc = 0;
+    size_t last_user = n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m[i].role, "user") == 0) last_user = i;
     for (size_t i = 0; i < n && !rc; i++) {
+        const char *s = m[i].content;
+        if (c->strip_think && last_user < n && i < last_user && strcmp(m[i].role, "assistant") == 0 &&
+            strstr(s, "</think>"))
+            s = drop_think(s);
         if (i == 0 && strcmp(m[0].role, "system") != 0 && c->default_system)
             rc = util_buf_append(out->b, c->default_system, c->default_system_len);
         if (!rc) rc = put(out, "<|im_start|>");
         if (!rc) rc = put_plain(out, m[i].role, strlen(m[i].role));
         if (!rc) rc = put(out, "\n");
-        if (!rc) rc = put_plain(out, m[i].content, strlen(m[i].content));
+        if (!rc) rc = put_plain(out, s, strlen(s));
         if (!rc) rc = put(out, "<|im_end|>\n");
     }
     if (!rc && gen) rc = put(out, "<|im_start|>assistant\n");
@@ -284,6 +406,142 @@ static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int 
     return UTIL_OK;
 }
 
+/* --- Llama 3, Mistral, Phi-3, DeepSeek ------------------------------------ */
+
+static const char k_alternate[] = "conversation roles must alternate user/assistant/user/assistant/...";
+
+/* Message content trimmed the way Jinja's |trim does (str.strip()). */
+static int put_trimmed(render_out *o, const char *s) {
+    size_t a, b;
+    strip_span(s, &a, &b);
+    return put_plain(o, s + a, b - a);
+}
+
+static int put_opt(render_out *o, const char *s) { return s ? put(o, s) : 0; }
+
+/* Llama 3 and 3.1 (no tools): a header per message, contents trimmed; 3.1
+ * always prints a system header with the knowledge and "Today" dates. */
+static int render_llama3(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *o) {
+    int rc = put_opt(o, c->bos);
+    size_t first = 0;
+    if (c->format == ENG_CHAT_LLAMA31) {
+        if (!rc) rc = put(o, "<|start_header_id|>system<|end_header_id|>\n\n"
+                             "Cutting Knowledge Date: December 2023\nToday Date: " ENG_CHAT_FIXED_DATE "\n\n");
+        if (n > 0 && strcmp(m[0].role, "system") == 0) {
+            if (!rc) rc = put_trimmed(o, m[0].content);
+            first = 1;
+        }
+        if (!rc) rc = put(o, "<|eot_id|>");
+    }
+    for (size_t i = first; i < n && !rc; i++) {
+        rc = put(o, "<|start_header_id|>");
+        if (!rc) rc = put_plain(o, m[i].role, strlen(m[i].role));
+        if (!rc) rc = put(o, "<|end_header_id|>\n\n");
+        if (!rc) rc = put_trimmed(o, m[i].content);
+        if (!rc) rc = put(o, "<|eot_id|>");
+    }
+    if (!rc && gen) rc = put(o, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    return rc;
+}
+
+/* Mistral's [INST] templates: user/assistant alternate after an optional
+ * system message, which v1 puts in the first user turn and v3 in the last
+ * message when that is a user turn; v0 has no system role. No generation
+ * prompt: the text ends with [/INST] either way. */
+static int render_mistral(const eng_chat *c, const eng_chat_msg *m, size_t n, render_out *o, util_err *err) {
+    eng_chat_format f = c->format;
+    const char *sys = NULL;
+    size_t first = 0;
+    if (n > 0 && strcmp(m[0].role, "system") == 0 && f != ENG_CHAT_MISTRAL_V0) {
+        sys = m[0].content;
+        first = 1;
+    }
+    for (size_t i = first; i < n; i++) {
+        int is_user = strcmp(m[i].role, "user") == 0;
+        if (is_user != ((i - first) % 2 == 0))
+            return util_err_set(err, UTIL_EINVAL, "chat: %s template: %s (message %zu is '%s')",
+                                eng_chat_format_name(f), k_alternate, i, m[i].role);
+        if (!is_user && strcmp(m[i].role, "assistant") != 0)
+            return util_err_set(err, UTIL_EINVAL,
+                                "chat: %s template: only user and assistant roles (and a first system "
+                                "message) are supported (message %zu is '%s')",
+                                eng_chat_format_name(f), i, m[i].role);
+    }
+    const char *open = f == ENG_CHAT_MISTRAL_V1 ? " [INST] " : f == ENG_CHAT_MISTRAL_TEKKEN ? "[INST]" : "[INST] ";
+    const char *close = f == ENG_CHAT_MISTRAL_V3 || f == ENG_CHAT_MISTRAL_TEKKEN ? "[/INST]" : " [/INST]";
+    int rc = put_opt(o, c->bos);
+    for (size_t i = first; i < n && !rc; i++) {
+        if (strcmp(m[i].role, "user") == 0) {
+            int with_sys = sys && (f == ENG_CHAT_MISTRAL_V1 ? i == first : i == n - 1);
+            rc = put(o, open);
+            if (!rc && with_sys) rc = put_plain(o, sys, strlen(sys));
+            if (!rc && with_sys) rc = put(o, "\n\n");
+            if (!rc) rc = put_plain(o, m[i].content, strlen(m[i].content));
+            if (!rc) rc = put(o, close);
+            continue;
+        }
+        if (f == ENG_CHAT_MISTRAL_V1 || f == ENG_CHAT_MISTRAL_V3) rc = put(o, " ");
+        if (!rc) rc = f == ENG_CHAT_MISTRAL_V3 ? put_trimmed(o, m[i].content)
+                                               : put_plain(o, m[i].content, strlen(m[i].content));
+        if (!rc) rc = put_opt(o, c->eos);
+    }
+    return rc ? util_err_set(err, UTIL_ENOMEM, "chat: out of memory") : UTIL_OK;
+}
+
+/* Phi-3: <|role|>\n content <|end|>\n. Phi-3.5 prints a non-empty system
+ * turn, user and assistant turns, then the generation prompt or EOS; mini
+ * and medium print user and assistant only, a user turn opening the
+ * assistant's; small prints every role, then the prompt or EOS; vision every
+ * role, then the prompt unless the last turn is the assistant's. */
+static int render_phi3(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *o) {
+    eng_chat_format f = c->format;
+    int rc = put_opt(o, c->bos);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *r = m[i].role;
+        int ua = strcmp(r, "user") == 0 || strcmp(r, "assistant") == 0;
+        if (f == ENG_CHAT_PHI3 && !ua && (strcmp(r, "system") != 0 || !m[i].content[0])) continue;
+        if (f == ENG_CHAT_PHI3_MINI && !ua) continue;
+        if (f != ENG_CHAT_PHI3_MINI || strcmp(r, "user") == 0) {
+            rc = put(o, "<|");
+            if (!rc) rc = put_plain(o, r, strlen(r));
+            if (!rc) rc = put(o, "|>\n");
+        }
+        if (!rc) rc = put_plain(o, m[i].content, strlen(m[i].content));
+        if (!rc) rc = put(o, "<|end|>\n");
+        if (!rc && f == ENG_CHAT_PHI3_MINI && strcmp(r, "user") == 0) rc = put(o, "<|assistant|>\n");
+    }
+    if (rc || f == ENG_CHAT_PHI3_MINI) return rc;
+    if (f == ENG_CHAT_PHI3_VISION) return gen && !(n > 0 && strcmp(m[n - 1].role, "assistant") == 0) ? put(o, "<|assistant|>\n") : 0;
+    return gen ? put(o, "<|assistant|>\n") : put_opt(o, c->eos);
+}
+
+/* DeepSeek R1 distills: BOS, the last system message, then <｜User｜> and
+ * <｜Assistant｜> turns; an assistant turn keeps only what follows its last
+ * </think>. The generation prompt opens a <think> block (the Qwen distill's
+ * template closes it again unless enable_thinking). */
+static int render_deepseek(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *o) {
+    int rc = put_opt(o, c->bos);
+    const char *sys = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m[i].role, "system") == 0) sys = m[i].content;
+    if (!rc && sys) rc = put_plain(o, sys, strlen(sys));
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *s = m[i].content;
+        if (strcmp(m[i].role, "user") == 0) {
+            rc = put(o, "<\xef\xbd\x9cUser\xef\xbd\x9c>");
+            if (!rc) rc = put_plain(o, s, strlen(s));
+        } else if (strcmp(m[i].role, "assistant") == 0) {
+            for (const char *t; (t = strstr(s, "</think>")) != NULL;) s = t + 8;
+            rc = put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>");
+            if (!rc) rc = put_plain(o, s, strlen(s));
+            if (!rc) rc = put(o, "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
+        }
+    }
+    if (!rc && gen) rc = put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>\n");
+    if (!rc && gen && c->think_close) rc = put(o, "</think>");
+    return rc;
+}
+
 static int render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
                   render_out *o, util_err *err) {
     for (size_t i = 0; i < n; i++)
@@ -295,6 +553,13 @@ static int render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add
     int rc;
     if (c->format == ENG_CHAT_GEMMA) {
         rc = render_gemma(c, msgs, n, add_generation_prompt, o, err);
+    } else if (c->format >= ENG_CHAT_MISTRAL_V0 && c->format <= ENG_CHAT_MISTRAL_TEKKEN) {
+        rc = render_mistral(c, msgs, n, o, err);
+    } else if (c->format != ENG_CHAT_CHATML) {
+        if (c->format >= ENG_CHAT_PHI3 && c->format <= ENG_CHAT_PHI3_VISION) rc = render_phi3(c, msgs, n, add_generation_prompt, o);
+        else if (c->format == ENG_CHAT_DEEPSEEK_R1) rc = render_deepseek(c, msgs, n, add_generation_prompt, o);
+        else rc = render_llama3(c, msgs, n, add_generation_prompt, o);
+        if (rc) rc = util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
     } else {
         rc = render_chatml(c, msgs, n, add_generation_prompt, o);
         if (rc) rc = util_err_set(err, UTIL_ENOMEM, "chat: out of memory");

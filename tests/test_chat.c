@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../engine/chat.h"
 #include "../engine/gguf.h"
 #include "../engine/tokenizer.h"
@@ -375,11 +377,12 @@ static void test_detection(void) {
 
     /* unknown template and no template: ChatML, said so */
     cw_begin(&w);
-    cw_str(&w, "tokenizer.chat_template", "{{ messages[0]['content'] }} [INST]");
+    cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */
     g = cw_open(&w);
     if (g && eng_chat_new(&c, g, &e) == 0) {
         CHECK_EQ_INT(eng_chat_get_format(c), ENG_CHAT_CHATML);
         CHECK(eng_chat_warning(c) && strstr(eng_chat_warning(c), "chatml"));
+        CHECK(eng_chat_warning(c) && strstr(eng_chat_warning(c), "--chat-template"));
         eng_chat_free(c);
     }
     eng_gguf_free(g);
@@ -407,8 +410,180 @@ static void test_detection(void) {
     eng_chat_free(NULL);
 }
 
+/* --- goldens: jinja2's renderings of the real templates ------------------------------ */
+
+/* tests/golden/chat/renderings.json (tests/golden/gen_chat.py) holds each
+ * template's renderings of a fixed set of conversations. A case is checked
+ * here when its conversation has no tools (tool calls are not rendered in C
+ * yet) and it sets no extra template variable; the template's family is the
+ * generator's "variant" (qwen2.5 and qwen3 are ChatML). */
+static int golden_format(const char *variant, eng_chat_format *f) {
+    util_err e;
+    if (strcmp(variant, "qwen2.5") == 0 || strcmp(variant, "qwen3") == 0) variant = "chatml";
+    return eng_chat_format_parse(variant, f, &e) == 0 ? 0 : -1;
+}
+
+/* The conversation as messages, or 0 if it has tools or tool calls. */
+static size_t golden_msgs(const cJSON *conv, eng_chat_msg *m, size_t cap) {
+    if (cJSON_IsTrue(cJSON_GetObjectItem(conv, "tools"))) return 0;
+    const cJSON *msgs = cJSON_GetObjectItem(conv, "messages"), *it;
+    size_t n = 0;
+    cJSON_ArrayForEach(it, msgs) {
+        const cJSON *role = cJSON_GetObjectItem(it, "role"), *content = cJSON_GetObjectItem(it, "content");
+        if (n == cap || !cJSON_IsString(role) || !cJSON_IsString(content) || cJSON_GetObjectItem(it, "tool_calls"))
+            return 0;
+        m[n++] = (eng_chat_msg){role->valuestring, content->valuestring};
+    }
+    return n;
+}
+
+/* A Python string literal of s (for a stand-in template). */
+static void py_literal(util_buf *b, const char *s) {
+    util_buf_puts(b, "'");
+    for (; *s; s++) {
+        if (*s == '\n') util_buf_puts(b, "\\n");
+        else if (*s == '\'' || *s == '\\') {
+            util_buf_append(b, "\\", 1);
+            util_buf_append(b, s, 1);
+        } else util_buf_append(b, s, 1);
+    }
+    util_buf_puts(b, "'");
+}
+
+/* The renderer for one template, from a stand-in GGUF: its chat template is
+ * the strings of the real one that engine/chat.c looks for ("probes"), and
+ * for ChatML the default system block jinja2 printed before the first user
+ * turn of user_only; its vocabulary holds the template's BOS and EOS texts.
+ * The family cachet picks from it must be the generator's variant, or for
+ * a family cachet does not render (want_fallback) ChatML with a warning. */
+static eng_chat *golden_chat(const cJSON *tpl, const char *variant, int want_fallback) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "name"));
+    const char *bos = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "bos"));
+    const char *eos = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "eos"));
+    util_buf t;
+    util_buf_init(&t);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(tpl, "probes")) {
+        util_buf_puts(&t, cJSON_GetStringValue(it));
+        util_buf_puts(&t, "\n");
+    }
+    const char *user_only = NULL;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(tpl, "cases")) {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "conversation")), "user_only") == 0)
+            user_only = cJSON_GetStringValue(cJSON_GetObjectItem(it, "output"));
+    }
+    const char *at = user_only ? strstr(user_only, "<|im_start|>user") : NULL;
+    if (strcmp(variant, "chatml") == 0 && at && at > user_only) {
+        char *sys = malloc((size_t)(at - user_only) + 1);
+        memcpy(sys, user_only, (size_t)(at - user_only));
+        sys[at - user_only] = '\0';
+        util_buf_puts(&t, "{% if loop.first and messages[0]['role'] != 'system' %}{{ ");
+        py_literal(&t, sys);
+        util_buf_puts(&t, " }}{% endif %}");
+        free(sys);
+    }
+    cw w;
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template", t.data ? t.data : "");
+    const char *toks[2] = {bos && *bos ? bos : "<unused>", eos ? eos : "<unused>"};
+    cw_arr(&w, "tokenizer.ggml.tokens", ENG_GGUF_STRING, toks, 2, 0);
+    if (bos && *bos) cw_u32(&w, "tokenizer.ggml.bos_token_id", 0);
+    if (eos) cw_u32(&w, "tokenizer.ggml.eos_token_id", 1);
+    eng_gguf *g = cw_open(&w);
+    eng_chat *c = NULL;
+    util_err e;
+    if (g) CHECK_MSG(eng_chat_new(&c, g, &e) == 0, "%s: %s", name, e.msg);
+    if (c && want_fallback) {
+        CHECK_MSG(eng_chat_get_format(c) == ENG_CHAT_CHATML && eng_chat_warning(c), "%s: %s without a warning",
+                  name, eng_chat_format_name(eng_chat_get_format(c)));
+    } else if (c) {
+        CHECK_MSG(strcmp(eng_chat_format_name(eng_chat_get_format(c)), variant) == 0, "%s: detected %s, not %s",
+                  name, eng_chat_format_name(eng_chat_get_format(c)), variant);
+        CHECK_MSG(eng_chat_warning(c) == NULL, "%s: %s", name, eng_chat_warning(c));
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+    util_buf_release(&t);
+    return c;
+}
+
+static int golden_plain_case(const cJSON *cs) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cs) {
+        const char *k = it->string;
+        if (strcmp(k, "conversation") && strcmp(k, "add_generation_prompt") && strcmp(k, "output") &&
+            strcmp(k, "error"))
+            return 0;
+    }
+    return 1;
+}
+
+/* Renders every case of one template; counts the cases checked. */
+static void golden_template(const cJSON *tpl, const cJSON *convs, const char *variant, int *checked) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "name"));
+    eng_chat *c = golden_chat(tpl, variant, 0);
+    if (!c) return;
+    const cJSON *cs;
+    cJSON_ArrayForEach(cs, cJSON_GetObjectItem(tpl, "cases")) {
+        const char *conv = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "conversation"));
+        eng_chat_msg m[16];
+        size_t n = golden_msgs(cJSON_GetObjectItem(convs, conv), m, 16);
+        if (!n || !golden_plain_case(cs)) continue;
+        int gen = cJSON_IsTrue(cJSON_GetObjectItem(cs, "add_generation_prompt"));
+        const char *want = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "output"));
+        util_buf b;
+        util_buf_init(&b);
+        util_err e;
+        util_err_clear(&e);
+        int rc = eng_chat_render(c, m, n, gen, &b, &e);
+        if (want) {
+            CHECK_MSG(rc == 0, "%s %s gen=%d: %s", name, conv, gen, e.msg);
+            CHECK_MSG(rc != 0 || strcmp(b.data, want) == 0, "%s %s gen=%d:\n got: %s\nwant: %s", name, conv, gen,
+                      b.data, want);
+        } else {
+            CHECK_MSG(rc == UTIL_EINVAL, "%s %s gen=%d: jinja2 raised (%s), cachet rendered %s", name, conv, gen,
+                      cJSON_GetStringValue(cJSON_GetObjectItem(cs, "error")), b.data ? b.data : "");
+        }
+        util_buf_release(&b);
+        ++*checked;
+    }
+    eng_chat_free(c);
+}
+
+static void test_golden(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/golden/chat/renderings.json", check_root());
+    char *data;
+    size_t len;
+    util_err e;
+    CHECK_MSG(util_read_file(&data, &len, path, &e) == 0, "%s", e.msg);
+    if (!data) return;
+    cJSON *doc = cJSON_ParseWithLength(data, len);
+    free(data);
+    CHECK(doc != NULL);
+    if (!doc) return;
+    const cJSON *convs = cJSON_GetObjectItem(doc, "conversations"), *tpl;
+    int checked = 0, templates = 0;
+    cJSON_ArrayForEach(tpl, cJSON_GetObjectItem(doc, "templates")) {
+        const char *variant = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "variant"));
+        eng_chat_format f;
+        if (strcmp(variant, "gemma2") == 0) continue; /* Gemma 3's renderer: test_gemma */
+        if (golden_format(variant, &f)) { /* a family cachet does not render: the fallback, said */
+            eng_chat_free(golden_chat(tpl, variant, 1));
+            continue;
+        }
+        if (strncmp(variant, "qwen", 4) == 0) variant = "chatml";
+        golden_template(tpl, convs, variant, &checked);
+        templates++;
+    }
+    printf("  chat goldens: %d renderings of %d templates checked\n", checked, templates);
+    CHECK(checked >= 150);
+    cJSON_Delete(doc);
+}
+
 void test_chat(void) {
     CHECK_CASE(detection) test_detection();
     CHECK_CASE(gemma) test_gemma();
     CHECK_CASE(smollm2) test_smollm2();
+    CHECK_CASE(golden) test_golden();
 }
