@@ -65,6 +65,33 @@ static char *parse_literal(const char *s, const char *end, size_t *len) {
     return NULL;
 }
 
+/* Qwen 2.5's form: in the else branch of "messages[0]['role'] == 'system'",
+ * a whole literal '<|im_start|>system\n...<|im_end|>\n' with nothing added
+ * to it. Sets c->default_system to the first such literal. */
+static void extract_whole_system_literal(eng_chat *c, const char *tpl, size_t n) {
+    static const char head[] = "<|im_start|>system\\n";
+    const char *end = tpl + n;
+    if (!find_in(tpl, n, "messages[0]['role'] == 'system'") && !find_in(tpl, n, "messages[0][\"role\"] == \"system\""))
+        return;
+    for (const char *p = tpl; (p = find_in(p, (size_t)(end - p), head)) != NULL; p++) {
+        if (p == tpl || (p[-1] != '\'' && p[-1] != '"')) continue;
+        char q = p[-1];
+        const char *before = p - 1, *after = p;
+        while (before > tpl && (before[-1] == ' ' || before[-1] == '\n')) before--;
+        while (after < end && *after != q) after += *after == '\\' ? 2 : 1;
+        for (after++; after < end && (*after == ' ' || *after == '\n');) after++;
+        if ((before > tpl && before[-1] == '+') || (after < end && *after == '+')) continue; /* a part */
+        size_t len;
+        char *lit = parse_literal(p - 1, end, &len);
+        if (lit && len > sizeof head && memcmp(lit + len - 11, "<|im_end|>\n", 11) == 0) {
+            c->default_system = lit;
+            c->default_system_len = len;
+            return;
+        }
+        free(lit);
+    }
+}
+
 /* The SmolLM2 template prints a fixed system block inside
  * {% if loop.first and messages[0]['role'] != 'system' %}{{ '...' }}{% endif %};
  * that literal is the default system text. Absent: no default. */
@@ -73,7 +100,10 @@ static int extract_default_system(eng_chat *c, const char *tpl, size_t n) {
                                         "messages[0][\"role\"] != \"system\""};
     const char *at = NULL;
     for (size_t k = 0; k < 2 && !at; k++) at = find_in(tpl, n, conds[k]);
-    if (!at) return UTIL_OK;
+    if (!at) {
+        extract_whole_system_literal(c, tpl, n);
+        return UTIL_OK;
+    }
     const char *end = tpl + n;
     const char *close = find_in(at, (size_t)(end - at), "%}");
     if (!close) return UTIL_OK;

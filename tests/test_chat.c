@@ -375,6 +375,30 @@ static void test_detection(void) {
     eng_gguf_free(g);
     util_buf_release(&w.b);
 
+    /* Qwen 2.5's form: the default system block is a whole literal in the
+     * else branch (the lines of the real template, tools branch shortened) */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template",
+           "{%- if tools %}\n    {{- '<|im_start|>system\\n' }}\n"
+           "    {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}\n{%- else %}\n"
+           "    {%- if messages[0]['role'] == 'system' %}\n"
+           "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n    {%- else %}\n"
+           "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+           "assistant.<|im_end|>\\n' }}\n    {%- endif %}\n{%- endif %}\n");
+    g = cw_open(&w);
+    if (g && eng_chat_new(&c, g, &e) == 0) {
+        CHECK(eng_chat_warning(c) == NULL);
+        eng_chat_msg hi[] = {{"user", "Hi"}};
+        expect_render(c, hi, 1, 1,
+                      "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                      "assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+        eng_chat_msg sys[] = {{"system", "S"}, {"user", "Hi"}};
+        expect_render(c, sys, 2, 0, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
     /* unknown template and no template: ChatML, said so */
     cw_begin(&w);
     cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */
