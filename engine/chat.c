@@ -193,13 +193,16 @@ static int detect_family(eng_chat *c, const char *tpl, size_t n) {
         if (find_in(tpl, n, "' [/INST]'") || find_in(tpl, n, "\" [/INST]\"")) return ENG_CHAT_MISTRAL_V0;
         return ENG_CHAT_MISTRAL_V3;
     }
-    if (find_in(tpl, n, "<|user|>") || find_in(tpl, n, "'<|' + message['role'] + '|>'")) {
+    if (find_in(tpl, n, "<|end|>") &&
+        (find_in(tpl, n, "<|user|>") || find_in(tpl, n, "'<|' + message['role'] + '|>'"))) {
         if (find_in(tpl, n, "'<|' + message['role'] + '|>'"))
             return find_in(tpl, n, "eos_token") ? ENG_CHAT_PHI3_SMALL : ENG_CHAT_PHI3_VISION;
         return find_in(tpl, n, "<|system|>") ? ENG_CHAT_PHI3 : ENG_CHAT_PHI3_MINI;
     }
     if (find_in(tpl, n, "<think></think>")) return -1; /* DeepSeek V3.1: its own thinking switch */
-    if (find_in(tpl, n, "<\xef\xbd\x9cUser\xef\xbd\x9c>")) { /* <｜User｜> */
+    /* <｜User｜>, and the R1 generation prompt <｜Assistant｜><think>\n (V3.2 and V4 differ) */
+    if (find_in(tpl, n, "<\xef\xbd\x9cUser\xef\xbd\x9c>") &&
+        find_in(tpl, n, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>\\n")) {
         c->think_close = find_in(tpl, n, "enable_thinking") != NULL;
         return ENG_CHAT_DEEPSEEK_R1;
     }
