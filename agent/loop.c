@@ -752,6 +752,7 @@ int agent_open(agent **out, const agent_opts *o, util_err *err) {
         session_ws = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "workspace"));
     }
     if (!rc) rc = open_backend(a, err);
+    if (!rc && a->m && eng_chat_warning(eng_model_chat(a->m))) note(a, "warning", "%s", eng_chat_warning(eng_model_chat(a->m)));
     if (!rc) rc = open_workspace(a, session_ws, err);
     if (!rc) rc = o->resume_set ? resume_session(a, evs, err) : start_session(a, err);
     cJSON_Delete(evs);

@@ -250,6 +250,29 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
     return UTIL_OK;
 }
 
+int eng_chat_new_named(eng_chat **out, const eng_gguf *g, const char *name, util_err *err) {
+    eng_chat_format f = ENG_CHAT_CHATML;
+    int rc = name ? eng_chat_format_parse(name, &f, err) : UTIL_OK;
+    if (!rc) rc = eng_chat_new(out, g, err);
+    if (rc || !name) return rc;
+    eng_chat *c = *out;
+    c->warning[0] = '\0';
+    if (c->format == f) return UTIL_OK;
+    if (f != ENG_CHAT_CHATML) {
+        free(c->default_system);
+        c->default_system = NULL;
+        c->default_system_len = 0;
+    }
+    c->format = f;
+    if (g && !c->bos) rc = read_bos_text(c, g, err);
+    if (!rc && g && !c->eos) rc = read_eos_text(c, g, err);
+    if (rc) {
+        eng_chat_free(c);
+        *out = NULL;
+    }
+    return rc;
+}
+
 static char *dup_opt(const char *s) {
     if (!s) return NULL;
     size_t n = strlen(s);

@@ -55,6 +55,10 @@ int eng_chat_format_parse(const char *name, eng_chat_format *f, util_err *err);
 /* A renderer for format f without a template (--chat-template NAME, tests):
  * bos and eos are the texts of the model's BOS and EOS tokens (NULL: none).
  * ChatML gets no default system text. Caller frees. */
+/* eng_chat_new, but with name (not NULL) the family is that one (the
+ * model's BOS and EOS texts, no warning); ChatML keeps the template's default
+ * system block when the template is ChatML. UTIL_EINVAL for an unknown name. */
+int eng_chat_new_named(eng_chat **out, const eng_gguf *g, const char *name, util_err *err);
 int eng_chat_new_format(eng_chat **out, eng_chat_format f, const char *bos, const char *eos, util_err *err);
 /* NULL, or a note that the model has no template or an unknown one (ChatML is
  * then used without a default system text). Owned by c. */

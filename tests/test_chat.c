@@ -399,6 +399,36 @@ static void test_detection(void) {
     eng_gguf_free(g);
     util_buf_release(&w.b);
 
+    /* --chat-template NAME: the family chosen, the model's BOS and no warning */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:' }}");
+    const char *toks[] = {"<|begin_of_text|>", "<|eot_id|>"};
+    cw_arr(&w, "tokenizer.ggml.tokens", ENG_GGUF_STRING, toks, 2, 0);
+    cw_u32(&w, "tokenizer.ggml.bos_token_id", 0);
+    cw_u32(&w, "tokenizer.ggml.eos_token_id", 1);
+    g = cw_open(&w);
+    if (g && eng_chat_new_named(&c, g, "llama3.1", &e) == 0) {
+        CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), "llama3.1");
+        CHECK(eng_chat_warning(c) == NULL);
+        eng_chat_msg hi[] = {{"user", " Hi "}};
+        expect_render(c, hi, 1, 1,
+                      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                      "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                      "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        eng_chat_free(c);
+    } else {
+        CHECK_MSG(0, "eng_chat_new_named: %s", e.msg);
+    }
+    c = NULL;
+    CHECK_EQ_INT(g ? eng_chat_new_named(&c, g, "alpaca", &e) : UTIL_EINVAL, UTIL_EINVAL);
+    CHECK(c == NULL && strstr(e.msg, "alpaca") && strstr(e.msg, "mistral-v3-tekken"));
+    if (g && eng_chat_new_named(&c, g, NULL, &e) == 0) { /* no name: recognised, or the fallback, said */
+        CHECK(eng_chat_warning(c) != NULL);
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
     /* unknown template and no template: ChatML, said so */
     cw_begin(&w);
     cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */
