@@ -505,7 +505,8 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
             break;
         }
         agent_toolcalls calls;
-        if ((rc = agent_toolcalls_parse(&calls, reply.data, err))) break;
+        eng_chat_format fam = a->m ? eng_chat_get_format(eng_model_chat(a->m)) : a->fmt->chat;
+        if ((rc = agent_toolcalls_parse_for(&calls, reply.data, fam, err))) break; /* native form, or <tool_call> */
         if (calls.n == 0) {
             agent_toolcalls_release(&calls);
             break;

@@ -475,6 +475,38 @@ static int put_trimmed(render_out *o, const char *s) {
 
 static int put_opt(render_out *o, const char *s) { return s ? put(o, s) : 0; }
 
+/* s as a JSON string the way the template's tojson writes it (Python's
+ * json.dumps, ensure_ascii off): a plain span between the quotes' markers. */
+static int put_json_string(render_out *o, const char *s) {
+    util_buf tmp;
+    util_buf_init(&tmp);
+    int rc = util_buf_append(&tmp, "\"", 1);
+    for (; *s && !rc; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8];
+        const char *e = NULL;
+        switch (ch) {
+        case '"': e = "\\\""; break;
+        case '\\': e = "\\\\"; break;
+        case '\n': e = "\\n"; break;
+        case '\r': e = "\\r"; break;
+        case '\t': e = "\\t"; break;
+        case '\b': e = "\\b"; break;
+        case '\f': e = "\\f"; break;
+        default:
+            if (ch < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", ch);
+                e = esc;
+            }
+        }
+        rc = e ? util_buf_puts(&tmp, e) : util_buf_append(&tmp, s, 1);
+    }
+    if (!rc) rc = util_buf_append(&tmp, "\"", 1);
+    if (!rc) rc = put_plain(o, tmp.data, tmp.len);
+    util_buf_release(&tmp);
+    return rc;
+}
+
 /* Llama 3 and 3.1 (no tools): a header per message, contents trimmed; 3.1
  * always prints a system header with the knowledge and "Today" dates. */
 static int render_llama3(const eng_chat *c, const eng_chat_msg *m, size_t n, int gen, render_out *o) {
@@ -490,10 +522,12 @@ static int render_llama3(const eng_chat *c, const eng_chat_msg *m, size_t n, int
         if (!rc) rc = put(o, "<|eot_id|>");
     }
     for (size_t i = first; i < n && !rc; i++) {
+        /* 3.1: a tool result is an ipython turn, its text as a JSON string, untrimmed */
+        int ipy = c->format == ENG_CHAT_LLAMA31 && (!strcmp(m[i].role, "tool") || !strcmp(m[i].role, "ipython"));
         rc = put(o, "<|start_header_id|>");
-        if (!rc) rc = put_plain(o, m[i].role, strlen(m[i].role));
+        if (!rc) rc = ipy ? put(o, "ipython") : put_plain(o, m[i].role, strlen(m[i].role));
         if (!rc) rc = put(o, "<|end_header_id|>\n\n");
-        if (!rc) rc = put_trimmed(o, m[i].content);
+        if (!rc) rc = ipy ? put_json_string(o, m[i].content) : put_trimmed(o, m[i].content);
         if (!rc) rc = put(o, "<|eot_id|>");
     }
     if (!rc && gen) rc = put(o, "<|start_header_id|>assistant<|end_header_id|>\n\n");

@@ -419,6 +419,20 @@ static void test_detection(void) {
     } else {
         CHECK_MSG(0, "eng_chat_new_named: %s", e.msg);
     }
+    /* Llama 3.1: a tool result is an ipython turn holding tojson of its text
+     * (the expected text is jinja2's rendering of the real template) */
+    if (eng_chat_new_format(&c, ENG_CHAT_LLAMA31, "<|begin_of_text|>", "<|eot_id|>", &e) == 0) {
+        eng_chat_msg tool[] = {{"user", "Read a"},
+                               {"assistant", "<tool_call>{}</tool_call>"},
+                               {"tool", "line \"1\"\n\tend\x01 \xc3\xa9\\"}};
+        expect_render(c, tool, 3, 1,
+                      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                      "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                      "\n\nRead a<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n<tool_call>{}</tool_call>"
+                      "<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n\"line \\\"1\\\"\\n\\tend\\u0001 "
+                      "\xc3\xa9\\\\\"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        eng_chat_free(c);
+    }
     c = NULL;
     CHECK_EQ_INT(g ? eng_chat_new_named(&c, g, "alpaca", &e) : UTIL_EINVAL, UTIL_EINVAL);
     CHECK(c == NULL && strstr(e.msg, "alpaca") && strstr(e.msg, "mistral-v3-tekken"));

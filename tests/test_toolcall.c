@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../agent/format.h"
 #include "../agent/toolcall.h"
 #include "check.h"
 
@@ -175,7 +176,22 @@ static void test_families(void) {
     }
 }
 
+/* Every chat family has its own agent format entry; the families whose
+ * templates alternate user/assistant (or drop unknown roles) get tool
+ * results as user turns, Llama 3.x as tool (ipython) turns. */
+static void test_format_entries(void) {
+    for (int f = ENG_CHAT_CHATML; f <= ENG_CHAT_DEEPSEEK_R1; f++)
+        CHECK_MSG(agent_format_of((eng_chat_format)f)->chat == (eng_chat_format)f, "no agent format for %s",
+                  eng_chat_format_name((eng_chat_format)f));
+    CHECK_EQ_STR(agent_format_of(ENG_CHAT_LLAMA31)->tool_result_role, "tool");
+    CHECK_EQ_STR(agent_format_of(ENG_CHAT_MISTRAL_V3)->tool_result_role, "user");
+    CHECK_EQ_INT(agent_format_of(ENG_CHAT_MISTRAL_V1)->tier2, AGENT_TIER2_USER);
+    CHECK_EQ_STR(agent_format_of(ENG_CHAT_PHI3)->tool_result_role, "user");
+    CHECK_EQ_STR(agent_format_of(ENG_CHAT_DEEPSEEK_R1)->tool_result_role, "user");
+}
+
 void test_toolcall(void) {
     CHECK_CASE(parse) test_parse_calls();
+    CHECK_CASE(formats) test_format_entries();
     CHECK_CASE(families) test_families();
 }
