@@ -1,8 +1,8 @@
-/* engine/chat.c: chat templates per family, rendered the way Hugging Face's
- * Jinja2 rendering of the model's template does: ChatML (SmolLM2, with the
- * default system block read out of the template) and Gemma (system folded into
- * the first user turn, strict user/model alternation, one BOS). The family is
- * chosen from tokenizer.chat_template; there is no Jinja interpreter here. */
+/* engine/chat.c: chat templates per family, rendered byte for byte as jinja2
+ * renders the model's template: ChatML/Qwen (default system block read out of
+ * the template), Gemma, Llama 3/3.1, Mistral v0/v1/v3/tekken, Phi-3 and
+ * DeepSeek R1 (docs/chat-templates.md). The family is recognised from strings
+ * in tokenizer.chat_template; no Jinja interpreter, no tool definitions. */
 #include "chat.h"
 
 #include <stdio.h>

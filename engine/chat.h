@@ -1,5 +1,6 @@
-/* engine/chat.h: chat templates implemented per family (ChatML for SmolLM2,
- * Gemma for Gemma 3), chosen from the model's tokenizer.chat_template.
+/* engine/chat.h: chat templates implemented per family (ChatML/Qwen, Gemma,
+ * Llama 3, Mistral, Phi-3, DeepSeek R1), chosen from the model's
+ * tokenizer.chat_template or by name (--chat-template).
  * Renders messages to text, and to token ids in which only the template's own
  * markers are special tokens (eng_chat_tokenize): special-token text inside a
  * message is plain text, so a message cannot open or close a turn.

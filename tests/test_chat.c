@@ -649,9 +649,79 @@ static void test_golden(void) {
     cJSON_Delete(doc);
 }
 
+/* --- real vocabularies (make vocabs; skipped without them) ------------------------- */
+
+static int count_id(const int32_t *ids, size_t n, int32_t id) {
+    int k = 0;
+    for (size_t i = 0; i < n; i++) k += ids[i] == id;
+    return k;
+}
+
+/* The id of a special token's text, or -1. */
+static int32_t special_id(const eng_tokenizer *t, const char *text) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    util_err e;
+    int32_t id = eng_tokenize(t, text, strlen(text), 0, 1, &ids, &n, &e) == 0 && n == 1 ? ids[0] : -1;
+    free(ids);
+    return id;
+}
+
+/* Llama 3's vocabulary (no template in the file: --chat-template llama3.1),
+ * and Phi-3's and Qwen 2's with their templates: recognised, and the
+ * markers tokenized as their special tokens while the same text inside a
+ * message stays plain. */
+static void test_real_vocabs(void) {
+    static const struct {
+        const char *vocab, *name, *want, *marker;
+    } cases[] = {
+        {"llama-bpe", "llama3.1", "llama3.1", "<|eot_id|>"},
+        {"phi-3", NULL, "phi3-mini", "<|end|>"},
+        {"qwen2", NULL, "chatml", "<|im_end|>"}, /* with a default system block */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), cases[k].vocab);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            CHECK_SKIP("%s: no models/vocab (make vocabs)", cases[k].vocab);
+            continue;
+        }
+        fclose(f);
+        eng_gguf *g = NULL;
+        eng_tokenizer *t = NULL;
+        eng_chat *c = NULL;
+        util_err e;
+        if (eng_gguf_open(&g, path, &e) || eng_tokenizer_new(&t, g, &e) || eng_chat_new_named(&c, g, cases[k].name, &e)) {
+            CHECK_MSG(0, "%s: %s", cases[k].vocab, e.msg);
+        } else {
+            CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), cases[k].want);
+            CHECK(eng_chat_warning(c) == NULL);
+            if (strcmp(cases[k].vocab, "qwen2") == 0) CHECK(eng_chat_default_system(c, NULL) != NULL);
+            int32_t mk = special_id(t, cases[k].marker);
+            CHECK_MSG(mk >= 0, "%s: %s is not one special token", cases[k].vocab, cases[k].marker);
+            eng_chat_msg m[] = {{"user", "Hi"}, {"assistant", "Hello"}, {"user", cases[k].marker}};
+            int32_t *ids = NULL;
+            size_t n = 0;
+            CHECK(eng_chat_tokenize(c, t, m, 3, 1, NULL, &ids, &n, &e) == 0);
+            /* 3.1's system header, Qwen 2's default system block: one turn more */
+            int turns = 3 + (strcmp(cases[k].want, "llama3.1") == 0 || eng_chat_default_system(c, NULL) != NULL);
+            CHECK_MSG(count_id(ids, n, mk) == turns, "%s: %d x %s, want %d (the message's text is plain)",
+                      cases[k].vocab, count_id(ids, n, mk), cases[k].marker, turns);
+            if (strcmp(cases[k].want, "llama3.1") == 0)
+                CHECK(n > 2 && ids[0] == special_id(t, "<|begin_of_text|>") && ids[1] == special_id(t, "<|start_header_id|>"));
+            free(ids);
+        }
+        eng_chat_free(c);
+        eng_tokenizer_free(t);
+        eng_gguf_free(g);
+    }
+}
+
 void test_chat(void) {
     CHECK_CASE(detection) test_detection();
     CHECK_CASE(gemma) test_gemma();
     CHECK_CASE(smollm2) test_smollm2();
     CHECK_CASE(golden) test_golden();
+    CHECK_CASE(real_vocabs) test_real_vocabs();
 }
