@@ -20,6 +20,7 @@ struct eng_chat {
     char *eos; /* the text of the EOS token (Mistral, Phi-3 and DeepSeek print it) */
     int think_close; /* DeepSeek R1 (Qwen distill): the generation prompt closes <think> */
     int strip_think; /* Qwen 3: earlier assistant turns lose their <think> block */
+    int tool_response; /* Qwen 2.5/3: tool results are <tool_response> blocks in one user turn */
     char warning[160];
 };
 
@@ -226,6 +227,7 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
         rc = UTIL_OK;
     } else if (find_in(tpl, n, "<|im_start|>") && !find_in(tpl, n, "<|im_sep|>")) { /* <|im_sep|>: Phi-4 */
         c->strip_think = find_in(tpl, n, "</think>") != NULL;
+        c->tool_response = find_in(tpl, n, "<tool_response>") != NULL;
         rc = extract_default_system(c, tpl, n);
     } else if (find_in(tpl, n, "<start_of_turn>")) {
         c->format = ENG_CHAT_GEMMA;
@@ -390,6 +392,14 @@ static int render_chatml(const eng_chat *c, const eng_chat_msg *m, size_t n, int
         if (strcmp(m[i].role, "user") == 0) last_user = i;
     for (size_t i = 0; i < n && !rc; i++) {
         const char *s = m[i].content;
+        if (c->tool_response && strcmp(m[i].role, "tool") == 0) { /* consecutive results share a user turn */
+            if (i == 0 || strcmp(m[i - 1].role, "tool") != 0) rc = put(out, "<|im_start|>user");
+            if (!rc) rc = put(out, "\n<tool_response>\n");
+            if (!rc) rc = put_plain(out, s, strlen(s));
+            if (!rc) rc = put(out, "\n</tool_response>");
+            if (!rc && (i + 1 == n || strcmp(m[i + 1].role, "tool") != 0)) rc = put(out, "<|im_end|>\n");
+            continue;
+        }
         if (c->strip_think && last_user < n && i < last_user && strcmp(m[i].role, "assistant") == 0 &&
             strstr(s, "</think>"))
             s = drop_think(s);

@@ -443,6 +443,33 @@ static void test_detection(void) {
     eng_gguf_free(g);
     util_buf_release(&w.b);
 
+    /* tool results: Qwen 2.5/3 templates (they name <tool_response>) put
+     * consecutive ones in one user turn; plain ChatML (OpenHermes) has a tool
+     * role (both expected texts are jinja2's renderings of the real templates) */
+    static const char *const tool_tpls[] = {"<|im_start|> <tool_response>", "<|im_start|>"};
+    static const char *const tool_want[] = {
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nRead a<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{}\n"
+        "</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n"
+        "</tool_response><|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n<|im_start|>user\nu<|im_end|>\n"
+        "<|im_start|>assistant\n",
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nRead a<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{}\n"
+        "</tool_call><|im_end|>\n<|im_start|>tool\nr1<|im_end|>\n<|im_start|>tool\nr2<|im_end|>\n<|im_start|>assistant\n"
+        "ok<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n"};
+    for (size_t k = 0; k < 2; k++) {
+        cw_begin(&w);
+        cw_str(&w, "tokenizer.chat_template", tool_tpls[k]);
+        g = cw_open(&w);
+        if (g && eng_chat_new(&c, g, &e) == 0) {
+            eng_chat_msg tm[] = {{"system", "S"}, {"user", "Read a"}, {"assistant", "<tool_call>\n{}\n</tool_call>"},
+                                 {"tool", "r1"},  {"tool", "r2"},     {"assistant", "ok"},
+                                 {"user", "u"}};
+            expect_render(c, tm, 7, 1, tool_want[k]);
+            eng_chat_free(c);
+        }
+        eng_gguf_free(g);
+        util_buf_release(&w.b);
+    }
+
     /* unknown template and no template: ChatML, said so */
     cw_begin(&w);
     cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */

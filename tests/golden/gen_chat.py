@@ -78,7 +78,7 @@ TEMPLATES = [
 PROBES = ["<|im_start|>", "<|im_sep|>", "</think>", "<start_of_turn>", "<|start_header_id|>", "Today Date",
           "[INST]", "\"[INST]\" +", "'[INST]' +", "' [INST] '", "\" [INST] \"", "' [/INST]'", "\" [/INST]\"",
           "<|user|>", "'<|' + message['role'] + '|>'", "<|system|>", "eos_token", "bos_token",
-          "<|end|>", "<think></think>", "<\uff5cUser\uff5c>", "<\uff5cAssistant\uff5c><think>\\n", "enable_thinking"]
+          "<|end|>", "<tool_response>", "<think></think>", "<\uff5cUser\uff5c>", "<\uff5cAssistant\uff5c><think>\\n", "enable_thinking"]
 
 # --- the conversations ---------------------------------------------------------
 
