@@ -505,7 +505,8 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
             break;
         }
         agent_toolcalls calls;
-        if ((rc = agent_toolcalls_parse(&calls, reply.data, err))) break;
+        eng_chat_format fam = a->m ? eng_chat_get_format(eng_model_chat(a->m)) : a->fmt->chat;
+        if ((rc = agent_toolcalls_parse_for(&calls, reply.data, fam, err))) break; /* native form, or <tool_call> */
         if (calls.n == 0) {
             agent_toolcalls_release(&calls);
             break;
@@ -752,6 +753,7 @@ int agent_open(agent **out, const agent_opts *o, util_err *err) {
         session_ws = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "workspace"));
     }
     if (!rc) rc = open_backend(a, err);
+    if (!rc && a->m && eng_chat_warning(eng_model_chat(a->m))) note(a, "warning", "%s", eng_chat_warning(eng_model_chat(a->m)));
     if (!rc) rc = open_workspace(a, session_ws, err);
     if (!rc) rc = o->resume_set ? resume_session(a, evs, err) : start_session(a, err);
     cJSON_Delete(evs);

@@ -71,7 +71,8 @@ static int parse_one(agent_toolcalls *c, const cJSON *o) {
     return UTIL_OK;
 }
 
-static int parse_block(agent_toolcalls *c, const char *s, size_t n, int closed) {
+/* how: the block's name and the form to write, for the error message */
+static int parse_json(agent_toolcalls *c, const char *s, size_t n, int closed, const char *what, const char *how) {
     char *json = malloc(n + 1);
     if (!json) return UTIL_ENOMEM;
     memcpy(json, s, n);
@@ -82,10 +83,8 @@ static int parse_block(agent_toolcalls *c, const char *s, size_t n, int closed) 
     if (!v) {
         char msg[512];
         size_t off = end ? (size_t)(end - json) : 0;
-        snprintf(msg, sizeof msg,
-                 "malformed tool call: invalid JSON at byte %zu of the <tool_call> block%s; "
-                 "write <tool_call>[{\"name\": \"TOOL\", \"arguments\": {...}}]</tool_call>",
-                 off, closed ? "" : " (and </tool_call> is missing)");
+        snprintf(msg, sizeof msg, "malformed tool call: invalid JSON at byte %zu of the %s%s; write %s", off, what,
+                 closed ? "" : " (and </tool_call> is missing)", how);
         rc = push_error(c, NULL, msg);
     } else if (cJSON_IsArray(v)) {
         int k = cJSON_GetArraySize(v);
@@ -99,15 +98,112 @@ static int parse_block(agent_toolcalls *c, const char *s, size_t n, int closed) 
     return rc;
 }
 
-int agent_toolcalls_parse(agent_toolcalls *c, const char *text, util_err *err) {
-    memset(c, 0, sizeof *c);
+static const char k_hermes_how[] = "<tool_call>[{\"name\": \"TOOL\", \"arguments\": {...}}]</tool_call>";
+
+static int parse_hermes(agent_toolcalls *c, const char *text) {
     int rc = UTIL_OK;
     for (const char *s = strstr(text, k_open); s && !rc; s = strstr(s, k_open)) {
         s += sizeof k_open - 1;
         const char *e = strstr(s, k_close);
-        rc = parse_block(c, s, e ? (size_t)(e - s) : strlen(s), e != NULL);
+        rc = parse_json(c, s, e ? (size_t)(e - s) : strlen(s), e != NULL, "<tool_call> block", k_hermes_how);
         s = e ? e + sizeof k_close - 1 : s + strlen(s);
     }
+    return rc;
+}
+
+static const char *skip_space(const char *s) {
+    while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') s++;
+    return s;
+}
+
+/* Llama 3.1-3.3: the reply is the call, {"name": ..., "parameters": {...}}
+ * (several separated by ';'), optionally after <|python_tag|>; code after
+ * <|python_tag|> is a built-in tool call, which cachet has not. A reply that
+ * does not start with a JSON object with a "name" is text (or <tool_call>). */
+static int parse_llama3(agent_toolcalls *c, const char *text) {
+    static const char tag[] = "<|python_tag|>";
+    static const char how[] = "{\"name\": \"TOOL\", \"parameters\": {...}}";
+    const char *s = skip_space(text);
+    int tagged = strncmp(s, tag, sizeof tag - 1) == 0;
+    if (tagged) s = skip_space(s + sizeof tag - 1);
+    if (*s != '{') {
+        if (tagged)
+            return push_error(c, NULL, "malformed tool call: built-in tools (code after <|python_tag|>) are not "
+                                       "available; call a tool as {\"name\": \"TOOL\", \"parameters\": {...}}");
+        return parse_hermes(c, text);
+    }
+    cJSON *first = cJSON_ParseWithOpts(s, NULL, 0);
+    int is_call = cJSON_IsObject(first) && cJSON_GetObjectItemCaseSensitive(first, "name");
+    cJSON_Delete(first);
+    if (!tagged && !is_call && !strstr(s, "\"name\"")) return parse_hermes(c, text); /* JSON text, no call */
+    int rc = UTIL_OK;
+    while (*s && !rc) {
+        const char *end = NULL;
+        cJSON *v = cJSON_ParseWithOpts(s, &end, 0);
+        if (!v) return parse_json(c, s, strlen(s), 1, "call", how);
+        rc = parse_one(c, v);
+        cJSON_Delete(v);
+        s = skip_space(end);
+        if (*s != ';') break;
+        s = skip_space(s + 1);
+    }
+    return rc;
+}
+
+/* Mistral: [TOOL_CALLS] then a JSON list of {"name", "arguments", "id"}
+ * (v3: "[TOOL_CALLS] [", tekken "[TOOL_CALLS]["), or the newer
+ * [TOOL_CALLS]NAME[ARGS]{...}; each [TOOL_CALLS] is read. */
+static int parse_mistral(agent_toolcalls *c, const char *text) {
+    static const char tag[] = "[TOOL_CALLS]", args[] = "[ARGS]";
+    static const char how[] = "[TOOL_CALLS][{\"name\": \"TOOL\", \"arguments\": {...}}]";
+    const char *s = strstr(text, tag);
+    if (!s) return parse_hermes(c, text);
+    int rc = UTIL_OK;
+    for (; s && !rc; s = strstr(s, tag)) {
+        s = skip_space(s + sizeof tag - 1);
+        if (*s == '[' || *s == '{') {
+            rc = parse_json(c, s, strlen(s), 1, "[TOOL_CALLS] list", how);
+            continue;
+        }
+        const char *a = strstr(s, args);
+        const char *next = strstr(s, tag);
+        if (!a || (next && next < a) || a == s) {
+            rc = push_error(c, NULL, "malformed tool call: [TOOL_CALLS] must be followed by a JSON list "
+                                     "or NAME[ARGS]{...}");
+            continue;
+        }
+        char name[128];
+        size_t nl = (size_t)(a - s);
+        if (nl >= sizeof name) nl = sizeof name - 1;
+        memcpy(name, s, nl);
+        name[nl] = '\0';
+        const char *end = NULL;
+        cJSON *v = cJSON_ParseWithOpts(a + sizeof args - 1, &end, 0);
+        cJSON *o = cJSON_CreateObject();
+        if (!o) {
+            cJSON_Delete(v);
+            return UTIL_ENOMEM;
+        }
+        cJSON_AddStringToObject(o, "name", name);
+        if (v) cJSON_AddItemToObject(o, "arguments", v);
+        rc = v ? parse_one(c, o)
+               : push_error(c, name, "malformed tool call: invalid JSON after [ARGS]; write [TOOL_CALLS]NAME[ARGS]{...}");
+        cJSON_Delete(o);
+        s = v && end ? end : a + sizeof args - 1;
+    }
+    return rc;
+}
+
+int agent_toolcalls_parse(agent_toolcalls *c, const char *text, util_err *err) {
+    return agent_toolcalls_parse_for(c, text, ENG_CHAT_CHATML, err);
+}
+
+int agent_toolcalls_parse_for(agent_toolcalls *c, const char *text, eng_chat_format f, util_err *err) {
+    memset(c, 0, sizeof *c);
+    int rc;
+    if (f == ENG_CHAT_LLAMA3 || f == ENG_CHAT_LLAMA31) rc = parse_llama3(c, text);
+    else if (f >= ENG_CHAT_MISTRAL_V0 && f <= ENG_CHAT_MISTRAL_TEKKEN) rc = parse_mistral(c, text);
+    else rc = parse_hermes(c, text);
     if (!rc && c->n > AGENT_MAX_CALLS_PER_REPLY) {
         for (size_t i = AGENT_MAX_CALLS_PER_REPLY; i < c->n; i++) {
             free(c->v[i].name);

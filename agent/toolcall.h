@@ -1,5 +1,6 @@
 /* agent/toolcall.h: tool calls in the format the chat template uses
- * (SmolLM2/ChatML: <tool_call>[{"name": ..., "arguments": {...}}]</tool_call>),
+ * (SmolLM2/ChatML: <tool_call>[{"name": ..., "arguments": {...}}]</tool_call>;
+ * Llama 3.x JSON and Mistral [TOOL_CALLS] by agent_toolcalls_parse_for),
  * parsed with cJSON; and the text of tool results fed back to the model.
  * A malformed call becomes an entry with an error, never a crash or a drop. */
 #ifndef AGENT_TOOLCALL_H
@@ -8,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "../engine/chat.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 
@@ -27,6 +29,12 @@ typedef struct agent_toolcalls {
 /* Finds every <tool_call> block in text. Returns UTIL_OK with c->n == 0 when
  * there is none; only allocation failure is an error. */
 int agent_toolcalls_parse(agent_toolcalls *c, const char *text, util_err *err);
+/* The same for the native tool-call output of the model's family: Llama 3.x
+ * JSON ({"name", "parameters"}, after <|python_tag|> or alone), Mistral's
+ * [TOOL_CALLS] (a JSON list, or NAME[ARGS]{...}); <tool_call> for ChatML/Qwen
+ * (Hermes), Phi-3, Gemma and DeepSeek (prompted), and as every family's
+ * fallback when its own form is absent. */
+int agent_toolcalls_parse_for(agent_toolcalls *c, const char *text, eng_chat_format f, util_err *err);
 void agent_toolcalls_release(agent_toolcalls *c);
 
 /* The content of a tool-result message: <tool_response>{"name","result"|"error"}

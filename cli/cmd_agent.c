@@ -331,7 +331,7 @@ int cli_cmd_prompt(int argc, char **argv) {
     eng_gguf *g = NULL;
     eng_tokenizer *tok = NULL;
     eng_chat *chat = NULL;
-    if (eng_gguf_open(&g, c.e.path, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new(&chat, g, &err)) {
+    if (eng_gguf_open(&g, c.e.path, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new_named(&chat, g, c.e.mp.chat_template, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         eng_tokenizer_free(tok);
         eng_gguf_free(g);

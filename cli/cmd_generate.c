@@ -251,6 +251,8 @@ int cli_cmd_generate(int argc, char **argv) {
         free(text);
         return CLI_EXIT_FAIL;
     }
+    if (o.chat && eng_chat_warning(eng_model_chat(m)))
+        fprintf(stderr, "cachet: warning: %s\n", eng_chat_warning(eng_model_chat(m)));
     int32_t *prompt = NULL, *out_ids = NULL;
     size_t n_prompt = 0;
     int n_out = 0, rc = CLI_EXIT_FAIL;

@@ -8,7 +8,7 @@
 #include "cli.h"
 
 enum { E_MODEL = CLI_OPT_ENGINE, E_THREADS, E_CTX, E_KV_BUDGET, E_KV_DISK_BUDGET, E_KV_DIR, E_NO_CACHE,
-       E_NO_DISK, E_EXACT, E_DEVICE, E_DEBUG };
+       E_NO_DISK, E_EXACT, E_DEVICE, E_DEBUG, E_CHAT_TEMPLATE };
 
 static const struct {
     const char *name;
@@ -34,6 +34,11 @@ static const struct {
      "compute on D: auto (a GPU when this build has CUDA and one is present),\n"
      "cpu, cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent)"},
     {"debug", NULL, E_DEBUG, "report corrupt disk-tier entries"},
+    {"chat-template", "NAME", E_CHAT_TEMPLATE,
+     "chat format, instead of the one recognised from the model's template:\n"
+     "chatml, gemma, llama3, llama3.1, mistral-v0, mistral-v1, mistral-v3,\n"
+     "mistral-v3-tekken, phi3, phi3-mini, phi3-small, phi3-vision, deepseek-r1\n"
+     "(default: recognised; unrecognised: chatml, with a warning)"},
 };
 
 enum { N_ENGINE = sizeof k_engine / sizeof k_engine[0] };
@@ -76,6 +81,16 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
     case E_NO_DISK: e->mp.no_disk_cache = 1; return 1;
     case E_EXACT: e->mp.exact = 1; return 1;
     case E_DEBUG: e->mp.debug = 1; return 1;
+    case E_CHAT_TEMPLATE: {
+        eng_chat_format f;
+        util_err err;
+        if (eng_chat_format_parse(arg, &f, &err)) {
+            fprintf(stderr, "cachet: option '--chat-template': %s\n", err.msg);
+            return CLI_EXIT_USAGE;
+        }
+        e->mp.chat_template = arg;
+        return 1;
+    }
     case E_DEVICE: return cli_parse_device(&e->mp.device, arg) ? CLI_EXIT_USAGE : 1;
     default: return 0;
     }

@@ -1,5 +1,6 @@
-/* engine/chat.h: chat templates implemented per family (ChatML for SmolLM2,
- * Gemma for Gemma 3), chosen from the model's tokenizer.chat_template.
+/* engine/chat.h: chat templates implemented per family (ChatML/Qwen, Gemma,
+ * Llama 3, Mistral, Phi-3, DeepSeek R1), chosen from the model's
+ * tokenizer.chat_template or by name (--chat-template).
  * Renders messages to text, and to token ids in which only the template's own
  * markers are special tokens (eng_chat_tokenize): special-token text inside a
  * message is plain text, so a message cannot open or close a turn.
@@ -16,8 +17,24 @@
 
 typedef enum eng_chat_format {
     ENG_CHAT_CHATML = 0,
-    ENG_CHAT_GEMMA = 1
+    ENG_CHAT_GEMMA = 1,
+    ENG_CHAT_LLAMA3 = 2,        /* Llama 3: headers, trimmed contents */
+    ENG_CHAT_LLAMA31 = 3,       /* Llama 3.1-3.3: and a system header with a fixed "Today Date" */
+    ENG_CHAT_MISTRAL_V0 = 4,    /* Mistral 7B v0.1: [INST] ... [/INST], no system role */
+    ENG_CHAT_MISTRAL_V1 = 5,    /* Mistral 7B v0.2: " [INST] ", system before the first user turn */
+    ENG_CHAT_MISTRAL_V3 = 6,    /* Mistral v3: "[INST] ", system before the last user turn */
+    ENG_CHAT_MISTRAL_TEKKEN = 7, /* Mistral v3-tekken (Nemo): "[INST]" without spaces */
+    ENG_CHAT_PHI3 = 8,          /* Phi-3.5: <|user|>, <|end|>, a non-empty system turn */
+    ENG_CHAT_PHI3_MINI = 9,     /* Phi-3 mini/medium 4k: user turns open the assistant's; no system */
+    ENG_CHAT_PHI3_SMALL = 10,   /* Phi-3 small: every role printed, EOS without the generation prompt */
+    ENG_CHAT_PHI3_VISION = 11,  /* Phi-3 vision: every role printed, no EOS */
+    ENG_CHAT_DEEPSEEK_R1 = 12   /* DeepSeek R1 distills: <｜User｜>, <｜Assistant｜> */
 } eng_chat_format;
+
+/* Llama 3.1's template prints "Today Date: D" in its system header; cachet
+ * prints this fixed date (the template's own default) so that a prompt, and
+ * the prefix cache keyed on it, does not change from one day to the next. */
+#define ENG_CHAT_FIXED_DATE "26 Jul 2024"
 
 typedef struct eng_chat_msg {
     const char *role;    /* "system", "user", "assistant", "tool" */
@@ -33,6 +50,17 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err);
 void eng_chat_free(eng_chat *c);
 eng_chat_format eng_chat_get_format(const eng_chat *c);
 const char *eng_chat_format_name(eng_chat_format f);
+/* The format called name ("chatml", "llama3.1", ...; see
+ * eng_chat_format_name), or UTIL_EINVAL with the known names listed. */
+int eng_chat_format_parse(const char *name, eng_chat_format *f, util_err *err);
+/* A renderer for format f without a template (--chat-template NAME, tests):
+ * bos and eos are the texts of the model's BOS and EOS tokens (NULL: none).
+ * ChatML gets no default system text. Caller frees. */
+/* eng_chat_new, but with name (not NULL) the family is that one (the
+ * model's BOS and EOS texts, no warning); ChatML keeps the template's default
+ * system block when the template is ChatML. UTIL_EINVAL for an unknown name. */
+int eng_chat_new_named(eng_chat **out, const eng_gguf *g, const char *name, util_err *err);
+int eng_chat_new_format(eng_chat **out, eng_chat_format f, const char *bos, const char *eos, util_err *err);
 /* NULL, or a note that the model has no template or an unknown one (ChatML is
  * then used without a default system text). Owned by c. */
 const char *eng_chat_warning(const eng_chat *c);

@@ -31,6 +31,8 @@ typedef struct eng_model_params {
                              * against a float64 implementation */
     const char *device;     /* "auto", "cpu", "cuda", "cuda:N": see --device; NULL:
                              * $CACHET_DEVICE when it is set, else "auto" */
+    const char *chat_template; /* a chat family by name (--chat-template, see
+                                * eng_chat_format_parse); NULL: the model's */
 } eng_model_params;
 
 /* A --device name read: "auto", "cpu", "cuda" (device 0) or "cuda:N" (N in

@@ -441,7 +441,7 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
                           path, eng_tokenizer_n_vocab(m->tok), m->hp.n_vocab);
         goto fail;
     }
-    if ((rc = eng_chat_new(&m->chat, m->gguf, err))) goto fail;
+    if ((rc = eng_chat_new_named(&m->chat, m->gguf, params ? params->chat_template : NULL, err))) goto fail;
     eng_backend_params bp = {.device = params ? params->device : NULL,
                              .n_threads = params ? params->n_threads : 0,
                              .exact = params && params->exact};

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../engine/chat.h"
 #include "../engine/gguf.h"
 #include "../engine/tokenizer.h"
@@ -373,13 +375,109 @@ static void test_detection(void) {
     eng_gguf_free(g);
     util_buf_release(&w.b);
 
+    /* Qwen 2.5's form: the default system block is a whole literal in the
+     * else branch (the lines of the real template, tools branch shortened) */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template",
+           "{%- if tools %}\n    {{- '<|im_start|>system\\n' }}\n"
+           "    {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}\n{%- else %}\n"
+           "    {%- if messages[0]['role'] == 'system' %}\n"
+           "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n    {%- else %}\n"
+           "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+           "assistant.<|im_end|>\\n' }}\n    {%- endif %}\n{%- endif %}\n");
+    g = cw_open(&w);
+    if (g && eng_chat_new(&c, g, &e) == 0) {
+        CHECK(eng_chat_warning(c) == NULL);
+        eng_chat_msg hi[] = {{"user", "Hi"}};
+        expect_render(c, hi, 1, 1,
+                      "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                      "assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+        eng_chat_msg sys[] = {{"system", "S"}, {"user", "Hi"}};
+        expect_render(c, sys, 2, 0, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
+    /* --chat-template NAME: the family chosen, the model's BOS and no warning */
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:' }}");
+    const char *toks[] = {"<|begin_of_text|>", "<|eot_id|>"};
+    cw_arr(&w, "tokenizer.ggml.tokens", ENG_GGUF_STRING, toks, 2, 0);
+    cw_u32(&w, "tokenizer.ggml.bos_token_id", 0);
+    cw_u32(&w, "tokenizer.ggml.eos_token_id", 1);
+    g = cw_open(&w);
+    if (g && eng_chat_new_named(&c, g, "llama3.1", &e) == 0) {
+        CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), "llama3.1");
+        CHECK(eng_chat_warning(c) == NULL);
+        eng_chat_msg hi[] = {{"user", " Hi "}};
+        expect_render(c, hi, 1, 1,
+                      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                      "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                      "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        eng_chat_free(c);
+    } else {
+        CHECK_MSG(0, "eng_chat_new_named: %s", e.msg);
+    }
+    /* Llama 3.1: a tool result is an ipython turn holding tojson of its text
+     * (the expected text is jinja2's rendering of the real template) */
+    if (eng_chat_new_format(&c, ENG_CHAT_LLAMA31, "<|begin_of_text|>", "<|eot_id|>", &e) == 0) {
+        eng_chat_msg tool[] = {{"user", "Read a"},
+                               {"assistant", "<tool_call>{}</tool_call>"},
+                               {"tool", "line \"1\"\n\tend\x01 \xc3\xa9\\"}};
+        expect_render(c, tool, 3, 1,
+                      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                      "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+                      "\n\nRead a<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n<tool_call>{}</tool_call>"
+                      "<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n\"line \\\"1\\\"\\n\\tend\\u0001 "
+                      "\xc3\xa9\\\\\"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        eng_chat_free(c);
+    }
+    c = NULL;
+    CHECK_EQ_INT(g ? eng_chat_new_named(&c, g, "alpaca", &e) : UTIL_EINVAL, UTIL_EINVAL);
+    CHECK(c == NULL && strstr(e.msg, "alpaca") && strstr(e.msg, "mistral-v3-tekken"));
+    if (g && eng_chat_new_named(&c, g, NULL, &e) == 0) { /* no name: recognised, or the fallback, said */
+        CHECK(eng_chat_warning(c) != NULL);
+        eng_chat_free(c);
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+
+    /* tool results: Qwen 2.5/3 templates (they name <tool_response>) put
+     * consecutive ones in one user turn; plain ChatML (OpenHermes) has a tool
+     * role (both expected texts are jinja2's renderings of the real templates) */
+    static const char *const tool_tpls[] = {"<|im_start|> <tool_response>", "<|im_start|>"};
+    static const char *const tool_want[] = {
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nRead a<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{}\n"
+        "</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n"
+        "</tool_response><|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n<|im_start|>user\nu<|im_end|>\n"
+        "<|im_start|>assistant\n",
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nRead a<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{}\n"
+        "</tool_call><|im_end|>\n<|im_start|>tool\nr1<|im_end|>\n<|im_start|>tool\nr2<|im_end|>\n<|im_start|>assistant\n"
+        "ok<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n"};
+    for (size_t k = 0; k < 2; k++) {
+        cw_begin(&w);
+        cw_str(&w, "tokenizer.chat_template", tool_tpls[k]);
+        g = cw_open(&w);
+        if (g && eng_chat_new(&c, g, &e) == 0) {
+            eng_chat_msg tm[] = {{"system", "S"}, {"user", "Read a"}, {"assistant", "<tool_call>\n{}\n</tool_call>"},
+                                 {"tool", "r1"},  {"tool", "r2"},     {"assistant", "ok"},
+                                 {"user", "u"}};
+            expect_render(c, tm, 7, 1, tool_want[k]);
+            eng_chat_free(c);
+        }
+        eng_gguf_free(g);
+        util_buf_release(&w.b);
+    }
+
     /* unknown template and no template: ChatML, said so */
     cw_begin(&w);
-    cw_str(&w, "tokenizer.chat_template", "{{ messages[0]['content'] }} [INST]");
+    cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */
     g = cw_open(&w);
     if (g && eng_chat_new(&c, g, &e) == 0) {
         CHECK_EQ_INT(eng_chat_get_format(c), ENG_CHAT_CHATML);
         CHECK(eng_chat_warning(c) && strstr(eng_chat_warning(c), "chatml"));
+        CHECK(eng_chat_warning(c) && strstr(eng_chat_warning(c), "--chat-template"));
         eng_chat_free(c);
     }
     eng_gguf_free(g);
@@ -407,8 +505,250 @@ static void test_detection(void) {
     eng_chat_free(NULL);
 }
 
+/* --- goldens: jinja2's renderings of the real templates ------------------------------ */
+
+/* tests/golden/chat/renderings.json (tests/golden/gen_chat.py) holds each
+ * template's renderings of a fixed set of conversations. A case is checked
+ * here when its conversation has no tools (tool calls are not rendered in C
+ * yet) and it sets no extra template variable; the template's family is the
+ * generator's "variant" (qwen2.5 and qwen3 are ChatML). */
+static int golden_format(const char *variant, eng_chat_format *f) {
+    util_err e;
+    if (strcmp(variant, "qwen2.5") == 0 || strcmp(variant, "qwen3") == 0) variant = "chatml";
+    return eng_chat_format_parse(variant, f, &e) == 0 ? 0 : -1;
+}
+
+/* The conversation as messages, or 0 if it has tools or tool calls. */
+static size_t golden_msgs(const cJSON *conv, eng_chat_msg *m, size_t cap) {
+    if (cJSON_IsTrue(cJSON_GetObjectItem(conv, "tools"))) return 0;
+    const cJSON *msgs = cJSON_GetObjectItem(conv, "messages"), *it;
+    size_t n = 0;
+    cJSON_ArrayForEach(it, msgs) {
+        const cJSON *role = cJSON_GetObjectItem(it, "role"), *content = cJSON_GetObjectItem(it, "content");
+        if (n == cap || !cJSON_IsString(role) || !cJSON_IsString(content) || cJSON_GetObjectItem(it, "tool_calls"))
+            return 0;
+        m[n++] = (eng_chat_msg){role->valuestring, content->valuestring};
+    }
+    return n;
+}
+
+/* A Python string literal of s (for a stand-in template). */
+static void py_literal(util_buf *b, const char *s) {
+    util_buf_puts(b, "'");
+    for (; *s; s++) {
+        if (*s == '\n') util_buf_puts(b, "\\n");
+        else if (*s == '\'' || *s == '\\') {
+            util_buf_append(b, "\\", 1);
+            util_buf_append(b, s, 1);
+        } else util_buf_append(b, s, 1);
+    }
+    util_buf_puts(b, "'");
+}
+
+/* The renderer for one template, from a stand-in GGUF: its chat template is
+ * the strings of the real one that engine/chat.c looks for ("probes"), and
+ * for ChatML the default system block jinja2 printed before the first user
+ * turn of user_only; its vocabulary holds the template's BOS and EOS texts.
+ * The family cachet picks from it must be the generator's variant, or for
+ * a family cachet does not render (want_fallback) ChatML with a warning. */
+static eng_chat *golden_chat(const cJSON *tpl, const char *variant, int want_fallback) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "name"));
+    const char *bos = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "bos"));
+    const char *eos = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "eos"));
+    util_buf t;
+    util_buf_init(&t);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(tpl, "probes")) {
+        util_buf_puts(&t, cJSON_GetStringValue(it));
+        util_buf_puts(&t, "\n");
+    }
+    const char *user_only = NULL;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(tpl, "cases")) {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "conversation")), "user_only") == 0)
+            user_only = cJSON_GetStringValue(cJSON_GetObjectItem(it, "output"));
+    }
+    const char *at = user_only ? strstr(user_only, "<|im_start|>user") : NULL;
+    if (strcmp(variant, "chatml") == 0 && at && at > user_only) {
+        char *sys = malloc((size_t)(at - user_only) + 1);
+        memcpy(sys, user_only, (size_t)(at - user_only));
+        sys[at - user_only] = '\0';
+        util_buf_puts(&t, "{% if loop.first and messages[0]['role'] != 'system' %}{{ ");
+        py_literal(&t, sys);
+        util_buf_puts(&t, " }}{% endif %}");
+        free(sys);
+    }
+    cw w;
+    cw_begin(&w);
+    cw_str(&w, "tokenizer.chat_template", t.data ? t.data : "");
+    const char *toks[2] = {bos && *bos ? bos : "<unused>", eos ? eos : "<unused>"};
+    cw_arr(&w, "tokenizer.ggml.tokens", ENG_GGUF_STRING, toks, 2, 0);
+    if (bos && *bos) cw_u32(&w, "tokenizer.ggml.bos_token_id", 0);
+    if (eos) cw_u32(&w, "tokenizer.ggml.eos_token_id", 1);
+    eng_gguf *g = cw_open(&w);
+    eng_chat *c = NULL;
+    util_err e;
+    if (g) CHECK_MSG(eng_chat_new(&c, g, &e) == 0, "%s: %s", name, e.msg);
+    if (c && want_fallback) {
+        CHECK_MSG(eng_chat_get_format(c) == ENG_CHAT_CHATML && eng_chat_warning(c), "%s: %s without a warning",
+                  name, eng_chat_format_name(eng_chat_get_format(c)));
+    } else if (c) {
+        CHECK_MSG(strcmp(eng_chat_format_name(eng_chat_get_format(c)), variant) == 0, "%s: detected %s, not %s",
+                  name, eng_chat_format_name(eng_chat_get_format(c)), variant);
+        CHECK_MSG(eng_chat_warning(c) == NULL, "%s: %s", name, eng_chat_warning(c));
+    }
+    eng_gguf_free(g);
+    util_buf_release(&w.b);
+    util_buf_release(&t);
+    return c;
+}
+
+static int golden_plain_case(const cJSON *cs) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cs) {
+        const char *k = it->string;
+        if (strcmp(k, "conversation") && strcmp(k, "add_generation_prompt") && strcmp(k, "output") &&
+            strcmp(k, "error"))
+            return 0;
+    }
+    return 1;
+}
+
+/* Renders every case of one template; counts the cases checked. */
+static void golden_template(const cJSON *tpl, const cJSON *convs, const char *variant, int *checked) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "name"));
+    eng_chat *c = golden_chat(tpl, variant, 0);
+    if (!c) return;
+    const cJSON *cs;
+    cJSON_ArrayForEach(cs, cJSON_GetObjectItem(tpl, "cases")) {
+        const char *conv = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "conversation"));
+        eng_chat_msg m[16];
+        size_t n = golden_msgs(cJSON_GetObjectItem(convs, conv), m, 16);
+        if (!n || !golden_plain_case(cs)) continue;
+        int gen = cJSON_IsTrue(cJSON_GetObjectItem(cs, "add_generation_prompt"));
+        const char *want = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "output"));
+        util_buf b;
+        util_buf_init(&b);
+        util_err e;
+        util_err_clear(&e);
+        int rc = eng_chat_render(c, m, n, gen, &b, &e);
+        if (want) {
+            CHECK_MSG(rc == 0, "%s %s gen=%d: %s", name, conv, gen, e.msg);
+            CHECK_MSG(rc != 0 || strcmp(b.data, want) == 0, "%s %s gen=%d:\n got: %s\nwant: %s", name, conv, gen,
+                      b.data, want);
+        } else {
+            CHECK_MSG(rc == UTIL_EINVAL, "%s %s gen=%d: jinja2 raised (%s), cachet rendered %s", name, conv, gen,
+                      cJSON_GetStringValue(cJSON_GetObjectItem(cs, "error")), b.data ? b.data : "");
+        }
+        util_buf_release(&b);
+        ++*checked;
+    }
+    eng_chat_free(c);
+}
+
+static void test_golden(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/golden/chat/renderings.json", check_root());
+    char *data;
+    size_t len;
+    util_err e;
+    CHECK_MSG(util_read_file(&data, &len, path, &e) == 0, "%s", e.msg);
+    if (!data) return;
+    cJSON *doc = cJSON_ParseWithLength(data, len);
+    free(data);
+    CHECK(doc != NULL);
+    if (!doc) return;
+    const cJSON *convs = cJSON_GetObjectItem(doc, "conversations"), *tpl;
+    int checked = 0, templates = 0;
+    cJSON_ArrayForEach(tpl, cJSON_GetObjectItem(doc, "templates")) {
+        const char *variant = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "variant"));
+        eng_chat_format f;
+        if (strcmp(variant, "gemma2") == 0) continue; /* Gemma 3's renderer: test_gemma */
+        if (golden_format(variant, &f)) { /* a family cachet does not render: the fallback, said */
+            eng_chat_free(golden_chat(tpl, variant, 1));
+            continue;
+        }
+        if (strncmp(variant, "qwen", 4) == 0) variant = "chatml";
+        golden_template(tpl, convs, variant, &checked);
+        templates++;
+    }
+    printf("  chat goldens: %d renderings of %d templates checked\n", checked, templates);
+    CHECK(checked >= 150);
+    cJSON_Delete(doc);
+}
+
+/* --- real vocabularies (make vocabs; skipped without them) ------------------------- */
+
+static int count_id(const int32_t *ids, size_t n, int32_t id) {
+    int k = 0;
+    for (size_t i = 0; i < n; i++) k += ids[i] == id;
+    return k;
+}
+
+/* The id of a special token's text, or -1. */
+static int32_t special_id(const eng_tokenizer *t, const char *text) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    util_err e;
+    int32_t id = eng_tokenize(t, text, strlen(text), 0, 1, &ids, &n, &e) == 0 && n == 1 ? ids[0] : -1;
+    free(ids);
+    return id;
+}
+
+/* Llama 3's vocabulary (no template in the file: --chat-template llama3.1),
+ * and Phi-3's and Qwen 2's with their templates: recognised, and the
+ * markers tokenized as their special tokens while the same text inside a
+ * message stays plain. */
+static void test_real_vocabs(void) {
+    static const struct {
+        const char *vocab, *name, *want, *marker;
+    } cases[] = {
+        {"llama-bpe", "llama3.1", "llama3.1", "<|eot_id|>"},
+        {"phi-3", NULL, "phi3-mini", "<|end|>"},
+        {"qwen2", NULL, "chatml", "<|im_end|>"}, /* with a default system block */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), cases[k].vocab);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            CHECK_SKIP("%s: no models/vocab (make vocabs)", cases[k].vocab);
+            continue;
+        }
+        fclose(f);
+        eng_gguf *g = NULL;
+        eng_tokenizer *t = NULL;
+        eng_chat *c = NULL;
+        util_err e;
+        if (eng_gguf_open(&g, path, &e) || eng_tokenizer_new(&t, g, &e) || eng_chat_new_named(&c, g, cases[k].name, &e)) {
+            CHECK_MSG(0, "%s: %s", cases[k].vocab, e.msg);
+        } else {
+            CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), cases[k].want);
+            CHECK(eng_chat_warning(c) == NULL);
+            if (strcmp(cases[k].vocab, "qwen2") == 0) CHECK(eng_chat_default_system(c, NULL) != NULL);
+            int32_t mk = special_id(t, cases[k].marker);
+            CHECK_MSG(mk >= 0, "%s: %s is not one special token", cases[k].vocab, cases[k].marker);
+            eng_chat_msg m[] = {{"user", "Hi"}, {"assistant", "Hello"}, {"user", cases[k].marker}};
+            int32_t *ids = NULL;
+            size_t n = 0;
+            CHECK(eng_chat_tokenize(c, t, m, 3, 1, NULL, &ids, &n, &e) == 0);
+            /* 3.1's system header, Qwen 2's default system block: one turn more */
+            int turns = 3 + (strcmp(cases[k].want, "llama3.1") == 0 || eng_chat_default_system(c, NULL) != NULL);
+            CHECK_MSG(count_id(ids, n, mk) == turns, "%s: %d x %s, want %d (the message's text is plain)",
+                      cases[k].vocab, count_id(ids, n, mk), cases[k].marker, turns);
+            if (strcmp(cases[k].want, "llama3.1") == 0)
+                CHECK(n > 2 && ids[0] == special_id(t, "<|begin_of_text|>") && ids[1] == special_id(t, "<|start_header_id|>"));
+            free(ids);
+        }
+        eng_chat_free(c);
+        eng_tokenizer_free(t);
+        eng_gguf_free(g);
+    }
+}
+
 void test_chat(void) {
     CHECK_CASE(detection) test_detection();
     CHECK_CASE(gemma) test_gemma();
     CHECK_CASE(smollm2) test_smollm2();
+    CHECK_CASE(golden) test_golden();
+    CHECK_CASE(real_vocabs) test_real_vocabs();
 }

@@ -49,6 +49,11 @@ echo "== gen_float_ref.py (numpy float64 forward pass, f16 KV; needs logits_inde
 "$PYTHON" gen_float_ref.py "$MODEL" .
 echo "== gen_spread.py (llama.cpp flash attention on vs off)"
 "$PYTHON" gen_spread.py "$MODEL" .
+echo "== gen_chat.py (jinja2 renderings of the real chat templates; the templates are not committed)"
+CHAT_TPL="$(mktemp -d)"
+"$PYTHON" gen_chat.py extract "$LLAMA_CPP_SRC/../.." "$CHAT_TPL" "$MODEL"
+"$PYTHON" gen_chat.py generate "$CHAT_TPL" chat/renderings.json
+rm -rf "$CHAT_TPL"
 echo "== sizes"
 rm -rf "$HERE/__pycache__"
 du -ch "$HERE"/* | tail -1
