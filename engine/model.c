@@ -15,6 +15,10 @@
 
 static const eng_arch eng_archs[] = {
     {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
+    {.name = "qwen2", .load_hparams = eng_qwen_hparams, .forward = eng_qwen2_forward,
+     .tensors = ENG_ARCH_QKV_BIAS},
+    {.name = "qwen3", .load_hparams = eng_qwen_hparams, .forward = eng_qwen3_forward,
+     .tensors = ENG_ARCH_QK_NORM},
 };
 
 static const eng_arch *arch_find(const char *name) {
@@ -197,6 +201,9 @@ static int load_weights(eng_model *m, util_err *err) {
 #define N(field, suffix, len)                                                   \
     snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
     if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
+#define B(field, suffix, len)                                                   \
+    snprintf(n, sizeof n, "blk.%d." suffix ".bias", il);                        \
+    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
         W(wq, "attn_q", E, Q)
         W(wk, "attn_k", E, KV)
         W(wv, "attn_v", E, KV)
@@ -206,8 +213,18 @@ static int load_weights(eng_model *m, util_err *err) {
         W(w_down, "ffn_down", F, E)
         N(attn_norm, "attn_norm", E)
         N(ffn_norm, "ffn_norm", E)
+        if (m->arch->tensors & ENG_ARCH_QK_NORM) {
+            N(attn_q_norm, "attn_q_norm", hp->head_dim)
+            N(attn_k_norm, "attn_k_norm", hp->head_dim)
+        }
+        if (m->arch->tensors & ENG_ARCH_QKV_BIAS) {
+            B(bq, "attn_q", Q)
+            B(bk, "attn_k", KV)
+            B(bv, "attn_v", KV)
+        }
 #undef W
 #undef N
+#undef B
     }
     return UTIL_OK;
 }
@@ -230,10 +247,15 @@ static int upload_weights(eng_model *m, util_err *err) {
         eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
             if ((rc = op->load(be, w[i], err))) return rc;
-        size_t E = (size_t)m->hp.n_embd;
-        const float **vecs[] = {&L->attn_norm, &L->ffn_norm};
+        size_t E = (size_t)m->hp.n_embd, hd = (size_t)m->hp.head_dim;
+        size_t Q = (size_t)m->hp.n_head * hd, KV = (size_t)m->hp.n_kv_head * hd;
+        const struct {
+            const float **v;
+            size_t n;
+        } vecs[] = {{&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->attn_q_norm, hd},
+                    {&L->attn_k_norm, hd}, {&L->bq, Q}, {&L->bk, KV}, {&L->bv, KV}};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-            if ((rc = op->load_vec(be, *vecs[i], E, vecs[i], err))) return rc;
+            if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
     }
     return UTIL_OK;
 }
@@ -384,6 +406,8 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
         const eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) b += (uint64_t)w[i]->rows * w[i]->row_bytes;
         b += 2 * (uint64_t)m->hp.n_embd * 4;
+        if (L->attn_q_norm) b += 2 * (uint64_t)m->hp.head_dim * 4;
+        if (L->bq) b += (uint64_t)(m->hp.n_head + 2 * m->hp.n_kv_head) * (uint64_t)m->hp.head_dim * 4;
     }
     return b;
 }

@@ -17,10 +17,13 @@ typedef struct eng_hparams {
     float eps, rope_base, rope_freq_scale;
 } eng_hparams;
 
-/* The tensors of one layer every architecture has. */
+/* The tensors of one layer every architecture has, and the ones some add
+ * (NULL when the architecture has none: see eng_arch.tensors). */
 typedef struct eng_layer {
     eng_weight wq, wk, wv, wo, w_gate, w_up, w_down;
     const float *attn_norm, *ffn_norm;
+    const float *attn_q_norm, *attn_k_norm; /* ENG_ARCH_QK_NORM: per head, over head_dim */
+    const float *bq, *bk, *bv;              /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
 } eng_layer;
 
 /* Runs n tokens at positions s->len .. s->len + n - 1 through the model
@@ -30,6 +33,12 @@ typedef struct eng_layer {
 typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
                               util_err *err);
 
+/* Tensors an architecture adds to each layer (eng_arch.tensors). */
+enum {
+    ENG_ARCH_QK_NORM = 1,  /* blk.N.attn_q_norm, attn_k_norm (weight) */
+    ENG_ARCH_QKV_BIAS = 4, /* blk.N.attn_q, attn_k, attn_v (bias) */
+};
+
 /* One architecture: the entry model.c's table holds for a
  * general.architecture name. Adding one is an entry plus its arch_*.c. */
 typedef struct eng_arch {
@@ -38,6 +47,7 @@ typedef struct eng_arch {
      * hyperparameters (already in m->hp); NULL: nothing to add. */
     int (*load_hparams)(eng_model *m, util_err *err);
     eng_forward_fn forward;
+    unsigned tensors; /* ENG_ARCH_* flags */
 } eng_arch;
 
 /* Scratch activations for up to n_batch tokens. */
@@ -84,6 +94,11 @@ struct eng_seq {
 
 int eng_llama_hparams(eng_model *m, util_err *err);
 int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err);
+int eng_qwen_hparams(eng_model *m, util_err *err);
+int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err);
+int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
                       util_err *err);
 
 #endif
