@@ -2,7 +2,7 @@
  * NEOX RoPE (half-split pairs: the converter does not permute Q/K), plus
  * qwen2's Q/K/V biases or qwen3's RMSNorm of each Q and K head before RoPE.
  * Which extras a layer has is in its tensors (model.c binds them from the
- * table's flags). Owns no memory; no sliding window, no rope scaling. */
+ * table's flags). Owns no memory; no sliding window. */
 #include <math.h>
 
 #include "model_impl.h"
@@ -56,7 +56,7 @@ static int qwen_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, i
         eng_rope_args rq = {
             .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
             .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
-            .mode = ENG_ROPE_NEOX,
+            .freq_factors = m->rope_freqs, .mode = ENG_ROPE_NEOX,
         };
         eng_rope_args rk = rq;
         rk.x = sc->k;

@@ -190,6 +190,9 @@ static int load_weights(eng_model *m, util_err *err) {
     if (rc == UTIL_ENOTFOUND) m->output = m->tok_embd; /* tied embeddings */
     else if (rc) return rc;
     if ((rc = bind_norm(m, &m->output_norm, "output_norm.weight", E, err))) return rc;
+    if (eng_gguf_find_tensor(m->gguf, "rope_freqs.weight") &&
+        (rc = bind_norm(m, &m->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, err)))
+        return rc;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (!m->layers) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
     for (int il = 0; il < hp->n_layer; il++) {
@@ -242,6 +245,9 @@ static int upload_weights(eng_model *m, util_err *err) {
     }
     else if ((rc = op->load(be, &m->output, err))) return rc;
     if ((rc = op->load_vec(be, m->output_norm, (size_t)m->hp.n_embd, &m->output_norm, err))) return rc;
+    if (m->rope_freqs &&
+        (rc = op->load_vec(be, m->rope_freqs, (size_t)m->hp.n_rot / 2, &m->rope_freqs, err)))
+        return rc;
     for (int il = 0; il < m->hp.n_layer; il++) {
         eng_layer *L = &m->layers[il];
         eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};

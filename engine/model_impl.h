@@ -67,6 +67,7 @@ struct eng_model {
     eng_hparams hp;
     eng_weight tok_embd, output;
     const float *output_norm;
+    const float *rope_freqs;   /* rope_freqs.weight (n_rot/2 divisors: llama 3's scaling), or NULL */
     eng_layer *layers;
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;

@@ -487,7 +487,8 @@ static void write_vocab_spm(kvw *w, int n_vocab) {
 
 /* --- tensors ------------------------------------------------------------- */
 
-typedef enum { T_NORM, T_MAT, T_BIAS } tkind; /* T_BIAS: 1-D f32, normal(0, std) */
+/* T_BIAS: 1-D f32, normal(0, std); T_ROPEF: Llama 3's rope_freqs for rope base std */
+typedef enum { T_NORM, T_MAT, T_BIAS, T_ROPEF } tkind;
 
 typedef struct tdesc {
     char name[64];
@@ -519,7 +520,7 @@ static const char *arch_name(synth_arch a) {
 
 int synth_tensor_count(const synth_params *p) {
     int per_layer = p->arch == SYNTH_ARCH_GEMMA3 ? 13 : p->arch == SYNTH_ARCH_QWEN2 ? 12 : p->arch == SYNTH_ARCH_QWEN3 ? 11 : 9;
-    return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1);
+    return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1) + (p->rope_freqs ? 1 : 0);
 }
 
 static int64_t head_dim_of(const synth_params *p) {
@@ -592,6 +593,8 @@ static tdesc *plan(const synth_params *p, int *count) {
 #undef T
 #undef TT
     }
+    /* last, so the other tensors' seeded streams (by index) are the same without it */
+    if (p->rope_freqs) add_t(t, &n, "rope_freqs.weight", hd / 2, 1, 0, T_ROPEF, p->rope_base);
     uint64_t off = 0;
     for (int i = 0; i < n; i++) {
         t[i].offset = off;
@@ -608,7 +611,7 @@ int64_t synth_param_count(const synth_params *p) {
     if (p->arch == SYNTH_ARCH_GEMMA3) layer += 2 * hd + 2 * E;
     if (p->arch == SYNTH_ARCH_QWEN3) layer += 2 * hd;
     if (p->arch == SYNTH_ARCH_QWEN2) layer += Q + 2 * KV;
-    return E * V * (p->tied ? 1 : 2) + E + layer * p->n_layer;
+    return E * V * (p->tied ? 1 : 2) + E + layer * p->n_layer + (p->rope_freqs ? hd / 2 : 0);
 }
 
 static int check_dims(const synth_params *p, util_err *err) {
@@ -696,6 +699,25 @@ typedef struct fill_job {
     int failed;
 } fill_job;
 
+/* convert_hf_to_gguf.py's LlamaModel rope_freqs for Llama 3.1 (factor 8,
+ * low_freq_factor 1, high_freq_factor 4, original context 8192): n = head
+ * dim / 2 divisors of the pairs' angles. */
+static void llama3_factors(float *out, int64_t n, double base) {
+    const double factor = 8, low = 1, high = 4, old_ctx = 8192;
+    const double low_wl = old_ctx / low, high_wl = old_ctx / high, pi = 3.14159265358979323846;
+    for (int64_t i = 0; i < n; i++) {
+        double freq = 1.0 / pow(base, (double)(2 * i) / (double)(2 * n)), wl = 2 * pi / freq;
+        if (wl < high_wl) {
+            out[i] = 1.0f;
+        } else if (wl > low_wl) {
+            out[i] = (float)factor;
+        } else {
+            double smooth = (old_ctx / wl - low) / (high - low);
+            out[i] = (float)(1.0 / ((1 - smooth) / factor + smooth));
+        }
+    }
+}
+
 /* Row r of tensor `index` has its own stream, so any split of the rows
  * between threads gives the same bytes. */
 static void *fill_rows(void *arg) {
@@ -708,6 +730,8 @@ static void *fill_rows(void *arg) {
         th_rng_next(&s);
         if (t->kind == T_NORM)
             for (int64_t c = 0; c < t->ne0; c++) j->row[c] = 1.0f + 0.2f * (th_rng_uniform(&s) - 0.5f);
+        else if (t->kind == T_ROPEF)
+            llama3_factors(j->row, t->ne0, t->std);
         else
             for (int64_t c = 0; c < t->ne0; c++) j->row[c] = t->std * th_rng_normal(&s);
         if (synth_quantize_row(t->type, j->row, j->out + (size_t)(r - j->r0) * rb, t->ne0)) {

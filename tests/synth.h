@@ -41,6 +41,8 @@ typedef struct synth_params {
     uint64_t seed;
     int n_threads;      /* writer threads; 0: one per core. Never changes the bytes */
     const char *name;   /* general.name; NULL: "synthetic" */
+    int rope_freqs;     /* 1: write rope_freqs.weight, Llama 3.1's scaling (factor 8, low 1,
+                         * high 4, original context 8192) as its converter computes it */
     const char *vocab;  /* a vocab-only GGUF (models/vocab/ggml-vocab-*.gguf) whose tokenizer.*
                          * keys are copied, n_vocab becoming its token count; NULL: synth's own */
 } synth_params;
@@ -54,7 +56,7 @@ synth_params synth_defaults(void);
 int synth_min_vocab(const synth_params *p);
 
 /* Tensors synth_write writes for p: llama 2 + 9 per layer, gemma3 2 + 13,
- * qwen2 2 + 12, qwen3 2 + 11, + 1 if untied. */
+ * qwen2 2 + 12, qwen3 2 + 11, + 1 if untied, + 1 with rope_freqs. */
 int synth_tensor_count(const synth_params *p);
 
 /* Weights in the file (every tensor's element count, the head once if tied). */

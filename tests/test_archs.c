@@ -1,5 +1,6 @@
-/* tests/test_archs.c: the qwen2 and qwen3 forward passes on synthetic models
- * (tests/synth, the real qwen2 / Qwen 3.5 vocabularies from models/vocab/,
+/* tests/test_archs.c: the qwen2 and qwen3 forward passes, and llama with Llama
+ * 3's rope scaling (rope_freqs), on synthetic models (tests/synth, the real
+ * qwen2 / Qwen 3.5 / Llama 3 vocabularies from models/vocab/,
  * "skipped" without `make vocabs`) against tests/golden/archs/: llama.cpp's
  * last-position logits and greedy tokens (default path) and a float64 numpy
  * pass (exact path). The files are written here with the flags of
@@ -26,15 +27,16 @@
 #define N_GEN 32
 
 typedef struct arch_model {
-    const char *arch, *vocab;
+    const char *name, *arch, *vocab; /* golden rows' name, the engine's architecture */
     synth_arch a;
-    int head_dim;
+    int head_dim, rope_freqs;
 } arch_model;
 
 /* gen_archs.py's MODELS: 2 layers, embd 128, 4/2 heads, ff 256, q8_0, seed 7. */
 static const arch_model arch_models[] = {
-    {"qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0},
-    {"qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64},
+    {"qwen2", "qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0, 0},
+    {"qwen3", "qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64, 0},
+    {"llama3", "llama", "llama-bpe", SYNTH_ARCH_LLAMA, 0, 1},
 };
 
 static int write_model(const arch_model *am, const char *path) {
@@ -52,6 +54,7 @@ static int write_model(const arch_model *am, const char *path) {
     p.n_head = 4;
     p.n_kv_head = 2;
     p.head_dim = am->head_dim;
+    p.rope_freqs = am->rope_freqs;
     p.n_ff = 256;
     p.wtype = ENG_TYPE_Q8_0;
     p.etype = ENG_TYPE_Q8_0;
@@ -59,7 +62,7 @@ static int write_model(const arch_model *am, const char *path) {
     p.n_threads = 1;
     util_err err;
     int rc = synth_write(path, &p, &err);
-    CHECK_MSG(rc == 0, "synth_write %s: %s", am->arch, rc ? err.msg : "");
+    CHECK_MSG(rc == 0, "synth_write %s: %s", am->name, rc ? err.msg : "");
     return rc ? -1 : 0;
 }
 
@@ -149,19 +152,19 @@ static void test_golden(int exact) {
     for (size_t i = 0; idx && i < sizeof arch_models / sizeof arch_models[0]; i++) {
         const arch_model *am = &arch_models[i];
         char path[256];
-        snprintf(path, sizeof path, "%s/%s.gguf", dir, am->arch);
+        snprintf(path, sizeof path, "%s/%s.gguf", dir, am->name);
         if (write_model(am, path)) continue;
         written++;
         eng_model_params mp = {.n_threads = 1, .no_cache = 1, .exact = exact, .device = "cpu"};
         eng_model *m = NULL;
         util_err err;
         int rc = eng_model_open(&m, path, &mp, &err);
-        CHECK_MSG(rc == 0, "open %s: %s", am->arch, rc ? err.msg : "");
+        CHECK_MSG(rc == 0, "open %s: %s", am->name, rc ? err.msg : "");
         if (rc == 0) CHECK(strcmp(eng_model_arch(m), am->arch) == 0);
         char *copy = strdup(idx), *save = NULL;
         for (char *line = strtok_r(copy, "\n", &save); rc == 0 && line; line = strtok_r(NULL, "\n", &save)) {
             char *f[8];
-            if (line[0] == '#' || golden_fields(line, f, 8) < 7 || strcmp(f[0], am->arch) != 0) continue;
+            if (line[0] == '#' || golden_fields(line, f, 8) < 7 || strcmp(f[0], am->name) != 0) continue;
             check_row(m, f, exact);
             rows++;
         }

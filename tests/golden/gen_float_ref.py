@@ -49,6 +49,7 @@ def load(model):
 
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}
     W["out"] = w("output.weight") if "output.weight" in tensors else W["E"]
+    W["rope_freqs"] = w("rope_freqs.weight") if "rope_freqs.weight" in tensors else 1.0  # llama 3 scaling
     for l in range(hp["n_layer"]):
         L = {k: w(f"blk.{l}.{k}.weight") for k in
              ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm",
@@ -76,7 +77,7 @@ class Model:
     def rope(self, x, pos):  # GGUF llama: adjacent pairs (the converter permuted Q/K rows); neox: halves
         hd = self.hp["hd"]
         i = np.arange(hd // 2)
-        th = pos[:, None] * self.hp["base"] ** (-2.0 * i / hd)
+        th = pos[:, None] * self.hp["base"] ** (-2.0 * i / hd) / self.W["rope_freqs"]
         c, s = np.cos(th)[:, None, :], np.sin(th)[:, None, :]
         lo, hi = (slice(0, hd // 2), slice(hd // 2, hd)) if self.hp.get("neox") else (slice(0, None, 2), slice(1, None, 2))
         x0, x1 = x[..., lo].copy(), x[..., hi].copy()

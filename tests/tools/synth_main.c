@@ -33,6 +33,7 @@ static const char usage[] =
     "  --head-dim N        dims per head (0: embd / heads)\n"
     "  --ff N              feed-forward width\n"
     "  --vocab N           tokens (at least 259 for llama, 263 for gemma3)\n"
+    "  --rope-freqs        write rope_freqs.weight (Llama 3.1's rope scaling)\n"
     "  --vocab-file PATH   copy the tokenizer of a vocab-only GGUF (sets the tokens)\n"
     "  --ctx N             training context written to the metadata\n"
     "  --rope-base F       rope frequency base\n"
@@ -70,7 +71,7 @@ static const char usage[] =
 
 enum {
     O_OUT = 'o', O_HELP = 'h', O_PRESET = 256, O_ARCH, O_LAYERS, O_EMBD, O_HEADS, O_KVH, O_HD, O_FF,
-    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME, O_MTYPE, O_VOCABF,
+    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME, O_MTYPE, O_VOCABF, O_ROPEF,
 };
 
 /* A message for a bad option; returns the exit status 2. */
@@ -190,6 +191,7 @@ static int apply_opt(synth_params *p, int c, const char *a) {
     case O_UNTIED: p->tied = 0; return 0;
     case O_NAME: p->name = a; return 0;
     case O_VOCABF: p->vocab = a; return 0;
+    case O_ROPEF: p->rope_freqs = 1; return 0;
     default: return bad("internal: option %d", c);
     }
 }
@@ -220,6 +222,7 @@ int main(int argc, char **argv) {
         {"seed", required_argument, 0, O_SEED},       {"threads", required_argument, 0, O_THREADS},
         {"name", required_argument, 0, O_NAME},       {"help", no_argument, 0, O_HELP},
         {"mix-type", required_argument, 0, O_MTYPE},  {"vocab-file", required_argument, 0, O_VOCABF},
+        {"rope-freqs", no_argument, 0, O_ROPEF},
         {0, 0, 0, 0}};
     /* Options are kept in order and applied after the preset, so they
      * override it wherever they stand on the line. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Goldens for the qwen2 and qwen3 architectures on synthetic models.
+"""Goldens for the qwen2 and qwen3 architectures, and llama with Llama 3's rope
+scaling (rope_freqs.weight), on synthetic models.
 
 Writes each model with bin/cachet-synth (seeded; the same flags give the same
 bytes, and tests/test_archs.c writes the same files through synth_write), with
@@ -39,11 +40,17 @@ MODELS = {
     "qwen3": ["--arch", "qwen3", "--vocab-file", "models/vocab/ggml-vocab-qwen35.gguf", "--layers", "2",
               "--embd", "128", "--heads", "4", "--kv-heads", "2", "--head-dim", "64", "--ff", "256",
               "--type", "q8_0", "--embd-type", "q8_0", "--seed", "7"],
+    "llama3": ["--arch", "llama", "--vocab-file", "models/vocab/ggml-vocab-llama-bpe.gguf", "--layers", "2",
+               "--embd", "128", "--heads", "4", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
+               "--embd-type", "q8_0", "--rope-base", "10000", "--rope-freqs", "--seed", "7"],
 }
 PROMPTS = {
     "france": "The capital of France is",
     "chat": "<|im_start|>user\nWrite a haiku about caching.<|im_end|>\n<|im_start|>assistant\n",
+    # long enough (about 400 tokens) that llama 3's divided angles move the logits
+    "long": " ".join("Line %d: the cache keeps every prefix it has seen, page by page." % i for i in range(25)),
 }
+ARCH_PROMPTS = {"qwen2": ["france", "chat"], "qwen3": ["france", "chat"], "llama3": ["france", "long"]}
 N_GEN = 32
 
 
@@ -64,9 +71,18 @@ def main():
         model = os.path.join(tmp, arch + ".gguf")
         subprocess.check_call(["bin/cachet-synth", "-o", model, "--threads", "1"] + flags)
         hp, W = load(model)
-        for name, text in PROMPTS.items():
+        for name in ARCH_PROMPTS[arch]:
+            text = PROMPTS[name]
             ids = subprocess.check_output(["bin/cachet", "tokenize", "--model", model, text]).decode().split()
             out = os.path.join(HERE, "%s_%s.f32" % (arch, name))
+            if arch == "llama3":  # the same file without rope_freqs: how far the scaling moves the logits
+                plain = os.path.join(tmp, "plain.gguf")
+                subprocess.check_call(["bin/cachet-synth", "-o", plain, "--threads", "1"] +
+                                      [x for x in flags if x != "--rope-freqs"])
+                subprocess.check_output([ref, plain, plain + ".f32", "1"] + ids)
+                subprocess.check_output([ref, model, out, "1"] + ids)
+                print("llama3 %s: rope_freqs moves llama.cpp's logits by %.4f" % (name, np.abs(
+                    np.fromfile(plain + ".f32", dtype="<f4") - np.fromfile(out, dtype="<f4")).max()))
             line = subprocess.check_output([ref, model, out, str(N_GEN)] + ids).decode().rstrip("\n")
             lgreedy, lmargins = line.split("\t")
             m = Model(hp, W)
