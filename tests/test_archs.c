@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../engine/engine.h"
+#include "../engine/gguf.h"
 #include "../engine/quant.h"
 #include "check.h"
 #include "golden_io.h"
@@ -177,7 +178,97 @@ static void test_golden(int exact) {
     rmdir(dir);
 }
 
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n))) {
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        }
+        *len = (size_t)n;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* The files themselves: the tensor count and weights synth promises, the
+ * vocabulary copied key for key; and a file that lacks an architecture's
+ * tensors is refused by name (a qwen3 file relabelled qwen2 has no biases). */
+static void test_files(void) {
+    char dir[] = "/tmp/cachet-archs-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    for (size_t i = 0; i < sizeof arch_models / sizeof arch_models[0]; i++) {
+        const arch_model *am = &arch_models[i];
+        if (write_model(am, path)) continue;
+        eng_gguf *g = NULL, *v = NULL;
+        util_err err;
+        char vocab[4096];
+        snprintf(vocab, sizeof vocab, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), am->vocab);
+        CHECK(eng_gguf_open(&g, path, &err) == 0 && eng_gguf_open(&v, vocab, &err) == 0);
+        if (g && v) {
+            synth_params p = synth_defaults();
+            p.arch = am->a;
+            p.n_layer = 2, p.n_embd = 128, p.n_head = 4, p.n_kv_head = 2, p.head_dim = am->head_dim;
+            p.n_ff = 256, p.rope_freqs = am->rope_freqs;
+            CHECK(synth_vocab_size(vocab, &p.n_vocab, &err) == 0);
+            CHECK_MSG(eng_gguf_tensor_count(g) == synth_tensor_count(&p), "%s: %lld tensors, want %d", am->name,
+                      (long long)eng_gguf_tensor_count(g), synth_tensor_count(&p));
+            int64_t elems = 0;
+            for (int64_t t = 0; t < eng_gguf_tensor_count(g); t++) {
+                const eng_gguf_tensor *tt = eng_gguf_tensor_at(g, t);
+                elems += tt->ne[0] * tt->ne[1] * tt->ne[2] * tt->ne[3];
+            }
+            CHECK_MSG(elems == synth_param_count(&p), "%s: %lld weights, want %lld", am->name, (long long)elems,
+                      (long long)synth_param_count(&p));
+            const char *a, *b;
+            size_t la, lb;
+            CHECK(eng_gguf_get_str(g, "tokenizer.ggml.pre", &a, &la, NULL) == 0 &&
+                  eng_gguf_get_str(v, "tokenizer.ggml.pre", &b, &lb, NULL) == 0 && la == lb && memcmp(a, b, la) == 0);
+            int copied = 0, want = 0;
+            for (int64_t k = 0; k < eng_gguf_kv_count(v); k++) {
+                const char *key = eng_gguf_kv_key(v, k);
+                if (strncmp(key, "tokenizer.", 10) != 0) continue;
+                want++;
+                int64_t j = eng_gguf_find_key(g, key);
+                copied += j >= 0 && eng_gguf_kv_type(g, j) == eng_gguf_kv_type(v, k);
+            }
+            CHECK_MSG(copied == want && want >= 4, "%s: %d of %d tokenizer keys copied", am->name, copied, want);
+        }
+        eng_gguf_free(g);
+        eng_gguf_free(v);
+    }
+    /* synth's own vocabulary: the relabelled file holds no other "qwen3" bytes */
+    synth_params p = synth_defaults();
+    p.arch = SYNTH_ARCH_QWEN3;
+    util_err err;
+    CHECK(synth_write(path, &p, &err) == 0);
+    size_t len = 0;
+    char *data = read_all(path, &len);
+    CHECK(data != NULL);
+    int n = 0;
+    for (char *q = data; data && (q = memmem(q, len - (size_t)(q - data), "qwen3", 5)); q += 5, n++) q[4] = '2';
+    CHECK(n >= 8);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, len, f) == len);
+    if (f) fclose(f);
+    free(data);
+    eng_model *m = NULL;
+    eng_model_params mp = {.n_threads = 1, .no_cache = 1, .device = "cpu"};
+    int rc = eng_model_open(&m, path, &mp, &err);
+    CHECK(rc == UTIL_EFORMAT);
+    CHECK_MSG(rc && strstr(err.msg, "missing tensor 'blk.0.attn_q.bias'"), "%s", rc ? err.msg : "opened");
+    eng_model_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
 void test_archs(void) {
+    CHECK_CASE(files) test_files();
     CHECK_CASE(llama_cpp) test_golden(0);
     CHECK_CASE(exact) test_golden(1);
 }
