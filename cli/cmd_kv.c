@@ -1,7 +1,9 @@
 /* cli/cmd_kv.c: `cachet kv`, the KV-cache memory calculator: bytes per token
  * (layers x kv heads x head dim x 2 for K and V x bytes per value) and how many
  * tokens fit in a memory size; for a model file also what its GQA/MQA saves
- * against full multi-head attention. Reads only GGUF metadata. */
+ * against full multi-head attention and, with sliding-window layers, the
+ * window-aware figure (global vs sliding layers) against keeping every
+ * position. Reads only GGUF metadata. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <limits.h>
@@ -16,7 +18,8 @@
 
 static const char kv_usage[] =
     "usage: cachet kv (--model PATH | --layers L --kv-heads H --head-dim D)\n"
-    "                 [--heads N] [--dtype f32|f16|q8_0] [--memory SIZE] [--json]\n"
+    "                 [--heads N] [--window W --sliding-layers S] [--ctx N]\n"
+    "                 [--dtype f32|f16|q8_0] [--memory SIZE] [--json]\n"
     "\n"
     "KV-cache bytes per token and how many tokens fit in a memory size.\n"
     "\n"
@@ -25,6 +28,9 @@ static const char kv_usage[] =
     "  --kv-heads H     key/value heads per layer\n"
     "  --head-dim D     dimensions per head\n"
     "  --heads N        query heads (to show what GQA/MQA saves; read from --model)\n"
+    "  --window W       sliding window in positions (read from --model)\n"
+    "  --sliding-layers S  of the layers, those with the window (read from --model)\n"
+    "  --ctx N          context for the window-aware split (default: 8192)\n"
     "  --dtype T        f16 (default), f32 or q8_0 (34 bytes per 32 values)\n"
     "  --memory SIZE    e.g. 80GB (10^9 bytes) or 80GiB (2^30 bytes); default 80GB\n"
     "  --json           print {\"bytes_per_token\", \"tokens\", ...}\n";
@@ -42,15 +48,17 @@ static void group(char *buf, size_t cap, double v) {
 }
 
 int cli_cmd_kv(int argc, char **argv) {
-    enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP };
+    enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP, O_WIN, O_SWA, O_CTX };
     static const struct option opts[] = {
         {"model", required_argument, 0, O_MODEL}, {"layers", required_argument, 0, O_LAYERS},
         {"kv-heads", required_argument, 0, O_KVH}, {"head-dim", required_argument, 0, O_HD},
         {"heads", required_argument, 0, O_HEADS}, {"dtype", required_argument, 0, O_DTYPE},
         {"memory", required_argument, 0, O_MEM},  {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, O_HELP},         {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP},         {"window", required_argument, 0, O_WIN},
+        {"sliding-layers", required_argument, 0, O_SWA}, {"ctx", required_argument, 0, O_CTX},
+        {0, 0, 0, 0}};
     const char *model = NULL, *dtype = "f16", *mem = "80GB";
-    long layers = 0, kvh = 0, hd = 0, heads = 0;
+    long layers = 0, kvh = 0, hd = 0, heads = 0, window = 0, nswa = 0, ctx = 8192;
     int json = 0, c;
     optind = 1;
     opterr = 0;
@@ -61,6 +69,9 @@ int cli_cmd_kv(int argc, char **argv) {
         case O_KVH: if (cli_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return CLI_EXIT_USAGE; break;
         case O_HD: if (cli_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return CLI_EXIT_USAGE; break;
         case O_HEADS: if (cli_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return CLI_EXIT_USAGE; break;
+        case O_WIN: if (cli_parse_int("--window", optarg, 1, 1 << 30, &window)) return CLI_EXIT_USAGE; break;
+        case O_SWA: if (cli_parse_int("--sliding-layers", optarg, 0, 1 << 20, &nswa)) return CLI_EXIT_USAGE; break;
+        case O_CTX: if (cli_parse_int("--ctx", optarg, 1, 1L << 40, &ctx)) return CLI_EXIT_USAGE; break;
         case O_DTYPE: dtype = optarg; break;
         case O_MEM: mem = optarg; break;
         case O_JSON: json = 1; break;
@@ -96,12 +107,32 @@ int cli_cmd_kv(int argc, char **argv) {
         kvh = sh.n_kv_head;
         hd = sh.head_dim;
         heads = sh.n_head;
+        window = sh.n_swa;
+        nswa = sh.n_layer_swa;
     } else if (!layers || !kvh || !hd) {
         fprintf(stderr, "cachet kv: give --model, or all of --layers, --kv-heads and --head-dim\n%s", kv_usage);
         return CLI_EXIT_USAGE;
     }
-    eng_model_shape ks = {.n_layer = (int)layers, .n_kv_head = (int)kvh, .head_dim = (int)hd};
+    if (nswa > layers || (nswa > 0) != (window > 0)) {
+        fprintf(stderr, "cachet kv: --window and --sliding-layers go together, with at most --layers sliding\n");
+        return CLI_EXIT_USAGE;
+    }
+    eng_model_shape ks = {.n_layer = (int)layers, .n_kv_head = (int)kvh, .head_dim = (int)hd,
+                          .n_swa = (int)window, .n_layer_swa = (int)nswa};
     double bpt = eng_kv_bytes_per_token(&ks, bytes_per_value);
+    double kv_global = 0, kv_sliding = 0, kv_all = bpt * (double)ctx;
+    double kv_aware = eng_kv_bytes_ctx(&ks, bytes_per_value, (uint64_t)ctx, &kv_global, &kv_sliding);
+    /* tokens that fit window-aware: the sliding layers stop growing at their window */
+    double fit_aware = (double)mem_bytes / bpt;
+    if (nswa > 0) {
+        eng_model_shape gs = ks;
+        gs.n_layer = (int)(layers - nswa);
+        double g1 = 0, s1 = 0, big = 1e15;
+        eng_kv_bytes_ctx(&ks, bytes_per_value, (uint64_t)big, &g1, &s1); /* s1: the sliding layers' cap */
+        double gbpt = eng_kv_bytes_per_token(&gs, bytes_per_value);
+        if (s1 < (double)mem_bytes && (gbpt <= 0 || ((double)mem_bytes - s1) / gbpt > fit_aware))
+            fit_aware = gbpt > 0 ? ((double)mem_bytes - s1) / gbpt : 1e18;
+    }
     double tokens = (double)mem_bytes / bpt;
     ks.n_kv_head = (int)heads; /* full multi-head attention: a kv head per query head */
     double mha = heads > 0 ? eng_kv_bytes_per_token(&ks, bytes_per_value) : 0;
@@ -116,6 +147,16 @@ int cli_cmd_kv(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "layers", (double)layers);
         cJSON_AddNumberToObject(o, "kv_heads", (double)kvh);
         cJSON_AddNumberToObject(o, "head_dim", (double)hd);
+        if (nswa > 0) {
+            cJSON_AddNumberToObject(o, "window", (double)window);
+            cJSON_AddNumberToObject(o, "sliding_layers", (double)nswa);
+            cJSON_AddNumberToObject(o, "ctx", (double)ctx);
+            cJSON_AddNumberToObject(o, "ctx_bytes_global", kv_global);
+            cJSON_AddNumberToObject(o, "ctx_bytes_sliding", kv_sliding);
+            cJSON_AddNumberToObject(o, "ctx_bytes_window_aware", kv_aware);
+            cJSON_AddNumberToObject(o, "ctx_bytes_keep_all", kv_all);
+            cJSON_AddNumberToObject(o, "tokens_window_aware", floor(fit_aware));
+        }
         if (heads > 0) {
             cJSON_AddNumberToObject(o, "heads", (double)heads);
             cJSON_AddNumberToObject(o, "mha_bytes_per_token", mha);
@@ -136,6 +177,19 @@ int cli_cmd_kv(int argc, char **argv) {
     printf("tokens in %s (%s bytes; %s): %s (about %.0fk)\n", mem, b,
            binary ? "binary units, 1 GiB = 2^30 bytes" : "decimal units, 1 GB = 10^9 bytes", t,
            floor(tokens) / 1000.0);
+    if (nswa > 0) {
+        char g[64], w[64], tot[64], all[64], f[64];
+        group(g, sizeof g, kv_global);
+        group(w, sizeof w, kv_sliding);
+        group(tot, sizeof tot, kv_aware);
+        group(all, sizeof all, kv_all);
+        group(f, sizeof f, fit_aware);
+        printf("sliding window: %ld of %ld layers see the last %ld positions (they keep the window + 1 page)\n",
+               nswa, layers, window);
+        printf("at %ld tokens: global layers %s + sliding layers %s = %s bytes window-aware; "
+               "keeping every position: %s (%.1fx)\n", ctx, g, w, tot, all, kv_all / kv_aware);
+        printf("tokens in %s window-aware: %s\n", mem, f);
+    }
     if (heads > 0 && heads != kvh) {
         char m[64];
         group(m, sizeof m, mha);

@@ -13,6 +13,9 @@ int eng_llama_hparams(eng_model *m, util_err *err) {
     if (m->hp.n_rot != m->hp.head_dim)
         return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama needs rope dims == head dim",
                             m->path);
+    if (m->hp.n_swa > 0) /* this forward pass attends to every position */
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama with a sliding window is not supported",
+                            m->path);
     return UTIL_OK;
 }
 

@@ -12,6 +12,9 @@ int eng_qwen_hparams(eng_model *m, util_err *err) {
     if (m->hp.n_rot != m->hp.head_dim)
         return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': %s needs rope dims == head dim",
                             m->path, m->arch->name);
+    if (m->hp.n_swa > 0) /* this forward pass attends to every position */
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': %s with a sliding window is not supported",
+                            m->path, m->arch->name);
     return UTIL_OK;
 }
 

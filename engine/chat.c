@@ -2,7 +2,8 @@
  * Jinja2 rendering of the model's template does: ChatML (SmolLM2, with the
  * default system block read out of the template) and Gemma (system folded into
  * the first user turn, strict user/model alternation, one BOS). The family is
- * chosen from tokenizer.chat_template; there is no Jinja interpreter here. */
+ * chosen from tokenizer.chat_template (without one: Gemma when the vocabulary
+ * has its turn tokens, else ChatML); there is no Jinja interpreter here. */
 #include "chat.h"
 
 #include <stdio.h>
@@ -127,6 +128,22 @@ static int read_bos_text(eng_chat *c, const eng_gguf *g, util_err *err) {
     return UTIL_OK;
 }
 
+/* Whether the vocabulary has <start_of_turn> and <end_of_turn>. */
+static int has_gemma_turns(const eng_gguf *g) {
+    const char **strs;
+    uint32_t *lens;
+    uint64_t count;
+    if (eng_gguf_get_str_arr(g, "tokenizer.ggml.tokens", &strs, &lens, &count, NULL)) return 0;
+    int found = 0;
+    for (uint64_t i = 0; i < count && found != 3; i++) {
+        if (lens[i] == 15 && memcmp(strs[i], "<start_of_turn>", 15) == 0) found |= 1;
+        if (lens[i] == 13 && memcmp(strs[i], "<end_of_turn>", 13) == 0) found |= 2;
+    }
+    free(strs);
+    free(lens);
+    return found == 3;
+}
+
 int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
     *out = NULL;
     eng_chat *c = calloc(1, sizeof *c);
@@ -139,7 +156,13 @@ int eng_chat_new(eng_chat **out, const eng_gguf *g, util_err *err) {
         return rc;
     }
     c->format = ENG_CHAT_CHATML;
-    if (rc == UTIL_ENOTFOUND) { /* not an error: the fallback (it failed the open before) */
+    if (rc == UTIL_ENOTFOUND && g && has_gemma_turns(g)) {
+        /* a base model (Gemma 3 270M) ships no template; its vocabulary says the family */
+        c->format = ENG_CHAT_GEMMA;
+        snprintf(c->warning, sizeof c->warning,
+                 "chat: the model has no chat template; its vocabulary has Gemma's turn tokens: using gemma");
+        rc = read_bos_text(c, g, err);
+    } else if (rc == UTIL_ENOTFOUND) { /* not an error: the fallback (it failed the open before) */
         snprintf(c->warning, sizeof c->warning, "chat: the model has no chat template; using chatml");
         rc = UTIL_OK;
     } else if (find_in(tpl, n, "<|im_start|>")) {

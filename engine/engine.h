@@ -86,16 +86,47 @@ size_t eng_model_kv_page_bytes(const eng_model *m);
 /* Shape facts for `cachet kv` and reports. */
 typedef struct eng_model_shape {
     int n_layer, n_embd, n_head, n_kv_head, head_dim, n_ff;
+    int n_swa;       /* sliding window in positions (0: every layer attends to all) */
+    int n_layer_swa; /* of n_layer: the sliding-window layers */
 } eng_model_shape;
 /* Bytes of KV cache one token takes in a model of shape sh: layers x kv heads
  * x head dim x 2 (K and V) x elem_bytes (2 for f16, 4 for f32, 34/32 for
  * q8_0). The one formula: the model's pages and `cachet kv` both use it. */
 double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
+/* KV bytes of a sequence of n_ctx positions for a window-aware cache, split
+ * into the global layers (every position, in pages of ENG_KV_PAGE_TOKENS)
+ * and the sliding ones (at most their window plus one page: what the next
+ * query can see, and the page being written); without a window every layer
+ * is global. Returns *global + *sliding. The keep-everything figure is
+ * eng_kv_bytes_per_token x n_ctx. */
+double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n_ctx, double *global,
+                        double *sliding);
 /* The same for the model's own KV (f16 values). */
 size_t eng_model_kv_bytes_per_token(const eng_model *m);
 eng_model_shape eng_model_get_shape(const eng_model *m);
 /* Reads the shape from a GGUF file's metadata alone (any architecture). */
 int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);
+
+/* What `cachet info` prints about a GGUF file, from its metadata and tensor
+ * table alone (no weights read; any architecture). */
+typedef struct eng_model_type_count {
+    char name[16];  /* the quant type ("q4_K", "f32") */
+    int n_tensors;
+    uint64_t n_params, bytes;
+} eng_model_type_count;
+typedef struct eng_model_info {
+    char arch[32], name[96];
+    eng_model_shape shape;
+    int n_ctx_train, n_vocab;
+    float rope_base, rope_base_swa;
+    uint64_t n_params, file_bytes;
+    char *layer_pattern; /* n_layer chars: 'S' sliding, 'G' global (malloc'd) */
+    int n_types;
+    eng_model_type_count types[24];
+} eng_model_info;
+/* Fills *out; release with eng_model_info_release. */
+int eng_model_info_read(const char *path, eng_model_info *out, util_err *err);
+void eng_model_info_release(eng_model_info *info);
 
 /* A sequence of up to n_ctx positions (<= 0: the model's training context).
  * Caller frees with eng_seq_free. */

@@ -808,12 +808,16 @@ int eng_gguf_get_i32_arr(const eng_gguf *g, const char *key, int32_t **out, uint
     size_t esz = vtype_size(kv->elem_type), n = (size_t)kv->count;
     uint64_t mag;
     int neg;
-    if (!is_int_type(kv->elem_type))
+    if (!is_int_type(kv->elem_type) && kv->elem_type != ENG_GGUF_BOOL)
         return gfail(g, err, UTIL_EFORMAT, "key '%s' is an array of %s, expected integers", key,
                      vtype_name(kv->elem_type));
     int32_t *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) return gfail(g, err, UTIL_ENOMEM, "out of memory reading key '%s'", key);
     for (size_t i = 0; i < n; i++) {
+        if (kv->elem_type == ENG_GGUF_BOOL) { /* flags (a sliding-window layer pattern): 0 or 1 */
+            v[i] = g->base[kv->val + i] != 0;
+            continue;
+        }
         read_int(g->base + kv->val + i * esz, kv->elem_type, &mag, &neg);
         if (neg ? mag > (uint64_t)INT32_MAX + 1 : mag > INT32_MAX) {
             free(v);

@@ -77,7 +77,8 @@ int eng_gguf_get_arr(const eng_gguf *g, const char *key, eng_gguf_vtype *elem_ty
  * lengths; the caller frees *strs and *lens with free(). */
 int eng_gguf_get_str_arr(const eng_gguf *g, const char *key, const char ***strs,
                          uint32_t **lens, uint64_t *count, util_err *err);
-/* Numeric array converted to float / int32 into a malloc'd copy (caller frees). */
+/* Numeric array converted to float / int32 into a malloc'd copy (caller frees);
+ * the int32 one also takes a bool array (0 or 1). */
 int eng_gguf_get_f32_arr(const eng_gguf *g, const char *key, float **out, uint64_t *count,
                          util_err *err);
 int eng_gguf_get_i32_arr(const eng_gguf *g, const char *key, int32_t **out, uint64_t *count,

@@ -15,6 +15,8 @@
 
 static const eng_arch eng_archs[] = {
     {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
+    {.name = "gemma3", .load_hparams = eng_gemma3_hparams, .forward = eng_gemma3_forward,
+     .tensors = ENG_ARCH_QK_NORM | ENG_ARCH_POST_NORMS},
     {.name = "qwen2", .load_hparams = eng_qwen_hparams, .forward = eng_qwen2_forward,
      .tensors = ENG_ARCH_QKV_BIAS},
     {.name = "qwen3", .load_hparams = eng_qwen_hparams, .forward = eng_qwen3_forward,
@@ -79,6 +81,26 @@ static int hp_f32(const hp_src *src, const char *suffix, float *out, util_err *e
     return UTIL_OK;
 }
 
+/* RoPE scaling as llama.cpp reads it: "rope.scaling.type" (absent: linear)
+ * and the factor "rope.scaling.factor" (else "rope.scale_linear"), which
+ * divides positions. yarn and longrope change the rotation itself: refused. */
+static int read_rope_scaling(const hp_src *src, eng_hparams *hp, util_err *err) {
+    char key[128];
+    const char *type;
+    size_t len;
+    snprintf(key, sizeof key, "%s.rope.scaling.type", src->arch);
+    int rc = eng_gguf_get_str(src->g, key, &type, &len, err);
+    if (rc && rc != UTIL_ENOTFOUND) return rc;
+    if (rc == UTIL_OK && !(len == 6 && memcmp(type, "linear", 6) == 0) && !(len == 4 && memcmp(type, "none", 4) == 0))
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': rope scaling '%.*s' is not supported (linear only)",
+                            src->path, (int)(len < 32 ? len : 32), type);
+    float factor = 0;
+    if ((rc = hp_f32(src, "rope.scaling.factor", &factor, err))) return rc;
+    if (factor == 0 && (rc = hp_f32(src, "rope.scale_linear", &factor, err))) return rc;
+    hp->rope_freq_scale = factor > 0 ? 1.0f / factor : 1.0f;
+    return UTIL_OK;
+}
+
 /* The hyperparameters every architecture shares, checked for consistency;
  * what an architecture adds is its entry's load_hparams. */
 static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
@@ -93,12 +115,18 @@ static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
         (rc = hp_u32(src, "feed_forward_length", &hp->n_ff, 1, err)) ||
         (rc = hp_u32(src, "attention.head_count", &hp->n_head, 1, err)))
         return rc;
+    /* Every layer has tensors of its own: a block count beyond the file's
+     * tensor count is corrupt (and would size the layer table from it). */
+    if ((int64_t)hp->n_layer > eng_gguf_tensor_count(src->g))
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': block_count %d but only %lld tensors",
+                            src->path, hp->n_layer, (long long)eng_gguf_tensor_count(src->g));
     hp->n_kv_head = hp->n_head;
     hp->head_dim = hp->n_embd / hp->n_head;
     if ((rc = hp_u32(src, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
         (rc = hp_u32(src, "attention.key_length", &hp->head_dim, 0, err)) ||
         (rc = hp_f32(src, "attention.layer_norm_rms_epsilon", &hp->eps, err)) ||
-        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)))
+        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)) ||
+        (rc = read_rope_scaling(src, hp, err)))
         return rc;
     hp->n_rot = hp->head_dim;
     if ((rc = hp_u32(src, "rope.dimension_count", &hp->n_rot, 0, err))) return rc;
@@ -110,9 +138,80 @@ static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
     return UTIL_OK;
 }
 
+/* --- sliding-window attention --------------------------------------------- */
+
+/* llama.cpp's built-in layer periods (load_swa_pattern) and default windows
+ * for architectures whose files may carry no pattern key. */
+static const struct {
+    const char *arch;
+    int period, window;
+} swa_defaults[] = {
+    {"gemma3", 6, 0}, {"gemma2", 2, 4096}, {"gemma-embedding", 6, 0}, {"cohere2", 4, 0},
+};
+
+/* Sliding-window attention from a GGUF's "<arch>.*" keys, as llama.cpp reads
+ * them: the window "attention.sliding_window" (absent or 0: none); which
+ * layers slide, from "attention.sliding_window_pattern" when present (an
+ * array of n_layer flags, or a period N: layer il slides iff il % N < N - 1),
+ * else the architecture's built-in period (gemma3 6, gemma2 2, cohere2 4;
+ * any other architecture with a window: every layer); the sliding layers'
+ * RoPE base "rope.freq_base_swa" (absent: 10000, llama.cpp's default) at
+ * scale 1. Fills those fields of hp (hp->n_layer read) and *layers (n_layer
+ * flags, malloc'd, the caller frees; NULL when there is no window). */
+static int swa_read(const eng_gguf *g, const char *path, const char *arch, eng_hparams *hp,
+                    unsigned char **layers, util_err *err) {
+    hp_src src = {g, path, arch};
+    int period = 0, window = 0, rc;
+    *layers = NULL;
+    hp->n_swa = hp->n_layer_swa = 0;
+    hp->rope_base_swa = 10000.0f;
+    hp->rope_freq_scale_swa = 1.0f;
+    for (size_t i = 0; i < sizeof swa_defaults / sizeof swa_defaults[0]; i++)
+        if (strcmp(swa_defaults[i].arch, arch) == 0) period = swa_defaults[i].period, window = swa_defaults[i].window;
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
+    uint32_t w;
+    rc = eng_gguf_get_u32(g, key, &w, err);
+    if (rc == UTIL_OK) window = (int)(w > (1u << 30) ? (1u << 30) : w);
+    else if (rc != UTIL_ENOTFOUND) return rc;
+    if (window <= 0) return UTIL_OK;
+    if ((rc = hp_f32(&src, "rope.freq_base_swa", &hp->rope_base_swa, err))) return rc;
+    unsigned char *f = calloc((size_t)hp->n_layer, 1);
+    if (!f) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", path);
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", arch);
+    eng_gguf_vtype et;
+    uint64_t count;
+    int32_t *arr = NULL;
+    if (eng_gguf_get_arr(g, key, &et, &count, NULL) == UTIL_OK) {
+        if ((rc = eng_gguf_get_i32_arr(g, key, &arr, &count, err))) {
+            free(f);
+            return rc;
+        }
+        if (count != (uint64_t)hp->n_layer) {
+            free(arr);
+            free(f);
+            return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has %llu entries for %d layers",
+                                path, key, (unsigned long long)count, hp->n_layer);
+        }
+        for (int il = 0; il < hp->n_layer; il++) f[il] = arr[il] != 0;
+        free(arr);
+    } else {
+        if ((rc = hp_u32(&src, "attention.sliding_window_pattern", &period, 0, err))) {
+            free(f);
+            return rc;
+        }
+        for (int il = 0; il < hp->n_layer; il++) f[il] = period <= 0 || il % period < period - 1;
+    }
+    hp->n_swa = window;
+    for (int il = 0; il < hp->n_layer; il++) hp->n_layer_swa += f[il];
+    *layers = f;
+    return UTIL_OK;
+}
+
 static int load_hparams(eng_model *m, const char *arch, util_err *err) {
     hp_src src = {m->gguf, m->path, arch};
     int rc = read_hparams(&src, &m->hp, err);
+    if (rc == UTIL_OK) rc = swa_read(m->gguf, m->path, arch, &m->hp, &m->layer_swa, err);
     if (rc == UTIL_OK && m->arch->load_hparams) rc = m->arch->load_hparams(m, err);
     return rc;
 }
@@ -220,6 +319,10 @@ static int load_weights(eng_model *m, util_err *err) {
             N(attn_q_norm, "attn_q_norm", hp->head_dim)
             N(attn_k_norm, "attn_k_norm", hp->head_dim)
         }
+        if (m->arch->tensors & ENG_ARCH_POST_NORMS) {
+            N(post_attn_norm, "post_attention_norm", E)
+            N(post_ffw_norm, "post_ffw_norm", E)
+        }
         if (m->arch->tensors & ENG_ARCH_QKV_BIAS) {
             B(bq, "attn_q", Q)
             B(bk, "attn_k", KV)
@@ -228,6 +331,8 @@ static int load_weights(eng_model *m, util_err *err) {
 #undef W
 #undef N
 #undef B
+        L->swa = m->layer_swa && m->layer_swa[il];
+        L->kv_slot = il;
     }
     return UTIL_OK;
 }
@@ -258,8 +363,9 @@ static int upload_weights(eng_model *m, util_err *err) {
         const struct {
             const float **v;
             size_t n;
-        } vecs[] = {{&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->attn_q_norm, hd},
-                    {&L->attn_k_norm, hd}, {&L->bq, Q}, {&L->bk, KV}, {&L->bv, KV}};
+        } vecs[] = {{&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->post_attn_norm, E},
+                    {&L->post_ffw_norm, E}, {&L->attn_q_norm, hd}, {&L->attn_k_norm, hd},
+                    {&L->bq, Q}, {&L->bk, KV}, {&L->bv, KV}};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
             if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
     }
@@ -386,6 +492,7 @@ void eng_model_free(eng_model *m) {
     for (int i = 0; i < m->n_norm_copies; i++) free((void *)m->norm_copies[i]);
     free(m->norm_copies);
     free(m->layers);
+    free(m->layer_swa);
     free(m->name);
     free(m->path);
     free(m);
@@ -412,6 +519,7 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
         const eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) b += (uint64_t)w[i]->rows * w[i]->row_bytes;
         b += 2 * (uint64_t)m->hp.n_embd * 4;
+        if (L->post_attn_norm) b += 2 * (uint64_t)m->hp.n_embd * 4;
         if (L->attn_q_norm) b += 2 * (uint64_t)m->hp.head_dim * 4;
         if (L->bq) b += (uint64_t)(m->hp.n_head + 2 * m->hp.n_kv_head) * (uint64_t)m->hp.head_dim * 4;
     }
@@ -427,9 +535,26 @@ size_t eng_model_kv_bytes_per_token(const eng_model *m) {
     return (size_t)eng_kv_bytes_per_token(&sh, sizeof(uint16_t)); /* f16 */
 }
 
+double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n_ctx, double *global,
+                        double *sliding) {
+    const uint64_t P = ENG_KV_PAGE_TOKENS;
+    uint64_t all = (n_ctx + P - 1) / P * P, kept = all;
+    int n_swa = sh->n_swa > 0 ? sh->n_layer_swa : 0;
+    if (n_swa) {
+        uint64_t win = ((uint64_t)sh->n_swa - 1 + P - 1) / P * P + P; /* window pages + the one written */
+        if (win < kept) kept = win;
+    }
+    eng_model_shape g = *sh, w = *sh;
+    g.n_layer = sh->n_layer - n_swa;
+    w.n_layer = n_swa;
+    *global = eng_kv_bytes_per_token(&g, elem_bytes) * (double)all;
+    *sliding = eng_kv_bytes_per_token(&w, elem_bytes) * (double)kept;
+    return *global + *sliding;
+}
+
 eng_model_shape eng_model_get_shape(const eng_model *m) {
     eng_model_shape s = {m->hp.n_layer, m->hp.n_embd, m->hp.n_head, m->hp.n_kv_head,
-                         m->hp.head_dim, m->hp.n_ff};
+                         m->hp.head_dim, m->hp.n_ff, m->hp.n_swa, m->hp.n_layer_swa};
     return s;
 }
 
@@ -452,10 +577,75 @@ int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err) 
         hp_src src = {g, path, archz};
         rc = read_hparams(&src, &hp, err);
     }
+    unsigned char *swa = NULL;
     if (rc == UTIL_OK) {
-        eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff};
+        char archz[32];
+        snprintf(archz, sizeof archz, "%.*s", (int)(len < 31 ? len : 31), arch);
+        rc = swa_read(g, path, archz, &hp, &swa, err);
+    }
+    if (rc == UTIL_OK) {
+        eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff,
+                             hp.n_swa, hp.n_layer_swa};
         *out = s;
     }
+    free(swa);
     eng_gguf_free(g);
     return rc;
+}
+
+int eng_model_info_read(const char *path, eng_model_info *out, util_err *err) {
+    memset(out, 0, sizeof *out);
+    int rc = eng_model_shape_read(path, &out->shape, err);
+    if (rc) return rc;
+    eng_gguf *g = NULL;
+    if ((rc = eng_gguf_open(&g, path, err))) return rc;
+    const char *s;
+    size_t len;
+    if (eng_gguf_get_str(g, "general.architecture", &s, &len, NULL) == UTIL_OK)
+        snprintf(out->arch, sizeof out->arch, "%.*s", (int)(len < 31 ? len : 31), s);
+    if (eng_gguf_get_str(g, "general.name", &s, &len, NULL) == UTIL_OK)
+        snprintf(out->name, sizeof out->name, "%.*s", (int)(len < 95 ? len : 95), s);
+    eng_hparams hp;
+    memset(&hp, 0, sizeof hp);
+    hp_src src = {g, path, out->arch};
+    unsigned char *swa = NULL;
+    if ((rc = read_hparams(&src, &hp, err)) || (rc = swa_read(g, path, out->arch, &hp, &swa, err))) {
+        eng_gguf_free(g);
+        return rc;
+    }
+    out->n_ctx_train = hp.n_ctx_train;
+    out->rope_base = hp.rope_base;
+    out->rope_base_swa = hp.rope_base_swa;
+    out->file_bytes = eng_gguf_size(g);
+    out->layer_pattern = calloc((size_t)hp.n_layer + 1, 1);
+    for (int il = 0; out->layer_pattern && il < hp.n_layer; il++) out->layer_pattern[il] = swa && swa[il] ? 'S' : 'G';
+    free(swa);
+    for (int64_t i = 0; i < eng_gguf_tensor_count(g); i++) {
+        const eng_gguf_tensor *t = eng_gguf_tensor_at(g, i);
+        uint64_t n = 1;
+        for (int d = 0; d < t->n_dims; d++) n *= (uint64_t)t->ne[d];
+        out->n_params += n;
+        if (strcmp(t->name, "token_embd.weight") == 0) out->n_vocab = (int)t->ne[1];
+        const eng_type_traits *tr = eng_type_get(t->type);
+        const char *tn = tr ? tr->name : "unknown";
+        int k = 0;
+        while (k < out->n_types && strcmp(out->types[k].name, tn) != 0) k++;
+        if (k == out->n_types) {
+            if (k == (int)(sizeof out->types / sizeof out->types[0])) continue;
+            snprintf(out->types[k].name, sizeof out->types[k].name, "%s", tn);
+            out->n_types++;
+        }
+        out->types[k].n_tensors++;
+        out->types[k].n_params += n;
+        out->types[k].bytes += t->nbytes;
+    }
+    eng_gguf_free(g);
+    if (!out->layer_pattern) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    return UTIL_OK;
+}
+
+void eng_model_info_release(eng_model_info *info) {
+    if (!info) return;
+    free(info->layer_pattern);
+    info->layer_pattern = NULL;
 }

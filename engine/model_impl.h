@@ -15,15 +15,25 @@
 typedef struct eng_hparams {
     int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_rot;
     float eps, rope_base, rope_freq_scale;
+    /* Sliding-window attention (model.c, swa_read): the window in positions (0:
+     * none), how many layers slide, and their RoPE (the global layers use
+     * rope_base and rope_freq_scale). */
+    int n_swa, n_layer_swa;
+    float rope_base_swa, rope_freq_scale_swa;
+    float q_scale; /* multiplies q before attention (an architecture's load_hparams; 0: none) */
 } eng_hparams;
 
-/* The tensors of one layer every architecture has, and the ones some add
- * (NULL when the architecture has none: see eng_arch.tensors). */
+/* The tensors of one layer every architecture has, the ones some add (NULL
+ * when the architecture has none: see eng_arch.tensors), and where its KV
+ * lives. */
 typedef struct eng_layer {
     eng_weight wq, wk, wv, wo, w_gate, w_up, w_down;
     const float *attn_norm, *ffn_norm;
-    const float *attn_q_norm, *attn_k_norm; /* ENG_ARCH_QK_NORM: per head, over head_dim */
-    const float *bq, *bk, *bv;              /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
+    const float *attn_q_norm, *attn_k_norm;     /* ENG_ARCH_QK_NORM: per head, over head_dim */
+    const float *post_attn_norm, *post_ffw_norm; /* ENG_ARCH_POST_NORMS: over n_embd */
+    const float *bq, *bk, *bv;                   /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
+    int swa;     /* 1: a sliding-window layer (attends to the last hp.n_swa positions) */
+    int kv_slot; /* the layer of its KV view (eng_seq_layer_kv) */
 } eng_layer;
 
 /* Runs n tokens at positions s->len .. s->len + n - 1 through the model
@@ -33,14 +43,15 @@ typedef struct eng_layer {
 typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
                               util_err *err);
 
-/* Tensors an architecture adds to each layer (eng_arch.tensors). */
-enum {
-    ENG_ARCH_QK_NORM = 1,  /* blk.N.attn_q_norm, attn_k_norm (weight) */
-    ENG_ARCH_QKV_BIAS = 4, /* blk.N.attn_q, attn_k, attn_v (bias) */
-};
-
 /* One architecture: the entry model.c's table holds for a
  * general.architecture name. Adding one is an entry plus its arch_*.c. */
+/* Tensors an architecture adds to each layer (eng_arch.tensors). */
+enum {
+    ENG_ARCH_QK_NORM = 1,    /* blk.N.attn_q_norm, attn_k_norm */
+    ENG_ARCH_POST_NORMS = 2, /* blk.N.post_attention_norm, post_ffw_norm */
+    ENG_ARCH_QKV_BIAS = 4,   /* blk.N.attn_q, attn_k, attn_v (.bias) */
+};
+
 typedef struct eng_arch {
     const char *name;
     /* Reads and checks what the architecture adds to the shared
@@ -69,6 +80,7 @@ struct eng_model {
     const float *output_norm;
     const float *rope_freqs;   /* rope_freqs.weight (n_rot/2 divisors: llama 3's scaling), or NULL */
     eng_layer *layers;
+    unsigned char *layer_swa;  /* n_layer flags from model.c's swa_read (NULL: no sliding layers) */
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;
     eng_kvcache *cache;        /* KV page pool + prefix tree, shared by all sequences */
@@ -91,11 +103,20 @@ struct eng_seq {
     void *progress_user;
 };
 
+/* The KV view a layer's keys and values live in (its layer there: kv_slot). */
+static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_layer *L) {
+    (void)L;
+    return &s->kv;
+}
+
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);
 int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
                       util_err *err);
+int eng_gemma3_hparams(eng_model *m, util_err *err);
+int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                       util_err *err);
 int eng_qwen_hparams(eng_model *m, util_err *err);
 int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
                       util_err *err);

@@ -296,7 +296,9 @@ static const detect_rule detect_rules[] = {
     {SP_FIM_SEP, {"<|file_sep|>"}},
 };
 
-/* Token texts that always end generation (llama.cpp's EOG list). */
+/* Token texts that always end generation and become control tokens
+ * (llama.cpp's EOG list, as of the version the goldens come from: Gemma 3's
+ * user-defined "</s>" is one, so it is never parsed from plain text). */
 static const char *const eog_texts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
     "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",

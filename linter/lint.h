@@ -38,6 +38,7 @@ typedef enum lint_rule_id {
     LINT_R_SKILL_FRONTMATTER,          /* PL005 */
     LINT_R_INVALID_UTF8,               /* PL006 */
     LINT_R_UNUSED_SUPPRESSION,         /* PL007 */
+    LINT_R_UNKNOWN_PLACEHOLDER,        /* PL008 */
     LINT_R_COUNT
 } lint_rule_id;
 
@@ -72,18 +73,52 @@ typedef struct lint_finding {
     char *source;        /* the source line, for the caret display (may be NULL) */
 } lint_finding;
 
+/* Why a file was not linted (counted per kind in the report). */
+typedef enum lint_skip_kind {
+    LINT_SKIP_NOT_PROMPT = 0, /* walking: not a prompt by name, extension or content */
+    LINT_SKIP_EXCLUDED,       /* config "exclude" */
+    LINT_SKIP_IGNORED,        /* config role "ignore" */
+    LINT_SKIP_BINARY,         /* a NUL byte in the first 8 KiB */
+    LINT_SKIP_TOO_LARGE,      /* over the size cap */
+    LINT_SKIP_SPECIAL,        /* not a regular file (FIFO, device, socket) */
+    LINT_SKIP_SYMLINK,        /* a symlink that leaves the linted tree */
+    LINT_SKIP_COUNT
+} lint_skip_kind;
+
+/* "not a prompt", "binary", ... */
+const char *lint_skip_name(int kind);
+
 typedef struct lint_report {
     lint_finding *items;
     size_t n, cap;
     size_t files_checked;
-    size_t files_skipped; /* binary or ignored */
+    size_t files_skipped;              /* sum of skipped[] */
+    size_t skipped[LINT_SKIP_COUNT];
+    char **notes;                      /* warnings about files not linted (malloc'd) */
+    size_t n_notes;
+    int walked;                        /* a directory or the index was searched for prompts */
+    size_t unlisted[3];                /* findings past LINT_MAX_LISTED in a file, by severity:
+                                        * counted (lint_report_count), not listed */
     int tokens_estimated; /* 1 when any count came from the estimate */
 } lint_report;
 
+/* A file lists at most this many findings; the rest are counted by severity
+ * (a note names the file), so memory and output stay bounded on a file that
+ * is volatile on every line. */
+#define LINT_MAX_LISTED 1000
+
 void lint_report_init(lint_report *r);
 void lint_report_release(lint_report *r);
+/* Counts a skipped file; with a note (printf-style, may be NULL) that the
+ * command line prints as a warning. UTIL_OK or UTIL_ENOMEM. */
+int lint_report_skip(lint_report *r, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Adds a note (printf-style) that the command line prints as a warning.
+ * UTIL_OK or UTIL_ENOMEM. */
+int lint_report_note(lint_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sorts by file, line, column, rule (stable output for diffs and tests). */
 void lint_report_sort(lint_report *r);
+/* Findings of severity s, the unlisted ones included. */
 size_t lint_report_count(const lint_report *r, lint_severity s);
 
 /* --- context ------------------------------------------------------------ */
@@ -98,7 +133,16 @@ typedef struct lint_options {
     const char *model_path;   /* NULL: $CACHET_MODEL, then the default model */
     int no_model;             /* estimate tokens, never load a model */
     const char *exe_path;     /* argv[0] resolved; used to find data files */
+    size_t max_file_size;     /* nonzero: replaces the config's max_file_size */
+    int prompts_only;         /* files named explicitly are selected like walked ones */
 } lint_options;
+
+/* Parses a size: a number of bytes with an optional K, M or G suffix (powers
+ * of 1024; "64K", "16M"). UTIL_EINVAL when it is not one or is 0. */
+int lint_parse_size(size_t *out, const char *s);
+
+/* The size cap when neither --max-file-size nor a config sets one. */
+#define LINT_DEFAULT_MAX_FILE_SIZE ((size_t)16 << 20)
 
 /* Creates a context (compiles patterns; the model is loaded lazily, only when
  * a finding needs a token count). Caller frees with lint_ctx_free. */
@@ -112,8 +156,13 @@ int lint_check_buffer(lint_ctx *ctx, lint_report *rep, const char *display, cons
                       const char *data, size_t len, util_err *err);
 
 /* Lints files and directories (walked in sorted order, .gitignore respected
- * inside a repository). Files named explicitly are always linted; files found
- * by walking are linted when they look like prompts (names, globs). */
+ * inside a repository). Files found by walking are linted when they are
+ * prompts by name, extension or content (lint_config_select; skipped kinds
+ * are counted in rep). Files named explicitly are always linted (unless
+ * opt.prompts_only): a named FIFO, device, binary file or one over the size
+ * cap is an error (UTIL_EINVAL with a message). Symlinks that leave the tree (the walked directory; the current
+ * directory for named files) are not followed: a note names them. Every
+ * file is opened with O_NONBLOCK, checked with fstat and read up to the cap. */
 int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, size_t n,
                      util_err *err);
 

@@ -4,9 +4,11 @@
  * role of a file by its name. Does not search directories (lint_ctx.c). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../util/buf.h"
 #include "../util/fs.h"
@@ -105,6 +107,7 @@ int lint_config_defaults(lint_config **out, util_err *err) {
     if (!rc) {
         c->dir = strdup("");
         c->select = (1u << LINT_R_COUNT) - 1;
+        c->content_detection = 1;
         if (!c->dir) rc = UTIL_ENOMEM;
     }
     for (size_t i = 0; !rc && i < sizeof k_default_markers / sizeof *k_default_markers; i++)
@@ -278,6 +281,21 @@ static int parse_obj(lint_config *c, const cJSON *root, const char *path, util_e
             rc = parse_names(c, it, path, err);
         } else if (!strcmp(k, "volatile_patterns")) {
             rc = parse_patterns(c, it, path, err);
+        } else if (!strcmp(k, "max_file_size")) {
+            size_t v = 0;
+            if (cJSON_IsNumber(it) && it->valuedouble >= 1) v = (size_t)it->valuedouble;
+            else if (cJSON_IsString(it)) lint_parse_size(&v, it->valuestring);
+            if (!v)
+                return util_err_set(err, UTIL_EFORMAT, "config '%s': 'max_file_size' must be a "
+                                    "positive number of bytes or a string such as \"16M\"", path);
+            c->max_file_size = v;
+            rc = UTIL_OK;
+        } else if (!strcmp(k, "detect_by_content")) {
+            if (!cJSON_IsBool(it))
+                return util_err_set(err, UTIL_EFORMAT, "config '%s': 'detect_by_content' must be "
+                                    "true or false", path);
+            c->content_detection = cJSON_IsTrue(it);
+            rc = UTIL_OK;
         } else if (k[0] == '$' || !strcmp(k, "comment")) {
             rc = UTIL_OK; /* "$schema", comments */
         } else {
@@ -432,23 +450,189 @@ int lint_config_excluded(const lint_config *c, const char *rel) {
     return 0;
 }
 
-int lint_config_is_prompt(const lint_config *c, const char *rel) {
+/* --- which files are prompts (directory mode and --staged) ---------------------- */
+
+static int ends_ci(const char *s, size_t n, const char *suffix) {
+    size_t l = strlen(suffix);
+    return n >= l && strncasecmp(s + n - l, suffix, l) == 0;
+}
+
+static int ext_in(const char *b, const char *const *list) {
+    size_t bl = strlen(b);
+    for (const char *const *e = list; *e; e++)
+        if (bl > strlen(*e) && ends_ci(b, bl, *e)) return 1;
+    return 0;
+}
+
+/* Text-like extensions a prompt glob may select. */
+static const char *const k_text_ext[] = {".md", ".markdown", ".mdx", ".txt", ".prompt", ".j2",
+                                         ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars",
+                                         ".tmpl", ".tpl", ".njk", ".liquid", ".prompty", ".mdc",
+                                         NULL};
+/* Formats that are prompts by their extension alone. */
+static const char *const k_prompt_ext[] = {".prompt", ".prompty", ".prompt.md", ".prompt.txt",
+                                           ".prompt.j2", ".prompt.jinja", ".chatmode.md",
+                                           ".instructions.md", ".mdc", NULL};
+/* Template formats: prompts unless their text is markup or code. */
+static const char *const k_tmpl_ext[] = {".j2", ".jinja", ".jinja2", ".mustache", ".hbs",
+                                         ".handlebars", ".tmpl", ".tpl", ".njk", ".liquid", NULL};
+static const char *const k_prose_ext[] = {".md", ".markdown", ".mdx", ".txt", NULL};
+/* Prompt files by name, any folder (case-insensitive). */
+static const char *const k_prompt_names[] = {
+    ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
+    "copilot-instructions.md", "AGENT.md", "AGENTS.override.md", "CONVENTIONS.md",
+    "skprompt.txt", "system.md", "system.txt", "instructions.md", "instructions.txt",
+    "persona.md", NULL};
+/* Folders whose files are prompts (path components). */
+static const char *const k_prompt_dirs[] = {".claude/commands/", ".claude/agents/",
+                                            ".github/prompts/", ".github/chatmodes/",
+                                            ".github/instructions/", ".cursor/rules/",
+                                            ".windsurf/rules/", ".clinerules/", NULL};
+/* Project files that are never prompts, whatever they say. */
+static const char *const k_not_prompts[] = {
+    "readme", "changelog", "changes", "history", "license", "licence", "copying", "notice",
+    "authors", "contributors", "contributing", "code_of_conduct", "security", "support",
+    "maintainers", "governance", "requirements", "cmakelists", "robots", "third_party_notices",
+    NULL};
+
+int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
+    if (lint_config_excluded(c, rel)) return LINT_SEL_EXCLUDED;
+    for (size_t i = c->n_roles; i-- > 0;)
+        if (lint_glob_match(c->roles[i].glob, rel))
+            return c->roles[i].role == LINT_ROLE_IGNORE ? LINT_SEL_IGNORED : LINT_SEL_YES;
     for (size_t i = 0; i < sizeof k_name_roles / sizeof *k_name_roles; i++)
-        if (strcmp(b, k_name_roles[i].name) == 0) return 1;
-    for (size_t i = 0; i < c->n_roles; i++)
-        if (lint_glob_match(c->roles[i].glob, rel)) return c->roles[i].role != LINT_ROLE_IGNORE;
-    static const char *const k_ext[] = {".md", ".txt", ".prompt", ".j2", ".jinja", ".jinja2",
-                                        ".mustache", ".tmpl", ".prompty", NULL};
-    size_t bl = strlen(b);
-    int ext_ok = 0;
-    for (const char *const *e = k_ext; *e; e++) {
-        size_t el = strlen(*e);
-        if (bl > el && strcasecmp(b + bl - el, *e) == 0) ext_ok = 1;
-    }
-    if (!ext_ok) return 0;
+        if (strcmp(b, k_name_roles[i].name) == 0) return LINT_SEL_YES;
+    for (const char *const *n = k_prompt_names; *n; n++)
+        if (strcasecmp(b, *n) == 0) return LINT_SEL_YES;
+    int text = ext_in(b, k_text_ext) || ext_in(b, k_prompt_ext);
+    if (ext_in(b, k_prompt_ext)) return LINT_SEL_YES;
     for (size_t i = 0; i < c->n_prompt_globs; i++)
-        if (lint_glob_match(c->prompt_globs[i], rel)) return 1;
+        if (lint_glob_match(c->prompt_globs[i], rel)) return text ? LINT_SEL_YES : LINT_SEL_NO;
+    for (const char *const *d = k_prompt_dirs; *d; d++) {
+        const char *at = strstr(rel, *d);
+        if (at && (at == rel || at[-1] == '/') && text) return LINT_SEL_YES;
+    }
+    size_t bl = strlen(b);
+    /* a name that says so: Prompt.txt, system_prompt.md, "Agent Prompt v1.2.txt" */
+    for (size_t i = 0; i + 6 <= bl; i++)
+        if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))
+            return LINT_SEL_YES;
+    if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl")) return LINT_SEL_TEMPLATE;
+    if (ext_in(b, k_tmpl_ext)) return LINT_SEL_TEMPLATE;
+    if (ext_in(b, k_prose_ext)) {
+        if (!c->content_detection) return LINT_SEL_NO;
+        for (const char *const *n = k_not_prompts; *n; n++)
+            if (strncasecmp(b, *n, strlen(*n)) == 0 &&
+                (b[strlen(*n)] == '.' || b[strlen(*n)] == '-' || b[strlen(*n)] == '_'))
+                return LINT_SEL_NO;
+        return LINT_SEL_CONTENT;
+    }
+    return LINT_SEL_NO;
+}
+
+int lint_config_is_prompt(const lint_config *c, const char *rel) {
+    return lint_config_select(c, rel) == LINT_SEL_YES;
+}
+
+/* Occurrences of a phrase (ASCII, case-insensitive) at word starts. */
+static int has_phrase(const char *s, size_t n, const char *w) {
+    size_t l = strlen(w);
+    for (size_t i = 0; i + l <= n; i++)
+        if ((i == 0 || !isalnum((unsigned char)s[i - 1])) && strncasecmp(s + i, w, l) == 0 &&
+            (i + l == n || !isalnum((unsigned char)s[i + l])))
+            return 1;
     return 0;
+}
+
+int lint_reads_like_prompt(const char *data, size_t len, int how) {
+    size_t n = len < 16384 ? len : 16384;
+    const char *p = data, *e = data + n;
+    /* past a YAML frontmatter */
+    if (n > 4 && memcmp(p, "---", 3) == 0) {
+        const char *q = memmem(p + 3, n - 3, "\n---", 4);
+        if (q) p = q + 4;
+    }
+    if (how == LINT_SEL_TEMPLATE) {
+        /* prose, not an HTML page, config or code */
+        int lines = 0, markup = 0, words = 0;
+        for (const char *l = p; l < e;) {
+            const char *nl = memchr(l, '\n', (size_t)(e - l));
+            const char *le = nl ? nl : e;
+            const char *q = l;
+            while (q < le && (*q == ' ' || *q == '\t')) q++;
+            if (q < le) {
+                lines++;
+                if (*q == '<' && q + 1 < le && (isalpha((unsigned char)q[1]) || q[1] == '!' ||
+                                                 q[1] == '/'))
+                    markup++;
+                if (le - q > 1 && (le[-1] == ';' || le[-1] == '{' || le[-1] == '}')) markup++;
+            }
+            int in = 0;
+            for (const char *k = q; k < le; k++) {
+                int a = isalpha((unsigned char)*k);
+                if (a && !in) words++;
+                in = a;
+            }
+            l = nl ? nl + 1 : e;
+        }
+        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html")))
+            return 0;
+        return words >= 10 && markup * 3 < lines;
+    }
+    /* addressed to a model: an opening such as "You are ...", or enough of the
+     * phrases instructions to a model use */
+    static const char *const k_open[] = {"you are", "you're", "you will", "your task",
+                                         "your role", "your job", "act as", "i want you to",
+                                         "as an ai", "the assistant is", "assistant is",
+                                         "this is a conversation", "you have access", NULL};
+    int seen_lines = 0;
+    for (const char *l = p; l < e && seen_lines < 6;) {
+        const char *nl = memchr(l, '\n', (size_t)(e - l));
+        const char *le = nl ? nl : e;
+        const char *q = l;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '>' || *q == '*' || *q == '-')) q++;
+        if (q < le && *q != '#' && *q != '<' && *q != '`' && *q != '[' && *q != '|') {
+            seen_lines++;
+            for (const char *const *w = k_open; *w; w++)
+                if ((size_t)(le - q) >= strlen(*w) && strncasecmp(q, *w, strlen(*w)) == 0)
+                    return 1;
+        }
+        l = nl ? nl + 1 : e;
+    }
+    static const char *const k_strong[] = {"you are", "you must", "your task", "the user",
+                                           "the user's", "the assistant", "respond", "your response",
+                                           "you will be given", "system prompt", "as an ai",
+                                           "you have access to", "do not mention", "in your reply",
+                                           NULL};
+    static const char *const k_weak[] = {"never", "always", "do not", "don't", "you should",
+                                         "answer", "reply", "instructions", "follow these",
+                                         "guidelines", "be concise", "you can", "tools",
+                                         "ask the user", "output", NULL};
+    static const char *const k_docs[] = {"installation", "npm install", "pip install",
+                                         "license", "getting started", "## usage", "contributing",
+                                         "changelog", "```bash", "```sh", NULL};
+    size_t m = (size_t)(e - p);
+    int score = 0;
+    for (const char *const *w = k_strong; *w; w++) score += 2 * has_phrase(p, m, *w);
+    for (const char *const *w = k_weak; *w; w++) score += has_phrase(p, m, *w);
+    for (const char *const *w = k_docs; *w; w++) score -= 2 * has_phrase(p, m, *w);
+    return score >= 10;
+}
+
+int lint_parse_size(size_t *out, const char *s) {
+    *out = 0;
+    if (!s || !isdigit((unsigned char)*s)) return UTIL_EINVAL;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10, end++;
+    else if (*end == 'm' || *end == 'M') shift = 20, end++;
+    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if ((*end == 'i' || *end == 'I') && shift) end++;
+    if ((*end == 'b' || *end == 'B')) end++;
+    if (*end || v == 0 || v > (SIZE_MAX >> shift)) return UTIL_EINVAL;
+    *out = (size_t)(v << shift);
+    return UTIL_OK;
 }

@@ -57,6 +57,8 @@ typedef struct lint_config {
     size_t n_prompt_globs;
     char **exclude;
     size_t n_exclude;
+    size_t max_file_size; /* 0: not set here */
+    int content_detection; /* select .md/.txt files that read like prompts (default on) */
 } lint_config;
 
 int lint_config_defaults(lint_config **out, util_err *err);
@@ -70,8 +72,25 @@ unsigned lint_config_enabled(const lint_config *c);
 /* Role of a file: config globs first, then the file name. rel is the path
  * relative to the config's directory. */
 int lint_config_role(const lint_config *c, const char *rel);
-/* Whether a walked (not explicitly named) file should be linted. */
+/* Whether a walked (not explicitly named) file is a prompt by its name or
+ * a glob alone (no content needed). */
 int lint_config_is_prompt(const lint_config *c, const char *rel);
+
+/* Directory mode's decision for a file found by walking or in the index. */
+typedef enum lint_select {
+    LINT_SEL_NO = 0,      /* not a prompt (by name and extension) */
+    LINT_SEL_YES,         /* a prompt by name, extension, glob or role */
+    LINT_SEL_CONTENT,     /* prose (.md, .txt): a prompt if it reads like one */
+    LINT_SEL_TEMPLATE,    /* a template extension: a prompt unless it is markup or code */
+    LINT_SEL_EXCLUDED,    /* config "exclude" */
+    LINT_SEL_IGNORED      /* config role "ignore" */
+} lint_select;
+int lint_config_select(const lint_config *c, const char *rel);
+/* Whether the head of a file (the first 16 KiB are enough) reads like a
+ * prompt: for LINT_SEL_CONTENT, instructions addressed to a model ("You are
+ * ...", "the user", "you must", "respond"); for LINT_SEL_TEMPLATE, prose rather
+ * than HTML, config or code. */
+int lint_reads_like_prompt(const char *data, size_t len, int how);
 int lint_config_excluded(const lint_config *c, const char *rel);
 
 /* Glob match with '*', '?', '[...]' and '**' (any number of directories).

@@ -188,6 +188,21 @@ int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char
     return *rel ? UTIL_OK : util_err_set(err, UTIL_ENOMEM, "out of memory");
 }
 
+size_t lint_ctx_file_cap(const lint_ctx *ctx, const lint_config *cfg, const char **knob) {
+    const char *k = "the default; raise it with --max-file-size or max_file_size in "
+                    ".promptlint.json";
+    size_t cap = LINT_DEFAULT_MAX_FILE_SIZE;
+    if (ctx->opt.max_file_size) {
+        cap = ctx->opt.max_file_size;
+        k = "--max-file-size";
+    } else if (cfg && cfg->max_file_size) {
+        cap = cfg->max_file_size;
+        k = "max_file_size in .promptlint.json";
+    }
+    if (knob) *knob = k;
+    return cap;
+}
+
 int lint_check_buffer(lint_ctx *ctx, lint_report *rep, const char *display, const char *path,
                       const char *data, size_t len, util_err *err) {
     lint_config *cfg;

@@ -29,6 +29,11 @@ struct lint_ctx {
     size_t n_cache, cap_cache;
 };
 
+/* The size cap for files governed by cfg: --max-file-size, else the config's
+ * max_file_size, else LINT_DEFAULT_MAX_FILE_SIZE. *knob (may be NULL) names
+ * where it came from, for messages. */
+size_t lint_ctx_file_cap(const lint_ctx *ctx, const lint_config *cfg, const char **knob);
+
 /* Config for a file path (searching upward, cached); *rel gets the path
  * relative to the config's directory (malloc'd, caller frees). */
 int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char **rel,

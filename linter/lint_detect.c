@@ -52,12 +52,26 @@
     "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"  \
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                   \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"             \
-    "\\h*(?:is\\b|was\\b|:|=|,|-|\\xe2\\x80[\\x93\\x94])?\\h*(?:\\*\\*|__|[\"'])?\\h*"
+    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"            \
+    "(?:\\*\\*|__|[\"'])?\\h*"
 
 /* --- the literal pattern table -------------------------------------------- */
 
 enum { PM_ALWAYS = 0, PM_LABELLED, PM_NAME_LINE, PM_NAME, PM_IDS, PM_HASH, PM_HEX, PM_IP,
-       PM_COUNTER, PM_RELTIME, PM_UUID, PM_HOME };
+       PM_COUNTER, PM_RELTIME, PM_UUID, PM_HOME, PM_ENV, PM_SHELL };
+
+/* A date as written after a strong label ("The current date is 2075-19-01"):
+ * numbers in date shape, valid or not. */
+#define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
+/* Facts about the user's machine, stated in prose or as a labelled line. */
+#define ENV_KEY                                                                           \
+    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|" \
+    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"               \
+    "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|" \
+    "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
+#define ENV_VALUE                                                                         \
+    "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|"                         \
+    "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
 typedef struct pat_def {
     const char *re;
@@ -82,6 +96,49 @@ static const pat_def k_literals[] = {
     {"(?i)(\\b(?:ts|timestamp|epoch|unix(?:[\\h_]?time)?|created(?:_at)?|updated(?:_at)?)\\b)"
      "\\h*[:=]\\h*[\"']?\\K" UNIX_TS,
      PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1},
+    /* a strong label with a date-shaped value, valid or not */
+    {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
+     "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)\\h*"
+     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K" LOOSE_DATE,
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+    /* the label is a heading or a caption line, the value starts the next line */
+    {"(?im)^\\h*(?:#{1,6}\\h*|\\*\\*|__)?((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
+     "day)|today|date|time|timestamp)\\h*(?:\\*\\*|__)?\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
+     "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
+     "(?:at\\h+)?" TOD ")?)",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+    /* the current month or year */
+    {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
+     ",?\\h+\\d{4}|\\d{4})\\b",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0},
+    /* Chinese and Japanese labels of the current date */
+    {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
+     "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
+     "\\xe6\\x97\\xb6\\xe9\\x97\\xb4|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
+     "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
+     "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0},
+    /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
+    {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
+     "['\"`]?\\K" ENV_VALUE,
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
+     "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0},
+    /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
+     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0},
+    /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
+    {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
+     "in|is\\h+in|(?:current\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|locale\\h*(?:is|:))\\h*\\K"
+     "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0},
+    {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0},
+    /* shell output inserted when a command file runs: !`git status` */
+    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b",
      PM_RELTIME, LINT_K_RELTIME, LINT_VC_CALL, 0},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING,
@@ -93,7 +150,7 @@ static const pat_def k_literals[] = {
      "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
      "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
      PM_IDS, LINT_K_ID, LINT_VC_CALL, 0},
-    {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
+    {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K(?=[A-Za-z+/=_-]*\\d)[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
      LINT_K_NONCE, LINT_VC_CALL, 0},
     {"(?i)\\b(?:commit|sha(?:-?1|-?256)?|hash|head|rev(?:ision)?|checksum|digest|etag|"
      "build[\\h_-]?id)\\b\\h*(?:is\\h+|at\\h+|[:=#@]\\h*)?[\"'`]?\\K[0-9a-f]{7,64}(?![\\w])",
@@ -111,7 +168,10 @@ static const pat_def k_literals[] = {
      "(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
-     "Shared|runner|linuxbrew)\\b)[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
+     "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
+     "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
+     "default|guest|daytona|gitpod|vercel|devuser|appuser|pi|ubuntu-user)\\b)"
+     "[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
      "(?!(?:user|username|you|public|default|example)\\b)\\w[\\w.-]*",
      PM_HOME, LINT_K_HOME, LINT_VC_USER, 0},
     {"(?<![\\w.])(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
@@ -119,13 +179,20 @@ static const pat_def k_literals[] = {
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
      PM_IP, LINT_K_IP, LINT_VC_SESSION, 0},
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
-     "\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*",
+     "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
+     "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
+     "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
      PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0},
-    /* counters */
-    {"(?i)\\b(?:turn|message|msg|round|iteration|attempt|request|exchange|interaction)"
-     "\\h*(?:#|no\\.?\\h*|number\\h*)?:?\\h*\\d+\\b(?!\\h*(?:%|ms\\b|s\\b|sec|min|hour|day|"
-     "tokens?\\b|words?\\b|char|times\\b|[.,]\\d))|(?i)\\b\\d+(?:st|nd|rd|th)\\h+"
-     "(?:turn|message|round|attempt)\\b",
+    /* counters, stated as the conversation's position: "This is turn 7",
+     * "Message #12", "turn: 7", "turn 3 of 10" (not "round 5's review") */
+    {"(?i)\\b(?:(?:this\\h+is|you\\h+are\\h+(?:on|in|at)|we\\h+are\\h+(?:on|in|at)|current(?:ly)?"
+     "(?:\\h+on)?)\\h+(?:the\\h+|your\\h+)?(?:turn|message|msg|round|iteration|attempt|request|"
+     "exchange|interaction|step)\\h*(?:#|no\\.?\\h*|number\\h*)?:?\\h*\\d+\\b|(?:turn|message|msg|round|"
+     "iteration|attempt|request|exchange|interaction)\\h*(?:#|no\\.\\h*|number\\h+)\\h*\\d+\\b|(?:turn|"
+     "message|round|exchange)\\h+\\d+\\h+of\\h+\\d+\\b|this\\h+is\\h+(?:the|your)\\h+\\d+(?:st|nd|rd|th)\\h+"
+     "(?:turn|message|round|attempt|request)\\b)(?!\\h*(?:%|ms\\b|s\\b|sec|min|hour|day|tokens?\\b|"
+     "words?\\b|char|times\\b|[.,]\\d))|(?im)^\\h*(?:turn|message|round|iteration|exchange)"
+     "(?:[\\h_]?(?:count|number|index))?\\h*[:=]\\h*\\d+\\h*(?=$|<!--)",
      PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0},
 };
 #define N_LITERALS (sizeof k_literals / sizeof k_literals[0])
@@ -138,45 +205,62 @@ typedef struct ph_def {
 } ph_def;
 
 static const ph_def k_placeholders[] = {
-    {"\\{\\{\\{?-?\\h*[#^&]?\\h*([A-Za-z_][\\w.]*)[^}\\n]*\\}\\}\\}?", 1},
-    {"\\{%-?\\h*for\\h+[\\w\\h,()]+?\\h+in\\h+([A-Za-z_][\\w.]*)[^%\\n]*%\\}", 1},
-    {"\\$\\{([A-Za-z_]\\w*)[^}\\n]*\\}", 0},
+    {"\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?", 0},
     {"(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b", 0},
-    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::[^{}\\n]*)?\\}(?!\\})",
+    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
      0},
     {"%\\(([A-Za-z_]\\w*)\\)[sdrfi]", 0},
+    {"(?<![{\\w$])\\{()\\}(?!\\})", 0},
 };
 #define N_PLACEHOLDERS (sizeof k_placeholders / sizeof k_placeholders[0])
 
-/* Placeholder names by change frequency, tried in this order. */
+/* Placeholder names by change frequency, tried in this order; the first
+ * entry lists names known to hold stable text (no class, but not unknown). */
 static const struct {
     int vclass;
     const char *re;
 } k_names[] = {
+    {LINT_VC_NONE,
+     "(?:system_?(?:message|prompt|msg|instructions?)|default_system_\\w+|\\w*_?tokens?|tools?|tools_\\w+|"
+     "tool_?(?:list|definitions?|schemas?|descriptions?|names?|specs?)|functions?|"
+     "available_\\w+|custom_tools|builtin_tools|tools_in_user_message|(?:assistant|bot|agent|ai|"
+     "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
+     "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
+     "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
+     "max_\\w+|is_\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
     {LINT_VC_CALL,
      "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
      "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
-     "random\\w*|rand|uuid|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
+     "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
      "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
-     "(?:retrieved\\w*|retrieval\\w*|context|contexts|documents?|docs|search_?results?|"
-     "results|history|chat_?history|conversation(?:_?history)?|messages?|memory|memories|query|"
-     "queries|question|input|user_?(?:input|message|query|question|request|prompt)|prompt|"
-     "turn(?:_\\w+)?|snippets?|chunks?|passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|"
-     "calls?)|observations?|scratchpad|git_?(?:status|diff)|diff|file_?contents?|relevant_\\w+|"
-     "knowledge|sources|citations|\\w+_(?:results?|context|history|snippets?|chunks?|"
-     "documents?|docs|messages?|query|input))"},
+     "(?:retrieved\\w*|retrieval\\w*|context|contexts|documents?|docs|documentation|"
+     "search_?results?|results|history|chat_?history|conversation(?:_?history)?|thread|"
+     "messages?|memory|memories|query|queries|question|input|inputs|user_?(?:input|message|"
+     "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
+     "passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|calls?)|observations?|scratchpad|"
+     "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|file_?name|filename|"
+     "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|visible_?files|open_?(?:tabs|files|"
+     "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
+     "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
+     "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
+     "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
+     "query|input|contents?))"},
     {LINT_VC_SESSION,
      "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
-     "project_?(?:dir|root|path)|git_?\\w+|branch|os|platform|os_?(?:name|version)|hostname|host|"
-     "machine|shell|env|environment|model|model_?(?:name|id)|pid|home|home_?dir|"
-     "workspace(?:_?(?:dir|path|root))?|\\w+_session(?:_id)?)"},
+     "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
+     "platform|os_?(?:name|version)|arch|architecture|hostname|host|machine|shell|env|"
+     "environment|model|model_?(?:name|id)|pid|home|home_?dir|ide|editor|"
+     "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
+     "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
+     "\\w+_session(?:_id)?)"},
     {LINT_VC_DAY,
      "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
      "\\w+_date|year|month|current_?(?:year|month|day))"},
     {LINT_VC_USER,
      "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
-     "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|timezone|tz|"
+     "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
+     "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
      "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone)"},
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
@@ -189,7 +273,7 @@ static const struct {
 /* Words that make a literal an example, and qualifiers that make a date a
  * fixed fact rather than the current one. Both look at the text before it. */
 #define EXAMPLE_CTX                                                                          \
-    "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
+    "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.?e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
     "\\bsamples?\\b|\\bsuch\\h+as\\b|\\blike\\b|\\bformat(?:ted|s)?\\b|\\bpattern\\b|"      \
     "\\bsyntax\\b|\\bstyle\\b|\\bplaceholder\\b|\\bfake\\b|\\bdummy\\b)"
 #define CONST_CTX                                                                            \
@@ -211,7 +295,10 @@ static const struct {
 #define ORDER_TOOLS                                                                          \
     "\\{%-?\\h*for\\h+\\w+\\h+in\\h+((?:tools|functions|skills|tool_list|available_tools|"  \
     "commands|plugins)\\b)(?![^%\\n]*sort)[^%\\n]*%\\}"
-#define TOOL_HEADING "(?i)^\\h{0,3}#{1,6}\\h.*\\b(?:tools?|functions?|commands)\\b"
+#define TOOL_HEADING                                                                         \
+    "(?i)^\\h{0,3}#{1,6}\\h+(?:\\*\\*)?(?:(?:available|the|your|allowed|built-?in|custom|"      \
+    "agent)\\h+)?(?:tools?|functions?|commands|tool\\h+list)(?:\\h+(?:available|list|reference|"    \
+    "definitions?|you\\h+can\\h+use))?\\h*:?(?:\\*\\*)?\\h*$"
 #define TOOL_ITEM                                                                            \
     "^(\\h*)[-*+]\\h+(?:\\*\\*|`)?([A-Za-z_][\\w.-]*)(?:\\*\\*|`)?\\h*(?::|\\xe2\\x80[\\x93\\x94]|" \
     "-\\h|\\(|$)"
@@ -223,12 +310,45 @@ static const struct {
     "\\{#-?\\h*promptlint\\h*:\\h*(disable-next-line|disable-line|disable-file|disable|"     \
     "enable)\\b\\h*=?\\h*([^#\\n]*?)\\h*-?#\\}"
 
+/* The words before a placeholder that no name classes ("The current date is
+ * {}", "the user's workspace is {path}"), matched at the end of its sentence. */
+#define CTX_TAIL "\\h*(?:\\*\\*|__|['\"`(\\[])?\\h*$"
+#define CTX_CALL                                                                             \
+    "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|"      \
+    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
+#define CTX_DAY                                                                              \
+    "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*"          \
+    "(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
+#define CTX_TURN                                                                             \
+    "(?i)\\b(?:(?:the\\h+)?user'?s?\\h+(?:question|query|request|input|message|prompt)|question|"   \
+    "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"       \
+    "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"         \
+    "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"               \
+    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b[^.\\n]{0,24}?"                   \
+    "(?:\\h(?:is|are)\\b|:|=|#)?" CTX_TAIL
+#define CTX_SESSION                                                                          \
+    "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"      \
+    "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|"     \
+    "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"            \
+    "host\\h?name)\\b[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)?" CTX_TAIL
+#define CTX_USER                                                                             \
+    "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|"    \
+    "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"       \
+    "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
+/* A relative time that is a length, not a moment: "more than 7 days ago". */
+#define DURATION_CTX                                                                         \
+    "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
+    "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"        \
+    "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan)\\h*$"
+
 enum { RX_EXAMPLE = 0, RX_CONST, RX_SUBDAY, RX_ORDER_MAP, RX_ORDER_GLOB, RX_ORDER_TOOLS,
-       RX_TOOL_HEADING, RX_TOOL_ITEM, RX_DIR_HTML, RX_DIR_JINJA, RX_MISC_COUNT };
+       RX_TOOL_HEADING, RX_TOOL_ITEM, RX_DIR_HTML, RX_DIR_JINJA, RX_CTX_CALL, RX_CTX_DAY,
+       RX_CTX_TURN, RX_CTX_SESSION, RX_CTX_USER, RX_DURATION, RX_MISC_COUNT };
 
 static const char *const k_misc[RX_MISC_COUNT] = {
     EXAMPLE_CTX, CONST_CTX, "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB, ORDER_TOOLS,
-    TOOL_HEADING, TOOL_ITEM, DIRECTIVE_HTML, DIRECTIVE_JINJA,
+    TOOL_HEADING, TOOL_ITEM, DIRECTIVE_HTML, DIRECTIVE_JINJA, CTX_CALL, CTX_DAY, CTX_TURN,
+    CTX_SESSION, CTX_USER, DURATION_CTX,
 };
 
 struct lint_detect {
@@ -328,31 +448,130 @@ static int match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t 
     return rc >= 0;
 }
 
-/* Start of the text before off on its line, at most 80 bytes back. */
-static size_t prefix_start(const lint_text *t, size_t off) {
-    size_t ls = t->line_start[lint_text_line_of(t, off)];
-    return off - ls > 80 ? off - 80 : ls;
+/* Whether a sentence ends at the punctuation at i ('.', '!', '?', ';'
+ * followed by a space): not after "e.g", "i.e", "etc", "vs", "approx" or an
+ * initial. */
+static int sentence_end(const char *d, size_t ls, size_t i) {
+    char c = d[i];
+    if (c != '.' && c != '!' && c != '?' && c != ';') return 0;
+    if (c == '.') {
+        size_t w = i;
+        while (w > ls && isalpha((unsigned char)d[w - 1])) w--;
+        size_t wl = i - w;
+        if (wl == 1 && isupper((unsigned char)d[w]) && (w == ls || d[w - 1] == ' '))
+            return 0; /* an initial: "J. Smith" */
+        int abbrev = wl == 1 && w >= ls + 2 && d[w - 1] == '.' && isalpha((unsigned char)d[w - 2]) &&
+                     (w == ls + 2 || !isalpha((unsigned char)d[w - 3])); /* "e.g." "i.e." */
+        if (abbrev || (wl == 3 && !strncasecmp(d + w, "etc", 3)) ||
+            (wl == 2 && (!strncasecmp(d + w, "vs", 2) || !strncasecmp(d + w, "ie", 2) ||
+                         !strncasecmp(d + w, "eg", 2))) || (wl == 6 && !strncasecmp(d + w, "approx", 6)))
+            return 0;
+    }
+    return 1;
 }
 
+/* The sentence holding off, up to off, joined (with a space) to a caption on
+ * the line above when the sentence opens its line: "Launch Details:" above
+ * "- September 8, 2025" qualifies the date. At most cap-1 bytes, the text
+ * nearest to off kept. Returns the length written into buf. */
+static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t cap) {
+    size_t line = lint_text_line_of(t, off), ls = t->line_start[line];
+    size_t from = off - ls > 240 ? off - 240 : ls;
+    size_t st = from;
+    for (size_t i = off; i > from; i--)
+        if (i < off && i + 1 < t->len && (t->data[i + 1] == ' ' || t->data[i + 1] == '\t') &&
+            sentence_end(t->data, ls, i)) {
+            st = i + 1;
+            break;
+        }
+    size_t n = 0;
+    int at_line_start = st == ls; /* (never scanned from ls: lines can be megabytes long) */
+    for (size_t k = st; k < off && at_line_start; k++)
+        if (!isspace((unsigned char)t->data[k]) && t->data[k] != '-' && t->data[k] != '*' &&
+            t->data[k] != '>')
+            at_line_start = 0;
+    if (st == ls && line > 0 && at_line_start) {
+        size_t pl = line - 1;
+        while (pl > 0 && lint_text_line_end(t, pl) == t->line_start[pl]) pl--;
+        size_t ps = t->line_start[pl], pe = lint_text_line_end(t, pl);
+        while (pe > ps && isspace((unsigned char)t->data[pe - 1])) pe--;
+        if (pe > ps && t->data[pe - 1] == ':' && pe - ps < cap / 2) {
+            memcpy(buf, t->data + ps, pe - ps);
+            n = pe - ps;
+            buf[n++] = ' ';
+        }
+    }
+    size_t take = off - st;
+    if (take > cap - 1 - n) {
+        st = off - (cap - 1 - n);
+        take = off - st;
+    }
+    memcpy(buf + n, t->data + st, take);
+    n += take;
+    buf[n] = '\0';
+    return n;
+}
+
+static int match_buf(const lint_detect *d, pcre2_code *re, const char *s, size_t n) {
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    if (!md) return 0;
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, md, d->mctx);
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
+/* Example words in the value's own sentence, or an example block. */
 static int example_context(const lint_detect *d, const lint_text *t, size_t off) {
-    size_t ls = t->line_start[lint_text_line_of(t, off)];
-    return match_in(d, d->misc[RX_EXAMPLE], t->data, ls, off);
+    if (t->flags[lint_text_line_of(t, off)] & LINT_LF_EXAMPLE) return 1;
+    char buf[400];
+    size_t n = sentence_before(t, off, buf, sizeof buf);
+    return match_buf(d, d->misc[RX_EXAMPLE], buf, n);
 }
 
+/* A qualifier that makes a date a fixed fact, in the value's own sentence. */
 static int const_context(const lint_detect *d, const lint_text *t, size_t off) {
-    return match_in(d, d->misc[RX_CONST], t->data, prefix_start(t, off), off);
+    char buf[400];
+    size_t n = sentence_before(t, off, buf, sizeof buf);
+    return match_buf(d, d->misc[RX_CONST], buf, n);
 }
 
-int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name,
-                           size_t len, int *subday) {
+int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t off, int *subday) {
+    char buf[400];
+    size_t n = sentence_before(t, off, buf, sizeof buf);
+    *subday = 0;
+    static const struct {
+        int rx, vclass, subday;
+    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1}, {RX_CTX_DAY, LINT_VC_DAY, 0},
+             {RX_CTX_TURN, LINT_VC_TURN, 0}, {RX_CTX_SESSION, LINT_VC_SESSION, 0},
+             {RX_CTX_USER, LINT_VC_USER, 0}};
+    /* markdown fill-ins ({table} in "Query root fields: {table}") are values
+     * only when the words name the date or time */
+    size_t nk = t->fill_ins ? 2 : sizeof k / sizeof k[0];
+    for (size_t i = 0; i < nk; i++)
+        if (match_buf(d, d->misc[k[i].rx], buf, n)) {
+            *subday = k[i].subday;
+            return k[i].vclass;
+        }
+    return LINT_VC_NONE;
+}
+
+int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name,
+                          size_t len, int *subday, int *known) {
     char norm[128];
     size_t n = 0;
     *subday = 0;
-    for (size_t i = 0; i < len && n + 1 < sizeof norm; i++) {
+    *known = 0;
+    while (len > 0 && (*name == '$' || *name == '.' || *name == '@')) name++, len--;
+    for (size_t i = 0; i < len && n + 2 < sizeof norm; i++) {
         char c = name[i];
-        norm[n++] = c == '.' || c == '-' ? '_' : (char)tolower((unsigned char)c);
+        /* camelCase reads as snake_case: firstName is first_name */
+        if (isupper((unsigned char)c) && i > 0 &&
+            (islower((unsigned char)name[i - 1]) || isdigit((unsigned char)name[i - 1])))
+            norm[n++] = '_';
+        norm[n++] = c == '.' || c == '-' || c == ':' ? '_' : (char)tolower((unsigned char)c);
     }
     norm[n] = '\0';
+    if (!n) return LINT_VC_NONE;
     static const char *const k_suffixes[] = {"_iso", "_str", "_string", "_fmt", "_formatted",
                                              "_utc", "_local", "_text"};
     for (size_t i = 0; i < sizeof k_suffixes / sizeof k_suffixes[0]; i++) {
@@ -366,19 +585,29 @@ int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const c
     if (n > 4 && memcmp(norm, "the_", 4) == 0) memmove(norm, norm + 4, (n -= 4) + 1);
     if (cfg)
         for (size_t i = 0; i < cfg->n_names; i++)
-            if (strcmp(cfg->names[i].name, norm) == 0) return cfg->names[i].vclass;
+            if (strcmp(cfg->names[i].name, norm) == 0) {
+                *known = 1;
+                return cfg->names[i].vclass;
+            }
     for (size_t i = 0; i < N_NAMES; i++) {
         pcre2_match_data *md = pcre2_match_data_create_from_pattern(d->names[i], NULL);
         if (!md) return LINT_VC_NONE;
         int rc = pcre2_match(d->names[i], (PCRE2_SPTR)norm, n, 0, 0, md, d->mctx);
         pcre2_match_data_free(md);
         if (rc >= 0) {
+            *known = 1;
             if (k_names[i].vclass == LINT_VC_CALL)
                 *subday = match_in(d, d->misc[RX_SUBDAY], norm, 0, n);
             return k_names[i].vclass;
         }
     }
     return LINT_VC_NONE;
+}
+
+int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name,
+                           size_t len, int *subday) {
+    int known;
+    return lint_detect_name_info(d, cfg, name, len, subday, &known);
 }
 
 /* Calls fn for each match of re in t (ov: the ovector). Stops on error. */
@@ -464,6 +693,31 @@ static int version_before(const lint_text *t, size_t off) {
     return 0;
 }
 
+/* A dotted number that is a section or a range of them ("Sections 2.1.1.1-2.1.1.5",
+ * "§ 1.2.3.4"), not an address. */
+static int section_number(const lint_text *t, size_t s, size_t e) {
+    const char *d = t->data;
+    size_t ls = t->line_start[lint_text_line_of(t, s)];
+    size_t a = s - ls > 12 ? s - 12 : ls;
+    for (size_t i = a; i + 7 <= s; i++)
+        if (strncasecmp(d + i, "section", 7) == 0) return 1;
+    if (s >= ls + 2 && (unsigned char)d[s - 2] == 0xC2 && (unsigned char)d[s - 1] == 0xA7) return 1;
+    /* the end of a range: "2.1.1.1-2.1.1.5" */
+    if (s >= ls + 2 && d[s - 1] == '-' && isdigit((unsigned char)d[s - 2])) return 1;
+    if (s >= ls + 4 && (unsigned char)d[s - 3] == 0xE2 && (unsigned char)d[s - 2] == 0x80 &&
+        ((unsigned char)d[s - 1] == 0x93 || (unsigned char)d[s - 1] == 0x94) &&
+        isdigit((unsigned char)d[s - 4]))
+        return 1;
+    size_t k = e;
+    if (k < t->len && d[k] == '-') k++;
+    else if (k + 3 <= t->len && (unsigned char)d[k] == 0xE2 && (unsigned char)d[k + 1] == 0x80 &&
+             ((unsigned char)d[k + 2] == 0x93 || (unsigned char)d[k + 2] == 0x94))
+        k += 3;
+    else
+        return 0;
+    return k < t->len && isdigit((unsigned char)d[k]);
+}
+
 /* Kind and change class of a labelled value from its text. */
 static void classify_value(const char *s, size_t n, lint_span *sp) {
     int digits = 1, colon_time = 0, ampm = 0;
@@ -498,6 +752,99 @@ static void classify_value(const char *s, size_t n, lint_span *sp) {
     sp->subday = 0;
 }
 
+/* Values written to look like a value: 0x12345678, abc123, xxxx-xxxx. */
+static int placeholder_value(const char *v, size_t n) {
+    static const char *const k[] = {"1234", "abcd", "xxxx", "XXXX", "0000", "9999", NULL};
+    for (const char *const *p = k; *p; p++)
+        for (size_t i = 0; i + 4 <= n; i++)
+            if (!strncasecmp(v + i, *p, 4)) return 1;
+    return 0;
+}
+
+/* Whether [s, e) sits in a URL (a token holding "://") or is quoted on both
+ * sides like a literal in code ('2024-01-15 10:00:00', "C03E...-AA"). */
+static int in_url_or_quoted(const lint_text *t, size_t s, size_t e) {
+    size_t ls = t->line_start[lint_text_line_of(t, s)];
+    size_t a = s;
+    while (a > ls && s - a < 300 && !isspace((unsigned char)t->data[a - 1]) && t->data[a - 1] != '(' &&
+           t->data[a - 1] != '<' && t->data[a - 1] != '"')
+        a--;
+    for (size_t k = a; k + 3 <= s; k++)
+        if (t->data[k] == ':' && t->data[k + 1] == '/' && t->data[k + 2] == '/') return 1;
+    if (s > ls && e < t->len) {
+        char q = t->data[s - 1];
+        if ((q == '\'' || q == '"' || q == '`') && t->data[e] == q) return 1;
+    }
+    return 0;
+}
+
+/* Home folders of fixed accounts in sandboxes, containers and CI images:
+ * the same for every user, so not a per-user value. */
+static const char *const k_fixed_homes[] = {
+    "user", "username", "you", "me", "name", "example", "someone", "shared", "runner",
+    "claude", "ubuntu", "project", "projects", "app", "node", "coder", "vscode", "codespace",
+    "codespaces", "jovyan", "sandbox", "workspace", "workspaces", "ec2-user", "admin", "root",
+    "dev", "developer", "agent", "default", "guest", "daytona", "gitpod", "vercel", "devuser",
+    "appuser", "pi", NULL};
+
+/* An environment fact that is the same for everyone: a sandbox's fixed
+ * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
+ * counter), a home folder of a fixed account
+ * (/home/claude, /home/project), or an English word rather than a value
+ * ("Your shell is currently at the repository root"). */
+static int fixed_env_value(const char *v, size_t n) {
+    static const char *const k_words[] = {"currently", "running", "set", "located", "the", "a",
+                                          "an", "not", "open", "in", "at", "on", "available",
+                                          "configured", "always", "also", "now", "still",
+                                          "being", "used", "given", "provided", "shown", NULL};
+    size_t w = 0;
+    while (w < n && isalpha((unsigned char)v[w])) w++;
+    if (w == n && word_in(v, w, k_words)) return 1;
+    if (n == 0 || v[0] != '/') return 0;
+    /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
+    for (size_t i = 0, run = 0; i < n; i++)
+        if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
+    static const char *const k_roots[] = {"workspace", "workspaces", "app", "tmp", "code",
+                                          "project", "src", "repo", "mnt/data", "mnt/user-data",
+                                          NULL};
+    for (const char *const *r = k_roots; *r; r++) {
+        size_t rl = strlen(*r);
+        if (n > rl && !strncmp(v + 1, *r, rl) && (v[1 + rl] == '/' || v[1 + rl] == '.' ||
+                                                  v[1 + rl] == ',' || 1 + rl == n))
+            return 1;
+        if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
+    }
+    const char *h = NULL;
+    if (n > 6 && !strncmp(v, "/home/", 6)) h = v + 6;
+    else if (n > 7 && !strncmp(v, "/Users/", 7)) h = v + 7;
+    if (!h) return 0;
+    size_t hl = 0;
+    while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
+    return word_in(h, hl, k_fixed_homes);
+}
+
+/* Whether off lies inside a '...' or "..." string that opened earlier on its
+ * line after code punctuation ("console.log('Hello, Bolt!')", "= \"Hi Ann\""):
+ * a string in code, not words to the model. */
+static int in_string_literal(const lint_text *t, size_t off) {
+    size_t ls = t->line_start[lint_text_line_of(t, off)];
+    size_t a = off - ls > 200 ? off - 200 : ls;
+    char open = 0;
+    size_t at = 0;
+    for (size_t i = a; i < off; i++) {
+        char c = t->data[i];
+        if (open) {
+            if (c == open) open = 0;
+        } else if ((c == '\'' || c == '"') && i > ls &&
+                   (t->data[i - 1] == '(' || t->data[i - 1] == '=' || t->data[i - 1] == ',' ||
+                    t->data[i - 1] == '[')) {
+            open = c;
+            at = i;
+        }
+    }
+    return open && at >= ls;
+}
+
 typedef struct lit_arg {
     const pat_def *def;
     const lint_config *cfg;
@@ -513,7 +860,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     if (e <= s) return UTIL_OK;
     const char *v = t->data + s;
     size_t n = e - s;
-    if (lint_text_in_code(t, s)) return UTIL_OK;
+    if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
     lint_span sp = {s, e, p ? p->kind : LINT_K_CUSTOM, p ? p->vclass : LINT_VC_TURN,
                     p ? p->subday : 0, a->label};
     if (!p) return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
@@ -538,17 +885,18 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         if (const_context(d, t, ctx_at)) return UTIL_OK;
         break;
     case PM_ALWAYS:
-        if (p->kind == LINT_K_DATETIME && const_context(d, t, s)) return UTIL_OK;
+        if (p->kind == LINT_K_DATETIME && (const_context(d, t, s) || in_url_or_quoted(t, s, e)))
+            return UTIL_OK;
         break;
     case PM_NAME:
     case PM_NAME_LINE: {
         size_t w = 0;
         while (w < n && isalpha((unsigned char)v[w])) w++;
-        if (word_in(v, w, k_not_names)) return UTIL_OK;
+        if (word_in(v, w, k_not_names) || in_string_literal(t, s)) return UTIL_OK;
         break;
     }
     case PM_IDS: {
-        if (!has_digit(v, n)) return UTIL_OK;
+        if (!has_digit(v, n) || placeholder_value(v, n)) return UTIL_OK;
         const char *g = t->data + ov[2];
         size_t gl = ov[3] - ov[2];
         if (gl >= 4 && (!strncasecmp(g, "sess", 4) || !strncasecmp(g, "conv", 4) ||
@@ -560,20 +908,27 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         break;
     }
     case PM_HASH:
-        if (!has_digit(v, n) || !has_hex_letter(v, n)) return UTIL_OK;
+        if (!has_digit(v, n) || !has_hex_letter(v, n) || placeholder_value(v, n)) return UTIL_OK;
         break;
     case PM_HEX:
-        if (!has_digit(v, n) || !has_hex_letter(v, n)) return UTIL_OK;
+        if (!has_digit(v, n) || !has_hex_letter(v, n) || in_url_or_quoted(t, s, e)) return UTIL_OK;
         break;
     case PM_UUID:
+        if (in_url_or_quoted(t, s, e)) return UTIL_OK;
         if (!strncmp(v, "00000000-0000", 13) || !strncasecmp(v, "123e4567-e89b", 13) ||
             !strncasecmp(v, "ffffffff-ffff", 13))
             return UTIL_OK;
         break;
     case PM_IP:
-        if (fixed_ip(v, n) || version_before(t, s)) return UTIL_OK;
+        if (fixed_ip(v, n) || version_before(t, s) || section_number(t, s, e)) return UTIL_OK;
+        break;
+    case PM_ENV:
+        if (p->kind == LINT_K_ENV && fixed_env_value(v, n)) return UTIL_OK;
         break;
     case PM_RELTIME: {
+        char buf[400];
+        size_t bl = sentence_before(t, s, buf, sizeof buf);
+        if (match_buf(d, d->misc[RX_DURATION], buf, bl)) return UTIL_OK; /* a length */
         const char *u = v;
         while (u < v + n && (isdigit((unsigned char)*u) || *u == ' ' || *u == '\t')) u++;
         sp.subday = (*u == 's' || *u == 'm' || *u == 'h' || *u == 'S' || *u == 'M' ||
@@ -589,24 +944,40 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
 typedef struct ph_arg {
     const ph_def *def;
     const lint_config *cfg;
-    lint_spanv *out;
+    lint_spanv *out, *unknown;
 } ph_arg;
 
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov,
                           int ngroups, void *argp) {
     ph_arg *a = argp;
     if (ngroups < 2 || ov[2] == PCRE2_UNSET) return UTIL_OK;
-    if (lint_text_in_code(t, ov[0]) && !(a->def->renders_in_code && t->is_template))
+    /* template tags are read by lint_tmpl.c; code is an example here */
+    if (lint_text_in_code(t, ov[0]) || lint_text_in_tag(t, ov[0]) || lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
-    /* a closing mustache section {{/x}} renders nothing */
-    const char *m = t->data + ov[0];
-    if (ov[1] - ov[0] > 2 && m[0] == '{' && m[1] == '{') {
-        const char *q = m + 2;
-        while (*q == '{' || *q == '-' || *q == ' ') q++;
-        if (*q == '/' || *q == '!' || *q == '>') return UTIL_OK;
+    int subday = 0, known = 0;
+    size_t nl = ov[3] - ov[2];
+    const char *nm = t->data + ov[2];
+    /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
+     * the words around one can make it a value ("The current date is {}");
+     * Claude Code's $ARGUMENTS is a real one */
+    int fill_in = t->fill_ins && !(t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9));
+    int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known)
+                            : LINT_VC_NONE;
+    if (fill_in) {
+        vc = lint_detect_context_class(d, t, ov[0], &subday);
+        if (vc == LINT_VC_NONE) return UTIL_OK;
+        known = 1;
     }
-    int subday = 0;
-    int vc = lint_detect_name_class(d, a->cfg, t->data + ov[2], ov[3] - ov[2], &subday);
+    if (vc == LINT_VC_NONE && !known) {
+        /* no name says: the words before it may ("The current date is {}") */
+        vc = lint_detect_context_class(d, t, ov[0], &subday);
+        int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
+        if (vc == LINT_VC_NONE) {
+            if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
+            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL};
+            return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
+        }
+    }
     if (vc == LINT_VC_NONE) return UTIL_OK;
     lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
@@ -619,10 +990,10 @@ static int span_cmp(const void *x, const void *y) {
 }
 
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t,
-                      lint_spanv *out, util_err *err) {
+                      lint_spanv *out, lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++) {
-        ph_arg a = {&k_placeholders[i], cfg, out};
+        ph_arg a = {&k_placeholders[i], cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
     for (size_t i = 0; i < N_LITERALS && !rc; i++) {
@@ -694,40 +1065,66 @@ static int on_order(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *
     return push_order(a, ov[0], ov[1], t->data + ov[0], ov[1] - ov[0]);
 }
 
-/* Bullet lists under a "Tools" heading must be sorted by name. */
+/* Bullet lists under a heading that names tools ("## Tools", "## Available
+ * functions") must be sorted by name: a run of items, each a name followed by
+ * ':', a dash or '(' (a tool list, not prose bullets), ended by prose. */
 static int tool_lists(const lint_detect *d, const lint_text *t, order_arg *a) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(d->misc[RX_TOOL_ITEM], NULL);
     if (!md) return UTIL_ENOMEM;
-    int in_tools = 0, reported = 0;
+    int in_tools = 0;
     char prev[64] = "";
-    size_t indent = (size_t)-1;
+    size_t indent = (size_t)-1, items = 0, bad_s = 0, bad_e = 0;
+    int not_tools = 0;
+    char det[96] = "";
     int rc = UTIL_OK;
-    for (size_t i = 0; i < t->n_lines && !rc; i++) {
-        size_t s = t->line_start[i], e = lint_text_line_end(t, i);
-        if (t->flags[i] & LINT_LF_FENCE) continue;
-        if (s < e && t->data[s] == '#') {
-            in_tools = match_in(d, d->misc[RX_TOOL_HEADING], t->data, s, e);
-            reported = 0;
+    for (size_t i = 0; i <= t->n_lines && !rc; i++) {
+        int end_run = i == t->n_lines;
+        size_t s = 0, e = 0;
+        if (!end_run) {
+            s = t->line_start[i], e = lint_text_line_end(t, i);
+            if (t->flags[i] & LINT_LF_FENCE) continue;
+            if (s < e && t->data[s] == '#') end_run = 1;
+        }
+        int m = -1;
+        PCRE2_SIZE *ov = NULL;
+        if (!end_run && in_tools) {
+            m = pcre2_match(d->misc[RX_TOOL_ITEM], (PCRE2_SPTR)(t->data + s), e - s, 0, 0, md,
+                            d->mctx);
+            ov = pcre2_get_ovector_pointer(md);
+            int blank = 1;
+            for (size_t k = s; k < e; k++)
+                if (!isspace((unsigned char)t->data[k])) blank = 0;
+            /* a line of prose (not an item, not a continuation) ends the list */
+            if (m < 3 && !blank && !isspace((unsigned char)t->data[s])) end_run = 1;
+        }
+        if (end_run) {
+            if (in_tools && items >= 2 && bad_e > bad_s && !not_tools) {
+                a->why = LINT_ORDER_TOOL_LIST;
+                rc = push_order(a, bad_s, bad_e, det, strlen(det));
+            }
+            in_tools = i < t->n_lines && s < e && t->data[s] == '#' &&
+                       match_in(d, d->misc[RX_TOOL_HEADING], t->data, s, e);
             prev[0] = '\0';
             indent = (size_t)-1;
+            items = bad_s = bad_e = 0;
+            not_tools = 0;
             continue;
         }
-        if (!in_tools || reported) continue;
-        int m = pcre2_match(d->misc[RX_TOOL_ITEM], (PCRE2_SPTR)(t->data + s), e - s, 0, 0, md,
-                            d->mctx);
-        if (m < 3) continue;
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        if (!in_tools || m < 3) continue;
         size_t ind = ov[3] - ov[2];
         if (indent == (size_t)-1) indent = ind;
         if (ind != indent) continue;
+        items++;
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(ov[5] - ov[4]), t->data + s + ov[4]);
-        if (prev[0] && strcasecmp(name, prev) < 0) {
-            char det[96];
+        /* tool names are identifiers (read_file, Bash, web-search); a list of
+         * products or topics ("Multi-cloud") is not a tool list */
+        int upper = 0, hyphen = 0;
+        for (const char *q = name; *q; q++) upper |= isupper((unsigned char)*q), hyphen |= *q == '-';
+        if (upper && hyphen) not_tools = 1;
+        if (prev[0] && strcasecmp(name, prev) < 0 && bad_e == bad_s) {
             snprintf(det, sizeof det, "'%s' comes after '%s'", name, prev);
-            a->why = LINT_ORDER_TOOL_LIST;
-            rc = push_order(a, s + ov[4], s + ov[5], det, strlen(det));
-            reported = 1;
+            bad_s = s + ov[4], bad_e = s + ov[5];
         }
         snprintf(prev, sizeof prev, "%s", name);
     }

@@ -33,13 +33,25 @@ typedef struct lint_detect lint_detect;
 
 int lint_detect_new(lint_detect **out, util_err *err);
 void lint_detect_free(lint_detect *d);
-/* Finds volatile spans in t, sorted by start, overlaps merged. */
+/* Finds volatile spans in t (literal values and the placeholders of syntaxes
+ * outside template tags: ${x}, $X, {x}, %(x)s, {}) and appends them to out,
+ * which may already hold lint_tmpl.c's; then sorts out by start and merges
+ * overlaps. Placeholders nothing classes go to unknown (PL008). Skips code,
+ * quiet ranges and template tags. */
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t,
-                      lint_spanv *out, util_err *err);
-/* Class of a placeholder name (after config overrides); LINT_VC_NONE if stable
- * or unknown. *subday is set for time-like names. */
+                      lint_spanv *out, lint_spanv *unknown, util_err *err);
+/* Class of a placeholder name (after config overrides; a leading '$', '.' or
+ * '@' is ignored); LINT_VC_NONE if stable or unknown. *subday is set for
+ * time-like names; *known when a config entry or a built-in list names it
+ * (stable ones included). */
+int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name,
+                          size_t len, int *subday, int *known);
 int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name,
                            size_t len, int *subday);
+/* Class that the words before off (its sentence, or a caption line above)
+ * give a value there: "The current date is {}" (per day), "the user's
+ * workspace is {path}" (per session). LINT_VC_NONE when they say nothing. */
+int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t off, int *subday);
 
 /* Order-unstable constructs (PL004): appends spans (kind unused) with a
  * reason string index in vclass. */

@@ -10,6 +10,7 @@
 
 #include "../util/buf.h"
 #include "lint_ctx.h"
+#include "lint_tmpl.h"
 #include "lint_registry.h"
 
 /* --- rendering JSON request bodies ------------------------------------------------ */
@@ -139,7 +140,11 @@ static const lint_span *span_at(lint_ctx *ctx, lint_spanv *sv, lint_text *t, con
                                 size_t len, size_t p) {
     if (lint_text_init(t, s, len, NULL, 0, 0)) return NULL;
     util_err e = {0};
-    if (lint_detect_spans(ctx->det, ctx->defaults, t, sv, &e)) return NULL;
+    lint_spanv unk = {0};
+    int rc = lint_tmpl_scan(ctx->det, ctx->defaults, t, "rendered.txt", sv, &unk, &e);
+    if (!rc) rc = lint_detect_spans(ctx->det, ctx->defaults, t, sv, &unk, &e);
+    lint_spanv_release(&unk);
+    if (rc) return NULL;
     for (size_t i = 0; i < sv->n; i++)
         if (sv->v[i].start <= p && p < sv->v[i].end) return &sv->v[i];
     for (size_t i = 0; i < sv->n; i++)

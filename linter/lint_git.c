@@ -71,20 +71,40 @@ static int lint_delta(lint_ctx *ctx, lint_report *rep, git_repository *repo, con
     int exact;
     if (!matches_filter(path, filters, nf, &exact)) return UTIL_OK;
     if (dd->new_file.mode != GIT_FILEMODE_BLOB && dd->new_file.mode != GIT_FILEMODE_BLOB_EXECUTABLE)
-        return UTIL_OK;
+        return UTIL_OK; /* a symlink's blob is its target's name, a submodule is a commit */
     char abs[8192];
     snprintf(abs, sizeof abs, "%s%s", wd, path);
     lint_config *cfg;
     char *rel;
     int rc = lint_ctx_config_for(ctx, abs, &cfg, &rel, err);
     if (rc) return rc;
-    int want = exact || (!lint_config_excluded(cfg, rel) && lint_config_is_prompt(cfg, rel));
+    /* the same choice as directory mode: by name, extension or content */
+    int sel = exact ? LINT_SEL_YES : lint_config_select(cfg, rel);
     free(rel);
-    if (!want) return UTIL_OK;
+    if (sel == LINT_SEL_EXCLUDED) return lint_report_skip(rep, LINT_SKIP_EXCLUDED, NULL);
+    if (sel == LINT_SEL_IGNORED) return lint_report_skip(rep, LINT_SKIP_IGNORED, NULL);
+    if (sel == LINT_SEL_NO) return lint_report_skip(rep, LINT_SKIP_NOT_PROMPT, NULL);
+    const char *knob;
+    size_t cap = lint_ctx_file_cap(ctx, cfg, &knob);
+    if ((size_t)dd->new_file.size > cap)
+        return lint_report_skip(rep, LINT_SKIP_TOO_LARGE, "'%s' is %zu bytes, over the limit of "
+                                "%zu bytes (%s): not linted", path, (size_t)dd->new_file.size, cap,
+                                knob);
     git_blob *blob;
     if (git_blob_lookup(&blob, repo, &dd->new_file.id) != 0) return git_fail(err, path);
-    rc = lint_check_buffer(ctx, rep, path, abs, git_blob_rawcontent(blob),
-                           (size_t)git_blob_rawsize(blob), err);
+    const char *data = git_blob_rawcontent(blob);
+    size_t len = (size_t)git_blob_rawsize(blob);
+    if (len > cap) {
+        git_blob_free(blob);
+        return lint_report_skip(rep, LINT_SKIP_TOO_LARGE, "'%s' is %zu bytes, over the limit of "
+                                "%zu bytes (%s): not linted", path, len, cap, knob);
+    }
+    if ((sel == LINT_SEL_CONTENT || sel == LINT_SEL_TEMPLATE) &&
+        (lint_is_binary(data, len) || !lint_reads_like_prompt(data, len, sel))) {
+        git_blob_free(blob);
+        return lint_report_skip(rep, LINT_SKIP_NOT_PROMPT, NULL);
+    }
+    rc = lint_check_buffer(ctx, rep, path, abs, data, len, err);
     git_blob_free(blob);
     return rc;
 }
@@ -120,6 +140,7 @@ int lint_check_staged(lint_ctx *ctx, lint_report *rep, const char *repo_dir,
         goto done;
     }
     size_t nd = git_diff_num_deltas(diff);
+    rep->walked = 1;
     for (size_t i = 0; i < nd && !rc; i++) {
         const git_diff_delta *dd = git_diff_get_delta(diff, i);
         switch (dd->status) {

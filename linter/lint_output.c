@@ -68,13 +68,25 @@ static int out_text(FILE *f, const lint_report *r, const lint_output_opts *o) {
     if (!o->quiet) {
         size_t e = lint_report_count(r, LINT_ERROR), w = lint_report_count(r, LINT_WARNING),
                in = lint_report_count(r, LINT_INFO);
-        if (r->n == 0)
-            fprintf(f, "All checks passed (%zu file%s checked)\n", r->files_checked,
-                    r->files_checked == 1 ? "" : "s");
+        char skipped[512] = "";
+        size_t sl = 0;
+        if (r->files_skipped) {
+            sl = (size_t)snprintf(skipped, sizeof skipped, "; skipped %zu:", r->files_skipped);
+            for (int k = 0; k < LINT_SKIP_COUNT && sl < sizeof skipped; k++)
+                if (r->skipped[k])
+                    sl += (size_t)snprintf(skipped + sl, sizeof skipped - sl, "%s %zu %s",
+                                           sl > 14 && skipped[sl - 1] != ':' ? "," : "",
+                                           r->skipped[k], lint_skip_name(k));
+        }
+        if (r->files_checked == 0 && r->walked)
+            fprintf(f, "No prompt files found (0 files checked%s)\n", skipped);
+        else if (r->n == 0)
+            fprintf(f, "All checks passed (%zu file%s checked%s)\n", r->files_checked,
+                    r->files_checked == 1 ? "" : "s", skipped);
         else
-            fprintf(f, "Found %zu error%s, %zu warning%s, %zu info in %zu file%s checked%s\n", e,
+            fprintf(f, "Found %zu error%s, %zu warning%s, %zu info in %zu file%s checked%s%s\n", e,
                     e == 1 ? "" : "s", w, w == 1 ? "" : "s", in, r->files_checked,
-                    r->files_checked == 1 ? "" : "s",
+                    r->files_checked == 1 ? "" : "s", skipped,
                     r->tokens_estimated ? " (~ token counts are estimates: no model)" : "");
     }
     return ferror(f) ? UTIL_EIO : UTIL_OK;
@@ -117,6 +129,12 @@ static int out_json(FILE *f, const lint_report *r, const lint_output_opts *o) {
     }
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "files_checked", (double)r->files_checked);
+    cJSON_AddNumberToObject(sum, "files_skipped", (double)r->files_skipped);
+    static const char *const k_skip_keys[LINT_SKIP_COUNT] = {
+        "not_prompt", "excluded", "ignored", "binary", "too_large", "not_regular", "symlink"};
+    cJSON *sk = cJSON_AddObjectToObject(sum, "skipped");
+    for (int k = 0; sk && k < LINT_SKIP_COUNT; k++)
+        cJSON_AddNumberToObject(sk, k_skip_keys[k], (double)r->skipped[k]);
     cJSON_AddNumberToObject(sum, "errors", (double)lint_report_count(r, LINT_ERROR));
     cJSON_AddNumberToObject(sum, "warnings", (double)lint_report_count(r, LINT_WARNING));
     cJSON_AddNumberToObject(sum, "infos", (double)lint_report_count(r, LINT_INFO));

@@ -32,6 +32,9 @@ static const lint_rule_info k_rules[LINT_R_COUNT] = {
     {"PL006", "invalid-utf8", LINT_ERROR, "the file is not valid UTF-8"},
     {"PL007", "unused-suppression", LINT_INFO,
      "a suppression comment that suppresses nothing or names an unknown rule"},
+    {"PL008", "unknown-placeholder", LINT_WARNING,
+     "a placeholder whose name and surrounding words do not say how often it changes, placed "
+     "before stable content"},
 };
 
 const lint_rule_info *lint_rule_get(int id) {
@@ -88,7 +91,8 @@ const char *lint_kind_name(int kind) {
     static const char *const k[LINT_K_COUNT] = {
         "placeholder", "date", "date and time", "time of day", "weekday", "timestamp",
         "relative time", "UUID", "id", "nonce", "hash", "name", "home path", "host name",
-        "IP address", "counter", "time-of-day greeting", "pattern"};
+        "IP address", "counter", "time-of-day greeting", "pattern",
+        "environment fact", "command output", "location", "profile field"};
     return kind >= 0 && kind < LINT_K_COUNT ? k[kind] : "?";
 }
 

@@ -3,6 +3,8 @@
  * (the lines each one covers, whether a finding on a line is suppressed).
  * Does not decide what is a finding (lint_rules.c) and never prints
  * (lint_output.c). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,48 @@ void lint_report_release(lint_report *r) {
         free(r->items[i].source);
     }
     free(r->items);
+    for (size_t i = 0; i < r->n_notes; i++) free(r->notes[i]);
+    free(r->notes);
     memset(r, 0, sizeof *r);
+}
+
+const char *lint_skip_name(int kind) {
+    static const char *const k[LINT_SKIP_COUNT] = {
+        "not prompts (by name, extension or content)", "excluded by config",
+        "ignored by role", "binary", "too large", "not regular files",
+        "symlinks leaving the tree"};
+    return kind >= 0 && kind < LINT_SKIP_COUNT ? k[kind] : "?";
+}
+
+static int add_note(lint_report *r, const char *fmt, va_list ap) {
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    char **p = realloc(r->notes, (r->n_notes + 1) * sizeof *p);
+    if (!p) return UTIL_ENOMEM;
+    r->notes = p;
+    if (!(p[r->n_notes] = strdup(buf))) return UTIL_ENOMEM;
+    r->n_notes++;
+    return UTIL_OK;
+}
+
+int lint_report_note(lint_report *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_note(r, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int lint_report_skip(lint_report *r, int kind, const char *fmt, ...) {
+    if (kind < 0 || kind >= LINT_SKIP_COUNT) return UTIL_EINVAL;
+    r->skipped[kind]++;
+    r->files_skipped++;
+    if (!fmt) return UTIL_OK;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_note(r, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int lint_report_add(lint_report *r, const lint_finding *f) {
@@ -61,7 +104,7 @@ void lint_report_sort(lint_report *r) {
 }
 
 size_t lint_report_count(const lint_report *r, lint_severity s) {
-    size_t n = 0;
+    size_t n = (unsigned)s < 3 ? r->unlisted[s] : 0;
     for (size_t i = 0; i < r->n; i++) n += r->items[i].severity == s;
     return n;
 }

@@ -1,9 +1,12 @@
 /* linter/lint_rules.c: the rules pass over one file: volatile-before-stable
  * (with tokens lost), volatile in stable-role files, sub-day time,
  * order-unstable constructs, SKILL.md frontmatter, invalid UTF-8, unused
- * suppressions. Token counts come from the counter it is given. Does not find
- * files, read configs, count tokens itself or detect patterns (lint_detect.c),
- * and never prints. */
+ * suppressions, unknown placeholders. What counts as stable content after a
+ * volatile value is decided here: text that renders (lint_tmpl.c's quiet
+ * ranges excluded) beyond markup, role markers, delimiters and captions.
+ * Token counts come from the counter it is given. Does not find files, read
+ * configs, count tokens itself or detect patterns (lint_detect.c,
+ * lint_tmpl.c), and never prints. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include "../util/skillmd.h"
 #include "lint_registry.h"
 #include "lint_rules.h"
+#include "lint_tmpl.h"
 
 /* --- one file's pending findings (before suppressions) ---------------------- */
 
@@ -27,9 +31,23 @@ typedef struct pending {
 typedef struct pendv {
     pending *v;
     size_t n, cap;
+    /* past LINT_MAX_LISTED findings: suppressions are applied here and the
+     * rest counted by severity, written into spill and dropped */
+    const lint_text *t;
+    lint_directive *dirs;
+    size_t nd;
+    size_t unlisted[3];
+    pending spill;
 } pendv;
 
 static pending *pend_new(pendv *p, int rule, size_t start, size_t end) {
+    if (p->n >= LINT_MAX_LISTED && p->t) {
+        size_t line = p->t->n_lines ? lint_text_line_of(p->t, start) : 0;
+        if (!lint_suppressed(p->dirs, p->nd, line, rule))
+            p->unlisted[lint_rule_get(rule)->severity]++;
+        memset(&p->spill, 0, sizeof p->spill);
+        return &p->spill;
+    }
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 16;
         pending *q = realloc(p->v, nc * sizeof *q);
@@ -72,36 +90,107 @@ static void describe(char *out, size_t cap, const lint_text *t, const lint_span 
     }
 }
 
-/* Words of real text in [a, b), skipping HTML and jinja comments. */
-static int words_in(const char *s, size_t a, size_t b) {
-    int words = 0, in_word = 0;
-    for (size_t i = a; i < b; i++) {
-        if (i + 4 <= b && memcmp(s + i, "<!--", 4) == 0) {
-            const char *e = memmem(s + i, b - i, "-->", 3);
-            if (!e) break;
-            i = (size_t)(e - s) + 2;
-            in_word = 0;
-            continue;
-        }
-        if (i + 2 <= b && s[i] == '{' && s[i + 1] == '#') {
-            const char *e = memmem(s + i, b - i, "#}", 2);
-            if (!e) break;
-            i = (size_t)(e - s) + 1;
-            in_word = 0;
-            continue;
-        }
-        int w = isalnum((unsigned char)s[i]) || ((unsigned char)s[i] & 0x80);
-        if (w && !in_word) words++;
-        in_word = w;
-    }
-    return words;
+/* --- what counts as stable content ------------------------------------------ */
+
+/* Words a reader of the rendered prompt sees in [a, b): quiet ranges
+ * (template tags, comments, frontmatter, volatile loop bodies), HTML comments,
+ * markup tags (<context>, </current_date>, <|im_start|>) and short bracketed
+ * markers ([INST], [END CONTEXT]) are skipped. roles counts the role words
+ * among them (user, assistant, ...); colon: the text ends in ':'. */
+typedef struct words {
+    int n, roles, colon;
+} words;
+
+static int role_word(const char *w, size_t n) {
+    static const struct {
+        const char *s;
+        size_t n;
+    } k[] = {{"system", 6},   {"user", 4},     {"assistant", 9}, {"human", 5},
+             {"ai", 2},       {"model", 5},    {"bot", 3},       {"tool", 4},
+             {"developer", 9}, {"function", 8}, {"chatbot", 7},  {"customer", 8},
+             {"agent", 5},    {"ipython", 7},  {"observation", 11}};
+    if (n < 2 || n > 11) return 0; /* called for every word of a file */
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (k[i].n == n && (w[0] | 0x20) == k[i].s[0] && strncasecmp(k[i].s, w, n) == 0) return 1;
+    return 0;
 }
 
-static int line_has_alnum(const lint_text *t, size_t i) {
-    size_t s = t->line_start[i], e = lint_text_line_end(t, i);
-    for (size_t k = s; k < e; k++)
-        if (isalnum((unsigned char)t->data[k]) || ((unsigned char)t->data[k] & 0x80)) return 1;
-    return 0;
+/* End of markup at i ('<' of a tag, '[' of a short marker), or i. */
+static size_t skip_markup(const char *s, size_t i, size_t a, size_t b) {
+    if (s[i] == '<' && i + 1 < b) {
+        unsigned char n1 = (unsigned char)s[i + 1];
+        if (i + 4 <= b && memcmp(s + i, "<!--", 4) == 0) {
+            const char *e = memmem(s + i, b - i, "-->", 3);
+            return e ? (size_t)(e - s) + 3 : i;
+        }
+        if (isalpha(n1) || n1 == '/' || n1 == '|' || n1 == '!' || n1 == '?' || n1 >= 0x80) {
+            const char *e = memchr(s + i, '>', b - i < 200 ? b - i : 200);
+            return e ? (size_t)(e - s) + 1 : i;
+        }
+    }
+    if (s[i] == '[' && (i == a || !isalnum((unsigned char)s[i - 1]))) {
+        const char *e = memchr(s + i, ']', b - i < 40 ? b - i : 40);
+        if (e && ((size_t)(e - s) + 1 >= b || !isalnum((unsigned char)e[1]))) {
+            int sp = 0;
+            for (const char *q = s + i; q < e; q++) sp += *q == ' ';
+            if (sp <= 2) return (size_t)(e - s) + 1;
+        }
+    }
+    return i;
+}
+
+static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
+    const char *s = t->data;
+    memset(out, 0, sizeof *out);
+    size_t ws = 0;
+    int in_word = 0;
+    char last = 0;
+    for (size_t i = a; i < b; i++) {
+        size_t skip = i;
+        if (t->n_quiet && lint_text_in_quiet(t, i)) skip = lint_text_quiet_end(t, i);
+        else if (s[i] == '<' || s[i] == '[') skip = skip_markup(s, i, a, b);
+        if (skip > i) {
+            if (in_word) {
+                out->n++;
+                out->roles += role_word(s + ws, i - ws);
+            }
+            in_word = 0;
+            i = (skip > b ? b : skip) - 1;
+            continue;
+        }
+        char c = s[i];
+        int w = isalnum((unsigned char)c) || ((unsigned char)c & 0x80) || c == '_';
+        if (w && !in_word) ws = i;
+        if (!w && in_word) {
+            out->n++;
+            out->roles += role_word(s + ws, i - ws);
+        }
+        in_word = w;
+        if (!isspace((unsigned char)c) && c != '*' && c != '_' && c != '"' && c != '\'') last = c;
+    }
+    if (in_word) {
+        out->n++;
+        out->roles += role_word(s + ws, b - ws);
+    }
+    out->colon = last == ':';
+}
+
+/* Whether [a, b) of a line holds stable prompt text: at least min_words
+ * words (1 for a whole line, more for the rest of a line after a volatile
+ * value) that are not only a role marker ("user:", "# assistant") and not a
+ * caption that introduces what follows (a line ending in ':' such as
+ * "Output:" or "Here is the description of the command:", a short heading):
+ * what a caption introduces is stable or not by itself. */
+static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+    words w;
+    count_words(t, a, b, &w);
+    if (w.n < min_words) return 0;
+    if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
+    if (w.colon) return 0; /* a caption or answer cue: what it introduces decides */
+    const char *p = t->data + t->line_start[line], *e = t->data + b;
+    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;
+    return 1;
 }
 
 /* --- the volatile rules (PL001, PL002, PL003) ---------------------------------- */
@@ -134,88 +223,142 @@ static long count(const file_ctx *f, const char *text, size_t len, int *estimate
     return f->env->tokens.count(f->env->tokens.user, text, len, estimated);
 }
 
-/* Tokens of each line [from, to] (with its newline), for tokens_lost sums. */
-static long *line_tokens(file_ctx *f, size_t from, size_t to, int *est) {
-    long *v = calloc(to - from + 1, sizeof *v);
+/* Suffix sums of line tokens: suf[k - from] = tokens of lines k..to (each
+ * with its newline), so tokens_lost is O(1) per finding. */
+static long *line_token_suffix(file_ctx *f, size_t from, size_t to, int *est) {
+    long *v = calloc(to - from + 2, sizeof *v);
     if (!v) return NULL;
-    for (size_t i = from; i <= to; i++) {
+    for (size_t i = to + 1; i-- > from;) {
         size_t s = f->t->line_start[i];
         size_t e = i + 1 < f->t->n_lines ? f->t->line_start[i + 1] : f->t->len;
         int e1 = 0;
-        v[i - from] = count(f, f->t->data + s, e - s, &e1);
+        v[i - from] = v[i - from + 1] + count(f, f->t->data + s, e - s, &e1);
         *est |= e1;
     }
     return v;
 }
 
-static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
+typedef struct vstate {
+    size_t *first, *last; /* per line: first and last relevant span */
+    unsigned char *stable;
+    size_t last_stable;   /* (size_t)-1 when no line is stable */
+    long *suf;            /* line token suffix sums from suf_from to last_stable */
+    size_t suf_from;
+    int est;
+} vstate;
+
+/* Tokens that a value ending at end on line i makes uncacheable. */
+static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, size_t end,
+                        long *out, int *estimated) {
+    const lint_text *t = f->t;
+    int e1 = 0;
+    if (!v->suf) {
+        v->suf_from = i;
+        if (!(v->suf = line_token_suffix(f, i, v->last_stable, &v->est))) return UTIL_ENOMEM;
+    }
+    size_t le = lint_text_line_end(t, i);
+    if (end > le) end = le; /* a value written across lines */
+    if (i == v->last_stable) { /* only the rest of this line is stable */
+        size_t from = v->last[i] != (size_t)-1 ? sv->v[v->last[i]].end : end;
+        if (from < end) from = end;
+        if (from > le) from = le;
+        *out = count(f, t->data + from, le - from, &e1);
+    } else {
+        size_t next = i + 1 < t->n_lines ? t->line_start[i + 1] : t->len;
+        *out = count(f, t->data + end, next - end, &e1) + v->suf[i + 1 - v->suf_from];
+    }
+    *estimated = v->est | e1;
+    return UTIL_OK;
+}
+
+/* PL008 on the lines before stable content not already reported. */
+static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint_spanv *unk,
+                        unsigned char *reported, pendv *out) {
+    const lint_text *t = f->t;
+    if (!(f->enabled & (1u << LINT_R_UNKNOWN_PLACEHOLDER)) || f->role == LINT_ROLE_USER)
+        return UTIL_OK;
+    for (size_t k = 0; k < unk->n; k++) {
+        const lint_span *s = &unk->v[k];
+        size_t i = lint_text_line_of(t, s->start);
+        if (reported[i] || i >= t->boundary_line || v->last_stable == (size_t)-1 ||
+            i > v->last_stable)
+            continue;
+        if (i == v->last_stable && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5))
+            continue;
+        long tok;
+        int est;
+        int rc = tokens_after(f, v, sv, i, s->end, &tok, &est);
+        if (rc) return rc;
+        pending *p = pend_new(out, LINT_R_UNKNOWN_PLACEHOLDER, s->start, s->end);
+        if (!p) return UTIL_ENOMEM;
+        reported[i] = 1;
+        size_t nlen = s->end - s->start;
+        snprintf(p->msg, sizeof p->msg,
+                 "placeholder '%.*s%s' has no known name and the words around it do not say how "
+                 "often it changes; it precedes stable content (%s%ld tokens): if it changes per "
+                 "request or user, move it below line %zu; if it is fixed, declare it \"stable\" "
+                 "under \"placeholders\" in .promptlint.json",
+                 (int)(nlen > 48 ? 48 : nlen), t->data + s->start, nlen > 48 ? "..." : "",
+                 est ? "~" : "", tok, v->last_stable + 1);
+    }
+    return UTIL_OK;
+}
+
+static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *unk, pendv *out) {
     const lint_text *t = f->t;
     size_t n = t->n_lines, region = t->boundary_line;
-    /* per line: first relevant span, and whether text after the last one counts */
-    size_t *first = malloc((n + 1) * sizeof *first);
-    size_t *last = malloc((n + 1) * sizeof *last);
-    unsigned char *stable = calloc(n + 1, 1);
-    if (!first || !last || !stable) {
-        free(first), free(last), free(stable);
-        return UTIL_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) first[i] = last[i] = (size_t)-1;
-    for (size_t k = 0; k < sv->n; k++) {
+    vstate v = {0};
+    v.first = malloc((n + 1) * sizeof *v.first);
+    v.last = malloc((n + 1) * sizeof *v.last);
+    v.stable = calloc(n + 1, 1);
+    unsigned char *reported = calloc(n + 1, 1);
+    int rc = v.first && v.last && v.stable && reported ? UTIL_OK : UTIL_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) v.first[i] = v.last[i] = (size_t)-1;
+    for (size_t k = 0; k < sv->n && !rc; k++) {
         if (!is_relevant(f, &sv->v[k])) continue;
         size_t l = lint_text_line_of(t, sv->v[k].start);
-        if (first[l] == (size_t)-1) first[l] = k;
-        last[l] = k;
+        if (v.first[l] == (size_t)-1) v.first[l] = k;
+        v.last[l] = k;
     }
-    size_t last_stable = (size_t)-1;
-    for (size_t i = 0; i < region; i++) {
-        if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE)) continue;
-        if (first[i] == (size_t)-1) stable[i] = line_has_alnum(t, i);
-        else stable[i] = words_in(t->data, sv->v[last[i]].end, lint_text_line_end(t, i)) >= 5;
-        if (stable[i]) last_stable = i;
+    v.last_stable = (size_t)-1;
+    for (size_t i = 0; i < region && !rc; i++) {
+        if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE |
+                           LINT_LF_FRONTMATTER | LINT_LF_PREFILL))
+            continue;
+        size_t le = lint_text_line_end(t, i);
+        if (v.first[i] == (size_t)-1) v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
+        else v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5);
+        if (v.stable[i]) v.last_stable = i;
     }
-    long *lt = NULL;
-    size_t lt_from = 0;
-    int est = 0, rc = UTIL_OK;
     for (size_t i = 0; i < n && !rc; i++) {
-        if (first[i] == (size_t)-1) continue;
-        const lint_span *s = &sv->v[first[i]];
+        if (v.first[i] == (size_t)-1) continue;
+        const lint_span *s = &sv->v[v.first[i]];
         char what[240];
         describe(what, sizeof what, t, s);
         int more = 0;
-        for (size_t k = first[i] + 1; k <= last[i]; k++) more += is_relevant(f, &sv->v[k]);
+        for (size_t k = v.first[i] + 1; k <= v.last[i]; k++) more += is_relevant(f, &sv->v[k]);
         if (more) {
             size_t l = strlen(what);
             snprintf(what + l, sizeof what - l, " (and %d more on this line)", more);
         }
-        int before = i < region && last_stable != (size_t)-1 &&
-                     (i < last_stable || (i == last_stable && stable[i]));
+        int before = i < region && v.last_stable != (size_t)-1 &&
+                     (i < v.last_stable || (i == v.last_stable && v.stable[i]));
+        if (before) reported[i] = 1;
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
-            if (!lt) {
-                lt_from = i;
-                lt = line_tokens(f, i, last_stable, &est);
-                if (!lt) {
-                    rc = UTIL_ENOMEM;
-                    break;
-                }
-            }
-            size_t le = i + 1 < n ? t->line_start[i + 1] : t->len;
-            int e1 = 0;
-            long tok = count(f, t->data + s->end, le - s->end, &e1);
-            for (size_t k = i + 1; k <= last_stable; k++) tok += lt[k - lt_from];
-            if (i == last_stable) /* only the rest of this line is stable */
-                tok = count(f, t->data + sv->v[last[i]].end,
-                                        lint_text_line_end(t, i) - sv->v[last[i]].end, &e1);
+            long tok;
+            int est;
+            if ((rc = tokens_after(f, &v, sv, i, s->end, &tok, &est))) break;
             pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
             if (!p) {
                 rc = UTIL_ENOMEM;
                 break;
             }
             p->tokens = tok;
-            p->estimated = est | e1;
+            p->estimated = est;
             snprintf(p->msg, sizeof p->msg,
                      "%s changes %s and precedes stable content: %s%ld tokens after it cannot "
                      "be cached; move it below line %zu or under a cache-boundary marker",
-                     what, how_often(s->vclass), p->estimated ? "~" : "", tok, last_stable + 1);
+                     what, how_often(s->vclass), p->estimated ? "~" : "", tok, v.last_stable + 1);
             continue;
         }
         if (before) continue; /* PL001 is off: do not fall back to weaker rules */
@@ -226,6 +369,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
                 rc = UTIL_ENOMEM;
                 break;
             }
+            reported[i] = 1;
             snprintf(p->msg, sizeof p->msg,
                      "%s changes %s but %s is cached as stable content; move it to the "
                      "per-session context%s",
@@ -234,7 +378,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
             continue;
         }
         if (!(f->enabled & (1u << LINT_R_SUBDAY_TIME))) continue;
-        for (size_t k = first[i]; k <= last[i]; k++) {
+        for (size_t k = v.first[i]; k <= v.last[i]; k++) {
             const lint_span *q = &sv->v[k];
             if (!q->subday || !is_relevant(f, q)) continue;
             describe(what, sizeof what, t, q);
@@ -243,6 +387,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
                 rc = UTIL_ENOMEM;
                 break;
             }
+            reported[i] = 1;
             snprintf(p->msg, sizeof p->msg,
                      "%s is finer than a day: it changes on every call, so the prompt differs "
                      "from one turn to the next; use the date only, or send the time with the "
@@ -251,10 +396,12 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, pendv *out) {
             break;
         }
     }
-    free(lt);
-    free(first);
-    free(last);
-    free(stable);
+    if (!rc) rc = unknown_rule(f, &v, sv, unk, reported, out);
+    free(reported);
+    free(v.suf);
+    free(v.first);
+    free(v.last);
+    free(v.stable);
     return rc;
 }
 
@@ -333,15 +480,9 @@ static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) 
 
 /* --- the pass -------------------------------------------------------------------------- */
 
-static int is_template_name(const char *rel, const char *data, size_t len) {
-    static const char *const k_ext[] = {".j2", ".jinja", ".jinja2", ".mustache", ".hbs",
-                                        ".tmpl", ".tpl", ".liquid", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_ext; *e; e++) {
-        size_t el = strlen(*e);
-        if (rl > el && strcasecmp(rel + rl - el, *e) == 0) return 1;
-    }
-    return memmem(data, len, "{%", 2) != NULL;
+static int span_start_cmp(const void *x, const void *y) {
+    const lint_span *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
 }
 
 static int emit(file_ctx *f, lint_report *rep, const char *display, const pending *p) {
@@ -369,12 +510,18 @@ static int emit(file_ctx *f, lint_report *rep, const char *display, const pendin
 static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
                   lint_directive *dirs, size_t nd) {
     const lint_text *t = f->t;
-    lint_suppress_ranges(dirs, nd, t->n_lines);
     int rc = UTIL_OK;
     for (size_t i = 0; i < pv->n && !rc; i++) {
         size_t line = t->n_lines ? lint_text_line_of(t, pv->v[i].start) : 0;
         if (lint_suppressed(dirs, nd, line, pv->v[i].rule)) continue;
         rc = emit(f, rep, display, &pv->v[i]);
+    }
+    size_t more = pv->unlisted[0] + pv->unlisted[1] + pv->unlisted[2];
+    if (!rc && more) {
+        for (int s = 0; s < 3; s++) rep->unlisted[s] += pv->unlisted[s];
+        rc = lint_report_note(rep, "'%s': %zu more findings (%zu errors) are counted but not "
+                              "listed: a file lists at most %d", display, more,
+                              pv->unlisted[LINT_ERROR], LINT_MAX_LISTED);
     }
     if (rc || !(f->enabled & (1u << LINT_R_UNUSED_SUPPRESSION))) return rc;
     for (size_t i = 0; i < nd && !rc; i++) {
@@ -410,14 +557,8 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     size_t len = file->len;
     int role = file->role;
     if (!data) data = "", len = 0; /* an empty blob may come without a buffer */
-    if (role == LINT_ROLE_IGNORE) {
-        rep->files_skipped++;
-        return UTIL_OK;
-    }
-    if (lint_is_binary(data, len)) {
-        rep->files_skipped++;
-        return UTIL_OK;
-    }
+    if (role == LINT_ROLE_IGNORE) return lint_report_skip(rep, LINT_SKIP_IGNORED, NULL);
+    if (lint_is_binary(data, len)) return lint_report_skip(rep, LINT_SKIP_BINARY, NULL);
     rep->files_checked++;
     unsigned enabled = lint_config_enabled(cfg);
     if (env->opt->select_override) enabled = env->opt->select_override & ~cfg->ignore;
@@ -426,16 +567,28 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     file_ctx f = {env, NULL, role, enabled, base};
     lint_text t;
     pendv pv = {0};
-    lint_spanv sv = {0};
+    lint_spanv sv = {0}, unk = {0};
     lint_directive *dirs = NULL;
     size_t nd = 0;
-    int rc = lint_text_init(&t, data, len, (const char *const *)cfg->markers, cfg->n_markers,
-                            is_template_name(rel, data, len));
+    int rc = lint_text_init(&t, data, len, (const char *const *)cfg->markers, cfg->n_markers, 0);
     if (rc) {
         lint_text_release(&t);
         return util_err_set(err, rc, "out of memory");
     }
+    /* template tags, frontmatter and what renders where (spans of a dynamic
+     * file are dropped: it is rendered per turn anyway) */
+    lint_spanv scratch = {0}, scratch_u = {0};
+    int dyn = role == LINT_ROLE_DYNAMIC;
+    rc = lint_tmpl_scan(env->det, cfg, &t, rel, dyn ? &scratch : &sv, dyn ? &scratch_u : &unk, err);
+    lint_spanv_release(&scratch);
+    lint_spanv_release(&scratch_u);
     f.t = &t;
+    /* suppressions first: past LINT_MAX_LISTED pend_new applies them itself */
+    if (!rc) rc = lint_detect_directives(env->det, &t, &dirs, &nd, err);
+    for (size_t i = 0; !rc && i < nd; i++)
+        if (dirs[i].alone) t.flags[dirs[i].line] |= LINT_LF_DIRECTIVE;
+    if (!rc) lint_suppress_ranges(dirs, nd, t.n_lines);
+    pv.t = &t, pv.dirs = dirs, pv.nd = nd;
     size_t bad = lint_utf8_check(data, len);
     if (bad < len && (enabled & (1u << LINT_R_INVALID_UTF8))) {
         pending *p = pend_new(&pv, LINT_R_INVALID_UTF8, bad, bad + 1);
@@ -446,12 +599,10 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
                      "editors may rewrite it",
                      (unsigned char)data[bad], bad);
     }
-    if (!rc) rc = lint_detect_directives(env->det, &t, &dirs, &nd, err);
-    for (size_t i = 0; !rc && i < nd; i++)
-        if (dirs[i].alone) t.flags[dirs[i].line] |= LINT_LF_DIRECTIVE;
     if (!rc && role != LINT_ROLE_DYNAMIC) {
-        rc = lint_detect_spans(env->det, cfg, &t, &sv, err);
-        if (!rc) rc = volatile_rules(&f, &sv, &pv);
+        rc = lint_detect_spans(env->det, cfg, &t, &sv, &unk, err);
+        if (!rc && unk.n > 1) qsort(unk.v, unk.n, sizeof *unk.v, span_start_cmp);
+        if (!rc) rc = volatile_rules(&f, &sv, &unk, &pv);
     }
     if (!rc && (enabled & (1u << LINT_R_UNSTABLE_ORDER))) rc = order_rules(&f, &pv, err);
     if (!rc && role == LINT_ROLE_SKILL && (enabled & (1u << LINT_R_SKILL_FRONTMATTER)))
@@ -461,6 +612,7 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     free(pv.v);
     free(dirs);
     lint_spanv_release(&sv);
+    lint_spanv_release(&unk);
     lint_text_release(&t);
     return rc;
 }

@@ -1,9 +1,12 @@
 /* linter/lint_text.c: a file as lines: the line index, fenced code blocks,
- * inline code spans, cache-boundary lines and lines that render to nothing
- * (jinja statements and comments); plus UTF-8 and binary checks.
+ * inline code spans, cache-boundary lines, lines that render to nothing
+ * (jinja statements and comments), example blocks, and the quiet and tag
+ * ranges lint_tmpl.c fills; plus UTF-8 and binary checks.
  * Does not detect volatile content (lint_detect.c) or apply rules. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../util/text.h"
 #include "lint_text.h"
@@ -36,10 +39,24 @@ static const char *skip_ws(const char *p, const char *e) {
     return p;
 }
 
+/* Past invisible characters pasted before a fence (zero-width space, joiners,
+ * a byte order mark): "\u200b```" was meant as a fence, and reading it as
+ * text would turn every later fence inside out. */
+static const char *skip_invisible(const char *p, const char *e) {
+    for (;;) {
+        const unsigned char *u = (const unsigned char *)p;
+        if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x80 && u[2] >= 0x8B && u[2] <= 0x8D) p += 3;
+        else if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x81 && u[2] == 0xA0) p += 3;
+        else if (e - p >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF) p += 3;
+        else return p;
+    }
+}
+
 /* A fence opener/closer: up to 3 spaces, then 3+ backticks or tildes. */
 static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
     int ind = 0;
     while (p < e && *p == ' ' && ind < 4) p++, ind++;
+    p = skip_invisible(p, e);
     if (ind > 3 || p >= e || (*p != '`' && *p != '~')) return 0;
     char c = *p;
     size_t n = 0;
@@ -52,7 +69,11 @@ static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
 }
 
 static int only_ws_after_fence(const char *p, const char *e, char c) {
-    while (p < e && (*p == ' ' || *p == c)) p++;
+    for (const char *q = NULL; p != q;) {
+        q = p;
+        while (p < e && (*p == ' ' || *p == c)) p++;
+        p = skip_invisible(p, e);
+    }
     return skip_ws(p, e) == e;
 }
 
@@ -125,6 +146,145 @@ static int scan_inline_code(lint_text *t, size_t a, size_t b) {
     return UTIL_OK;
 }
 
+/* --- example blocks -------------------------------------------------------- */
+
+/* Words of a line without markdown decoration; *heading gets the '#' level. */
+static size_t strip_deco(const char *p, const char *e, const char **out, int *heading) {
+    *heading = 0;
+    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    while (p < e && *p == '#') p++, (*heading)++;
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '*' || *p == '_' || *p == '>')) p++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '*' ||
+                     e[-1] == '_'))
+        e--;
+    *out = p;
+    return (size_t)(e - p);
+}
+
+static int starts_ci(const char *p, size_t n, const char *w) {
+    size_t l = strlen(w);
+    return n >= l && strncasecmp(p, w, l) == 0 && (n == l || !isalpha((unsigned char)p[l]));
+}
+
+static size_t count_words(const char *p, size_t n) {
+    size_t w = 0;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        int a = isalnum((unsigned char)p[i]) || ((unsigned char)p[i] & 0x80);
+        if (a && !in) w++;
+        in = a;
+    }
+    return w;
+}
+
+/* <example>...</example> (any tag named example*), "## Example ..." headings
+ * up to the next heading of the same or a higher level, a short caption such
+ * as "Example:" or "For example:" up to the next blank line, and a bare
+ * "EXAMPLE" line up to "END OF EXAMPLE". Values there are illustrations. */
+/* A line that announces sample conversations (few-shot turns): "Here are
+ * conversations between a human and Sydney.", "41. Below is an example
+ * dialogue", "The following are sample transcripts:". */
+static int announces_dialogues(const char *w, size_t wl) {
+    size_t i = 0;
+    while (i < wl && isdigit((unsigned char)w[i])) i++;
+    if (i > 0 && i < wl && (w[i] == '.' || w[i] == ')')) {
+        i++;
+        while (i < wl && w[i] == ' ') i++;
+    } else {
+        i = 0;
+    }
+    const char *p = w + i;
+    size_t pl = wl - i;
+    static const char *const k_open[] = {"here are", "here is", "below are", "below is",
+                                         "the following are", "the following is", NULL};
+    int open = 0;
+    for (const char *const *o = k_open; *o && !open; o++) open = starts_ci(p, pl, *o);
+    if (!open || count_words(p, pl) > 16) return 0;
+    static const char *const k_what[] = {"conversation", "dialogue", "dialog", "transcript",
+                                         "exchange", "chat log", NULL};
+    for (const char *const *x = k_what; *x; x++) {
+        size_t xl = strlen(*x);
+        for (size_t k = 0; k + xl <= pl; k++)
+            if (strncasecmp(p + k, *x, xl) == 0) return 1;
+    }
+    return 0;
+}
+
+static void mark_examples(lint_text *t) {
+    size_t n = t->n_lines;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+        if (t->flags[i] & (LINT_LF_FENCE | LINT_LF_FRONTMATTER)) continue;
+        const char *w;
+        int level;
+        size_t wl = strip_deco(p, e, &w, &level);
+        int tag = wl >= 9 && w[0] == '<' && strncasecmp(w + 1, "example", 7) == 0;
+        int word = starts_ci(w, wl, "example") || starts_ci(w, wl, "examples") ||
+                   starts_ci(w, wl, "for example") || starts_ci(w, wl, "e.g.") ||
+                   starts_ci(w, wl, "sample") || starts_ci(w, wl, "few-shot") ||
+                   starts_ci(w, wl, "scenario") || starts_ci(w, wl, "illustration");
+        size_t end = i; /* last line of the block */
+        if (tag) {
+            size_t k = i;
+            for (; k < n; k++) {
+                const char *q = t->data + t->line_start[k];
+                const char *qe = t->data + lint_text_line_end(t, k);
+                const char *c = memchr(q, '<', (size_t)(qe - q));
+                int closed = 0;
+                while (c && c + 9 <= qe) {
+                    if (c[1] == '/' && strncasecmp(c + 2, "example", 7) == 0) closed = 1;
+                    c = memchr(c + 1, '<', (size_t)(qe - c - 1));
+                }
+                if (closed && (k > i || memmem(w + 1, wl - 1, "</", 2))) break;
+            }
+            end = k < n ? k : i;
+        } else if (word && level > 0) {
+            size_t k = i + 1;
+            for (; k < n; k++) {
+                const char *q, *qe = t->data + lint_text_line_end(t, k);
+                int lv;
+                strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+                if (lv > 0 && lv <= level && !(t->flags[k] & LINT_LF_FENCE)) break;
+            }
+            end = k - 1;
+        } else if (word && count_words(w, wl) <= 8 &&
+                   (w[wl - 1] == ':' || count_words(w, wl) <= 2)) {
+            int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && w[wl - 1] != ':');
+            size_t k = i + 1, limit = bare ? i + 100 : n;
+            for (; k < n && k < limit; k++) {
+                const char *q, *qe = t->data + lint_text_line_end(t, k);
+                int lv;
+                size_t ql = strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+                if (bare && (starts_ci(q, ql, "end of example") || starts_ci(q, ql, "end example")))
+                    break;
+                if (!bare && ql == 0 && !(t->flags[k] & LINT_LF_FENCE)) {
+                    k--;
+                    break;
+                }
+                if (lv > 0 && !(t->flags[k] & LINT_LF_FENCE)) {
+                    k--;
+                    break;
+                }
+            }
+            end = k < n ? k : n - 1;
+        } else if (announces_dialogues(w, wl)) {
+            /* sample conversations run to the next heading or the end */
+            size_t k = i + 1;
+            for (; k < n; k++) {
+                const char *q, *qe = t->data + lint_text_line_end(t, k);
+                int lv;
+                strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+                if (lv > 0 && !(t->flags[k] & LINT_LF_FENCE)) break;
+            }
+            end = k - 1;
+        } else {
+            continue;
+        }
+        for (size_t k = i; k <= end && k < n; k++) t->flags[k] |= LINT_LF_EXAMPLE;
+        if (end > i) i = end;
+    }
+}
+
 /* --- the index ----------------------------------------------------------- */
 
 int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers,
@@ -165,7 +325,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         if (in_fence) {
             t->flags[i] |= LINT_LF_FENCE;
             if (fence_at(p, e, &c, &cnt) && c == fch && cnt >= fcount) {
-                const char *q = skip_ws(p, e);
+                const char *q = skip_invisible(skip_ws(p, e), e);
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
                     if (add_code(t, fstart, (size_t)(e - data))) return UTIL_ENOMEM;
@@ -210,6 +370,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             }
         }
     }
+    mark_examples(t);
     /* Fenced blocks were added when closed, inline spans as seen: sort. */
     for (size_t i = 1; i < t->n_code; i++) {
         lint_range r = t->code[i];
@@ -227,6 +388,8 @@ void lint_text_release(lint_text *t) {
     free(t->line_start);
     free(t->flags);
     free(t->code);
+    free(t->quiet);
+    free(t->tags);
     memset(t, 0, sizeof *t);
 }
 
@@ -265,4 +428,74 @@ int lint_text_column(const lint_text *t, size_t off) {
     for (size_t i = s; i < off && i < t->len; i++)
         if (((unsigned char)t->data[i] & 0xC0) != 0x80) col++;
     return col;
+}
+
+/* --- quiet and tag ranges ------------------------------------------------------ */
+
+static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
+    if (b <= a) return UTIL_OK;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        lint_range *p = realloc(*v, nc * sizeof *p);
+        if (!p) return UTIL_ENOMEM;
+        *v = p;
+        *cap = nc;
+    }
+    (*v)[*n].start = a;
+    (*v)[(*n)++].end = b;
+    return UTIL_OK;
+}
+
+int lint_text_add_quiet(lint_text *t, size_t a, size_t b) {
+    return range_push(&t->quiet, &t->n_quiet, &t->cap_quiet, a, b);
+}
+
+int lint_text_add_tag(lint_text *t, size_t a, size_t b) {
+    return range_push(&t->tags, &t->n_tags, &t->cap_tags, a, b);
+}
+
+static int range_cmp(const void *x, const void *y) {
+    const lint_range *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void range_merge(lint_range *v, size_t *n) {
+    if (*n > 1) qsort(v, *n, sizeof *v, range_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (w > 0 && v[i].start <= v[w - 1].end) {
+            if (v[i].end > v[w - 1].end) v[w - 1].end = v[i].end;
+            continue;
+        }
+        v[w++] = v[i];
+    }
+    *n = w;
+}
+
+void lint_text_ranges_finish(lint_text *t) {
+    range_merge(t->quiet, &t->n_quiet);
+    range_merge(t->tags, &t->n_tags);
+}
+
+static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].end <= off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo].start <= off && off < v[lo].end ? &v[lo] : NULL;
+}
+
+int lint_text_in_quiet(const lint_text *t, size_t off) {
+    return range_find(t->quiet, t->n_quiet, off) != NULL;
+}
+
+int lint_text_in_tag(const lint_text *t, size_t off) {
+    return range_find(t->tags, t->n_tags, off) != NULL;
+}
+
+size_t lint_text_quiet_end(const lint_text *t, size_t off) {
+    const lint_range *r = range_find(t->quiet, t->n_quiet, off);
+    return r ? r->end : off;
 }

@@ -1,7 +1,8 @@
 /* linter/lint_text.h: a file as lines (line starts, per-line flags, code
- * ranges, the cache boundary, frontmatter) and UTF-8/binary checks
- * (lint_text.c). Calls nothing else in linter/. Does not detect volatile
- * content. Private to linter/. */
+ * ranges, the cache boundary, frontmatter, example blocks), the ranges that
+ * render nothing where they stand (filled by lint_tmpl.c), and UTF-8/binary
+ * checks (lint_text.c). Calls nothing else in linter/. Does not detect
+ * volatile content. Private to linter/. */
 #ifndef LINT_TEXT_H
 #define LINT_TEXT_H
 
@@ -15,8 +16,16 @@ enum {
     LINT_LF_BOUNDARY = 2,   /* a cache-boundary marker line */
     LINT_LF_DIRECTIVE = 4,  /* a promptlint suppression comment, alone on its line */
     LINT_LF_NO_OUTPUT = 8,  /* renders to nothing: jinja statement/comment only */
-    LINT_LF_FRONTMATTER = 16,
+    LINT_LF_FRONTMATTER = 16, /* YAML frontmatter: metadata, not prompt text */
+    LINT_LF_EXAMPLE = 32,     /* inside an example block (<example>, "Example:" ... blank) */
+    LINT_LF_PREFILL = 64,     /* after the last role marker, an assistant's: a prefill */
 };
+
+/* Template dialect semantics a file gets (lint_tmpl.c decides). */
+typedef enum lint_tmpl_mode {
+    LINT_TMPL_NONE = 0, /* plain text or markdown: placeholders in code are examples */
+    LINT_TMPL_RENDERS,  /* a template: its tags render inside code fences too */
+} lint_tmpl_mode;
 
 typedef struct lint_range {
     size_t start, end;
@@ -31,7 +40,17 @@ typedef struct lint_text {
     lint_range *code;     /* sorted, disjoint: fenced blocks and inline code */
     size_t n_code, cap_code;
     int is_template;      /* jinja/mustache placeholders render inside code too */
+    int fill_ins;         /* markdown, not a template: {x}, ${x} in prose are fill-ins
+                           * for the model or documentation, not render-time fields */
     size_t boundary_line; /* first boundary line index, or n_lines */
+    /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
+     * tags except their visible strings, comments, frontmatter, bodies of
+     * loops over volatile data), and every template tag, each sorted and
+     * disjoint once lint_text_ranges_finish ran. */
+    lint_range *quiet;
+    size_t n_quiet, cap_quiet;
+    lint_range *tags;
+    size_t n_tags, cap_tags;
 } lint_text;
 
 /* Indexes data (borrowed; must outlive t). Returns UTIL_OK or UTIL_ENOMEM; t is
@@ -44,6 +63,16 @@ size_t lint_text_line_end(const lint_text *t, size_t line); /* offset of '\n' or
 int lint_text_in_code(const lint_text *t, size_t off);
 /* 1-based column in code points of byte offset off on its line. */
 int lint_text_column(const lint_text *t, size_t off);
+
+/* Adds [a, b) to t->quiet or t->tags (any order; UTIL_ENOMEM); finish sorts
+ * and merges both and must run before the lookups below. */
+int lint_text_add_quiet(lint_text *t, size_t a, size_t b);
+int lint_text_add_tag(lint_text *t, size_t a, size_t b);
+void lint_text_ranges_finish(lint_text *t);
+int lint_text_in_quiet(const lint_text *t, size_t off);
+int lint_text_in_tag(const lint_text *t, size_t off);
+/* End of the quiet range holding off, or off when off is not quiet. */
+size_t lint_text_quiet_end(const lint_text *t, size_t off);
 
 /* First invalid UTF-8 byte offset, or len if valid. */
 size_t lint_utf8_check(const char *s, size_t len);

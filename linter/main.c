@@ -32,6 +32,10 @@ static const char k_usage[] =
     "  --no-model                estimate token counts\n"
     "  --color auto|always|never (NO_COLOR is respected)\n"
     "  --stdin-filename NAME     name for input read from '-'\n"
+    "  --max-file-size SIZE      skip (walking) or refuse (named) files larger than SIZE\n"
+    "                            (bytes, or with K, M, G; default 16M; max_file_size in config)\n"
+    "  --prompts-only            lint only the named files that are prompts by name,\n"
+    "                            extension or content, as directory mode would\n"
     "  --exit-zero               exit 0 even with findings\n"
     "  -q, --quiet               no summary line\n"
     "  -h, --help, --version\n";
@@ -122,6 +126,12 @@ static int parse_args(cli *c, int argc, char **argv, int start) {
             else return usage_error("unknown colour mode '%s' (auto, always or never)", v);
         } else if ((v = opt_value(argc, argv, &i, "--stdin-filename"))) {
             c->stdin_name = v;
+        } else if (!strcmp(a, "--prompts-only")) {
+            c->lo.prompts_only = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--max-file-size"))) {
+            if (lint_parse_size(&c->lo.max_file_size, v))
+                return usage_error("--max-file-size: '%s' is not a size (bytes, or 64K, 16M, 1G)",
+                                   v);
         } else {
             return usage_error("unknown option '%s'", a);
         }
@@ -162,11 +172,16 @@ static int list_rules(void) {
     return 0;
 }
 
-static int read_stdin(char **out, size_t *len) {
+/* Reads standard input, at most limit bytes: UTIL_ERANGE past it. */
+static int read_stdin(char **out, size_t *len, size_t limit) {
     size_t cap = 65536, n = 0;
     char *b = malloc(cap);
     if (!b) return UTIL_ENOMEM;
     for (;;) {
+        if (n > limit) {
+            free(b);
+            return UTIL_ERANGE;
+        }
         if (n == cap) {
             char *p = realloc(b, cap *= 2);
             if (!p) {
@@ -178,6 +193,10 @@ static int read_stdin(char **out, size_t *len) {
         size_t k = fread(b + n, 1, cap - n, stdin);
         if (k == 0) break;
         n += k;
+    }
+    if (n > limit) {
+        free(b);
+        return UTIL_ERANGE;
     }
     if (ferror(stdin)) {
         free(b);
@@ -200,7 +219,12 @@ static int run_lint(cli *c, lint_ctx *ctx, lint_report *rep, util_err *err) {
         }
         char *data;
         size_t len;
-        int rs = read_stdin(&data, &len);
+        size_t limit = c->lo.max_file_size ? c->lo.max_file_size : LINT_DEFAULT_MAX_FILE_SIZE;
+        int rs = read_stdin(&data, &len, limit);
+        if (rs == UTIL_ERANGE)
+            return util_err_set(err, UTIL_EINVAL, "standard input is over the limit of %zu bytes "
+                                "(%s)", limit, c->lo.max_file_size ? "--max-file-size" :
+                                "the default; raise it with --max-file-size");
         if (rs) return util_err_set(err, rs, "reading standard input: %s", util_strerror(rs));
         const char *name = c->stdin_name ? c->stdin_name : "-";
         rc = lint_check_buffer(ctx, rep, name, c->stdin_name ? name : "stdin.md", data, len, err);
@@ -308,11 +332,21 @@ int main(int argc, char **argv) {
         rc = lint_output(stdout, &rep, &c.oo, &err);
     }
     int status;
+    for (size_t i = 0; i < rep.n_notes; i++) fprintf(stderr, "promptlint: warning: %s\n", rep.notes[i]);
+    int none = !rc && rep.walked && rep.files_checked == 0 && !c.staged;
+    if (none) /* a directory without prompts is never a silent pass */
+        fprintf(stderr,
+                "promptlint: warning: no prompt files found (%zu looked at); promptlint lints "
+                "files named like prompts (AGENTS.md, *.prompt, *.prompty, prompts/**, "
+                "*.j2, ...) and .md/.txt files that read like one; name files on the command "
+                "line or add \"prompt_globs\" to .promptlint.json\n",
+                rep.files_skipped);
     if (rc) {
         fprintf(stderr, "promptlint: %s\n", err.msg);
         status = 2;
     } else {
         size_t e = lint_report_count(&rep, LINT_ERROR), w = lint_report_count(&rep, LINT_WARNING);
+        if (none) w++;
         status = c.exit_zero ? 0 : (e > 0 || (c.strict && w > 0)) ? 1 : 0;
     }
     lint_report_release(&rep);

@@ -2,7 +2,11 @@
 # scripts/bench-lint.sh: promptlint speed. Lints 10 MB of generated prompt text
 # (one file) with and without the tokenizer model, and runs --staged in a
 # generated git repository of 1,000 prompt files (all staged before the first
-# commit, then 10 modified after it). Prints the best of 3 runs of each.
+# commit, then 10 modified after it), and volatile-heavy text (a date and an id
+# on every other line) of 1 MB, 8 MB and 200 MB once each, to show that time
+# grows linearly (issue 13: the old pass was quadratic, 8 MB took 147 s).
+# Prints the best of 3 runs of each (one run of the volatile-heavy files).
+# BENCH_LINT_BIG=0 leaves out the 200 MB file.
 # Usage: scripts/bench-lint.sh [path/to/promptlint]   (needs git, awk)
 set -eu
 PL=${1:-${BIN:-bin}/promptlint}
@@ -66,3 +70,29 @@ while [ $i -lt 10 ]; do
 done
 MS=$(best_ms "$PL" --staged)
 echo "--staged, 1,000-file repo, 10 files changed:  ${MS} ms  ($("$PL" --staged --format json | grep -o '"errors":[^,]*'))"
+
+# Volatile-heavy text: every other line holds a date and an id (PL001 findings
+# everywhere), the lines between are stable prose.
+gen_volatile() { # bytes
+    awk -v want="$1" 'BEGIN {
+        n = 0; i = 0;
+        while (n < want) {
+            a = sprintf("Today is March %d, 2025. Session id: s%08d.", 1 + i % 28, i);
+            b = "You are the support assistant; answer briefly and cite the policy.";
+            print a; print b; n += length(a) + length(b) + 2; i++
+        }
+    }'
+}
+one_ms() {
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || [ $? -eq 1 ]
+    t1=$(date +%s%N)
+    echo $(( (t1 - t0) / 1000000 ))
+}
+for mb in 1 8 200; do
+    if [ "$mb" = 200 ] && [ "${BENCH_LINT_BIG:-1}" = 0 ]; then continue; fi
+    gen_volatile $((mb * 1048576)) > "$TMP/vol.md"
+    MS=$(one_ms "$PL" --isolated --no-model --quiet --max-file-size 256M "$TMP/vol.md")
+    echo "volatile-heavy ${mb} MB, estimated tokens:$(printf '%*s' $((9 - ${#mb})) '')${MS} ms"
+    rm -f "$TMP/vol.md"
+done

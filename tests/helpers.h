@@ -65,6 +65,12 @@ eng_model *th_open_model_with_at(const char *file, int line, const char *path, c
 int32_t *th_tokenize_at(const char *file, int line, const eng_tokenizer *t, const char *text, int add_special,
                         int parse_special, size_t *n);
 
+/* Checks t against a tokenizer golden file under tests/golden/ (the format of
+ * tokenizer_smollm2.tsv: llama.cpp's ids with and without special parsing,
+ * its detokenized bytes both ways) with at least min_lines strings
+ * (tests/test_tokenizer.c). */
+void th_tokenizer_golden(const eng_tokenizer *t, const char *name, int min_lines);
+
 /* 1 when a[0..na) and b[0..nb) are the same ids. */
 int th_ids_equal(const int32_t *a, size_t na, const int32_t *b, size_t nb);
 /* How many leading ids a and b (n each) share. */

@@ -4,8 +4,10 @@
  * (tokens identical to --no-cache, every page read back from disk by the
  * next run), a FIFO or a link named like a page never hangs a lookup. Files
  * under a mkdtemp directory it removes; the end-to-end cases run bin/cachet
- * on the real model. Special tokens are in test_security_tokens.c. */
+ * on the real model. Model files the fuzzers found are refused with a
+ * message. Special tokens are in test_security_tokens.c. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -14,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../engine/engine.h"
 #include "../engine/kvdisk.h"
 #include "../util/buf.h"
 #include "check.h"
@@ -359,6 +363,56 @@ static void se_kv_fifo_generate(const char *root) {
     free(cold.err), free(first.err);
 }
 
+/* Inputs the fuzzers found (tests/fuzz/regress/model/): each is refused by
+ * eng_model_open with a message, within the runner's memory (the first one's
+ * block_count of 8,388,609 once sized a 3.9 GB layer table). */
+static void se_fuzz_regressions(void) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/fuzz/regress/model", check_root());
+    DIR *d = opendir(dir);
+    CHECK_MSG(d != NULL, "cannot open %s", dir);
+    if (!d) return;
+    int seen = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char path[4096 + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        /* in a child whose address space may grow by 1 GiB at most: a
+         * table sized from a corrupt count is ENOMEM there, not EFORMAT */
+        int pfd[2];
+        if (pipe(pfd) != 0) continue;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(pfd[0]);
+            long pages = 0;
+            FILE *f = fopen("/proc/self/statm", "r");
+            if (f && fscanf(f, "%ld", &pages) != 1) pages = 0;
+            if (f) fclose(f);
+            struct rlimit rl;
+            rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)1 << 30);
+            setrlimit(RLIMIT_AS, &rl);
+            eng_model_params mp = {.n_threads = 1, .kv_budget = 4u << 20, .no_disk_cache = 1, .device = "cpu"};
+            eng_model *m = NULL;
+            util_err err = {0};
+            int rc = eng_model_open(&m, path, &mp, &err);
+            dprintf(pfd[1], "%d %s", rc, err.msg);
+            _exit(0);
+        }
+        close(pfd[1]);
+        char out[1100] = {0};
+        ssize_t k = pid > 0 ? read(pfd[0], out, sizeof out - 1) : -1;
+        close(pfd[0]);
+        int st = 0;
+        if (pid > 0) waitpid(pid, &st, 0);
+        int rc = k > 0 ? (int)strtol(out, NULL, 10) : -1;
+        CHECK_MSG(WIFEXITED(st) && rc == UTIL_EFORMAT && strchr(out, ' ') && strchr(out, ' ')[1],
+                  "%s: '%s' (want UTIL_EFORMAT %d with a message)", e->d_name, out, UTIL_EFORMAT);
+        seen++;
+    }
+    closedir(d);
+    CHECK(seen > 0);
+}
+
 void test_security_engine(void) {
     char root[] = "/tmp/cachet-sec-engine-XXXXXX";
     if (!mkdtemp(root)) {
@@ -372,5 +426,6 @@ void test_security_engine(void) {
     CHECK_CASE(kv_fifo) se_kv_fifo(root);
     CHECK_CASE(kv_link) se_kv_link(root);
     CHECK_CASE(kv_fifo_generate) se_kv_fifo_generate(root);
+    CHECK_CASE(fuzz_regressions) se_fuzz_regressions();
     se_rm_rf(root);
 }

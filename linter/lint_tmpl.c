@@ -1,0 +1,1151 @@
+/* linter/lint_tmpl.c: template semantics. Tags are tokenized once ({{ }},
+ * {{{ }}}, {% %}, {# #}, {{! }}, Go comments), blocks matched (Jinja for/if/
+ * set/macro/call, Handlebars #each/#if/sections, Go range/if/with/end), and
+ * every expression read term by term: string literals are prompt text,
+ * identifiers are classed by binding ({% set %}, loop variables), by name,
+ * by the frontmatter's declared inputs or by the words before them; date
+ * functions (strftime_now, now) are volatile. A loop over volatile data is the
+ * volatile part itself: its header is the span, its body renders nothing
+ * stable. Tags are found and paired in lint_tmpl_tags.c. Does not run
+ * literal patterns or decide findings. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lint_registry.h"
+#include "lint_tmpl.h"
+#include "lint_tmpl_impl.h"
+
+
+/* --- bindings: name -> class (open addressing) ------------------------------- */
+static size_t hash_str(const char *s, size_t n) {
+    size_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static bind *bind_get(const bindtab *b, const char *s, size_t n) {
+    if (!b->cap) return NULL;
+    for (size_t i = hash_str(s, n) & (b->cap - 1);; i = (i + 1) & (b->cap - 1)) {
+        if (!b->v[i].name) return NULL;
+        if (strlen(b->v[i].name) == n && memcmp(b->v[i].name, s, n) == 0) return &b->v[i];
+    }
+}
+
+/* Binds name to a class; a name assigned several times keeps the most
+ * volatile class (branches of an if both count) unless override (a macro
+ * parameter shadows what the name meant outside). known: the class comes
+ * from something classed (not an unknown loop's item). */
+static int bind_put(bindtab *b, const char *s, size_t n, int vclass, int subday, int known,
+                    int text, int override) {
+    bind *x = bind_get(b, s, n);
+    if (x) {
+        if (override) x->vclass = vclass, x->subday = subday, x->known = known, x->text = text;
+        else {
+            if (vclass > x->vclass) x->vclass = vclass;
+            x->subday |= subday;
+            x->known |= known;
+            x->text |= text;
+        }
+        return UTIL_OK;
+    }
+    if ((b->n + 1) * 2 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 64;
+        bind *nv = calloc(nc, sizeof *nv);
+        if (!nv) return UTIL_ENOMEM;
+        for (size_t i = 0; i < b->cap; i++) {
+            if (!b->v[i].name) continue;
+            size_t k = hash_str(b->v[i].name, strlen(b->v[i].name)) & (nc - 1);
+            while (nv[k].name) k = (k + 1) & (nc - 1);
+            nv[k] = b->v[i];
+        }
+        free(b->v);
+        b->v = nv;
+        b->cap = nc;
+    }
+    size_t k = hash_str(s, n) & (b->cap - 1);
+    while (b->v[k].name) k = (k + 1) & (b->cap - 1);
+    if (!(b->v[k].name = strndup(s, n))) return UTIL_ENOMEM;
+    b->v[k].vclass = vclass;
+    b->v[k].known = known;
+    b->v[k].subday = subday;
+    b->v[k].text = text;
+    b->v[k].item = 0;
+    b->n++;
+    return UTIL_OK;
+}
+
+static int bind_set(bindtab *b, const char *s, size_t n, int vclass, int subday) {
+    return bind_put(b, s, n, vclass, subday, 1, 0, 0);
+}
+
+static void bind_clear(bindtab *b) {
+    for (size_t i = 0; i < b->cap; i++) free(b->v[i].name);
+    free(b->v);
+    memset(b, 0, sizeof *b);
+}
+
+
+/* --- names ---------------------------------------------------------------------- */
+
+static int is_ident_start(char c) {
+    return isalpha((unsigned char)c) || c == '_' || c == '$' || c == '@';
+}
+
+
+static int in_list(const char *s, size_t n, const char *const *list) {
+    for (; *list; list++)
+        if (lint_tmpl_word_is(s, n, *list)) return 1;
+    return 0;
+}
+
+static const char *const k_keywords[] = {
+    "and", "or", "not", "in", "is", "if", "else", "elif", "true", "false", "none", "True",
+    "False", "None", "defined", "undefined", "string", "mapping", "iterable", "number",
+    "sequence", "boolean", "integer", "float", "divisibleby", "odd", "even", "equalto",
+    "sameas", "lower", "upper", "as", "with", "without", "context", "recursive", "nil", "eq",
+    "ne", "lt", "le", "gt", "ge", "len", "index", "print", "printf", "println", "html", "js",
+    "urlquery", NULL};
+
+/* Names known to hold stable text: never an unknown placeholder. */
+static const char *const k_stable_roots[] = {
+    "loop", "range", "namespace", "raise_exception", "ns", "this", "self", "caller", "varargs",
+    "kwargs", "super", "lipsum", "dict", "cycler", "joiner", "tools", "tool", "functions",
+    "function", "available_tools", "custom_tools", "builtin_tools", "tools_in_user_message",
+    "system", "system_message", "system_prompt", "default_system_message",
+    "default_system_prompt", "add_generation_prompt", "bos_token", "eos_token", "pad_token",
+    "unk_token", "assistant_name", "bot_name", "agent_name", "product_name", "company_name",
+    "persona", "@index", "@key", "@first", "@last", "@root", ".", "role", "json", NULL};
+
+/* Functions whose value is the current date or time, or random. */
+static int volatile_function(const char *s, size_t n, int *subday) {
+    static const char *const k_day[] = {"today", "current_date", "get_current_date", "date_today",
+                                        "localdate", NULL};
+    static const char *const k_call[] = {
+        "now", "utcnow", "time", "current_time", "get_current_time", "timestamp", "random",
+        "randint", "uuid", "uuid1", "uuid4", "random_uuid", "nonce", "localtime", "gmtime",
+        "datetime", "strftime", NULL};
+    const char *last = s;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '.') last = s + i + 1;
+    size_t ln = (size_t)(s + n - last);
+    if (in_list(last, ln, k_day)) return LINT_VC_DAY;
+    if (in_list(last, ln, k_call)) {
+        *subday = 1;
+        return LINT_VC_CALL;
+    }
+    return LINT_VC_NONE;
+}
+
+/* A strftime format that resolves finer than a day. */
+static int format_subday(const char *s, size_t n) {
+    for (size_t i = 0; i + 1 < n; i++)
+        if (s[i] == '%' && strchr("HIMSpXcTRsfrkl", s[i + 1])) return 1;
+    return 0;
+}
+
+static int is_input(const scan *s, const char *p, size_t n) {
+    for (size_t i = 0; i < s->n_inputs; i++)
+        if (lint_tmpl_word_is(p, n, s->inputs[i])) return 1;
+    return 0;
+}
+
+/* GitHub Actions contexts: the event, the run and the ref change per run; the
+ * repository, the workflow, secrets and variables do not. */
+static int github_class(const char *p, size_t n) {
+    static const char *const k[] = {"github.event", "github.run_", "github.sha",
+                                    "github.ref", "github.head_ref", "github.base_ref",
+                                    "github.actor", "github.triggering_actor", "inputs.",
+                                    "steps.", "needs.", "matrix.", NULL};
+    for (const char *const *w = k; *w; w++)
+        if (n >= strlen(*w) && memcmp(p, *w, strlen(*w)) == 0) return LINT_VC_TURN;
+    return LINT_VC_NONE;
+}
+
+/* Class of a term (a path such as `doc.text`, `messages[0]['content']`,
+ * `.Date`, `$input`). root: the first name; idx0: subscripted with [0]. */
+static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday,
+                      int *known) {
+    *subday = 0;
+    *known = 0;
+    const char *root = path;
+    while (root_n > 0 && (*root == '$' || *root == '.')) root++, root_n--, n--, path++;
+    if (root_n == 0) {
+        *known = 1; /* "." or "$": the current item */
+        bind *b = bind_get(&s->binds, ".", 1);
+        return b ? b->vclass : LINT_VC_NONE;
+    }
+    if (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
+        lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
+        lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
+        lint_tmpl_word_is(root, root_n, "vars")) {
+        *known = 1;
+        return github_class(path, n);
+    }
+    if (lint_tmpl_word_is(root, root_n, "messages") || lint_tmpl_word_is(root, root_n, "conversation")) {
+        *known = 1;
+        return idx0 ? LINT_VC_NONE : LINT_VC_TURN; /* messages[0]: the system message */
+    }
+    bind *b = bind_get(&s->binds, path, n);
+    if (!b) {
+        b = bind_get(&s->binds, root, root_n);
+        /* an attribute of a stable object can still be volatile by name:
+         * system_message.current_date */
+        if (b && b->vclass == LINT_VC_NONE && root_n < n) {
+            int k2;
+            int vc = lint_detect_name_info(s->d, s->cfg, path + root_n + 1, n - root_n - 1,
+                                           subday, &k2);
+            if (vc == LINT_VC_DAY || vc == LINT_VC_CALL) {
+                *known = 1;
+                return vc;
+            }
+        }
+    }
+    if (b) {
+        *known = b->known;
+        *subday = b->subday;
+        return b->vclass;
+    }
+    if (!bind_get(&s->seen, root, root_n) && bind_set(&s->seen, root, root_n, 0, 0))
+        s->rc = UTIL_ENOMEM;
+    int vc = lint_detect_name_info(s->d, s->cfg, path, n, subday, known);
+    if (vc != LINT_VC_NONE || *known) return vc;
+    if (root_n < n) {
+        vc = lint_detect_name_info(s->d, s->cfg, root, root_n, subday, known);
+        if (vc != LINT_VC_NONE) return vc;
+    }
+    if (is_input(s, root, root_n)) {
+        *known = 1;
+        return LINT_VC_TURN; /* declared as an input of the prompt: given per request */
+    }
+    if (in_list(root, root_n, k_stable_roots) ||
+        (root_n > 6 && memcmp(root + root_n - 6, "_token", 6) == 0)) {
+        *known = 1;
+        return LINT_VC_NONE;
+    }
+    return LINT_VC_NONE;
+}
+
+/* --- expressions -------------------------------------------------------------- */
+
+enum { EM_OUTPUT = 0, EM_SET, EM_COND, EM_ARGS };
+
+typedef struct eval {
+    int vclass, subday;
+    size_t terms;         /* classed or unknown terms */
+    size_t vis_strings;   /* visible string literals */
+    size_t first_v_a, first_v_b; /* first volatile term */
+    size_t first_u_a, first_u_b; /* first unknown term */
+    int unknown;          /* an unknown term was seen */
+    int has_call;         /* a macro or function call */
+    size_t strings;       /* string literals, visible or not */
+    int concat;           /* '+' or '~': text is being built */
+    int text_terms;       /* terms bound to prompt text */
+} eval;
+
+/* Visible pieces of an expression, collected so the tag's remainder can be
+ * made quiet. */
+typedef struct vis {
+    lint_range *v;
+    size_t n, cap;
+} vis;
+
+static void vis_add(scan *s, vis *v, size_t a, size_t b) {
+    if (!v || b <= a || s->rc) return;
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 8;
+        lint_range *p = realloc(v->v, nc * sizeof *p);
+        if (!p) {
+            s->rc = UTIL_ENOMEM;
+            return;
+        }
+        v->v = p;
+        v->cap = nc;
+    }
+    v->v[v->n].start = a;
+    v->v[v->n++].end = b;
+}
+
+static size_t skip_string(const char *d, size_t i, size_t b) {
+    char q = d[i++];
+    while (i < b && d[i] != q) {
+        if (d[i] == '\\' && i + 1 < b) i++;
+        i++;
+    }
+    return i < b ? i + 1 : b;
+}
+
+/* End of the bracketed group opening at i ( '(' or '[' ), strings skipped. */
+static size_t skip_group(const char *d, size_t i, size_t b) {
+    int depth = 0;
+    while (i < b) {
+        char c = d[i];
+        if (c == '"' || c == '\'') {
+            i = skip_string(d, i, b);
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{') depth++;
+        else if (c == ')' || c == ']' || c == '}') {
+            if (--depth == 0) return i + 1;
+        }
+        i++;
+    }
+    return b;
+}
+
+static int count_alpha_words(const char *s, size_t n) {
+    int w = 0, in = 0;
+    for (size_t i = 0; i < n; i++) {
+        int a = isalpha((unsigned char)s[i]) || ((unsigned char)s[i] & 0x80);
+        if (a && !in) w++;
+        in = a;
+    }
+    return w;
+}
+
+static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv);
+
+/* Whether text has a word outside markup (<tag>, <|token|>) and escapes. */
+static int has_words(const char *p, size_t n) {
+    int run = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '<') {
+            const char *e = memchr(p + i, '>', n - i);
+            if (e) {
+                i = (size_t)(e - p);
+                run = 0;
+                continue;
+            }
+        }
+        if (p[i] == '\\') {
+            i++;
+            run = 0;
+            continue;
+        }
+        run = isalpha((unsigned char)p[i]) ? run + 1 : 0;
+        if (run >= 2) return 1;
+    }
+    return 0;
+}
+
+static int macro_index(const scan *s, const char *name, size_t n) {
+    for (size_t m = 0; m < s->n_macros; m++)
+        if (s->macros[m].name_b - s->macros[m].name_a == n &&
+            memcmp(s->t->data + s->macros[m].name_a, name, n) == 0)
+            return (int)m;
+    return -1;
+}
+
+/* Reads a term at i: a name, then .name, [..] and (..) parts. */
+static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval *ev, vis *vv,
+                        int *was_kw) {
+    const char *d = s->t->data;
+    size_t st = i;
+    if (d[i] == '$' || d[i] == '@' || d[i] == '.') i++;
+    while (i < b && lint_tmpl_is_ident(d[i])) i++;
+    size_t root_end = i;
+    int idx0 = 0, call = 0;
+    size_t call_a = 0, call_b = 0, path_end = i;
+    for (;;) {
+        if (i + 1 < b && d[i] == '.' && is_ident_start(d[i + 1])) {
+            i++;
+            while (i < b && lint_tmpl_is_ident(d[i])) i++;
+            path_end = i;
+            continue;
+        }
+        if (i < b && d[i] == '[') {
+            size_t e = skip_group(d, i, b);
+            size_t k = i + 1;
+            while (k < e && d[k] == ' ') k++;
+            if (k < e && d[k] == '0' && (k + 1 >= e || !isdigit((unsigned char)d[k + 1])) &&
+                path_end == root_end)
+                idx0 = 1;
+            i = e;
+            continue;
+        }
+        if (i < b && d[i] == '(') {
+            size_t e = skip_group(d, i, b);
+            call = 1;
+            call_a = i + 1;
+            call_b = e > call_a ? e - 1 : call_a;
+            i = e;
+            continue;
+        }
+        break;
+    }
+    *was_kw = 0;
+    const char *root = d + st;
+    size_t rn = root_end - st;
+    if (!filter && !call && in_list(root, rn, k_keywords)) {
+        *was_kw = 1;
+        return root_end;
+    }
+    if (filter) { /* a filter name: only its arguments matter */
+        if (call) eval_expr(s, call_a, call_b, EM_ARGS, ev, NULL);
+        return i;
+    }
+    int subday = 0, known = 0, vc;
+    if (call) {
+        eval sub = {0};
+        eval_expr(s, call_a, call_b, EM_ARGS, &sub, NULL);
+        vc = volatile_function(root, path_end - st, &subday);
+        if (lint_tmpl_word_is(root, rn, "strftime_now") || lint_tmpl_word_is(root, rn, "strftime")) {
+            /* the format decides: strftime_now('%H:%M') is finer than a day */
+            subday = 0;
+            for (size_t k = call_a; k < call_b && !subday; k++)
+                if (d[k] == '%') subday = format_subday(d + k, call_b - k);
+            vc = subday ? LINT_VC_CALL : LINT_VC_DAY;
+        }
+        if (sub.vclass > vc) vc = sub.vclass, subday = sub.subday;
+        known = 1;
+        ev->has_call = 1;
+        /* a call of a macro defined in this file (first pass: recorded) */
+        for (size_t m = 0; m < s->n_macros && !s->emit; m++)
+            if (s->macros[m].name_b - s->macros[m].name_a == rn &&
+                memcmp(d + s->macros[m].name_a, root, rn) == 0) {
+                if (s->n_calls == s->cap_calls) {
+                    size_t nc = s->cap_calls ? s->cap_calls * 2 : 16;
+                    call_site *p = realloc(s->calls, nc * sizeof *p);
+                    if (!p) {
+                        s->rc = UTIL_ENOMEM;
+                        break;
+                    }
+                    s->calls = p;
+                    s->cap_calls = nc;
+                }
+                call_site *cs = &s->calls[s->n_calls++];
+                cs->callee = m;
+                cs->caller = s->cur_macro_end > st ? s->cur_macro : -1;
+                cs->in_vloop = s->quiet_until > st;
+            }
+    } else {
+        vc = term_class(s, d + st, path_end - st, rn, idx0, &subday, &known);
+    }
+    int self = s->self && path_end - st == s->self_n && memcmp(d + st, s->self, s->self_n) == 0;
+    ev->terms++;
+    if (vc > ev->vclass) ev->vclass = vc;
+    ev->subday |= subday && vc != LINT_VC_NONE;
+    if (vc != LINT_VC_NONE) {
+        if (!ev->first_v_b && !self) ev->first_v_a = st, ev->first_v_b = i;
+    } else if (!known) {
+        ev->unknown = 1;
+        if (!ev->first_u_b) ev->first_u_a = st, ev->first_u_b = i;
+    }
+    bind *bt = call ? NULL : bind_get(&s->binds, d + st, path_end - st);
+    if (!bt && !call && rn < path_end - st) bt = bind_get(&s->binds, root, rn);
+    if (bt && bt->text && vc == LINT_VC_NONE) ev->text_terms++;
+    if (bt && bt->item) return i; /* an item of an unknown list: reported at its loop */
+    int mi = call ? macro_index(s, root, rn) : -1;
+    int silent = lint_tmpl_word_is(root, rn, "raise_exception") || (mi >= 0 && !s->macros[mi].text);
+    if (vc == LINT_VC_NONE && known && !silent) {
+        /* stable text the placeholder or macro call stands for (special
+         * tokens are markup); in an assignment only text built earlier */
+        int token = rn > 5 && memcmp(root + rn - 5, "token", 5) == 0;
+        int meta = lint_tmpl_word_is(root, rn, "loop") || root[0] == '@' || lint_tmpl_word_is(root, rn, "namespace") ||
+                   lint_tmpl_word_is(root, rn, "range");
+        if (!token && !meta && (mode == EM_OUTPUT || (mode == EM_SET && bt && bt->text)))
+            vis_add(s, vv, st, i);
+    }
+    return i;
+}
+
+/* Reads an expression, classing its terms and collecting its visible strings
+ * (mode EM_OUTPUT: every string that is not compared or a condition; EM_SET:
+ * strings of three words or more; others: none). */
+static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) {
+    const char *d = s->t->data;
+    size_t i = a;
+    int filter = 0, cond = 0, cmp = 0;
+    size_t pend = (size_t)-1; /* vv->n before the last visible string, until it is compared */
+    while (i < b && !s->rc) {
+        char c = d[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            i++;
+            continue;
+        }
+        if (c == '"' || c == '\'' || c == '`') {
+            size_t e = skip_string(d, i, b);
+            ev->strings++;
+            int show = !cond && !cmp && vv && (mode == EM_OUTPUT || mode == EM_SET);
+            if (show && mode == EM_SET && count_alpha_words(d + i, e - i) < 3) show = 0;
+            pend = (size_t)-1;
+            if (show) {
+                /* the string's text, escapes (\n, \") rendering as spaces */
+                pend = vv->n;
+                size_t from = i + 1, end = e > i + 1 ? e - 1 : i + 1;
+                for (size_t k = from; k < end; k++)
+                    if (d[k] == '\\' && k + 1 < end) {
+                        vis_add(s, vv, from, k);
+                        from = k + 2;
+                        k++;
+                    }
+                vis_add(s, vv, from, end);
+                ev->vis_strings++;
+            }
+            cmp = 0;
+            i = e;
+            continue;
+        }
+        if (isdigit((unsigned char)c)) {
+            while (i < b && (isalnum((unsigned char)d[i]) || d[i] == '.')) i++;
+            continue;
+        }
+        if (isalpha((unsigned char)c) || c == '_') { /* name=value: a keyword argument */
+            size_t e = i;
+            while (e < b && lint_tmpl_is_ident(d[e])) e++;
+            size_t k = e;
+            while (k < b && d[k] == ' ') k++;
+            if (k < b && d[k] == '=' && (k + 1 >= b || d[k + 1] != '=')) {
+                i = k + 1;
+                continue;
+            }
+        }
+        if (is_ident_start(c) || (c == '.' && (i + 1 >= b || is_ident_start(d[i + 1]) ||
+                                               d[i + 1] == ' ' || d[i + 1] == '}'))) {
+            int kw;
+            size_t term_start = i;
+            size_t terms0 = ev->terms;
+            size_t e = eval_term(s, i, b, cond || cmp ? EM_COND : mode, filter, ev,
+                                 cond || cmp ? NULL : vv, &kw);
+            if (e == i) e = i + 1;
+            (void)terms0;
+            if (kw) {
+                const char *w = d + term_start;
+                size_t wl = e - term_start;
+                if (lint_tmpl_word_is(w, wl, "if")) cond = 1;
+                else if (lint_tmpl_word_is(w, wl, "else")) cond = 0;
+                else if (lint_tmpl_word_is(w, wl, "is") || lint_tmpl_word_is(w, wl, "in") || lint_tmpl_word_is(w, wl, "not") ||
+                         lint_tmpl_word_is(w, wl, "eq") || lint_tmpl_word_is(w, wl, "ne")) {
+                    cmp = 1;
+                    if (pend != (size_t)-1 && vv) vv->n = pend, ev->vis_strings--;
+                }
+            }
+            pend = (size_t)-1;
+            filter = 0;
+            i = e;
+            continue;
+        }
+        if (c == '|' && (i + 1 >= b || d[i + 1] != '|')) {
+            filter = 1;
+            i++;
+            continue;
+        }
+        if (c == '=' || c == '!' || c == '<' || c == '>') {
+            if (c != '=' || (i + 1 < b && d[i + 1] == '=') || (i > a && d[i - 1] == '=')) {
+                cmp = 1;
+                /* a compared string is not text */
+                if (pend != (size_t)-1 && vv) vv->n = pend, ev->vis_strings--;
+            }
+            pend = (size_t)-1;
+            i++;
+            while (i < b && (d[i] == '=' || d[i] == '>')) i++;
+            continue;
+        }
+        if (c == '(' || c == '[') { /* grouping: read inside, same mode */
+            size_t e = skip_group(d, i, b);
+            int inert = c == '[' || cond || cmp;
+            eval_expr(s, i + 1, e > i + 1 ? e - 1 : i + 1, inert ? EM_COND : mode, ev,
+                      inert ? NULL : vv);
+            pend = (size_t)-1;
+            i = e;
+            continue;
+        }
+        if (c == '+' || c == '~' || c == ',' || c == ':' || c == ')' || c == ']') {
+            cmp = 0;
+            pend = (size_t)-1;
+        }
+        if (c == '+' || c == '~') ev->concat = 1;
+        i++;
+    }
+}
+
+/* --- the passes --------------------------------------------------------------------- */
+
+static void push_span(scan *s, lint_spanv *v, size_t a, size_t b, int vclass, int subday) {
+    if (!s->emit || s->rc || b <= a) return;
+    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL};
+    if (lint_spanv_push(v, &sp)) s->rc = UTIL_ENOMEM;
+}
+
+static void quiet(scan *s, size_t a, size_t b) {
+    if (s->emit && !s->rc && lint_text_add_quiet(s->t, a, b)) s->rc = UTIL_ENOMEM;
+}
+
+/* Makes a tag quiet except its visible pieces. */
+static void quiet_except(scan *s, const tag *g, vis *v) {
+    if (!s->emit) return;
+    size_t at = g->start;
+    for (size_t i = 0; i < (v ? v->n : 0); i++) {
+        quiet(s, at, v->v[i].start);
+        if (v->v[i].end > at) at = v->v[i].end;
+    }
+    quiet(s, at, g->end);
+}
+
+static void bind_item(scan *s, const char *name, size_t n, int cls, int subday, int known) {
+    if (bind_put(&s->binds, name, n, cls, subday, 1, 0, 1)) {
+        s->rc = UTIL_ENOMEM;
+        return;
+    }
+    bind_get(&s->binds, name, n)->item = !known;
+}
+
+/* Binds the names of a for/each/range header to the class of what it loops
+ * over (the items of an unknown list are reported once, at the loop). */
+static void bind_loop_names(scan *s, size_t names_a, size_t names_b, int cls, int subday,
+                            int known) {
+    const char *d = s->t->data;
+    for (size_t i = names_a; i < names_b && !s->rc;) {
+        if (is_ident_start(d[i])) {
+            size_t e = i + 1;
+            while (e < names_b && lint_tmpl_is_ident(d[e])) e++;
+            if (!in_list(d + i, e - i, k_keywords)) bind_item(s, d + i, e - i, cls, subday, known);
+            i = e;
+        } else {
+            i++;
+        }
+    }
+    bind_item(s, ".", 1, cls, subday, known);
+    bind_item(s, "this", 4, cls, subday, known);
+}
+
+/* Whether the term range looks like the whole tag's single value. */
+static void span_for(scan *s, const tag *g, const eval *ev, size_t *a, size_t *b) {
+    int one_line = !memchr(s->t->data + g->start, '\n', g->end - g->start);
+    if (ev->terms <= 1 && ev->vis_strings == 0 && one_line) {
+        *a = g->start;
+        *b = g->end;
+    } else {
+        *a = ev->first_v_a;
+        *b = ev->first_v_b;
+    }
+}
+
+static void do_loop(scan *s, size_t i) {
+    tag *g = &s->tags.v[i];
+    const char *d = s->t->data;
+    size_t in_a = g->a, in_b = g->b, names_a = g->kw_end, names_b = g->kw_end;
+    /* for NAMES in EXPR / #each EXPR as |NAMES| / range $i, $x := EXPR */
+    if (g->blk == BK_FOR && !g->go) {
+        size_t k = g->kw_end;
+        for (; k + 3 < g->b; k++)
+            if (d[k] == ' ' && d[k + 1] == 'i' && d[k + 2] == 'n' &&
+                (d[k + 3] == ' ' || d[k + 3] == '('))
+                break;
+        names_b = k;
+        in_a = k + 3 < g->b ? k + 3 : g->b;
+        /* drop a trailing "if cond" / "recursive" */
+        in_b = g->b;
+    } else if (g->go) {
+        const char *as = NULL;
+        for (size_t k = g->kw_end; k + 1 < g->b; k++)
+            if (d[k] == ':' && d[k + 1] == '=') as = d + k;
+        if (as) names_b = (size_t)(as - d), in_a = names_b + 2;
+        else in_a = g->kw_end;
+    } else {
+        in_a = g->kw_end;
+        for (size_t k = g->kw_end; k + 3 < g->b; k++)
+            if (d[k] == ' ' && d[k + 1] == 'a' && d[k + 2] == 's' && d[k + 3] == ' ') {
+                in_b = k;
+                names_a = k + 4, names_b = g->b;
+                break;
+            }
+    }
+    eval ev = {0};
+    eval_expr(s, in_a, in_b, EM_COND, &ev, NULL);
+    int cls = ev.vclass;
+    bind_loop_names(s, names_a, names_b, cls, ev.subday, !ev.unknown || cls != LINT_VC_NONE);
+    int emits = g->match > (long)i && lint_tmpl_body_emits(s, i, (size_t)g->match);
+    s->vloop[i] = cls != LINT_VC_NONE && emits;
+    quiet_except(s, g, NULL);
+    if (cls == LINT_VC_NONE && ev.unknown && emits && s->quiet_until <= g->start)
+        push_span(s, s->unknown, g->start, g->end, LINT_VC_NONE, 0);
+    if (!s->vloop[i] || s->quiet_until > g->start) return;
+    push_span(s, s->spans, g->start, g->end, cls, ev.subday);
+    size_t end = s->tags.v[g->match].end;
+    quiet(s, g->end, end);
+    s->quiet_until = end;
+}
+
+static void do_set(scan *s, size_t i) {
+    tag *g = &s->tags.v[i];
+    const char *d = s->t->data;
+    size_t k = g->kw_end;
+    while (k < g->b && d[k] == ' ') k++;
+    size_t na = k;
+    while (k < g->b && (lint_tmpl_is_ident(d[k]) || d[k] == '.' || d[k] == ',' || d[k] == ' ') &&
+           d[k] != '=')
+        k++;
+    size_t nb = k;
+    while (nb > na && d[nb - 1] == ' ') nb--;
+    if (k < g->b && d[k] == '=') k++;
+    eval ev = {0};
+    vis v = {0};
+    int was_seen = nb > na && bind_get(&s->seen, d + na, nb - na) != NULL;
+    s->self = d + na, s->self_n = nb - na;
+    eval_expr(s, k, g->b, EM_SET, &ev, &v);
+    s->self = NULL;
+    /* building prompt text around a new volatile term ("Today is " + today,
+     * x + '\n' + doc): the term is where the volatile value enters */
+    int builds = ev.vis_strings > 0 || (ev.concat && (ev.strings > 0 || ev.text_terms > 0));
+    const char *lastc = d + na;
+    for (size_t q = na; q < nb; q++)
+        if (d[q] == '.') lastc = d + q + 1;
+    int sys_target = nb > na && strncasecmp(lastc, "system", 6) == 0;
+    if (ev.vclass != LINT_VC_NONE && builds && ev.first_v_b && s->quiet_until <= g->start &&
+        !(sys_target && ev.vclass == LINT_VC_TURN))
+        push_span(s, s->spans, ev.first_v_a, ev.first_v_b, ev.vclass, ev.subday);
+    /* the target's class: its value's; a name read before it was assigned is
+     * an input with a default, so its name counts too */
+    int sd = 0, known = 0;
+    int name_vc = was_seen ? lint_detect_name_info(s->d, s->cfg, d + na, nb - na, &sd, &known)
+                           : LINT_VC_NONE;
+    /* the system message taken from the messages (a loop that picks the
+     * system role, messages[0]) is stable; dates put into it are not */
+    const char *last = d + na;
+    for (size_t q = na; q < nb; q++)
+        if (d[q] == '.') last = d + q + 1;
+    int sysname = nb > na && strncasecmp(last, "system", 6) == 0;
+    int val = ev.vclass == LINT_VC_TURN && sysname ? LINT_VC_NONE : ev.vclass;
+    int cls = val > name_vc ? val : name_vc;
+    int text = ev.vis_strings > 0 || ev.text_terms > 0;
+    if (nb > na && bind_put(&s->binds, d + na, nb - na, cls, ev.subday | sd,
+                            !ev.unknown || cls != LINT_VC_NONE, text, 0))
+        s->rc = UTIL_ENOMEM;
+    quiet_except(s, g, s->quiet_until > g->start ? NULL : &v);
+    free(v.v);
+}
+
+/* `name arg ...` (a Handlebars or Go helper such as `recall $input`, `json x`):
+ * the helper's name is not a value; returns where the arguments start. */
+static size_t skip_helper(const scan *s, size_t a, size_t b) {
+    const char *d = s->t->data;
+    if (a >= b || !(isalpha((unsigned char)d[a]) || d[a] == '_')) return a;
+    size_t e = a;
+    while (e < b && (lint_tmpl_is_ident(d[e]) || d[e] == '-')) e++;
+    if (e >= b || (d[e] != ' ' && d[e] != '\t')) return a;
+    if (in_list(d + a, e - a, k_keywords) && !lint_tmpl_word_is(d + a, e - a, "printf") &&
+        !lint_tmpl_word_is(d + a, e - a, "print") && !lint_tmpl_word_is(d + a, e - a, "len") &&
+        !lint_tmpl_word_is(d + a, e - a, "index"))
+        return a;
+    size_t k = e;
+    while (k < b && (d[k] == ' ' || d[k] == '\t')) k++;
+    if (k < b && (is_ident_start(d[k]) || d[k] == '"' || d[k] == '\'' || d[k] == '.' ||
+                  d[k] == '(')) {
+        size_t w = k;
+        while (w < b && lint_tmpl_is_ident(d[w])) w++;
+        /* `a and b`, `a if c else d`, `x is defined`: Jinja, not a helper */
+        if (in_list(d + k, w - k, k_keywords) && w > k) return a;
+        return k;
+    }
+    return a;
+}
+
+static void do_expr(scan *s, size_t i) {
+    tag *g = &s->tags.v[i];
+    eval ev = {0};
+    vis v = {0};
+    eval_expr(s, skip_helper(s, g->a, g->b), g->b, EM_OUTPUT, &ev, &v);
+    int inside = s->quiet_until > g->start;
+    if (!inside && ev.vclass != LINT_VC_NONE) {
+        size_t a, b;
+        span_for(s, g, &ev, &a, &b);
+        push_span(s, s->spans, a, b, ev.vclass, ev.subday);
+    } else if (!inside && ev.unknown && !ev.has_call) {
+        /* no name or binding says: the words before it may */
+        int sd = 0;
+        int wc = lint_detect_context_class(s->d, s->t, g->start, &sd);
+        if (wc != LINT_VC_NONE) push_span(s, s->spans, g->start, g->end, wc, sd);
+        else if (ev.terms <= 1) push_span(s, s->unknown, g->start, g->end, LINT_VC_NONE, 0);
+        else push_span(s, s->unknown, ev.first_u_a, ev.first_u_b, LINT_VC_NONE, 0);
+        v.n = 0; /* an unknown value is not known stable text */
+    }
+    quiet_except(s, g, inside ? NULL : &v);
+    free(v.v);
+}
+
+static void do_macro_open(scan *s, size_t i) {
+    tag *g = &s->tags.v[i];
+    const char *d = s->t->data;
+    size_t k = g->kw_end;
+    while (k < g->b && d[k] == ' ') k++;
+    size_t na = k;
+    while (k < g->b && lint_tmpl_is_ident(d[k])) k++;
+    /* parameters hold what the caller passes: known, classed at the call */
+    for (size_t p = k; p < g->b && !s->rc; p++)
+        if (is_ident_start(d[p])) {
+            size_t e = p;
+            while (e < g->b && lint_tmpl_is_ident(d[e])) e++;
+            if (bind_put(&s->binds, d + p, e - p, LINT_VC_NONE, 0, 1, 0, 1)) s->rc = UTIL_ENOMEM;
+            while (e < g->b && d[e] != ',') e++;
+            p = e;
+        }
+    quiet_except(s, g, NULL);
+    if (s->emit) {
+        for (size_t m = 0; m < s->n_macros; m++)
+            if (s->macros[m].open == (long)i && s->macros[m].quiet && s->quiet_until <= g->start) {
+                quiet(s, g->end, s->macros[m].end);
+                s->quiet_until = s->macros[m].end;
+            }
+        return;
+    }
+    if (s->n_macros == s->cap_macros) {
+        size_t nc = s->cap_macros ? s->cap_macros * 2 : 8;
+        macro *p = realloc(s->macros, nc * sizeof *p);
+        if (!p) {
+            s->rc = UTIL_ENOMEM;
+            return;
+        }
+        s->macros = p;
+        s->cap_macros = nc;
+    }
+    macro *m = &s->macros[s->n_macros];
+    m->name_a = na, m->name_b = k, m->open = (long)i, m->close = g->match;
+    m->end = g->match > (long)i ? s->tags.v[g->match].end : g->end;
+    m->quiet = 0;
+    m->text = 0;
+    /* does the body render words: text between tags, strings it outputs, or
+     * what it outputs that is not a string (a value) */
+    size_t close = g->match > (long)i ? (size_t)g->match : i;
+    for (size_t t2 = i; t2 < close && !m->text; t2++) {
+        const tag *x = &s->tags.v[t2], *y = &s->tags.v[t2 + 1];
+        if (has_words(d + x->end, y->start - x->end)) m->text = 1;
+        if (t2 > i && x->kind == TK_EXPR) {
+            for (size_t q = x->a; q < x->b && !m->text; q++) {
+                if (d[q] != '"' && d[q] != '\'') {
+                    if (is_ident_start(d[q]) && !(q + 3 < x->b && !memcmp(d + q, "raise", 5))) {
+                        size_t e2 = q;
+                        while (e2 < x->b && (lint_tmpl_is_ident(d[e2]) || d[e2] == '.')) e2++;
+                        int tok = e2 - q > 5 && !memcmp(d + e2 - 5, "token", 5);
+                        if (!in_list(d + q, e2 - q, k_keywords) && !tok && e2 < x->b &&
+                            d[e2] != '(')
+                            m->text = 1;
+                        q = e2 - 1;
+                    }
+                    continue;
+                }
+                size_t e = skip_string(d, q, x->b);
+                if (has_words(d + q + 1, e - q - 2 < e ? e - q - 2 : 0)) m->text = 1;
+                q = e - 1;
+            }
+        }
+    }
+    s->cur_macro = (long)s->n_macros++;
+    s->cur_macro_end = m->end;
+}
+
+/* A macro is part of a volatile loop when it is called, and every call is
+ * inside such a loop or inside a macro that is (a fixpoint over the calls). */
+static void resolve_macros(scan *s) {
+    for (size_t m = 0; m < s->n_macros; m++) {
+        int any = 0;
+        for (size_t c = 0; c < s->n_calls; c++) any |= s->calls[c].callee == m;
+        s->macros[m].quiet = any;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t c = 0; c < s->n_calls; c++) {
+            const call_site *cs = &s->calls[c];
+            macro *m = &s->macros[cs->callee];
+            if (!m->quiet || cs->in_vloop) continue;
+            if (cs->caller >= 0 && s->macros[cs->caller].quiet) continue;
+            m->quiet = 0;
+            changed = 1;
+        }
+    }
+}
+
+static void run_pass(scan *s) {
+    bind_clear(&s->binds);
+    bind_clear(&s->seen);
+    s->quiet_until = 0;
+    s->cur_macro = -1;
+    s->cur_macro_end = 0;
+    for (size_t i = 0; i < s->tags.n && !s->rc; i++) {
+        tag *g = &s->tags.v[i];
+        if (s->emit && !s->rc && lint_text_add_tag(s->t, g->start, g->end)) s->rc = UTIL_ENOMEM;
+        switch (g->kind) {
+        case TK_EXPR:
+            do_expr(s, i);
+            break;
+        case TK_SET:
+            do_set(s, i);
+            break;
+        case TK_OPEN:
+            if (g->blk == BK_FOR || g->blk == BK_HB_EACH || g->blk == BK_HB_SECTION) do_loop(s, i);
+            else if (g->blk == BK_MACRO) do_macro_open(s, i);
+            else {
+                /* conditions are read for the names they mention (inputs) */
+                eval ev = {0};
+                eval_expr(s, g->kw_end, g->b, g->blk == BK_CALL ? EM_ARGS : EM_COND, &ev, NULL);
+                quiet_except(s, g, NULL);
+            }
+            break;
+        case TK_MID: {
+            eval ev = {0};
+            eval_expr(s, g->kw_end > g->a ? g->kw_end : lint_tmpl_word_end(s->t->data, g->a, g->b), g->b,
+                      EM_COND, &ev, NULL);
+            quiet_except(s, g, NULL);
+            break;
+        }
+        case TK_INCLUDE: /* renders another file: stable text */
+            break;
+        default:
+            quiet_except(s, g, NULL);
+        }
+    }
+}
+
+/* --- frontmatter ---------------------------------------------------------------------- */
+
+static int add_input(scan *s, const char *p, size_t n) {
+    while (n > 0 && (p[n - 1] == '?' || p[n - 1] == ' ')) n--;
+    if (!n) return UTIL_OK;
+    char **v = realloc(s->inputs, (s->n_inputs + 1) * sizeof *v);
+    if (!v) return UTIL_ENOMEM;
+    s->inputs = v;
+    if (!(v[s->n_inputs] = strndup(p, n))) return UTIL_ENOMEM;
+    s->n_inputs++;
+    return UTIL_OK;
+}
+
+/* Names a prompt declares as its inputs: prompty `inputs:` (a map, or a list of
+ * `- name: x`) and `sample:` keys, dotprompt `input: schema:` keys. */
+static int read_inputs(scan *s, size_t first, size_t last) {
+    const lint_text *t = s->t;
+    int section = 0; /* 1 inputs/sample map, 2 dotprompt input (schema under it) */
+    size_t key_indent = (size_t)-1;
+    for (size_t i = first; i <= last; i++) {
+        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+        size_t ind = 0;
+        while (p + ind < e && p[ind] == ' ') ind++;
+        const char *q = p + ind;
+        if (q >= e || *q == '#') continue;
+        const char *colon = memchr(q, ':', (size_t)(e - q));
+        if (ind == 0) {
+            section = 0;
+            key_indent = (size_t)-1;
+            if (colon && (lint_tmpl_word_is(q, (size_t)(colon - q), "inputs") ||
+                          lint_tmpl_word_is(q, (size_t)(colon - q), "sample")))
+                section = 1;
+            else if (colon && lint_tmpl_word_is(q, (size_t)(colon - q), "input"))
+                section = 2;
+            continue;
+        }
+        if (!section) continue;
+        if (section == 2) {
+            if (colon && lint_tmpl_word_is(q, (size_t)(colon - q), "schema")) section = 1, key_indent = (size_t)-1;
+            continue;
+        }
+        if (q[0] == '-' && q + 1 < e) { /* - name: x */
+            const char *r = q + 1;
+            while (r < e && *r == ' ') r++;
+            if ((size_t)(e - r) > 5 && memcmp(r, "name:", 5) == 0) {
+                r += 5;
+                while (r < e && *r == ' ') r++;
+                const char *re = r;
+                while (re < e && (lint_tmpl_is_ident(*re))) re++;
+                if (add_input(s, r, (size_t)(re - r))) return UTIL_ENOMEM;
+            }
+            continue;
+        }
+        if (key_indent == (size_t)-1) key_indent = ind;
+        if (ind != key_indent || !colon) continue;
+        const char *ke = q;
+        while (ke < colon && (lint_tmpl_is_ident(*ke) || *ke == '?')) ke++;
+        if (ke == colon && add_input(s, q, (size_t)(ke - q))) return UTIL_ENOMEM;
+    }
+    return UTIL_OK;
+}
+
+/* Frontmatter lines (lint_text marks `---` on line 1; a .prompt file may open
+ * with '#' comment lines first). Returns the last line, or (size_t)-1. */
+static size_t frontmatter(lint_text *t, const char *rel) {
+    size_t n = t->n_lines, start = 0;
+    size_t rl = strlen(rel);
+    if (rl > 7 && strcasecmp(rel + rl - 7, ".prompt") == 0) {
+        while (start < n) {
+            const char *p = t->data + t->line_start[start];
+            size_t l = lint_text_line_end(t, start) - t->line_start[start];
+            if (l == 0 || p[0] == '#') start++;
+            else break;
+        }
+    }
+    if (start >= n) return (size_t)-1;
+    const char *p = t->data + t->line_start[start], *e = t->data + lint_text_line_end(t, start);
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    if (e - p != 3 || memcmp(p, "---", 3) != 0) return (size_t)-1;
+    for (size_t i = start + 1; i < n; i++) {
+        const char *q = t->data + t->line_start[i], *qe = t->data + lint_text_line_end(t, i);
+        while (qe > q && (qe[-1] == ' ' || qe[-1] == '\t')) qe--;
+        if (qe - q == 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0)) {
+            for (size_t k = 0; k <= i; k++) t->flags[k] |= LINT_LF_FRONTMATTER;
+            return i;
+        }
+    }
+    return (size_t)-1;
+}
+
+/* --- the entry point ----------------------------------------------------------------- */
+
+int lint_tmpl_name(const char *rel) {
+    static const char *const k_ext[] = {".j2", ".jinja", ".jinja2", ".njk", ".mustache", ".hbs",
+                                        ".handlebars", ".tmpl", ".tpl", ".liquid", ".prompt",
+                                        ".prompty", NULL};
+    size_t rl = strlen(rel);
+    for (const char *const *e = k_ext; *e; e++) {
+        size_t el = strlen(*e);
+        if (rl > el && strcasecmp(rel + rl - el, *e) == 0) return 1;
+    }
+    const char *b = strrchr(rel, '/');
+    return strcasecmp(b ? b + 1 : rel, "skprompt.txt") == 0;
+}
+
+/* Markdown whose {x} fields are not rendered: not a VS Code prompt file
+ * (.prompt.md, .instructions.md, .chatmode.md fill ${input:x}, ${file}). */
+static int markdown_name(const char *rel) {
+    static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
+    static const char *const k_vs[] = {".prompt.md", ".instructions.md", ".chatmode.md", NULL};
+    size_t rl = strlen(rel);
+    for (const char *const *e = k_vs; *e; e++)
+        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 0;
+    for (const char *const *e = k_md; *e; e++)
+        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
+    return 0;
+}
+
+/* A file of another extension is a template when statements ({% %}) or block
+ * tags ({{#x}}, {{/x}}) appear outside its code spans. */
+static int has_statements(const lint_text *t) {
+    const char *d = t->data;
+    closer c = {"%}", 0, 0, 0};
+    for (size_t i = 0; i + 2 < t->len;) {
+        const char *o = memchr(d + i, '{', t->len - i - 2);
+        if (!o) return 0;
+        i = (size_t)(o - d);
+        if (!lint_text_in_code(t, i)) {
+            if (d[i + 1] == '{' && (d[i + 2] == '#' || d[i + 2] == '/')) return 1;
+            if (d[i + 1] == '%') {
+                size_t e = lint_tmpl_next_plain(d, t->len, i + 2, &c);
+                if (e == (size_t)-1) return 0;
+                if (e <= lint_text_line_end(t, lint_text_line_of(t, i)) ||
+                    e - i < 4096)
+                    return 1;
+            }
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* Role of a role marker: a {{role "x"}} tag or a line that is only a role
+ * word ("assistant:", "# user:"). 0 none, 1 user/system, 2 assistant. */
+static int role_of(const char *p, size_t n) {
+    static const char *const k_asst[] = {"assistant", "model", "ai", "bot", NULL};
+    static const char *const k_user[] = {"user", "human", "system", NULL};
+    while (n > 0 && (*p == '#' || *p == '*' || *p == ' ' || *p == '"' || *p == '\'')) p++, n--;
+    while (n > 0 && (p[n - 1] == ':' || p[n - 1] == '*' || p[n - 1] == ' ' || p[n - 1] == '"' ||
+                     p[n - 1] == '\'' || p[n - 1] == '\r'))
+        n--;
+    for (const char *const *w = k_asst; *w; w++)
+        if (strlen(*w) == n && strncasecmp(p, *w, n) == 0) return 2;
+    for (const char *const *w = k_user; *w; w++)
+        if (strlen(*w) == n && strncasecmp(p, *w, n) == 0) return 1;
+    return 0;
+}
+
+/* Text after the last role marker, when that marker is the assistant's and a
+ * user turn came before it, is a prefill of the answer, not prompt text that
+ * could be cached ahead of the request. */
+static void mark_prefill(scan *s) {
+    lint_text *t = s->t;
+    const char *d = t->data;
+    size_t last_line = (size_t)-1;
+    int last_role = 0, saw_user = 0, user_before_last = 0;
+    size_t ti = 0;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        size_t ls = t->line_start[i], le = lint_text_line_end(t, i);
+        int role = 0;
+        for (; ti < s->tags.n && s->tags.v[ti].start < le; ti++) {
+            const tag *g = &s->tags.v[ti];
+            if (g->start < ls) continue;
+            size_t a = g->a;
+            if (d[a] == '#') a++;
+            if (g->b - a > 5 && memcmp(d + a, "role", 4) == 0 && (d[a + 4] == ' '))
+                role = role_of(d + a + 5, g->b - a - 5);
+        }
+        if (!role && !(t->flags[i] & (LINT_LF_FENCE | LINT_LF_FRONTMATTER)) && le - ls < 40)
+            role = role_of(d + ls, le - ls);
+        if (!role) continue;
+        if (role == 1) saw_user = 1;
+        if (role == 2) user_before_last = saw_user;
+        last_role = role;
+        last_line = i;
+    }
+    if (last_role != 2 || !user_before_last) return;
+    for (size_t i = last_line + 1; i < t->n_lines; i++) t->flags[i] |= LINT_LF_PREFILL;
+}
+
+static void mark_no_output(lint_text *t) {
+    for (size_t i = 0; i < t->n_lines; i++) {
+        t->flags[i] &= (unsigned char)~LINT_LF_NO_OUTPUT; /* lint_text's guess, redone here */
+        if (t->flags[i] & LINT_LF_FRONTMATTER) {
+            t->flags[i] |= LINT_LF_NO_OUTPUT;
+            continue;
+        }
+        size_t s = t->line_start[i], e = lint_text_line_end(t, i);
+        int any_tag = 0, text = 0;
+        for (size_t k = s; k < e && !text;) {
+            if (lint_text_in_quiet(t, k)) {
+                any_tag = 1;
+                size_t q = lint_text_quiet_end(t, k);
+                k = q > k ? q : k + 1;
+                continue;
+            }
+            if (!isspace((unsigned char)t->data[k])) text = 1;
+            k++;
+        }
+        if (any_tag && !text) t->flags[i] |= LINT_LF_NO_OUTPUT;
+    }
+}
+
+int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, const char *rel,
+                   lint_spanv *spans, lint_spanv *unknown, util_err *err) {
+    scan s;
+    memset(&s, 0, sizeof s);
+    s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
+    t->is_template = lint_tmpl_name(rel) || has_statements(t);
+    t->fill_ins = !t->is_template && markdown_name(rel);
+    size_t fm = frontmatter(t, rel);
+    int rc = UTIL_OK;
+    if (fm != (size_t)-1) {
+        rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));
+        if (!rc) rc = read_inputs(&s, 0, fm);
+    }
+    if (!rc) rc = lint_tmpl_tokenize(&s);
+    if (!rc) rc = lint_tmpl_match_blocks(&s);
+    if (!rc) rc = lint_tmpl_count_emitting(&s);
+    if (!rc) {
+        s.emit = 0; /* first pass: macros and their call sites */
+        run_pass(&s);
+        resolve_macros(&s);
+        s.emit = 1;
+        if (!s.rc) run_pass(&s);
+        rc = s.rc;
+    }
+    lint_text_ranges_finish(t);
+    if (!rc) mark_no_output(t);
+    if (!rc) mark_prefill(&s);
+    bind_clear(&s.binds);
+    bind_clear(&s.seen);
+    for (size_t i = 0; i < s.n_inputs; i++) free(s.inputs[i]);
+    free(s.inputs);
+    free(s.macros);
+    free(s.calls);
+    free(s.tags.v);
+    free(s.emit_before);
+    free(s.vloop);
+    if (rc) return util_err_set(err, rc, "out of memory");
+    return UTIL_OK;
+}

@@ -1,0 +1,130 @@
+/* linter/lint_tmpl_impl.h: what lint_tmpl.c (the passes) and
+ * lint_tmpl_tags.c (tokenizing tags, matching blocks) share: tags, bindings
+ * and the scanner's state. Private to those two files. */
+#ifndef LINT_TMPL_IMPL_H
+#define LINT_TMPL_IMPL_H
+
+#include <ctype.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "lint_config.h"
+#include "lint_detect.h"
+#include "lint_text.h"
+
+/* --- tags --------------------------------------------------------------------- */
+
+enum {
+    TK_EXPR = 0, /* output: {{ x }} */
+    TK_COMMENT,
+    TK_SET,      /* {% set x = e %} */
+    TK_OPEN,     /* a block opener (see blk) */
+    TK_CLOSE,    /* a block closer */
+    TK_MID,      /* elif / else */
+    TK_INCLUDE,  /* renders another file: stable text */
+    TK_ROLE,     /* {{role "user"}}: a role marker */
+    TK_OTHER     /* any other statement: renders nothing */
+};
+
+enum { BK_NONE = 0, BK_FOR, BK_IF, BK_SET, BK_MACRO, BK_CALL, BK_OTHER, BK_HB_EACH,
+       BK_HB_SECTION, BK_HB_IF, BK_GO };
+
+typedef struct tag {
+    size_t start, end;   /* the whole tag */
+    size_t a, b;         /* the inside, without delimiters and whitespace control */
+    int kind, blk;
+    int go;              /* a Go template action (closed by {{ end }}) */
+    long match;          /* index of the matching closer/opener, -1 if none */
+    size_t kw_end;       /* inside: end of the keyword ("for", "#each", ...) */
+} tag;
+
+typedef struct tagv {
+    tag *v;
+    size_t n, cap;
+} tagv;
+
+/* --- bindings: name -> class (open addressing) ------------------------------- */
+
+typedef struct bind {
+    char *name;
+    int vclass, known, subday;
+    int text; /* its value holds prompt text (a string, or text of another) */
+    int item; /* an item of a list nothing classes: neither stable text nor volatile */
+} bind;
+
+typedef struct bindtab {
+    bind *v;
+    size_t cap, n;
+} bindtab;
+
+/* --- the scanner state ----------------------------------------------------------- */
+
+typedef struct macro {
+    size_t name_a, name_b; /* the name in the text */
+    long open, close;      /* tag indexes */
+    size_t end;            /* end of the closing tag */
+    int quiet;             /* every call renders it inside a volatile loop */
+    int text;              /* its body renders words (not only markup) */
+} macro;
+
+/* A call of a macro: where it stands decides whether the macro's body is
+ * part of a volatile loop. */
+typedef struct call_site {
+    size_t callee;
+    long caller;  /* the macro whose body holds the call, or -1 */
+    int in_vloop; /* inside the body of a loop over volatile data */
+} call_site;
+
+typedef struct scan {
+    const lint_detect *d;
+    const lint_config *cfg;
+    lint_text *t;
+    tagv tags;
+    bindtab binds;
+    bindtab seen;    /* names read before any assignment: inputs of the template */
+    const char *self; /* the target of the {% set %} being read */
+    size_t self_n;
+    char **inputs; /* names declared in the frontmatter (inputs:, input.schema:, sample:) */
+    size_t n_inputs;
+    macro *macros;
+    size_t n_macros, cap_macros;
+    call_site *calls;
+    size_t n_calls, cap_calls;
+    long cur_macro;          /* the macro whose body is being read, or -1 */
+    size_t cur_macro_end;
+    size_t *emit_before;     /* per tag: emitting items before it */
+    unsigned char *vloop;    /* per tag: an emitting loop over volatile data */
+    int emit;                /* second pass: spans and quiet ranges */
+    size_t quiet_until;      /* inside a quiet body up to here */
+    lint_spanv *spans, *unknown;
+    int rc;
+} scan;
+
+/* The next occurrence of a closing delimiter at or after a position, cached
+ * so that scanning a file with many unclosed openers stays linear. */
+typedef struct closer {
+    const char *s;
+    size_t next;
+    int valid, none;
+} closer;
+
+static inline int lint_tmpl_is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+static inline int lint_tmpl_word_is(const char *s, size_t n, const char *w) {
+    return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* The next closing delimiter c->s at or after from, or (size_t)-1. */
+size_t lint_tmpl_next_plain(const char *d, size_t len, size_t from, closer *c);
+/* End of the identifier (or '*') run at i, before b. */
+size_t lint_tmpl_word_end(const char *d, size_t i, size_t b);
+/* Finds every tag of s->t into s->tags, classed (UTIL_OK or UTIL_ENOMEM). */
+int lint_tmpl_tokenize(scan *s);
+/* Pairs openers with closers (tag.match). */
+int lint_tmpl_match_blocks(scan *s);
+/* Fills s->emit_before and allocates s->vloop. */
+int lint_tmpl_count_emitting(scan *s);
+/* Whether the body between tags open and close renders anything. */
+int lint_tmpl_body_emits(const scan *s, size_t open, size_t close);
+
+#endif

@@ -1,0 +1,423 @@
+/* tests/test_gemma3.c: Gemma 3 270M (models/gemma-3-270m-q4_k_m.gguf, `make
+ * model-gemma3`) on the real file: the forward pass against llama.cpp's
+ * goldens (tests/golden/gemma3/), batch invariance
+ * across a sliding window, the tokenizer on the 262k vocabulary, the
+ * window-aware KV formula and what `cachet info` reads; generate --chat,
+ * bench, bench cache, the agent and serve run on it. Every case skips, with the reason, when the model
+ * is absent; none of it needs Python or llama.cpp at test time. */
+#include <curl/curl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "check.h"
+#include "golden_io.h"
+#include "helpers.h"
+#include "proc.h"
+
+/* The same bounds as SmolLM2's goldens (test_engine.c says why): the default
+ * path within 1.5x the larger of llama.cpp's own flash-attention spread and
+ * the float64 reference's distance from llama.cpp (when present); the exact
+ * path within 1e-2 of the float64 reference. */
+#define LOGIT_TOL_MIN 2e-2
+#define SPREAD_FACTOR 1.5
+#define EXACT_TOL 1e-2
+#define N_CTX 4096
+
+/* $CACHET_GEMMA3_MODEL, else models/gemma-3-270m-q4_k_m.gguf; NULL if absent. */
+static const char *gemma_path(void) {
+    static char buf[4096];
+    const char *m = getenv("CACHET_GEMMA3_MODEL");
+    if (m && *m) return m;
+    snprintf(buf, sizeof buf, "%s/models/gemma-3-270m-q4_k_m.gguf", check_root());
+    return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+/* --- golden rows (tests/golden/gemma3/logits_index.tsv) ------------------- */
+
+typedef struct grow {
+    char name[64];
+    int32_t *prompt, *greedy;
+    size_t n_prompt, n_greedy;
+    double margins[64];
+} grow;
+
+static int load_rows(grow *rows, int max) {
+    size_t len;
+    char *idx = golden_read("gemma3/logits_index.tsv", &len);
+    if (!idx) {
+        CHECK_MSG(0, "tests/golden/gemma3/logits_index.tsv missing");
+        return 0;
+    }
+    int k = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(idx, "\n", &save); line && k < max; line = strtok_r(NULL, "\n", &save)) {
+        char *f[8];
+        if (line[0] == '#' || golden_fields(line, f, 8) < 7) continue;
+        grow *r = &rows[k++];
+        snprintf(r->name, sizeof r->name, "%s", f[0]);
+        r->prompt = golden_ids(f[1], &r->n_prompt);
+        r->greedy = golden_ids(f[2], &r->n_greedy);
+        if (r->n_greedy > 64) r->n_greedy = 64;
+        char *p = f[6];
+        for (size_t i = 0; i < r->n_greedy; i++) {
+            char *end;
+            r->margins[i] = strtod(p, &end);
+            p = end;
+        }
+    }
+    free(idx);
+    return k;
+}
+
+static void free_rows(grow *rows, int n) {
+    for (int i = 0; i < n; i++) {
+        free(rows[i].prompt);
+        free(rows[i].greedy);
+    }
+}
+
+/* tests/golden/gemma3/<kind>_<name>.f32 (float32[n_vocab]); NULL if absent. */
+static float *read_f32(const char *kind, const char *name, int nv) {
+    char file[160];
+    snprintf(file, sizeof file, "gemma3/%s_%s.f32", kind, name);
+    size_t len;
+    float *v = (float *)golden_read(file, &len);
+    if (v && len != (size_t)nv * sizeof(float)) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* llama.cpp's flash-attention spread for a prompt (0 if unknown). */
+static double spread_of(const char *name) {
+    size_t len;
+    char *data = golden_read("gemma3/spread.tsv", &len);
+    double v = 0;
+    char *save = NULL;
+    for (char *line = data ? strtok_r(data, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[3];
+        if (line[0] != '#' && golden_fields(line, f, 3) == 3 && strcmp(f[0], name) == 0) v = atof(f[1]);
+    }
+    free(data);
+    return v;
+}
+
+static double max_abs(const float *a, const float *b, int n) {
+    double mx = 0;
+    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
+    return mx;
+}
+
+/* The last position's logits of ids evaluated in chunks of batch (malloc'd). */
+static float *eval_logits(eng_model *m, const int32_t *ids, int n, int batch) {
+    eng_seq *s = NULL;
+    util_err err;
+    float *lg = malloc((size_t)eng_model_n_vocab(m) * sizeof(float));
+    int rc = eng_seq_new(&s, m, N_CTX, &err);
+    if (rc == 0) {
+        eng_seq_set_batch(s, batch);
+        rc = eng_seq_eval(s, ids, n, lg, &err);
+    }
+    CHECK_MSG(rc == 0, "eval: %s", rc ? err.msg : "");
+    eng_seq_free(s);
+    if (rc) {
+        free(lg);
+        return NULL;
+    }
+    return lg;
+}
+
+/* Greedy continuation of n_gen tokens after the prompt (no stop at EOG). */
+static void greedy(eng_model *m, const int32_t *ids, int n, int n_gen, int32_t *out) {
+    eng_seq *s = NULL;
+    util_err err;
+    int nv = eng_model_n_vocab(m);
+    float *lg = malloc((size_t)nv * sizeof(float));
+    if (eng_seq_new(&s, m, N_CTX, &err) || eng_seq_eval(s, ids, n, lg, &err)) {
+        CHECK_MSG(0, "greedy: %s", err.msg);
+        n_gen = 0;
+    }
+    for (int i = 0; i < n_gen; i++) {
+        out[i] = eng_argmax(lg, nv);
+        if (i + 1 < n_gen && eng_seq_eval(s, &out[i], 1, lg, &err)) {
+            CHECK_MSG(0, "greedy step: %s", err.msg);
+            break;
+        }
+    }
+    eng_seq_free(s);
+    free(lg);
+}
+
+/* --- the forward pass ------------------------------------------------------- */
+
+/* The default path against llama.cpp. */
+static void test_golden(eng_model *m) {
+    grow rows[16];
+    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), longest = 0;
+    for (int i = 0; i < n; i++) {
+        grow *r = &rows[i];
+        float *ref = read_f32("logits", r->name, nv);
+        CHECK_MSG(ref != NULL, "golden logits of '%s'", r->name);
+        float *lg = ref ? eval_logits(m, r->prompt, (int)r->n_prompt, 64) : NULL;
+        if (lg) {
+            float *exact = read_f32("float", r->name, nv);
+            double dist = exact ? max_abs(exact, ref, nv) : 0;
+            free(exact);
+            double tol = fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * fmax(spread_of(r->name), dist));
+            double err = max_abs(lg, ref, nv);
+            CHECK_MSG(err <= tol, "prompt '%s': max abs logit error %.5f > %.3g", r->name, err, tol);
+            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "prompt '%s': top-1 differs", r->name);
+            int32_t out[64];
+            greedy(m, r->prompt, (int)r->n_prompt, (int)r->n_greedy, out);
+            size_t agree = th_ids_agree(out, r->greedy, r->n_greedy), robust = 0;
+            while (robust < r->n_greedy && r->margins[robust] >= tol) robust++;
+            CHECK_MSG(agree >= robust, "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
+                      "is %.3f (bound %.3f)", r->name, agree, agree < 64 ? r->margins[agree] : 0.0, tol);
+            fprintf(stderr, "  llama.cpp %-15s %5zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
+                    "%2zu/%zu (decided steps: %zu)\n", r->name, r->n_prompt, err, tol, agree, r->n_greedy, robust);
+            if ((int)r->n_prompt > longest) longest = (int)r->n_prompt;
+        }
+        free(lg);
+        free(ref);
+    }
+    CHECK_MSG(n >= 6, "only %d golden prompts", n);
+    CHECK_MSG(longest > 2000, "no golden prompt longer than 2,000 tokens (longest %d)", longest);
+    free_rows(rows, n);
+}
+
+/* The exact path (f32 activations) against the float64 reference
+ * (tests/golden/gen_float_ref.py over the same dequantized weights): the
+ * last position's logits within EXACT_TOL and the same top-1 for every
+ * prompt whose float_<name>.f32 is committed, and the 64 greedy tokens where
+ * float_index.tsv lists them. */
+static void test_exact(eng_model *m) {
+    grow rows[16];
+    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), checked = 0;
+    size_t len;
+    char *idx = golden_read("gemma3/float_index.tsv", &len);
+    for (int i = 0; i < n; i++) {
+        grow *r = &rows[i];
+        float *ref = read_f32("float", r->name, nv);
+        if (!ref) continue;
+        float *lg = eval_logits(m, r->prompt, (int)r->n_prompt, 64);
+        if (lg) {
+            double err = max_abs(lg, ref, nv);
+            CHECK_MSG(err <= EXACT_TOL, "exact '%s': max abs logit error %.5f > %g", r->name, err, EXACT_TOL);
+            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "exact '%s': top-1 differs", r->name);
+            fprintf(stderr, "  float64   %-15s %5zu tokens  max|dlogit| %.5f\n", r->name, r->n_prompt, err);
+            checked++;
+        }
+        free(lg);
+        free(ref);
+        /* the greedy continuation, when the reference listed it */
+        char *copy = idx ? strdup(idx) : NULL, *save = NULL;
+        for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+            char *f[3];
+            if (line[0] == '#' || golden_fields(line, f, 3) < 2 || strcmp(f[0], r->name) != 0) continue;
+            size_t ng;
+            int32_t *want = golden_ids(f[1], &ng), out[64];
+            if (ng > 64) ng = 64;
+            greedy(m, r->prompt, (int)r->n_prompt, (int)ng, out);
+            size_t agree = th_ids_agree(out, want, ng);
+            CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu", r->name,
+                      agree);
+            free(want);
+        }
+        free(copy);
+    }
+    CHECK_MSG(checked >= 3, "only %d float-reference prompts checked", checked);
+    free(idx);
+    free_rows(rows, n);
+}
+
+/* The long golden prompt's logits do not depend on the chunking (chunks
+ * straddling the 512-position window) or the thread count. */
+static void test_batch_invariance(eng_model *m1, eng_model *m2) {
+    grow rows[16];
+    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m2);
+    grow *r = NULL;
+    for (int i = 0; i < n; i++)
+        if (!r || rows[i].n_prompt > r->n_prompt) r = &rows[i];
+    if (!r || r->n_prompt < 600) {
+        CHECK_MSG(0, "no long golden prompt");
+        free_rows(rows, n);
+        return;
+    }
+    int np = 600; /* past the window, short enough for the suite */
+    float *ref = eval_logits(m2, r->prompt, np, 64);
+    static const int batches[] = {1, 17, 511, 512};
+    for (size_t i = 0; ref && i < sizeof batches / sizeof *batches; i++) {
+        float *lg = eval_logits(m2, r->prompt, np, batches[i]);
+        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0, "batch %d: logits differ from batch 64",
+                  batches[i]);
+        free(lg);
+    }
+    if (ref && m1) {
+        float *lg = eval_logits(m1, r->prompt, np, 100);
+        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0, "1 thread vs 2 threads: logits differ");
+        free(lg);
+    }
+    free(ref);
+    free_rows(rows, n);
+}
+
+/* --- memory and metadata (cachet kv, cachet info) ------------------------- */
+
+/* The window-aware formula on shapes alone: Gemma 3 27B at 128k (62 layers,
+ * 52 sliding over 1,024 positions, 16 kv heads of 128: the issue's ~66.6 GB
+ * keep-everything vs ~11 GB) and a model without a window. */
+static void test_kv_formula(void) {
+    eng_model_shape g27 = {.n_layer = 62, .n_kv_head = 16, .head_dim = 128, .n_swa = 1024, .n_layer_swa = 52};
+    double glob, slid, all = eng_kv_bytes_per_token(&g27, 2) * 131072;
+    double aware = eng_kv_bytes_ctx(&g27, 2, 131072, &glob, &slid);
+    CHECK_NEAR(all, 66571993088.0, 0.5);
+    CHECK_NEAR(glob, 10.0 * 16 * 128 * 2 * 2 * 131072, 0.5);
+    CHECK_NEAR(slid, 52.0 * 16 * 128 * 2 * 2 * (1024 + 16), 0.5); /* the window + the page being written */
+    CHECK_NEAR(aware, glob + slid, 0.5);
+    /* inside the window nothing is saved; page granularity */
+    aware = eng_kv_bytes_ctx(&g27, 2, 100, &glob, &slid);
+    CHECK_NEAR(aware, eng_kv_bytes_per_token(&g27, 2) * 112, 0.5);
+    eng_model_shape plain = {.n_layer = 30, .n_kv_head = 3, .head_dim = 64};
+    aware = eng_kv_bytes_ctx(&plain, 2, 8192, &glob, &slid);
+    CHECK(slid == 0 && glob == eng_kv_bytes_per_token(&plain, 2) * 8192);
+}
+
+/* What `cachet info` and `cachet kv --model` read from the file: the layer
+ * pattern llama.cpp uses when the file has no key (5 sliding : 1 global),
+ * the window, the mixed tensor types. */
+static void test_info(const char *path) {
+    eng_model_info in;
+    util_err err;
+    int rc = eng_model_info_read(path, &in, &err);
+    CHECK_MSG(rc == 0, "info: %s", rc ? err.msg : "");
+    if (rc) return;
+    CHECK_EQ_STR(in.arch, "gemma3");
+    CHECK_EQ_STR(in.layer_pattern, "SSSSSGSSSSSGSSSSSG");
+    CHECK(in.shape.n_swa == 512 && in.shape.n_layer_swa == 15 && in.shape.n_layer == 18);
+    CHECK(in.n_ctx_train == 32768 && in.n_vocab == 262144);
+    CHECK(in.rope_base == 1e6f && in.rope_base_swa == 1e4f);
+    CHECK(in.n_params > 260000000 && in.n_params < 280000000);
+    const char *want[] = {"q4_K", "q5_0", "q6_K", "q8_0", "f32"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        int found = 0;
+        for (int k = 0; k < in.n_types; k++) found |= strcmp(in.types[k].name, want[i]) == 0;
+        CHECK_MSG(found, "tensor type %s not listed", want[i]);
+    }
+    double glob, slid;
+    eng_kv_bytes_ctx(&in.shape, 2, 8192, &glob, &slid);
+    CHECK_NEAR(glob, 3.0 * 256 * 2 * 2 * 8192, 0.5);
+    CHECK_NEAR(slid, 15.0 * 256 * 2 * 2 * 528, 0.5);
+    eng_model_info_release(&in);
+
+    /* the commands print the same */
+    proc_result r = proc_runf("%s/cachet kv --model '%s' --memory 1GiB --ctx 8192 --json", proc_bin_dir(), path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"window\":512,\"sliding_layers\":15,\"ctx\":8192,\"ctx_bytes_global\":25165824,"
+                            "\"ctx_bytes_sliding\":8110080,\"ctx_bytes_window_aware\":33275904,"
+                            "\"ctx_bytes_keep_all\":150994944"), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet info '%s'", proc_bin_dir(), path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "gemma3") && strstr(r.out, "SSSSSGSSSSSGSSSSSG") && strstr(r.out, "q6_K") &&
+                  strstr(r.out, "512 positions on 15 of 18 layers"), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet info", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+}
+
+/* --- the paths on the model: generate --chat, bench, bench cache, agent, serve --- */
+
+static size_t keep_body(char *p, size_t sz, size_t n, void *user) {
+    size_t *len = user, k = sz * n;
+    *len += k;
+    (void)p;
+    return k;
+}
+
+/* POST a one-turn chat to the server; its HTTP status (0: no answer). */
+static long serve_chat(const proc_server *s) {
+    CURL *c = curl_easy_init();
+    if (!c) return 0;
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    const char *body = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":4}";
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    size_t got = 0;
+    long code = 0;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &got);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 600L);
+    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    CHECK_MSG(got > 0, "serve: empty reply");
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return code;
+}
+
+/* Each command runs on the base model (a poor assistant: only the paths are
+ * checked, not what it says). */
+static void test_paths(const char *path) {
+    const char *bin = proc_bin_dir();
+    proc_result r = proc_runf("%s/cachet generate --model '%s' --chat --prompt 'What is 2+2?' --max-tokens 8 "
+                              "--temp 0 --threads 2 --no-disk-cache --json", bin, path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"prompt_tokens\":16,") && strstr(r.out, "\"generated_tokens\":"), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench --model '%s' --prompt-tokens 32 --gen-tokens 8 --reps 1 --no-llama --json "
+                  "--threads 2", bin, path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "\"pp_tps\"") && strstr(r.out, "\"tg_tps\""), "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench cache --model '%s' --prefix 64 --suffix 8 --reps 1 --threads 2 --json", bin, path);
+    CHECK_EQ_INT(r.status, 0);
+    CHECK_MSG(strstr(r.out, "ttft") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    char ws[] = "/tmp/cachet-gemma-ws-XXXXXX";
+    if (mkdtemp(ws)) {
+        r = proc_runf("%s/cachet -p 'Say hi.' --json --workspace %s --model '%s' --max-tokens 16 --max-rounds 1 "
+                      "--threads 2 --no-disk-cache", bin, ws, path);
+        CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "agent: status %d: %s", r.status, r.out);
+        proc_result_free(&r);
+        r = proc_runf("rm -rf '%s'", ws);
+        proc_result_free(&r);
+    }
+    proc_server srv;
+    char args[4200];
+    snprintf(args, sizeof args, "--model '%s' --ctx-size 1024", path);
+    int started = proc_server_start(&srv, "", args) == 0;
+    CHECK_MSG(started, "serve did not start on the model");
+    if (started) {
+        CHECK_EQ_INT(serve_chat(&srv), 200);
+        CHECK_EQ_INT(proc_server_stop(&srv), 0);
+    }
+}
+
+void test_gemma3(void) {
+    CHECK_CASE(kv_formula) test_kv_formula();
+    const char *path = gemma_path();
+    if (!path) {
+        CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");
+        return;
+    }
+    eng_model *m2 = th_open_model(path, 2, 0);
+    if (!m2) return;
+    eng_model *m1 = th_open_model(path, 1, 0);
+    CHECK_CASE(info) test_info(path);
+    CHECK_CASE(paths) test_paths(path);
+    CHECK_CASE(tokenizer) th_tokenizer_golden(eng_model_tokenizer(m2), "gemma3/tokenizer_gemma3.tsv", 300);
+    CHECK_CASE(golden) test_golden(m2);
+    CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
+    eng_model_free(m1);
+    eng_model *mx = th_open_model(path, 2, 1);
+    if (mx) CHECK_CASE(exact) test_exact(mx);
+    eng_model_free(mx);
+    eng_model_free(m2);
+}
