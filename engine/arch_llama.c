@@ -1,6 +1,7 @@
 /* engine/arch_llama.c: the llama architecture (SmolLM2): its hyperparameter
  * check and its forward pass: RMSNorm, GQA attention with NORMAL RoPE (the
- * GGUF converter permutes Q/K rows into adjacent pairs), SwiGLU, tied or
+ * GGUF converter permutes Q/K rows into adjacent pairs; angles divided by
+ * rope_freqs.weight when the file has it: Llama 3's scaling), SwiGLU, tied or
  * separate output head. Reads top to bottom over backend calls; owns no
  * memory (the sequence's scratch and KV). model.c's table lists it. */
 #include <math.h>
@@ -44,7 +45,7 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int
         eng_rope_args rq = {
             .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
             .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
-            .mode = ENG_ROPE_NORMAL,
+            .freq_factors = m->rope_freqs, .mode = ENG_ROPE_NORMAL,
         };
         eng_rope_args rk = rq;
         rk.x = sc->k;

@@ -86,6 +86,8 @@ typedef struct eng_rope_args {
     float base;         /* pair i turns by pos * freq_scale * base^(-2i / n_rot) */
     float freq_scale;
     eng_rope_mode mode;
+    const float *freq_factors; /* NULL, or n_rot/2 divisors of pair i's angle (llama 3's
+                                * rope_freqs; backend memory, from load_vec) */
 } eng_rope_args;
 
 typedef struct eng_backend eng_backend;

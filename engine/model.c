@@ -17,6 +17,10 @@ static const eng_arch eng_archs[] = {
     {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
     {.name = "gemma3", .load_hparams = eng_gemma3_hparams, .forward = eng_gemma3_forward,
      .tensors = ENG_ARCH_QK_NORM | ENG_ARCH_POST_NORMS},
+    {.name = "qwen2", .load_hparams = eng_qwen_hparams, .forward = eng_qwen2_forward,
+     .tensors = ENG_ARCH_QKV_BIAS},
+    {.name = "qwen3", .load_hparams = eng_qwen_hparams, .forward = eng_qwen3_forward,
+     .tensors = ENG_ARCH_QK_NORM},
 };
 
 static const eng_arch *arch_find(const char *name) {
@@ -285,6 +289,9 @@ static int load_weights(eng_model *m, util_err *err) {
     if (rc == UTIL_ENOTFOUND) m->output = m->tok_embd; /* tied embeddings */
     else if (rc) return rc;
     if ((rc = bind_norm(m, &m->output_norm, "output_norm.weight", E, err))) return rc;
+    if (eng_gguf_find_tensor(m->gguf, "rope_freqs.weight") &&
+        (rc = bind_norm(m, &m->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, err)))
+        return rc;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (!m->layers) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
     for (int il = 0; il < hp->n_layer; il++) {
@@ -295,6 +302,9 @@ static int load_weights(eng_model *m, util_err *err) {
     if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
 #define N(field, suffix, len)                                                   \
     snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
+    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
+#define B(field, suffix, len)                                                   \
+    snprintf(n, sizeof n, "blk.%d." suffix ".bias", il);                        \
     if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
         W(wq, "attn_q", E, Q)
         W(wk, "attn_k", E, KV)
@@ -313,8 +323,14 @@ static int load_weights(eng_model *m, util_err *err) {
             N(post_attn_norm, "post_attention_norm", E)
             N(post_ffw_norm, "post_ffw_norm", E)
         }
+        if (m->arch->tensors & ENG_ARCH_QKV_BIAS) {
+            B(bq, "attn_q", Q)
+            B(bk, "attn_k", KV)
+            B(bv, "attn_v", KV)
+        }
 #undef W
 #undef N
+#undef B
         L->swa = m->layer_swa && m->layer_swa[il];
         L->kv_slot = il;
     }
@@ -334,16 +350,24 @@ static int upload_weights(eng_model *m, util_err *err) {
     }
     else if ((rc = op->load(be, &m->output, err))) return rc;
     if ((rc = op->load_vec(be, m->output_norm, (size_t)m->hp.n_embd, &m->output_norm, err))) return rc;
+    if (m->rope_freqs &&
+        (rc = op->load_vec(be, m->rope_freqs, (size_t)m->hp.n_rot / 2, &m->rope_freqs, err)))
+        return rc;
     for (int il = 0; il < m->hp.n_layer; il++) {
         eng_layer *L = &m->layers[il];
         eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
             if ((rc = op->load(be, w[i], err))) return rc;
-        size_t E = (size_t)m->hp.n_embd, D = (size_t)m->hp.head_dim;
-        const float **vecs[] = {&L->attn_norm, &L->ffn_norm, &L->post_attn_norm, &L->post_ffw_norm,
-                                &L->attn_q_norm, &L->attn_k_norm};
+        size_t E = (size_t)m->hp.n_embd, hd = (size_t)m->hp.head_dim;
+        size_t Q = (size_t)m->hp.n_head * hd, KV = (size_t)m->hp.n_kv_head * hd;
+        const struct {
+            const float **v;
+            size_t n;
+        } vecs[] = {{&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->post_attn_norm, E},
+                    {&L->post_ffw_norm, E}, {&L->attn_q_norm, hd}, {&L->attn_k_norm, hd},
+                    {&L->bq, Q}, {&L->bk, KV}, {&L->bv, KV}};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-            if (*vecs[i] && (rc = op->load_vec(be, *vecs[i], i < 4 ? E : D, vecs[i], err))) return rc;
+            if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
     }
     return UTIL_OK;
 }
@@ -497,6 +521,7 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
         b += 2 * (uint64_t)m->hp.n_embd * 4;
         if (L->post_attn_norm) b += 2 * (uint64_t)m->hp.n_embd * 4;
         if (L->attn_q_norm) b += 2 * (uint64_t)m->hp.head_dim * 4;
+        if (L->bq) b += (uint64_t)(m->hp.n_head + 2 * m->hp.n_kv_head) * (uint64_t)m->hp.head_dim * 4;
     }
     return b;
 }

@@ -31,6 +31,7 @@ typedef struct eng_layer {
     const float *attn_norm, *ffn_norm;
     const float *attn_q_norm, *attn_k_norm;     /* ENG_ARCH_QK_NORM: per head, over head_dim */
     const float *post_attn_norm, *post_ffw_norm; /* ENG_ARCH_POST_NORMS: over n_embd */
+    const float *bq, *bk, *bv;                   /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
     int swa;     /* 1: a sliding-window layer (attends to the last hp.n_swa positions) */
     int kv_slot; /* the layer of its KV view (eng_seq_layer_kv) */
 } eng_layer;
@@ -48,6 +49,7 @@ typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass p
 enum {
     ENG_ARCH_QK_NORM = 1,    /* blk.N.attn_q_norm, attn_k_norm */
     ENG_ARCH_POST_NORMS = 2, /* blk.N.post_attention_norm, post_ffw_norm */
+    ENG_ARCH_QKV_BIAS = 4,   /* blk.N.attn_q, attn_k, attn_v (.bias) */
 };
 
 typedef struct eng_arch {
@@ -76,6 +78,7 @@ struct eng_model {
     eng_hparams hp;
     eng_weight tok_embd, output;
     const float *output_norm;
+    const float *rope_freqs;   /* rope_freqs.weight (n_rot/2 divisors: llama 3's scaling), or NULL */
     eng_layer *layers;
     unsigned char *layer_swa;  /* n_layer flags from model.c's swa_read (NULL: no sliding layers) */
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
@@ -114,5 +117,10 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int
 int eng_gemma3_hparams(eng_model *m, util_err *err);
 int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
                        util_err *err);
+int eng_qwen_hparams(eng_model *m, util_err *err);
+int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err);
+int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err);
 
 #endif

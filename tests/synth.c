@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../engine/gguf.h"
 #include "../engine/quant.h"
 #include "../util/buf.h"
 #include "helpers.h" /* th_rng_*: the seeded streams (one draw per value keeps the 1B presets fast) */
@@ -486,7 +487,8 @@ static void write_vocab_spm(kvw *w, int n_vocab) {
 
 /* --- tensors ------------------------------------------------------------- */
 
-typedef enum { T_NORM, T_MAT } tkind;
+/* T_BIAS: 1-D f32, normal(0, std); T_ROPEF: Llama 3's rope_freqs for rope base std */
+typedef enum { T_NORM, T_MAT, T_BIAS, T_ROPEF } tkind;
 
 typedef struct tdesc {
     char name[64];
@@ -512,9 +514,13 @@ int synth_min_vocab(const synth_params *p) {
     return p->arch == SYNTH_ARCH_GEMMA3 ? SYNTH_MIN_VOCAB_GEMMA3 : SYNTH_MIN_VOCAB;
 }
 
+static const char *arch_name(synth_arch a) {
+    return a == SYNTH_ARCH_GEMMA3 ? "gemma3" : a == SYNTH_ARCH_QWEN2 ? "qwen2" : a == SYNTH_ARCH_QWEN3 ? "qwen3" : "llama";
+}
+
 int synth_tensor_count(const synth_params *p) {
-    int per_layer = p->arch == SYNTH_ARCH_GEMMA3 ? 13 : 9;
-    return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1);
+    int per_layer = p->arch == SYNTH_ARCH_GEMMA3 ? 13 : p->arch == SYNTH_ARCH_QWEN2 ? 12 : p->arch == SYNTH_ARCH_QWEN3 ? 11 : 9;
+    return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1) + (p->rope_freqs ? 1 : 0);
 }
 
 static int64_t head_dim_of(const synth_params *p) {
@@ -527,7 +533,7 @@ static void add_t(tdesc *t, int *n, const char *name, int64_t ne0, int64_t ne1, 
     snprintf(d->name, sizeof d->name, "%s", name);
     d->ne0 = ne0;
     d->ne1 = ne1;
-    d->type = kind == T_NORM ? ENG_TYPE_F32 : type;
+    d->type = kind != T_MAT ? ENG_TYPE_F32 : type;
     d->kind = kind;
     d->std = std;
     d->bytes = (uint64_t)eng_type_row_size(d->type, ne0) * (uint64_t)ne1;
@@ -544,7 +550,8 @@ static tdesc *plan(const synth_params *p, int *count) {
     if (!t) return NULL;
     int64_t E = p->n_embd, hd = head_dim_of(p);
     int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd, F = p->n_ff;
-    int gemma = p->arch == SYNTH_ARCH_GEMMA3;
+    int gemma = p->arch == SYNTH_ARCH_GEMMA3, qwen2 = p->arch == SYNTH_ARCH_QWEN2;
+    int qk_norm = gemma || p->arch == SYNTH_ARCH_QWEN3;
     float es = 2.0f / sqrtf((float)E); /* logits of order 1-2 */
     add_t(t, &n, "token_embd.weight", E, p->n_vocab, p->etype, T_MAT, es);
     add_t(t, &n, "output_norm.weight", E, 1, 0, T_NORM, 0);
@@ -564,7 +571,15 @@ static tdesc *plan(const synth_params *p, int *count) {
         T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
         T("attn_k", E, KV, T_MAT, 1.0f / sqrtf((float)E))
         TT("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E), mixed)
-        if (gemma) {
+        if (qwen2) {
+            snprintf(nm, sizeof nm, "blk.%d.attn_q.bias", il);
+            add_t(t, &n, nm, Q, 1, 0, T_BIAS, 0.1f);
+            snprintf(nm, sizeof nm, "blk.%d.attn_k.bias", il);
+            add_t(t, &n, nm, KV, 1, 0, T_BIAS, 0.1f);
+            snprintf(nm, sizeof nm, "blk.%d.attn_v.bias", il);
+            add_t(t, &n, nm, KV, 1, 0, T_BIAS, 0.1f);
+        }
+        if (qk_norm) {
             T("attn_q_norm", hd, 1, T_NORM, 0)
             T("attn_k_norm", hd, 1, T_NORM, 0)
         }
@@ -578,6 +593,8 @@ static tdesc *plan(const synth_params *p, int *count) {
 #undef T
 #undef TT
     }
+    /* last, so the other tensors' seeded streams (by index) are the same without it */
+    if (p->rope_freqs) add_t(t, &n, "rope_freqs.weight", hd / 2, 1, 0, T_ROPEF, p->rope_base);
     uint64_t off = 0;
     for (int i = 0; i < n; i++) {
         t[i].offset = off;
@@ -592,7 +609,9 @@ int64_t synth_param_count(const synth_params *p) {
     int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd;
     int64_t layer = 2 * E + E * Q + 2 * E * KV + Q * E + 3 * E * F;
     if (p->arch == SYNTH_ARCH_GEMMA3) layer += 2 * hd + 2 * E;
-    return E * V * (p->tied ? 1 : 2) + E + layer * p->n_layer;
+    if (p->arch == SYNTH_ARCH_QWEN3) layer += 2 * hd;
+    if (p->arch == SYNTH_ARCH_QWEN2) layer += Q + 2 * KV;
+    return E * V * (p->tied ? 1 : 2) + E + layer * p->n_layer + (p->rope_freqs ? hd / 2 : 0);
 }
 
 static int check_dims(const synth_params *p, util_err *err) {
@@ -608,7 +627,7 @@ static int check_dims(const synth_params *p, util_err *err) {
         if (dims[i].v < dims[i].min || dims[i].v > SYNTH_MAX_DIM)
             return util_err_set(err, UTIL_EINVAL, "synth: %s %d is out of range [%d, %d]", dims[i].what,
                                 dims[i].v, dims[i].min, SYNTH_MAX_DIM);
-    if (p->arch != SYNTH_ARCH_LLAMA && p->arch != SYNTH_ARCH_GEMMA3)
+    if (p->arch < SYNTH_ARCH_LLAMA || p->arch > SYNTH_ARCH_QWEN3)
         return util_err_set(err, UTIL_EINVAL, "synth: unknown architecture %d", (int)p->arch);
     if (p->n_head % p->n_kv_head)
         return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads",
@@ -680,6 +699,25 @@ typedef struct fill_job {
     int failed;
 } fill_job;
 
+/* convert_hf_to_gguf.py's LlamaModel rope_freqs for Llama 3.1 (factor 8,
+ * low_freq_factor 1, high_freq_factor 4, original context 8192): n = head
+ * dim / 2 divisors of the pairs' angles. */
+static void llama3_factors(float *out, int64_t n, double base) {
+    const double factor = 8, low = 1, high = 4, old_ctx = 8192;
+    const double low_wl = old_ctx / low, high_wl = old_ctx / high, pi = 3.14159265358979323846;
+    for (int64_t i = 0; i < n; i++) {
+        double freq = 1.0 / pow(base, (double)(2 * i) / (double)(2 * n)), wl = 2 * pi / freq;
+        if (wl < high_wl) {
+            out[i] = 1.0f;
+        } else if (wl > low_wl) {
+            out[i] = (float)factor;
+        } else {
+            double smooth = (old_ctx / wl - low) / (high - low);
+            out[i] = (float)(1.0 / ((1 - smooth) / factor + smooth));
+        }
+    }
+}
+
 /* Row r of tensor `index` has its own stream, so any split of the rows
  * between threads gives the same bytes. */
 static void *fill_rows(void *arg) {
@@ -692,6 +730,8 @@ static void *fill_rows(void *arg) {
         th_rng_next(&s);
         if (t->kind == T_NORM)
             for (int64_t c = 0; c < t->ne0; c++) j->row[c] = 1.0f + 0.2f * (th_rng_uniform(&s) - 0.5f);
+        else if (t->kind == T_ROPEF)
+            llama3_factors(j->row, t->ne0, t->std);
         else
             for (int64_t c = 0; c < t->ne0; c++) j->row[c] = t->std * th_rng_normal(&s);
         if (synth_quantize_row(t->type, j->row, j->out + (size_t)(r - j->r0) * rb, t->ne0)) {
@@ -751,8 +791,8 @@ static int write_tensor(streamer *s, const tdesc *t, int index) {
 }
 
 static void write_arch_keys(kvw *kv, const synth_params *p) {
-    int gemma = p->arch == SYNTH_ARCH_GEMMA3;
-    const char *a = gemma ? "gemma3" : "llama";
+    int gemma = p->arch == SYNTH_ARCH_GEMMA3, qwen = p->arch == SYNTH_ARCH_QWEN2 || p->arch == SYNTH_ARCH_QWEN3;
+    const char *a = arch_name(p->arch);
     uint32_t hd = (uint32_t)head_dim_of(p);
     kv_arch_u32(kv, a, "context_length", (uint32_t)p->n_ctx);
     kv_arch_u32(kv, a, "embedding_length", (uint32_t)p->n_embd);
@@ -764,7 +804,7 @@ static void write_arch_keys(kvw *kv, const synth_params *p) {
         kv_arch_u32(kv, a, "attention.key_length", hd);
         kv_arch_u32(kv, a, "attention.value_length", hd);
     }
-    kv_arch_f32(kv, a, "attention.layer_norm_rms_epsilon", gemma ? 1e-6f : 1e-5f);
+    kv_arch_f32(kv, a, "attention.layer_norm_rms_epsilon", gemma || qwen ? 1e-6f : 1e-5f);
     kv_arch_f32(kv, a, "rope.freq_base", p->rope_base);
     if (gemma) {
         kv_arch_u32(kv, a, "attention.sliding_window", (uint32_t)p->swa_window);
@@ -774,17 +814,106 @@ static void write_arch_keys(kvw *kv, const synth_params *p) {
     }
 }
 
+/* Copies the tokenizer.* keys of a vocab-only GGUF (the types its files use:
+ * strings, u32/i32/bool/f32 scalars, arrays of strings, i32 and f32). */
+static int copy_vocab(kvw *kv, const char *path) {
+    eng_gguf *g = NULL;
+    if (eng_gguf_open(&g, path, NULL)) return -1;
+    int bad = 0;
+    for (int64_t i = 0; i < eng_gguf_kv_count(g) && !bad; i++) {
+        const char *key = eng_gguf_kv_key(g, i);
+        if (strncmp(key, "tokenizer.", 10) != 0) continue;
+        eng_gguf_vtype vt = eng_gguf_kv_type(g, i), et;
+        uint64_t cnt = 0;
+        if (vt == ENG_GGUF_STRING) {
+            const char *sv;
+            size_t len;
+            bad = eng_gguf_get_str(g, key, &sv, &len, NULL) != UTIL_OK;
+            if (!bad) {
+                kv_key(kv, key, ENG_GGUF_STRING);
+                w_str(kv, sv, len);
+            }
+        } else if (vt == ENG_GGUF_U32 || vt == ENG_GGUF_I32) {
+            uint32_t v;
+            bad = eng_gguf_get_u32(g, key, &v, NULL) != UTIL_OK;
+            if (!bad) kv_u32(kv, key, v);
+        } else if (vt == ENG_GGUF_BOOL) {
+            int v;
+            bad = eng_gguf_get_bool(g, key, &v, NULL) != UTIL_OK;
+            if (!bad) kv_bool(kv, key, v);
+        } else if (vt == ENG_GGUF_F32) {
+            float v;
+            bad = eng_gguf_get_f32(g, key, &v, NULL) != UTIL_OK;
+            if (!bad) kv_f32(kv, key, v);
+        } else if (vt == ENG_GGUF_ARRAY && eng_gguf_get_arr(g, key, &et, &cnt, NULL) == UTIL_OK) {
+            if (et == ENG_GGUF_STRING) {
+                const char **strs = NULL;
+                uint32_t *lens = NULL;
+                bad = eng_gguf_get_str_arr(g, key, &strs, &lens, &cnt, NULL) != UTIL_OK;
+                if (!bad) {
+                    kv_arr(kv, key, ENG_GGUF_STRING, cnt);
+                    for (uint64_t k = 0; k < cnt; k++) w_str(kv, strs[k], lens[k]);
+                }
+                free(strs);
+                free(lens);
+            } else if (et == ENG_GGUF_I32 || et == ENG_GGUF_U32) {
+                int32_t *v = NULL;
+                bad = eng_gguf_get_i32_arr(g, key, &v, &cnt, NULL) != UTIL_OK;
+                if (!bad) {
+                    kv_arr(kv, key, ENG_GGUF_I32, cnt);
+                    for (uint64_t k = 0; k < cnt; k++) w_u32(kv, (uint32_t)v[k]);
+                }
+                free(v);
+            } else if (et == ENG_GGUF_F32) {
+                float *v = NULL;
+                bad = eng_gguf_get_f32_arr(g, key, &v, &cnt, NULL) != UTIL_OK;
+                if (!bad) {
+                    kv_arr(kv, key, ENG_GGUF_F32, cnt);
+                    for (uint64_t k = 0; k < cnt; k++) w_f32(kv, v[k]);
+                }
+                free(v);
+            } else {
+                bad = 1;
+            }
+        } else {
+            bad = 1;
+        }
+    }
+    eng_gguf_free(g);
+    return bad ? -1 : 0;
+}
+
+int synth_vocab_size(const char *path, int *n_vocab, util_err *err) {
+    eng_gguf *g = NULL;
+    int rc = eng_gguf_open(&g, path, err);
+    if (rc) return rc;
+    eng_gguf_vtype et;
+    uint64_t cnt = 0;
+    rc = eng_gguf_get_arr(g, "tokenizer.ggml.tokens", &et, &cnt, err);
+    if (rc == UTIL_ENOTFOUND) rc = util_err_set(err, UTIL_EFORMAT, "synth: '%s' has no tokenizer.ggml.tokens", path);
+    if (rc == UTIL_OK && (cnt < 1 || cnt > SYNTH_MAX_DIM))
+        rc = util_err_set(err, UTIL_EFORMAT, "synth: '%s' has %llu tokens", path, (unsigned long long)cnt);
+    if (rc == UTIL_OK) *n_vocab = (int)cnt;
+    eng_gguf_free(g);
+    return rc;
+}
+
 static int build_header(kvw *hdr, const synth_params *p, const tdesc *t, int nt) {
     kvw kv = {0};
     util_buf_init(&kv.b);
     int gemma = p->arch == SYNTH_ARCH_GEMMA3;
-    kv_str(&kv, "general.architecture", gemma ? "gemma3" : "llama");
+    kv_str(&kv, "general.architecture", arch_name(p->arch));
     kv_str(&kv, "general.name", p->name ? p->name : "synthetic");
     kv_u32(&kv, "general.alignment", SYNTH_ALIGN);
     kv_u32(&kv, "general.quantization_version", 2);
     write_arch_keys(&kv, p);
-    if (gemma) write_vocab_spm(&kv, p->n_vocab);
-    else write_vocab_bpe(&kv, p->n_vocab);
+    if (p->vocab) {
+        if (copy_vocab(&kv, p->vocab)) kv.oom = 1;
+    } else if (gemma) {
+        write_vocab_spm(&kv, p->n_vocab);
+    } else {
+        write_vocab_bpe(&kv, p->n_vocab);
+    }
 
     w_raw(hdr, "GGUF", 4);
     w_u32(hdr, 3);
@@ -841,9 +970,11 @@ static int write_all(FILE *f, const synth_params *p, const kvw *hdr, const tdesc
 
 /* A temporary file beside path, renamed over it once complete, so a failure
  * (or a reader racing the writer) never sees a partial model. */
-int synth_write(const char *path, const synth_params *p, util_err *err) {
-    int rc = synth_check(p, err);
-    if (rc) return rc;
+int synth_write(const char *path, const synth_params *p_in, util_err *err) {
+    synth_params pv = *p_in;
+    const synth_params *p = &pv;
+    int rc = p->vocab ? synth_vocab_size(p->vocab, &pv.n_vocab, err) : UTIL_OK;
+    if (rc || (rc = synth_check(p, err))) return rc;
     int nt = 0;
     tdesc *t = plan(p, &nt);
     kvw hdr = {0};

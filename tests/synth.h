@@ -1,5 +1,5 @@
-/* tests/synth.h: writes synthetic GGUF v3 models (llama or gemma3
- * architecture) of any shape and weight type, with seeded random weights and
+/* tests/synth.h: writes synthetic GGUF v3 models (llama, gemma3, qwen2 or
+ * qwen3 architecture) of any shape and weight type, with seeded random weights and
  * a small valid vocabulary: byte-level BPE with ChatML control tokens for
  * llama, SentencePiece-style with byte fallback and Gemma's turn tokens for
  * gemma3. For tests and benchmarks that need odd shapes or no real model
@@ -12,7 +12,10 @@
 
 #include "../util/err.h"
 
-typedef enum synth_arch { SYNTH_ARCH_LLAMA = 0, SYNTH_ARCH_GEMMA3 = 1 } synth_arch;
+/* qwen2: llama's tensors + Q/K/V biases; qwen3: + per-head Q/K norms. */
+typedef enum synth_arch {
+    SYNTH_ARCH_LLAMA = 0, SYNTH_ARCH_GEMMA3 = 1, SYNTH_ARCH_QWEN2 = 2, SYNTH_ARCH_QWEN3 = 3
+} synth_arch;
 
 /* Smallest vocabularies. llama: 3 control tokens + 256 byte tokens; gemma3:
  * <pad> <eos> <bos> <unk> <start_of_turn> <end_of_turn> + 256 "<0xXX>" byte
@@ -38,6 +41,10 @@ typedef struct synth_params {
     uint64_t seed;
     int n_threads;      /* writer threads; 0: one per core. Never changes the bytes */
     const char *name;   /* general.name; NULL: "synthetic" */
+    int rope_freqs;     /* 1: write rope_freqs.weight, Llama 3.1's scaling (factor 8, low 1,
+                         * high 4, original context 8192) as its converter computes it */
+    const char *vocab;  /* a vocab-only GGUF (models/vocab/ggml-vocab-*.gguf) whose tokenizer.*
+                         * keys are copied, n_vocab becoming its token count; NULL: synth's own */
 } synth_params;
 
 /* SmolLM2-like defaults at toy size: llama, 2 layers, n_embd 64, 4 heads, 2
@@ -48,8 +55,8 @@ synth_params synth_defaults(void);
 /* Smallest vocabulary of p's architecture (SYNTH_MIN_VOCAB*). */
 int synth_min_vocab(const synth_params *p);
 
-/* Tensors synth_write writes for p: llama 2 + 9 per layer, gemma3 2 + 13 per
- * layer, + 1 if untied. */
+/* Tensors synth_write writes for p: llama 2 + 9 per layer, gemma3 2 + 13,
+ * qwen2 2 + 12, qwen3 2 + 11, + 1 if untied, + 1 with rope_freqs. */
 int synth_tensor_count(const synth_params *p);
 
 /* Weights in the file (every tensor's element count, the head once if tied). */
@@ -63,6 +70,9 @@ int synth_check(const synth_params *p, util_err *err);
  * rejects; on any failure (including a short write) the partial file is
  * removed. The same params give the same bytes, whatever n_threads. */
 int synth_write(const char *path, const synth_params *p, util_err *err);
+
+/* The token count of a vocab-only GGUF (what p->vocab makes n_vocab). */
+int synth_vocab_size(const char *path, int *n_vocab, util_err *err);
 
 /* Whether synth can write weights of this ggml type: f32, f16, bf16, q4_0,
  * q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K. */

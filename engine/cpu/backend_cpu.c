@@ -186,7 +186,8 @@ static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
     const int n_tok = a->n_tok, n_head = a->n_head, head_dim = a->head_dim, n_rot = a->n_rot, pos0 = a->pos0;
     const float base = a->base, freq_scale = a->freq_scale;
     const int neox = a->mode == ENG_ROPE_NEOX;
-    const float *tab = rope_table(cb, n_tok, n_rot, pos0, base, freq_scale);
+    const float *ff = a->freq_factors;
+    const float *tab = ff ? NULL : rope_table(cb, n_tok, n_rot, pos0, base, freq_scale);
     float theta_scale = powf(base, -2.0f / (float)n_rot);
     int half = n_rot / 2;
     for (int t = 0; t < n_tok; t++) {
@@ -198,7 +199,8 @@ static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
                 c = tab[((size_t)t * (size_t)half + (size_t)i) * 2];
                 s = tab[((size_t)t * (size_t)half + (size_t)i) * 2 + 1];
             } else {
-                c = cosf(theta), s = sinf(theta);
+                float th = ff ? theta / ff[i] : theta; /* as ggml: theta_base / freq_factor */
+                c = cosf(th), s = sinf(th);
             }
             for (int h = 0; h < n_head; h++) {
                 float *xh = xt + (size_t)h * (size_t)head_dim;

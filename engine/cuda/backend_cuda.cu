@@ -565,10 +565,10 @@ static void cuda_rope(eng_backend *be, const eng_rope_args *a) {
     cuda_backend *cb = cb_use(be);
     const int neox = a->mode == ENG_ROPE_NEOX;
     if (step_skip(cb, {U(a->x), (uint64_t)a->n_tok, (uint64_t)a->n_head, (uint64_t)a->head_dim, (uint64_t)a->n_rot,
-                       F(a->base), F(a->freq_scale), (uint64_t)neox}))
+                       F(a->base), F(a->freq_scale), (uint64_t)neox, U(a->freq_factors)}))
         return;
     cu_rope(cb->stream, a->x, a->n_tok, a->n_head, a->head_dim, a->n_rot, a->pos0, step_pos(cb), a->base,
-            a->freq_scale, neox);
+            a->freq_scale, neox, a->freq_factors);
 }
 
 static void cuda_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {

@@ -47,9 +47,10 @@ void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n,
 
 /* RoPE on n_rot dims of each head of each token at position pos0 + t:
  * theta_i = (pos0 + t) * freq_scale * base^(-2i / n_rot); neox = 0 rotates
- * pairs (2i, 2i+1), neox = 1 pairs (i, i + n_rot/2). */
+ * pairs (2i, 2i+1), neox = 1 pairs (i, i + n_rot/2); ff (NULL or n_rot/2 device
+ * floats) divides theta_i. */
 void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-             const int *pos_dev, float base, float freq_scale, int neox);
+             const int *pos_dev, float base, float freq_scale, int neox, const float *ff);
 
 /* The paged KV cache as the kernels see it: pages[i] holds positions
  * i*page_tokens .. i*page_tokens + page_tokens - 1, laid out

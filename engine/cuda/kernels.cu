@@ -476,7 +476,8 @@ void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n,
 
 __global__ void __launch_bounds__(RP_THREADS)
     cu_rope_k(float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-              const int *__restrict__ pos_dev, float theta_scale, float freq_scale, int neox) {
+              const int *__restrict__ pos_dev, float theta_scale, float freq_scale, int neox,
+              const float *__restrict__ ff) {
     const int half = n_rot / 2;
     if (pos_dev) pos0 = *pos_dev;
     for (int t = blockIdx.x; t < n_tok; t += gridDim.x) {
@@ -485,6 +486,7 @@ __global__ void __launch_bounds__(RP_THREADS)
         for (int i = threadIdx.x; i < half; i += blockDim.x) {
             float theta = theta0;
             for (int k = 0; k < i; k++) theta = __fmul_rn(theta, theta_scale);
+            if (ff) theta = __fdiv_rn(theta, ff[i]);
             const float c = cosf(theta), sn = sinf(theta);
             const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
             for (int h = 0; h < n_head; h++) {
@@ -498,12 +500,12 @@ __global__ void __launch_bounds__(RP_THREADS)
 }
 
 void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int n_rot, int pos0,
-             const int *pos_dev, float base, float freq_scale, int neox) {
+             const int *pos_dev, float base, float freq_scale, int neox, const float *ff) {
     if (n_tok <= 0 || n_head <= 0 || n_rot < 2) return;
     const float theta_scale = powf(base, -2.0f / (float)n_rot);
     const unsigned nb = (unsigned)(n_tok < CU_MAX_BLOCKS ? n_tok : CU_MAX_BLOCKS);
     cu_rope_k<<<nb, RP_THREADS, 0, s>>>(x, n_tok, n_head, head_dim, n_rot, pos0, pos_dev,
-                                        theta_scale, freq_scale, neox);
+                                        theta_scale, freq_scale, neox, ff);
 }
 
 /* --- paged KV cache ---------------------------------------------------------- */

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Float reference for the llama and gemma3 forward passes: an independent
+"""Float reference for the llama and gemma3 forward passes (and for qwen2's
+Q/K/V biases, qwen3's q/k head norms, their NEOX rope and llama 3's
+rope_freqs, in the llama Model; tests/golden/archs/gen_archs.py imports it):
+an independent
 implementation in numpy (float64) over weights dequantized by the `gguf`
 package. It runs the prompts of DIR/logits_index.tsv (gen_logits.py for
 SmolLM2, gemma3/gen_logits.py for Gemma 3) and writes, per prompt, the last
@@ -40,11 +43,16 @@ def load(model):
         f = r.fields[key]
         return f.parts[f.data[0]][0]
 
-    hp = dict(n_layer=int(field("llama.block_count")), n_head=int(field("llama.attention.head_count")),
-              n_kv=int(field("llama.attention.head_count_kv")), n_embd=int(field("llama.embedding_length")),
-              eps=float(field("llama.attention.layer_norm_rms_epsilon")),
-              base=float(field("llama.rope.freq_base")))
+    fa = r.fields["general.architecture"]
+    a = bytes(fa.parts[fa.data[0]]).decode()
+    hp = dict(n_layer=int(field(a + ".block_count")), n_head=int(field(a + ".attention.head_count")),
+              n_kv=int(field(a + ".attention.head_count_kv")), n_embd=int(field(a + ".embedding_length")),
+              eps=float(field(a + ".attention.layer_norm_rms_epsilon")),
+              base=float(field(a + ".rope.freq_base")))
     hp["hd"] = hp["n_embd"] // hp["n_head"]
+    if a + ".attention.key_length" in r.fields:
+        hp["hd"] = int(field(a + ".attention.key_length"))
+    hp["neox"] = a in ("qwen2", "qwen3")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX: half-split pairs
 
     def w(name):
         t = tensors[name]
@@ -52,10 +60,19 @@ def load(model):
         return a.reshape([int(x) for x in reversed(t.shape)]) if a.ndim == 1 and len(t.shape) > 1 else a
 
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}
+    W["out"] = w("output.weight") if "output.weight" in tensors else W["E"]
+    W["rope_freqs"] = w("rope_freqs.weight") if "rope_freqs.weight" in tensors else 1.0  # llama 3 scaling
     for l in range(hp["n_layer"]):
-        W["layers"].append({k: w(f"blk.{l}.{k}.weight") for k in
-                            ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm",
-                             "ffn_gate", "ffn_up", "ffn_down")})
+        L = {k: w(f"blk.{l}.{k}.weight") for k in
+             ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm",
+              "ffn_gate", "ffn_up", "ffn_down")}
+        for k in ("attn_q_norm", "attn_k_norm"):  # qwen3: RMSNorm of each q/k head
+            if f"blk.{l}.{k}.weight" in tensors:
+                L[k] = w(f"blk.{l}.{k}.weight")
+        for k in ("attn_q", "attn_k", "attn_v"):  # qwen2: biases
+            if f"blk.{l}.{k}.bias" in tensors:
+                L[k + ".bias"] = w(f"blk.{l}.{k}.bias")
+        W["layers"].append(L)
     return hp, W
 
 
@@ -69,15 +86,25 @@ class Model:
     def rms(self, x, w):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.hp["eps"]) * w
 
-    def rope(self, x, pos):  # GGUF llama: adjacent pairs (the converter permuted Q/K rows)
+    def rope(self, x, pos):  # GGUF llama: adjacent pairs (the converter permuted Q/K rows); neox: halves
         hd = self.hp["hd"]
         i = np.arange(hd // 2)
-        th = pos[:, None] * self.hp["base"] ** (-2.0 * i / hd)
+        th = pos[:, None] * self.hp["base"] ** (-2.0 * i / hd) / self.W["rope_freqs"]
         c, s = np.cos(th)[:, None, :], np.sin(th)[:, None, :]
-        x0, x1 = x[..., 0::2].copy(), x[..., 1::2].copy()
+        lo, hi = (slice(0, hd // 2), slice(hd // 2, hd)) if self.hp.get("neox") else (slice(0, None, 2), slice(1, None, 2))
+        x0, x1 = x[..., lo].copy(), x[..., hi].copy()
         y = x.copy()
-        y[..., 0::2] = x0 * c - x1 * s
-        y[..., 1::2] = x0 * s + x1 * c
+        y[..., lo] = x0 * c - x1 * s
+        y[..., hi] = x0 * s + x1 * c
+        return y
+
+    def proj(self, a, L, k, heads):  # a @ W^T (+ bias), per head (+ qwen3's head norm)
+        y = a @ L[k].T
+        if k + ".bias" in L:
+            y = y + L[k + ".bias"]
+        y = y.reshape(a.shape[0], heads, self.hp["hd"])
+        if k + "_norm" in L:
+            y = self.rms(y, L[k + "_norm"])
         return y
 
     def forward(self, ids):
@@ -87,9 +114,9 @@ class Model:
         x = W["E"][ids]
         for l, L in enumerate(W["layers"]):
             a = self.rms(x, L["attn_norm"])
-            q = self.rope((a @ L["attn_q"].T).reshape(n, H, hd), pos)
-            k = self.rope((a @ L["attn_k"].T).reshape(n, KV, hd), pos)
-            v = (a @ L["attn_v"].T).reshape(n, KV, hd)
+            q = self.rope(self.proj(a, L, "attn_q", H), pos)
+            k = self.rope(self.proj(a, L, "attn_k", KV), pos)
+            v = self.proj(a, L, "attn_v", KV)
             k = k.astype(np.float16).astype(np.float64)  # the f16 KV cache
             v = v.astype(np.float16).astype(np.float64)
             self.k[l].append(k)
@@ -108,7 +135,7 @@ class Model:
             gt, up = f @ L["ffn_gate"].T, f @ L["ffn_up"].T
             x = x + (gt / (1 + np.exp(-gt)) * up) @ L["ffn_down"].T
         self.pos += n
-        return self.rms(x[-1], W["out_norm"]) @ W["E"].T
+        return self.rms(x[-1], W["out_norm"]) @ W["out"].T
 
 
 def load_gemma3(model):

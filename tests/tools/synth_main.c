@@ -25,7 +25,7 @@ static const char usage[] =
     "  --preset NAME       tiny (default), llama-1b, llama-1b-q4_k_m, llama-1b-q4_0,\n"
     "                      llama-1b-q8_0, smollm2-135m, gemma3-270m;\n"
     "                      options given with it override it, wherever they stand\n"
-    "  --arch A            llama or gemma3\n"
+    "  --arch A            llama, gemma3, qwen2 or qwen3\n"
     "  --layers N          blocks\n"
     "  --embd N            residual width\n"
     "  --heads N           query heads\n"
@@ -33,6 +33,8 @@ static const char usage[] =
     "  --head-dim N        dims per head (0: embd / heads)\n"
     "  --ff N              feed-forward width\n"
     "  --vocab N           tokens (at least 259 for llama, 263 for gemma3)\n"
+    "  --rope-freqs        write rope_freqs.weight (Llama 3.1's rope scaling)\n"
+    "  --vocab-file PATH   copy the tokenizer of a vocab-only GGUF (sets the tokens)\n"
     "  --ctx N             training context written to the metadata\n"
     "  --rope-base F       rope frequency base\n"
     "  --swa-window N      gemma3 sliding window (every 6th layer is global)\n"
@@ -69,7 +71,7 @@ static const char usage[] =
 
 enum {
     O_OUT = 'o', O_HELP = 'h', O_PRESET = 256, O_ARCH, O_LAYERS, O_EMBD, O_HEADS, O_KVH, O_HD, O_FF,
-    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME, O_MTYPE,
+    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME, O_MTYPE, O_VOCABF, O_ROPEF,
 };
 
 /* A message for a bad option; returns the exit status 2. */
@@ -155,7 +157,9 @@ static int apply_opt(synth_params *p, int c, const char *a) {
     case O_ARCH:
         if (strcmp(a, "llama") == 0) p->arch = SYNTH_ARCH_LLAMA;
         else if (strcmp(a, "gemma3") == 0) p->arch = SYNTH_ARCH_GEMMA3;
-        else return bad("option '--arch': '%s' is not llama or gemma3", a);
+        else if (strcmp(a, "qwen2") == 0) p->arch = SYNTH_ARCH_QWEN2;
+        else if (strcmp(a, "qwen3") == 0) p->arch = SYNTH_ARCH_QWEN3;
+        else return bad("option '--arch': '%s' is not llama, gemma3, qwen2 or qwen3", a);
         return 0;
     case O_LAYERS: return parse_int("--layers", a, 1, 1 << 24, &p->n_layer) ? 2 : 0;
     case O_EMBD: return parse_int("--embd", a, 1, 1 << 24, &p->n_embd) ? 2 : 0;
@@ -186,6 +190,8 @@ static int apply_opt(synth_params *p, int c, const char *a) {
     case O_TIED: p->tied = 1; return 0;
     case O_UNTIED: p->tied = 0; return 0;
     case O_NAME: p->name = a; return 0;
+    case O_VOCABF: p->vocab = a; return 0;
+    case O_ROPEF: p->rope_freqs = 1; return 0;
     default: return bad("internal: option %d", c);
     }
 }
@@ -215,7 +221,8 @@ int main(int argc, char **argv) {
         {"tied", no_argument, 0, O_TIED},             {"untied", no_argument, 0, O_UNTIED},
         {"seed", required_argument, 0, O_SEED},       {"threads", required_argument, 0, O_THREADS},
         {"name", required_argument, 0, O_NAME},       {"help", no_argument, 0, O_HELP},
-        {"mix-type", required_argument, 0, O_MTYPE},
+        {"mix-type", required_argument, 0, O_MTYPE},  {"vocab-file", required_argument, 0, O_VOCABF},
+        {"rope-freqs", no_argument, 0, O_ROPEF},
         {0, 0, 0, 0}};
     /* Options are kept in order and applied after the preset, so they
      * override it wherever they stand on the line. */
@@ -283,7 +290,7 @@ int main(int argc, char **argv) {
     group(ps, sizeof ps, (unsigned long long)params);
     group(ss, sizeof ss, size);
     printf("%s: %s, %s parameters (%.1fM), %s bytes (%.1f MiB), %.2f s\n", out,
-           p.arch == SYNTH_ARCH_GEMMA3 ? "gemma3" : "llama", ps, (double)params / 1e6, ss,
+           p.arch == SYNTH_ARCH_GEMMA3 ? "gemma3" : p.arch == SYNTH_ARCH_QWEN2 ? "qwen2" : p.arch == SYNTH_ARCH_QWEN3 ? "qwen3" : "llama", ps, (double)params / 1e6, ss,
            (double)size / (1024.0 * 1024.0),
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 done:

@@ -1,0 +1,104 @@
+/* engine/arch_qwen.c: the qwen2 and qwen3 architectures: llama's pass with
+ * NEOX RoPE (half-split pairs: the converter does not permute Q/K), plus
+ * qwen2's Q/K/V biases or qwen3's RMSNorm of each Q and K head before RoPE.
+ * Which extras a layer has is in its tensors (model.c binds them from the
+ * table's flags). Owns no memory; no sliding window. */
+#include <math.h>
+
+#include "model_impl.h"
+
+/* Both rope whole heads (the shared reader already checked the rest). */
+int eng_qwen_hparams(eng_model *m, util_err *err) {
+    if (m->hp.n_rot != m->hp.head_dim)
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': %s needs rope dims == head dim",
+                            m->path, m->arch->name);
+    if (m->hp.n_swa > 0) /* this forward pass attends to every position */
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': %s with a sliding window is not supported",
+                            m->path, m->arch->name);
+    return UTIL_OK;
+}
+
+/* y[t] += b for each of n tokens of width w. */
+static void add_bias(eng_backend *be, float *y, const float *b, int n, int w) {
+    for (int t = 0; t < n; t++) be->ops->add(be, y + (size_t)t * (size_t)w, b, (size_t)w);
+}
+
+static int qwen_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                        util_err *err) {
+    const eng_model *m = s->m;
+    const eng_hparams *hp = &m->hp;
+    eng_backend *be = m->be;
+    const eng_backend_ops *op = be->ops;
+    eng_scratch *sc = &s->sc;
+    int E = hp->n_embd, F = hp->n_ff, hd = hp->head_dim, pos0 = s->len;
+    int Q = hp->n_head * hd, KV = hp->n_kv_head * hd;
+    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)F;
+    int rc;
+
+    /* --- embeddings ------------------------------------------------------ */
+    if ((rc = op->get_rows(be, &m->tok_embd, toks, n, sc->x, err))) return rc;
+
+    for (int il = 0; il < hp->n_layer; il++) {
+        const eng_layer *L = &m->layers[il];
+
+        /* --- attention: projections, qwen2's biases, qwen3's head norms -- */
+        op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
+        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, pass, err)) ||
+            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, pass, err)) ||
+            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
+            return rc;
+        if (L->bq) {
+            add_bias(be, sc->q, L->bq, n, Q);
+            add_bias(be, sc->k, L->bk, n, KV);
+            add_bias(be, sc->v, L->bv, n, KV);
+        }
+        if (L->attn_q_norm) {
+            op->rmsnorm(be, sc->q, sc->q, L->attn_q_norm, hd, n * hp->n_head, hp->eps);
+            op->rmsnorm(be, sc->k, sc->k, L->attn_k_norm, hd, n * hp->n_kv_head, hp->eps);
+        }
+        eng_rope_args rq = {
+            .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
+            .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
+            .freq_factors = m->rope_freqs, .mode = ENG_ROPE_NEOX,
+        };
+        eng_rope_args rk = rq;
+        rk.x = sc->k;
+        rk.n_head = hp->n_kv_head;
+        op->rope(be, &rq);
+        op->rope(be, &rk);
+        op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
+        eng_attn_args a = {
+            .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,
+            .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
+            .scale = 1.0f / sqrtf((float)hd), .window = 0, .pass = pass,
+        };
+        op->attention(be, &a);
+        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;
+        op->add(be, sc->x, sc->xb, nE);
+
+        /* --- feed-forward (SwiGLU) --------------------------------------- */
+        op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
+        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, pass, err)) ||
+            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, pass, err)))
+            return rc;
+        op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
+        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, pass, err))) return rc;
+        op->add(be, sc->x, sc->xb, nE);
+    }
+
+    /* --- output head: only the last token's logits are needed ------------ */
+    if (!want_logits) return UTIL_OK;
+    const float *last = sc->x + (size_t)(n - 1) * (size_t)E;
+    op->rmsnorm(be, sc->xb, last, m->output_norm, E, 1, hp->eps);
+    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, pass, err);
+}
+
+int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err) {
+    return qwen_forward(s, toks, n, pass, want_logits, err);
+}
+
+int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+                      util_err *err) {
+    return qwen_forward(s, toks, n, pass, want_logits, err);
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Goldens for the qwen2 and qwen3 architectures, and llama with Llama 3's rope
+scaling (rope_freqs.weight), on synthetic models.
+
+Writes each model with bin/cachet-synth (seeded; the same flags give the same
+bytes, and tests/test_archs.c writes the same files through synth_write), with
+the real vocabulary of llama.cpp's vocab-only GGUF (models/vocab, `make
+vocabs`). Prompt ids come from `cachet tokenize` (its tokenizers match
+llama.cpp's on these vocabularies: tests/golden/vocabs). Then:
+  - llama.cpp: llama_logits_ref.cpp (beside this script) against libllama:
+    last-position logits -> <arch>_<prompt>.f32, greedy ids and margins;
+  - float64 numpy (../gen_float_ref.py's Model): -> <arch>_<prompt>.float.f32,
+    greedy ids and margins.
+Usage (from the repository root, after make all):
+  tests/golden/archs/gen_archs.py [--llama-src DIR] [--llama-build DIR]
+Build line of the harness (what this script runs):
+  g++ -O1 -std=c++17 -I$SRC/include -I$SRC/ggml/include llama_logits_ref.cpp -o llama_logits_ref
+      $BUILD/src/libllama.a $BUILD/ggml/src/libggml.a $BUILD/ggml/src/libggml-cpu.a
+      $BUILD/ggml/src/libggml-base.a -lpthread -lgomp -ldl
+Writes tests/golden/archs/index.tsv:
+  arch  prompt  prompt_ids  llama_greedy  llama_margins  float_greedy  float_margins
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from gen_float_ref import Model, load  # noqa: E402
+
+# Must match tests/test_archs.c's arch_models[].
+MODELS = {
+    "qwen2": ["--arch", "qwen2", "--vocab-file", "models/vocab/ggml-vocab-qwen2.gguf", "--layers", "2",
+              "--embd", "128", "--heads", "4", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
+              "--embd-type", "q8_0", "--seed", "7"],
+    "qwen3": ["--arch", "qwen3", "--vocab-file", "models/vocab/ggml-vocab-qwen35.gguf", "--layers", "2",
+              "--embd", "128", "--heads", "4", "--kv-heads", "2", "--head-dim", "64", "--ff", "256",
+              "--type", "q8_0", "--embd-type", "q8_0", "--seed", "7"],
+    "llama3": ["--arch", "llama", "--vocab-file", "models/vocab/ggml-vocab-llama-bpe.gguf", "--layers", "2",
+               "--embd", "128", "--heads", "4", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
+               "--embd-type", "q8_0", "--rope-base", "10000", "--rope-freqs", "--seed", "7"],
+}
+PROMPTS = {
+    "france": "The capital of France is",
+    "chat": "<|im_start|>user\nWrite a haiku about caching.<|im_end|>\n<|im_start|>assistant\n",
+    # long enough (about 400 tokens) that llama 3's divided angles move the logits
+    "long": " ".join("Line %d: the cache keeps every prefix it has seen, page by page." % i for i in range(25)),
+}
+ARCH_PROMPTS = {"qwen2": ["france", "chat"], "qwen3": ["france", "chat"], "llama3": ["france", "long"]}
+N_GEN = 32
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--llama-src", default="/work/ref/llama_cpp_python-0.3.36/vendor/llama.cpp")
+    ap.add_argument("--llama-build", default="/work/ref/build")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    ref = os.path.join(tmp, "llama_logits_ref")
+    libs = ["src/libllama.a", "ggml/src/libggml.a", "ggml/src/libggml-cpu.a", "ggml/src/libggml-base.a"]
+    subprocess.check_call(["g++", "-O1", "-std=c++17", "-I" + os.path.join(a.llama_src, "include"),
+                           "-I" + os.path.join(a.llama_src, "ggml", "include"),
+                           os.path.join(HERE, "llama_logits_ref.cpp"), "-o", ref] +
+                          [os.path.join(a.llama_build, x) for x in libs] + ["-lpthread", "-lgomp", "-ldl"])
+    rows = []
+    for arch, flags in MODELS.items():
+        model = os.path.join(tmp, arch + ".gguf")
+        subprocess.check_call(["bin/cachet-synth", "-o", model, "--threads", "1"] + flags)
+        hp, W = load(model)
+        for name in ARCH_PROMPTS[arch]:
+            text = PROMPTS[name]
+            ids = subprocess.check_output(["bin/cachet", "tokenize", "--model", model, text]).decode().split()
+            out = os.path.join(HERE, "%s_%s.f32" % (arch, name))
+            if arch == "llama3":  # the same file without rope_freqs: how far the scaling moves the logits
+                plain = os.path.join(tmp, "plain.gguf")
+                subprocess.check_call(["bin/cachet-synth", "-o", plain, "--threads", "1"] +
+                                      [x for x in flags if x != "--rope-freqs"])
+                subprocess.check_output([ref, plain, plain + ".f32", "1"] + ids)
+                subprocess.check_output([ref, model, out, "1"] + ids)
+                print("llama3 %s: rope_freqs moves llama.cpp's logits by %.4f" % (name, np.abs(
+                    np.fromfile(plain + ".f32", dtype="<f4") - np.fromfile(out, dtype="<f4")).max()))
+            line = subprocess.check_output([ref, model, out, str(N_GEN)] + ids).decode().rstrip("\n")
+            lgreedy, lmargins = line.split("\t")
+            m = Model(hp, W)
+            lg = m.forward([int(x) for x in ids])
+            lg.astype("<f4").tofile(os.path.join(HERE, "%s_%s.float.f32" % (arch, name)))
+            first = lg.copy()
+            greedy, margins = [], []
+            for step in range(N_GEN):
+                top = np.argsort(-lg, kind="stable")[:2]
+                greedy.append(int(top[0]))
+                margins.append(float(lg[top[0]] - lg[top[1]]))
+                if step < N_GEN - 1:
+                    lg = m.forward([greedy[-1]])
+            llama = np.fromfile(out, dtype="<f4")
+            print("%s %-7s n=%3d  |float64 - llama.cpp| max %.4f  greedy same: %s" %
+                  (arch, name, len(ids), np.abs(first - llama).max(), " ".join(map(str, greedy)) == lgreedy))
+            rows.append("\t".join([arch, name, " ".join(ids), lgreedy, lmargins, " ".join(map(str, greedy)),
+                                   " ".join("%.4f" % x for x in margins)]))
+    with open(os.path.join(HERE, "index.tsv"), "w", encoding="utf-8", newline="\n") as f:
+        f.write("# llama.cpp (llama-cpp-python 0.3.36's vendored source, libllama via llama_logits_ref.cpp, CPU, "
+                "1 thread, flash attention off) and the float64 reference (gen_float_ref.py); gen_archs.py\n")
+        f.write("# fields: arch  prompt  prompt_ids  llama_greedy(%d)  llama_margins  float_greedy  float_margins\n"
+                % N_GEN)
+        f.write("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+/* tests/test_archs.c: the qwen2 and qwen3 forward passes, and llama with Llama
+ * 3's rope scaling (rope_freqs), on synthetic models (tests/synth, the real
+ * qwen2 / Qwen 3.5 / Llama 3 vocabularies from models/vocab/,
+ * "skipped" without `make vocabs`) against tests/golden/archs/: llama.cpp's
+ * last-position logits and greedy tokens (default path) and a float64 numpy
+ * pass (exact path). The files are written here with the flags of
+ * gen_archs.py's MODELS, so the goldens describe the same bytes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "../engine/gguf.h"
+#include "../engine/quant.h"
+#include "check.h"
+#include "golden_io.h"
+#include "helpers.h"
+#include "synth.h"
+
+/* As tests/test_engine.c: the default path within 1.5x llama.cpp's distance
+ * from the float64 pass (its 8-bit activations are the spread), at least
+ * 2e-2; the exact path within 1e-2 of float64. */
+#define LOGIT_TOL_MIN 2e-2
+#define SPREAD_FACTOR 1.5
+#define EXACT_TOL 1e-2
+#define N_GEN 32
+
+typedef struct arch_model {
+    const char *name, *arch, *vocab; /* golden rows' name, the engine's architecture */
+    synth_arch a;
+    int head_dim, rope_freqs;
+} arch_model;
+
+/* gen_archs.py's MODELS: 2 layers, embd 128, 4/2 heads, ff 256, q8_0, seed 7. */
+static const arch_model arch_models[] = {
+    {"qwen2", "qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0, 0},
+    {"qwen3", "qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64, 0},
+    {"llama3", "llama", "llama-bpe", SYNTH_ARCH_LLAMA, 0, 1},
+};
+
+static int write_model(const arch_model *am, const char *path) {
+    char vocab[4096];
+    snprintf(vocab, sizeof vocab, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), am->vocab);
+    if (access(vocab, R_OK) != 0) {
+        CHECK_SKIP("%s absent (run `make vocabs`)", vocab);
+        return -1;
+    }
+    synth_params p = synth_defaults();
+    p.arch = am->a;
+    p.vocab = vocab;
+    p.n_layer = 2;
+    p.n_embd = 128;
+    p.n_head = 4;
+    p.n_kv_head = 2;
+    p.head_dim = am->head_dim;
+    p.rope_freqs = am->rope_freqs;
+    p.n_ff = 256;
+    p.wtype = ENG_TYPE_Q8_0;
+    p.etype = ENG_TYPE_Q8_0;
+    p.seed = 7;
+    p.n_threads = 1;
+    util_err err;
+    int rc = synth_write(path, &p, &err);
+    CHECK_MSG(rc == 0, "synth_write %s: %s", am->name, rc ? err.msg : "");
+    return rc ? -1 : 0;
+}
+
+static double max_abs(const float *a, const float *b, int n) {
+    double mx = 0;
+    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
+    return mx;
+}
+
+/* Logits after the prompt, then n_gen greedy ids (out) one decode at a time. */
+static int run(eng_model *m, const int32_t *ids, int n, float *first, int32_t *out, int n_gen) {
+    eng_seq *s = NULL;
+    util_err err;
+    int nv = eng_model_n_vocab(m);
+    float *lg = malloc((size_t)nv * sizeof(float));
+    int rc = lg ? eng_seq_new(&s, m, 512, &err) : -1;
+    if (rc == 0) rc = eng_seq_eval(s, ids, n, lg, &err);
+    if (rc == 0) memcpy(first, lg, (size_t)nv * sizeof(float));
+    for (int i = 0; rc == 0 && i < n_gen; i++) {
+        out[i] = eng_argmax(lg, nv);
+        if (i + 1 < n_gen) rc = eng_seq_eval(s, &out[i], 1, lg, &err);
+    }
+    CHECK_MSG(rc == 0, "eval: %s", rc && lg ? err.msg : "");
+    eng_seq_free(s);
+    free(lg);
+    return rc;
+}
+
+/* Steps of ref until its margin falls below tol (where the choice is decided). */
+static size_t decided(const char *margins, double tol, size_t n) {
+    size_t k = 0;
+    for (const char *p = margins; k < n; k++) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || v < tol) break;
+        p = end;
+    }
+    return k;
+}
+
+/* One golden row against the model at one path (exact: the float64 columns). */
+static void check_row(eng_model *m, char **f, int exact) {
+    size_t np = 0, nl = 0, nx = 0, flen = 0, xlen = 0;
+    int32_t *ids = golden_ids(f[2], &np), *lgreedy = golden_ids(f[3], &nl), *xgreedy = golden_ids(f[5], &nx);
+    char name[128];
+    snprintf(name, sizeof name, "archs/%s_%s.f32", f[0], f[1]);
+    float *llama = (float *)golden_read(name, &flen);
+    snprintf(name, sizeof name, "archs/%s_%s.float.f32", f[0], f[1]);
+    float *f64 = (float *)golden_read(name, &xlen);
+    int nv = eng_model_n_vocab(m);
+    CHECK_MSG(llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == N_GEN && nx == N_GEN,
+              "%s/%s: golden files", f[0], f[1]);
+    float *lg = malloc((size_t)nv * sizeof(float));
+    int32_t out[N_GEN];
+    if (llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == N_GEN && nx == N_GEN && lg &&
+        run(m, ids, (int)np, lg, out, N_GEN) == 0) {
+        const float *ref = exact ? f64 : llama;
+        double spread = max_abs(f64, llama, nv);
+        double tol = exact ? EXACT_TOL : fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * spread);
+        double err = max_abs(lg, ref, nv);
+        CHECK_MSG(err <= tol, "%s/%s %s: max abs logit error %.5f > %.3g", f[0], f[1],
+                  exact ? "exact" : "default", err, tol);
+        CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "%s/%s: top-1 differs", f[0], f[1]);
+        const int32_t *want = exact ? xgreedy : lgreedy;
+        size_t agree = th_ids_agree(out, want, N_GEN);
+        size_t robust = exact ? N_GEN : decided(f[4], tol, N_GEN);
+        CHECK_MSG(agree >= robust, "%s/%s %s: greedy differs at token %zu (decided steps %zu)", f[0], f[1],
+                  exact ? "exact" : "default", agree, robust);
+        fprintf(stderr, "  %s %-6s %-7s %3zu tokens  max|dlogit| %.4f (bound %.3g)  greedy agrees %2zu/%d "
+                "(decided %zu)\n", f[0], f[1], exact ? "exact" : "default", np, err, tol, agree, N_GEN, robust);
+    }
+    free(lg);
+    free(llama);
+    free(f64);
+    free(ids);
+    free(lgreedy);
+    free(xgreedy);
+}
+
+static void test_golden(int exact) {
+    char dir[] = "/tmp/cachet-archs-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    size_t len;
+    char *idx = golden_read("archs/index.tsv", &len);
+    CHECK_MSG(idx != NULL, "tests/golden/archs/index.tsv missing");
+    int rows = 0, written = 0;
+    for (size_t i = 0; idx && i < sizeof arch_models / sizeof arch_models[0]; i++) {
+        const arch_model *am = &arch_models[i];
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s.gguf", dir, am->name);
+        if (write_model(am, path)) continue;
+        written++;
+        eng_model_params mp = {.n_threads = 1, .no_cache = 1, .exact = exact, .device = "cpu"};
+        eng_model *m = NULL;
+        util_err err;
+        int rc = eng_model_open(&m, path, &mp, &err);
+        CHECK_MSG(rc == 0, "open %s: %s", am->name, rc ? err.msg : "");
+        if (rc == 0) CHECK(strcmp(eng_model_arch(m), am->arch) == 0);
+        char *copy = strdup(idx), *save = NULL;
+        for (char *line = strtok_r(copy, "\n", &save); rc == 0 && line; line = strtok_r(NULL, "\n", &save)) {
+            char *f[8];
+            if (line[0] == '#' || golden_fields(line, f, 8) < 7 || strcmp(f[0], am->name) != 0) continue;
+            check_row(m, f, exact);
+            rows++;
+        }
+        free(copy);
+        eng_model_free(m);
+        unlink(path);
+    }
+    CHECK_MSG(rows >= 2 * written, "only %d golden rows for %d models", rows, written);
+    free(idx);
+    rmdir(dir);
+}
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n))) {
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        }
+        *len = (size_t)n;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* The files themselves: the tensor count and weights synth promises, the
+ * vocabulary copied key for key; and a file that lacks an architecture's
+ * tensors is refused by name (a qwen3 file relabelled qwen2 has no biases). */
+static void test_files(void) {
+    char dir[] = "/tmp/cachet-archs-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    for (size_t i = 0; i < sizeof arch_models / sizeof arch_models[0]; i++) {
+        const arch_model *am = &arch_models[i];
+        if (write_model(am, path)) continue;
+        eng_gguf *g = NULL, *v = NULL;
+        util_err err;
+        char vocab[4096];
+        snprintf(vocab, sizeof vocab, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), am->vocab);
+        CHECK(eng_gguf_open(&g, path, &err) == 0 && eng_gguf_open(&v, vocab, &err) == 0);
+        if (g && v) {
+            synth_params p = synth_defaults();
+            p.arch = am->a;
+            p.n_layer = 2, p.n_embd = 128, p.n_head = 4, p.n_kv_head = 2, p.head_dim = am->head_dim;
+            p.n_ff = 256, p.rope_freqs = am->rope_freqs;
+            CHECK(synth_vocab_size(vocab, &p.n_vocab, &err) == 0);
+            CHECK_MSG(eng_gguf_tensor_count(g) == synth_tensor_count(&p), "%s: %lld tensors, want %d", am->name,
+                      (long long)eng_gguf_tensor_count(g), synth_tensor_count(&p));
+            int64_t elems = 0;
+            for (int64_t t = 0; t < eng_gguf_tensor_count(g); t++) {
+                const eng_gguf_tensor *tt = eng_gguf_tensor_at(g, t);
+                elems += tt->ne[0] * tt->ne[1] * tt->ne[2] * tt->ne[3];
+            }
+            CHECK_MSG(elems == synth_param_count(&p), "%s: %lld weights, want %lld", am->name, (long long)elems,
+                      (long long)synth_param_count(&p));
+            const char *a, *b;
+            size_t la, lb;
+            CHECK(eng_gguf_get_str(g, "tokenizer.ggml.pre", &a, &la, NULL) == 0 &&
+                  eng_gguf_get_str(v, "tokenizer.ggml.pre", &b, &lb, NULL) == 0 && la == lb && memcmp(a, b, la) == 0);
+            int copied = 0, want = 0;
+            for (int64_t k = 0; k < eng_gguf_kv_count(v); k++) {
+                const char *key = eng_gguf_kv_key(v, k);
+                if (strncmp(key, "tokenizer.", 10) != 0) continue;
+                want++;
+                int64_t j = eng_gguf_find_key(g, key);
+                copied += j >= 0 && eng_gguf_kv_type(g, j) == eng_gguf_kv_type(v, k);
+            }
+            CHECK_MSG(copied == want && want >= 4, "%s: %d of %d tokenizer keys copied", am->name, copied, want);
+        }
+        eng_gguf_free(g);
+        eng_gguf_free(v);
+    }
+    /* synth's own vocabulary: the relabelled file holds no other "qwen3" bytes */
+    synth_params p = synth_defaults();
+    p.arch = SYNTH_ARCH_QWEN3;
+    util_err err;
+    CHECK(synth_write(path, &p, &err) == 0);
+    size_t len = 0;
+    char *data = read_all(path, &len);
+    CHECK(data != NULL);
+    int n = 0;
+    for (char *q = data; data && (q = memmem(q, len - (size_t)(q - data), "qwen3", 5)); q += 5, n++) q[4] = '2';
+    CHECK(n >= 8);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, len, f) == len);
+    if (f) fclose(f);
+    free(data);
+    eng_model *m = NULL;
+    eng_model_params mp = {.n_threads = 1, .no_cache = 1, .device = "cpu"};
+    int rc = eng_model_open(&m, path, &mp, &err);
+    CHECK(rc == UTIL_EFORMAT);
+    CHECK_MSG(rc && strstr(err.msg, "missing tensor 'blk.0.attn_q.bias'"), "%s", rc ? err.msg : "opened");
+    eng_model_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
+void test_archs(void) {
+    CHECK_CASE(files) test_files();
+    CHECK_CASE(llama_cpp) test_golden(0);
+    CHECK_CASE(exact) test_golden(1);
+}
