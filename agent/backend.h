@@ -29,7 +29,7 @@ typedef struct agent_gen_req {
 
 typedef struct agent_gen_res {
     eng_gen_stats st;
-    int32_t *ids;        /* token backends: the reply's ids (malloc'd; the caller frees) */
+    int32_t *ids; /* token backends: the reply's ids (malloc'd; the caller frees) */
     int n_ids;
     int cached_reported; /* 0: the endpoint did not say how many prompt tokens were cached */
     int attempts;        /* HTTP: requests sent for this reply (1 + retries) */
@@ -73,12 +73,12 @@ int agent_backend_replay_new(agent_backend **out, eng_model *m, eng_seq *seq, co
  * AGENT_HTTP_MAX_TOOL_ARGS. With the default --max-tokens 256: 80 KiB of reply, 1.2 MiB per
  * line, 16 MiB in all. */
 #define AGENT_HTTP_BYTES_PER_TOKEN 64
-#define AGENT_HTTP_REPLY_SLACK (64 * 1024)
-#define AGENT_HTTP_LINE_MIN (1024 * 1024)
-#define AGENT_HTTP_BODY_MIN (16 * 1024 * 1024)
-#define AGENT_HTTP_MAX_TOOL_ARGS (1024 * 1024)
-#define AGENT_HTTP_MAX_TOOL_NAME 256
-#define AGENT_HTTP_DEFAULT_TOKENS 4096 /* the bound's T when a request sets no max_tokens */
+#define AGENT_HTTP_REPLY_SLACK     (64 * 1024)
+#define AGENT_HTTP_LINE_MIN        (1024 * 1024)
+#define AGENT_HTTP_BODY_MIN        (16 * 1024 * 1024)
+#define AGENT_HTTP_MAX_TOOL_ARGS   (1024 * 1024)
+#define AGENT_HTTP_MAX_TOOL_NAME   256
+#define AGENT_HTTP_DEFAULT_TOKENS  4096 /* the bound's T when a request sets no max_tokens */
 
 typedef struct agent_http_opts {
     const char *url;          /* base URL, with or without /v1; NULL: no HTTP backend */

@@ -21,10 +21,10 @@
 #include "../util/time.h"
 #include "toolcall.h"
 
-#define HTTP_MAX_ERROR_BODY (64 * 1024)       /* what is kept of a non-2xx answer */
-#define HTTP_MAX_MODELS_BODY (8 * 1024 * 1024) /* GET /v1/models */
-#define HTTP_BACKOFF_BASE_MS 500.0
-#define HTTP_BACKOFF_MAX_MS 8000.0
+#define HTTP_MAX_ERROR_BODY    (64 * 1024)       /* what is kept of a non-2xx answer */
+#define HTTP_MAX_MODELS_BODY   (8 * 1024 * 1024) /* GET /v1/models */
+#define HTTP_BACKOFF_BASE_MS   500.0
+#define HTTP_BACKOFF_MAX_MS    8000.0
 #define HTTP_RETRY_AFTER_MAX_S 60.0
 
 typedef struct http_be {
@@ -118,7 +118,8 @@ static int reply_room(xfer *x, size_t n) {
     char what[300];
     snprintf(what, sizeof what,
              "sent more than %zu bytes of reply for max_tokens %d (the bound is %d bytes per token + %d KiB)",
-             x->reply_cap, x->rq ? x->rq->max_tokens : 0, AGENT_HTTP_BYTES_PER_TOKEN, AGENT_HTTP_REPLY_SLACK >> 10);
+             x->reply_cap, x->rq ? x->rq->max_tokens : 0, AGENT_HTTP_BYTES_PER_TOKEN,
+             AGENT_HTTP_REPLY_SLACK >> 10);
     refuse(x, what);
     return 0;
 }
@@ -135,8 +136,10 @@ static void server_message(const char *body, size_t len, char *out, size_t cap) 
     if (!msg) msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "message"));
     if (!msg) msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "detail"));
     const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-    if (msg && code) snprintf(out, cap, "%s (%s)", msg, code);
-    else if (msg) snprintf(out, cap, "%s", msg);
+    if (msg && code)
+        snprintf(out, cap, "%s (%s)", msg, code);
+    else if (msg)
+        snprintf(out, cap, "%s", msg);
     else {
         size_t k = 0;
         for (size_t i = 0; i < len && k + 1 < cap && k < 300; i++)
@@ -232,7 +235,8 @@ static void read_answer(xfer *x, const cJSON *o, int streamed) {
 
 static void quote_start(const char *s, size_t n, char *out, size_t cap) {
     size_t k = 0;
-    for (size_t i = 0; i < n && k + 4 < cap && i < 80; i++) out[k++] = (s[i] >= 32 && s[i] < 127) ? s[i] : '?';
+    for (size_t i = 0; i < n && k + 4 < cap && i < 80; i++)
+        out[k++] = (s[i] >= 32 && s[i] < 127) ? s[i] : '?';
     if (n > 80 && k + 4 < cap) out[k++] = '.', out[k++] = '.', out[k++] = '.';
     out[k] = '\0';
 }
@@ -330,7 +334,8 @@ static size_t on_header(char *p, size_t sz, size_t n, void *user) {
         snprintf(v, sizeof v, "%.*s", (int)(len - 12 < 120 ? len - 12 : 120), p + 12);
         char *end;
         double s = strtod(v, &end);
-        if (end != v && s >= 0) x->retry_after_s = s;
+        if (end != v && s >= 0)
+            x->retry_after_s = s;
         else {
             time_t t = curl_getdate(v, NULL); /* an HTTP date */
             if (t > 0) x->retry_after_s = difftime(t, time(NULL)) > 0 ? difftime(t, time(NULL)) : 0;
@@ -357,8 +362,8 @@ static size_t on_body(char *p, size_t sz, size_t n, void *user) {
     if (x->body_bytes > x->body_cap) {
         char what[200];
         if (x->rq)
-            snprintf(what, sizeof what, "sent more than %zu bytes for a reply of at most %d tokens", x->body_cap,
-                     x->rq->max_tokens);
+            snprintf(what, sizeof what, "sent more than %zu bytes for a reply of at most %d tokens",
+                     x->body_cap, x->rq->max_tokens);
         else
             snprintf(what, sizeof what, "sent an answer over %zu MiB", x->body_cap >> 20);
         refuse(x, what);
@@ -478,10 +483,11 @@ static int run_request(xfer *x, const char *body, int *attempts, util_err *err) 
         if (rc == CURLE_OK) {
             char sm[600];
             server_message(x->raw.data ? x->raw.data : "", x->raw.len, sm, sizeof sm);
-            snprintf(msg, sizeof msg, "server '%s' answered %ld%s%s: %s%s", x->url, x->status, x->reason[0] ? " " : "",
-                     x->reason, sm,
-                     x->status == 401 && !h->auth[0] ? " (no API key was sent: --api-key-env VAR names the variable holding it)"
-                                                      : "");
+            snprintf(msg, sizeof msg, "server '%s' answered %ld%s%s: %s%s", x->url, x->status,
+                     x->reason[0] ? " " : "", x->reason, sm,
+                     x->status == 401 && !h->auth[0]
+                         ? " (no API key was sent: --api-key-env VAR names the variable holding it)"
+                         : "");
             retry = x->status == 429 || x->status >= 500;
         } else if (x->emitted) {
             snprintf(msg, sizeof msg, "server '%s': the connection broke mid-reply: %s", x->url,
@@ -490,8 +496,8 @@ static int run_request(xfer *x, const char *body, int *attempts, util_err *err) 
             snprintf(msg, sizeof msg, "server '%s': no complete answer within %.3g s (--timeout): %s", x->url,
                      (double)h->timeout_ms / 1e3, errbuf[0] ? errbuf : curl_easy_strerror(rc));
         } else if (rc == CURLE_OPERATION_TIMEDOUT) {
-            snprintf(msg, sizeof msg, "server '%s': could not connect within %.3g s (--connect-timeout): %s", x->url,
-                     (double)h->connect_ms / 1e3, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+            snprintf(msg, sizeof msg, "server '%s': could not connect within %.3g s (--connect-timeout): %s",
+                     x->url, (double)h->connect_ms / 1e3, errbuf[0] ? errbuf : curl_easy_strerror(rc));
             retry = 1;
         } else {
             snprintf(msg, sizeof msg, "server '%s': %s", x->url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
@@ -501,9 +507,10 @@ static int run_request(xfer *x, const char *body, int *attempts, util_err *err) 
             if (attempt > 0) return util_err_set(err, UTIL_EIO, "%s (%d attempts)", msg, attempt + 1);
             return util_err_set(err, UTIL_EIO, "%s", msg);
         }
-        double ms = x->retry_after_s >= 0 ? 1e3 * (x->retry_after_s < HTTP_RETRY_AFTER_MAX_S ? x->retry_after_s
-                                                                                             : HTTP_RETRY_AFTER_MAX_S)
-                                          : backoff_ms(h, attempt);
+        double ms = x->retry_after_s >= 0
+                        ? 1e3 * (x->retry_after_s < HTTP_RETRY_AFTER_MAX_S ? x->retry_after_s
+                                                                           : HTTP_RETRY_AFTER_MAX_S)
+                        : backoff_ms(h, attempt);
         if (rq && rq->on_note) {
             char note[1100];
             snprintf(note, sizeof note, "%s; retrying in %.1f s%s (attempt %d of %d)", msg, ms / 1e3,
@@ -549,7 +556,8 @@ int agent_http_render(util_buf *out, const eng_chat_msg *m, size_t n, util_err *
     util_buf_release(&sys);
     for (; i < n && !rc; i++, first = 0)
         rc = put_msg(out, strcmp(m[i].role, "tool") == 0 ? "user" : m[i].role, m[i].content, first, err);
-    if (!rc && first) rc = util_buf_puts(out, "[") ? util_err_set(err, UTIL_ENOMEM, "out of memory") : UTIL_OK;
+    if (!rc && first)
+        rc = util_buf_puts(out, "[") ? util_err_set(err, UTIL_ENOMEM, "out of memory") : UTIL_OK;
     return rc;
 }
 
@@ -619,17 +627,19 @@ static int http_generate(agent_backend *b, const agent_gen_req *rq, util_buf *te
             if (!cJSON_IsObject(o)) {
                 char q[128];
                 quote_start(x.raw.data ? x.raw.data : "", x.raw.len, q, sizeof q);
-                rc = util_err_set(err, UTIL_EFORMAT, "server '%s' answered with malformed JSON: '%s'", h->chat_url, q);
+                rc = util_err_set(err, UTIL_EFORMAT, "server '%s' answered with malformed JSON: '%s'",
+                                  h->chat_url, q);
             } else {
                 read_answer(&x, o, 0);
                 if (x.failed) rc = util_err_set(err, UTIL_EFORMAT, "%s", x.fail);
             }
             cJSON_Delete(o);
         } else if (x.mode == 0) {
-            rc = util_err_set(err, UTIL_EFORMAT, "server '%s' answered %ld with an empty body", h->chat_url, x.status);
+            rc = util_err_set(err, UTIL_EFORMAT, "server '%s' answered %ld with an empty body", h->chat_url,
+                              x.status);
         } else if (!x.done && !x.finish[0]) {
-            rc = util_err_set(err, UTIL_EFORMAT, "server '%s': the stream ended without finish_reason or [DONE]",
-                              h->chat_url);
+            rc = util_err_set(err, UTIL_EFORMAT,
+                              "server '%s': the stream ended without finish_reason or [DONE]", h->chat_url);
         }
     }
     if (!rc) {
@@ -647,7 +657,8 @@ static int http_generate(agent_backend *b, const agent_gen_req *rq, util_buf *te
         st->decode_ms = last - first;
         st->prefill_tps = st->prefill_ms > 0 ? st->computed_tokens / (st->prefill_ms / 1e3) : 0;
         st->decode_tps = st->generated_tokens > 1 && st->decode_ms > 0
-                             ? (st->generated_tokens - 1) / (st->decode_ms / 1e3) : 0;
+                             ? (st->generated_tokens - 1) / (st->decode_ms / 1e3)
+                             : 0;
         st->stop_reason = x.canceled                        ? ENG_STOP_CANCELED
                           : strcmp(x.finish, "length") == 0 ? ENG_STOP_MAX_TOKENS
                                                             : ENG_STOP_EOG;
@@ -665,10 +676,13 @@ static int discover_model(http_be *h, util_err *err) {
     int rc = run_request(&x, NULL, &attempts, err);
     if (!rc) {
         cJSON *o = cJSON_ParseWithLength(x.raw.data ? x.raw.data : "", x.raw.len);
-        const char *id = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "data"), 0), "id"));
-        if (id) snprintf(h->b.model, sizeof h->b.model, "%s", id);
-        else rc = util_err_set(err, UTIL_EFORMAT, "server '%s' lists no model: pass --backend-model NAME", h->models_url);
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "data"), 0), "id"));
+        if (id)
+            snprintf(h->b.model, sizeof h->b.model, "%s", id);
+        else
+            rc = util_err_set(err, UTIL_EFORMAT, "server '%s' lists no model: pass --backend-model NAME",
+                              h->models_url);
         cJSON_Delete(o);
     } else if (x.status == 404) {
         util_err_wrap(err, "--backend-model NAME skips this lookup");
@@ -707,21 +721,28 @@ int agent_backend_http_new(agent_backend **out, const agent_http_opts *o, util_e
     h->stream = !o->no_stream;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    h->rng = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)ts.tv_sec ^ (unsigned long long)getpid();
+    h->rng = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)ts.tv_sec ^
+             (unsigned long long)getpid();
     if (!h->rng) h->rng = 88172645463325252ULL;
     int rc = UTIL_OK;
     if (o->api_key_env) {
         const char *key = getenv(o->api_key_env);
         if (!key || !*key)
-            rc = util_err_set(err, UTIL_EINVAL, "--api-key-env: environment variable '%s' is not set", o->api_key_env);
-        else if (strlen(key) > 4000 || strpbrk(key, "\r\n"))
-            rc = util_err_set(err, UTIL_EINVAL, "--api-key-env: the key in '%s' is too long or holds a line break",
+            rc = util_err_set(err, UTIL_EINVAL, "--api-key-env: environment variable '%s' is not set",
                               o->api_key_env);
-        else snprintf(h->auth, sizeof h->auth, "Authorization: Bearer %s", key);
+        else if (strlen(key) > 4000 || strpbrk(key, "\r\n"))
+            rc = util_err_set(err, UTIL_EINVAL,
+                              "--api-key-env: the key in '%s' is too long or holds a line break",
+                              o->api_key_env);
+        else
+            snprintf(h->auth, sizeof h->auth, "Authorization: Bearer %s", key);
     }
-    if (!rc && !(h->curl = curl_easy_init())) rc = util_err_set(err, UTIL_ENOMEM, "libcurl: cannot create a handle");
-    if (!rc && o->model && *o->model) snprintf(h->b.model, sizeof h->b.model, "%s", o->model);
-    else if (!rc) rc = discover_model(h, err);
+    if (!rc && !(h->curl = curl_easy_init()))
+        rc = util_err_set(err, UTIL_ENOMEM, "libcurl: cannot create a handle");
+    if (!rc && o->model && *o->model)
+        snprintf(h->b.model, sizeof h->b.model, "%s", o->model);
+    else if (!rc)
+        rc = discover_model(h, err);
     if (rc) {
         http_free(&h->b);
         return rc;

@@ -53,7 +53,8 @@ static void engine_free(agent_backend *b) { free(b); }
 int agent_backend_engine_new(agent_backend **out, eng_seq *seq, util_err *err) {
     engine_be *e = calloc(1, sizeof *e);
     if (!e) return util_err_set(err, UTIL_ENOMEM, "out of memory");
-    e->b = (agent_backend){.name = "engine", .uses_tokens = 1, .generate = engine_generate, .free = engine_free};
+    e->b = (agent_backend){
+        .name = "engine", .uses_tokens = 1, .generate = engine_generate, .free = engine_free};
     e->seq = seq;
     *out = &e->b;
     return UTIL_OK;
@@ -78,8 +79,8 @@ static int replay_generate(agent_backend *b, const agent_gen_req *rq, util_buf *
     eng_gen_stats *st = &res->st;
     const cJSON *rep = cJSON_GetArrayItem(r->replies, r->next);
     if (!cJSON_IsString(rep))
-        return util_err_set(err, UTIL_ENOTFOUND, "replay '%s': no recorded output left for request %d", r->path,
-                            r->next + 1);
+        return util_err_set(err, UTIL_ENOTFOUND, "replay '%s': no recorded output left for request %d",
+                            r->path, r->next + 1);
     r->next++;
     res->cached_reported = 1;
     double t0 = util_now_ms();
@@ -125,7 +126,8 @@ int agent_backend_replay_new(agent_backend **out, eng_model *m, eng_seq *seq, co
         free(text);
         return util_err_set(err, UTIL_ENOMEM, "out of memory");
     }
-    r->b = (agent_backend){.name = "replay", .uses_tokens = 1, .generate = replay_generate, .free = replay_free};
+    r->b = (agent_backend){
+        .name = "replay", .uses_tokens = 1, .generate = replay_generate, .free = replay_free};
     r->m = m;
     r->seq = seq;
     snprintf(r->path, sizeof r->path, "%s", path);

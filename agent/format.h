@@ -18,8 +18,8 @@ typedef enum agent_tier2_place {
 } agent_tier2_place;
 
 typedef struct agent_format {
-    eng_chat_format chat;         /* the engine's template family */
-    const char *tool_use_prompt;  /* prompts/ file with the tool-use instructions */
+    eng_chat_format chat;        /* the engine's template family */
+    const char *tool_use_prompt; /* prompts/ file with the tool-use instructions */
     agent_tier2_place tier2;
     const char *tool_result_role; /* "tool", or "user" where the template has no tool role */
 } agent_format;

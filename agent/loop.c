@@ -40,18 +40,18 @@ struct agent {
     size_t n_msgs, cap_msgs;
     char *tier2;
     const agent_format *fmt; /* the chat family: where tier 2 and tool results go (format.h) */
-    int tier2_pending;    /* AGENT_TIER2_USER: tier 2 not yet prepended to a user message */
+    int tier2_pending;       /* AGENT_TIER2_USER: tier 2 not yet prepended to a user message */
     agent_session sess;
-    int32_t *prev;        /* previous request's tokens + its generated ids */
+    int32_t *prev; /* previous request's tokens + its generated ids */
     size_t n_prev;
-    util_buf prev_text;   /* previous request's text + its reply */
+    util_buf prev_text;      /* previous request's text + its reply */
     char pending_cause[256]; /* why the next request may not extend the previous one */
     int turn;
-    int turns_done;       /* turns this process completed (a new session without one is discarded) */
+    int turns_done; /* turns this process completed (a new session without one is discarded) */
     long sum_prompt, sum_cached;
-    agent_backend *be;     /* engine, replay or http (backend.h) */
-    char model_name[256];  /* util_model_id of the model file, or the id the HTTP backend sends */
-    double req_t0;         /* when the request now running started (prefill progress) */
+    agent_backend *be;    /* engine, replay or http (backend.h) */
+    char model_name[256]; /* util_model_id of the model file, or the id the HTTP backend sends */
+    double req_t0;        /* when the request now running started (prefill progress) */
 };
 
 /* --- small helpers -------------------------------------------------------------- */
@@ -191,11 +191,13 @@ static int check_text(agent *a, const util_buf *text, util_err *err) {
     cJSON_AddStringToObject(e, "cause", cause);
     cJSON_AddNumberToObject(e, "at_byte", (double)i);
     cJSON_AddNumberToObject(e, "lost_bytes", (double)(pl - i));
-    note(a, "break", "cache break at byte %zu of the messages (%s): %zu bytes no longer match", i, cause, pl - i);
+    note(a, "break", "cache break at byte %zu of the messages (%s): %zu bytes no longer match", i, cause,
+         pl - i);
     return event(a, e, err);
 }
 
-static void request_event(cJSON *e, const agent_gen_res *g, const eng_cache_stats *c0, const eng_cache_stats *c1) {
+static void request_event(cJSON *e, const agent_gen_res *g, const eng_cache_stats *c0,
+                          const eng_cache_stats *c1) {
     const eng_gen_stats *st = &g->st;
     cJSON_AddNumberToObject(e, "prompt_tokens", st->prompt_tokens);
     if (g->cached_reported) { /* absent: the endpoint did not say (stats.c leaves it out of hit rates) */
@@ -276,14 +278,15 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
     free(plain);
     if (!rc && tok && (int)n + (a->o.max_tokens > 0 ? a->o.max_tokens : 1) > eng_seq_n_ctx(a->seq))
         rc = util_err_set(err, UTIL_ERANGE,
-                          "the conversation is %zu tokens and the context is %d: /reset to start over",
-                          n, eng_seq_n_ctx(a->seq));
+                          "the conversation is %zu tokens and the context is %d: /reset to start over", n,
+                          eng_seq_n_ctx(a->seq));
     eng_cache_stats c0 = {0}, c1 = {0};
     if (tok) c0 = eng_model_cache_stats(a->m);
     req_io io = {.a = a};
     agent_visible_init(&io.vis, a->o.on_text, a->o.user);
-    agent_gen_req rq = {toks, (int)n, cm, a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text ? io_text : NULL,
-                        io_stop, io_note, &io};
+    agent_gen_req rq = {
+        toks,    (int)n,  cm, a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text ? io_text : NULL,
+        io_stop, io_note, &io};
     a->req_t0 = util_now_ms();
     if (!rc) rc = a->be->generate(a->be, &rq, reply, g, err);
     agent_visible_flush(&io.vis);
@@ -301,7 +304,8 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
         a->sum_cached += st->cached_tokens;
         /* the next request must extend this one plus its reply */
         int32_t *p = tok ? realloc(toks, (n + (size_t)g->n_ids + 1) * sizeof *p) : NULL;
-        if (tok && !p) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+        if (tok && !p)
+            rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
         else {
             if (g->n_ids) memcpy(p + n, g->ids, (size_t)g->n_ids * sizeof *g->ids);
             free(a->prev);
@@ -311,7 +315,8 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
             util_buf_release(&a->prev_text);
             a->prev_text = text;
             util_buf_init(&text);
-            if (tok) util_buf_append(&a->prev_text, reply->data ? reply->data : "", reply->len);
+            if (tok)
+                util_buf_append(&a->prev_text, reply->data ? reply->data : "", reply->len);
             else {
                 util_buf_append(reply, "", 0);
                 if (!rc) rc = agent_http_render_reply(&a->prev_text, reply->data, err);
@@ -363,10 +368,14 @@ static void tool_note(agent *a, const agent_toolcall *c, int ok, const util_buf 
     call_summary(&b, c);
     if (b.len == at + 1) b.len = at; /* no arguments */
     double n = (double)(out->len ? out->len : 0);
-    if (!ok) util_buf_printf(&b, ": failed: %s", out->data ? out->data : "");
-    else if (n < 1000) util_buf_printf(&b, " (%.0f B)", n);
-    else if (n < 1e6) util_buf_printf(&b, " (%.1f KB)", n / 1e3);
-    else util_buf_printf(&b, " (%.1f MB)", n / 1e6);
+    if (!ok)
+        util_buf_printf(&b, ": failed: %s", out->data ? out->data : "");
+    else if (n < 1000)
+        util_buf_printf(&b, " (%.0f B)", n);
+    else if (n < 1e6)
+        util_buf_printf(&b, " (%.1f KB)", n / 1e3);
+    else
+        util_buf_printf(&b, " (%.1f MB)", n / 1e6);
     note(a, "tool", "%s", b.data ? b.data : "");
     util_buf_release(&b);
 }
@@ -391,8 +400,10 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
         } else {
             util_err te;
             util_err_clear(&te);
-            if (agent_tool_run(&a->tools, c->name, c->args, &out, &te) == UTIL_OK) ok = 1;
-            else util_buf_puts(&out, te.msg);
+            if (agent_tool_run(&a->tools, c->name, c->args, &out, &te) == UTIL_OK)
+                ok = 1;
+            else
+                util_buf_puts(&out, te.msg);
         }
         util_buf_append(&out, "", 0);
         tool_note(a, c, ok, &out);
@@ -401,8 +412,10 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
         cJSON_AddBoolToObject(e, "ok", ok);
         cJSON_AddNumberToObject(e, "bytes", (double)out.len);
         if (!ok) cJSON_AddStringToObject(e, "error", out.data);
-        if (!rc) rc = event(a, e, err);
-        else cJSON_Delete(e);
+        if (!rc)
+            rc = event(a, e, err);
+        else
+            cJSON_Delete(e);
         agent_toolresult_format(&msg, c->name, ok, out.data);
         if (!rc) rc = push_msg(a, a->fmt->tool_result_role, msg.data ? msg.data : "", err);
         util_buf_release(&out);
@@ -421,9 +434,10 @@ static int refresh_prompt(agent *a, util_err *err) {
     int rc = agent_prompt_build(&np, &po, err);
     if (rc) return rc;
     if (strcmp(np.system, a->prompt.system) != 0 && a->n_msgs > 0) {
-        const char *which = strcmp(np.tier0, a->prompt.tier0) != 0
-                                ? "tier 0 changed (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md, skills or prompts/)"
-                                : "tier 1 changed (USER.md or MEMORY.md)";
+        const char *which =
+            strcmp(np.tier0, a->prompt.tier0) != 0
+                ? "tier 0 changed (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md, skills or prompts/)"
+                : "tier 1 changed (USER.md or MEMORY.md)";
         snprintf(a->pending_cause, sizeof a->pending_cause, "workspace files changed: %s", which);
         free(a->msgs[0].content);
         a->msgs[0].content = strdup(np.system);
@@ -446,10 +460,12 @@ static int names_tool(const char *text, char *name, size_t cap) {
     for (const char *p = text; *p;) {
         size_t n = 0;
         while ((p[n] >= 'a' && p[n] <= 'z') || p[n] == '_') n++;
-        if (n && n < cap && (p == text || !((p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9')))) {
+        if (n && n < cap &&
+            (p == text || !((p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9')))) {
             memcpy(name, p, n);
             name[n] = '\0';
-            if (!((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= '0' && p[n] <= '9')) && agent_tool_exists(name)) return 1;
+            if (!((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= '0' && p[n] <= '9')) && agent_tool_exists(name))
+                return 1;
         }
         p += n ? n : 1;
     }
@@ -461,13 +477,15 @@ static int names_tool(const char *text, char *name, size_t cap) {
  * own text; a small model often answers instead of calling). */
 static void turn_notes(agent *a, const char *user_text, const agent_turn_result *res) {
     if (res->stop_reason == ENG_STOP_MAX_TOKENS)
-        note(a, "limit", "the reply stopped at the token limit (--max-tokens %d): it is cut short", a->o.max_tokens);
+        note(a, "limit", "the reply stopped at the token limit (--max-tokens %d): it is cut short",
+             a->o.max_tokens);
     else if (res->stop_reason == ENG_STOP_CONTEXT_FULL)
-        note(a, "limit", "the reply stopped because the context is full: it is cut short (/reset starts over)");
+        note(a, "limit",
+             "the reply stopped because the context is full: it is cut short (/reset starts over)");
     char name[32];
     if (res->tool_calls == 0 && !res->canceled && names_tool(user_text, name, sizeof name))
-        note(a, "no-tool", "the task names %s, but the model called no tool: no tool ran, the reply is its own text",
-             name);
+        note(a, "no-tool",
+             "the task names %s, but the model called no tool: no tool ran, the reply is its own text", name);
 }
 
 int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err *err) {
@@ -506,7 +524,8 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
         }
         agent_toolcalls calls;
         eng_chat_format fam = a->m ? eng_chat_get_format(eng_model_chat(a->m)) : a->fmt->chat;
-        if ((rc = agent_toolcalls_parse_for(&calls, reply.data, fam, err))) break; /* native form, or <tool_call> */
+        if ((rc = agent_toolcalls_parse_for(&calls, reply.data, fam, err)))
+            break; /* native form, or <tool_call> */
         if (calls.n == 0) {
             agent_toolcalls_release(&calls);
             break;
@@ -528,8 +547,10 @@ int agent_turn(agent *a, const char *user_text, agent_turn_result *res, util_err
         e = ev_new("turn_end", a->turn);
         cJSON_AddNumberToObject(e, "rounds", res->rounds);
         cJSON_AddBoolToObject(e, "canceled", res->canceled);
-        if (!rc) rc = event(a, e, err);
-        else cJSON_Delete(e);
+        if (!rc)
+            rc = event(a, e, err);
+        else
+            cJSON_Delete(e);
         if (!rc) a->turns_done++;
     }
     util_err e2;
@@ -571,8 +592,10 @@ static int start_session(agent *a, util_err *err) {
     if (a->o.http.url) cJSON_AddStringToObject(e, "backend_url", a->o.http.url);
     if ((rc = event(a, e, err))) return rc;
     if ((rc = push_msg(a, "system", a->prompt.system, err))) return rc;
-    if (a->fmt->tier2 == AGENT_TIER2_SYSTEM) rc = push_msg(a, "system", a->tier2, err);
-    else a->tier2_pending = 1;
+    if (a->fmt->tier2 == AGENT_TIER2_SYSTEM)
+        rc = push_msg(a, "system", a->tier2, err);
+    else
+        a->tier2_pending = 1;
     if (!rc) rc = agent_session_sync(&a->sess, err);
     return rc;
 }
@@ -602,7 +625,7 @@ static int resume_session(agent *a, cJSON *evs, util_err *err) {
     int rc = UTIL_OK;
     const cJSON *ev;
     const char *model = NULL;
-    int open_turn = -1;          /* the turn of the last user message, until its turn_end */
+    int open_turn = -1; /* the turn of the last user message, until its turn_end */
     const char *open_text = NULL;
     cJSON_ArrayForEach(ev, evs) {
         if (rc) break;
@@ -639,7 +662,8 @@ static int resume_session(agent *a, cJSON *evs, util_err *err) {
         }
     }
     if (rc) return rc;
-    if (a->n_msgs == 0) return util_err_set(err, UTIL_EFORMAT, "session '%s' holds no messages", a->sess.path);
+    if (a->n_msgs == 0)
+        return util_err_set(err, UTIL_EFORMAT, "session '%s' holds no messages", a->sess.path);
     /* a resumed session keeps its tier 2; its cache comes back from the disk tier */
     if (a->n_msgs > 1 && a->fmt->tier2 == AGENT_TIER2_SYSTEM) {
         free(a->tier2);
@@ -667,7 +691,8 @@ static int resume_session(agent *a, cJSON *evs, util_err *err) {
             cJSON_AddStringToObject(e, "content", a->prompt.system);
             rc = event(a, e, err);
         }
-        note(a, "break", "the workspace files changed since this session was saved: the system prompt is new");
+        note(a, "break",
+             "the workspace files changed since this session was saved: the system prompt is new");
     }
     return rc;
 }
@@ -681,11 +706,13 @@ static int open_workspace(agent *a, const char *session_ws, util_err *err) {
     if (!realpath(ws, a->ws)) return util_err_set(err, UTIL_ENOTFOUND, "workspace '%s' does not exist", ws);
     if (session_ws && strcmp(a->ws, session_ws) != 0) {
         if (!a->o.workspace)
-            return util_err_set(err, UTIL_EINVAL,
-                                "the session's workspace '%s' now leads to '%s' (a link on the way): refused; "
-                                "pass --workspace DIR to resume it in a workspace of your choice",
-                                session_ws, a->ws);
-        note(a, "warning", "this session was recorded in workspace '%s'; it is resumed in '%s'", session_ws, a->ws);
+            return util_err_set(
+                err, UTIL_EINVAL,
+                "the session's workspace '%s' now leads to '%s' (a link on the way): refused; "
+                "pass --workspace DIR to resume it in a workspace of your choice",
+                session_ws, a->ws);
+        note(a, "warning", "this session was recorded in workspace '%s'; it is resumed in '%s'", session_ws,
+             a->ws);
     }
     snprintf(a->data, sizeof a->data, "%s", a->o.data_dir);
     agent_prompt_opts po = {a->ws, a->data, a->fmt, NULL};
@@ -711,7 +738,8 @@ static int open_workspace(agent *a, const char *session_ws, util_err *err) {
 static int open_backend(agent *a, util_err *err) {
     const agent_opts *o = &a->o;
     if (o->http.url) {
-        if (o->replay_path) return util_err_set(err, UTIL_EINVAL, "--replay and --backend cannot be combined");
+        if (o->replay_path)
+            return util_err_set(err, UTIL_EINVAL, "--replay and --backend cannot be combined");
         int rc = agent_backend_http_new(&a->be, &o->http, err);
         if (rc) return rc;
         snprintf(a->model_name, sizeof a->model_name, "%s", a->be->model);
@@ -721,8 +749,9 @@ static int open_backend(agent *a, util_err *err) {
     int rc = eng_model_open(&a->m, o->model_path, &o->mp, err);
     if (!rc) rc = eng_seq_new(&a->seq, a->m, o->n_ctx, err);
     if (!rc && o->on_progress) eng_seq_set_progress(a->seq, loop_progress, a);
-    if (!rc) rc = o->replay_path ? agent_backend_replay_new(&a->be, a->m, a->seq, o->replay_path, err)
-                                 : agent_backend_engine_new(&a->be, a->seq, err);
+    if (!rc)
+        rc = o->replay_path ? agent_backend_replay_new(&a->be, a->m, a->seq, o->replay_path, err)
+                            : agent_backend_engine_new(&a->be, a->seq, err);
     if (rc) return rc;
     util_model_id(a->model_name, sizeof a->model_name, eng_model_path(a->m));
     a->fmt = agent_format_of(eng_chat_get_format(eng_model_chat(a->m)));
@@ -753,7 +782,8 @@ int agent_open(agent **out, const agent_opts *o, util_err *err) {
         session_ws = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "workspace"));
     }
     if (!rc) rc = open_backend(a, err);
-    if (!rc && a->m && eng_chat_warning(eng_model_chat(a->m))) note(a, "warning", "%s", eng_chat_warning(eng_model_chat(a->m)));
+    if (!rc && a->m && eng_chat_warning(eng_model_chat(a->m)))
+        note(a, "warning", "%s", eng_chat_warning(eng_model_chat(a->m)));
     if (!rc) rc = open_workspace(a, session_ws, err);
     if (!rc) rc = o->resume_set ? resume_session(a, evs, err) : start_session(a, err);
     cJSON_Delete(evs);

@@ -18,18 +18,18 @@
 typedef struct agent agent;
 
 typedef struct agent_opts {
-    const char *workspace;   /* NULL: the current directory (or the resumed session's) */
-    const char *data_dir;    /* holds prompts/ and skills/ (see util_data_dir_find) */
+    const char *workspace; /* NULL: the current directory (or the resumed session's) */
+    const char *data_dir;  /* holds prompts/ and skills/ (see util_data_dir_find) */
     const char *model_path;
     const char *replay_path; /* JSON array of recorded replies: used instead of sampling */
     agent_http_opts http;    /* http.url set: replies from that endpoint; no model file is opened */
     const char *resume;      /* with resume_set: a session id or prefix, "" = the latest */
     int resume_set;
-    int no_session;          /* write no session file */
-    int max_tokens;          /* per reply (default 256) */
-    int max_rounds;          /* tool rounds per turn (default 8) */
-    int n_ctx;               /* <= 0: the model's */
-    int yes;                 /* run writes and shell commands without asking */
+    int no_session; /* write no session file */
+    int max_tokens; /* per reply (default 256) */
+    int max_rounds; /* tool rounds per turn (default 8) */
+    int n_ctx;      /* <= 0: the model's */
+    int yes;        /* run writes and shell commands without asking */
     eng_model_params mp;
     eng_sample_params sp;
     agent_confirm_fn confirm; /* NULL: no TTY */
@@ -58,8 +58,8 @@ typedef struct agent_turn_result {
     long cached_tokens;
     int cached_reported; /* 0: a server did not say how many were cached (cached_tokens is 0 then) */
     long generated_tokens;
-    double ttft_ms;     /* the turn's first request: time to its first token */
-    int tool_calls;     /* tool calls run this turn (malformed and refused ones too) */
+    double ttft_ms;              /* the turn's first request: time to its first token */
+    int tool_calls;              /* tool calls run this turn (malformed and refused ones too) */
     eng_stop_reason stop_reason; /* why the final reply ended (ENG_STOP_MAX_TOKENS: cut) */
     int canceled;
 } agent_turn_result;

@@ -90,8 +90,7 @@ static int add_file(util_buf *dst, int wsfd, const char *name, size_t *budget, a
     cn = strlen(clean);
     size_t limit = AGENT_FILE_LIMIT < *budget ? AGENT_FILE_LIMIT : *budget;
     if (limit == 0) {
-        agent_warn(w, "'%s' left out: the workspace files exceed %d bytes in total", name,
-                   AGENT_TOTAL_LIMIT);
+        agent_warn(w, "'%s' left out: the workspace files exceed %d bytes in total", name, AGENT_TOTAL_LIMIT);
         util_buf_printf(dst, "\n\n## %s\n[left out by cachet: the total size limit is reached]", name);
     } else {
         int t = util_text_truncate(clean, cn, limit, &cut, &kn);
@@ -180,8 +179,7 @@ static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, int wsfd, ut
     if (!rc) rc = render_tools(b, &p->tools_json, o->data_dir, &p->warnings, err);
     if (!rc) rc = util_buf_puts(b, "</tools>");
     static const char *const files0[] = {"AGENTS.md", "SOUL.md", "IDENTITY.md", "TOOLS.md"};
-    for (size_t i = 0; !rc && i < 4; i++)
-        rc = add_file(b, wsfd, files0[i], &budget, &p->warnings, err);
+    for (size_t i = 0; !rc && i < 4; i++) rc = add_file(b, wsfd, files0[i], &budget, &p->warnings, err);
     if (rc) return rc;
     /* skills: built-in < user < workspace (later overrides), index sorted */
     /* each folder is confined to its own directory; the workspace's to the workspace */
@@ -190,11 +188,15 @@ static int build_tier0(agent_prompt *p, const agent_prompt_opts *o, int wsfd, ut
     rc = agent_skills_scan(&p->skills, dir, ".", "builtin:skills", &p->warnings, err);
     if (!rc) {
         const char *home = getenv("HOME");
-        if (o->user_skills) snprintf(dir, sizeof dir, "%s", o->user_skills);
-        else snprintf(dir, sizeof dir, "%s/.config/cachet/skills", home ? home : "/nonexistent");
+        if (o->user_skills)
+            snprintf(dir, sizeof dir, "%s", o->user_skills);
+        else
+            snprintf(dir, sizeof dir, "%s/.config/cachet/skills", home ? home : "/nonexistent");
         rc = agent_skills_scan(&p->skills, dir, ".", "~/.config/cachet/skills", &p->warnings, err);
     }
-    if (!rc) rc = agent_skills_scan(&p->skills, o->workspace, ".cachet/skills", ".cachet/skills", &p->warnings, err);
+    if (!rc)
+        rc = agent_skills_scan(&p->skills, o->workspace, ".cachet/skills", ".cachet/skills", &p->warnings,
+                               err);
     if (rc) return rc;
     agent_skills_sort(&p->skills);
     if (p->skills.n) {
@@ -264,15 +266,17 @@ static int fill(util_buf *out, const char *tpl, const char *const *kv, size_t nk
         const char *val = NULL;
         for (size_t i = 0; i + 1 < nkv * 2; i += 2)
             if (strlen(kv[i]) == kl && memcmp(kv[i], o + 2, kl) == 0) val = kv[i + 1];
-        if (val) util_buf_puts(out, val);
-        else util_buf_append(out, o, (size_t)(c + 2 - o));
+        if (val)
+            util_buf_puts(out, val);
+        else
+            util_buf_append(out, o, (size_t)(c + 2 - o));
         s = c + 2;
     }
     return UTIL_OK;
 }
 
-int agent_tier2(util_buf *out, const char *data_dir, const char *workspace, const char *model,
-                long long now, util_err *err) {
+int agent_tier2(util_buf *out, const char *data_dir, const char *workspace, const char *model, long long now,
+                util_err *err) {
     char *tpl = NULL;
     int rc = agent_read_prompt(&tpl, data_dir, "session-context.md", err);
     if (rc) return rc;
@@ -282,16 +286,17 @@ int agent_tier2(util_buf *out, const char *data_dir, const char *workspace, cons
     char date[64], os[256];
     strftime(date, sizeof date, "%Y-%m-%d (%A)", &tm);
     struct utsname u;
-    if (uname(&u) == 0) snprintf(os, sizeof os, "%s %s", u.sysname, u.machine);
-    else snprintf(os, sizeof os, "unknown");
+    if (uname(&u) == 0)
+        snprintf(os, sizeof os, "%s %s", u.sysname, u.machine);
+    else
+        snprintf(os, sizeof os, "unknown");
     const char *kv[] = {"date", date, "os", os, "workspace", workspace, "model", model};
     rc = fill(out, tpl, kv, 4);
     free(tpl);
     return rc;
 }
 
-int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long long now,
-                util_err *err) {
+int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long long now, util_err *err) {
     char *tpl = NULL;
     int rc = agent_read_prompt(&tpl, data_dir, "turn-context.md", err);
     if (rc) return rc;

@@ -15,7 +15,7 @@
 
 /* Size limits for workspace text (bytes). A longer file keeps its head and
  * tail around a visible marker. */
-#define AGENT_FILE_LIMIT (16 * 1024)
+#define AGENT_FILE_LIMIT  (16 * 1024)
 #define AGENT_TOTAL_LIMIT (48 * 1024)
 /* A workspace prompt file larger than this is not read at all: it is left
  * out with a warning and a marker line. */
@@ -24,10 +24,10 @@
 /* --- the assembled prompt -------------------------------------------------- */
 
 typedef struct agent_prompt_opts {
-    const char *workspace; /* directory with AGENTS.md etc. */
-    const char *data_dir;  /* holds prompts/ and skills/ */
+    const char *workspace;      /* directory with AGENTS.md etc. */
+    const char *data_dir;       /* holds prompts/ and skills/ */
     const agent_format *format; /* the chat family: selects the tool-use text; NULL: ChatML's */
-    const char *user_skills; /* ~/.config/cachet/skills or NULL for the default */
+    const char *user_skills;    /* ~/.config/cachet/skills or NULL for the default */
 } agent_prompt_opts;
 
 typedef struct agent_prompt {
@@ -46,12 +46,11 @@ void agent_prompt_release(agent_prompt *p);
 
 /* Tier 2: session context (date at day granularity, OS, workspace, model).
  * Written once at session start. Appends to out. */
-int agent_tier2(util_buf *out, const char *data_dir, const char *workspace, const char *model,
-                long long now, util_err *err);
+int agent_tier2(util_buf *out, const char *data_dir, const char *workspace, const char *model, long long now,
+                util_err *err);
 /* Tier 3: turn context (git branch and status through libgit2, time of day),
  * appended to the user text as a trailing block. Appends to out. */
-int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long long now,
-                util_err *err);
+int agent_tier3(util_buf *out, const char *data_dir, const char *workspace, long long now, util_err *err);
 
 /* Reads data_dir/prompts/name into *out (malloc'd, trailing newlines cut). */
 int agent_read_prompt(char **out, const char *data_dir, const char *name, util_err *err);

@@ -36,9 +36,12 @@ static int mkdir_p(const char *path) {
 int agent_sessions_dir(char *buf, size_t cap, int create, util_err *err) {
     const char *x = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
-    if (x && *x) snprintf(buf, cap, "%s/cachet/sessions", x);
-    else if (home && *home) snprintf(buf, cap, "%s/.local/state/cachet/sessions", home);
-    else return util_err_set(err, UTIL_ENOTFOUND, "neither XDG_STATE_HOME nor HOME is set");
+    if (x && *x)
+        snprintf(buf, cap, "%s/cachet/sessions", x);
+    else if (home && *home)
+        snprintf(buf, cap, "%s/.local/state/cachet/sessions", home);
+    else
+        return util_err_set(err, UTIL_ENOTFOUND, "neither XDG_STATE_HOME nor HOME is set");
     if (create && mkdir_p(buf) != 0)
         return util_err_set(err, UTIL_EIO, "cannot create '%s': %s", buf, strerror(errno));
     return UTIL_OK;
@@ -100,7 +103,8 @@ int agent_session_open(agent_session *s, const char *path, util_err *err) {
     s->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (s->fd < 0 || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = util_err_set(err, UTIL_EIO, "session '%s': %s", path, s->fd < 0 ? strerror(errno) : "not a regular file");
+        rc = util_err_set(err, UTIL_EIO, "session '%s': %s", path,
+                          s->fd < 0 ? strerror(errno) : "not a regular file");
         close(r);
         agent_session_close(s);
         return rc;
@@ -163,9 +167,7 @@ void agent_session_discard(agent_session *s) {
 
 /* --- finding and listing ------------------------------------------------------------- */
 
-static int cmp_desc(const void *a, const void *b) {
-    return strcmp(*(char *const *)b, *(char *const *)a);
-}
+static int cmp_desc(const void *a, const void *b) { return strcmp(*(char *const *)b, *(char *const *)a); }
 
 int agent_sessions_list(char ***ids, size_t *n, util_err *err) {
     *ids = NULL;
@@ -195,8 +197,7 @@ int agent_sessions_list(char ***ids, size_t *n, util_err *err) {
     return UTIL_OK;
 }
 
-int agent_session_find(const char *id, char *path, size_t cap, char *id_out, size_t id_cap,
-                       util_err *err) {
+int agent_session_find(const char *id, char *path, size_t cap, char *id_out, size_t id_cap, util_err *err) {
     char dir[4096];
     int rc = agent_sessions_dir(dir, sizeof dir, 0, err);
     if (rc) return rc;
@@ -225,11 +226,11 @@ int agent_session_find(const char *id, char *path, size_t cap, char *id_out, siz
         snprintf(path, cap, "%s/%s.jsonl", dir, found);
         snprintf(id_out, id_cap, "%s", found);
     } else if (matches == 0) {
-        rc = util_err_set(err, UTIL_ENOTFOUND, id && *id ? "no session '%s' in '%s'" : "%sno sessions in '%s'",
+        rc = util_err_set(err, UTIL_ENOTFOUND,
+                          id && *id ? "no session '%s' in '%s'" : "%sno sessions in '%s'",
                           id && *id ? id : "", dir);
     } else {
-        rc = util_err_set(err, UTIL_EINVAL, "session id '%s' is ambiguous (%d sessions match)", id,
-                          matches);
+        rc = util_err_set(err, UTIL_EINVAL, "session id '%s' is ambiguous (%d sessions match)", id, matches);
     }
     for (size_t i = 0; i < n; i++) free(ids[i]);
     free(ids);
@@ -287,8 +288,8 @@ int agent_session_load(const char *path, cJSON **events, agent_session_info *inf
     return rc;
 }
 
-int agent_session_parse(const char *text, size_t len, const char *path, cJSON **events, agent_session_info *info,
-                        util_err *err) {
+int agent_session_parse(const char *text, size_t len, const char *path, cJSON **events,
+                        agent_session_info *info, util_err *err) {
     agent_session_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
@@ -317,9 +318,10 @@ int agent_session_parse(const char *text, size_t len, const char *path, cJSON **
         }
     }
     if (info->skipped)
-        snprintf(info->warning, sizeof info->warning,
-                 "session '%s': skipped %ld unreadable line%s (the first: line %ld, %s); every other line was read",
-                 path, info->skipped, info->skipped == 1 ? "" : "s", info->first_skipped, why_first);
+        snprintf(
+            info->warning, sizeof info->warning,
+            "session '%s': skipped %ld unreadable line%s (the first: line %ld, %s); every other line was read",
+            path, info->skipped, info->skipped == 1 ? "" : "s", info->first_skipped, why_first);
     *events = arr;
     return UTIL_OK;
 }

@@ -51,8 +51,7 @@ void agent_session_discard(agent_session *s);
 
 /* Finds a session file: NULL/"" = the most recent one; else an exact id or a
  * unique id prefix. Writes the path and id. */
-int agent_session_find(const char *id, char *path, size_t cap, char *id_out, size_t id_cap,
-                       util_err *err);
+int agent_session_find(const char *id, char *path, size_t cap, char *id_out, size_t id_cap, util_err *err);
 
 /* What agent_session_load skipped. */
 typedef struct agent_session_info {
@@ -72,8 +71,8 @@ typedef struct agent_session_info {
 int agent_session_load(const char *path, cJSON **events, agent_session_info *info, util_err *err);
 /* The same rules on a session's text already read ([text, text + len), any
  * bytes); path names it in the warning. The fuzz harness's entry too. */
-int agent_session_parse(const char *text, size_t len, const char *path, cJSON **events, agent_session_info *info,
-                        util_err *err);
+int agent_session_parse(const char *text, size_t len, const char *path, cJSON **events,
+                        agent_session_info *info, util_err *err);
 
 /* Lists session ids, newest first (malloc'd array of malloc'd strings). */
 int agent_sessions_list(char ***ids, size_t *n, util_err *err);

@@ -57,7 +57,8 @@ static int is_name(const util_buf *b) {
     if (!b->len || (b->data[0] >= '0' && b->data[0] <= '9')) return 0;
     for (size_t i = 0; i < b->len; i++) {
         char c = b->data[i];
-        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return 0;
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+            return 0;
     }
     return 1;
 }
@@ -68,13 +69,18 @@ static const char *syntax_of(const scan *s, char c) {
     case ';': return "';' (a command separator)";
     case '&': return "'&' (a background job or '&&')";
     case '|': return "'|' (a pipe or '||')";
-    case '<': case '>': return "a redirection ('<' or '>')";
-    case '(': case ')': return "parentheses (a subshell)";
+    case '<':
+    case '>': return "a redirection ('<' or '>')";
+    case '(':
+    case ')': return "parentheses (a subshell)";
     case '$': return "'$' (an expansion)";
     case '`': return "'`' (command substitution)";
-    case '{': case '}': return "braces";
+    case '{':
+    case '}': return "braces";
     case '!': return "'!'";
-    case '*': case '?': case '[': return s->pattern ? NULL : "a glob ('*', '?' or '[')";
+    case '*':
+    case '?':
+    case '[': return s->pattern ? NULL : "a glob ('*', '?' or '[')";
     case '#': return s->in_word ? NULL : "'#' (a comment)";
     case '~': return s->in_word ? NULL : "'~' (a home directory)";
     case '=': return s->w->n == 0 && !s->quoted && is_name(&s->word) ? "an assignment (NAME=value)" : NULL;
@@ -99,9 +105,12 @@ static void scan_text(scan *s, const char *t) {
         } else if (c == '"') {
             s->in_word = s->quoted = 1;
             for (p++; *p && *p != '"' && !s->why; p++) {
-                if (*p == '$' || *p == '`') s->why = *p == '$' ? "'$' (an expansion)" : "'`' (command substitution)";
-                else if (*p == '\\' && p[1] && strchr("$`\"\\", p[1])) put(s, *++p);
-                else put(s, *p);
+                if (*p == '$' || *p == '`')
+                    s->why = *p == '$' ? "'$' (an expansion)" : "'`' (command substitution)";
+                else if (*p == '\\' && p[1] && strchr("$`\"\\", p[1]))
+                    put(s, *++p);
+                else
+                    put(s, *p);
             }
             if (!*p && !s->why) s->why = "an unterminated quote";
             if (!*p) return;
@@ -124,8 +133,9 @@ static void scan_text(scan *s, const char *t) {
     if (!s->why) end_word(s);
 }
 
-static const char *const k_keywords[] = {"if",   "then",  "else", "elif",     "fi",   "case", "esac", "for", "select",
-                                         "while", "until", "do",  "done", "function", "time", "[[",   "]]",  "coproc"};
+static const char *const k_keywords[] = {"if",   "then",     "else",   "elif",  "fi",    "case",
+                                         "esac", "for",      "select", "while", "until", "do",
+                                         "done", "function", "time",   "[[",    "]]",    "coproc"};
 
 /* The control characters and invisible ones a terminal would not show as
  * they are: never part of a command a rule may allow (a tab is a blank). */

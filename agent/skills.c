@@ -59,8 +59,8 @@ int agent_skill_parse(const char *text, size_t len, const char *folder, char **n
         const util_skillmd_problem *p = &sk.problems[0];
         size_t more = sk.n_problems - 1;
         if (more)
-            rc = util_err_set(err, UTIL_EFORMAT, "line %zu: %s (and %zu more problem%s)",
-                              p->line, p->msg, more, more > 1 ? "s" : "");
+            rc = util_err_set(err, UTIL_EFORMAT, "line %zu: %s (and %zu more problem%s)", p->line, p->msg,
+                              more, more > 1 ? "s" : "");
         else
             rc = util_err_set(err, UTIL_EFORMAT, "line %zu: %s", p->line, p->msg);
         util_skillmd_release(&sk);
@@ -86,9 +86,7 @@ static void skill_free(agent_skill *k) {
     free(k->display);
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int add_skill(agent_skills *s, agent_skill k) {
     for (size_t i = 0; i < s->n; i++)
@@ -124,10 +122,16 @@ static char **entry_names(int fd, size_t *n_out, int *rc) {
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
             char **p = realloc(names, cap * sizeof *p);
-            if (!p) { *rc = UTIL_ENOMEM; break; }
+            if (!p) {
+                *rc = UTIL_ENOMEM;
+                break;
+            }
             names = p;
         }
-        if (!(names[n] = strdup(de->d_name))) { *rc = UTIL_ENOMEM; break; }
+        if (!(names[n] = strdup(de->d_name))) {
+            *rc = UTIL_ENOMEM;
+            break;
+        }
         n++;
     }
     closedir(d);
@@ -140,8 +144,10 @@ static char **entry_names(int fd, size_t *n_out, int *rc) {
 static int load_one(agent_skill *k, int rootfd, const char *root, const char *sub, const char *name,
                     const char *display_prefix, agent_warnings *w) {
     char rel[4096], disp[4096];
-    if (strcmp(sub, ".") == 0) snprintf(rel, sizeof rel, "%s/SKILL.md", name);
-    else snprintf(rel, sizeof rel, "%s/%s/SKILL.md", sub, name);
+    if (strcmp(sub, ".") == 0)
+        snprintf(rel, sizeof rel, "%s/SKILL.md", name);
+    else
+        snprintf(rel, sizeof rel, "%s/%s/SKILL.md", sub, name);
     snprintf(disp, sizeof disp, "%s/%s/SKILL.md", display_prefix, name);
     char *text = NULL;
     size_t len = 0;
@@ -183,7 +189,8 @@ int agent_skills_scan(agent_skills *s, const char *root, const char *sub, const 
     util_err e;
     int rc = util_fs_open_beneath(&dfd, rootfd, sub, O_RDONLY | O_DIRECTORY, UTIL_FS_RESOLVE_AUTO, &e);
     if (rc) {
-        if (rc == UTIL_EINVAL) agent_warn(w, "skills in '%s' skipped: the folder leads outside '%s'", display_prefix, root);
+        if (rc == UTIL_EINVAL)
+            agent_warn(w, "skills in '%s' skipped: the folder leads outside '%s'", display_prefix, root);
         close(rootfd);
         return UTIL_OK;
     }
@@ -213,8 +220,8 @@ int agent_skill_read(const agent_skill *k, char **text, size_t *len, util_err *e
     int rc = util_fs_read(text, len, rootfd, k->rel, AGENT_SKILL_MAX, UTIL_FS_BENEATH, NULL, &e);
     close(rootfd);
     if (rc == UTIL_EINVAL)
-        return util_err_set(err, rc, "skill '%s': '%s' now leads outside '%s' (a symbolic link); refused", k->name,
-                            k->display, k->root);
+        return util_err_set(err, rc, "skill '%s': '%s' now leads outside '%s' (a symbolic link); refused",
+                            k->name, k->display, k->root);
     if (rc) return util_err_set(err, rc, "skill '%s': %s", k->name, e.msg);
     return UTIL_OK;
 }

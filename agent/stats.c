@@ -42,14 +42,18 @@ void agent_stats_compute(const cJSON *events, agent_session_stats *s) {
         const char *t = str(e, "type");
         if (!t) continue;
         int turn = turn_of(e);
-        if (strcmp(t, "session") == 0 && str(e, "id")) snprintf(s->id, sizeof s->id, "%s", str(e, "id"));
-        else if (strcmp(t, "turn_end") == 0) s->turns++;
-        else if (strcmp(t, "break") == 0) s->breaks++;
+        if (strcmp(t, "session") == 0 && str(e, "id"))
+            snprintf(s->id, sizeof s->id, "%s", str(e, "id"));
+        else if (strcmp(t, "turn_end") == 0)
+            s->turns++;
+        else if (strcmp(t, "break") == 0)
+            s->breaks++;
         else if (strcmp(t, "request") == 0) {
             long p = (long)num(e, "prompt_tokens"), c = (long)num(e, "cached_tokens");
             if (first_turn < 0) first_turn = turn;
             s->generated_tokens += (long)num(e, "generated_tokens");
-            if (s->requests == 0) s->ttft_cold_ms = num(e, "ttft_ms");
+            if (s->requests == 0)
+                s->ttft_cold_ms = num(e, "ttft_ms");
             else {
                 warm_sum += num(e, "ttft_ms");
                 s->n_warm++;
@@ -74,9 +78,7 @@ void agent_stats_compute(const cJSON *events, agent_session_stats *s) {
     s->ttft_warm_ms = s->n_warm ? warm_sum / s->n_warm : 0;
 }
 
-double agent_stats_rate(long cached, long prompt) {
-    return prompt > 0 ? (double)cached / (double)prompt : 0;
-}
+double agent_stats_rate(long cached, long prompt) { return prompt > 0 ? (double)cached / (double)prompt : 0; }
 
 /* --- prices ---------------------------------------------------------------------- */
 
@@ -85,9 +87,12 @@ void agent_prices_load(agent_prices *pr) {
     pr->cached = 0.25;
     const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
     char p[4096];
-    if (x && *x) snprintf(p, sizeof p, "%s/cachet/config.json", x);
-    else if (home) snprintf(p, sizeof p, "%s/.config/cachet/config.json", home);
-    else return;
+    if (x && *x)
+        snprintf(p, sizeof p, "%s/cachet/config.json", x);
+    else if (home)
+        snprintf(p, sizeof p, "%s/.config/cachet/config.json", home);
+    else
+        return;
     char *text = NULL;
     util_err e;
     if (util_read_file(&text, NULL, p, &e)) return;
@@ -113,7 +118,8 @@ size_t agent_stats_per_turn(const cJSON *events, agent_turn_row *rows, size_t ca
     const cJSON *e;
     cJSON_ArrayForEach(e, events) {
         const char *t = str(e, "type");
-        if (!t || strcmp(t, "request") != 0 || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "cached_tokens")))
+        if (!t || strcmp(t, "request") != 0 ||
+            !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "cached_tokens")))
             continue;
         int turn = turn_of(e);
         if (n == 0 || rows[n - 1].turn != turn) {

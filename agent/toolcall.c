@@ -38,8 +38,9 @@ static int push_error(agent_toolcalls *c, const char *name, const char *msg) {
 /* One {"name", "arguments"} object. */
 static int parse_one(agent_toolcalls *c, const cJSON *o) {
     if (!cJSON_IsObject(o))
-        return push_error(c, NULL, "malformed tool call: each call must be a JSON object "
-                                   "{\"name\": ..., \"arguments\": {...}}");
+        return push_error(c, NULL,
+                          "malformed tool call: each call must be a JSON object "
+                          "{\"name\": ..., \"arguments\": {...}}");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
     if (!cJSON_IsString(nm) || !*nm->valuestring)
         return push_error(c, NULL, "malformed tool call: \"name\" must be a non-empty string");
@@ -72,7 +73,8 @@ static int parse_one(agent_toolcalls *c, const cJSON *o) {
 }
 
 /* how: the block's name and the form to write, for the error message */
-static int parse_json(agent_toolcalls *c, const char *s, size_t n, int closed, const char *what, const char *how) {
+static int parse_json(agent_toolcalls *c, const char *s, size_t n, int closed, const char *what,
+                      const char *how) {
     char *json = malloc(n + 1);
     if (!json) return UTIL_ENOMEM;
     memcpy(json, s, n);
@@ -83,8 +85,8 @@ static int parse_json(agent_toolcalls *c, const char *s, size_t n, int closed, c
     if (!v) {
         char msg[512];
         size_t off = end ? (size_t)(end - json) : 0;
-        snprintf(msg, sizeof msg, "malformed tool call: invalid JSON at byte %zu of the %s%s; write %s", off, what,
-                 closed ? "" : " (and </tool_call> is missing)", how);
+        snprintf(msg, sizeof msg, "malformed tool call: invalid JSON at byte %zu of the %s%s; write %s", off,
+                 what, closed ? "" : " (and </tool_call> is missing)", how);
         rc = push_error(c, NULL, msg);
     } else if (cJSON_IsArray(v)) {
         int k = cJSON_GetArraySize(v);
@@ -128,8 +130,9 @@ static int parse_llama3(agent_toolcalls *c, const char *text) {
     if (tagged) s = skip_space(s + sizeof tag - 1);
     if (*s != '{') {
         if (tagged)
-            return push_error(c, NULL, "malformed tool call: built-in tools (code after <|python_tag|>) are not "
-                                       "available; call a tool as {\"name\": \"TOOL\", \"parameters\": {...}}");
+            return push_error(c, NULL,
+                              "malformed tool call: built-in tools (code after <|python_tag|>) are not "
+                              "available; call a tool as {\"name\": \"TOOL\", \"parameters\": {...}}");
         return parse_hermes(c, text);
     }
     cJSON *first = cJSON_ParseWithOpts(s, NULL, 0);
@@ -168,8 +171,9 @@ static int parse_mistral(agent_toolcalls *c, const char *text) {
         const char *a = strstr(s, args);
         const char *next = strstr(s, tag);
         if (!a || (next && next < a) || a == s) {
-            rc = push_error(c, NULL, "malformed tool call: [TOOL_CALLS] must be followed by a JSON list "
-                                     "or NAME[ARGS]{...}");
+            rc = push_error(c, NULL,
+                            "malformed tool call: [TOOL_CALLS] must be followed by a JSON list "
+                            "or NAME[ARGS]{...}");
             continue;
         }
         char name[128];
@@ -187,7 +191,9 @@ static int parse_mistral(agent_toolcalls *c, const char *text) {
         cJSON_AddStringToObject(o, "name", name);
         if (v) cJSON_AddItemToObject(o, "arguments", v);
         rc = v ? parse_one(c, o)
-               : push_error(c, name, "malformed tool call: invalid JSON after [ARGS]; write [TOOL_CALLS]NAME[ARGS]{...}");
+               : push_error(
+                     c, name,
+                     "malformed tool call: invalid JSON after [ARGS]; write [TOOL_CALLS]NAME[ARGS]{...}");
         cJSON_Delete(o);
         s = v && end ? end : a + sizeof args - 1;
     }
@@ -201,9 +207,12 @@ int agent_toolcalls_parse(agent_toolcalls *c, const char *text, util_err *err) {
 int agent_toolcalls_parse_for(agent_toolcalls *c, const char *text, eng_chat_format f, util_err *err) {
     memset(c, 0, sizeof *c);
     int rc;
-    if (f == ENG_CHAT_LLAMA3 || f == ENG_CHAT_LLAMA31) rc = parse_llama3(c, text);
-    else if (f >= ENG_CHAT_MISTRAL_V0 && f <= ENG_CHAT_MISTRAL_TEKKEN) rc = parse_mistral(c, text);
-    else rc = parse_hermes(c, text);
+    if (f == ENG_CHAT_LLAMA3 || f == ENG_CHAT_LLAMA31)
+        rc = parse_llama3(c, text);
+    else if (f >= ENG_CHAT_MISTRAL_V0 && f <= ENG_CHAT_MISTRAL_TEKKEN)
+        rc = parse_mistral(c, text);
+    else
+        rc = parse_hermes(c, text);
     if (!rc && c->n > AGENT_MAX_CALLS_PER_REPLY) {
         for (size_t i = AGENT_MAX_CALLS_PER_REPLY; i < c->n; i++) {
             free(c->v[i].name);

@@ -17,11 +17,11 @@ static const struct {
     const char *name;
     tool_fn fn;
 } k_tools[] = {
-    {"edit_file", agent_tool_edit_file},   {"git_diff", agent_tool_git_diff},
-    {"git_log", agent_tool_git_log},       {"git_status", agent_tool_git_status},
-    {"grep", agent_tool_grep},             {"list_dir", agent_tool_list_dir},
-    {"read_file", agent_tool_read_file},   {"read_skill", tool_read_skill},
-    {"run_shell", agent_tool_run_shell},   {"write_file", agent_tool_write_file},
+    {"edit_file", agent_tool_edit_file}, {"git_diff", agent_tool_git_diff},
+    {"git_log", agent_tool_git_log},     {"git_status", agent_tool_git_status},
+    {"grep", agent_tool_grep},           {"list_dir", agent_tool_list_dir},
+    {"read_file", agent_tool_read_file}, {"read_skill", tool_read_skill},
+    {"run_shell", agent_tool_run_shell}, {"write_file", agent_tool_write_file},
 };
 
 int agent_tool_exists(const char *name) {
@@ -46,8 +46,7 @@ static int tool_read_skill(agent_tools *t, const cJSON *a, util_buf *out, util_e
     return UTIL_OK;
 }
 
-int agent_tool_run(agent_tools *t, const char *name, const cJSON *args, util_buf *out,
-                   util_err *err) {
+int agent_tool_run(agent_tools *t, const char *name, const cJSON *args, util_buf *out, util_err *err) {
     for (size_t i = 0; i < sizeof k_tools / sizeof k_tools[0]; i++) {
         if (strcmp(k_tools[i].name, name) != 0) continue;
         if (args && !cJSON_IsObject(args))

@@ -22,7 +22,6 @@ int agent_tool_exists(const char *name);
  * (truncated with a marker at max_output). A failure (bad arguments, a path
  * outside the workspace, refused confirmation, a missing file) returns an
  * error code with the message in err: the caller feeds it to the model. */
-int agent_tool_run(agent_tools *t, const char *name, const cJSON *args, util_buf *out,
-                   util_err *err);
+int agent_tool_run(agent_tools *t, const char *name, const cJSON *args, util_buf *out, util_err *err);
 
 #endif

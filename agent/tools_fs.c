@@ -34,7 +34,8 @@ static int arg_offset(const cJSON *a, const char *tool, const char *key, long lo
     if (!v || cJSON_IsNull(v)) return UTIL_OK;
     if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9e15 ||
         v->valuedouble != (double)(long long)v->valuedouble)
-        return util_err_set(err, UTIL_EINVAL, "%s: '%s' must be a whole number of bytes, 0 or more", tool, key);
+        return util_err_set(err, UTIL_EINVAL, "%s: '%s' must be a whole number of bytes, 0 or more", tool,
+                            key);
     *out = (long long)v->valuedouble;
     return UTIL_OK;
 }
@@ -58,8 +59,8 @@ int agent_tool_read_file(agent_tools *t, const cJSON *a, util_buf *out, util_err
     long long size = (long long)st.st_size;
     if (off > size) {
         close(fd);
-        return util_err_set(err, UTIL_EINVAL, "read_file: offset %lld is past the end of '%s' (%lld bytes)", off,
-                            rel, size);
+        return util_err_set(err, UTIL_EINVAL, "read_file: offset %lld is past the end of '%s' (%lld bytes)",
+                            off, rel, size);
     }
     size_t window = t->max_output > 1024 ? t->max_output - 256 : t->max_output / 2 + 1;
     char *buf = malloc(window);
@@ -90,8 +91,8 @@ int agent_tool_read_file(agent_tools *t, const cJSON *a, util_buf *out, util_err
     util_buf_append(out, buf, got);
     free(buf);
     if (off > 0 || end < size) {
-        util_buf_printf(out, "%s[read_file: bytes %lld-%lld of %lld bytes", got && out->data[out->len - 1] != '\n' ? "\n" : "",
-                        off, end, size);
+        util_buf_printf(out, "%s[read_file: bytes %lld-%lld of %lld bytes",
+                        got && out->data[out->len - 1] != '\n' ? "\n" : "", off, end, size);
         if (end < size) util_buf_printf(out, "; read on with \"offset\": %lld", end);
         util_buf_puts(out, "]\n");
     }
@@ -100,9 +101,7 @@ int agent_tool_read_file(agent_tools *t, const cJSON *a, util_buf *out, util_err
 
 /* --- list_dir ------------------------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The sorted names of directory fd (without '.', '..' and .git); frees with
  * free_names. The descriptor stays the caller's. */
@@ -235,7 +234,8 @@ static void grep_dir(grep_ctx *g, int fd, const char *prefix, int depth) {
             grep_skip(g, name, util_fs_kind(st.st_mode));
         } else if ((size_t)st.st_size > GREP_FILE_MAX) {
             char why[96];
-            snprintf(why, sizeof why, "%lld bytes, over the limit of %zu", (long long)st.st_size, GREP_FILE_MAX);
+            snprintf(why, sizeof why, "%lld bytes, over the limit of %zu", (long long)st.st_size,
+                     GREP_FILE_MAX);
             grep_skip(g, name, why);
         } else {
             int f;
@@ -268,8 +268,8 @@ int agent_tool_grep(agent_tools *t, const cJSON *a, util_buf *out, util_err *err
     PCRE2_SIZE eo;
     grep_ctx g = {.out = out, .limit = 200};
     util_buf_init(&g.skipped);
-    g.re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec, &eo,
-                         NULL);
+    g.re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &ec,
+                         &eo, NULL);
     if (!g.re) {
         close(fd);
         PCRE2_UCHAR msg[256];
@@ -280,7 +280,8 @@ int agent_tool_grep(agent_tools *t, const cJSON *a, util_buf *out, util_err *err
     g.md = pcre2_match_data_create_from_pattern(g.re, NULL);
     char prefix[PATH_MAX] = "";
     char root_rel[PATH_MAX];
-    if (rel && agent_tools_relative(t, rel, root_rel, sizeof root_rel, err) == UTIL_OK && strcmp(root_rel, ".") != 0)
+    if (rel && agent_tools_relative(t, rel, root_rel, sizeof root_rel, err) == UTIL_OK &&
+        strcmp(root_rel, ".") != 0)
         snprintf(prefix, sizeof prefix, "%s%s", root_rel, root_rel[strlen(root_rel) - 1] == '/' ? "" : "/");
     if (S_ISDIR(st.st_mode)) {
         grep_dir(&g, fd, prefix, 0);
@@ -290,8 +291,10 @@ int agent_tool_grep(agent_tools *t, const cJSON *a, util_buf *out, util_err *err
         grep_fd(&g, fd, rel);
     }
     close(fd);
-    if (g.hits == 0) util_buf_puts(out, "(no matches)\n");
-    else if (g.hits >= g.limit) util_buf_printf(out, "[stopped after %zu matches]\n", g.limit);
+    if (g.hits == 0)
+        util_buf_puts(out, "(no matches)\n");
+    else if (g.hits >= g.limit)
+        util_buf_printf(out, "[stopped after %zu matches]\n", g.limit);
     if (g.n_skipped) {
         util_buf_append(&g.skipped, "", 0);
         util_buf_printf(out, "[skipped %zu: %s%s]\n", g.n_skipped, g.skipped.data,
@@ -307,8 +310,10 @@ int agent_tool_grep(agent_tools *t, const cJSON *a, util_buf *out, util_err *err
 
 /* "to X" or, when a link led elsewhere, "to X (Y)". */
 static void say_where(util_buf *out, const char *given, const agent_ws_target *w) {
-    if (strcmp(given, w->rel) == 0) util_buf_printf(out, "%s\n", given);
-    else util_buf_printf(out, "%s (%s)\n", given, w->rel);
+    if (strcmp(given, w->rel) == 0)
+        util_buf_printf(out, "%s\n", given);
+    else
+        util_buf_printf(out, "%s (%s)\n", given, w->rel);
 }
 
 int agent_tool_write_file(agent_tools *t, const cJSON *a, util_buf *out, util_err *err) {
@@ -349,9 +354,11 @@ int agent_tool_edit_file(agent_tools *t, const cJSON *a, util_buf *out, util_err
         if (rc) util_err_set(err, rc, "edit_file: %s", e.msg);
     }
     char *hit = text ? strstr(text, old) : NULL;
-    if (!rc && !hit) rc = util_err_set(err, UTIL_ENOTFOUND, "edit_file: the text of 'old' is not in '%s'", rel);
+    if (!rc && !hit)
+        rc = util_err_set(err, UTIL_ENOTFOUND, "edit_file: the text of 'old' is not in '%s'", rel);
     if (!rc && strstr(hit + 1, old))
-        rc = util_err_set(err, UTIL_EINVAL, "edit_file: 'old' occurs more than once in '%s'; give more context", rel);
+        rc = util_err_set(err, UTIL_EINVAL,
+                          "edit_file: 'old' occurs more than once in '%s'; give more context", rel);
     if (!rc) rc = agent_tools_check_write(t, "edit_file", &w, err);
     if (!rc) {
         util_buf b;

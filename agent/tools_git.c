@@ -77,8 +77,10 @@ static int gitdir_belongs(git_repository *r, const char *wd) {
     int ok = 0;
     if (git_config_open_ondisk(&cfg, cfgp) == 0 && git_config_get_string_buf(&v, cfg, "core.worktree") == 0) {
         char p[PATH_MAX * 2];
-        if (v.ptr[0] == '/') snprintf(p, sizeof p, "%s", v.ptr);
-        else snprintf(p, sizeof p, "%s/%s", gd, v.ptr);
+        if (v.ptr[0] == '/')
+            snprintf(p, sizeof p, "%s", v.ptr);
+        else
+            snprintf(p, sizeof p, "%s/%s", gd, v.ptr);
         ok = canon(p, back) && strcmp(back, wd) == 0;
     }
     git_buf_dispose(&v);
@@ -103,7 +105,8 @@ static int open_repo(ws_repo *w, const char *root, util_err *err) {
     else if (!under(root, wd))
         why = "the repository's working directory is outside the workspace and not above it";
     else if (!gitdir_belongs(w->r, wd))
-        why = "the repository's git directory is outside the workspace (a .git file or commondir points elsewhere)";
+        why =
+            "the repository's git directory is outside the workspace (a .git file or commondir points elsewhere)";
     if (why) {
         git_repository_free(w->r);
         git_libgit2_shutdown();
@@ -155,10 +158,14 @@ static int git_fail(util_err *err, const char *what) {
 static void branch_line(git_repository *r, util_buf *out) {
     git_reference *head = NULL;
     int rc = git_repository_head(&head, r);
-    if (rc == GIT_EUNBORNBRANCH) util_buf_puts(out, "branch: (no commits yet)\n");
-    else if (rc != 0) util_buf_puts(out, "branch: (unknown)\n");
-    else if (git_repository_head_detached(r)) util_buf_puts(out, "branch: (detached HEAD)\n");
-    else util_buf_printf(out, "branch: %s\n", git_reference_shorthand(head));
+    if (rc == GIT_EUNBORNBRANCH)
+        util_buf_puts(out, "branch: (no commits yet)\n");
+    else if (rc != 0)
+        util_buf_puts(out, "branch: (unknown)\n");
+    else if (git_repository_head_detached(r))
+        util_buf_puts(out, "branch: (detached HEAD)\n");
+    else
+        util_buf_printf(out, "branch: %s\n", git_reference_shorthand(head));
     git_reference_free(head);
 }
 
@@ -193,8 +200,9 @@ static int status_list(git_status_list **sl, const ws_repo *w, unsigned flags) {
 }
 
 static const char *entry_path(const git_status_entry *e) {
-    return e->head_to_index ? e->head_to_index->new_file.path
-           : e->index_to_workdir ? e->index_to_workdir->new_file.path : "?";
+    return e->head_to_index      ? e->head_to_index->new_file.path
+           : e->index_to_workdir ? e->index_to_workdir->new_file.path
+                                 : "?";
 }
 
 /* Short-format status lines ("XY path", paths relative to the workspace), at
@@ -222,7 +230,8 @@ int agent_tool_git_status(agent_tools *t, const cJSON *a, util_buf *out, util_er
     int rc = open_repo(&w, t->root, err);
     if (rc) return rc;
     branch_line(w.r, out);
-    if (w.prefix[0]) util_buf_printf(out, "workspace: '%s/' of the repository (only its files are shown)\n", w.prefix);
+    if (w.prefix[0])
+        util_buf_printf(out, "workspace: '%s/' of the repository (only its files are shown)\n", w.prefix);
     rc = status_lines(&w, out, 200, err);
     close_repo(&w);
     return rc;
@@ -250,18 +259,25 @@ int agent_git_summary(const char *workspace, util_buf *out) {
         for (size_t i = 0; i < n; i++) {
             const git_status_entry *e = git_status_byindex(sl, i);
             unsigned s = e->status;
-            if (s & GIT_STATUS_WT_NEW) { untracked++; continue; }
+            if (s & GIT_STATUS_WT_NEW) {
+                untracked++;
+                continue;
+            }
             if (s & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
-                     GIT_STATUS_INDEX_RENAMED)) staged++;
+                     GIT_STATUS_INDEX_RENAMED))
+                staged++;
             if (s & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_DELETED | GIT_STATUS_WT_RENAMED)) changed++;
             const char *p = e->index_to_workdir ? e->index_to_workdir->new_file.path
-                            : e->head_to_index ? e->head_to_index->new_file.path : NULL;
+                            : e->head_to_index  ? e->head_to_index->new_file.path
+                                                : NULL;
             if (p && staged + changed <= 5)
                 util_buf_printf(&names, "%s%s", names.len ? ", " : "", ws_path(&w, p));
         }
-        if (n == 0) util_buf_puts(out, "git: clean\n");
-        else util_buf_printf(out, "git: %zu staged, %zu modified, %zu untracked%s%s\n", staged, changed,
-                             untracked, names.len ? ": " : "", names.len ? names.data : "");
+        if (n == 0)
+            util_buf_puts(out, "git: clean\n");
+        else
+            util_buf_printf(out, "git: %zu staged, %zu modified, %zu untracked%s%s\n", staged, changed,
+                            untracked, names.len ? ": " : "", names.len ? names.data : "");
         util_buf_release(&names);
         git_status_list_free(sl);
     }
@@ -269,8 +285,7 @@ int agent_git_summary(const char *workspace, util_buf *out) {
     return UTIL_OK;
 }
 
-static int diff_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
-                     void *payload) {
+static int diff_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l, void *payload) {
     (void)d;
     (void)h;
     util_buf *out = payload;
@@ -317,7 +332,8 @@ int agent_tool_git_diff(agent_tools *t, const cJSON *a, util_buf *out, util_err 
     } else {
         size_t start = out->len;
         if (w.prefix[0])
-            util_buf_printf(out, "[paths are relative to the repository; the workspace is its '%s/']\n", w.prefix);
+            util_buf_printf(out, "[paths are relative to the repository; the workspace is its '%s/']\n",
+                            w.prefix);
         size_t head = out->len;
         git_diff_print(d, GIT_DIFF_FORMAT_PATCH, diff_line, out);
         if (out->len == head) {
@@ -367,7 +383,8 @@ int agent_tool_git_log(agent_tools *t, const cJSON *a, util_buf *out, util_err *
         return UTIL_OK;
     }
     git_revwalk_sorting(rw, GIT_SORT_TIME);
-    if (w.prefix[0]) util_buf_printf(out, "[commits that change the workspace, '%s/' of the repository]\n", w.prefix);
+    if (w.prefix[0])
+        util_buf_printf(out, "[commits that change the workspace, '%s/' of the repository]\n", w.prefix);
     git_oid oid;
     int shown = 0, scanned = 0;
     /* in a subdirectory only the commits that change it, as `git log -- DIR`;

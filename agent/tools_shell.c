@@ -33,8 +33,8 @@ extern char **environ;
  * without regard to case): API keys, tokens, secrets and passwords by the
  * usual naming. docs/agent.md lists them. */
 static const char *const k_secret_env[] = {
-    "*_API_KEY", "*_APIKEY", "API_KEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*_SECRET_KEY",
-    "*_PASSWORD", "*_PASSWD", "*_PRIVATE_KEY", "PGPASSWORD", "MYSQL_PWD",
+    "*_API_KEY",    "*_APIKEY",   "API_KEY",  "*_TOKEN",       "*_SECRET",   "*_SECRET_*",
+    "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD", "*_PRIVATE_KEY", "PGPASSWORD", "MYSQL_PWD",
 };
 
 /* --- the environment --------------------------------------------------------------- */
@@ -91,14 +91,16 @@ static int permit(agent_tools *t, const char *cmd, const agent_words *w, const c
         return util_err_set(err, UTIL_ECANCELED, "run_shell: the user declined");
     }
     if (why)
-        return util_err_set(err, UTIL_ECANCELED,
-                            "run_shell: the command uses shell syntax (%s), which no allow rule matches: it needs "
-                            "confirmation and there is no terminal to ask: refused (run a plain command, one program "
-                            "and its arguments, or run with --yes)",
-                            why);
-    return util_err_set(err, UTIL_ECANCELED,
-                        "run_shell needs confirmation and there is no terminal to ask: refused (run with --yes, "
-                        "or allow it in .cachet/config.json)");
+        return util_err_set(
+            err, UTIL_ECANCELED,
+            "run_shell: the command uses shell syntax (%s), which no allow rule matches: it needs "
+            "confirmation and there is no terminal to ask: refused (run a plain command, one program "
+            "and its arguments, or run with --yes)",
+            why);
+    return util_err_set(
+        err, UTIL_ECANCELED,
+        "run_shell needs confirmation and there is no terminal to ask: refused (run with --yes, "
+        "or allow it in .cachet/config.json)");
 }
 
 /* The program of an allowed command: a name is looked up in PATH's absolute
@@ -123,10 +125,11 @@ static int find_program(const agent_tools *t, const char *name, char *out, size_
         p += l;
         if (*p == ':') p++;
     }
-    return util_err_set(err, UTIL_ENOTFOUND,
-                        "run_shell: '%s' was not found in PATH (an allowed command runs without a shell, so shell "
-                        "builtins such as cd are not available)",
-                        name);
+    return util_err_set(
+        err, UTIL_ENOTFOUND,
+        "run_shell: '%s' was not found in PATH (an allowed command runs without a shell, so shell "
+        "builtins such as cd are not available)",
+        name);
 }
 
 /* --- running ----------------------------------------------------------------------- */
@@ -156,7 +159,8 @@ static int spawn(agent_tools *t, const char *prog, char *const argv[], char *con
         close(fds[1]);
         int devnull = open("/dev/null", 0);
         if (devnull >= 0) dup2(devnull, 0);
-        if (fchdir(t->rootfd) != 0) _exit(126); /* the descriptor, not the name: a renamed workspace cannot redirect it */
+        if (fchdir(t->rootfd) != 0)
+            _exit(126); /* the descriptor, not the name: a renamed workspace cannot redirect it */
         execve(prog, argv, env);
         static const char msg[] = "run_shell: the program could not be started\n";
         if (write(2, msg, sizeof msg - 1) < 0) _exit(127);
@@ -187,9 +191,12 @@ static int spawn(agent_tools *t, const char *prog, char *const argv[], char *con
     close(fds[0]);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    if (timed_out) util_buf_printf(out, "\n[killed after %d s]\n", t->shell_timeout_s);
-    else if (WIFEXITED(st)) util_buf_printf(out, "\n[exit status %d]\n", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st)) util_buf_printf(out, "\n[killed by signal %d]\n", WTERMSIG(st));
+    if (timed_out)
+        util_buf_printf(out, "\n[killed after %d s]\n", t->shell_timeout_s);
+    else if (WIFEXITED(st))
+        util_buf_printf(out, "\n[exit status %d]\n", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        util_buf_printf(out, "\n[killed by signal %d]\n", WTERMSIG(st));
     return UTIL_OK;
 }
 

@@ -83,8 +83,10 @@ int agent_tools_config_parse(agent_tools *t, const char *text, size_t len, const
             rc = util_err_set(err, UTIL_EFORMAT, "'%s': \"allow\" must be an array of strings", p);
             break;
         }
-        if (!(t->allow[t->n_allow] = strdup(e2->valuestring))) rc = UTIL_ENOMEM;
-        else t->n_allow++;
+        if (!(t->allow[t->n_allow] = strdup(e2->valuestring)))
+            rc = UTIL_ENOMEM;
+        else
+            t->n_allow++;
     }
     if (!rc) rc = load_secret_env(t, c, p, err);
     cJSON_Delete(c);
@@ -139,7 +141,8 @@ int agent_tools_relative(const agent_tools *t, const char *path, char *out, size
     const char *rel = path;
     if (path[0] == '/') {
         size_t n = strlen(t->root);
-        if (strcmp(t->root, "/") == 0) n = 0;
+        if (strcmp(t->root, "/") == 0)
+            n = 0;
         else if (strncmp(path, t->root, n) != 0 || (path[n] != '\0' && path[n] != '/'))
             return util_err_set(err, UTIL_EINVAL, "path '%s' is outside the workspace", path);
         rel = path + n;
@@ -154,9 +157,9 @@ int agent_tools_relative(const agent_tools *t, const char *path, char *out, size
 /* A resolver error as the tools say it: a way out names the workspace. */
 static int resolve_fail(int rc, const char *path, const util_err *e, util_err *err) {
     if (rc == UTIL_EINVAL)
-        return util_err_set(err, rc,
-                            "path '%s' is outside the workspace (it leads out through a symbolic link); refused",
-                            path);
+        return util_err_set(
+            err, rc, "path '%s' is outside the workspace (it leads out through a symbolic link); refused",
+            path);
     if (rc == UTIL_ENOTFOUND) return util_err_set(err, rc, "path '%s' does not exist", path);
     return util_err_set(err, rc, "path '%s': %s", path, e->msg);
 }
@@ -225,24 +228,27 @@ int agent_tools_target(const agent_tools *t, const char *path, agent_ws_target *
                 return util_err_set(err, UTIL_EINVAL, "path '%s': too many symbolic links (or a loop)", path);
             if (target[0] == '/')
                 return util_err_set(err, UTIL_EINVAL,
-                                    "path '%s' is outside the workspace (a symbolic link to '%s'); refused", path,
-                                    target);
+                                    "path '%s' is outside the workspace (a symbolic link to '%s'); refused",
+                                    path, target);
             snprintf(next, sizeof next, "%s%s%s", dir, dir[0] ? "/" : "", target);
-            if (strlen(next) >= sizeof cur) return util_err_set(err, UTIL_EINVAL, "path '%s' is too long", path);
+            if (strlen(next) >= sizeof cur)
+                return util_err_set(err, UTIL_EINVAL, "path '%s' is too long", path);
             memcpy(cur, next, strlen(next) + 1);
             continue;
         } else if (S_ISREG(st.st_mode)) {
             w->exists = 1;
             w->mode = st.st_mode & 0777;
         } else {
-            rc = util_err_set(err, UTIL_EINVAL, "path '%s' is %s, not a file", path, util_fs_kind(st.st_mode));
+            rc = util_err_set(err, UTIL_EINVAL, "path '%s' is %s, not a file", path,
+                              util_fs_kind(st.st_mode));
             break;
         }
         /* where it really is, for the allow list and the protected names */
         char drel[PATH_MAX];
         util_err e2;
         if (util_fs_relpath(drel, sizeof drel, t->rootfd, w->dirfd, &e2) != 0) {
-            rc = util_err_set(err, UTIL_EINVAL, "path '%s': its directory is not in the workspace (%s)", path, e2.msg);
+            rc = util_err_set(err, UTIL_EINVAL, "path '%s': its directory is not in the workspace (%s)", path,
+                              e2.msg);
             break;
         }
         snprintf(w->rel, sizeof w->rel, "%s%s%s", drel, drel[0] ? "/" : "", w->name);
@@ -257,7 +263,8 @@ int agent_tools_write_at(const agent_ws_target *w, const char *data, size_t n, u
     int fd = -1;
     for (int i = 0; i < 32 && fd < 0; i++) {
         unsigned r = 0;
-        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) r = (unsigned)getpid() * 2654435761u + (unsigned)i;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+            r = (unsigned)getpid() * 2654435761u + (unsigned)i;
         snprintf(tmp, sizeof tmp, ".%.200s.cachet-%08x", w->name, r);
         fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
@@ -346,27 +353,27 @@ int agent_tools_check_write(agent_tools *t, const char *tool, const agent_ws_tar
     const char *why = agent_tools_protected(t, w->rel);
     if (!why) return agent_tools_check_confirm(t, tool, w->rel, err);
     char what[4096 + 512];
-    snprintf(what, sizeof what,
-             "'%s' (protected: %s; asked every time, --yes and allow rules do not apply)", w->rel, why);
+    snprintf(what, sizeof what, "'%s' (protected: %s; asked every time, --yes and allow rules do not apply)",
+             w->rel, why);
     if (t->confirm) {
         if (t->confirm(t->confirm_user, tool, what)) return UTIL_OK;
         return util_err_set(err, UTIL_ECANCELED, "%s: the user declined to write '%s'", tool, w->rel);
     }
-    return util_err_set(err, UTIL_ECANCELED,
-                        "%s: '%s' is protected (%s): it is written only after a yes on the terminal, never with "
-                        "--yes or an allow rule; refused",
-                        tool, w->rel, why);
+    return util_err_set(
+        err, UTIL_ECANCELED,
+        "%s: '%s' is protected (%s): it is written only after a yes on the terminal, never with "
+        "--yes or an allow rule; refused",
+        tool, w->rel, why);
 }
 
 /* --- arguments ----------------------------------------------------------------------- */
 
-int agent_tool_arg_str(const cJSON *a, const char *tool, const char *key, int required,
-                       const char **out, util_err *err) {
+int agent_tool_arg_str(const cJSON *a, const char *tool, const char *key, int required, const char **out,
+                       util_err *err) {
     *out = NULL;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, key);
     if (!v || cJSON_IsNull(v)) {
-        if (required)
-            return util_err_set(err, UTIL_EINVAL, "%s: missing argument '%s'", tool, key);
+        if (required) return util_err_set(err, UTIL_EINVAL, "%s: missing argument '%s'", tool, key);
         return UTIL_OK;
     }
     if (!cJSON_IsString(v))

@@ -21,18 +21,20 @@
 typedef int (*agent_confirm_fn)(void *user, const char *tool, const char *what);
 
 typedef struct agent_tools {
-    char *root;            /* realpath of the workspace */
-    int rootfd;            /* the workspace directory (O_PATH): every path is resolved beneath it */
-    int yes;               /* --yes: run what would need confirmation */
-    char **allow;          /* "tool" or "tool:glob" from .cachet/config.json */
+    char *root;   /* realpath of the workspace */
+    int rootfd;   /* the workspace directory (O_PATH): every path is resolved beneath it */
+    int yes;      /* --yes: run what would need confirmation */
+    char **allow; /* "tool" or "tool:glob" from .cachet/config.json */
     size_t n_allow;
-    char **secret_env;     /* "secret_env" globs from .cachet/config.json: variables run_shell's commands never see */
+    char **
+        secret_env; /* "secret_env" globs from .cachet/config.json: variables run_shell's commands never see */
     size_t n_secret_env;
-    const char *key_env;   /* the API key's variable (--api-key-env; borrowed): never passed to a command either */
+    const char
+        *key_env; /* the API key's variable (--api-key-env; borrowed): never passed to a command either */
     agent_confirm_fn confirm; /* NULL: no TTY, refuse what is not allowed */
     void *confirm_user;
     const agent_skills *skills;
-    size_t max_output;     /* bytes kept of a tool's output */
+    size_t max_output; /* bytes kept of a tool's output */
     int shell_timeout_s;
 } agent_tools;
 
@@ -69,11 +71,11 @@ int agent_tools_open(const agent_tools *t, const char *path, int oflags, int *ou
  * to the workspace: allow rules and the protection of .git/ and .cachet/ are
  * matched on it, not on the path the model gave. */
 typedef struct agent_ws_target {
-    int dirfd;        /* owned: agent_ws_target_release closes it */
+    int dirfd; /* owned: agent_ws_target_release closes it */
     char name[256];
     char rel[4096];
-    int exists;       /* the entry is a regular file now */
-    mode_t mode;      /* its permission bits, when it exists */
+    int exists;  /* the entry is a regular file now */
+    mode_t mode; /* its permission bits, when it exists */
 } agent_ws_target;
 
 int agent_tools_target(const agent_tools *t, const char *path, agent_ws_target *out, util_err *err);
@@ -101,7 +103,7 @@ int agent_tools_check_confirm(agent_tools *t, const char *tool, const char *arg,
  * refused. Anything else: agent_tools_check_confirm on w->rel. */
 int agent_tools_check_write(agent_tools *t, const char *tool, const agent_ws_target *w, util_err *err);
 /* A required string argument; UTIL_EINVAL naming it if missing. */
-int agent_tool_arg_str(const cJSON *a, const char *tool, const char *key, int required,
-                       const char **out, util_err *err);
+int agent_tool_arg_str(const cJSON *a, const char *tool, const char *key, int required, const char **out,
+                       util_err *err);
 
 #endif

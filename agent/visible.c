@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#define OPEN_TAG "<tool_call>"
+#define OPEN_TAG  "<tool_call>"
 #define CLOSE_TAG "</tool_call>"
 
 void agent_visible_init(agent_visible *v, agent_visible_sink sink, void *user) {

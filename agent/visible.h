@@ -13,12 +13,12 @@
 typedef int (*agent_visible_sink)(void *user, const char *text, size_t len); /* nonzero: stop */
 
 typedef struct agent_visible {
-    util_buf held;   /* text that may be a tag's beginning, or is inside a call */
-    int in_call;     /* between <tool_call> and </tool_call> */
+    util_buf held; /* text that may be a tag's beginning, or is inside a call */
+    int in_call;   /* between <tool_call> and </tool_call> */
     agent_visible_sink sink;
     void *user;
-    int stop;        /* the sink asked to stop (kept: later pieces return it too) */
-    size_t shown;    /* bytes passed to the sink */
+    int stop;     /* the sink asked to stop (kept: later pieces return it too) */
+    size_t shown; /* bytes passed to the sink */
 } agent_visible;
 
 void agent_visible_init(agent_visible *v, agent_visible_sink sink, void *user);

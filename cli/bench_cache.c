@@ -98,8 +98,10 @@ static int disk_phase(const bc_opts *o, const char *path) {
     eng_model *m = open_model(o, path, 0, o->phase_dir, &err);
     int cached = 0;
     double ms = m ? ttft(m, t, n, &cached, &err) : -1;
-    if (ms < 0) fprintf(stderr, "cachet: %s\n", err.msg);
-    else printf("%.3f %d\n", ms, cached);
+    if (ms < 0)
+        fprintf(stderr, "cachet: %s\n", err.msg);
+    else
+        printf("%.3f %d\n", ms, cached);
     eng_model_free(m);
     free(t);
     return ms < 0;
@@ -122,8 +124,9 @@ static double run_child(const bc_opts *o, const char *path, const char *dir, int
     snprintf(threads, sizeof threads, "%d", o->e.mp.n_threads);
     snprintf(budget, sizeof budget, "%llu", (unsigned long long)o->e.mp.kv_budget);
     snprintf(disk_budget, sizeof disk_budget, "%llu", (unsigned long long)o->e.mp.kv_disk_budget);
-    char *argv[24] = {exe, "bench", "cache", "--model", (char *)path, "--prefix", prefix, "--suffix", suffix,
-                      "--device", (char *)o->e.mp.device, "--phase-disk", (char *)dir};
+    char *argv[24] = {exe,        "bench",    "cache", "--model",  (char *)path,           "--prefix",
+                      prefix,     "--suffix", suffix,  "--device", (char *)o->e.mp.device, "--phase-disk",
+                      (char *)dir};
     int n = 13;
     if (o->e.mp.n_threads) argv[n++] = "--threads", argv[n++] = threads;
     if (o->e.mp.kv_budget) argv[n++] = "--kv-budget", argv[n++] = budget;
@@ -163,11 +166,13 @@ static double min_of(const double *v, int n) {
 /* Returns CLI_GO_ON, else the exit status. */
 static int parse_bench_cache(bc_opts *o, int argc, char **argv) {
     enum { O_PREFIX = 1, O_SUFFIX, O_REPS, O_JSON, O_PHASE, O_HELP };
-    static const struct option own[] = {
-        {"prefix", required_argument, 0, O_PREFIX}, {"suffix", required_argument, 0, O_SUFFIX},
-        {"reps", required_argument, 0, O_REPS},     {"json", no_argument, 0, O_JSON},
-        {"phase-disk", required_argument, 0, O_PHASE}, {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    static const struct option own[] = {{"prefix", required_argument, 0, O_PREFIX},
+                                        {"suffix", required_argument, 0, O_SUFFIX},
+                                        {"reps", required_argument, 0, O_REPS},
+                                        {"json", no_argument, 0, O_JSON},
+                                        {"phase-disk", required_argument, 0, O_PHASE},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {0, 0, 0, 0}};
     struct option opts[32];
     if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     long v;
@@ -179,9 +184,18 @@ static int parse_bench_cache(bc_opts *o, int argc, char **argv) {
         if (k == CLI_EXIT_USAGE) return k;
         if (k) continue;
         switch (c) {
-        case O_PREFIX: if (cli_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return CLI_EXIT_USAGE; o->prefix = (int)v; break;
-        case O_SUFFIX: if (cli_parse_int("--suffix", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o->suffix = (int)v; break;
-        case O_REPS: if (cli_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return CLI_EXIT_USAGE; o->reps = (int)v; break;
+        case O_PREFIX:
+            if (cli_parse_int("--prefix", optarg, 16, 1 << 20, &v)) return CLI_EXIT_USAGE;
+            o->prefix = (int)v;
+            break;
+        case O_SUFFIX:
+            if (cli_parse_int("--suffix", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE;
+            o->suffix = (int)v;
+            break;
+        case O_REPS:
+            if (cli_parse_int("--reps", optarg, 1, BC_MAX_REPS, &v)) return CLI_EXIT_USAGE;
+            o->reps = (int)v;
+            break;
         case O_JSON: o->json = 1; break;
         case O_PHASE: o->phase_dir = optarg; break;
         case O_HELP: usage(stdout); return CLI_EXIT_OK;
@@ -248,7 +262,8 @@ int cli_cmd_bench_cache(int argc, char **argv) {
     double disk = run_child(&o, path, dir, &cached_disk);
     /* 0% hit rate: fresh token streams, cache off vs on (tree only, then
      * tree + disk writes), interleaved so load changes hit all three alike. */
-    fprintf(stderr, "cachet bench cache: 0%% hit rate, %d x 3 runs (no cache, tree only, tree + disk)\n", o.reps);
+    fprintf(stderr, "cachet bench cache: 0%% hit rate, %d x 3 runs (no cache, tree only, tree + disk)\n",
+            o.reps);
     if (!(mc = open_model(&o, path, 0, NULL, &err))) goto fail;
     for (int r = 0; r < o.reps; r++) {
         make_tokens(t, n, 1000 + (uint64_t)r);
@@ -258,7 +273,8 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         make_tokens(t, n, 3000 + (uint64_t)r);
         if ((on[r] = ttft(wc, t, n, NULL, &err)) < 0) goto fail;
     }
-    double c0 = min_of(cold, o.reps), w0 = min_of(warm, o.reps), f0 = min_of(off, o.reps), n0 = min_of(on, o.reps);
+    double c0 = min_of(cold, o.reps), w0 = min_of(warm, o.reps), f0 = min_of(off, o.reps),
+           n0 = min_of(on, o.reps);
     double m0 = min_of(mem_only, o.reps);
     double overhead = (n0 - f0) / f0 * 100.0, tree_overhead = (m0 - f0) / f0 * 100.0;
     if (o.json) {
@@ -287,7 +303,8 @@ int cli_cmd_bench_cache(int argc, char **argv) {
         printf("  %-36s %10s %10s %8s\n", "", "TTFT ms", "cached", "of cold");
         printf("  %-36s %10.1f %10d %7.1f%%\n", "cold (no cache)", c0, 0, 100.0);
         printf("  %-36s %10.1f %10d %7.1f%%\n", "warm from memory", w0, cached_mem, w0 / c0 * 100);
-        printf("  %-36s %10.1f %10d %7.1f%%\n", "warm from disk (new process)", disk, cached_disk, disk / c0 * 100);
+        printf("  %-36s %10.1f %10d %7.1f%%\n", "warm from disk (new process)", disk, cached_disk,
+               disk / c0 * 100);
         printf("  %-36s %10.1f\n", "0% hit rate, --no-cache", f0);
         printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, tree only (overhead)", m0, tree_overhead);
         printf("  %-36s %10.1f %+9.2f%%\n", "0% hit rate, tree + disk writes", n0, overhead);
@@ -301,6 +318,7 @@ done:
     eng_model_free(wc);
     eng_model_free(mc);
     free(t);
-    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) fprintf(stderr, "cachet: could not remove %s\n", dir);
+    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "cachet: could not remove %s\n", dir);
     return rc;
 }

@@ -32,10 +32,13 @@ int cli_json_puts(const cJSON *o) {
 int cli_model_path(char *out, size_t cap, const char *given) {
     util_err err;
     if (util_model_find(out, cap, given, &err) == UTIL_OK) return 0;
-    if (out[0]) fprintf(stderr, "cachet: %s\n", err.msg); /* a given path: it names it */
+    if (out[0])
+        fprintf(stderr, "cachet: %s\n", err.msg); /* a given path: it names it */
     else
-        fprintf(stderr, "cachet: %s; pass --model PATH or set CACHET_MODEL (in the source tree, "
-                        "'make model' fetches the default model)\n", err.msg);
+        fprintf(stderr,
+                "cachet: %s; pass --model PATH or set CACHET_MODEL (in the source tree, "
+                "'make model' fetches the default model)\n",
+                err.msg);
     return CLI_EXIT_FAIL;
 }
 
@@ -74,8 +77,10 @@ int cli_parse_size(const char *opt, const char *s, uint64_t *out) {
     util_err err;
     uint64_t v = 0;
     if (util_parse_size(s, &v, NULL, &err)) {
-        fprintf(stderr, "cachet: option '%s': '%s' is not a size (%s); a size looks like 512MiB, 2GiB, "
-                        "1.5GB, 256M or 1048576 (bytes)\n", opt, s, err.msg);
+        fprintf(stderr,
+                "cachet: option '%s': '%s' is not a size (%s); a size looks like 512MiB, 2GiB, "
+                "1.5GB, 256M or 1048576 (bytes)\n",
+                opt, s, err.msg);
         return CLI_EXIT_USAGE;
     }
     if (v == 0) {

@@ -10,7 +10,7 @@
 
 /* Exit statuses, and what an option parser returns to say "go on". */
 enum {
-    CLI_GO_ON = -1,     /* options parsed: run the command */
+    CLI_GO_ON = -1, /* options parsed: run the command */
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,  /* the command failed (a message says why) */
     CLI_EXIT_USAGE = 2, /* a bad command line (a message says what) */
@@ -18,12 +18,12 @@ enum {
 
 /* Each subcommand returns the process exit status (CLI_EXIT_*). */
 int cli_cmd_generate(int argc, char **argv); /* cmd_generate.c */
-int cli_cmd_tokenize(int argc, char **argv);   /* cmd_tokenize.c: tokenize, detokenize */
+int cli_cmd_tokenize(int argc, char **argv); /* cmd_tokenize.c: tokenize, detokenize */
 int cli_cmd_detokenize(int argc, char **argv);
-int cli_cmd_kv(int argc, char **argv);       /* cmd_kv.c */
-int cli_cmd_info(int argc, char **argv);     /* cmd_info.c */
-int cli_cmd_serve(int argc, char **argv);    /* cmd_serve.c */
-int cli_cmd_bench(int argc, char **argv);    /* cmd_bench.c */
+int cli_cmd_kv(int argc, char **argv);          /* cmd_kv.c */
+int cli_cmd_info(int argc, char **argv);        /* cmd_info.c */
+int cli_cmd_serve(int argc, char **argv);       /* cmd_serve.c */
+int cli_cmd_bench(int argc, char **argv);       /* cmd_bench.c */
 int cli_cmd_bench_cache(int argc, char **argv); /* bench_cache.c */
 /* The agent (cmd_agent.c): no command, -p, --resume; prompt. */
 int cli_cmd_agent(int argc, char **argv);

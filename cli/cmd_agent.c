@@ -66,8 +66,29 @@ static void usage(FILE *f) {
     cli_engine_usage(f, CLI_ENGINE_ALL, NULL);
 }
 
-enum { O_WS = 300, O_DATA, O_JSON, O_YES, O_MAXTOK, O_ROUNDS, O_TEMP, O_SEED, O_REPLAY, O_NOSESS, O_NOW,
-       O_HELP, O_RESUME, O_BACKEND, O_BMODEL, O_KEYENV, O_CONNTO, O_TIMEOUT, O_RETRIES, O_NOSTREAM, O_QUIET };
+enum {
+    O_WS = 300,
+    O_DATA,
+    O_JSON,
+    O_YES,
+    O_MAXTOK,
+    O_ROUNDS,
+    O_TEMP,
+    O_SEED,
+    O_REPLAY,
+    O_NOSESS,
+    O_NOW,
+    O_HELP,
+    O_RESUME,
+    O_BACKEND,
+    O_BMODEL,
+    O_KEYENV,
+    O_CONNTO,
+    O_TIMEOUT,
+    O_RETRIES,
+    O_NOSTREAM,
+    O_QUIET
+};
 
 /* One of the agent's own options with its argument; returns 0 or an exit status. */
 static int parse_one(cli_agent *c, int o, const char *a) {
@@ -87,16 +108,25 @@ static int parse_one(cli_agent *c, int o, const char *a) {
     case O_KEYENV: c->ao.http.api_key_env = a; return 0;
     case O_NOSTREAM: c->ao.http.no_stream = 1; return 0;
     case O_CONNTO:
-        return cli_parse_float("--connect-timeout", a, 0.001, 86400, &d) ? CLI_EXIT_USAGE
-                                                                           : (c->ao.http.connect_timeout_s = d, 0);
+        return cli_parse_float("--connect-timeout", a, 0.001, 86400, &d)
+                   ? CLI_EXIT_USAGE
+                   : (c->ao.http.connect_timeout_s = d, 0);
     case O_TIMEOUT:
-        return cli_parse_float("--timeout", a, 0.001, 86400 * 7, &d) ? CLI_EXIT_USAGE : (c->ao.http.timeout_s = d, 0);
-    case O_RETRIES: return cli_parse_int("--retries", a, 0, 20, &l) ? CLI_EXIT_USAGE : (c->ao.http.retries = (int)l, 0);
-    case O_MAXTOK: return cli_parse_int("--max-tokens", a, 1, 1 << 20, &l) ? CLI_EXIT_USAGE : (c->ao.max_tokens = (int)l, 0);
-    case O_ROUNDS: return cli_parse_int("--max-rounds", a, 1, 100, &l) ? CLI_EXIT_USAGE : (c->ao.max_rounds = (int)l, 0);
-    case O_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (c->ao.sp.seed = (uint64_t)l, 0);
+        return cli_parse_float("--timeout", a, 0.001, 86400 * 7, &d) ? CLI_EXIT_USAGE
+                                                                     : (c->ao.http.timeout_s = d, 0);
+    case O_RETRIES:
+        return cli_parse_int("--retries", a, 0, 20, &l) ? CLI_EXIT_USAGE : (c->ao.http.retries = (int)l, 0);
+    case O_MAXTOK:
+        return cli_parse_int("--max-tokens", a, 1, 1 << 20, &l) ? CLI_EXIT_USAGE
+                                                                : (c->ao.max_tokens = (int)l, 0);
+    case O_ROUNDS:
+        return cli_parse_int("--max-rounds", a, 1, 100, &l) ? CLI_EXIT_USAGE : (c->ao.max_rounds = (int)l, 0);
+    case O_SEED:
+        return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE
+                                                           : (c->ao.sp.seed = (uint64_t)l, 0);
     case O_NOW: return cli_parse_int("--now", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (c->now = l, 0);
-    case O_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (c->ao.sp.temp = (float)d, 0);
+    case O_TEMP:
+        return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (c->ao.sp.temp = (float)d, 0);
     default: return CLI_EXIT_USAGE;
     }
 }
@@ -104,18 +134,29 @@ static int parse_one(cli_agent *c, int o, const char *a) {
 /* Parses the shared options; positional arguments are left in argv[optind..].
  * Returns CLI_GO_ON, else an exit status. */
 static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
-    static const struct option own[] = {
-        {"workspace", required_argument, 0, O_WS}, {"data-dir", required_argument, 0, O_DATA},
-        {"json", no_argument, 0, O_JSON}, {"yes", no_argument, 0, O_YES},
-        {"max-tokens", required_argument, 0, O_MAXTOK}, {"max-rounds", required_argument, 0, O_ROUNDS},
-        {"temp", required_argument, 0, O_TEMP}, {"seed", required_argument, 0, O_SEED},
-        {"replay", required_argument, 0, O_REPLAY}, {"no-session", no_argument, 0, O_NOSESS},
-        {"now", required_argument, 0, O_NOW}, {"help", no_argument, 0, O_HELP},
-        {"resume", optional_argument, 0, O_RESUME}, {"print", required_argument, 0, 'p'},
-        {"backend", required_argument, 0, O_BACKEND}, {"backend-model", required_argument, 0, O_BMODEL},
-        {"api-key-env", required_argument, 0, O_KEYENV}, {"connect-timeout", required_argument, 0, O_CONNTO},
-        {"timeout", required_argument, 0, O_TIMEOUT}, {"retries", required_argument, 0, O_RETRIES},
-        {"no-stream", no_argument, 0, O_NOSTREAM}, {"quiet", no_argument, 0, O_QUIET}, {0, 0, 0, 0}};
+    static const struct option own[] = {{"workspace", required_argument, 0, O_WS},
+                                        {"data-dir", required_argument, 0, O_DATA},
+                                        {"json", no_argument, 0, O_JSON},
+                                        {"yes", no_argument, 0, O_YES},
+                                        {"max-tokens", required_argument, 0, O_MAXTOK},
+                                        {"max-rounds", required_argument, 0, O_ROUNDS},
+                                        {"temp", required_argument, 0, O_TEMP},
+                                        {"seed", required_argument, 0, O_SEED},
+                                        {"replay", required_argument, 0, O_REPLAY},
+                                        {"no-session", no_argument, 0, O_NOSESS},
+                                        {"now", required_argument, 0, O_NOW},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {"resume", optional_argument, 0, O_RESUME},
+                                        {"print", required_argument, 0, 'p'},
+                                        {"backend", required_argument, 0, O_BACKEND},
+                                        {"backend-model", required_argument, 0, O_BMODEL},
+                                        {"api-key-env", required_argument, 0, O_KEYENV},
+                                        {"connect-timeout", required_argument, 0, O_CONNTO},
+                                        {"timeout", required_argument, 0, O_TIMEOUT},
+                                        {"retries", required_argument, 0, O_RETRIES},
+                                        {"no-stream", no_argument, 0, O_NOSTREAM},
+                                        {"quiet", no_argument, 0, O_QUIET},
+                                        {0, 0, 0, 0}};
     struct option opts[64];
     if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int o;
@@ -137,9 +178,12 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
         if (o == O_RESUME) {
             c->ao.resume_set = 1;
             /* --resume ID or --resume (the latest); a following non-option word is the id */
-            if (optarg) c->ao.resume = optarg;
-            else if (optind < argc && argv[optind][0] != '-') c->ao.resume = argv[optind++];
-            else c->ao.resume = "";
+            if (optarg)
+                c->ao.resume = optarg;
+            else if (optind < argc && argv[optind][0] != '-')
+                c->ao.resume = argv[optind++];
+            else
+                c->ao.resume = "";
             continue;
         }
         if (o == '?' || o == ':') {
@@ -155,7 +199,9 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
         int bad = stat(c->ao.workspace, &wst) != 0 ? errno : S_ISDIR(wst.st_mode) ? 0 : ENOTDIR;
         if (bad) {
             fprintf(stderr, "cachet: option '--workspace': '%s' %s\n", c->ao.workspace,
-                    bad == ENOENT ? "does not exist" : bad == ENOTDIR ? "is not a directory" : strerror(bad));
+                    bad == ENOENT    ? "does not exist"
+                    : bad == ENOTDIR ? "is not a directory"
+                                     : strerror(bad));
             return CLI_EXIT_USAGE;
         }
     }
@@ -175,7 +221,7 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
 /* -p and piped turns: the reply on stdout, everything else on stderr, each
  * note on a line of its own (stdout gets the newline a cut line needs). */
 typedef struct batch_io {
-    int mid_line;   /* stdout's last byte was not a newline */
+    int mid_line; /* stdout's last byte was not a newline */
     int quiet;
     cli_progress progress;
 } batch_io;
@@ -331,7 +377,8 @@ int cli_cmd_prompt(int argc, char **argv) {
     eng_gguf *g = NULL;
     eng_tokenizer *tok = NULL;
     eng_chat *chat = NULL;
-    if (eng_gguf_open(&g, c.e.path, &err) || eng_tokenizer_new(&tok, g, &err) || eng_chat_new_named(&chat, g, c.e.mp.chat_template, &err)) {
+    if (eng_gguf_open(&g, c.e.path, &err) || eng_tokenizer_new(&tok, g, &err) ||
+        eng_chat_new_named(&chat, g, c.e.mp.chat_template, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         eng_tokenizer_free(tok);
         eng_gguf_free(g);
@@ -388,9 +435,11 @@ int cli_cmd_prompt(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "system_message_tokens", (double)count_tokens(tok, sys.data));
         cJSON_AddStringToObject(o, "chat_format", format_name);
         cJSON *sk = cJSON_AddArrayToObject(o, "skills");
-        for (size_t i = 0; i < p.skills.n; i++) cJSON_AddItemToArray(sk, cJSON_CreateString(p.skills.v[i].name));
+        for (size_t i = 0; i < p.skills.n; i++)
+            cJSON_AddItemToArray(sk, cJSON_CreateString(p.skills.v[i].name));
         cJSON *w = cJSON_AddArrayToObject(o, "warnings");
-        for (size_t i = 0; i < p.warnings.n; i++) cJSON_AddItemToArray(w, cJSON_CreateString(p.warnings.v[i]));
+        for (size_t i = 0; i < p.warnings.n; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(p.warnings.v[i]));
         cli_json_puts(o);
         cJSON_Delete(o);
     } else {

@@ -59,10 +59,9 @@ static const cli_engine_note bench_notes[] = {
     {"no-disk-cache", "bench never uses the disk tier"},
     {"kv-dir", "bench never uses the disk tier"},
     {"kv-disk-budget", "bench never uses the disk tier"},
-    {"device",
-     "compute on D: auto (a GPU when this build has CUDA and one is present), cpu,\n"
-     "cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent); on a GPU the\n"
-     "bandwidth is the GPU memory's, as the backend measures it, and llama.cpp is not run"},
+    {"device", "compute on D: auto (a GPU when this build has CUDA and one is present), cpu,\n"
+               "cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent); on a GPU the\n"
+               "bandwidth is the GPU memory's, as the backend measures it, and llama.cpp is not run"},
     {0, 0}};
 
 static void usage(FILE *f) {
@@ -88,18 +87,18 @@ typedef struct bench_result {
     char backend[64];
     int threads;
     uint64_t file_bytes, weight_bytes, kv_per_token, kv_bytes, scratch_bytes, peak_rss;
-    bench_stat pp, tg, ttft;       /* cachet: tok/s, tok/s, ms */
-    bench_stat l_pp, l_tg;         /* llama.cpp: tok/s */
+    bench_stat pp, tg, ttft; /* cachet: tok/s, tok/s, ms */
+    bench_stat l_pp, l_tg;   /* llama.cpp: tok/s */
     double v_pp[MAX_REPS], v_tg[MAX_REPS], v_ttft[MAX_REPS], v_lpp[MAX_REPS], v_ltg[MAX_REPS];
     double v_bw_ws[MAX_REPS], v_bw_dram[MAX_REPS], v_bw_dev[MAX_REPS];
-    int n_llama;                   /* llama-bench runs that gave both figures */
-    char llama_note[256];          /* why llama.cpp is missing, when it is */
-    double load1;                  /* 1-minute load average before the run */
-    bench_stat bw_ws, bw_dram;     /* streaming reads, GB/s: decode's working set, 1 GiB */
-    bench_stat bw_dev;             /* the GPU's memory, GB/s, as its backend measures it */
-    int gpu;                       /* the backend measures a device bandwidth: a GPU */
-    double decode_bytes;           /* bytes one tg step reads (weights + mean KV) */
-    int n_types;                   /* the file's tensor types, most bytes first */
+    int n_llama;               /* llama-bench runs that gave both figures */
+    char llama_note[256];      /* why llama.cpp is missing, when it is */
+    double load1;              /* 1-minute load average before the run */
+    bench_stat bw_ws, bw_dram; /* streaming reads, GB/s: decode's working set, 1 GiB */
+    bench_stat bw_dev;         /* the GPU's memory, GB/s, as its backend measures it */
+    int gpu;                   /* the backend measures a device bandwidth: a GPU */
+    double decode_bytes;       /* bytes one tg step reads (weights + mean KV) */
+    int n_types;               /* the file's tensor types, most bytes first */
     struct {
         uint32_t type;
         int tensors;
@@ -242,7 +241,8 @@ static void bandwidth_sample(bench_result *r, const eng_model *m, bw_buf *dram, 
     if (!ws->p) {
         long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
         size_t big = (size_t)1 << 30;
-        if (pages > 0 && psz > 0 && (size_t)pages * (size_t)psz / 8 < big) big = (size_t)pages * (size_t)psz / 8;
+        if (pages > 0 && psz > 0 && (size_t)pages * (size_t)psz / 8 < big)
+            big = (size_t)pages * (size_t)psz / 8;
         bw_alloc(ws, (size_t)r->decode_bytes, r->threads);
         bw_alloc(dram, big, r->threads);
     }
@@ -256,8 +256,8 @@ static void bandwidth_sample(bench_result *r, const eng_model *m, bw_buf *dram, 
  * sequence. Generation: as llama-bench's tg test, single-token steps from an
  * empty context with logits each step. TTFT: eng_generate's (prefill + first
  * greedy sample). */
-static int cachet_rep(const bench_opts *o, eng_seq *s, const int32_t *toks, float *logits,
-                      bench_result *r, int i, util_err *err) {
+static int cachet_rep(const bench_opts *o, eng_seq *s, const int32_t *toks, float *logits, bench_result *r,
+                      int i, util_err *err) {
     eng_seq_truncate(s, 0);
     double t0 = util_now_s();
     int rc = eng_seq_eval(s, toks, o->n_prompt, NULL, err);
@@ -338,8 +338,10 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     int tty = isatty(STDERR_FILENO);
     for (int i = 0; !rc && i < o->reps; i++) {
         /* a redrawn line on a terminal; elsewhere a plain line per run (no \r or escape in a file) */
-        if (!o->json && tty) fprintf(stderr, "\rcachet bench: run %d/%d\033[K", i + 1, o->reps);
-        else if (!o->json) fprintf(stderr, "cachet bench: run %d/%d\n", i + 1, o->reps);
+        if (!o->json && tty)
+            fprintf(stderr, "\rcachet bench: run %d/%d\033[K", i + 1, o->reps);
+        else if (!o->json)
+            fprintf(stderr, "cachet bench: run %d/%d\n", i + 1, o->reps);
         rc = cachet_rep(o, s, toks, logits, r, i, err);
         if (rc) break;
         if (i == 0) { /* the generation's peak, before the bandwidth test's buffer */
@@ -357,7 +359,8 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
         snprintf(r->backend, sizeof r->backend, "%s", eng_model_backend(m));
         uint64_t pages = (uint64_t)(n_ctx + 15) / 16;
         r->kv_bytes = pages * eng_model_kv_page_bytes(m);
-        r->scratch_bytes = scratch_estimate(m, o->batch, n_ctx) + (uint64_t)rss0_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+        r->scratch_bytes = scratch_estimate(m, o->batch, n_ctx) +
+                           (uint64_t)rss0_pages * (uint64_t)sysconf(_SC_PAGESIZE);
         r->pp = stat_of(r->v_pp, o->reps);
         r->bw_ws = stat_of(r->v_bw_ws, o->reps);
         r->bw_dram = stat_of(r->v_bw_dram, o->reps);
@@ -387,7 +390,8 @@ static char *llama_bench_output(const bench_opts *o, bench_result *r, const char
     snprintf(p, sizeof p, "%d", o->n_prompt);
     snprintf(n, sizeof n, "%d", o->n_gen);
     snprintf(reps, sizeof reps, "%d", 1);
-    char *argv[] = {(char *)exe, "-m", r->model_path, "-t", t, "-p", p, "-n", n, "-r", reps, "-o", "json", NULL};
+    char *argv[] = {(char *)exe, "-m", r->model_path, "-t", t,    "-p",   p,
+                    "-n",        n,    "-r",          reps, "-o", "json", NULL};
     int fds[2];
     if (pipe(fds)) {
         snprintf(r->llama_note, sizeof r->llama_note, "pipe: %s", strerror(errno));
@@ -416,8 +420,7 @@ static char *llama_bench_output(const bench_opts *o, bench_result *r, const char
         if (k > 0 && util_buf_append(&out, chunk, (size_t)k)) break;
     close(fds[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         snprintf(r->llama_note, sizeof r->llama_note, "'%s' failed (status %d)", exe, status);
         util_buf_release(&out);
@@ -480,9 +483,8 @@ static void print_host_bandwidth(const bench_result *r) {
            r->threads, r->bw_dram.median, r->bw_ws.median, r->decode_bytes / MB);
     printf("decode: %.1f MB per token (weights %.1f + mean KV %.1f) -> bound %.0f tok/s (DRAM),\n"
            "%.0f tok/s (working set); tg reaches %.0f%% and %.0f%% of them (%.1f GB/s)\n",
-           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, b_dram,
-           b_ws, 100.0 * r->tg.median / b_dram, 100.0 * r->tg.median / b_ws,
-           r->tg.median * r->decode_bytes / 1e9);
+           r->decode_bytes / MB, r->weight_bytes / MB, (r->decode_bytes - r->weight_bytes) / MB, b_dram, b_ws,
+           100.0 * r->tg.median / b_dram, 100.0 * r->tg.median / b_ws, r->tg.median * r->decode_bytes / 1e9);
 }
 
 /* The GPU memory's streaming read (the backend's measurement) and decode's
@@ -531,17 +533,22 @@ static void print_table(const bench_opts *o, const bench_result *r) {
     snprintf(label[0], sizeof label[0], "pp%d (tok/s)", o->n_prompt);
     snprintf(label[1], sizeof label[1], "tg%d (tok/s)", o->n_gen);
     snprintf(label[2], sizeof label[2], "TTFT %d (ms)", o->n_prompt);
-    double rat[3] = {ratio(r->pp.median, r->l_pp.median), ratio(r->tg.median, r->l_tg.median), ratio(l_ttft, r->ttft.median)};
+    double rat[3] = {ratio(r->pp.median, r->l_pp.median), ratio(r->tg.median, r->l_tg.median),
+                     ratio(l_ttft, r->ttft.median)};
     for (int i = 0; i < 3; i++) {
         char rs[16] = "";
         if (have) snprintf(rs, sizeof rs, "%.2fx", rat[i]);
         printf("%-22s %16s %16s %10s\n", label[i], c[i], l[i], rs);
     }
     printf("\nmedians of %d interleaved runs, +- standard deviation; ratio = speedup of cachet\n", o->reps);
-    if (have) printf("* llama.cpp TTFT = prompt tokens / its pp rate\n");
-    else printf("\nllama.cpp: %s\n", r->llama_note);
-    if (r->gpu) print_device_bandwidth(r);
-    else print_host_bandwidth(r);
+    if (have)
+        printf("* llama.cpp TTFT = prompt tokens / its pp rate\n");
+    else
+        printf("\nllama.cpp: %s\n", r->llama_note);
+    if (r->gpu)
+        print_device_bandwidth(r);
+    else
+        print_host_bandwidth(r);
     double lim = (double)(r->file_bytes + r->kv_bytes + r->scratch_bytes);
     printf("peak RSS: %.1f MB; model file %.1f + KV %.1f + scratch %.1f = %.1f MB (%s 10%%)\n",
            r->peak_rss / MB, r->file_bytes / MB, r->kv_bytes / MB, r->scratch_bytes / MB, lim / MB,
@@ -605,8 +612,10 @@ static void print_json(const bench_opts *o, const bench_result *r) {
                            "decode_bandwidth_share_device"};
     bench_stat bws[] = {r->bw_dram, r->bw_ws, r->bw_dev};
     for (int i = 0; i < 3; i++) {
-        if (bws[i].ok && bws[i].median > 0) cJSON_AddNumberToObject(j, share[i], gbs / bws[i].median);
-        else cJSON_AddNullToObject(j, share[i]);
+        if (bws[i].ok && bws[i].median > 0)
+            cJSON_AddNumberToObject(j, share[i], gbs / bws[i].median);
+        else
+            cJSON_AddNullToObject(j, share[i]);
     }
     cJSON *m = cJSON_AddObjectToObject(j, "rss");
     cJSON_AddNumberToObject(m, "peak_bytes", (double)r->peak_rss);
@@ -625,12 +634,15 @@ static void print_json(const bench_opts *o, const bench_result *r) {
 
 static int parse_bench(bench_opts *o, int argc, char **argv) {
     enum { O_PROMPT = 1, O_GEN, O_REPS, O_BATCH, O_LLAMA, O_NOLLAMA, O_JSON, O_HELP };
-    static const struct option own[] = {
-        {"prompt-tokens", required_argument, 0, O_PROMPT}, {"gen-tokens", required_argument, 0, O_GEN},
-        {"reps", required_argument, 0, O_REPS},          {"batch", required_argument, 0, O_BATCH},
-        {"llama-cpp", required_argument, 0, O_LLAMA},    {"no-llama", no_argument, 0, O_NOLLAMA},
-        {"json", no_argument, 0, O_JSON},                {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    static const struct option own[] = {{"prompt-tokens", required_argument, 0, O_PROMPT},
+                                        {"gen-tokens", required_argument, 0, O_GEN},
+                                        {"reps", required_argument, 0, O_REPS},
+                                        {"batch", required_argument, 0, O_BATCH},
+                                        {"llama-cpp", required_argument, 0, O_LLAMA},
+                                        {"no-llama", no_argument, 0, O_NOLLAMA},
+                                        {"json", no_argument, 0, O_JSON},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {0, 0, 0, 0}};
     struct option opts[32];
     if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     long v;
@@ -642,10 +654,22 @@ static int parse_bench(bench_opts *o, int argc, char **argv) {
         if (k == CLI_EXIT_USAGE) return k;
         if (k) continue;
         switch (c) {
-        case O_PROMPT: if (cli_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE; o->n_prompt = (int)v; break;
-        case O_GEN: if (cli_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE; o->n_gen = (int)v; break;
-        case O_REPS: if (cli_parse_int("--reps", optarg, 1, 64, &v)) return CLI_EXIT_USAGE; o->reps = (int)v; break;
-        case O_BATCH: if (cli_parse_int("--batch", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE; o->batch = (int)v; break;
+        case O_PROMPT:
+            if (cli_parse_int("--prompt-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE;
+            o->n_prompt = (int)v;
+            break;
+        case O_GEN:
+            if (cli_parse_int("--gen-tokens", optarg, 1, 8192, &v)) return CLI_EXIT_USAGE;
+            o->n_gen = (int)v;
+            break;
+        case O_REPS:
+            if (cli_parse_int("--reps", optarg, 1, 64, &v)) return CLI_EXIT_USAGE;
+            o->reps = (int)v;
+            break;
+        case O_BATCH:
+            if (cli_parse_int("--batch", optarg, 1, 4096, &v)) return CLI_EXIT_USAGE;
+            o->batch = (int)v;
+            break;
         case O_LLAMA: o->llama_dir = optarg; break;
         case O_NOLLAMA: o->no_llama = 1; break;
         case O_JSON: o->json = 1; break;
@@ -686,7 +710,9 @@ int cli_cmd_bench(int argc, char **argv) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         return CLI_EXIT_FAIL;
     }
-    if (o.json) print_json(&o, &r);
-    else print_table(&o, &r);
+    if (o.json)
+        print_json(&o, &r);
+    else
+        print_table(&o, &r);
     return CLI_EXIT_OK;
 }

@@ -56,8 +56,22 @@ typedef struct gen_opts {
     eng_sample_params sp;
 } gen_opts;
 
-enum { OPT_PROMPT = 256, OPT_PROMPT_FILE, OPT_CHAT, OPT_SYSTEM, OPT_MAX, OPT_TEMP, OPT_TOPK, OPT_TOPP,
-       OPT_MINP, OPT_REP, OPT_SEED, OPT_JSON, OPT_HELP, OPT_SYSTEM_FILE };
+enum {
+    OPT_PROMPT = 256,
+    OPT_PROMPT_FILE,
+    OPT_CHAT,
+    OPT_SYSTEM,
+    OPT_MAX,
+    OPT_TEMP,
+    OPT_TOPK,
+    OPT_TOPP,
+    OPT_MINP,
+    OPT_REP,
+    OPT_SEED,
+    OPT_JSON,
+    OPT_HELP,
+    OPT_SYSTEM_FILE
+};
 
 /* One of generate's own options with its argument; returns 0 or an exit status. */
 static int parse_one(gen_opts *o, int c, const char *a) {
@@ -70,28 +84,42 @@ static int parse_one(gen_opts *o, int c, const char *a) {
     case OPT_SYSTEM: o->system = a; return 0;
     case OPT_SYSTEM_FILE: o->system_file = a; return 0;
     case OPT_JSON: o->json = 1; return 0;
-    case OPT_MAX: return cli_parse_int("--max-tokens", a, 1, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->max_tokens = (int)l, 0);
-    case OPT_TOPK: return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->sp.top_k = (int)l, 0);
-    case OPT_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->sp.seed = (uint64_t)l, 0);
-    case OPT_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->sp.temp = (float)d, 0);
-    case OPT_TOPP: return cli_parse_float("--top-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->sp.top_p = (float)d, 0);
-    case OPT_MINP: return cli_parse_float("--min-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->sp.min_p = (float)d, 0);
+    case OPT_MAX:
+        return cli_parse_int("--max-tokens", a, 1, INT_MAX, &l) ? CLI_EXIT_USAGE
+                                                                : (o->max_tokens = (int)l, 0);
+    case OPT_TOPK:
+        return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->sp.top_k = (int)l, 0);
+    case OPT_SEED:
+        return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->sp.seed = (uint64_t)l, 0);
+    case OPT_TEMP:
+        return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->sp.temp = (float)d, 0);
+    case OPT_TOPP:
+        return cli_parse_float("--top-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->sp.top_p = (float)d, 0);
+    case OPT_MINP:
+        return cli_parse_float("--min-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->sp.min_p = (float)d, 0);
     case OPT_REP:
-        return cli_parse_float("--repeat-penalty", a, 0.01, 100, &d) ? CLI_EXIT_USAGE : (o->sp.repeat_penalty = (float)d, 0);
+        return cli_parse_float("--repeat-penalty", a, 0.01, 100, &d) ? CLI_EXIT_USAGE
+                                                                     : (o->sp.repeat_penalty = (float)d, 0);
     default: return CLI_EXIT_USAGE;
     }
 }
 
 static int parse_generate(gen_opts *o, int argc, char **argv) {
-    static const struct option own[] = {
-        {"prompt", required_argument, 0, OPT_PROMPT},      {"prompt-file", required_argument, 0, OPT_PROMPT_FILE},
-        {"chat", no_argument, 0, OPT_CHAT},                {"system", required_argument, 0, OPT_SYSTEM},
-        {"system-file", required_argument, 0, OPT_SYSTEM_FILE}, {"max-tokens", required_argument, 0, OPT_MAX},
-        {"temp", required_argument, 0, OPT_TEMP},          {"top-k", required_argument, 0, OPT_TOPK},
-        {"top-p", required_argument, 0, OPT_TOPP},         {"min-p", required_argument, 0, OPT_MINP},
-        {"repeat-penalty", required_argument, 0, OPT_REP}, {"seed", required_argument, 0, OPT_SEED},
-        {"json", no_argument, 0, OPT_JSON},                {"help", no_argument, 0, OPT_HELP},
-        {0, 0, 0, 0}};
+    static const struct option own[] = {{"prompt", required_argument, 0, OPT_PROMPT},
+                                        {"prompt-file", required_argument, 0, OPT_PROMPT_FILE},
+                                        {"chat", no_argument, 0, OPT_CHAT},
+                                        {"system", required_argument, 0, OPT_SYSTEM},
+                                        {"system-file", required_argument, 0, OPT_SYSTEM_FILE},
+                                        {"max-tokens", required_argument, 0, OPT_MAX},
+                                        {"temp", required_argument, 0, OPT_TEMP},
+                                        {"top-k", required_argument, 0, OPT_TOPK},
+                                        {"top-p", required_argument, 0, OPT_TOPP},
+                                        {"min-p", required_argument, 0, OPT_MINP},
+                                        {"repeat-penalty", required_argument, 0, OPT_REP},
+                                        {"seed", required_argument, 0, OPT_SEED},
+                                        {"json", no_argument, 0, OPT_JSON},
+                                        {"help", no_argument, 0, OPT_HELP},
+                                        {0, 0, 0, 0}};
     struct option opts[64];
     if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int c;
@@ -175,8 +203,8 @@ static int load_prompt(const gen_opts *o, char **out, util_err *err) {
 
 /* Tokenizes the prompt: raw text with specials parsed, or a chat rendered
  * with only the template's markers special. */
-static int build_prompt(const eng_model *m, const gen_opts *o, const char *text, int32_t **ids,
-                        size_t *n, util_err *err) {
+static int build_prompt(const eng_model *m, const gen_opts *o, const char *text, int32_t **ids, size_t *n,
+                        util_err *err) {
     if (!o->chat) return eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 1, ids, n, err);
     eng_chat_msg msgs[2];
     size_t nm = 0;
@@ -270,8 +298,8 @@ int cli_cmd_generate(int argc, char **argv) {
         goto done;
     }
     if ((int)n_prompt >= eng_seq_n_ctx(seq)) {
-        fprintf(stderr, "cachet: the prompt is %zu tokens long; the context limit is %d tokens\n",
-                n_prompt, eng_seq_n_ctx(seq));
+        fprintf(stderr, "cachet: the prompt is %zu tokens long; the context limit is %d tokens\n", n_prompt,
+                eng_seq_n_ctx(seq));
         goto done;
     }
     eng_seq_set_progress(seq, on_progress, &pc); /* a line on a terminal only (status.h) */
@@ -287,8 +315,7 @@ int cli_cmd_generate(int argc, char **argv) {
     if (o.json) {
         eng_model_flush_cache(m); /* so the disk counters are final */
         print_json(&sc, out_ids, n_out, &stats, m);
-    }
-    else {
+    } else {
         fputc('\n', stdout);
         fflush(stdout);
     }

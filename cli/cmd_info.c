@@ -79,11 +79,13 @@ int cli_cmd_info(int argc, char **argv) {
             fputs(info_usage, stdout);
             return CLI_EXIT_OK;
         }
-        if (strcmp(argv[i], "--json") == 0) json = 1;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
         else if (argv[i][0] == '-' || path) {
             fprintf(stderr, "cachet info: unexpected argument '%s'\n%s", argv[i], info_usage);
             return CLI_EXIT_USAGE;
-        } else path = argv[i];
+        } else
+            path = argv[i];
     }
     if (!path) {
         fprintf(stderr, "cachet info: give a model file\n%s", info_usage);
@@ -96,8 +98,10 @@ int cli_cmd_info(int argc, char **argv) {
         eng_model_info_release(&in);
         return CLI_EXIT_FAIL;
     }
-    if (json) print_json(&in);
-    else print_text(path, &in);
+    if (json)
+        print_json(&in);
+    else
+        print_text(path, &in);
     eng_model_info_release(&in);
     return CLI_EXIT_OK;
 }

@@ -49,14 +49,19 @@ static void group(char *buf, size_t cap, double v) {
 
 int cli_cmd_kv(int argc, char **argv) {
     enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP, O_WIN, O_SWA, O_CTX };
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL}, {"layers", required_argument, 0, O_LAYERS},
-        {"kv-heads", required_argument, 0, O_KVH}, {"head-dim", required_argument, 0, O_HD},
-        {"heads", required_argument, 0, O_HEADS}, {"dtype", required_argument, 0, O_DTYPE},
-        {"memory", required_argument, 0, O_MEM},  {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, O_HELP},         {"window", required_argument, 0, O_WIN},
-        {"sliding-layers", required_argument, 0, O_SWA}, {"ctx", required_argument, 0, O_CTX},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, O_MODEL},
+                                         {"layers", required_argument, 0, O_LAYERS},
+                                         {"kv-heads", required_argument, 0, O_KVH},
+                                         {"head-dim", required_argument, 0, O_HD},
+                                         {"heads", required_argument, 0, O_HEADS},
+                                         {"dtype", required_argument, 0, O_DTYPE},
+                                         {"memory", required_argument, 0, O_MEM},
+                                         {"json", no_argument, 0, O_JSON},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {"window", required_argument, 0, O_WIN},
+                                         {"sliding-layers", required_argument, 0, O_SWA},
+                                         {"ctx", required_argument, 0, O_CTX},
+                                         {0, 0, 0, 0}};
     const char *model = NULL, *dtype = "f16", *mem = "80GB";
     long layers = 0, kvh = 0, hd = 0, heads = 0, window = 0, nswa = 0, ctx = 8192;
     int json = 0, c;
@@ -65,13 +70,27 @@ int cli_cmd_kv(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_MODEL: model = optarg; break;
-        case O_LAYERS: if (cli_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return CLI_EXIT_USAGE; break;
-        case O_KVH: if (cli_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return CLI_EXIT_USAGE; break;
-        case O_HD: if (cli_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return CLI_EXIT_USAGE; break;
-        case O_HEADS: if (cli_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return CLI_EXIT_USAGE; break;
-        case O_WIN: if (cli_parse_int("--window", optarg, 1, 1 << 30, &window)) return CLI_EXIT_USAGE; break;
-        case O_SWA: if (cli_parse_int("--sliding-layers", optarg, 0, 1 << 20, &nswa)) return CLI_EXIT_USAGE; break;
-        case O_CTX: if (cli_parse_int("--ctx", optarg, 1, 1L << 40, &ctx)) return CLI_EXIT_USAGE; break;
+        case O_LAYERS:
+            if (cli_parse_int("--layers", optarg, 1, 1 << 20, &layers)) return CLI_EXIT_USAGE;
+            break;
+        case O_KVH:
+            if (cli_parse_int("--kv-heads", optarg, 1, 1 << 20, &kvh)) return CLI_EXIT_USAGE;
+            break;
+        case O_HD:
+            if (cli_parse_int("--head-dim", optarg, 1, 1 << 20, &hd)) return CLI_EXIT_USAGE;
+            break;
+        case O_HEADS:
+            if (cli_parse_int("--heads", optarg, 1, 1 << 20, &heads)) return CLI_EXIT_USAGE;
+            break;
+        case O_WIN:
+            if (cli_parse_int("--window", optarg, 1, 1 << 30, &window)) return CLI_EXIT_USAGE;
+            break;
+        case O_SWA:
+            if (cli_parse_int("--sliding-layers", optarg, 0, 1 << 20, &nswa)) return CLI_EXIT_USAGE;
+            break;
+        case O_CTX:
+            if (cli_parse_int("--ctx", optarg, 1, 1L << 40, &ctx)) return CLI_EXIT_USAGE;
+            break;
         case O_DTYPE: dtype = optarg; break;
         case O_MEM: mem = optarg; break;
         case O_JSON: json = 1; break;
@@ -82,9 +101,12 @@ int cli_cmd_kv(int argc, char **argv) {
         }
     }
     double bytes_per_value;
-    if (strcmp(dtype, "f16") == 0) bytes_per_value = 2;
-    else if (strcmp(dtype, "f32") == 0) bytes_per_value = 4;
-    else if (strcmp(dtype, "q8_0") == 0) bytes_per_value = 34.0 / 32.0;
+    if (strcmp(dtype, "f16") == 0)
+        bytes_per_value = 2;
+    else if (strcmp(dtype, "f32") == 0)
+        bytes_per_value = 4;
+    else if (strcmp(dtype, "q8_0") == 0)
+        bytes_per_value = 34.0 / 32.0;
     else {
         fprintf(stderr, "cachet kv: --dtype must be f16, f32 or q8_0, not '%s'\n", dtype);
         return CLI_EXIT_USAGE;
@@ -110,15 +132,20 @@ int cli_cmd_kv(int argc, char **argv) {
         window = sh.n_swa;
         nswa = sh.n_layer_swa;
     } else if (!layers || !kvh || !hd) {
-        fprintf(stderr, "cachet kv: give --model, or all of --layers, --kv-heads and --head-dim\n%s", kv_usage);
+        fprintf(stderr, "cachet kv: give --model, or all of --layers, --kv-heads and --head-dim\n%s",
+                kv_usage);
         return CLI_EXIT_USAGE;
     }
     if (nswa > layers || (nswa > 0) != (window > 0)) {
-        fprintf(stderr, "cachet kv: --window and --sliding-layers go together, with at most --layers sliding\n");
+        fprintf(stderr,
+                "cachet kv: --window and --sliding-layers go together, with at most --layers sliding\n");
         return CLI_EXIT_USAGE;
     }
-    eng_model_shape ks = {.n_layer = (int)layers, .n_kv_head = (int)kvh, .head_dim = (int)hd,
-                          .n_swa = (int)window, .n_layer_swa = (int)nswa};
+    eng_model_shape ks = {.n_layer = (int)layers,
+                          .n_kv_head = (int)kvh,
+                          .head_dim = (int)hd,
+                          .n_swa = (int)window,
+                          .n_layer_swa = (int)nswa};
     double bpt = eng_kv_bytes_per_token(&ks, bytes_per_value);
     double kv_global = 0, kv_sliding = 0, kv_all = bpt * (double)ctx;
     double kv_aware = eng_kv_bytes_ctx(&ks, bytes_per_value, (uint64_t)ctx, &kv_global, &kv_sliding);
@@ -171,8 +198,8 @@ int cli_cmd_kv(int argc, char **argv) {
     group(a, sizeof a, bpt);
     group(b, sizeof b, (double)mem_bytes);
     group(t, sizeof t, (double)ntok);
-    printf("KV cache: %ld layers x %ld kv heads x %ld dims x 2 (K and V) x %g bytes (%s)\n", layers, kvh,
-           hd, bytes_per_value, dtype);
+    printf("KV cache: %ld layers x %ld kv heads x %ld dims x 2 (K and V) x %g bytes (%s)\n", layers, kvh, hd,
+           bytes_per_value, dtype);
     printf("bytes per token: %s\n", a);
     printf("tokens in %s (%s bytes; %s): %s (about %.0fk)\n", mem, b,
            binary ? "binary units, 1 GiB = 2^30 bytes" : "decimal units, 1 GB = 10^9 bytes", t,
@@ -184,17 +211,20 @@ int cli_cmd_kv(int argc, char **argv) {
         group(tot, sizeof tot, kv_aware);
         group(all, sizeof all, kv_all);
         group(f, sizeof f, fit_aware);
-        printf("sliding window: %ld of %ld layers see the last %ld positions (they keep the window + 1 page)\n",
-               nswa, layers, window);
+        printf(
+            "sliding window: %ld of %ld layers see the last %ld positions (they keep the window + 1 page)\n",
+            nswa, layers, window);
         printf("at %ld tokens: global layers %s + sliding layers %s = %s bytes window-aware; "
-               "keeping every position: %s (%.1fx)\n", ctx, g, w, tot, all, kv_all / kv_aware);
+               "keeping every position: %s (%.1fx)\n",
+               ctx, g, w, tot, all, kv_all / kv_aware);
         printf("tokens in %s window-aware: %s\n", mem, f);
     }
     if (heads > 0 && heads != kvh) {
         char m[64];
         group(m, sizeof m, mha);
         printf("with full multi-head attention (%ld kv heads) it would be %s bytes per token: "
-               "%s saves %.1fx\n", heads, m, kvh == 1 ? "MQA" : "GQA", (double)heads / (double)kvh);
+               "%s saves %.1fx\n",
+               heads, m, kvh == 1 ? "MQA" : "GQA", (double)heads / (double)kvh);
     }
     return CLI_EXIT_OK;
 }

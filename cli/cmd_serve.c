@@ -57,8 +57,26 @@ typedef struct serve_opts {
 
 /* --- options -------------------------------------------------------------- */
 
-enum { O_NAME = 256, O_HOST, O_PORT, O_KEY, O_PAR, O_QUEUE, O_MAXTOK, O_BODY, O_CHUNK, O_CONNS, O_GRACE,
-       O_RTIMEOUT, O_TEMP, O_TOPK, O_TOPP, O_MINP, O_SEED, O_HELP };
+enum {
+    O_NAME = 256,
+    O_HOST,
+    O_PORT,
+    O_KEY,
+    O_PAR,
+    O_QUEUE,
+    O_MAXTOK,
+    O_BODY,
+    O_CHUNK,
+    O_CONNS,
+    O_GRACE,
+    O_RTIMEOUT,
+    O_TEMP,
+    O_TOPK,
+    O_TOPP,
+    O_MINP,
+    O_SEED,
+    O_HELP
+};
 
 /* One of serve's own options with its argument; returns 0 or an exit status. */
 static int parse_one(serve_opts *o, int c, const char *a) {
@@ -69,24 +87,35 @@ static int parse_one(serve_opts *o, int c, const char *a) {
     case O_HOST: o->p.host = a; return 0;
     case O_KEY: o->api_key_env = a; return 0;
     case O_PORT: return cli_parse_int("--port", a, 0, 65535, &l) ? CLI_EXIT_USAGE : (o->p.port = (int)l, 0);
-    case O_PAR: return cli_parse_int("--parallel", a, 1, 64, &l) ? CLI_EXIT_USAGE : (o->p.parallel = (int)l, 0);
-    case O_QUEUE: return cli_parse_int("--max-queue", a, 0, 100000, &l) ? CLI_EXIT_USAGE : (o->p.max_queue = (int)l, 0);
+    case O_PAR:
+        return cli_parse_int("--parallel", a, 1, 64, &l) ? CLI_EXIT_USAGE : (o->p.parallel = (int)l, 0);
+    case O_QUEUE:
+        return cli_parse_int("--max-queue", a, 0, 100000, &l) ? CLI_EXIT_USAGE : (o->p.max_queue = (int)l, 0);
     case O_MAXTOK:
-        return cli_parse_int("--max-tokens", a, 1, 1 << 24, &l) ? CLI_EXIT_USAGE : (o->p.max_tokens = (int)l, 0);
+        return cli_parse_int("--max-tokens", a, 1, 1 << 24, &l) ? CLI_EXIT_USAGE
+                                                                : (o->p.max_tokens = (int)l, 0);
     case O_CHUNK:
-        return cli_parse_int("--prefill-chunk", a, 1, 1 << 20, &l) ? CLI_EXIT_USAGE : (o->p.prefill_chunk = (int)l, 0);
+        return cli_parse_int("--prefill-chunk", a, 1, 1 << 20, &l) ? CLI_EXIT_USAGE
+                                                                   : (o->p.prefill_chunk = (int)l, 0);
     case O_CONNS:
-        return cli_parse_int("--max-connections", a, 1, 10000, &l) ? CLI_EXIT_USAGE : (o->p.max_conns = (int)l, 0);
+        return cli_parse_int("--max-connections", a, 1, 10000, &l) ? CLI_EXIT_USAGE
+                                                                   : (o->p.max_conns = (int)l, 0);
     case O_GRACE:
-        return cli_parse_int("--shutdown-grace", a, 0, 3600000, &l) ? CLI_EXIT_USAGE : (o->grace_ms = (int)l, 0);
+        return cli_parse_int("--shutdown-grace", a, 0, 3600000, &l) ? CLI_EXIT_USAGE
+                                                                    : (o->grace_ms = (int)l, 0);
     case O_RTIMEOUT:
         return cli_parse_int("--request-timeout", a, 1, 3600, &l) ? CLI_EXIT_USAGE
-                                                                   : (o->p.request_timeout = (int)l, 0);
-    case O_TOPK: return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.top_k = (int)l, 0);
-    case O_SEED: return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.seed = (uint64_t)l, 0);
-    case O_TEMP: return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->p.sp.temp = (float)d, 0);
-    case O_TOPP: return cli_parse_float("--top-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->p.sp.top_p = (float)d, 0);
-    case O_MINP: return cli_parse_float("--min-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->p.sp.min_p = (float)d, 0);
+                                                                  : (o->p.request_timeout = (int)l, 0);
+    case O_TOPK:
+        return cli_parse_int("--top-k", a, 0, INT_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.top_k = (int)l, 0);
+    case O_SEED:
+        return cli_parse_int("--seed", a, 0, LONG_MAX, &l) ? CLI_EXIT_USAGE : (o->p.sp.seed = (uint64_t)l, 0);
+    case O_TEMP:
+        return cli_parse_float("--temp", a, 0, 100, &d) ? CLI_EXIT_USAGE : (o->p.sp.temp = (float)d, 0);
+    case O_TOPP:
+        return cli_parse_float("--top-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->p.sp.top_p = (float)d, 0);
+    case O_MINP:
+        return cli_parse_float("--min-p", a, 0, 1, &d) ? CLI_EXIT_USAGE : (o->p.sp.min_p = (float)d, 0);
     case O_BODY: return cli_parse_size("--max-body", a, &o->p.max_body);
     default: return CLI_EXIT_USAGE;
     }
@@ -94,17 +123,25 @@ static int parse_one(serve_opts *o, int c, const char *a) {
 
 /* Returns CLI_GO_ON, else the exit status. */
 static int parse_opts(serve_opts *o, int argc, char **argv) {
-    static const struct option own[] = {
-        {"model-name", required_argument, 0, O_NAME}, {"host", required_argument, 0, O_HOST},
-        {"port", required_argument, 0, O_PORT}, {"api-key-env", required_argument, 0, O_KEY},
-        {"parallel", required_argument, 0, O_PAR}, {"max-queue", required_argument, 0, O_QUEUE},
-        {"max-tokens", required_argument, 0, O_MAXTOK}, {"max-body", required_argument, 0, O_BODY},
-        {"prefill-chunk", required_argument, 0, O_CHUNK}, {"max-connections", required_argument, 0, O_CONNS},
-        {"shutdown-grace", required_argument, 0, O_GRACE}, {"temp", required_argument, 0, O_TEMP},
-        {"request-timeout", required_argument, 0, O_RTIMEOUT},
-        {"top-k", required_argument, 0, O_TOPK}, {"top-p", required_argument, 0, O_TOPP},
-        {"min-p", required_argument, 0, O_MINP}, {"seed", required_argument, 0, O_SEED},
-        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    static const struct option own[] = {{"model-name", required_argument, 0, O_NAME},
+                                        {"host", required_argument, 0, O_HOST},
+                                        {"port", required_argument, 0, O_PORT},
+                                        {"api-key-env", required_argument, 0, O_KEY},
+                                        {"parallel", required_argument, 0, O_PAR},
+                                        {"max-queue", required_argument, 0, O_QUEUE},
+                                        {"max-tokens", required_argument, 0, O_MAXTOK},
+                                        {"max-body", required_argument, 0, O_BODY},
+                                        {"prefill-chunk", required_argument, 0, O_CHUNK},
+                                        {"max-connections", required_argument, 0, O_CONNS},
+                                        {"shutdown-grace", required_argument, 0, O_GRACE},
+                                        {"temp", required_argument, 0, O_TEMP},
+                                        {"request-timeout", required_argument, 0, O_RTIMEOUT},
+                                        {"top-k", required_argument, 0, O_TOPK},
+                                        {"top-p", required_argument, 0, O_TOPP},
+                                        {"min-p", required_argument, 0, O_MINP},
+                                        {"seed", required_argument, 0, O_SEED},
+                                        {"help", no_argument, 0, O_HELP},
+                                        {0, 0, 0, 0}};
     struct option opts[64];
     if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int c;
@@ -149,13 +186,13 @@ static int run(serve_opts *o, const sigset_t *sigs) {
     }
     const char *host = o->p.host;
     int v6 = strchr(host, ':') != NULL;
-    fprintf(stderr, "cachet serve: model '%s' (%d-token context, %d parallel, %s), listening on http://%s%s%s:%d\n",
+    fprintf(stderr,
+            "cachet serve: model '%s' (%d-token context, %d parallel, %s), listening on http://%s%s%s:%d\n",
             serve_model_id(srv), serve_n_ctx(srv), o->p.parallel, serve_backend(srv), v6 ? "[" : "", host,
             v6 ? "]" : "", serve_port(srv));
     fflush(stderr);
     int sig = 0;
-    while (sigwait(sigs, &sig) != 0) {
-    }
+    while (sigwait(sigs, &sig) != 0) {}
     fprintf(stderr, "cachet serve: %s, finishing requests (up to %d ms)\n", strsignal(sig), o->grace_ms);
     serve_stop(srv, o->grace_ms);
     serve_free(srv);

@@ -55,8 +55,10 @@ static cJSON *session_json(const cJSON *events, const agent_session_stats *s, co
     cJSON_AddNumberToObject(o, "engine_hits", (double)s->engine_hits);
     cJSON_AddNumberToObject(o, "requests_cached_unreported", s->unreported);
     cJSON_AddNumberToObject(o, "prompt_tokens_cached_unreported", (double)s->unreported_prompt_tokens);
-    cJSON_AddNumberToObject(o, "cost_without_cache", agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 0));
-    cJSON_AddNumberToObject(o, "cost_with_cache", agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 1));
+    cJSON_AddNumberToObject(o, "cost_without_cache",
+                            agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 0));
+    cJSON_AddNumberToObject(o, "cost_with_cache",
+                            agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 1));
     agent_turn_row rows[1024];
     size_t n = agent_stats_per_turn(events, rows, 1024);
     cJSON *arr = cJSON_AddArrayToObject(o, "per_turn");
@@ -90,16 +92,19 @@ static void print_session(const cJSON *events, const agent_session_stats *s, con
     printf("session %s", s->id);
     if (str(first, "workspace")) printf("  workspace %s", str(first, "workspace"));
     if (str(first, "model")) printf("  model %s", str(first, "model"));
-    printf("\n  turns %d, requests %d, prompt tokens %ld, cached %ld: hit rate %.1f%% (after turn 1: %.1f%%)\n",
-           s->turns, s->requests, s->prompt_tokens, s->cached_tokens,
-           100 * agent_stats_rate(s->cached_tokens, s->prompt_tokens), 100 * agent_stats_rate(s->cached_after1, s->prompt_after1));
+    printf(
+        "\n  turns %d, requests %d, prompt tokens %ld, cached %ld: hit rate %.1f%% (after turn 1: %.1f%%)\n",
+        s->turns, s->requests, s->prompt_tokens, s->cached_tokens,
+        100 * agent_stats_rate(s->cached_tokens, s->prompt_tokens),
+        100 * agent_stats_rate(s->cached_after1, s->prompt_after1));
     if (s->requests)
         printf("  TTFT cold %.0f ms (first request), warm %.0f ms (mean of %d)\n", s->ttft_cold_ms,
                s->ttft_warm_ms, s->n_warm);
     if (s->unreported)
         printf("  %d requests (%ld prompt tokens) whose server did not report cached tokens are left out\n",
                s->unreported, s->unreported_prompt_tokens);
-    double c0 = agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 0), c1 = agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 1);
+    double c0 = agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 0),
+           c1 = agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 1);
     printf("  cost $%.4f without cache, $%.4f with cache (%.0f%% saved) at $%.2f/M input, $%.2f/M cached\n",
            c0, c1, c0 > 0 ? 100 * (c0 - c1) / c0 : 0.0, pr->input, pr->cached);
     agent_turn_row rows[1024];
@@ -117,8 +122,8 @@ static void print_session(const cJSON *events, const agent_session_stats *s, con
         const char *t = str(e, "type");
         if (!t || strcmp(t, "break") != 0) continue;
         if (cJSON_GetObjectItemCaseSensitive(e, "at_byte")) /* a remote session: checked on message text */
-            printf("  break in turn %d at byte %.0f of the messages: %s\n", (int)num(e, "turn"), num(e, "at_byte"),
-                   str(e, "cause") ? str(e, "cause") : "?");
+            printf("  break in turn %d at byte %.0f of the messages: %s\n", (int)num(e, "turn"),
+                   num(e, "at_byte"), str(e, "cause") ? str(e, "cause") : "?");
         else if (cJSON_GetObjectItemCaseSensitive(e, "at_token"))
             printf("  break in turn %d at token %.0f: %s (%.0f cached tokens lost)\n", (int)num(e, "turn"),
                    num(e, "at_token"), str(e, "cause") ? str(e, "cause") : "?", num(e, "lost_tokens"));
@@ -140,10 +145,12 @@ static const char stats_usage[] =
     "\"prices\": {\"input\": X, \"cached\": Y} in ~/.config/cachet/config.json).\n";
 
 int cli_cmd_stats(int argc, char **argv) {
-    static const struct option opts[] = {{"all", no_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
+    static const struct option opts[] = {{"all", no_argument, 0, 'a'},
+                                         {"json", no_argument, 0, 'j'},
                                          {"price-input", required_argument, 0, 'i'},
                                          {"price-cached", required_argument, 0, 'c'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int all = 0, json = 0, o;
     agent_prices pr;
     agent_prices_load(&pr);
@@ -153,10 +160,16 @@ int cli_cmd_stats(int argc, char **argv) {
         switch (o) {
         case 'a': all = 1; break;
         case 'j': json = 1; break;
-        case 'i': if (cli_parse_float("--price-input", optarg, 0, 1e6, &pr.input)) return CLI_EXIT_USAGE; break;
-        case 'c': if (cli_parse_float("--price-cached", optarg, 0, 1e6, &pr.cached)) return CLI_EXIT_USAGE; break;
+        case 'i':
+            if (cli_parse_float("--price-input", optarg, 0, 1e6, &pr.input)) return CLI_EXIT_USAGE;
+            break;
+        case 'c':
+            if (cli_parse_float("--price-cached", optarg, 0, 1e6, &pr.cached)) return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(stats_usage, stdout); return CLI_EXIT_OK;
-        default: fprintf(stderr, "cachet stats: unknown option '%s'\n%s", argv[optind - 1], stats_usage); return CLI_EXIT_USAGE;
+        default:
+            fprintf(stderr, "cachet stats: unknown option '%s'\n%s", argv[optind - 1], stats_usage);
+            return CLI_EXIT_USAGE;
         }
     }
     const char *id = optind < argc ? argv[optind] : NULL;
@@ -200,8 +213,10 @@ int cli_cmd_stats(int argc, char **argv) {
         agent_session_stats s;
         agent_stats_compute(evs, &s);
         if (!s.id[0]) snprintf(s.id, sizeof s.id, "%s", sid);
-        if (json) cJSON_AddItemToArray(arr, session_json(evs, &s, &pr));
-        else if (!all) print_session(evs, &s, &pr);
+        if (json)
+            cJSON_AddItemToArray(arr, session_json(evs, &s, &pr));
+        else if (!all)
+            print_session(evs, &s, &pr);
         tot.turns += s.turns;
         tot.requests += s.requests;
         tot.breaks += s.breaks;
@@ -215,7 +230,8 @@ int cli_cmd_stats(int argc, char **argv) {
                    100 * agent_stats_rate(s.cached_after1, s.prompt_after1), s.breaks);
         cJSON_Delete(evs);
     }
-    double c0 = agent_stats_cost(tot.prompt_tokens, tot.cached_tokens, &pr, 0), c1 = agent_stats_cost(tot.prompt_tokens, tot.cached_tokens, &pr, 1);
+    double c0 = agent_stats_cost(tot.prompt_tokens, tot.cached_tokens, &pr, 0),
+           c1 = agent_stats_cost(tot.prompt_tokens, tot.cached_tokens, &pr, 1);
     if (json) {
         cJSON *t = cJSON_AddObjectToObject(out, "total");
         cJSON_AddNumberToObject(t, "sessions", (double)n);
@@ -224,7 +240,8 @@ int cli_cmd_stats(int argc, char **argv) {
         cJSON_AddNumberToObject(t, "prompt_tokens", (double)tot.prompt_tokens);
         cJSON_AddNumberToObject(t, "cached_tokens", (double)tot.cached_tokens);
         cJSON_AddNumberToObject(t, "hit_rate", agent_stats_rate(tot.cached_tokens, tot.prompt_tokens));
-        cJSON_AddNumberToObject(t, "hit_rate_after_turn1", agent_stats_rate(tot.cached_after1, tot.prompt_after1));
+        cJSON_AddNumberToObject(t, "hit_rate_after_turn1",
+                                agent_stats_rate(tot.cached_after1, tot.prompt_after1));
         cJSON_AddNumberToObject(t, "breaks", tot.breaks);
         cJSON_AddNumberToObject(t, "cost_without_cache", c0);
         cJSON_AddNumberToObject(t, "cost_with_cache", c1);
@@ -233,8 +250,10 @@ int cli_cmd_stats(int argc, char **argv) {
         cJSON_AddNumberToObject(p, "cached", pr.cached);
         cli_json_puts(out);
     } else if (all) {
-        printf("all: %zu sessions, %d turns, %ld prompt tokens, hit rate %.1f%%; cost $%.4f without cache, $%.4f with\n",
-               n, tot.turns, tot.prompt_tokens, 100 * agent_stats_rate(tot.cached_tokens, tot.prompt_tokens), c0, c1);
+        printf(
+            "all: %zu sessions, %d turns, %ld prompt tokens, hit rate %.1f%%; cost $%.4f without cache, $%.4f with\n",
+            n, tot.turns, tot.prompt_tokens, 100 * agent_stats_rate(tot.cached_tokens, tot.prompt_tokens), c0,
+            c1);
     }
     cJSON_Delete(out);
     for (size_t i = 0; i < n; i++) free(ids[i]);

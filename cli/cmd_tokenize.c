@@ -212,7 +212,8 @@ static int parse_ids(id_list *l, const char *s, size_t n, const char *src) {
             size_t j = i + (c == '-');
             long v = 0;
             while (j < n && s[j] >= '0' && s[j] <= '9' && v <= 0x7fffffff) v = v * 10 + (s[j++] - '0');
-            if (j == i + (c == '-') || v > 0x7fffffff || (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '.'))) {
+            if (j == i + (c == '-') || v > 0x7fffffff ||
+                (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '.'))) {
                 fprintf(stderr, "cachet detokenize: %s: byte %zu: not a token id\n", src, i);
                 return CLI_EXIT_FAIL;
             }

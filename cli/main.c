@@ -10,28 +10,29 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fputs("usage: cachet [options]               interactive agent in the current workspace\n"
-          "       cachet -p TASK [--json]        one task, then exit\n"
-          "       cachet --resume [ID]           continue a session\n"
-          "       cachet --backend URL ...       the agent on an OpenAI-compatible server (cachet serve, vLLM,\n"
-          "                                      SGLang, llama.cpp, OpenAI) instead of the embedded engine\n"
-          "       cachet <command> [options]\n"
-          "\n"
-          "commands:\n"
-          "  prompt     the assembled prompt, tiers marked, with token counts\n"
-          "  sessions   list saved sessions\n"
-          "  stats      cache hit rate, TTFT and cost per session ([ID | --all] [--json])\n"
-          "  generate   generate text with the embedded engine (see cachet generate --help)\n"
-          "  tokenize   print the token ids of a text, a file or stdin\n"
-          "  detokenize write the bytes of token ids (arguments, a file or stdin)\n"
-          "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
-          "  info       what a GGUF model file is: architecture, parameters, tensor types, window\n"
-          "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
-          "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
-          "  version    the version and the commit built from (also --version)\n"
-          "\n"
-          "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
-          f);
+    fputs(
+        "usage: cachet [options]               interactive agent in the current workspace\n"
+        "       cachet -p TASK [--json]        one task, then exit\n"
+        "       cachet --resume [ID]           continue a session\n"
+        "       cachet --backend URL ...       the agent on an OpenAI-compatible server (cachet serve, vLLM,\n"
+        "                                      SGLang, llama.cpp, OpenAI) instead of the embedded engine\n"
+        "       cachet <command> [options]\n"
+        "\n"
+        "commands:\n"
+        "  prompt     the assembled prompt, tiers marked, with token counts\n"
+        "  sessions   list saved sessions\n"
+        "  stats      cache hit rate, TTFT and cost per session ([ID | --all] [--json])\n"
+        "  generate   generate text with the embedded engine (see cachet generate --help)\n"
+        "  tokenize   print the token ids of a text, a file or stdin\n"
+        "  detokenize write the bytes of token ids (arguments, a file or stdin)\n"
+        "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
+        "  info       what a GGUF model file is: architecture, parameters, tensor types, window\n"
+        "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
+        "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
+        "  version    the version and the commit built from (also --version)\n"
+        "\n"
+        "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
+        f);
 }
 
 int main(int argc, char **argv) {

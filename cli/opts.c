@@ -7,8 +7,20 @@
 
 #include "cli.h"
 
-enum { E_MODEL = CLI_OPT_ENGINE, E_THREADS, E_CTX, E_KV_BUDGET, E_KV_DISK_BUDGET, E_KV_DIR, E_NO_CACHE,
-       E_NO_DISK, E_EXACT, E_DEVICE, E_DEBUG, E_CHAT_TEMPLATE };
+enum {
+    E_MODEL = CLI_OPT_ENGINE,
+    E_THREADS,
+    E_CTX,
+    E_KV_BUDGET,
+    E_KV_DISK_BUDGET,
+    E_KV_DIR,
+    E_NO_CACHE,
+    E_NO_DISK,
+    E_EXACT,
+    E_DEVICE,
+    E_DEBUG,
+    E_CHAT_TEMPLATE
+};
 
 static const struct {
     const char *name;
@@ -43,7 +55,9 @@ static const struct {
 
 enum { N_ENGINE = sizeof k_engine / sizeof k_engine[0] };
 
-static int in_set(size_t i, cli_engine_set set) { return set == CLI_ENGINE_ALL || k_engine[i].code == E_MODEL; }
+static int in_set(size_t i, cli_engine_set set) {
+    return set == CLI_ENGINE_ALL || k_engine[i].code == E_MODEL;
+}
 
 int cli_engine_longopts(struct option *out, size_t cap, const struct option *own, cli_engine_set set) {
     size_t n = 0;

@@ -92,8 +92,10 @@ static int confirm(void *user, const char *tool, const char *what) {
     size_t n = util_text_escape(&b, what ? what : "", what ? strlen(what) : 0, 0);
     fputs("\033[0m", stderr);
     if (n && n != (size_t)-1)
-        fprintf(stderr, "[warning] %zu control characters (or invisible ones) in this call are shown escaped "
-                        "(\\r \\n \\e \\xNN \\u{XXXX}): read it with care\n", n);
+        fprintf(stderr,
+                "[warning] %zu control characters (or invisible ones) in this call are shown escaped "
+                "(\\r \\n \\e \\xNN \\u{XXXX}): read it with care\n",
+                n);
     fputs("allow ", stderr);
     put_escaped(stderr, tool, strlen(tool), 0);
     fprintf(stderr, ": %s ? [y/N] ", b.data ? b.data : "");
@@ -123,7 +125,8 @@ static const char help_text[] =
 static int slash(cli_agent *c, agent *a, const char *line) {
     util_err err;
     if (strcmp(line, "/quit") == 0 || strcmp(line, "/exit") == 0) return 1;
-    if (strcmp(line, "/help") == 0) fputs(help_text, stdout);
+    if (strcmp(line, "/help") == 0)
+        fputs(help_text, stdout);
     else if (strcmp(line, "/stats") == 0) {
         char *argv[] = {"stats", (char *)agent_session_id(a), NULL};
         cli_cmd_stats(2, argv);
@@ -136,8 +139,10 @@ static int slash(cli_agent *c, agent *a, const char *line) {
                "===== tier 3: turn context is appended to each user message =====\n",
                p->system, agent_get_tier2(a));
     } else if (strcmp(line, "/reset") == 0) {
-        if (agent_reset(a, &err)) fprintf(stderr, "cachet: %s\n", err.msg);
-        else printf("conversation reset (system prompt and session context kept)\n");
+        if (agent_reset(a, &err))
+            fprintf(stderr, "cachet: %s\n", err.msg);
+        else
+            printf("conversation reset (system prompt and session context kept)\n");
     } else {
         fprintf(stderr, "unknown command '%s'; /help lists them\n", line);
     }
@@ -163,8 +168,10 @@ int cli_repl(cli_agent *c) {
     util_err err;
     util_err_clear(&err);
     agent *a = NULL;
-    if (c->ao.http.url) fprintf(stderr, "cachet: connecting to %s...\n", c->ao.http.url);
-    else fprintf(stderr, "cachet: loading the model...\n");
+    if (c->ao.http.url)
+        fprintf(stderr, "cachet: connecting to %s...\n", c->ao.http.url);
+    else
+        fprintf(stderr, "cachet: loading the model...\n");
     if (agent_open(&a, &c->ao, &err)) {
         fprintf(stderr, "cachet: %s\n", err.msg);
         if (r.sigfd >= 0) close(r.sigfd);

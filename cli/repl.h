@@ -9,12 +9,12 @@
 
 typedef struct cli_agent {
     agent_opts ao;
-    cli_engine e;          /* the engine options; e.path is the model file */
-    const char *print;     /* -p TASK */
+    cli_engine e;      /* the engine options; e.path is the model file */
+    const char *print; /* -p TASK */
     const char *data_dir_opt;
     int json;
-    int quiet;             /* --quiet: no progress line, [tool] lines or turn summary */
-    long long now;         /* --now EPOCH (0: the clock) for tiers 2-3 */
+    int quiet;     /* --quiet: no progress line, [tool] lines or turn summary */
+    long long now; /* --now EPOCH (0: the clock) for tiers 2-3 */
     char data[4096];
 } cli_agent;
 

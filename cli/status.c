@@ -46,18 +46,23 @@ void cli_progress_clear(cli_progress *p) {
 
 void cli_turn_summary(char *out, size_t cap, const agent_turn_result *r) {
     char a[32], b[32], tools[48];
-    if (r->tool_calls == 0) snprintf(tools, sizeof tools, "no tool called");
-    else snprintf(tools, sizeof tools, "%d tool call%s", r->tool_calls, r->tool_calls == 1 ? "" : "s");
-    const char *end = r->canceled ? ", reply stopped"
-                      : r->stop_reason == ENG_STOP_MAX_TOKENS ? ", reply cut at the token limit"
-                      : r->stop_reason == ENG_STOP_CONTEXT_FULL ? ", reply cut: the context is full" : "";
-    if (r->cached_reported)
-        snprintf(out, cap, "[cache] %s of %s prompt tokens cached (%.1f%%), TTFT %.0f ms, %ld tokens generated, %s%s",
-                 grouped(a, sizeof a, r->cached_tokens), grouped(b, sizeof b, r->prompt_tokens),
-                 r->prompt_tokens ? 100.0 * (double)r->cached_tokens / (double)r->prompt_tokens : 0.0, r->ttft_ms,
-                 r->generated_tokens, tools, end);
+    if (r->tool_calls == 0)
+        snprintf(tools, sizeof tools, "no tool called");
     else
-        snprintf(out, cap, "[cache] %s prompt tokens (cached tokens not reported by the server), TTFT %.0f ms, "
-                           "%ld tokens generated, %s%s",
+        snprintf(tools, sizeof tools, "%d tool call%s", r->tool_calls, r->tool_calls == 1 ? "" : "s");
+    const char *end = r->canceled                               ? ", reply stopped"
+                      : r->stop_reason == ENG_STOP_MAX_TOKENS   ? ", reply cut at the token limit"
+                      : r->stop_reason == ENG_STOP_CONTEXT_FULL ? ", reply cut: the context is full"
+                                                                : "";
+    if (r->cached_reported)
+        snprintf(out, cap,
+                 "[cache] %s of %s prompt tokens cached (%.1f%%), TTFT %.0f ms, %ld tokens generated, %s%s",
+                 grouped(a, sizeof a, r->cached_tokens), grouped(b, sizeof b, r->prompt_tokens),
+                 r->prompt_tokens ? 100.0 * (double)r->cached_tokens / (double)r->prompt_tokens : 0.0,
+                 r->ttft_ms, r->generated_tokens, tools, end);
+    else
+        snprintf(out, cap,
+                 "[cache] %s prompt tokens (cached tokens not reported by the server), TTFT %.0f ms, "
+                 "%ld tokens generated, %s%s",
                  grouped(b, sizeof b, r->prompt_tokens), r->ttft_ms, r->generated_tokens, tools, end);
 }

@@ -58,9 +58,15 @@ int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, in
         op->rmsnorm(be, sc->q, sc->q, L->attn_q_norm, hd, n * hp->n_head, hp->eps);
         op->rmsnorm(be, sc->k, sc->k, L->attn_k_norm, hd, n * hp->n_kv_head, hp->eps);
         eng_rope_args rq = {
-            .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
-            .pos0 = pos0, .base = L->swa ? hp->rope_base_swa : hp->rope_base,
-            .freq_scale = L->swa ? hp->rope_freq_scale_swa : hp->rope_freq_scale, .mode = ENG_ROPE_NEOX,
+            .x = sc->q,
+            .n_tok = n,
+            .n_head = hp->n_head,
+            .head_dim = hd,
+            .n_rot = hp->n_rot,
+            .pos0 = pos0,
+            .base = L->swa ? hp->rope_base_swa : hp->rope_base,
+            .freq_scale = L->swa ? hp->rope_freq_scale_swa : hp->rope_freq_scale,
+            .mode = ENG_ROPE_NEOX,
         };
         eng_rope_args rk = rq;
         rk.x = sc->k;
@@ -70,9 +76,18 @@ int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, in
         op->scale(be, sc->q, hp->q_scale, (size_t)n * (size_t)hp->n_head * (size_t)hd);
         op->kv_store(be, kv, L->kv_slot, sc->k, sc->v, n, pos0);
         eng_attn_args a = {
-            .out = sc->att, .q = sc->q, .kv = kv, .layer = L->kv_slot, .n_tok = n, .pos0 = pos0,
-            .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd, .scale = 1.0f,
-            .window = L->swa ? hp->n_swa : 0, .pass = pass,
+            .out = sc->att,
+            .q = sc->q,
+            .kv = kv,
+            .layer = L->kv_slot,
+            .n_tok = n,
+            .pos0 = pos0,
+            .n_head = hp->n_head,
+            .n_kv_head = hp->n_kv_head,
+            .head_dim = hd,
+            .scale = 1.0f,
+            .window = L->swa ? hp->n_swa : 0,
+            .pass = pass,
         };
         op->attention(be, &a);
         if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;

@@ -14,13 +14,12 @@ int eng_llama_hparams(eng_model *m, util_err *err) {
         return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama needs rope dims == head dim",
                             m->path);
     if (m->hp.n_swa > 0) /* this forward pass attends to every position */
-        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': llama with a sliding window is not supported",
-                            m->path);
+        return util_err_set(err, UTIL_EUNSUPPORTED,
+                            "model file '%s': llama with a sliding window is not supported", m->path);
     return UTIL_OK;
 }
 
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                      util_err *err) {
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err) {
     const eng_model *m = s->m;
     const eng_hparams *hp = &m->hp;
     eng_backend *be = m->be;
@@ -43,9 +42,16 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int
             (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
             return rc;
         eng_rope_args rq = {
-            .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
-            .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
-            .freq_factors = m->rope_freqs, .mode = ENG_ROPE_NORMAL,
+            .x = sc->q,
+            .n_tok = n,
+            .n_head = hp->n_head,
+            .head_dim = hd,
+            .n_rot = hp->n_rot,
+            .pos0 = pos0,
+            .base = hp->rope_base,
+            .freq_scale = hp->rope_freq_scale,
+            .freq_factors = m->rope_freqs,
+            .mode = ENG_ROPE_NORMAL,
         };
         eng_rope_args rk = rq;
         rk.x = sc->k;
@@ -54,9 +60,18 @@ int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int
         op->rope(be, &rk);
         op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
         eng_attn_args a = {
-            .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,
-            .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
-            .scale = 1.0f / sqrtf((float)hd), .window = 0, .pass = pass,
+            .out = sc->att,
+            .q = sc->q,
+            .kv = &s->kv,
+            .layer = il,
+            .n_tok = n,
+            .pos0 = pos0,
+            .n_head = hp->n_head,
+            .n_kv_head = hp->n_kv_head,
+            .head_dim = hd,
+            .scale = 1.0f / sqrtf((float)hd),
+            .window = 0,
+            .pass = pass,
         };
         op->attention(be, &a);
         if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;

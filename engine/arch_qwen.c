@@ -13,8 +13,9 @@ int eng_qwen_hparams(eng_model *m, util_err *err) {
         return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': %s needs rope dims == head dim",
                             m->path, m->arch->name);
     if (m->hp.n_swa > 0) /* this forward pass attends to every position */
-        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': %s with a sliding window is not supported",
-                            m->path, m->arch->name);
+        return util_err_set(err, UTIL_EUNSUPPORTED,
+                            "model file '%s': %s with a sliding window is not supported", m->path,
+                            m->arch->name);
     return UTIL_OK;
 }
 
@@ -57,9 +58,16 @@ static int qwen_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, i
             op->rmsnorm(be, sc->k, sc->k, L->attn_k_norm, hd, n * hp->n_kv_head, hp->eps);
         }
         eng_rope_args rq = {
-            .x = sc->q, .n_tok = n, .n_head = hp->n_head, .head_dim = hd, .n_rot = hp->n_rot,
-            .pos0 = pos0, .base = hp->rope_base, .freq_scale = hp->rope_freq_scale,
-            .freq_factors = m->rope_freqs, .mode = ENG_ROPE_NEOX,
+            .x = sc->q,
+            .n_tok = n,
+            .n_head = hp->n_head,
+            .head_dim = hd,
+            .n_rot = hp->n_rot,
+            .pos0 = pos0,
+            .base = hp->rope_base,
+            .freq_scale = hp->rope_freq_scale,
+            .freq_factors = m->rope_freqs,
+            .mode = ENG_ROPE_NEOX,
         };
         eng_rope_args rk = rq;
         rk.x = sc->k;
@@ -68,9 +76,18 @@ static int qwen_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, i
         op->rope(be, &rk);
         op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
         eng_attn_args a = {
-            .out = sc->att, .q = sc->q, .kv = &s->kv, .layer = il, .n_tok = n, .pos0 = pos0,
-            .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
-            .scale = 1.0f / sqrtf((float)hd), .window = 0, .pass = pass,
+            .out = sc->att,
+            .q = sc->q,
+            .kv = &s->kv,
+            .layer = il,
+            .n_tok = n,
+            .pos0 = pos0,
+            .n_head = hp->n_head,
+            .n_kv_head = hp->n_kv_head,
+            .head_dim = hd,
+            .scale = 1.0f / sqrtf((float)hd),
+            .window = 0,
+            .pass = pass,
         };
         op->attention(be, &a);
         if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;
@@ -93,12 +110,10 @@ static int qwen_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, i
     return op->matmul(be, &m->output, sc->xb, sc->logits, 1, pass, err);
 }
 
-int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                      util_err *err) {
+int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err) {
     return qwen_forward(s, toks, n, pass, want_logits, err);
 }
 
-int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                      util_err *err) {
+int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err) {
     return qwen_forward(s, toks, n, pass, want_logits, err);
 }

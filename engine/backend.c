@@ -25,7 +25,8 @@ int eng_device_parse(eng_device *out, const char *name, util_err *err) {
     const char *d = name + 5;
     size_t n = strspn(d, "0123456789");
     long idx = n > 0 && n <= 2 && d[n] == '\0' ? strtol(d, NULL, 10) : -1;
-    if (idx < 0 || idx > 64) return util_err_set(err, UTIL_EINVAL, "--device '%s': expected cuda or cuda:N", name);
+    if (idx < 0 || idx > 64)
+        return util_err_set(err, UTIL_EINVAL, "--device '%s': expected cuda or cuda:N", name);
     out->index = (int)idx;
     return UTIL_OK;
 }
@@ -38,14 +39,16 @@ int eng_backend_open(eng_backend **out, const eng_backend_params *p, util_err *e
     eng_device dev;
     int rc = eng_device_parse(&dev, name, err);
     if (rc) return rc;
-    if (dev.kind == ENG_DEVICE_AUTO) dev.kind = eng_backend_cuda_count() > 0 ? ENG_DEVICE_CUDA : ENG_DEVICE_CPU;
+    if (dev.kind == ENG_DEVICE_AUTO)
+        dev.kind = eng_backend_cuda_count() > 0 ? ENG_DEVICE_CUDA : ENG_DEVICE_CPU;
     if (dev.kind == ENG_DEVICE_CPU) {
         rc = eng_backend_cpu_new(out, p->n_threads, err);
         if (rc == UTIL_OK && p->exact) eng_backend_cpu_set_exact(*out);
         return rc;
     }
     if (p->exact)
-        return util_err_set(err, UTIL_EINVAL, "--exact is a CPU mode; the CUDA backend computes in f32 already");
+        return util_err_set(err, UTIL_EINVAL,
+                            "--exact is a CPU mode; the CUDA backend computes in f32 already");
     return eng_backend_cuda_new(out, dev.index, err);
 }
 

@@ -19,8 +19,8 @@
 typedef struct eng_weight {
     const char *name;
     uint32_t type;
-    int64_t cols;     /* ne[0] */
-    int64_t rows;     /* ne[1] */
+    int64_t cols; /* ne[0] */
+    int64_t rows; /* ne[1] */
     size_t row_bytes;
     const void *data; /* host copy (the file mapping) */
     void *dev;        /* backend copy, NULL when the backend reads `data` */
@@ -38,8 +38,8 @@ typedef struct eng_kv_view {
 
 static inline uint16_t *eng_kv_k(const eng_kv_view *kv, int layer, int pos) {
     uint16_t *page = kv->pages[pos / kv->page_tokens];
-    return page + ((size_t)layer * 2 * kv->page_tokens + (size_t)(pos % kv->page_tokens)) *
-                      (size_t)kv->kv_dim;
+    return page +
+           ((size_t)layer * 2 * kv->page_tokens + (size_t)(pos % kv->page_tokens)) * (size_t)kv->kv_dim;
 }
 
 static inline uint16_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
@@ -61,13 +61,13 @@ typedef struct eng_attn_args {
     const eng_kv_view *kv; /* keys/values for positions 0 .. pos0 + n_tok - 1 */
     int layer;
     int n_tok;
-    int pos0;              /* position of the first query token */
+    int pos0; /* position of the first query token */
     int n_head;
     int n_kv_head;
     int head_dim;
-    float scale;           /* multiplies q·k */
-    int window;            /* > 0: key j visible to query p iff p - j < window */
-    eng_pass pass;         /* prompt or decode tokens (see eng_pass) */
+    float scale;   /* multiplies q·k */
+    int window;    /* > 0: key j visible to query p iff p - j < window */
+    eng_pass pass; /* prompt or decode tokens (see eng_pass) */
 } eng_attn_args;
 
 /* How RoPE pairs a head's dims. */
@@ -77,13 +77,13 @@ typedef enum eng_rope_mode {
 } eng_rope_mode;
 
 typedef struct eng_rope_args {
-    float *x;           /* [n_tok][n_head * head_dim], rotated in place */
+    float *x; /* [n_tok][n_head * head_dim], rotated in place */
     int n_tok;
     int n_head;
     int head_dim;
-    int n_rot;          /* leading dims of each head rotated (even, <= head_dim) */
-    int pos0;           /* position of the first token */
-    float base;         /* pair i turns by pos * freq_scale * base^(-2i / n_rot) */
+    int n_rot;  /* leading dims of each head rotated (even, <= head_dim) */
+    int pos0;   /* position of the first token */
+    float base; /* pair i turns by pos * freq_scale * base^(-2i / n_rot) */
     float freq_scale;
     eng_rope_mode mode;
     const float *freq_factors; /* NULL, or n_rot/2 divisors of pair i's angle (llama 3's
@@ -142,19 +142,18 @@ typedef struct eng_backend_ops {
     int (*reserve)(eng_backend *be, int n_ctx, util_err *err);
     /* y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tok; x is [n_tok][cols];
      * pass: which tokens x holds (see eng_pass). */
-    int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                  eng_pass pass, util_err *err);
+    int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok, eng_pass pass,
+                  util_err *err);
     /* out[t] = dequantized row ids[t] of w. */
-    int (*get_rows)(eng_backend *be, const eng_weight *w, const int32_t *ids, int n,
-                    float *out, util_err *err);
+    int (*get_rows)(eng_backend *be, const eng_weight *w, const int32_t *ids, int n, float *out,
+                    util_err *err);
     /* y = x / sqrt(mean(x^2) + eps) * w, per row of n values (y may be x). */
-    void (*rmsnorm)(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
-                    float eps);
+    void (*rmsnorm)(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows, float eps);
     /* Rotates n_rot dims of each head of each token at positions pos0 + t. */
     void (*rope)(eng_backend *be, const eng_rope_args *a);
     /* Stores k and v ([n_tok][kv_dim]) as f16 at positions pos0.. of a layer. */
-    void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k,
-                     const float *v, int n_tok, int pos0);
+    void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
+                     int n_tok, int pos0);
     void (*attention)(eng_backend *be, const eng_attn_args *a);
     /* out = silu(gate) * up, elementwise over n (out may alias gate). */
     void (*swiglu)(eng_backend *be, float *out, const float *gate, const float *up, size_t n);

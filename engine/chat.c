@@ -18,9 +18,9 @@ struct eng_chat {
     size_t default_system_len;
     char *bos; /* Gemma: the text of the BOS token the template starts with */
     size_t bos_len;
-    char *eos; /* the text of the EOS token (Mistral, Phi-3 and DeepSeek print it) */
-    int think_close; /* DeepSeek R1 (Qwen distill): the generation prompt closes <think> */
-    int strip_think; /* Qwen 3: earlier assistant turns lose their <think> block */
+    char *eos;         /* the text of the EOS token (Mistral, Phi-3 and DeepSeek print it) */
+    int think_close;   /* DeepSeek R1 (Qwen distill): the generation prompt closes <think> */
+    int strip_think;   /* Qwen 3: earlier assistant turns lose their <think> block */
     int tool_response; /* Qwen 2.5/3: tool results are <tool_response> blocks in one user turn */
     char warning[160];
 };
@@ -54,10 +54,10 @@ static char *parse_literal(const char *s, const char *end, size_t *len) {
             case 'n': out[n++] = '\n'; break;
             case 't': out[n++] = '\t'; break;
             case 'r': out[n++] = '\r'; break;
-            case '\\': case '\'': case '"': out[n++] = c; break;
-            default: /* Python keeps unknown escapes as written */
-                out[n++] = '\\';
-                out[n++] = c;
+            case '\\':
+            case '\'':
+            case '"': out[n++] = c; break;
+            default: /* Python keeps unknown escapes as written */ out[n++] = '\\'; out[n++] = c;
             }
             continue;
         }
@@ -73,7 +73,8 @@ static char *parse_literal(const char *s, const char *end, size_t *len) {
 static void extract_whole_system_literal(eng_chat *c, const char *tpl, size_t n) {
     static const char head[] = "<|im_start|>system\\n";
     const char *end = tpl + n;
-    if (!find_in(tpl, n, "messages[0]['role'] == 'system'") && !find_in(tpl, n, "messages[0][\"role\"] == \"system\""))
+    if (!find_in(tpl, n, "messages[0]['role'] == 'system'") &&
+        !find_in(tpl, n, "messages[0][\"role\"] == \"system\""))
         return;
     for (const char *p = tpl; (p = find_in(p, (size_t)(end - p), head)) != NULL; p++) {
         if (p == tpl || (p[-1] != '\'' && p[-1] != '"')) continue;
@@ -203,8 +204,9 @@ static int detect_family(eng_chat *c, const char *tpl, size_t n) {
     }
     if (find_in(tpl, n, "<think></think>")) return -1; /* DeepSeek V3.1: its own thinking switch */
     /* <｜User｜>, and the R1 generation prompt <｜Assistant｜><think>\n (V3.2 and V4 differ) */
-    if (find_in(tpl, n, "<\xef\xbd\x9cUser\xef\xbd\x9c>") &&
-        find_in(tpl, n, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>\\n")) {
+    if (find_in(tpl, n, "<\xef\xbd\x9cUser\xef\xbd\x9c>") && find_in(tpl, n,
+                                                                     "<\xef\xbd\x9c"
+                                                                     "Assistant\xef\xbd\x9c><think>\\n")) {
         c->think_close = find_in(tpl, n, "enable_thinking") != NULL;
         return ENG_CHAT_DEEPSEEK_R1;
     }
@@ -481,7 +483,8 @@ static int render_gemma(const eng_chat *c, const eng_chat_msg *m, size_t n, int 
         size_t a, b;
         strip_span(m[i].content, &a, &b);
         rc = put(out, "<start_of_turn>");
-        if (!rc) rc = strcmp(m[i].role, "assistant") == 0 ? put(out, role) : put_plain(out, role, strlen(role));
+        if (!rc)
+            rc = strcmp(m[i].role, "assistant") == 0 ? put(out, role) : put_plain(out, role, strlen(role));
         if (!rc) rc = put(out, "\n");
         if (!rc && i == first && prefix) {
             rc = put_plain(out, prefix, strlen(prefix));
@@ -546,8 +549,9 @@ static int render_llama3(const eng_chat *c, const eng_chat_msg *m, size_t n, int
     int rc = put_opt(o, c->bos);
     size_t first = 0;
     if (c->format == ENG_CHAT_LLAMA31) {
-        if (!rc) rc = put(o, "<|start_header_id|>system<|end_header_id|>\n\n"
-                             "Cutting Knowledge Date: December 2023\nToday Date: " ENG_CHAT_FIXED_DATE "\n\n");
+        if (!rc)
+            rc = put(o, "<|start_header_id|>system<|end_header_id|>\n\n"
+                        "Cutting Knowledge Date: December 2023\nToday Date: " ENG_CHAT_FIXED_DATE "\n\n");
         if (n > 0 && strcmp(m[0].role, "system") == 0) {
             if (!rc) rc = put_trimmed(o, m[0].content);
             first = 1;
@@ -556,7 +560,8 @@ static int render_llama3(const eng_chat *c, const eng_chat_msg *m, size_t n, int
     }
     for (size_t i = first; i < n && !rc; i++) {
         /* 3.1: a tool result is an ipython turn, its text as a JSON string, untrimmed */
-        int ipy = c->format == ENG_CHAT_LLAMA31 && (!strcmp(m[i].role, "tool") || !strcmp(m[i].role, "ipython"));
+        int ipy = c->format == ENG_CHAT_LLAMA31 &&
+                  (!strcmp(m[i].role, "tool") || !strcmp(m[i].role, "ipython"));
         rc = put(o, "<|start_header_id|>");
         if (!rc) rc = ipy ? put(o, "ipython") : put_plain(o, m[i].role, strlen(m[i].role));
         if (!rc) rc = put(o, "<|end_header_id|>\n\n");
@@ -590,7 +595,9 @@ static int render_mistral(const eng_chat *c, const eng_chat_msg *m, size_t n, re
                                 "message) are supported (message %zu is '%s')",
                                 eng_chat_format_name(f), i, m[i].role);
     }
-    const char *open = f == ENG_CHAT_MISTRAL_V1 ? " [INST] " : f == ENG_CHAT_MISTRAL_TEKKEN ? "[INST]" : "[INST] ";
+    const char *open = f == ENG_CHAT_MISTRAL_V1       ? " [INST] "
+                       : f == ENG_CHAT_MISTRAL_TEKKEN ? "[INST]"
+                                                      : "[INST] ";
     const char *close = f == ENG_CHAT_MISTRAL_V3 || f == ENG_CHAT_MISTRAL_TEKKEN ? "[/INST]" : " [/INST]";
     int rc = put_opt(o, c->bos);
     for (size_t i = first; i < n && !rc; i++) {
@@ -604,8 +611,9 @@ static int render_mistral(const eng_chat *c, const eng_chat_msg *m, size_t n, re
             continue;
         }
         if (f == ENG_CHAT_MISTRAL_V1 || f == ENG_CHAT_MISTRAL_V3) rc = put(o, " ");
-        if (!rc) rc = f == ENG_CHAT_MISTRAL_V3 ? put_trimmed(o, m[i].content)
-                                               : put_plain(o, m[i].content, strlen(m[i].content));
+        if (!rc)
+            rc = f == ENG_CHAT_MISTRAL_V3 ? put_trimmed(o, m[i].content)
+                                          : put_plain(o, m[i].content, strlen(m[i].content));
         if (!rc) rc = put_opt(o, c->eos);
     }
     return rc ? util_err_set(err, UTIL_ENOMEM, "chat: out of memory") : UTIL_OK;
@@ -634,7 +642,8 @@ static int render_phi3(const eng_chat *c, const eng_chat_msg *m, size_t n, int g
         if (!rc && f == ENG_CHAT_PHI3_MINI && strcmp(r, "user") == 0) rc = put(o, "<|assistant|>\n");
     }
     if (rc || f == ENG_CHAT_PHI3_MINI) return rc;
-    if (f == ENG_CHAT_PHI3_VISION) return gen && !(n > 0 && strcmp(m[n - 1].role, "assistant") == 0) ? put(o, "<|assistant|>\n") : 0;
+    if (f == ENG_CHAT_PHI3_VISION)
+        return gen && !(n > 0 && strcmp(m[n - 1].role, "assistant") == 0) ? put(o, "<|assistant|>\n") : 0;
     return gen ? put(o, "<|assistant|>\n") : put_opt(o, c->eos);
 }
 
@@ -655,12 +664,17 @@ static int render_deepseek(const eng_chat *c, const eng_chat_msg *m, size_t n, i
             if (!rc) rc = put_plain(o, s, strlen(s));
         } else if (strcmp(m[i].role, "assistant") == 0) {
             for (const char *t; (t = strstr(s, "</think>")) != NULL;) s = t + 8;
-            rc = put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>");
+            rc = put(o, "<\xef\xbd\x9c"
+                        "Assistant\xef\xbd\x9c>");
             if (!rc) rc = put_plain(o, s, strlen(s));
-            if (!rc) rc = put(o, "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
+            if (!rc)
+                rc = put(o, "<\xef\xbd\x9c"
+                            "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
         }
     }
-    if (!rc && gen) rc = put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>\n");
+    if (!rc && gen)
+        rc = put(o, "<\xef\xbd\x9c"
+                    "Assistant\xef\xbd\x9c><think>\n");
     if (!rc && gen && c->think_close) rc = put(o, "</think>");
     return rc;
 }
@@ -679,9 +693,12 @@ static int render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add
     } else if (c->format >= ENG_CHAT_MISTRAL_V0 && c->format <= ENG_CHAT_MISTRAL_TEKKEN) {
         rc = render_mistral(c, msgs, n, o, err);
     } else if (c->format != ENG_CHAT_CHATML) {
-        if (c->format >= ENG_CHAT_PHI3 && c->format <= ENG_CHAT_PHI3_VISION) rc = render_phi3(c, msgs, n, add_generation_prompt, o);
-        else if (c->format == ENG_CHAT_DEEPSEEK_R1) rc = render_deepseek(c, msgs, n, add_generation_prompt, o);
-        else rc = render_llama3(c, msgs, n, add_generation_prompt, o);
+        if (c->format >= ENG_CHAT_PHI3 && c->format <= ENG_CHAT_PHI3_VISION)
+            rc = render_phi3(c, msgs, n, add_generation_prompt, o);
+        else if (c->format == ENG_CHAT_DEEPSEEK_R1)
+            rc = render_deepseek(c, msgs, n, add_generation_prompt, o);
+        else
+            rc = render_llama3(c, msgs, n, add_generation_prompt, o);
         if (rc) rc = util_err_set(err, UTIL_ENOMEM, "chat: out of memory");
     } else {
         rc = render_chatml(c, msgs, n, add_generation_prompt, o);
@@ -695,8 +712,8 @@ static int render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add
     return rc;
 }
 
-int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
-                    int add_generation_prompt, util_buf *out, util_err *err) {
+int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
+                    util_buf *out, util_err *err) {
     render_out o = {.b = out};
     return render(c, msgs, n, add_generation_prompt, &o, err);
 }

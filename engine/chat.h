@@ -18,17 +18,17 @@
 typedef enum eng_chat_format {
     ENG_CHAT_CHATML = 0,
     ENG_CHAT_GEMMA = 1,
-    ENG_CHAT_LLAMA3 = 2,        /* Llama 3: headers, trimmed contents */
-    ENG_CHAT_LLAMA31 = 3,       /* Llama 3.1-3.3: and a system header with a fixed "Today Date" */
-    ENG_CHAT_MISTRAL_V0 = 4,    /* Mistral 7B v0.1: [INST] ... [/INST], no system role */
-    ENG_CHAT_MISTRAL_V1 = 5,    /* Mistral 7B v0.2: " [INST] ", system before the first user turn */
-    ENG_CHAT_MISTRAL_V3 = 6,    /* Mistral v3: "[INST] ", system before the last user turn */
+    ENG_CHAT_LLAMA3 = 2,         /* Llama 3: headers, trimmed contents */
+    ENG_CHAT_LLAMA31 = 3,        /* Llama 3.1-3.3: and a system header with a fixed "Today Date" */
+    ENG_CHAT_MISTRAL_V0 = 4,     /* Mistral 7B v0.1: [INST] ... [/INST], no system role */
+    ENG_CHAT_MISTRAL_V1 = 5,     /* Mistral 7B v0.2: " [INST] ", system before the first user turn */
+    ENG_CHAT_MISTRAL_V3 = 6,     /* Mistral v3: "[INST] ", system before the last user turn */
     ENG_CHAT_MISTRAL_TEKKEN = 7, /* Mistral v3-tekken (Nemo): "[INST]" without spaces */
-    ENG_CHAT_PHI3 = 8,          /* Phi-3.5: <|user|>, <|end|>, a non-empty system turn */
-    ENG_CHAT_PHI3_MINI = 9,     /* Phi-3 mini/medium 4k: user turns open the assistant's; no system */
-    ENG_CHAT_PHI3_SMALL = 10,   /* Phi-3 small: every role printed, EOS without the generation prompt */
-    ENG_CHAT_PHI3_VISION = 11,  /* Phi-3 vision: every role printed, no EOS */
-    ENG_CHAT_DEEPSEEK_R1 = 12   /* DeepSeek R1 distills: <｜User｜>, <｜Assistant｜> */
+    ENG_CHAT_PHI3 = 8,           /* Phi-3.5: <|user|>, <|end|>, a non-empty system turn */
+    ENG_CHAT_PHI3_MINI = 9,      /* Phi-3 mini/medium 4k: user turns open the assistant's; no system */
+    ENG_CHAT_PHI3_SMALL = 10,    /* Phi-3 small: every role printed, EOS without the generation prompt */
+    ENG_CHAT_PHI3_VISION = 11,   /* Phi-3 vision: every role printed, no EOS */
+    ENG_CHAT_DEEPSEEK_R1 = 12    /* DeepSeek R1 distills: <｜User｜>, <｜Assistant｜> */
 } eng_chat_format;
 
 /* Llama 3.1's template prints "Today Date: D" in its system header; cachet
@@ -72,8 +72,8 @@ const char *eng_chat_default_system(const eng_chat *c, size_t *len);
 /* Appends the rendered conversation to out; with add_generation_prompt the
  * text ends where the assistant's reply begins. Fails with UTIL_EINVAL on a
  * role order the template rejects (Gemma: user/assistant must alternate). */
-int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n,
-                    int add_generation_prompt, util_buf *out, util_err *err);
+int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
+                    util_buf *out, util_err *err);
 
 /* eng_chat_render, and the byte ranges of out that came from the messages
  * (roles and contents, not the template's markers) into *plain (malloc'd,

@@ -19,17 +19,17 @@ typedef struct eng_model eng_model;
 typedef struct eng_seq eng_seq;
 
 typedef struct eng_model_params {
-    int n_threads;          /* <= 0: all online cores */
-    uint64_t kv_budget;     /* bytes of KV memory (pages); 0: default 1 GiB */
-    int no_cache;           /* 1: no prefix reuse (pages are still pooled) */
-    int no_disk_cache;      /* 1: memory tier only */
-    const char *kv_dir;     /* disk tier directory; NULL: $XDG_CACHE_HOME/cachet/kv */
-    uint64_t kv_disk_budget; /* 0: default 2 GiB */
-    int debug;              /* 1: report corrupt disk entries */
-    int exact;              /* 1: f32 activations everywhere (no 8-bit activation
+    int n_threads;             /* <= 0: all online cores */
+    uint64_t kv_budget;        /* bytes of KV memory (pages); 0: default 1 GiB */
+    int no_cache;              /* 1: no prefix reuse (pages are still pooled) */
+    int no_disk_cache;         /* 1: memory tier only */
+    const char *kv_dir;        /* disk tier directory; NULL: $XDG_CACHE_HOME/cachet/kv */
+    uint64_t kv_disk_budget;   /* 0: default 2 GiB */
+    int debug;                 /* 1: report corrupt disk entries */
+    int exact;                 /* 1: f32 activations everywhere (no 8-bit activation
                              * quantization): slower; the reference mode tested
                              * against a float64 implementation */
-    const char *device;     /* "auto", "cpu", "cuda", "cuda:N": see --device; NULL:
+    const char *device;        /* "auto", "cpu", "cuda", "cuda:N": see --device; NULL:
                              * $CACHET_DEVICE when it is set, else "auto" */
     const char *chat_template; /* a chat family by name (--chat-template, see
                                 * eng_chat_format_parse); NULL: the model's */
@@ -50,18 +50,17 @@ int eng_device_parse(eng_device *out, const char *name, util_err *err);
 /* Prefix-cache counters of a model (all its sequences), like vLLM's
  * prefix_cache_queries / prefix_cache_hits (in tokens). */
 typedef struct eng_cache_stats {
-    uint64_t queries;        /* prompt tokens looked up */
-    uint64_t hits;           /* of which reused (memory + disk) */
-    uint64_t hits_disk;      /* of which loaded from the disk tier */
-    uint64_t evictions;      /* pages evicted from memory */
+    uint64_t queries;   /* prompt tokens looked up */
+    uint64_t hits;      /* of which reused (memory + disk) */
+    uint64_t hits_disk; /* of which loaded from the disk tier */
+    uint64_t evictions; /* pages evicted from memory */
     uint64_t pages_in_use, pages_cached, bytes_in_use, budget_bytes;
     uint64_t disk_reads, disk_writes, disk_corrupt;
 } eng_cache_stats;
 
 /* Opens a GGUF model: validates the file, maps weights, builds the tokenizer
  * and chat template, starts the backend. Caller frees with eng_model_free. */
-int eng_model_open(eng_model **out, const char *path, const eng_model_params *params,
-                   util_err *err);
+int eng_model_open(eng_model **out, const char *path, const eng_model_params *params, util_err *err);
 void eng_model_free(eng_model *m);
 
 const eng_tokenizer *eng_model_tokenizer(const eng_model *m);
@@ -112,7 +111,7 @@ int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);
 /* What `cachet info` prints about a GGUF file, from its metadata and tensor
  * table alone (no weights read; any architecture). */
 typedef struct eng_model_type_count {
-    char name[16];  /* the quant type ("q4_K", "f32") */
+    char name[16]; /* the quant type ("q4_K", "f32") */
     int n_tensors;
     uint64_t n_params, bytes;
 } eng_model_type_count;
@@ -179,14 +178,14 @@ const char *eng_stop_reason_name(eng_stop_reason r);
 
 typedef struct eng_gen_stats {
     int prompt_tokens;
-    int cached_tokens;   /* prompt tokens whose KV was reused (each counted once) */
+    int cached_tokens; /* prompt tokens whose KV was reused (each counted once) */
     int cached_tokens_memory;
     int cached_tokens_disk;
-    int computed_tokens; /* prompt tokens computed */
+    int computed_tokens;  /* prompt tokens computed */
     int generated_tokens; /* sampled tokens, an end-of-generation token not counted */
-    double ttft_ms;      /* first prefill call -> first token sampled */
-    double prefill_ms;   /* first prefill call -> end of the last chunk */
-    double decode_ms;    /* first token sampled -> the end */
+    double ttft_ms;       /* first prefill call -> first token sampled */
+    double prefill_ms;    /* first prefill call -> end of the last chunk */
+    double decode_ms;     /* first token sampled -> the end */
     double prefill_tps;
     double decode_tps;
     eng_stop_reason stop_reason;
@@ -197,7 +196,7 @@ typedef struct eng_gen_stats {
 typedef int (*eng_token_cb)(void *user, int32_t id, const char *text, size_t len);
 
 typedef struct eng_gen_params {
-    int max_tokens;      /* <= 0: until the context is full */
+    int max_tokens; /* <= 0: until the context is full */
     eng_sample_params sample;
     eng_token_cb on_token; /* eng_generate only; the step API returns each token */
     void *user;
@@ -209,8 +208,8 @@ typedef struct eng_gen_params {
  * success the generated ids go to *out_ids (malloc'd, caller frees; NULL
  * when none) when out_ids is non-NULL. stats (may be NULL) is filled on
  * failure too: how far it got, stop_reason ENG_STOP_ERROR. */
-int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
-                 int32_t **out_ids, int *n_out, eng_gen_stats *stats, util_err *err);
+int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p, int32_t **out_ids,
+                 int *n_out, eng_gen_stats *stats, util_err *err);
 
 /* --- stepwise generation ------------------------------------------------ */
 /* One generation on one sequence, a step at a time: eng_gen_begin, then
@@ -236,8 +235,8 @@ typedef struct eng_gen eng_gen;
 
 /* What one decode step produced. */
 typedef struct eng_gen_token {
-    int32_t id;           /* the sampled token (also an end-of-generation one) */
-    const char *text;     /* its complete UTF-8 characters (may be empty; none for
+    int32_t id;       /* the sampled token (also an end-of-generation one) */
+    const char *text; /* its complete UTF-8 characters (may be empty; none for
                            * an end-of-generation token); owned by the generation,
                            * valid until its next call */
     size_t len;

@@ -25,22 +25,22 @@ const char *eng_stop_reason_name(eng_stop_reason r) {
 
 struct eng_gen {
     eng_seq *s;
-    int32_t *prompt;       /* a copy */
+    int32_t *prompt; /* a copy */
     int n_prompt;
-    int prefilled;         /* prompt tokens the sequence holds */
+    int prefilled; /* prompt tokens the sequence holds */
     int max_tokens;
     eng_sampler *smp;
-    float *logits;         /* n_vocab: what the next step samples from */
-    int32_t pending;       /* sampled, not yet evaluated (-1: none); see eng_gen_step */
+    float *logits;   /* n_vocab: what the next step samples from */
+    int32_t pending; /* sampled, not yet evaluated (-1: none); see eng_gen_step */
     eng_detok_stream ds;
-    char *text;            /* the last step's text (or the flushed tail) */
+    char *text; /* the last step's text (or the flushed tail) */
     size_t text_cap;
-    int sampled;           /* a token was sampled (ttft_ms is set) */
+    int sampled; /* a token was sampled (ttft_ms is set) */
     int done;
-    eng_gen_stats st;      /* counts and prefill figures; the rest filled by gen_stats */
-    double t_prefill0;     /* first prefill call (0: none yet) */
-    double t_decode0;      /* first sample */
-    double t_end;          /* when it ended (0: running) */
+    eng_gen_stats st;  /* counts and prefill figures; the rest filled by gen_stats */
+    double t_prefill0; /* first prefill call (0: none yet) */
+    double t_decode0;  /* first sample */
+    double t_end;      /* when it ended (0: running) */
 };
 
 static void gen_finish(eng_gen *g, eng_stop_reason why) {
@@ -60,7 +60,8 @@ static eng_gen_stats gen_stats(const eng_gen *g) {
     st.decode_ms = g->sampled ? end - g->t_decode0 : 0;
     st.prefill_tps = st.prefill_ms > 0 ? st.computed_tokens / (st.prefill_ms / 1e3) : 0;
     st.decode_tps = st.generated_tokens > 1 && st.decode_ms > 0
-                        ? (st.generated_tokens - 1) / (st.decode_ms / 1e3) : 0;
+                        ? (st.generated_tokens - 1) / (st.decode_ms / 1e3)
+                        : 0;
     return st;
 }
 
@@ -84,8 +85,10 @@ int eng_gen_begin(eng_gen **out, eng_seq *s, const int32_t *prompt, int n_prompt
     g->prompt = malloc((size_t)n_prompt * sizeof *g->prompt);
     g->logits = malloc((size_t)nv * sizeof(float));
     int rc = UTIL_OK;
-    if (!g->prompt || !g->logits) rc = util_err_set(err, UTIL_ENOMEM, "generate: out of memory");
-    else rc = eng_sampler_new(&g->smp, &p->sample, nv, err);
+    if (!g->prompt || !g->logits)
+        rc = util_err_set(err, UTIL_ENOMEM, "generate: out of memory");
+    else
+        rc = eng_sampler_new(&g->smp, &p->sample, nv, err);
     if (rc) {
         free(g->prompt);
         free(g->logits);
@@ -179,9 +182,12 @@ int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err) {
         }
         out->text = g->text;
         out->len = len;
-        if (g->st.generated_tokens >= g->max_tokens) gen_finish(g, ENG_STOP_MAX_TOKENS);
-        else if (g->s->len >= g->s->n_ctx) gen_finish(g, ENG_STOP_CONTEXT_FULL);
-        else g->pending = id;
+        if (g->st.generated_tokens >= g->max_tokens)
+            gen_finish(g, ENG_STOP_MAX_TOKENS);
+        else if (g->s->len >= g->s->n_ctx)
+            gen_finish(g, ENG_STOP_CONTEXT_FULL);
+        else
+            g->pending = id;
     }
     out->done = g->done;
     out->stop = g->st.stop_reason;
@@ -219,8 +225,8 @@ void eng_gen_end(eng_gen *g, eng_gen_stats *stats) {
 
 /* --- the whole generation in one call -------------------------------------- */
 
-int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
-                 int32_t **out_ids, int *n_out, eng_gen_stats *stats, util_err *err) {
+int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p, int32_t **out_ids,
+                 int *n_out, eng_gen_stats *stats, util_err *err) {
     if (out_ids) *out_ids = NULL;
     if (n_out) *n_out = 0;
     eng_gen *g = NULL;
@@ -264,8 +270,10 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     }
     eng_gen_stats st;
     eng_gen_end(g, &st);
-    if (rc) st.stop_reason = ENG_STOP_ERROR;
-    else if (canceled) st.stop_reason = ENG_STOP_CANCELED; /* even on the last token */
+    if (rc)
+        st.stop_reason = ENG_STOP_ERROR;
+    else if (canceled)
+        st.stop_reason = ENG_STOP_CANCELED; /* even on the last token */
     if (stats) *stats = st;
     if (rc == UTIL_OK) {
         if (out_ids) {

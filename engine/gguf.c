@@ -125,8 +125,7 @@ static size_t vtype_size(uint32_t t) {
 
 static const char *vtype_name(uint32_t t) {
     static const char *const names[ENG_GGUF_VTYPE_COUNT] = {
-        "u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
-        "bool", "string", "array", "u64", "i64", "f64",
+        "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64",
     };
     return t < ENG_GGUF_VTYPE_COUNT ? names[t] : "unknown";
 }
@@ -168,8 +167,7 @@ __attribute__((format(printf, 4, 5))) static int gfail(const eng_gguf *g, util_e
 
 static int parse_header(eng_gguf *g, cursor *c, util_err *err) {
     if (c->size < 4)
-        return gfail(g, err, UTIL_EFORMAT, "truncated: %zu bytes, a gguf file starts with 24",
-                     c->size);
+        return gfail(g, err, UTIL_EFORMAT, "truncated: %zu bytes, a gguf file starts with 24", c->size);
     if (memcmp(c->p, "GGUF", 4) != 0) {
         char m[20];
         int printable = 1;
@@ -190,22 +188,20 @@ static int parse_header(eng_gguf *g, cursor *c, util_err *err) {
     cur_u64(c, &nkv);
     if (g->version != 2 && g->version != 3) {
         if (g->version == 1)
-            return gfail(g, err, UTIL_EUNSUPPORTED,
-                         "gguf version 1 is not supported (only 2 and 3)");
+            return gfail(g, err, UTIL_EUNSUPPORTED, "gguf version 1 is not supported (only 2 and 3)");
         if ((g->version & 0xFFFF) == 0)
             return gfail(g, err, UTIL_EUNSUPPORTED,
-                         "gguf version %" PRIu32 " looks byte-swapped (a big-endian file?)",
-                         g->version);
-        return gfail(g, err, UTIL_EUNSUPPORTED,
-                     "gguf version %" PRIu32 " is not supported (only 2 and 3)", g->version);
+                         "gguf version %" PRIu32 " looks byte-swapped (a big-endian file?)", g->version);
+        return gfail(g, err, UTIL_EUNSUPPORTED, "gguf version %" PRIu32 " is not supported (only 2 and 3)",
+                     g->version);
     }
     size_t rest = c->size - c->pos;
     if (nkv > rest / GGUF_MIN_KV_BYTES)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "kv count %" PRIu64 " cannot fit in the remaining %zu bytes", nkv, rest);
+        return gfail(g, err, UTIL_EFORMAT, "kv count %" PRIu64 " cannot fit in the remaining %zu bytes", nkv,
+                     rest);
     if (nt > rest / GGUF_MIN_TENSOR_BYTES)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "tensor count %" PRIu64 " cannot fit in the remaining %zu bytes", nt, rest);
+        return gfail(g, err, UTIL_EFORMAT, "tensor count %" PRIu64 " cannot fit in the remaining %zu bytes",
+                     nt, rest);
     g->n_kv = (int64_t)nkv;
     g->n_tensors = (int64_t)nt;
     return 0;
@@ -229,12 +225,11 @@ static int parse_kv(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
     size_t koff, at = c->pos;
     uint64_t klen;
     if (!cur_str(c, &koff, &klen))
-        return gfail(g, err, UTIL_EFORMAT, "key %" PRId64 " runs past end of file (at offset %zu)",
-                     i, at);
+        return gfail(g, err, UTIL_EFORMAT, "key %" PRId64 " runs past end of file (at offset %zu)", i, at);
     if (klen == 0) return gfail(g, err, UTIL_EFORMAT, "key %" PRId64 " is empty", i);
     if (klen > GGUF_MAX_KEY)
-        return gfail(g, err, UTIL_EFORMAT, "key %" PRId64 " is %" PRIu64 " bytes long (at most %d)",
-                     i, klen, GGUF_MAX_KEY);
+        return gfail(g, err, UTIL_EFORMAT, "key %" PRId64 " is %" PRIu64 " bytes long (at most %d)", i, klen,
+                     GGUF_MAX_KEY);
     if (memchr(c->p + koff, 0, (size_t)klen))
         return gfail(g, err, UTIL_EFORMAT, "key %" PRId64 " contains a NUL byte", i);
     if (!names_add(g, c->p + koff, (size_t)klen, &kv->key_off))
@@ -243,8 +238,7 @@ static int parse_kv(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
     if (!cur_u32(c, &kv->type))
         return gfail(g, err, UTIL_EFORMAT, "key '%s': type runs past end of file", key);
     if (kv->type >= ENG_GGUF_VTYPE_COUNT)
-        return gfail(g, err, UTIL_EFORMAT, "key '%s' has unknown value type %" PRIu32, key,
-                     kv->type);
+        return gfail(g, err, UTIL_EFORMAT, "key '%s' has unknown value type %" PRIu32, key, kv->type);
     if (kv->type != ENG_GGUF_ARRAY) {
         kv->val = c->pos;
         if (!skip_value(c, kv->type))
@@ -255,8 +249,7 @@ static int parse_kv(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
     if (!cur_u32(c, &kv->elem_type) || !cur_u64(c, &kv->count))
         return gfail(g, err, UTIL_EFORMAT, "key '%s': array header runs past end of file", key);
     if (kv->elem_type == ENG_GGUF_ARRAY)
-        return gfail(g, err, UTIL_EUNSUPPORTED, "key '%s' is an array of arrays (not supported)",
-                     key);
+        return gfail(g, err, UTIL_EUNSUPPORTED, "key '%s' is an array of arrays (not supported)", key);
     if (kv->elem_type >= ENG_GGUF_VTYPE_COUNT)
         return gfail(g, err, UTIL_EFORMAT, "key '%s' has unknown array element type %" PRIu32, key,
                      kv->elem_type);
@@ -264,9 +257,8 @@ static int parse_kv(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
     size_t rest = c->size - c->pos;
     size_t esz = kv->elem_type == ENG_GGUF_STRING ? 8 : vtype_size(kv->elem_type);
     if (kv->count > rest / esz)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "key '%s': array of %" PRIu64 " %s values runs past end of file", key,
-                     kv->count, vtype_name(kv->elem_type));
+        return gfail(g, err, UTIL_EFORMAT, "key '%s': array of %" PRIu64 " %s values runs past end of file",
+                     key, kv->count, vtype_name(kv->elem_type));
     if (kv->elem_type != ENG_GGUF_STRING) {
         c->pos += (size_t)kv->count * esz;
         return 0;
@@ -274,8 +266,8 @@ static int parse_kv(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
     for (uint64_t j = 0; j < kv->count; j++)
         if (!skip_value(c, ENG_GGUF_STRING))
             return gfail(g, err, UTIL_EFORMAT,
-                         "key '%s': string %" PRIu64 " of %" PRIu64 " runs past end of file", key,
-                         j, kv->count);
+                         "key '%s': string %" PRIu64 " of %" PRIu64 " runs past end of file", key, j,
+                         kv->count);
     return 0;
 }
 
@@ -283,8 +275,8 @@ static int parse_kv(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
 static int check_tensor_shape(eng_gguf *g, eng_gguf_tensor *t, const char *name, uint32_t n_dims,
                               const uint64_t ne[4], util_err *err) {
     if (n_dims < 1 || n_dims > 4)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "tensor '%s' has %" PRIu32 " dimensions (1 to 4 allowed)", name, n_dims);
+        return gfail(g, err, UTIL_EFORMAT, "tensor '%s' has %" PRIu32 " dimensions (1 to 4 allowed)", name,
+                     n_dims);
     t->n_dims = (int)n_dims;
     uint64_t nel = 1;
     int zero = 0;
@@ -303,8 +295,7 @@ static int check_tensor_shape(eng_gguf *g, eng_gguf_tensor *t, const char *name,
         nel *= ne[d];
     }
     const eng_type_traits *tr = eng_type_get(t->type);
-    if (!tr)
-        return gfail(g, err, UTIL_EFORMAT, "tensor '%s' has unknown type %" PRIu32, name, t->type);
+    if (!tr) return gfail(g, err, UTIL_EFORMAT, "tensor '%s' has unknown type %" PRIu32, name, t->type);
     if (ne[0] % (uint64_t)tr->blck)
         return gfail(g, err, UTIL_EFORMAT,
                      "tensor '%s' of type %s has rows of %" PRIu64
@@ -327,9 +318,8 @@ static int parse_tensor(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
         return gfail(g, err, UTIL_EFORMAT, "tensor %" PRId64 ": name runs past end of file", i);
     if (nlen == 0) return gfail(g, err, UTIL_EFORMAT, "tensor %" PRId64 " has an empty name", i);
     if (nlen >= GGUF_MAX_NAME)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "tensor %" PRId64 " name is %" PRIu64 " bytes long (at most %d)", i, nlen,
-                     GGUF_MAX_NAME - 1);
+        return gfail(g, err, UTIL_EFORMAT, "tensor %" PRId64 " name is %" PRIu64 " bytes long (at most %d)",
+                     i, nlen, GGUF_MAX_NAME - 1);
     if (memchr(c->p + noff, 0, (size_t)nlen))
         return gfail(g, err, UTIL_EFORMAT, "tensor %" PRId64 " name contains a NUL byte", i);
     char name[GGUF_MAX_NAME];
@@ -341,8 +331,8 @@ static int parse_tensor(eng_gguf *g, cursor *c, int64_t i, util_err *err) {
     if (!cur_u32(c, &n_dims))
         return gfail(g, err, UTIL_EFORMAT, "tensor '%s': info runs past end of file", name);
     if (n_dims < 1 || n_dims > 4)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "tensor '%s' has %" PRIu32 " dimensions (1 to 4 allowed)", name, n_dims);
+        return gfail(g, err, UTIL_EFORMAT, "tensor '%s' has %" PRIu32 " dimensions (1 to 4 allowed)", name,
+                     n_dims);
     uint64_t ne[4] = {1, 1, 1, 1};
     for (uint32_t d = 0; d < n_dims; d++)
         if (!cur_u64(c, &ne[d]))
@@ -411,8 +401,7 @@ static int read_alignment(eng_gguf *g, util_err *err) {
                      vtype_name(kv->type));
     uint32_t a = (uint32_t)rd_le(g->base + kv->val, 4);
     if (a == 0 || (a & (a - 1)))
-        return gfail(g, err, UTIL_EFORMAT,
-                     "key 'general.alignment' is %" PRIu32 ", not a power of 2", a);
+        return gfail(g, err, UTIL_EFORMAT, "key 'general.alignment' is %" PRIu32 ", not a power of 2", a);
     g->alignment = a;
     return 0;
 }
@@ -421,8 +410,7 @@ static int place_tensors(eng_gguf *g, size_t end_of_infos, util_err *err) {
     size_t a = g->alignment;
     size_t pad = (a - end_of_infos % a) % a;
     if (pad > g->size - end_of_infos) {
-        if (g->n_tensors)
-            return gfail(g, err, UTIL_EFORMAT, "data section starts past end of file");
+        if (g->n_tensors) return gfail(g, err, UTIL_EFORMAT, "data section starts past end of file");
         g->data_start = g->size; /* a metadata-only file need not be padded */
         return 0;
     }
@@ -432,8 +420,8 @@ static int place_tensors(eng_gguf *g, size_t end_of_infos, util_err *err) {
         eng_gguf_tensor *t = &g->tensors[i];
         if (t->offset % a)
             return gfail(g, err, UTIL_EFORMAT,
-                         "tensor '%s' offset %" PRIu64 " is not a multiple of the alignment %zu",
-                         t->name, t->offset, a);
+                         "tensor '%s' offset %" PRIu64 " is not a multiple of the alignment %zu", t->name,
+                         t->offset, a);
         if (t->offset > avail || t->nbytes > avail - t->offset)
             return gfail(g, err, UTIL_EFORMAT,
                          "tensor '%s' ends past end of file (offset %" PRIu64 ", %zu bytes, "
@@ -452,15 +440,13 @@ static int parse(eng_gguf *g, util_err *err) {
     g->tensors = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof *g->tensors);
     g->tensor_name_off = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(size_t));
     if (!g->kv || !g->tensors || !g->tensor_name_off)
-        return gfail(g, err, UTIL_ENOMEM,
-                     "out of memory for %" PRId64 " keys and %" PRId64 " tensors", g->n_kv,
-                     g->n_tensors);
+        return gfail(g, err, UTIL_ENOMEM, "out of memory for %" PRId64 " keys and %" PRId64 " tensors",
+                     g->n_kv, g->n_tensors);
     for (int64_t i = 0; i < g->n_kv; i++)
         if ((rc = parse_kv(g, &c, i, err))) return rc;
     if ((uint64_t)g->n_tensors > (c.size - c.pos) / GGUF_MIN_TENSOR_BYTES)
-        return gfail(g, err, UTIL_EFORMAT,
-                     "tensor count %" PRId64 " cannot fit in the remaining %zu bytes", g->n_tensors,
-                     c.size - c.pos);
+        return gfail(g, err, UTIL_EFORMAT, "tensor count %" PRId64 " cannot fit in the remaining %zu bytes",
+                     g->n_tensors, c.size - c.pos);
     for (int64_t i = 0; i < g->n_tensors; i++)
         if ((rc = parse_tensor(g, &c, i, err))) return rc;
     if ((rc = index_names(g, err))) return rc;
@@ -493,8 +479,7 @@ static eng_gguf *gguf_alloc(const char *label) {
     return g;
 }
 
-int eng_gguf_open_mem(eng_gguf **out, const void *buf, size_t len, const char *label,
-                      util_err *err) {
+int eng_gguf_open_mem(eng_gguf **out, const void *buf, size_t len, const char *label, util_err *err) {
     *out = NULL;
     if (!label) label = "<memory>";
     eng_gguf *g = gguf_alloc(label);
@@ -508,9 +493,7 @@ int eng_gguf_open_mem(eng_gguf **out, const void *buf, size_t len, const char *l
 int eng_gguf_open(eng_gguf **out, const char *path, util_err *err) {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return util_err_set(err, UTIL_EIO, "model file '%s': cannot open: %s", path,
-                            strerror(errno));
+    if (fd < 0) return util_err_set(err, UTIL_EIO, "model file '%s': cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
@@ -631,13 +614,9 @@ static int read_int(const uint8_t *p, uint32_t t, uint64_t *mag, int *neg) {
     return 1;
 }
 
-static int is_int_type(uint32_t t) {
-    return t <= ENG_GGUF_I32 || t == ENG_GGUF_U64 || t == ENG_GGUF_I64;
-}
+static int is_int_type(uint32_t t) { return t <= ENG_GGUF_I32 || t == ENG_GGUF_U64 || t == ENG_GGUF_I64; }
 
-static int is_num_type(uint32_t t) {
-    return is_int_type(t) || t == ENG_GGUF_F32 || t == ENG_GGUF_F64;
-}
+static int is_num_type(uint32_t t) { return is_int_type(t) || t == ENG_GGUF_F32 || t == ENG_GGUF_F64; }
 
 static int read_float(const uint8_t *p, uint32_t t, double *out) {
     uint64_t mag;
@@ -659,15 +638,14 @@ static int read_float(const uint8_t *p, uint32_t t, double *out) {
     return 1;
 }
 
-static int wrong_type(const eng_gguf *g, const char *key, uint32_t t, const char *want,
-                      util_err *err) {
+static int wrong_type(const eng_gguf *g, const char *key, uint32_t t, const char *want, util_err *err) {
     return gfail(g, err, UTIL_EFORMAT, "key '%s' is %s, expected %s", key, vtype_name(t), want);
 }
 
 /* An integer-typed key whose value lies in [-max_neg, max_pos]; anything else
  * (another type, a value that does not fit) is UTIL_EFORMAT. */
-static int get_int(const eng_gguf *g, const char *key, uint64_t max_neg, uint64_t max_pos,
-                   uint64_t *mag, int *neg, util_err *err) {
+static int get_int(const eng_gguf *g, const char *key, uint64_t max_neg, uint64_t max_pos, uint64_t *mag,
+                   int *neg, util_err *err) {
     const gguf_kv *kv = kv_get(g, key);
     if (!kv) return UTIL_ENOTFOUND;
     if (!read_int(g->base + kv->val, kv->type, mag, neg))
@@ -698,8 +676,7 @@ int eng_gguf_get_f32(const eng_gguf *g, const char *key, float *out, util_err *e
     const gguf_kv *kv = kv_get(g, key);
     double v;
     if (!kv) return UTIL_ENOTFOUND;
-    if (!read_float(g->base + kv->val, kv->type, &v))
-        return wrong_type(g, key, kv->type, "a number", err);
+    if (!read_float(g->base + kv->val, kv->type, &v)) return wrong_type(g, key, kv->type, "a number", err);
     *out = (float)v;
     return 0;
 }
@@ -712,8 +689,7 @@ int eng_gguf_get_bool(const eng_gguf *g, const char *key, int *out, util_err *er
     return 0;
 }
 
-int eng_gguf_get_str(const eng_gguf *g, const char *key, const char **out, size_t *len,
-                     util_err *err) {
+int eng_gguf_get_str(const eng_gguf *g, const char *key, const char **out, size_t *len, util_err *err) {
     const gguf_kv *kv = kv_get(g, key);
     if (!kv) return UTIL_ENOTFOUND;
     if (kv->type != ENG_GGUF_STRING) return wrong_type(g, key, kv->type, "string", err);
@@ -766,8 +742,7 @@ int eng_gguf_get_str_arr(const eng_gguf *g, const char *key, const char ***strs,
         if (len > UINT32_MAX) {
             free(s);
             free(l);
-            return gfail(g, err, UTIL_EFORMAT, "key '%s': string %zu is %" PRIu64 " bytes long",
-                         key, i, len);
+            return gfail(g, err, UTIL_EFORMAT, "key '%s': string %zu is %" PRIu64 " bytes long", key, i, len);
         }
         s[i] = (const char *)g->base + pos + 8;
         l[i] = (uint32_t)len;
@@ -779,8 +754,7 @@ int eng_gguf_get_str_arr(const eng_gguf *g, const char *key, const char ***strs,
     return 0;
 }
 
-int eng_gguf_get_f32_arr(const eng_gguf *g, const char *key, float **out, uint64_t *count,
-                         util_err *err) {
+int eng_gguf_get_f32_arr(const eng_gguf *g, const char *key, float **out, uint64_t *count, util_err *err) {
     int rc;
     const gguf_kv *kv = arr_get(g, key, &rc, err);
     if (!kv) return rc;
@@ -800,8 +774,7 @@ int eng_gguf_get_f32_arr(const eng_gguf *g, const char *key, float **out, uint64
     return 0;
 }
 
-int eng_gguf_get_i32_arr(const eng_gguf *g, const char *key, int32_t **out, uint64_t *count,
-                         util_err *err) {
+int eng_gguf_get_i32_arr(const eng_gguf *g, const char *key, int32_t **out, uint64_t *count, util_err *err) {
     int rc;
     const gguf_kv *kv = arr_get(g, key, &rc, err);
     if (!kv) return rc;

@@ -17,23 +17,23 @@ struct eng_kv_node {
     eng_kv_node *all_prev, *all_next;   /* list of every node (eviction scan) */
     int32_t tokens[ENG_KV_PAGE_TOKENS];
     int ntok;
-    int depth;       /* page index: positions depth*P .. */
+    int depth; /* page index: positions depth*P .. */
     int pins;
     uint64_t last_use;
-    uint64_t hash;   /* disk chain hash */
+    uint64_t hash; /* disk chain hash */
     uint16_t *page;
 };
 
 struct eng_kvcache {
     eng_kvcache_params p;
     pthread_mutex_t mu;
-    eng_kv_node root;       /* sentinel: no page, depth -1 */
-    eng_kv_node *all;       /* every real node */
-    uint16_t **free_pages;  /* stack of pooled pages (pages are never written here) */
+    eng_kv_node root;      /* sentinel: no page, depth -1 */
+    eng_kv_node *all;      /* every real node */
+    uint16_t **free_pages; /* stack of pooled pages (pages are never written here) */
     uint64_t n_free, free_cap;
-    void *staging;          /* one host page for the disk tier */
-    uint64_t pages_total;   /* allocated from the system (in use + free + cached) */
-    uint64_t pages_cached;  /* held by tree nodes */
+    void *staging;         /* one host page for the disk tier */
+    uint64_t pages_total;  /* allocated from the system (in use + free + cached) */
+    uint64_t pages_cached; /* held by tree nodes */
     uint64_t max_pages;
     uint64_t clock;
     eng_cache_stats st;
@@ -54,8 +54,10 @@ static uint16_t *mem_alloc(eng_kvcache *c) {
 }
 
 static void mem_release(eng_kvcache *c, uint16_t *page) {
-    if (c->p.be) c->p.be->ops->release(c->p.be, page);
-    else free(page);
+    if (c->p.be)
+        c->p.be->ops->release(c->p.be, page);
+    else
+        free(page);
 }
 
 static int mem_to_host(eng_kvcache *c, void *dst, const uint16_t *page) {
@@ -89,8 +91,10 @@ int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *er
             eng_kvcache_free(c);
             return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory");
         }
-        eng_kvdisk_params dp = {.dir = p->disk_dir, .fingerprint = p->fingerprint,
-                                .budget_bytes = p->disk_budget, .page_bytes = page_bytes(c),
+        eng_kvdisk_params dp = {.dir = p->disk_dir,
+                                .fingerprint = p->fingerprint,
+                                .budget_bytes = p->disk_budget,
+                                .page_bytes = page_bytes(c),
                                 .debug = p->debug};
         int rc = eng_kvdisk_open(&c->disk, &dp, err);
         if (rc) {
@@ -103,8 +107,10 @@ int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *er
 }
 
 static void node_unlink_all(eng_kvcache *c, eng_kv_node *n) {
-    if (n->all_prev) n->all_prev->all_next = n->all_next;
-    else c->all = n->all_next;
+    if (n->all_prev)
+        n->all_prev->all_next = n->all_next;
+    else
+        c->all = n->all_next;
     if (n->all_next) n->all_next->all_prev = n->all_prev;
 }
 
@@ -250,8 +256,8 @@ static eng_kv_node *disk_lookup(eng_kvcache *c, eng_kv_node *at, const int32_t *
     return NULL;
 }
 
-void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_tokens,
-                       eng_kv_node **nodes, eng_kv_match *m) {
+void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_tokens, eng_kv_node **nodes,
+                       eng_kv_match *m) {
     memset(m, 0, sizeof *m);
     m->nodes = nodes;
     if (!c->p.reuse) return;

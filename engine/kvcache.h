@@ -23,15 +23,15 @@ typedef struct eng_kvcache eng_kvcache;
 typedef struct eng_kv_node eng_kv_node;
 
 typedef struct eng_kvcache_params {
-    size_t page_elems;       /* f16 values per page */
-    uint64_t fingerprint;    /* model + KV-affecting settings */
-    uint64_t budget_bytes;   /* memory budget for all pages (tree + private) */
-    int reuse;               /* 0: --no-cache (pool only, no tree) */
-    int disk;                /* 1: use the disk tier */
-    const char *disk_dir;    /* NULL: default */
-    uint64_t disk_budget;    /* 0: default */
+    size_t page_elems;     /* f16 values per page */
+    uint64_t fingerprint;  /* model + KV-affecting settings */
+    uint64_t budget_bytes; /* memory budget for all pages (tree + private) */
+    int reuse;             /* 0: --no-cache (pool only, no tree) */
+    int disk;              /* 1: use the disk tier */
+    const char *disk_dir;  /* NULL: default */
+    uint64_t disk_budget;  /* 0: default */
     int debug;
-    eng_backend *be;         /* pages in this backend's memory; NULL: host memory */
+    eng_backend *be; /* pages in this backend's memory; NULL: host memory */
 } eng_kvcache_params;
 
 int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *err);
@@ -51,14 +51,14 @@ int eng_kvcache_reuse(const eng_kvcache *c);
 typedef struct eng_kv_match {
     eng_kv_node **nodes;
     int n_nodes;
-    int tokens;        /* total matched tokens */
-    int from_disk;     /* of which loaded from the disk tier */
+    int tokens;    /* total matched tokens */
+    int from_disk; /* of which loaded from the disk tier */
 } eng_kv_match;
 
 /* Finds the longest cached prefix of toks[0..n) (at most max_tokens tokens).
  * nodes must have room for max_tokens / P + 1 entries. */
-void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_tokens,
-                       eng_kv_node **nodes, eng_kv_match *m);
+void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_tokens, eng_kv_node **nodes,
+                       eng_kv_match *m);
 void eng_kvcache_unpin(eng_kvcache *c, eng_kv_node *node);
 /* Page data of a node (read-only; never written after insertion). */
 uint16_t *eng_kvcache_node_page(const eng_kv_node *node);

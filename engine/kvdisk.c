@@ -28,12 +28,12 @@ enum {
     KV_VERSION = 1,
     KV_FIXED_HDR = 44,
     KV_SUM_BYTES = 8,
-    KV_QUEUE_MAX = 256,          /* pages waiting for the writer */
-    KV_RESCAN_EVERY = 256,       /* writes between rescans (other processes add files) */
-    KV_TMP_STALE_SEC = 10 * 60,  /* tmp files older than this are from dead writers */
+    KV_QUEUE_MAX = 256,         /* pages waiting for the writer */
+    KV_RESCAN_EVERY = 256,      /* writes between rescans (other processes add files) */
+    KV_TMP_STALE_SEC = 10 * 60, /* tmp files older than this are from dead writers */
 };
 #define KV_QUEUE_MAX_BYTES ((size_t)128 << 20)
-#define KV_DEFAULT_BUDGET ((uint64_t)2 << 30)
+#define KV_DEFAULT_BUDGET  ((uint64_t)2 << 30)
 
 typedef struct kv_job {
     struct kv_job *next;
@@ -44,29 +44,29 @@ typedef struct kv_job {
 } kv_job;
 
 struct eng_kvdisk {
-    char *dir;              /* malloc'd, no trailing slash */
+    char *dir; /* malloc'd, no trailing slash */
     uint64_t fingerprint, budget;
     size_t page_bytes;
     int debug;
-    int enabled;            /* fixed at open */
+    int enabled; /* fixed at open */
     int have_thread;
     pthread_t thread;
 
-    pthread_mutex_t mu;     /* guards everything below */
-    pthread_cond_t work;    /* queue non-empty or stop */
-    pthread_cond_t idle;    /* queue empty and writer not busy */
+    pthread_mutex_t mu;  /* guards everything below */
+    pthread_cond_t work; /* queue non-empty or stop */
+    pthread_cond_t idle; /* queue empty and writer not busy */
     kv_job *head, *tail;
     int queued;
     size_t queued_bytes;
     int busy, stop;
-    int writes_off;         /* set after a full disk */
-    int fail_errno;         /* test hook */
+    int writes_off; /* set after a full disk */
+    int fail_errno; /* test hook */
     unsigned tmp_counter;
     eng_kvdisk_stats st;
 
     /* writer-thread only */
     int scanned;
-    uint64_t total_bytes;   /* estimate of bytes under dir */
+    uint64_t total_bytes; /* estimate of bytes under dir */
     unsigned since_scan;
     unsigned char subdir_ok[256];
 };
@@ -83,8 +83,7 @@ static uint64_t kv_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); 
 /* Written out so compilers fuse it into one load on little-endian machines. */
 static uint64_t kv_rd64(const unsigned char *p) {
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-           (uint64_t)p[7] << 56;
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 }
 
 static uint32_t kv_rd32(const unsigned char *p) {
@@ -152,8 +151,7 @@ uint64_t eng_kvdisk_hash(uint64_t fingerprint, uint64_t parent, const int32_t *t
     uint64_t h = kv_hash64(buf, 20, 0);
     for (int i = 0; i < ntok;) {
         int k = 0;
-        for (; k < ENG_KVDISK_MAX_TOKENS && i < ntok; k++, i++)
-            kv_wr32(buf + 4 * k, (uint32_t)tokens[i]);
+        for (; k < ENG_KVDISK_MAX_TOKENS && i < ntok; k++, i++) kv_wr32(buf + 4 * k, (uint32_t)tokens[i]);
         h = kv_hash64(buf, 4 * (size_t)k, h);
     }
     return h ? h : 1; /* 0 stays free to mean "root" */
@@ -162,8 +160,8 @@ uint64_t eng_kvdisk_hash(uint64_t fingerprint, uint64_t parent, const int32_t *t
 static size_t kv_hdr_bytes(int ntok) { return KV_FIXED_HDR + 4 * (size_t)ntok; }
 
 /* Writes the header every valid file of this key must start with. */
-static size_t kv_encode_header(unsigned char *out, const eng_kvdisk *d, uint64_t hash,
-                               uint64_t parent, const int32_t *tokens, int ntok) {
+static size_t kv_encode_header(unsigned char *out, const eng_kvdisk *d, uint64_t hash, uint64_t parent,
+                               const int32_t *tokens, int ntok) {
     memcpy(out, "CKVP", 4);
     kv_wr32(out + 4, KV_VERSION);
     kv_wr64(out + 8, d->fingerprint);
@@ -187,8 +185,7 @@ static const char *kv_field_at(size_t off, int ntok) {
     return "payload size differs";
 }
 
-static uint64_t kv_checksum(const unsigned char *hdr, size_t hlen, const void *payload,
-                            size_t plen) {
+static uint64_t kv_checksum(const unsigned char *hdr, size_t hlen, const void *payload, size_t plen) {
     return kv_hash64(payload, plen, kv_hash64(hdr, hlen, 0));
 }
 
@@ -197,8 +194,7 @@ static uint64_t kv_checksum(const unsigned char *hdr, size_t hlen, const void *p
 
 int eng_kvdisk_path(const eng_kvdisk *d, uint64_t hash, char *buf, size_t n) {
     if (!d || !d->enabled) return UTIL_ENOTFOUND;
-    int k = snprintf(buf, n, "%s/%02x/%016llx.kvp", d->dir, (unsigned)(hash >> 56),
-                     (unsigned long long)hash);
+    int k = snprintf(buf, n, "%s/%02x/%016llx.kvp", d->dir, (unsigned)(hash >> 56), (unsigned long long)hash);
     return k < 0 || (size_t)k >= n ? UTIL_ERANGE : UTIL_OK;
 }
 
@@ -242,8 +238,10 @@ static void kv_touch(int fd, const char *path) {
     t[0] = t[1] = kv_now();
     int rc = fd >= 0 ? futimens(fd, t) : utimensat(AT_FDCWD, path, t, 0);
     if (rc != 0 && (errno == EPERM || errno == EACCES)) {
-        if (fd >= 0) (void)futimens(fd, NULL);
-        else (void)utimensat(AT_FDCWD, path, NULL, 0);
+        if (fd >= 0)
+            (void)futimens(fd, NULL);
+        else
+            (void)utimensat(AT_FDCWD, path, NULL, 0);
     }
 }
 
@@ -318,8 +316,7 @@ static void kv_scan_subdir(const char *sub, kv_scan *s, time_t now) {
         int is_tmp = !is_page && strstr(e->d_name, ".kvp.tmp.") != NULL;
         if (!is_page && !is_tmp) continue;
         struct stat sb;
-        if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
-            continue;
+        if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode)) continue;
         if (is_tmp) {
             if (now - sb.st_mtim.tv_sec > KV_TMP_STALE_SEC) (void)unlinkat(dfd, e->d_name, 0);
             continue;
@@ -355,8 +352,10 @@ static void kv_sweep(eng_kvdisk *d) {
         qsort(s.v, s.n, sizeof *s.v, kv_file_cmp);
         for (size_t i = 0; i < s.n && s.total > target; i++) {
             if (eng_kvdisk_path(d, s.v[i].hash, path, sizeof path) != 0) continue;
-            if (unlink(path) == 0) evicted++;
-            else if (errno != ENOENT) continue; /* could not free it: try the next one */
+            if (unlink(path) == 0)
+                evicted++;
+            else if (errno != ENOENT)
+                continue; /* could not free it: try the next one */
             s.total -= s.v[i].size;
         }
     }
@@ -379,8 +378,8 @@ static void kv_writes_off(eng_kvdisk *d, int errnum) {
     d->st.write_errors++;
     pthread_mutex_unlock(&d->mu);
     if (first)
-        fprintf(stderr, "cachet: kv disk cache '%s' is full (%s); no more disk writes this run\n",
-                d->dir, strerror(errnum));
+        fprintf(stderr, "cachet: kv disk cache '%s' is full (%s); no more disk writes this run\n", d->dir,
+                strerror(errnum));
 }
 
 /* Writes header, payload, checksum to fd. Returns 0 or an errno value. */
@@ -439,8 +438,7 @@ static void kv_write_job(eng_kvdisk *d, const kv_job *j) {
     size_t dl = strlen(path) - 21; /* strip "/<16 hex>.kvp" */
     memcpy(subdir, path, dl);
     subdir[dl] = '\0';
-    if (!d->subdir_ok[sub] && (mkdir(subdir, 0700) == 0 || errno == EEXIST))
-        d->subdir_ok[sub] = 1;
+    if (!d->subdir_ok[sub] && (mkdir(subdir, 0700) == 0 || errno == EEXIST)) d->subdir_ok[sub] = 1;
     pthread_mutex_lock(&d->mu);
     unsigned ctr = d->tmp_counter++;
     pthread_mutex_unlock(&d->mu);
@@ -452,7 +450,7 @@ static void kv_write_job(eng_kvdisk *d, const kv_job *j) {
     if (fd >= 0) {
         struct timespec t[2];
         t[0] = t[1] = kv_now();
-        if (!rc) (void)futimens(fd, t); /* rename keeps mtime: LRU age starts now */
+        if (!rc) (void)futimens(fd, t);        /* rename keeps mtime: LRU age starts now */
         if (close(fd) != 0 && !rc) rc = errno; /* NFS may report ENOSPC only here */
         if (!rc && rename(tmp, path) != 0) rc = errno;
         if (rc) (void)unlink(tmp);
@@ -462,8 +460,10 @@ static void kv_write_job(eng_kvdisk *d, const kv_job *j) {
         return;
     }
     pthread_mutex_lock(&d->mu);
-    if (rc) d->st.write_errors++;
-    else d->st.writes++, d->st.write_bytes += fsize;
+    if (rc)
+        d->st.write_errors++;
+    else
+        d->st.writes++, d->st.write_bytes += fsize;
     pthread_mutex_unlock(&d->mu);
     if (!rc) d->total_bytes += fsize, d->since_scan++;
 }
@@ -507,9 +507,12 @@ static char *kv_default_dir(void) {
     const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char buf[PATH_MAX];
     int k;
-    if (x && x[0] == '/') k = snprintf(buf, sizeof buf, "%s/cachet/kv", x);
-    else if (home && *home) k = snprintf(buf, sizeof buf, "%s/.cache/cachet/kv", home);
-    else return NULL;
+    if (x && x[0] == '/')
+        k = snprintf(buf, sizeof buf, "%s/cachet/kv", x);
+    else if (home && *home)
+        k = snprintf(buf, sizeof buf, "%s/.cache/cachet/kv", home);
+    else
+        return NULL;
     return k < 0 || (size_t)k >= sizeof buf ? NULL : strdup(buf);
 }
 
@@ -551,8 +554,7 @@ int eng_kvdisk_open(eng_kvdisk **out, const eng_kvdisk_params *p, util_err *err)
         free(d);
         return util_err_set(err, UTIL_ENOMEM, "kv disk cache: out of memory");
     }
-    for (size_t n = d->dir ? strlen(d->dir) : 0; n > 1 && d->dir[n - 1] == '/'; n--)
-        d->dir[n - 1] = '\0';
+    for (size_t n = d->dir ? strlen(d->dir) : 0; n > 1 && d->dir[n - 1] == '/'; n--) d->dir[n - 1] = '\0';
     d->fingerprint = p->fingerprint;
     d->budget = p->budget_bytes ? p->budget_bytes : KV_DEFAULT_BUDGET;
     d->page_bytes = p->page_bytes;
@@ -569,7 +571,8 @@ int eng_kvdisk_open(eng_kvdisk **out, const eng_kvdisk_params *p, util_err *err)
         d->have_thread = e == 0;
     }
     d->enabled = e == 0;
-    if (d->enabled) kv_warn_wide(d->dir);
+    if (d->enabled)
+        kv_warn_wide(d->dir);
     else
         fprintf(stderr, "cachet: kv disk cache '%s' is not writable (%s); using memory only\n",
                 d->dir ? d->dir : "", why);
@@ -619,8 +622,7 @@ void eng_kvdisk_test_fail_write(eng_kvdisk *d, int errnum) {
 
 void eng_kvdisk_put(eng_kvdisk *d, uint64_t hash, uint64_t parent, const int32_t *tokens, int ntok,
                     const void *payload) {
-    if (!d || !d->enabled || ntok < 0 || ntok > ENG_KVDISK_MAX_TOKENS || (ntok && !tokens) ||
-        !payload)
+    if (!d || !d->enabled || ntok < 0 || ntok > ENG_KVDISK_MAX_TOKENS || (ntok && !tokens) || !payload)
         return;
     pthread_mutex_lock(&d->mu);
     int full = d->queued >= KV_QUEUE_MAX ||
@@ -649,8 +651,10 @@ void eng_kvdisk_put(eng_kvdisk *d, uint64_t hash, uint64_t parent, const int32_t
         d->queued_bytes -= d->page_bytes;
         d->st.dropped++;
     } else {
-        if (d->tail) d->tail->next = j;
-        else d->head = j;
+        if (d->tail)
+            d->tail->next = j;
+        else
+            d->head = j;
         d->tail = j;
         pthread_cond_signal(&d->work);
     }
@@ -667,7 +671,8 @@ void eng_kvdisk_flush(eng_kvdisk *d) {
 /* Deletes a bad file unless another process has already replaced it. */
 static void kv_reject(eng_kvdisk *d, int fd, const char *path, const char *why) {
     struct stat a, b;
-    if (fd < 0 || (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+    if (fd < 0 ||
+        (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
         (void)unlink(path);
     if (d->debug) fprintf(stderr, "cachet: kv disk cache file '%s': %s; deleted\n", path, why);
     pthread_mutex_lock(&d->mu);
@@ -678,8 +683,8 @@ static void kv_reject(eng_kvdisk *d, int fd, const char *path, const char *why) 
 
 /* Checks an open page file against the request; reads the payload in place.
  * Returns NULL when valid, else why not. */
-static const char *kv_verify(eng_kvdisk *d, int fd, uint64_t hash, uint64_t parent,
-                             const int32_t *tokens, int ntok, void *payload) {
+static const char *kv_verify(eng_kvdisk *d, int fd, uint64_t hash, uint64_t parent, const int32_t *tokens,
+                             int ntok, void *payload) {
     unsigned char want[KV_FIXED_HDR + 4 * ENG_KVDISK_MAX_TOKENS];
     unsigned char got[sizeof want], sum[KV_SUM_BYTES];
     size_t hlen = kv_encode_header(want, d, hash, parent, tokens, ntok);
@@ -703,8 +708,7 @@ static const char *kv_verify(eng_kvdisk *d, int fd, uint64_t hash, uint64_t pare
 
 int eng_kvdisk_get(eng_kvdisk *d, uint64_t hash, uint64_t parent, const int32_t *tokens, int ntok,
                    void *payload) {
-    if (!d || !d->enabled || ntok < 0 || ntok > ENG_KVDISK_MAX_TOKENS || (ntok && !tokens) ||
-        !payload)
+    if (!d || !d->enabled || ntok < 0 || ntok > ENG_KVDISK_MAX_TOKENS || (ntok && !tokens) || !payload)
         return 0;
     char path[PATH_MAX];
     int fd = -1;

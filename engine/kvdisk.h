@@ -27,11 +27,11 @@
 typedef struct eng_kvdisk eng_kvdisk;
 
 typedef struct eng_kvdisk_params {
-    const char *dir;         /* NULL: $XDG_CACHE_HOME/cachet/kv, else ~/.cache/cachet/kv */
-    uint64_t fingerprint;    /* model identity + settings that change KV values */
-    uint64_t budget_bytes;   /* 0: default 2 GiB */
-    size_t page_bytes;       /* payload size of every page of this model */
-    int debug;               /* 1: report detected corrupt files on stderr */
+    const char *dir;       /* NULL: $XDG_CACHE_HOME/cachet/kv, else ~/.cache/cachet/kv */
+    uint64_t fingerprint;  /* model identity + settings that change KV values */
+    uint64_t budget_bytes; /* 0: default 2 GiB */
+    size_t page_bytes;     /* payload size of every page of this model */
+    int debug;             /* 1: report detected corrupt files on stderr */
 } eng_kvdisk_params;
 
 /* reads: verified hits; read_misses: every get that returned 0 (absent or

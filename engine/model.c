@@ -15,11 +15,17 @@
 
 static const eng_arch eng_archs[] = {
     {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
-    {.name = "gemma3", .load_hparams = eng_gemma3_hparams, .forward = eng_gemma3_forward,
+    {.name = "gemma3",
+     .load_hparams = eng_gemma3_hparams,
+     .forward = eng_gemma3_forward,
      .tensors = ENG_ARCH_QK_NORM | ENG_ARCH_POST_NORMS},
-    {.name = "qwen2", .load_hparams = eng_qwen_hparams, .forward = eng_qwen2_forward,
+    {.name = "qwen2",
+     .load_hparams = eng_qwen_hparams,
+     .forward = eng_qwen2_forward,
      .tensors = ENG_ARCH_QKV_BIAS},
-    {.name = "qwen3", .load_hparams = eng_qwen_hparams, .forward = eng_qwen3_forward,
+    {.name = "qwen3",
+     .load_hparams = eng_qwen_hparams,
+     .forward = eng_qwen3_forward,
      .tensors = ENG_ARCH_QK_NORM},
 };
 
@@ -75,8 +81,8 @@ static int hp_f32(const hp_src *src, const char *suffix, float *out, util_err *e
     if (rc == UTIL_ENOTFOUND) return UTIL_OK;
     if (rc) return rc;
     if (!isfinite(v) || v <= 0)
-        return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has invalid value %g",
-                            src->path, key, (double)v);
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': key '%s' has invalid value %g", src->path,
+                            key, (double)v);
     *out = v;
     return UTIL_OK;
 }
@@ -91,9 +97,11 @@ static int read_rope_scaling(const hp_src *src, eng_hparams *hp, util_err *err) 
     snprintf(key, sizeof key, "%s.rope.scaling.type", src->arch);
     int rc = eng_gguf_get_str(src->g, key, &type, &len, err);
     if (rc && rc != UTIL_ENOTFOUND) return rc;
-    if (rc == UTIL_OK && !(len == 6 && memcmp(type, "linear", 6) == 0) && !(len == 4 && memcmp(type, "none", 4) == 0))
-        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': rope scaling '%.*s' is not supported (linear only)",
-                            src->path, (int)(len < 32 ? len : 32), type);
+    if (rc == UTIL_OK && !(len == 6 && memcmp(type, "linear", 6) == 0) &&
+        !(len == 4 && memcmp(type, "none", 4) == 0))
+        return util_err_set(err, UTIL_EUNSUPPORTED,
+                            "model file '%s': rope scaling '%.*s' is not supported (linear only)", src->path,
+                            (int)(len < 32 ? len : 32), type);
     float factor = 0;
     if ((rc = hp_f32(src, "rope.scaling.factor", &factor, err))) return rc;
     if (factor == 0 && (rc = hp_f32(src, "rope.scale_linear", &factor, err))) return rc;
@@ -125,8 +133,7 @@ static int read_hparams(const hp_src *src, eng_hparams *hp, util_err *err) {
     if ((rc = hp_u32(src, "attention.head_count_kv", &hp->n_kv_head, 0, err)) ||
         (rc = hp_u32(src, "attention.key_length", &hp->head_dim, 0, err)) ||
         (rc = hp_f32(src, "attention.layer_norm_rms_epsilon", &hp->eps, err)) ||
-        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)) ||
-        (rc = read_rope_scaling(src, hp, err)))
+        (rc = hp_f32(src, "rope.freq_base", &hp->rope_base, err)) || (rc = read_rope_scaling(src, hp, err)))
         return rc;
     hp->n_rot = hp->head_dim;
     if ((rc = hp_u32(src, "rope.dimension_count", &hp->n_rot, 0, err))) return rc;
@@ -146,7 +153,10 @@ static const struct {
     const char *arch;
     int period, window;
 } swa_defaults[] = {
-    {"gemma3", 6, 0}, {"gemma2", 2, 4096}, {"gemma-embedding", 6, 0}, {"cohere2", 4, 0},
+    {"gemma3", 6, 0},
+    {"gemma2", 2, 4096},
+    {"gemma-embedding", 6, 0},
+    {"cohere2", 4, 0},
 };
 
 /* Sliding-window attention from a GGUF's "<arch>.*" keys, as llama.cpp reads
@@ -167,13 +177,16 @@ static int swa_read(const eng_gguf *g, const char *path, const char *arch, eng_h
     hp->rope_base_swa = 10000.0f;
     hp->rope_freq_scale_swa = 1.0f;
     for (size_t i = 0; i < sizeof swa_defaults / sizeof swa_defaults[0]; i++)
-        if (strcmp(swa_defaults[i].arch, arch) == 0) period = swa_defaults[i].period, window = swa_defaults[i].window;
+        if (strcmp(swa_defaults[i].arch, arch) == 0)
+            period = swa_defaults[i].period, window = swa_defaults[i].window;
     char key[128];
     snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
     uint32_t w;
     rc = eng_gguf_get_u32(g, key, &w, err);
-    if (rc == UTIL_OK) window = (int)(w > (1u << 30) ? (1u << 30) : w);
-    else if (rc != UTIL_ENOTFOUND) return rc;
+    if (rc == UTIL_OK)
+        window = (int)(w > (1u << 30) ? (1u << 30) : w);
+    else if (rc != UTIL_ENOTFOUND)
+        return rc;
     if (window <= 0) return UTIL_OK;
     if ((rc = hp_f32(&src, "rope.freq_base_swa", &hp->rope_base_swa, err))) return rc;
     unsigned char *f = calloc((size_t)hp->n_layer, 1);
@@ -226,10 +239,9 @@ static int bind_weight(eng_model *m, eng_weight *w, const char *name, int64_t co
         return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor '%s'", m->path, name);
     }
     if (t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != 1 || t->ne[3] != 1)
-        return util_err_set(err, UTIL_EFORMAT,
-                            "model file '%s': tensor '%s' has shape [%lld,%lld], expected [%lld,%lld]",
-                            m->path, name, (long long)t->ne[0], (long long)t->ne[1],
-                            (long long)cols, (long long)rows);
+        return util_err_set(
+            err, UTIL_EFORMAT, "model file '%s': tensor '%s' has shape [%lld,%lld], expected [%lld,%lld]",
+            m->path, name, (long long)t->ne[0], (long long)t->ne[1], (long long)cols, (long long)rows);
     const eng_type_traits *tr = eng_type_get(t->type);
     if (!tr || !tr->supported)
         return util_err_set(err, UTIL_EUNSUPPORTED,
@@ -251,17 +263,16 @@ static int bind_norm(eng_model *m, const float **out, const char *name, int64_t 
     const eng_gguf_tensor *t = eng_gguf_find_tensor(m->gguf, name);
     if (!t) return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor '%s'", m->path, name);
     if (t->ne[0] != n || t->ne[1] != 1 || t->ne[2] != 1 || t->ne[3] != 1)
-        return util_err_set(err, UTIL_EFORMAT,
-                            "model file '%s': tensor '%s' has %lld values, expected %lld", m->path,
-                            name, (long long)t->ne[0], (long long)n);
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': tensor '%s' has %lld values, expected %lld",
+                            m->path, name, (long long)t->ne[0], (long long)n);
     if (t->type == ENG_TYPE_F32 && ((uintptr_t)t->data % sizeof(float)) == 0) {
         *out = t->data;
         return UTIL_OK;
     }
     const eng_type_traits *tr = eng_type_get(t->type);
     if (!tr || !tr->supported)
-        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': tensor '%s': unsupported type",
-                            m->path, name);
+        return util_err_set(err, UTIL_EUNSUPPORTED, "model file '%s': tensor '%s': unsupported type", m->path,
+                            name);
     float *copy = malloc((size_t)n * sizeof(float));
     const float **list = realloc(m->norm_copies, (size_t)(m->n_norm_copies + 1) * sizeof *list);
     if (!copy || !list) {
@@ -281,13 +292,17 @@ static int load_weights(eng_model *m, util_err *err) {
     int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
             KV = (int64_t)hp->n_kv_head * hp->head_dim, F = hp->n_ff;
     const eng_gguf_tensor *te = eng_gguf_find_tensor(m->gguf, "token_embd.weight");
-    if (!te) return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor 'token_embd.weight'", m->path);
+    if (!te)
+        return util_err_set(err, UTIL_EFORMAT, "model file '%s': missing tensor 'token_embd.weight'",
+                            m->path);
     m->hp.n_vocab = (int)te->ne[1];
     int rc = bind_weight(m, &m->tok_embd, "token_embd.weight", E, hp->n_vocab, 0, err);
     if (rc) return rc;
     rc = bind_weight(m, &m->output, "output.weight", E, hp->n_vocab, 1, err);
-    if (rc == UTIL_ENOTFOUND) m->output = m->tok_embd; /* tied embeddings */
-    else if (rc) return rc;
+    if (rc == UTIL_ENOTFOUND)
+        m->output = m->tok_embd; /* tied embeddings */
+    else if (rc)
+        return rc;
     if ((rc = bind_norm(m, &m->output_norm, "output_norm.weight", E, err))) return rc;
     if (eng_gguf_find_tensor(m->gguf, "rope_freqs.weight") &&
         (rc = bind_norm(m, &m->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, err)))
@@ -297,14 +312,14 @@ static int load_weights(eng_model *m, util_err *err) {
     for (int il = 0; il < hp->n_layer; il++) {
         eng_layer *L = &m->layers[il];
         char n[96];
-#define W(field, suffix, cols, rows)                                            \
-    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
+#define W(field, suffix, cols, rows)                       \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
     if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
-#define N(field, suffix, len)                                                   \
-    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il);                      \
+#define N(field, suffix, len)                              \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
     if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
-#define B(field, suffix, len)                                                   \
-    snprintf(n, sizeof n, "blk.%d." suffix ".bias", il);                        \
+#define B(field, suffix, len)                            \
+    snprintf(n, sizeof n, "blk.%d." suffix ".bias", il); \
     if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
         W(wq, "attn_q", E, Q)
         W(wk, "attn_k", E, KV)
@@ -347,11 +362,10 @@ static int upload_weights(eng_model *m, util_err *err) {
     if (m->output.data == m->tok_embd.data) {
         m->output.dev = m->tok_embd.dev;
         m->output.dev_f16 = m->tok_embd.dev_f16;
-    }
-    else if ((rc = op->load(be, &m->output, err))) return rc;
+    } else if ((rc = op->load(be, &m->output, err)))
+        return rc;
     if ((rc = op->load_vec(be, m->output_norm, (size_t)m->hp.n_embd, &m->output_norm, err))) return rc;
-    if (m->rope_freqs &&
-        (rc = op->load_vec(be, m->rope_freqs, (size_t)m->hp.n_rot / 2, &m->rope_freqs, err)))
+    if (m->rope_freqs && (rc = op->load_vec(be, m->rope_freqs, (size_t)m->hp.n_rot / 2, &m->rope_freqs, err)))
         return rc;
     for (int il = 0; il < m->hp.n_layer; il++) {
         eng_layer *L = &m->layers[il];
@@ -363,9 +377,15 @@ static int upload_weights(eng_model *m, util_err *err) {
         const struct {
             const float **v;
             size_t n;
-        } vecs[] = {{&L->attn_norm, E}, {&L->ffn_norm, E}, {&L->post_attn_norm, E},
-                    {&L->post_ffw_norm, E}, {&L->attn_q_norm, hd}, {&L->attn_k_norm, hd},
-                    {&L->bq, Q}, {&L->bk, KV}, {&L->bv, KV}};
+        } vecs[] = {{&L->attn_norm, E},
+                    {&L->ffn_norm, E},
+                    {&L->post_attn_norm, E},
+                    {&L->post_ffw_norm, E},
+                    {&L->attn_q_norm, hd},
+                    {&L->attn_k_norm, hd},
+                    {&L->bq, Q},
+                    {&L->bk, KV},
+                    {&L->bv, KV}};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
             if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
     }
@@ -421,8 +441,7 @@ static char *dup_str(const char *s, size_t n) {
     return p;
 }
 
-int eng_model_open(eng_model **out, const char *path, const eng_model_params *params,
-                   util_err *err) {
+int eng_model_open(eng_model **out, const char *path, const eng_model_params *params, util_err *err) {
     *out = NULL;
     eng_model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = dup_str(path, strlen(path)))) {
@@ -445,8 +464,8 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         char list[128];
         arch_list(list, sizeof list);
         rc = util_err_set(err, UTIL_EUNSUPPORTED,
-                          "model file '%s': architecture '%s' is not supported (supported: %s)",
-                          path, archz, list);
+                          "model file '%s': architecture '%s' is not supported (supported: %s)", path, archz,
+                          list);
         goto fail;
     }
     const char *name;
@@ -461,8 +480,9 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         goto fail;
     }
     if (eng_tokenizer_n_vocab(m->tok) != m->hp.n_vocab) {
-        rc = util_err_set(err, UTIL_EFORMAT, "model file '%s': vocabulary has %d tokens but token_embd has %d rows",
-                          path, eng_tokenizer_n_vocab(m->tok), m->hp.n_vocab);
+        rc = util_err_set(err, UTIL_EFORMAT,
+                          "model file '%s': vocabulary has %d tokens but token_embd has %d rows", path,
+                          eng_tokenizer_n_vocab(m->tok), m->hp.n_vocab);
         goto fail;
     }
     if ((rc = eng_chat_new_named(&m->chat, m->gguf, params ? params->chat_template : NULL, err))) goto fail;
@@ -553,8 +573,8 @@ double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n
 }
 
 eng_model_shape eng_model_get_shape(const eng_model *m) {
-    eng_model_shape s = {m->hp.n_layer, m->hp.n_embd, m->hp.n_head, m->hp.n_kv_head,
-                         m->hp.head_dim, m->hp.n_ff, m->hp.n_swa, m->hp.n_layer_swa};
+    eng_model_shape s = {m->hp.n_layer,  m->hp.n_embd, m->hp.n_head, m->hp.n_kv_head,
+                         m->hp.head_dim, m->hp.n_ff,   m->hp.n_swa,  m->hp.n_layer_swa};
     return s;
 }
 
@@ -584,8 +604,8 @@ int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err) 
         rc = swa_read(g, path, archz, &hp, &swa, err);
     }
     if (rc == UTIL_OK) {
-        eng_model_shape s = {hp.n_layer, hp.n_embd, hp.n_head, hp.n_kv_head, hp.head_dim, hp.n_ff,
-                             hp.n_swa, hp.n_layer_swa};
+        eng_model_shape s = {hp.n_layer,  hp.n_embd, hp.n_head, hp.n_kv_head,
+                             hp.head_dim, hp.n_ff,   hp.n_swa,  hp.n_layer_swa};
         *out = s;
     }
     free(swa);
@@ -618,7 +638,8 @@ int eng_model_info_read(const char *path, eng_model_info *out, util_err *err) {
     out->rope_base_swa = hp.rope_base_swa;
     out->file_bytes = eng_gguf_size(g);
     out->layer_pattern = calloc((size_t)hp.n_layer + 1, 1);
-    for (int il = 0; out->layer_pattern && il < hp.n_layer; il++) out->layer_pattern[il] = swa && swa[il] ? 'S' : 'G';
+    for (int il = 0; out->layer_pattern && il < hp.n_layer; il++)
+        out->layer_pattern[il] = swa && swa[il] ? 'S' : 'G';
     free(swa);
     for (int64_t i = 0; i < eng_gguf_tensor_count(g); i++) {
         const eng_gguf_tensor *t = eng_gguf_tensor_at(g, i);

@@ -29,7 +29,7 @@ typedef struct eng_hparams {
 typedef struct eng_layer {
     eng_weight wq, wk, wv, wo, w_gate, w_up, w_down;
     const float *attn_norm, *ffn_norm;
-    const float *attn_q_norm, *attn_k_norm;     /* ENG_ARCH_QK_NORM: per head, over head_dim */
+    const float *attn_q_norm, *attn_k_norm;      /* ENG_ARCH_QK_NORM: per head, over head_dim */
     const float *post_attn_norm, *post_ffw_norm; /* ENG_ARCH_POST_NORMS: over n_embd */
     const float *bq, *bk, *bv;                   /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
     int swa;     /* 1: a sliding-window layer (attends to the last hp.n_swa positions) */
@@ -74,16 +74,16 @@ struct eng_model {
     eng_tokenizer *tok;
     eng_chat *chat;
     eng_backend *be;
-    const eng_arch *arch;      /* an entry of model.c's table */
+    const eng_arch *arch; /* an entry of model.c's table */
     eng_hparams hp;
     eng_weight tok_embd, output;
     const float *output_norm;
-    const float *rope_freqs;   /* rope_freqs.weight (n_rot/2 divisors: llama 3's scaling), or NULL */
+    const float *rope_freqs; /* rope_freqs.weight (n_rot/2 divisors: llama 3's scaling), or NULL */
     eng_layer *layers;
     unsigned char *layer_swa;  /* n_layer flags from model.c's swa_read (NULL: no sliding layers) */
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;
-    eng_kvcache *cache;        /* KV page pool + prefix tree, shared by all sequences */
+    eng_kvcache *cache; /* KV page pool + prefix tree, shared by all sequences */
 };
 
 
@@ -92,10 +92,11 @@ struct eng_seq {
     int n_ctx;
     int len;
     int n_batch;
-    int32_t *toks;         /* the len tokens held */
-    uint16_t **pages;      /* page table: page i holds positions i*P .. i*P+P-1 */
-    eng_kv_node **nodes;   /* nodes[i]: the cache node page i belongs to (pinned, read-only), or NULL if private */
-    int n_pages;           /* pages present */
+    int32_t *toks;    /* the len tokens held */
+    uint16_t **pages; /* page table: page i holds positions i*P .. i*P+P-1 */
+    eng_kv_node *
+        *nodes;  /* nodes[i]: the cache node page i belongs to (pinned, read-only), or NULL if private */
+    int n_pages; /* pages present */
     int max_pages;
     eng_kv_view kv;
     eng_scratch sc;
@@ -112,15 +113,11 @@ static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_la
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                      util_err *err);
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err);
 int eng_gemma3_hparams(eng_model *m, util_err *err);
-int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                       util_err *err);
+int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err);
 int eng_qwen_hparams(eng_model *m, util_err *err);
-int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                      util_err *err);
-int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                      util_err *err);
+int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err);
+int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err);
 
 #endif

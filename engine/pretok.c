@@ -31,7 +31,7 @@ typedef struct pass_def {
 } pass_def;
 
 #define MAX_PASSES 6
-#define MAX_NAMES 10
+#define MAX_NAMES  10
 
 typedef struct pre_def {
     const char *names[MAX_NAMES]; /* names[0] is the canonical one */
@@ -41,39 +41,39 @@ typedef struct pre_def {
 
 /* The regexes as llama.cpp's llama-vocab.cpp documents them (its adapted forms
  * without (?i:...)). */
-#define RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
+#define RE_GPT2         "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
 #define RE_CONTRACTIONS "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-#define RE_LLAMA3                                                                       \
+#define RE_LLAMA3                                                                                \
     RE_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|" \
                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RE_QWEN2                                                                    \
+#define RE_QWEN2                                                                            \
     RE_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|" \
                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RE_QWEN35                                                                            \
+#define RE_QWEN35                                                                               \
     RE_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+" \
                     "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 /* Tekken (Mistral NeMo) and GPT-4o (Llama 4): case-aware words; llama.cpp
  * writes [\p{Lu}..]* as "a letter that is not a-z" by lookahead */
 #define RE_UPPER "((?=[\\p{L}])([^a-z]))"
 #define RE_LOWER "((?=[\\p{L}])([^A-Z]))"
-#define RE_TEKKEN                                                                          \
+#define RE_TEKKEN                                                                                   \
     "[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+|[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "+" RE_LOWER \
     "*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RE_GPT4O                                                                                    \
+#define RE_GPT4O                                                                                           \
     "[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER "*" RE_LOWER "+" RE_CONTRACTIONS "?|[^\\r\\n\\p{L}\\p{N}]?" RE_UPPER \
-    "+" RE_LOWER "*" RE_CONTRACTIONS "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|"    \
+    "+" RE_LOWER "*" RE_CONTRACTIONS "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|"        \
     "\\s+(?!\\S)|\\s+"
 /* DeepSeek V3: [一-龥぀-ゟ゠-ヿ]+ (CJK ideographs, hiragana, katakana), then ASCII
  * punctuation + ASCII word, letters with marks, punctuation/symbol runs */
 #define RE_DEEPSEEK3_CJK "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+"
-#define RE_DEEPSEEK3                                                                         \
+#define RE_DEEPSEEK3                                                                                   \
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|" \
     " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
 /* DeepSeek's letters, written out as code-point ranges in its tokenizer.json */
-#define RE_DEEPSEEK_LETTERS                                                                     \
-    "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf"     \
+#define RE_DEEPSEEK_LETTERS                                                                        \
+    "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf"      \
     "\xc7\x84-\xca\x93\xca\x95-\xca\xaf\xcd\xb0-\xcd\xb3\xcd\xb6\xcd\xb7\xcd\xbb-\xcd\xbd\xcd\xbf" \
-    "\xce\x86\xce\x88-\xce\x8a\xce\x8c\xce\x8e-\xce\xa1\xce\xa3-\xcf\xb5\xcf\xb7-\xd2\x81"          \
+    "\xce\x86\xce\x88-\xce\x8a\xce\x8c\xce\x8e-\xce\xa1\xce\xa3-\xcf\xb5\xcf\xb7-\xd2\x81"         \
     "\xd2\x8a-\xd4\xaf\xd4\xb1-\xd5\x96\xe1\x82\xa0-\xe1\x83\x85\xe1\x8e\xa0-\xe1\x8f\xb5"         \
     "\xe1\x8f\xb8-\xe1\x8f\xbd\xe1\xb2\x90-\xe1\xb2\xba\xe1\xb2\xbd-\xe1\xb2\xbf"                  \
     "\xe1\xb4\x80-\xe1\xb4\xab\xe1\xb5\xab-\xe1\xb5\xb7\xe1\xb5\xb9-\xe1\xb6\x9a"                  \
@@ -86,7 +86,7 @@ typedef struct pre_def {
     "\xe2\x84\x99-\xe2\x84\x9d\xe2\x84\xa4\xe2\x84\xa6\xe2\x84\xa8\xe2\x84\xaa-\xe2\x84\xad"       \
     "\xe2\x84\xaf-\xe2\x84\xb4\xe2\x84\xb9\xe2\x84\xbc-\xe2\x84\xbf\xe2\x85\x85-\xe2\x85\x89"      \
     "\xe2\x85\x8e\xe2\x86\x83\xe2\x86\x84\xe2\xb0\x80-\xe2\xb1\xbb\xe2\xb1\xbe-\xe2\xb3\xa4"       \
-    "\xe2\xb3\xab-\xe2\xb3\xae\xe2\xb3\xb2\xe2\xb3\xb3\xea\x99\x80-\xea\x99\xad"                    \
+    "\xe2\xb3\xab-\xe2\xb3\xae\xe2\xb3\xb2\xe2\xb3\xb3\xea\x99\x80-\xea\x99\xad"                   \
     "\xea\x9a\x80-\xea\x9a\x9b\xea\x9c\xa2-\xea\x9d\xaf\xea\x9d\xb1-\xea\x9e\x87"                  \
     "\xea\x9e\x8b-\xea\x9e\x8e\xea\xad\xb0-\xea\xae\xbf\xef\xac\x80-\xef\xac\x86"                  \
     "\xef\xac\x93-\xef\xac\x97\xef\xbc\xa1-\xef\xbc\xba\xef\xbd\x81-\xef\xbd\x9a"                  \
@@ -97,40 +97,49 @@ typedef struct pre_def {
 /* [一-龥ࠀ-一가-퟿]+ : CJK ideographs, U+0800..U+4E00, Hangul */
 #define RE_DEEPSEEK_CJK "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+"
 
-#define F(clean, ignore, bos) {(clean), (ignore), (bos)}
-#define REGEX(r) {PASS_REGEX, (r)}
-#define HAND(k) {(k), NULL}
+#define F(clean, ignore, bos) \
+    { (clean), (ignore), (bos) }
+#define REGEX(r) \
+    { PASS_REGEX, (r) }
+#define HAND(k) \
+    { (k), NULL }
 
 static const pre_def pre_defs[] = {
-    {{"default"}, F(1, 0, -1),
+    {{"default"},
+     F(1, 0, -1),
      {HAND(PASS_PUNCT_RUNS), HAND(PASS_GPT2), HAND(PASS_NUMBER_RUNS), HAND(PASS_THREE_DIGITS)}},
     {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
       "jina-v5-nano"},
-     F(1, 1, 1), {REGEX(RE_LLAMA3)}},
+     F(1, 1, 1),
+     {REGEX(RE_LLAMA3)}},
     {{"dbrx", "smaug-bpe"}, F(1, 0, -1), {REGEX(RE_LLAMA3)}},
-    {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open", "grok-2"}, F(0, 0, -1),
+    {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open", "grok-2"},
+     F(0, 0, -1),
      {REGEX(RE_QWEN2)}},
     {{"stablelm2", "megrez"}, F(1, 0, -1), {REGEX(RE_QWEN2)}},
     {{"qwen35"}, F(0, 0, -1), {REGEX(RE_QWEN35)}},
     {{"tekken"}, F(0, 1, 1), {REGEX(RE_TEKKEN)}},
     {{"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"}, F(0, 0, -1), {REGEX(RE_GPT4O)}},
-    {{"deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"}, F(0, 0, -1),
+    {{"deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4"},
+     F(0, 0, -1),
      {REGEX("\\p{N}{1,3}"), REGEX(RE_DEEPSEEK3_CJK), REGEX(RE_DEEPSEEK3)}},
-    {{"deepseek-llm"}, F(0, 0, -1),
+    {{"deepseek-llm"},
+     F(0, 0, -1),
      {REGEX("[\r\n]"), REGEX(RE_DEEPSEEK_LETTERS),
       REGEX("\\s?[!-/:-~\xef\xbc\x81-\xef\xbc\x8f\xef\xbc\x9a-\xef\xbd\x9e\xe2\x80\x98-\xe2\x80\x9f"
             "\xe3\x80\x80-\xe3\x80\x82]+"),
       REGEX("\\s+$"), REGEX(RE_DEEPSEEK_CJK), REGEX("\\p{N}+")}},
-    {{"deepseek-coder"}, F(0, 0, -1),
-     {REGEX("[\r\n]"), REGEX("\\s?\\p{L}+"), REGEX("\\s?\\p{P}+"), REGEX(RE_DEEPSEEK_CJK),
-      REGEX("\\p{N}")}},
-    {{"falcon"}, F(1, 0, -1),
-     {REGEX("[\\p{P}\\$\\+<=>\\^~\\|`]+"), HAND(PASS_GPT2), HAND(PASS_THREE_DIGITS)}},
-    {{"starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2"}, F(1, 0, -1),
+    {{"deepseek-coder"},
+     F(0, 0, -1),
+     {REGEX("[\r\n]"), REGEX("\\s?\\p{L}+"), REGEX("\\s?\\p{P}+"), REGEX(RE_DEEPSEEK_CJK), REGEX("\\p{N}")}},
+    {{"falcon"}, F(1, 0, -1), {REGEX("[\\p{P}\\$\\+<=>\\^~\\|`]+"), HAND(PASS_GPT2), HAND(PASS_THREE_DIGITS)}},
+    {{"starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2"},
+     F(1, 0, -1),
      {HAND(PASS_EACH_NUMBER), HAND(PASS_GPT2)}},
     {{"smollm", "command-r"}, F(0, 0, -1), {HAND(PASS_EACH_NUMBER), HAND(PASS_GPT2)}},
     {{"gpt-2", "gpt2", "phi-2", "mpt", "olmo", "jais", "exaone4", "mellum", "a.x-4.0"},
-     F(1, 0, -1), {HAND(PASS_GPT2)}},
+     F(1, 0, -1),
+     {HAND(PASS_GPT2)}},
     {{"trillion", "granite-docling"}, F(0, 0, -1), {HAND(PASS_GPT2)}},
     /* Gemma 4 (tokenizer.ggml.model "gemma4"): spaces become U+2581 before
      * this, and BPE runs on newline runs and the text between them */
@@ -190,8 +199,10 @@ static int collapse_regex(const char *re, util_buf *b, int *oom) {
             i++;
             continue;
         }
-        if (re[i] == '[') inside = 1;
-        else if (re[i] == ']') inside = 0;
+        if (re[i] == '[')
+            inside = 1;
+        else if (re[i] == ']')
+            inside = 0;
         if (util_buf_append(b, re + i, 1)) *oom = 1;
     }
     return used;
@@ -199,7 +210,7 @@ static int collapse_regex(const char *re, util_buf *b, int *oom) {
 
 typedef struct pass {
     int kind;
-    int wide;         /* regex on UTF-8 code points, not the collapsed bytes */
+    int wide; /* regex on UTF-8 code points, not the collapsed bytes */
     pcre2_code *code;
 } pass;
 
@@ -228,8 +239,8 @@ static int compile_pass(pass *ps, const char *re, util_err *err) {
     if (!ps->code) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(ec, msg, sizeof msg);
-        return util_err_set(err, UTIL_EINTERNAL, "tokenizer: pre-tokenizer regex '%.60s': %s at %zu",
-                            re, (const char *)msg, (size_t)eo);
+        return util_err_set(err, UTIL_EINTERNAL, "tokenizer: pre-tokenizer regex '%.60s': %s at %zu", re,
+                            (const char *)msg, (size_t)eo);
     }
     pcre2_jit_compile(ps->code, PCRE2_JIT_COMPLETE); /* optional: the interpreter is exact too */
     ps->kind = PASS_REGEX;
@@ -514,7 +525,8 @@ static int pass_regex(const split_ctx *c, const pass *ps, int in, size_t n, util
     eng_pretok_work *w = c->w;
     int o = !in;
     size_t slen;
-    if (make_subject(c, n, ps->wide, &slen)) return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
+    if (make_subject(c, n, ps->wide, &slen))
+        return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
     (void)slen;
     size_t at = 0;
     for (size_t k = 0; k < w->nseg[in]; k++) {
@@ -546,9 +558,8 @@ static int pass_regex(const split_ctx *c, const pass *ps, int in, size_t n, util
     return UTIL_OK;
 }
 
-int eng_pretok_split(const eng_pretok *p, eng_pretok_work *w, const uint32_t *cp,
-                     const uint16_t *fl, size_t n, const uint32_t **pieces, size_t *npieces,
-                     util_err *err) {
+int eng_pretok_split(const eng_pretok *p, eng_pretok_work *w, const uint32_t *cp, const uint16_t *fl,
+                     size_t n, const uint32_t **pieces, size_t *npieces, util_err *err) {
     *pieces = NULL;
     *npieces = 0;
     if (grow((void **)&w->seg[0], &w->cap_seg[0], n + 1, sizeof(uint32_t)) ||

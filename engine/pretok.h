@@ -33,15 +33,15 @@ const char *eng_pretok_name(const eng_pretok *p);
 /* Per-call working memory the caller holds (one per thread); zero it to start,
  * eng_pretok_work_release frees it. */
 typedef struct eng_pretok_work {
-    uint32_t *seg[2];      /* piece lengths in code points, ping-ponged between passes */
+    uint32_t *seg[2]; /* piece lengths in code points, ping-ponged between passes */
     size_t nseg[2], cap_seg[2];
-    unsigned char *subj;   /* a regex subject */
+    unsigned char *subj; /* a regex subject */
     size_t cap_subj;
-    uint32_t *cp_at;       /* wide regexes: byte offset -> code point index */
+    uint32_t *cp_at; /* wide regexes: byte offset -> code point index */
     size_t cap_cp_at;
-    uint32_t *boff;        /* wide regexes: code point index -> byte offset */
+    uint32_t *boff; /* wide regexes: code point index -> byte offset */
     size_t cap_boff;
-    void *md;              /* pcre2_match_data */
+    void *md; /* pcre2_match_data */
 } eng_pretok_work;
 
 void eng_pretok_work_release(eng_pretok_work *w);
@@ -50,8 +50,7 @@ void eng_pretok_work_release(eng_pretok_work *w);
  * success *pieces points at *npieces lengths in code points (summing to n),
  * owned by w until its next use. UTIL_ENOMEM, or UTIL_EINTERNAL if PCRE2
  * fails to match (its message in err). */
-int eng_pretok_split(const eng_pretok *p, eng_pretok_work *w, const uint32_t *cp,
-                     const uint16_t *fl, size_t n, const uint32_t **pieces, size_t *npieces,
-                     util_err *err);
+int eng_pretok_split(const eng_pretok *p, eng_pretok_work *w, const uint32_t *cp, const uint16_t *fl,
+                     size_t n, const uint32_t **pieces, size_t *npieces, util_err *err);
 
 #endif

@@ -308,17 +308,21 @@ static void q8_k_from_float(const float *x, void *dst, int64_t n) {
 /* --- the table ---------------------------------------------------------- */
 
 /* A type this engine computes: layout, dequantizer, activation format. */
-#define TYPE(nm, block, elems, deq, act)                                                           \
-    {.name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq),     \
-     .vec_dot_type = (act)}
+#define TYPE(nm, block, elems, deq, act)                                                          \
+    {                                                                                             \
+        .name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq), \
+        .vec_dot_type = (act)                                                                     \
+    }
 /* An activation format: it also quantizes (from_float), and pairs with itself. */
-#define ACT(nm, id, block, elems, deq, quant)                                                      \
-    {.name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq),     \
-     .from_float = (quant), .vec_dot_type = (id)}
+#define ACT(nm, id, block, elems, deq, quant)                                                     \
+    {                                                                                             \
+        .name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq), \
+        .from_float = (quant), .vec_dot_type = (id)                                               \
+    }
 /* Known to ggml, not computed here: listed so files holding them open and the
  * loader can name the type it does not support. */
-#define KNOWN(nm, block, elems)                                                                    \
-    {.name = (nm), .blck = (elems), .bytes = sizeof(block), .vec_dot_type = ENG_TYPE_COUNT}
+#define KNOWN(nm, block, elems) \
+    { .name = (nm), .blck = (elems), .bytes = sizeof(block), .vec_dot_type = ENG_TYPE_COUNT }
 
 static const eng_type_traits eng_types[ENG_TYPE_COUNT] = {
     [ENG_TYPE_F32] = ACT("f32", ENG_TYPE_F32, float, 1, f32_to_float, f32_from_float),

@@ -23,8 +23,13 @@ struct eng_sampler {
 };
 
 eng_sample_params eng_sample_defaults(void) {
-    eng_sample_params p = {.temp = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f,
-                           .repeat_penalty = 1.0f, .repeat_last_n = 64, .seed = 0};
+    eng_sample_params p = {.temp = 0.8f,
+                           .top_k = 40,
+                           .top_p = 0.95f,
+                           .min_p = 0.05f,
+                           .repeat_penalty = 1.0f,
+                           .repeat_last_n = 64,
+                           .seed = 0};
     return p;
 }
 

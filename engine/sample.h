@@ -10,12 +10,12 @@
 #include "../util/err.h"
 
 typedef struct eng_sample_params {
-    float temp;            /* <= 0: greedy (argmax, lowest id on ties) */
-    int top_k;             /* <= 0: off */
-    float top_p;           /* >= 1: off */
-    float min_p;           /* <= 0: off */
-    float repeat_penalty;  /* 1: off */
-    int repeat_last_n;     /* how many recent tokens the penalty sees */
+    float temp;           /* <= 0: greedy (argmax, lowest id on ties) */
+    int top_k;            /* <= 0: off */
+    float top_p;          /* >= 1: off */
+    float min_p;          /* <= 0: off */
+    float repeat_penalty; /* 1: off */
+    int repeat_last_n;    /* how many recent tokens the penalty sees */
     uint64_t seed;
 } eng_sample_params;
 

@@ -34,8 +34,7 @@ static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp,
     sc->hb = falloc(b * (size_t)hp->n_ff);
     sc->hb2 = falloc(b * (size_t)hp->n_ff);
     sc->logits = falloc((size_t)hp->n_vocab);
-    if (!sc->x || !sc->xb || !sc->q || !sc->k || !sc->v || !sc->att || !sc->hb || !sc->hb2 ||
-        !sc->logits) {
+    if (!sc->x || !sc->xb || !sc->q || !sc->k || !sc->v || !sc->att || !sc->hb || !sc->hb2 || !sc->logits) {
         scratch_release(be, sc);
         return UTIL_ENOMEM;
     }
@@ -78,8 +77,10 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
  * ones are unpinned. */
 static void release_pages(eng_seq *s, int from) {
     for (int i = from; i < s->n_pages; i++) {
-        if (s->nodes[i]) eng_kvcache_unpin(s->m->cache, s->nodes[i]);
-        else eng_kvcache_page_free(s->m->cache, s->pages[i]);
+        if (s->nodes[i])
+            eng_kvcache_unpin(s->m->cache, s->nodes[i]);
+        else
+            eng_kvcache_page_free(s->m->cache, s->pages[i]);
         s->pages[i] = NULL;
         s->nodes[i] = NULL;
     }
@@ -162,8 +163,8 @@ static int prepare_pages(eng_seq *s, int from, int end, util_err *err) {
 /* What a decode step's op calls depend on besides the position and token:
  * every buffer they name (see eng_backend_ops.step_begin). */
 static uint64_t step_key(const eng_seq *s, int want_logits) {
-    const void *ptrs[] = {s->sc.x, s->sc.xb, s->sc.q, s->sc.k, s->sc.v, s->sc.att,
-                          s->sc.hb, s->sc.hb2, s->sc.logits, &s->kv};
+    const void *ptrs[] = {s->sc.x,   s->sc.xb, s->sc.q,   s->sc.k,      s->sc.v,
+                          s->sc.att, s->sc.hb, s->sc.hb2, s->sc.logits, &s->kv};
     uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)want_logits;
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         h = (h ^ (uint64_t)(uintptr_t)ptrs[i]) * 0x100000001B3ull;
@@ -171,13 +172,12 @@ static uint64_t step_key(const eng_seq *s, int want_logits) {
 }
 
 /* Evaluates n tokens of the given pass (see eng_pass in backend.h). */
-static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, eng_pass pass,
-                    util_err *err) {
+static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, eng_pass pass, util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
     if (s->len + n > s->n_ctx)
         return util_err_set(err, UTIL_ERANGE,
-                            "prompt of %d tokens does not fit: %d already in context, limit %d",
-                            n, s->len, s->n_ctx);
+                            "prompt of %d tokens does not fit: %d already in context, limit %d", n, s->len,
+                            s->n_ctx);
     int32_t nv = s->m->hp.n_vocab;
     for (int i = 0; i < n; i++)
         if (toks[i] < 0 || toks[i] >= nv)
@@ -224,8 +224,8 @@ void eng_seq_commit(eng_seq *s) {
         if (s->nodes[i]) continue;
         if (i > 0 && !s->nodes[i - 1]) return; /* reuse off, or an insert failed */
         int ntok = s->len - i * P < P ? s->len - i * P : P;
-        eng_kv_node *node =
-            eng_kvcache_insert(s->m->cache, i ? s->nodes[i - 1] : NULL, s->toks + i * P, ntok, s->pages[i]);
+        eng_kv_node *node = eng_kvcache_insert(s->m->cache, i ? s->nodes[i - 1] : NULL, s->toks + i * P, ntok,
+                                               s->pages[i]);
         if (!node) return;
         s->nodes[i] = node;
         s->pages[i] = eng_kvcache_node_page(node);
@@ -244,8 +244,8 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
     if (cached_disk) *cached_disk = 0;
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "empty prompt");
     if (n > s->n_ctx)
-        return util_err_set(err, UTIL_ERANGE, "prompt is %d tokens long; the context limit is %d tokens",
-                            n, s->n_ctx);
+        return util_err_set(err, UTIL_ERANGE, "prompt is %d tokens long; the context limit is %d tokens", n,
+                            s->n_ctx);
     /* Reuse at most n-1 tokens: the last one is computed for its logits.
      * With reuse off (--no-cache) not even this sequence's own KV is kept. */
     int keep = eng_kvcache_reuse(s->m->cache) ? common_prefix(s->toks, s->len, toks, n) : 0;

@@ -20,8 +20,21 @@ enum { STRIP_LEFT = 1, STRIP_RIGHT = 2 }; /* llama.cpp's LSTRIP/RSTRIP token att
 
 /* The special ids llama.cpp reads from tokenizer.ggml.*_token_id (or detects). */
 enum {
-    SP_BOS, SP_EOS, SP_EOT, SP_EOM, SP_UNK, SP_SEP, SP_PAD, SP_MASK,
-    SP_FIM_PRE, SP_FIM_SUF, SP_FIM_MID, SP_FIM_PAD, SP_FIM_REP, SP_FIM_SEP, SP_COUNT
+    SP_BOS,
+    SP_EOS,
+    SP_EOT,
+    SP_EOM,
+    SP_UNK,
+    SP_SEP,
+    SP_PAD,
+    SP_MASK,
+    SP_FIM_PRE,
+    SP_FIM_SUF,
+    SP_FIM_MID,
+    SP_FIM_PAD,
+    SP_FIM_REP,
+    SP_FIM_SEP,
+    SP_COUNT
 };
 
 typedef struct trie_node {
@@ -52,7 +65,7 @@ struct eng_tokenizer {
     int32_t cap_text;
     char *arena; /* token texts and pieces, each NUL-terminated */
     size_t arena_len, arena_cap;
-    uint32_t *text_off, *text_len; /* per text id */
+    uint32_t *text_off, *text_len;   /* per text id */
     uint32_t *piece_off, *piece_len; /* per token: bytes it prints as (specials rendered) */
     float *scores;
     unsigned char *attr;
@@ -70,7 +83,7 @@ struct eng_tokenizer {
     trie_node *trie;
     int32_t n_trie, cap_trie;
     unsigned char first_byte[256]; /* 1 if some special starts with this byte */
-    unsigned char *strip; /* per token STRIP_* (llama.cpp's lstrip/rstrip), NULL if none */
+    unsigned char *strip;          /* per token STRIP_* (llama.cpp's lstrip/rstrip), NULL if none */
 };
 
 /* --- small helpers ------------------------------------------------------- */
@@ -277,20 +290,34 @@ typedef struct detect_rule {
 } detect_rule;
 
 static const detect_rule detect_rules[] = {
-    {SP_EOT, {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-              "<|end_of_text|>", "<EOT>", "_<EOT>"}},
-    {SP_EOT, {"<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>",
-              "<end_of_utterance>"}},
+    {SP_EOT,
+     {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>",
+      "_<EOT>"}},
+    {SP_EOT,
+     {"<\xef\xbd\x9c"
+      "end\xe2\x96\x81"
+      "of\xe2\x96\x81"
+      "sentence\xef\xbd\x9c>",
+      "<end_of_utterance>"}},
     {SP_EOM, {"<|eom_id|>"}},
-    {SP_FIM_PRE, {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-                  "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>", "<PRE>",
-                  "\xe2\x96\x81<PRE>", "<|code_prefix|>"}},
-    {SP_FIM_SUF, {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-                  "<\xef\xbd\x9c" "fim\xe2\x96\x81" "hole\xef\xbd\x9c>", "<SUF>",
-                  "\xe2\x96\x81<SUF>", "<|code_suffix|>"}},
-    {SP_FIM_MID, {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-                  "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>", "<MID>",
-                  "\xe2\x96\x81<MID>", "<|code_middle|>"}},
+    {SP_FIM_PRE,
+     {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "begin\xef\xbd\x9c>",
+      "<PRE>", "\xe2\x96\x81<PRE>", "<|code_prefix|>"}},
+    {SP_FIM_SUF,
+     {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "hole\xef\xbd\x9c>",
+      "<SUF>", "\xe2\x96\x81<SUF>", "<|code_suffix|>"}},
+    {SP_FIM_MID,
+     {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
+      "<\xef\xbd\x9c"
+      "fim\xe2\x96\x81"
+      "end\xef\xbd\x9c>",
+      "<MID>", "\xe2\x96\x81<MID>", "<|code_middle|>"}},
     {SP_FIM_PAD, {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>"}},
     {SP_FIM_REP, {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}},
     {SP_FIM_SEP, {"<|file_sep|>"}},
@@ -300,10 +327,31 @@ static const detect_rule detect_rules[] = {
  * (llama.cpp's EOG list, as of the version the goldens come from: Gemma 3's
  * user-defined "</s>" is one, so it is never parsed from plain text). */
 static const char *const eog_texts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
-    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", "[e~[",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<\xef\xbd\x9c"
+    "end\xe2\x96\x81"
+    "of\xe2\x96\x81"
+    "sentence\xef\xbd\x9c>",
+    "[e~[",
 };
 
 static int tok_is(const eng_tokenizer *t, int32_t id, const char *s) {
@@ -415,9 +463,10 @@ static int build_piece(eng_tokenizer *t, int32_t id, const unsigned char shifted
         unsigned v = 0;
         for (size_t i = 3; i < 5 && i < n; i++) {
             char c = s[i];
-            unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+            unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
                          : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                         : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+                         : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                                : 16;
             if (d == 16) break;
             v = v * 16 + d;
         }
@@ -451,8 +500,7 @@ static int build_specials(eng_tokenizer *t) {
     n = 0;
     for (int32_t id = 0; id < t->n_vocab; id++) {
         unsigned a = t->attr[id];
-        if (a == ENG_TOK_CONTROL || a == ENG_TOK_USER_DEFINED || a == ENG_TOK_UNKNOWN)
-            t->specials[n++] = id;
+        if (a == ENG_TOK_CONTROL || a == ENG_TOK_USER_DEFINED || a == ENG_TOK_UNKNOWN) t->specials[n++] = id;
     }
     t->n_specials = n;
     /* insertion sort is too slow for Gemma's thousands; a merge sort with the
@@ -609,20 +657,13 @@ static int build(eng_tokenizer *t, const tok_src *src, util_err *err) {
 /* --- reading the GGUF ----------------------------------------------------- */
 
 static const char *const special_keys[SP_COUNT] = {
-    [SP_BOS] = "tokenizer.ggml.bos_token_id",
-    [SP_EOS] = "tokenizer.ggml.eos_token_id",
-    [SP_EOT] = "tokenizer.ggml.eot_token_id",
-    [SP_EOM] = "tokenizer.ggml.eom_token_id",
-    [SP_UNK] = "tokenizer.ggml.unknown_token_id",
-    [SP_SEP] = "tokenizer.ggml.seperator_token_id",
-    [SP_PAD] = "tokenizer.ggml.padding_token_id",
-    [SP_MASK] = "tokenizer.ggml.mask_token_id",
-    [SP_FIM_PRE] = "tokenizer.ggml.fim_pre_token_id",
-    [SP_FIM_SUF] = "tokenizer.ggml.fim_suf_token_id",
-    [SP_FIM_MID] = "tokenizer.ggml.fim_mid_token_id",
-    [SP_FIM_PAD] = "tokenizer.ggml.fim_pad_token_id",
-    [SP_FIM_REP] = "tokenizer.ggml.fim_rep_token_id",
-    [SP_FIM_SEP] = "tokenizer.ggml.fim_sep_token_id",
+    [SP_BOS] = "tokenizer.ggml.bos_token_id",         [SP_EOS] = "tokenizer.ggml.eos_token_id",
+    [SP_EOT] = "tokenizer.ggml.eot_token_id",         [SP_EOM] = "tokenizer.ggml.eom_token_id",
+    [SP_UNK] = "tokenizer.ggml.unknown_token_id",     [SP_SEP] = "tokenizer.ggml.seperator_token_id",
+    [SP_PAD] = "tokenizer.ggml.padding_token_id",     [SP_MASK] = "tokenizer.ggml.mask_token_id",
+    [SP_FIM_PRE] = "tokenizer.ggml.fim_pre_token_id", [SP_FIM_SUF] = "tokenizer.ggml.fim_suf_token_id",
+    [SP_FIM_MID] = "tokenizer.ggml.fim_mid_token_id", [SP_FIM_PAD] = "tokenizer.ggml.fim_pad_token_id",
+    [SP_FIM_REP] = "tokenizer.ggml.fim_rep_token_id", [SP_FIM_SEP] = "tokenizer.ggml.fim_sep_token_id",
 };
 
 static int str_is(const char *s, size_t n, const char *lit) {
@@ -699,8 +740,8 @@ static int read_flag(const eng_gguf *g, const char *key, int *val, util_err *err
 static int read_src(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err *err) {
     int rc = read_kind(t, src, g, err);
     if (rc) return rc;
-    rc = eng_gguf_get_str_arr(g, "tokenizer.ggml.tokens", &src->tokens, &src->token_lens,
-                              &src->n_tokens, err);
+    rc = eng_gguf_get_str_arr(g, "tokenizer.ggml.tokens", &src->tokens, &src->token_lens, &src->n_tokens,
+                              err);
     if (rc == UTIL_ENOTFOUND)
         return util_err_set(err, UTIL_EFORMAT, "tokenizer: key 'tokenizer.ggml.tokens' is missing");
     if (rc) return rc;
@@ -718,11 +759,12 @@ static int read_src(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err 
                             "tokenizer: 'tokenizer.ggml.scores' has %llu entries for %llu tokens",
                             (unsigned long long)cnt, (unsigned long long)src->n_tokens);
     if (src->kind == TOK_BPE) {
-        rc = eng_gguf_get_str_arr(g, "tokenizer.ggml.merges", &src->merges, &src->merge_lens,
-                                  &src->n_merges, err);
+        rc = eng_gguf_get_str_arr(g, "tokenizer.ggml.merges", &src->merges, &src->merge_lens, &src->n_merges,
+                                  err);
         if (rc == UTIL_ENOTFOUND)
-            return util_err_set(err, UTIL_EFORMAT,
-                                "tokenizer: key 'tokenizer.ggml.merges' is missing (needed by gpt2 vocabularies)");
+            return util_err_set(
+                err, UTIL_EFORMAT,
+                "tokenizer: key 'tokenizer.ggml.merges' is missing (needed by gpt2 vocabularies)");
         if (rc) return rc;
     }
     for (int k = 0; k < SP_COUNT; k++) {
@@ -735,7 +777,8 @@ static int read_src(eng_tokenizer *t, tok_src *src, const eng_gguf *g, util_err 
     for (int k = 0; k < SP_COUNT; k++)
         if (t->ids[k] >= (int64_t)src->n_tokens) t->ids[k] = -1;
     if ((rc = read_flag(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))) return rc;
-    if (t->pretok && strcmp(eng_pretok_name(t->pretok), "gemma4") == 0) t->add_bos = 1; /* as llama.cpp forces */
+    if (t->pretok && strcmp(eng_pretok_name(t->pretok), "gemma4") == 0)
+        t->add_bos = 1; /* as llama.cpp forces */
     if ((rc = read_flag(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))) return rc;
     return read_flag(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err);
 }
@@ -834,12 +877,9 @@ int32_t eng_tokenizer_find(const eng_tokenizer *t, const char *text, size_t len)
     return id < t->n_vocab ? id : -1;
 }
 
-const char *eng_tokenizer_warning(const eng_tokenizer *t) {
-    return t->warning[0] ? t->warning : NULL;
-}
+const char *eng_tokenizer_warning(const eng_tokenizer *t) { return t->warning[0] ? t->warning : NULL; }
 
-int eng_token_piece(const eng_tokenizer *t, int32_t id, int render_special, const char **out,
-                    size_t *len) {
+int eng_token_piece(const eng_tokenizer *t, int32_t id, int render_special, const char **out, size_t *len) {
     *out = "";
     *len = 0;
     if (id < 0 || id >= t->n_vocab) return UTIL_ERANGE;
@@ -880,8 +920,8 @@ static int c_isspace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
  * a user-defined token (llama.cpp's rule), else with parse_special and only
  * when none of its bytes is plain (plain: NULL, or 1 per byte inside a plain
  * span of eng_tokenize_spans). */
-static int special_allowed(const eng_tokenizer *t, int32_t rank, int parse_special, const unsigned char *plain,
-                           size_t pos, size_t n) {
+static int special_allowed(const eng_tokenizer *t, int32_t rank, int parse_special,
+                           const unsigned char *plain, size_t pos, size_t n) {
     unsigned a = t->attr[t->specials[rank]];
     if (a == ENG_TOK_USER_DEFINED) return 1;
     if (!parse_special) return 0;
@@ -983,7 +1023,7 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
 /* --- per-call scratch ------------------------------------------------------ */
 
 typedef struct sym {
-    int32_t id;       /* BPE: text id (-1 once merged away) */
+    int32_t id;        /* BPE: text id (-1 once merged away) */
     uint32_t start, n; /* SPM: byte span (n = 0 once merged away) */
     int32_t prev, next;
 } sym;
@@ -1020,8 +1060,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
 }
 
 static int push_id(scratch *sc, int32_t id) {
-    if (sc->nids == sc->cap_ids &&
-        grow((void **)&sc->ids, &sc->cap_ids, sc->nids + 1, sizeof *sc->ids))
+    if (sc->nids == sc->cap_ids && grow((void **)&sc->ids, &sc->cap_ids, sc->nids + 1, sizeof *sc->ids))
         return UTIL_ENOMEM;
     sc->ids[sc->nids++] = id;
     return UTIL_OK;
@@ -1071,8 +1110,8 @@ static int bpe_try_pair(const eng_tokenizer *t, scratch *sc, int32_t l, int32_t 
     if (l < 0 || r < 0 || sc->syms[l].id < 0 || sc->syms[r].id < 0) return UTIL_OK;
     const merge_ent *m = merge_find(t, sc->syms[l].id, sc->syms[r].id);
     if (!m) return UTIL_OK;
-    heap_ent e = {((uint64_t)(uint32_t)m->rank << 32) | (uint32_t)l, l, r, sc->syms[l].id,
-                  sc->syms[r].id, m->result};
+    heap_ent e = {
+        ((uint64_t)(uint32_t)m->rank << 32) | (uint32_t)l, l, r, sc->syms[l].id, sc->syms[r].id, m->result};
     return heap_push(sc, e);
 }
 
@@ -1154,8 +1193,7 @@ static int bpe_word(const eng_tokenizer *t, scratch *sc, size_t s, size_t n) {
     return UTIL_OK;
 }
 
-static int bpe_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len,
-                        util_err *err) {
+static int bpe_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len, util_err *err) {
     if (grow((void **)&sc->cp, &sc->cap_cp, len, sizeof *sc->cp) ||
         grow((void **)&sc->fl, &sc->cap_fl, len, sizeof *sc->fl))
         return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
@@ -1210,8 +1248,7 @@ static int spm_byte_token(const eng_tokenizer *t, unsigned char b, int32_t *id) 
     return *id >= 0;
 }
 
-static int spm_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len,
-                        int space_prefix) {
+static int spm_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len, int space_prefix) {
     /* escape: optional leading space, then every ' ' -> U+2581 */
     if (grow((void **)&sc->bytes, &sc->cap_bytes, 3 * (len + 1), 1)) return UTIL_ENOMEM;
     size_t n = 0;
@@ -1270,8 +1307,8 @@ static int spm_fragment(const eng_tokenizer *t, scratch *sc, const char *text, s
 static int tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special, int parse_special,
                     const unsigned char *plain, int32_t **out, size_t *n, util_err *err);
 
-int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special,
-                 int parse_special, int32_t **out, size_t *n, util_err *err) {
+int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special, int parse_special,
+                 int32_t **out, size_t *n, util_err *err) {
     return tokenize(t, text, len, add_special, parse_special, NULL, out, n, err);
 }
 
@@ -1362,7 +1399,8 @@ static size_t clean_spaces(char *s, size_t n) {
         char x = s[i];
         if (s[i - 1] == ' ' && x == '\'' && i + 1 < n) {
             char x1 = s[i + 1];
-            if (x1 == 's' || x1 == 'm') total--;
+            if (x1 == 's' || x1 == 'm')
+                total--;
             else if (i + 2 < n && ((x1 == 'r' && s[i + 2] == 'e') || (x1 == 'v' && s[i + 2] == 'e')))
                 total--;
         }
@@ -1371,8 +1409,8 @@ static size_t clean_spaces(char *s, size_t n) {
     return total;
 }
 
-int eng_detokenize(const eng_tokenizer *t, const int32_t *ids, size_t n, int render_special,
-                   char **out, size_t *len, util_err *err) {
+int eng_detokenize(const eng_tokenizer *t, const int32_t *ids, size_t n, int render_special, char **out,
+                   size_t *len, util_err *err) {
     *out = NULL;
     *len = 0;
     util_buf b;
@@ -1422,8 +1460,7 @@ size_t eng_detok_stream_feed(eng_detok_stream *s, const char *piece, size_t len,
     for (size_t j = 0; j < total;) {
         unsigned char tmp[4];
         size_t m = total - j < 4 ? total - j : 4;
-        for (size_t q = 0; q < m; q++)
-            tmp[q] = j + q < nh ? head[j + q] : (unsigned char)piece[j + q - nh];
+        for (size_t q = 0; q < m; q++) tmp[q] = j + q < nh ? head[j + q] : (unsigned char)piece[j + q - nh];
         int k = eng_utf8_check(tmp, m);
         if (k < 0) { /* only possible at the end: keep the tail */
             memcpy(s->pend, tmp, m);

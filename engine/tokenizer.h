@@ -15,8 +15,13 @@
 typedef struct eng_tokenizer eng_tokenizer;
 
 typedef enum eng_token_attr {
-    ENG_TOK_UNDEFINED = 0, ENG_TOK_NORMAL = 1, ENG_TOK_UNKNOWN = 2, ENG_TOK_CONTROL = 3,
-    ENG_TOK_USER_DEFINED = 4, ENG_TOK_UNUSED = 5, ENG_TOK_BYTE = 6
+    ENG_TOK_UNDEFINED = 0,
+    ENG_TOK_NORMAL = 1,
+    ENG_TOK_UNKNOWN = 2,
+    ENG_TOK_CONTROL = 3,
+    ENG_TOK_USER_DEFINED = 4,
+    ENG_TOK_UNUSED = 5,
+    ENG_TOK_BYTE = 6
 } eng_token_attr;
 
 /* Builds the tokenizer from g's metadata (copies what it needs; g may be freed
@@ -43,8 +48,8 @@ const char *eng_tokenizer_warning(const eng_tokenizer *t);
  * reference does). add_special: add BOS/EOS as the model's metadata says.
  * parse_special: cut control/unknown token texts out of the input (user-defined
  * tokens are always cut out). *out is malloc'd (caller frees), *n its length. */
-int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special,
-                 int parse_special, int32_t **out, size_t *n, util_err *err);
+int eng_tokenize(const eng_tokenizer *t, const char *text, size_t len, int add_special, int parse_special,
+                 int32_t **out, size_t *n, util_err *err);
 
 /* A byte range [start, start + len) of a text. */
 typedef struct eng_tok_span {
@@ -66,12 +71,11 @@ int eng_tokenize_spans(const eng_tokenizer *t, const char *text, size_t len, int
 /* The bytes one token prints as (may be part of a UTF-8 character). Control
  * and unknown tokens print as "" unless render_special. The pointer is owned by
  * the tokenizer. Returns UTIL_ERANGE for an id outside the vocab. */
-int eng_token_piece(const eng_tokenizer *t, int32_t id, int render_special, const char **out,
-                    size_t *len);
+int eng_token_piece(const eng_tokenizer *t, int32_t id, int render_special, const char **out, size_t *len);
 
 /* Appends the decoded bytes of ids to a malloc'd NUL-terminated string. */
-int eng_detokenize(const eng_tokenizer *t, const int32_t *ids, size_t n, int render_special,
-                   char **out, size_t *len, util_err *err);
+int eng_detokenize(const eng_tokenizer *t, const int32_t *ids, size_t n, int render_special, char **out,
+                   size_t *len, util_err *err);
 
 /* Streaming decoder: feed token pieces, get back only complete UTF-8
  * characters; an incomplete tail waits for the next piece, and an invalid

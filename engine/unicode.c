@@ -67,12 +67,16 @@ int eng_utf8_check(const unsigned char *s, size_t n) {
         len = 2;
     } else if (c >= 0xe0 && c <= 0xef) {
         len = 3;
-        if (c == 0xe0) lo = 0xa0;      /* no overlong forms */
-        else if (c == 0xed) hi = 0x9f; /* no surrogates */
+        if (c == 0xe0)
+            lo = 0xa0; /* no overlong forms */
+        else if (c == 0xed)
+            hi = 0x9f; /* no surrogates */
     } else if (c >= 0xf0 && c <= 0xf4) {
         len = 4;
-        if (c == 0xf0) lo = 0x90;
-        else if (c == 0xf4) hi = 0x8f; /* nothing above U+10FFFF */
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f; /* nothing above U+10FFFF */
     } else {
         return 0;
     }
@@ -89,10 +93,14 @@ unsigned eng_unicode_flags(uint32_t cp) {
     if (cp > 0x10FFFF) return 0;
     unsigned ws = 0;
     switch (cp) {
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
-    case 0x3000:
-        ws = ENG_UC_WHITESPACE;
-        break;
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: ws = ENG_UC_WHITESPACE; break;
     default:
         if (cp >= 0x2000 && cp <= 0x200A) ws = ENG_UC_WHITESPACE;
     }
@@ -101,8 +109,10 @@ unsigned eng_unicode_flags(uint32_t cp) {
     uint32_t key = (cp << 8) | 0xff;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (eng_unicode_ranges[mid] <= key) lo = mid;
-        else hi = mid;
+        if (eng_unicode_ranges[mid] <= key)
+            lo = mid;
+        else
+            hi = mid;
     }
     return (eng_unicode_ranges[lo] & 0xff) | ws;
 }

@@ -12,14 +12,14 @@
 /* Category-group flags (one per code point) plus whitespace; same values as
  * llama.cpp's unicode_cpt_flags so its splitting rules carry over unchanged. */
 enum {
-    ENG_UC_UNDEFINED = 0x01, /* Cn: unassigned */
-    ENG_UC_NUMBER = 0x02,    /* Nd Nl No */
-    ENG_UC_LETTER = 0x04,    /* Lu Ll Lt Lm Lo */
-    ENG_UC_SEPARATOR = 0x08, /* Zs Zl Zp */
-    ENG_UC_MARK = 0x10,      /* Mn Mc Me */
-    ENG_UC_PUNCT = 0x20,     /* P* */
-    ENG_UC_SYMBOL = 0x40,    /* S* */
-    ENG_UC_CONTROL = 0x80,   /* Cc Cf Cs Co */
+    ENG_UC_UNDEFINED = 0x01,  /* Cn: unassigned */
+    ENG_UC_NUMBER = 0x02,     /* Nd Nl No */
+    ENG_UC_LETTER = 0x04,     /* Lu Ll Lt Lm Lo */
+    ENG_UC_SEPARATOR = 0x08,  /* Zs Zl Zp */
+    ENG_UC_MARK = 0x10,       /* Mn Mc Me */
+    ENG_UC_PUNCT = 0x20,      /* P* */
+    ENG_UC_SYMBOL = 0x40,     /* S* */
+    ENG_UC_CONTROL = 0x80,    /* Cc Cf Cs Co */
     ENG_UC_WHITESPACE = 0x100 /* Python regex \s: 9-D 20 85 A0 1680 2000-200A 2028 2029 202F 205F 3000 */
 };
 

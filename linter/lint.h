@@ -43,10 +43,10 @@ typedef enum lint_rule_id {
 } lint_rule_id;
 
 typedef struct lint_rule_info {
-    const char *code;     /* "PL001" */
-    const char *name;     /* "volatile-before-stable" */
+    const char *code; /* "PL001" */
+    const char *name; /* "volatile-before-stable" */
     lint_severity severity;
-    const char *summary;  /* one line, used when the rule docs are not installed */
+    const char *summary; /* one line, used when the rule docs are not installed */
 } lint_rule_info;
 
 /* Static table entry for id; NULL when out of range. */
@@ -62,15 +62,15 @@ const char *lint_severity_name(lint_severity s);
 /* --- findings ------------------------------------------------------------ */
 
 typedef struct lint_finding {
-    char *file;          /* display path (relative when the input was relative) */
-    int line, column;    /* 1-based; column counts Unicode code points */
+    char *file;       /* display path (relative when the input was relative) */
+    int line, column; /* 1-based; column counts Unicode code points */
     int end_line, end_column;
-    int rule;            /* lint_rule_id */
+    int rule; /* lint_rule_id */
     lint_severity severity;
     char *message;
-    long tokens_lost;    /* PL001 only; -1 elsewhere */
+    long tokens_lost; /* PL001 only; -1 elsewhere */
     int tokens_estimated;
-    char *source;        /* the source line, for the caret display (may be NULL) */
+    char *source; /* the source line, for the caret display (may be NULL) */
 } lint_finding;
 
 /* Why a file was not linted (counted per kind in the report). */
@@ -92,12 +92,12 @@ typedef struct lint_report {
     lint_finding *items;
     size_t n, cap;
     size_t files_checked;
-    size_t files_skipped;              /* sum of skipped[] */
+    size_t files_skipped; /* sum of skipped[] */
     size_t skipped[LINT_SKIP_COUNT];
-    char **notes;                      /* warnings about files not linted (malloc'd) */
+    char **notes; /* warnings about files not linted (malloc'd) */
     size_t n_notes;
-    int walked;                        /* a directory or the index was searched for prompts */
-    size_t unlisted[3];                /* findings past LINT_MAX_LISTED in a file, by severity:
+    int walked;           /* a directory or the index was searched for prompts */
+    size_t unlisted[3];   /* findings past LINT_MAX_LISTED in a file, by severity:
                                         * counted (lint_report_count), not listed */
     int tokens_estimated; /* 1 when any count came from the estimate */
 } lint_report;
@@ -111,8 +111,7 @@ void lint_report_init(lint_report *r);
 void lint_report_release(lint_report *r);
 /* Counts a skipped file; with a note (printf-style, may be NULL) that the
  * command line prints as a warning. UTIL_OK or UTIL_ENOMEM. */
-int lint_report_skip(lint_report *r, int kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int lint_report_skip(lint_report *r, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Adds a note (printf-style) that the command line prints as a warning.
  * UTIL_OK or UTIL_ENOMEM. */
 int lint_report_note(lint_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -163,14 +162,13 @@ int lint_check_buffer(lint_ctx *ctx, lint_report *rep, const char *display, cons
  * cap is an error (UTIL_EINVAL with a message). Symlinks that leave the tree (the walked directory; the current
  * directory for named files) are not followed: a note names them. Every
  * file is opened with O_NONBLOCK, checked with fstat and read up to the cap. */
-int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, size_t n,
-                     util_err *err);
+int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, size_t n, util_err *err);
 
 /* Lints the staged (index) content of files added, copied, renamed or modified
  * relative to HEAD in the repository containing repo_dir. Paths filter it
  * (prefixes relative to the work tree root) when n > 0. */
-int lint_check_staged(lint_ctx *ctx, lint_report *rep, const char *repo_dir,
-                      const char *const *paths, size_t n, util_err *err);
+int lint_check_staged(lint_ctx *ctx, lint_report *rep, const char *repo_dir, const char *const *paths,
+                      size_t n, util_err *err);
 
 /* Token count of a text: exact when a model is loaded, else estimated
  * (*estimated set to 1). */
@@ -198,8 +196,8 @@ typedef enum lint_hook_result {
  * containing repo_dir, honouring core.hooksPath. exe_path is written into the
  * hook (NULL: "promptlint" from PATH). A foreign hook is an error (UTIL_EINVAL)
  * unless force. hook_path (may be NULL) receives the hook's path. */
-int lint_hook_install(int *result, char *hook_path, size_t cap, const char *repo_dir,
-                      const char *exe_path, int force, util_err *err);
+int lint_hook_install(int *result, char *hook_path, size_t cap, const char *repo_dir, const char *exe_path,
+                      int force, util_err *err);
 
 /* --- output ---------------------------------------------------------------- */
 
@@ -220,24 +218,24 @@ int lint_output(FILE *f, const lint_report *r, const lint_output_opts *o, util_e
 
 typedef struct lint_diff {
     int identical;
-    int extends;              /* B starts with all of A: A's cache serves B's prefix */
-    size_t byte;              /* first divergent byte of the rendered texts */
+    int extends; /* B starts with all of A: A's cache serves B's prefix */
+    size_t byte; /* first divergent byte of the rendered texts */
     int line_a, col_a, line_b, col_b;
-    long token;               /* index of the first divergent token */
-    long tokens_a, tokens_b;  /* token counts of the whole texts */
-    long tokens_uncached;     /* tokens of B from the divergence on */
+    long token;              /* index of the first divergent token */
+    long tokens_a, tokens_b; /* token counts of the whole texts */
+    long tokens_uncached;    /* tokens of B from the divergence on */
     int tokens_estimated;
-    int rendered_json;        /* the inputs were OpenAI chat request bodies */
-    char where[128];          /* JSON inputs: "messages[0].content (system)" */
+    int rendered_json;                   /* the inputs were OpenAI chat request bodies */
+    char where[128];                     /* JSON inputs: "messages[0].content (system)" */
     char context_a[200], context_b[200]; /* text around the divergence, escaped */
-    char cause[256];          /* the volatile field that most likely caused it, or "" */
+    char cause[256];                     /* the volatile field that most likely caused it, or "" */
 } lint_diff;
 
 /* Compares two rendered prompts (plain text, or JSON chat request bodies that
  * are rendered to ChatML-style text first). */
-int lint_diff_texts(lint_ctx *ctx, lint_diff *out, const char *a, size_t al, const char *b,
-                    size_t bl, util_err *err);
-int lint_diff_print(FILE *f, const lint_diff *d, const char *name_a, const char *name_b,
-                    int json, util_err *err);
+int lint_diff_texts(lint_ctx *ctx, lint_diff *out, const char *a, size_t al, const char *b, size_t bl,
+                    util_err *err);
+int lint_diff_print(FILE *f, const lint_diff *d, const char *name_a, const char *name_b, int json,
+                    util_err *err);
 
 #endif

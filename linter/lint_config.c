@@ -17,27 +17,24 @@
 
 /* --- defaults ------------------------------------------------------------------ */
 
-static const char *const k_default_markers[] = {"<!-- cache-boundary -->",
-                                                "<!-- OPENCLAW_CACHE_BOUNDARY -->",
+static const char *const k_default_markers[] = {"<!-- cache-boundary -->", "<!-- OPENCLAW_CACHE_BOUNDARY -->",
                                                 "{# cache-boundary #}"};
-static const char *const k_default_globs[] = {
-    "**/prompts/**", "**/skills/**/*.md", "**/*.prompt", "**/*.prompt.md", "**/*.prompt.txt",
-    "**/*.prompt.j2", "**/*.prompty"};
+static const char *const k_default_globs[] = {"**/prompts/**",  "**/skills/**/*.md", "**/*.prompt",
+                                              "**/*.prompt.md", "**/*.prompt.txt",   "**/*.prompt.j2",
+                                              "**/*.prompty"};
 static const char *const k_default_exclude[] = {"**/node_modules/**", "**/.git/**"};
 
 static const struct {
     const char *name;
     int role;
 } k_name_roles[] = {
-    {"AGENTS.md", LINT_ROLE_STABLE},   {"SOUL.md", LINT_ROLE_STABLE},
-    {"IDENTITY.md", LINT_ROLE_STABLE}, {"CLAUDE.md", LINT_ROLE_STABLE},
-    {"GEMINI.md", LINT_ROLE_STABLE},   {"SKILL.md", LINT_ROLE_SKILL},
-    {"USER.md", LINT_ROLE_USER},       {"TOOLS.md", LINT_ROLE_PROMPT},
-    {"MEMORY.md", LINT_ROLE_PROMPT},   {"HEARTBEAT.md", LINT_ROLE_PROMPT},
-    {"BOOTSTRAP.md", LINT_ROLE_PROMPT},
+    {"AGENTS.md", LINT_ROLE_STABLE},    {"SOUL.md", LINT_ROLE_STABLE},      {"IDENTITY.md", LINT_ROLE_STABLE},
+    {"CLAUDE.md", LINT_ROLE_STABLE},    {"GEMINI.md", LINT_ROLE_STABLE},    {"SKILL.md", LINT_ROLE_SKILL},
+    {"USER.md", LINT_ROLE_USER},        {"TOOLS.md", LINT_ROLE_PROMPT},     {"MEMORY.md", LINT_ROLE_PROMPT},
+    {"HEARTBEAT.md", LINT_ROLE_PROMPT}, {"BOOTSTRAP.md", LINT_ROLE_PROMPT},
 };
 
-static const char *const k_role_names[LINT_ROLE_COUNT] = {"prompt", "stable", "skill",
+static const char *const k_role_names[LINT_ROLE_COUNT] = {"prompt", "stable",  "skill",
                                                           "user",   "dynamic", "ignore"};
 
 int lint_role_parse(const char *s) {
@@ -54,11 +51,10 @@ static int vclass_parse(const char *s) {
     static const struct {
         const char *n;
         int vc;
-    } k[] = {{"stable", LINT_VC_NONE},   {"none", LINT_VC_NONE},     {"per-user", LINT_VC_USER},
-             {"user", LINT_VC_USER},     {"per-day", LINT_VC_DAY},   {"day", LINT_VC_DAY},
-             {"per-session", LINT_VC_SESSION}, {"session", LINT_VC_SESSION},
-             {"per-turn", LINT_VC_TURN}, {"turn", LINT_VC_TURN},     {"per-call", LINT_VC_CALL},
-             {"call", LINT_VC_CALL}};
+    } k[] = {{"stable", LINT_VC_NONE},         {"none", LINT_VC_NONE},       {"per-user", LINT_VC_USER},
+             {"user", LINT_VC_USER},           {"per-day", LINT_VC_DAY},     {"day", LINT_VC_DAY},
+             {"per-session", LINT_VC_SESSION}, {"session", LINT_VC_SESSION}, {"per-turn", LINT_VC_TURN},
+             {"turn", LINT_VC_TURN},           {"per-call", LINT_VC_CALL},   {"call", LINT_VC_CALL}};
     char b[32];
     size_t i = 0;
     for (; s[i] && i + 1 < sizeof b; i++) b[i] = s[i] == '_' ? '-' : s[i];
@@ -129,17 +125,17 @@ int lint_config_defaults(lint_config **out, util_err *err) {
 
 /* A string or an array of strings, each passed to fn. */
 static int each_string(const cJSON *v, const char *path, const char *key,
-                       int (*fn)(lint_config *, const char *, util_err *), lint_config *c,
-                       util_err *err) {
+                       int (*fn)(lint_config *, const char *, util_err *), lint_config *c, util_err *err) {
     if (cJSON_IsString(v)) return fn(c, v->valuestring, err);
     if (!cJSON_IsArray(v))
-        return util_err_set(err, UTIL_EFORMAT, "config '%s': '%s' must be a string or an array "
-                            "of strings", path, key);
+        return util_err_set(err, UTIL_EFORMAT,
+                            "config '%s': '%s' must be a string or an array "
+                            "of strings",
+                            path, key);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         if (!cJSON_IsString(it))
-            return util_err_set(err, UTIL_EFORMAT, "config '%s': '%s' must hold only strings",
-                                path, key);
+            return util_err_set(err, UTIL_EFORMAT, "config '%s': '%s' must hold only strings", path, key);
         int rc = fn(c, it->valuestring, err);
         if (rc) return rc;
     }
@@ -173,14 +169,18 @@ static int add_exclude(lint_config *c, const char *s, util_err *err) {
 
 static int parse_roles(lint_config *c, const cJSON *v, const char *path, util_err *err) {
     if (!cJSON_IsObject(v))
-        return util_err_set(err, UTIL_EFORMAT, "config '%s': 'roles' must be an object of "
-                            "glob: role", path);
+        return util_err_set(err, UTIL_EFORMAT,
+                            "config '%s': 'roles' must be an object of "
+                            "glob: role",
+                            path);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         int role = cJSON_IsString(it) ? lint_role_parse(it->valuestring) : UTIL_ENOTFOUND;
         if (role < 0)
-            return util_err_set(err, UTIL_EFORMAT, "config '%s': role of '%s' must be one of "
-                                "prompt, stable, skill, user, dynamic, ignore", path, it->string);
+            return util_err_set(err, UTIL_EFORMAT,
+                                "config '%s': role of '%s' must be one of "
+                                "prompt, stable, skill, user, dynamic, ignore",
+                                path, it->string);
         lint_glob_role *p = realloc(c->roles, (c->n_roles + 1) * sizeof *p);
         if (!p) return UTIL_ENOMEM;
         c->roles = p;
@@ -192,13 +192,16 @@ static int parse_roles(lint_config *c, const cJSON *v, const char *path, util_er
 
 static int parse_names(lint_config *c, const cJSON *v, const char *path, util_err *err) {
     if (!cJSON_IsObject(v))
-        return util_err_set(err, UTIL_EFORMAT, "config '%s': 'placeholders' must be an object "
-                            "of name: change class", path);
+        return util_err_set(err, UTIL_EFORMAT,
+                            "config '%s': 'placeholders' must be an object "
+                            "of name: change class",
+                            path);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         int vc = cJSON_IsString(it) ? vclass_parse(it->valuestring) : UTIL_ENOTFOUND;
         if (vc < 0)
-            return util_err_set(err, UTIL_EFORMAT, "config '%s': placeholder '%s' must be one "
+            return util_err_set(err, UTIL_EFORMAT,
+                                "config '%s': placeholder '%s' must be one "
                                 "of stable, per-user, per-day, per-session, per-turn, per-call",
                                 path, it->string);
         lint_name_class *p = realloc(c->names, (c->n_names + 1) * sizeof *p);
@@ -215,8 +218,10 @@ static int parse_names(lint_config *c, const cJSON *v, const char *path, util_er
 
 static int parse_patterns(lint_config *c, const cJSON *v, const char *path, util_err *err) {
     if (!cJSON_IsArray(v))
-        return util_err_set(err, UTIL_EFORMAT, "config '%s': 'volatile_patterns' must be an "
-                            "array of objects", path);
+        return util_err_set(err, UTIL_EFORMAT,
+                            "config '%s': 'volatile_patterns' must be an "
+                            "array of objects",
+                            path);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         const cJSON *re = cJSON_GetObjectItemCaseSensitive(it, "pattern");
@@ -224,22 +229,25 @@ static int parse_patterns(lint_config *c, const cJSON *v, const char *path, util
         const cJSON *ch = cJSON_GetObjectItemCaseSensitive(it, "changes");
         const cJSON *sd = cJSON_GetObjectItemCaseSensitive(it, "subday");
         if (!cJSON_IsString(re))
-            return util_err_set(err, UTIL_EFORMAT, "config '%s': each volatile pattern needs a "
-                                "string 'pattern'", path);
+            return util_err_set(err, UTIL_EFORMAT,
+                                "config '%s': each volatile pattern needs a "
+                                "string 'pattern'",
+                                path);
         int vc = LINT_VC_TURN;
         if (ch && (!cJSON_IsString(ch) || (vc = vclass_parse(ch->valuestring)) <= 0))
-            return util_err_set(err, UTIL_EFORMAT, "config '%s': pattern '%s': 'changes' must "
-                                "be per-user, per-day, per-session, per-turn or per-call", path,
-                                re->valuestring);
+            return util_err_set(err, UTIL_EFORMAT,
+                                "config '%s': pattern '%s': 'changes' must "
+                                "be per-user, per-day, per-session, per-turn or per-call",
+                                path, re->valuestring);
         int ec;
         PCRE2_SIZE off;
-        pcre2_code *code = pcre2_compile((PCRE2_SPTR)re->valuestring, PCRE2_ZERO_TERMINATED,
-                                         PCRE2_MULTILINE, &ec, &off, NULL);
+        pcre2_code *code = pcre2_compile((PCRE2_SPTR)re->valuestring, PCRE2_ZERO_TERMINATED, PCRE2_MULTILINE,
+                                         &ec, &off, NULL);
         if (!code) {
             PCRE2_UCHAR msg[160];
             pcre2_get_error_message(ec, msg, sizeof msg);
-            return util_err_set(err, UTIL_EFORMAT, "config '%s': pattern '%s': %s at offset %zu",
-                                path, re->valuestring, (const char *)msg, (size_t)off);
+            return util_err_set(err, UTIL_EFORMAT, "config '%s': pattern '%s': %s at offset %zu", path,
+                                re->valuestring, (const char *)msg, (size_t)off);
         }
         pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
         lint_custom_pattern *p = realloc(c->patterns, (c->n_patterns + 1) * sizeof *p);
@@ -283,17 +291,23 @@ static int parse_obj(lint_config *c, const cJSON *root, const char *path, util_e
             rc = parse_patterns(c, it, path, err);
         } else if (!strcmp(k, "max_file_size")) {
             size_t v = 0;
-            if (cJSON_IsNumber(it) && it->valuedouble >= 1) v = (size_t)it->valuedouble;
-            else if (cJSON_IsString(it)) lint_parse_size(&v, it->valuestring);
+            if (cJSON_IsNumber(it) && it->valuedouble >= 1)
+                v = (size_t)it->valuedouble;
+            else if (cJSON_IsString(it))
+                lint_parse_size(&v, it->valuestring);
             if (!v)
-                return util_err_set(err, UTIL_EFORMAT, "config '%s': 'max_file_size' must be a "
-                                    "positive number of bytes or a string such as \"16M\"", path);
+                return util_err_set(err, UTIL_EFORMAT,
+                                    "config '%s': 'max_file_size' must be a "
+                                    "positive number of bytes or a string such as \"16M\"",
+                                    path);
             c->max_file_size = v;
             rc = UTIL_OK;
         } else if (!strcmp(k, "detect_by_content")) {
             if (!cJSON_IsBool(it))
-                return util_err_set(err, UTIL_EFORMAT, "config '%s': 'detect_by_content' must be "
-                                    "true or false", path);
+                return util_err_set(err, UTIL_EFORMAT,
+                                    "config '%s': 'detect_by_content' must be "
+                                    "true or false",
+                                    path);
             c->content_detection = cJSON_IsTrue(it);
             rc = UTIL_OK;
         } else if (k[0] == '$' || !strcmp(k, "comment")) {
@@ -310,8 +324,8 @@ static int parse_obj(lint_config *c, const cJSON *root, const char *path, util_e
     return UTIL_OK;
 }
 
-int lint_config_parse(lint_config **out, const char *json, size_t len, const char *path,
-                      const char *dir, util_err *err) {
+int lint_config_parse(lint_config **out, const char *json, size_t len, const char *path, const char *dir,
+                      util_err *err) {
     *out = NULL;
     lint_config *c;
     int rc = lint_config_defaults(&c, err);
@@ -329,8 +343,10 @@ int lint_config_parse(lint_config **out, const char *json, size_t len, const cha
         size_t at = root ? 0 : (end && end >= json ? (size_t)(end - json) : 0);
         cJSON_Delete(root);
         lint_config_free(c);
-        return util_err_set(err, UTIL_EFORMAT, "config '%s': not a JSON object (error near byte "
-                            "%zu)", path, at);
+        return util_err_set(err, UTIL_EFORMAT,
+                            "config '%s': not a JSON object (error near byte "
+                            "%zu)",
+                            path, at);
     }
     rc = parse_obj(c, root, path, err);
     cJSON_Delete(root);
@@ -350,8 +366,10 @@ int lint_config_load(lint_config **out, const char *path, util_err *err) {
     if (rc) return rc;
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else snprintf(dir, sizeof dir, ".");
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else
+        snprintf(dir, sizeof dir, ".");
     if (!dir[0]) snprintf(dir, sizeof dir, "/");
     rc = lint_config_parse(out, data, len, path, dir, err);
     free(data);
@@ -389,8 +407,10 @@ static int glob_rec(const char *p, const char *s, int depth) {
     while (*p) {
         if (p[0] == '*' && p[1] == '*') {
             const char *rest = p + 2;
-            if (*rest == '/') rest++;
-            else if (!*rest) return 1;
+            if (*rest == '/')
+                rest++;
+            else if (!*rest)
+                return 1;
             for (const char *q = s;; q++) {
                 if ((q == s || q[-1] == '/') && glob_rec(rest, q, depth + 1)) return 1;
                 if (!*q) return 0;
@@ -465,35 +485,52 @@ static int ext_in(const char *b, const char *const *list) {
 }
 
 /* Text-like extensions a prompt glob may select. */
-static const char *const k_text_ext[] = {".md", ".markdown", ".mdx", ".txt", ".prompt", ".j2",
-                                         ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars",
-                                         ".tmpl", ".tpl", ".njk", ".liquid", ".prompty", ".mdc",
-                                         NULL};
+static const char *const k_text_ext[] = {
+    ".md",  ".markdown",   ".mdx",  ".txt", ".prompt", ".j2",     ".jinja",   ".jinja2", ".mustache",
+    ".hbs", ".handlebars", ".tmpl", ".tpl", ".njk",    ".liquid", ".prompty", ".mdc",    NULL};
 /* Formats that are prompts by their extension alone. */
-static const char *const k_prompt_ext[] = {".prompt", ".prompty", ".prompt.md", ".prompt.txt",
-                                           ".prompt.j2", ".prompt.jinja", ".chatmode.md",
-                                           ".instructions.md", ".mdc", NULL};
+static const char *const k_prompt_ext[] = {
+    ".prompt",       ".prompty",     ".prompt.md",       ".prompt.txt", ".prompt.j2",
+    ".prompt.jinja", ".chatmode.md", ".instructions.md", ".mdc",        NULL};
 /* Template formats: prompts unless their text is markup or code. */
-static const char *const k_tmpl_ext[] = {".j2", ".jinja", ".jinja2", ".mustache", ".hbs",
-                                         ".handlebars", ".tmpl", ".tpl", ".njk", ".liquid", NULL};
+static const char *const k_tmpl_ext[] = {".j2",   ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars",
+                                         ".tmpl", ".tpl",   ".njk",    ".liquid",   NULL};
 static const char *const k_prose_ext[] = {".md", ".markdown", ".mdx", ".txt", NULL};
 /* Prompt files by name, any folder (case-insensitive). */
-static const char *const k_prompt_names[] = {
-    ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
-    "copilot-instructions.md", "AGENT.md", "AGENTS.override.md", "CONVENTIONS.md",
-    "skprompt.txt", "system.md", "system.txt", "instructions.md", "instructions.txt",
-    "persona.md", NULL};
+static const char *const k_prompt_names[] = {".cursorrules",    ".windsurfrules",
+                                             ".clinerules",     ".roorules",
+                                             ".goosehints",     "copilot-instructions.md",
+                                             "AGENT.md",        "AGENTS.override.md",
+                                             "CONVENTIONS.md",  "skprompt.txt",
+                                             "system.md",       "system.txt",
+                                             "instructions.md", "instructions.txt",
+                                             "persona.md",      NULL};
 /* Folders whose files are prompts (path components). */
-static const char *const k_prompt_dirs[] = {".claude/commands/", ".claude/agents/",
-                                            ".github/prompts/", ".github/chatmodes/",
-                                            ".github/instructions/", ".cursor/rules/",
-                                            ".windsurf/rules/", ".clinerules/", NULL};
+static const char *const k_prompt_dirs[] = {".claude/commands/",  ".claude/agents/",       ".github/prompts/",
+                                            ".github/chatmodes/", ".github/instructions/", ".cursor/rules/",
+                                            ".windsurf/rules/",   ".clinerules/",          NULL};
 /* Project files that are never prompts, whatever they say. */
-static const char *const k_not_prompts[] = {
-    "readme", "changelog", "changes", "history", "license", "licence", "copying", "notice",
-    "authors", "contributors", "contributing", "code_of_conduct", "security", "support",
-    "maintainers", "governance", "requirements", "cmakelists", "robots", "third_party_notices",
-    NULL};
+static const char *const k_not_prompts[] = {"readme",
+                                            "changelog",
+                                            "changes",
+                                            "history",
+                                            "license",
+                                            "licence",
+                                            "copying",
+                                            "notice",
+                                            "authors",
+                                            "contributors",
+                                            "contributing",
+                                            "code_of_conduct",
+                                            "security",
+                                            "support",
+                                            "maintainers",
+                                            "governance",
+                                            "requirements",
+                                            "cmakelists",
+                                            "robots",
+                                            "third_party_notices",
+                                            NULL};
 
 int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
@@ -564,8 +601,7 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
             while (q < le && (*q == ' ' || *q == '\t')) q++;
             if (q < le) {
                 lines++;
-                if (*q == '<' && q + 1 < le && (isalpha((unsigned char)q[1]) || q[1] == '!' ||
-                                                 q[1] == '/'))
+                if (*q == '<' && q + 1 < le && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/'))
                     markup++;
                 if (le - q > 1 && (le[-1] == ';' || le[-1] == '{' || le[-1] == '}')) markup++;
             }
@@ -577,16 +613,18 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
             }
             l = nl ? nl + 1 : e;
         }
-        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html")))
-            return 0;
+        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
         return words >= 10 && markup * 3 < lines;
     }
     /* addressed to a model: an opening such as "You are ...", or enough of the
      * phrases instructions to a model use */
-    static const char *const k_open[] = {"you are", "you're", "you will", "your task",
-                                         "your role", "your job", "act as", "i want you to",
-                                         "as an ai", "the assistant is", "assistant is",
-                                         "this is a conversation", "you have access", NULL};
+    static const char *const k_open[] = {"you are",         "you're",
+                                         "you will",        "your task",
+                                         "your role",       "your job",
+                                         "act as",          "i want you to",
+                                         "as an ai",        "the assistant is",
+                                         "assistant is",    "this is a conversation",
+                                         "you have access", NULL};
     int seen_lines = 0;
     for (const char *l = p; l < e && seen_lines < 6;) {
         const char *nl = memchr(l, '\n', (size_t)(e - l));
@@ -596,23 +634,30 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
         if (q < le && *q != '#' && *q != '<' && *q != '`' && *q != '[' && *q != '|') {
             seen_lines++;
             for (const char *const *w = k_open; *w; w++)
-                if ((size_t)(le - q) >= strlen(*w) && strncasecmp(q, *w, strlen(*w)) == 0)
-                    return 1;
+                if ((size_t)(le - q) >= strlen(*w) && strncasecmp(q, *w, strlen(*w)) == 0) return 1;
         }
         l = nl ? nl + 1 : e;
     }
-    static const char *const k_strong[] = {"you are", "you must", "your task", "the user",
-                                           "the user's", "the assistant", "respond", "your response",
-                                           "you will be given", "system prompt", "as an ai",
-                                           "you have access to", "do not mention", "in your reply",
-                                           NULL};
-    static const char *const k_weak[] = {"never", "always", "do not", "don't", "you should",
-                                         "answer", "reply", "instructions", "follow these",
-                                         "guidelines", "be concise", "you can", "tools",
-                                         "ask the user", "output", NULL};
-    static const char *const k_docs[] = {"installation", "npm install", "pip install",
-                                         "license", "getting started", "## usage", "contributing",
-                                         "changelog", "```bash", "```sh", NULL};
+    static const char *const k_strong[] = {"you are",        "you must",      "your task",
+                                           "the user",       "the user's",    "the assistant",
+                                           "respond",        "your response", "you will be given",
+                                           "system prompt",  "as an ai",      "you have access to",
+                                           "do not mention", "in your reply", NULL};
+    static const char *const k_weak[] = {"never",        "always",       "do not",     "don't",
+                                         "you should",   "answer",       "reply",      "instructions",
+                                         "follow these", "guidelines",   "be concise", "you can",
+                                         "tools",        "ask the user", "output",     NULL};
+    static const char *const k_docs[] = {"installation",
+                                         "npm install",
+                                         "pip install",
+                                         "license",
+                                         "getting started",
+                                         "## usage",
+                                         "contributing",
+                                         "changelog",
+                                         "```bash",
+                                         "```sh",
+                                         NULL};
     size_t m = (size_t)(e - p);
     int score = 0;
     for (const char *const *w = k_strong; *w; w++) score += 2 * has_phrase(p, m, *w);
@@ -627,9 +672,12 @@ int lint_parse_size(size_t *out, const char *s) {
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
     unsigned shift = 0;
-    if (*end == 'k' || *end == 'K') shift = 10, end++;
-    else if (*end == 'm' || *end == 'M') shift = 20, end++;
-    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
     if ((*end == 'i' || *end == 'I') && shift) end++;
     if ((*end == 'b' || *end == 'B')) end++;
     if (*end || v == 0 || v > (SIZE_MAX >> shift)) return UTIL_EINVAL;

@@ -57,14 +57,14 @@ typedef struct lint_config {
     size_t n_prompt_globs;
     char **exclude;
     size_t n_exclude;
-    size_t max_file_size; /* 0: not set here */
+    size_t max_file_size;  /* 0: not set here */
     int content_detection; /* select .md/.txt files that read like prompts (default on) */
 } lint_config;
 
 int lint_config_defaults(lint_config **out, util_err *err);
 /* Parses JSON text (path names it in messages; dir anchors its globs). */
-int lint_config_parse(lint_config **out, const char *json, size_t len, const char *path,
-                      const char *dir, util_err *err);
+int lint_config_parse(lint_config **out, const char *json, size_t len, const char *path, const char *dir,
+                      util_err *err);
 int lint_config_load(lint_config **out, const char *path, util_err *err);
 void lint_config_free(lint_config *c);
 /* Rule ids enabled for this config (select minus ignore), as a bitmask. */
@@ -78,12 +78,12 @@ int lint_config_is_prompt(const lint_config *c, const char *rel);
 
 /* Directory mode's decision for a file found by walking or in the index. */
 typedef enum lint_select {
-    LINT_SEL_NO = 0,      /* not a prompt (by name and extension) */
-    LINT_SEL_YES,         /* a prompt by name, extension, glob or role */
-    LINT_SEL_CONTENT,     /* prose (.md, .txt): a prompt if it reads like one */
-    LINT_SEL_TEMPLATE,    /* a template extension: a prompt unless it is markup or code */
-    LINT_SEL_EXCLUDED,    /* config "exclude" */
-    LINT_SEL_IGNORED      /* config role "ignore" */
+    LINT_SEL_NO = 0,   /* not a prompt (by name and extension) */
+    LINT_SEL_YES,      /* a prompt by name, extension, glob or role */
+    LINT_SEL_CONTENT,  /* prose (.md, .txt): a prompt if it reads like one */
+    LINT_SEL_TEMPLATE, /* a template extension: a prompt unless it is markup or code */
+    LINT_SEL_EXCLUDED, /* config "exclude" */
+    LINT_SEL_IGNORED   /* config role "ignore" */
 } lint_select;
 int lint_config_select(const lint_config *c, const char *rel);
 /* Whether the head of a file (the first 16 KiB are enough) reads like a

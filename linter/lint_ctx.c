@@ -148,8 +148,10 @@ static int config_for_dir(lint_ctx *c, const char *dir, lint_config **out, util_
         char parent[8192];
         snprintf(parent, sizeof parent, "%s", dir);
         char *slash = strrchr(parent, '/');
-        if (slash == parent) parent[1] = '\0';
-        else if (slash) *slash = '\0';
+        if (slash == parent)
+            parent[1] = '\0';
+        else if (slash)
+            *slash = '\0';
         int rc = config_for_dir(c, parent, &cfg, err);
         if (rc) return rc;
     }
@@ -158,8 +160,7 @@ static int config_for_dir(lint_ctx *c, const char *dir, lint_config **out, util_
     return UTIL_OK;
 }
 
-int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char **rel,
-                        util_err *err) {
+int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char **rel, util_err *err) {
     char abs[8192];
     abs_path(abs, sizeof abs, path);
     *rel = NULL;
@@ -171,8 +172,10 @@ int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char
         char dir[8192];
         snprintf(dir, sizeof dir, "%s", abs);
         char *slash = strrchr(dir, '/');
-        if (slash == dir) dir[1] = '\0';
-        else if (slash) *slash = '\0';
+        if (slash == dir)
+            dir[1] = '\0';
+        else if (slash)
+            *slash = '\0';
         int rc = config_for_dir(ctx, dir, cfg, err);
         if (rc) return rc;
     }

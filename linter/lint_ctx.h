@@ -36,7 +36,6 @@ size_t lint_ctx_file_cap(const lint_ctx *ctx, const lint_config *cfg, const char
 
 /* Config for a file path (searching upward, cached); *rel gets the path
  * relative to the config's directory (malloc'd, caller frees). */
-int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char **rel,
-                        util_err *err);
+int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char **rel, util_err *err);
 
 #endif

@@ -19,59 +19,73 @@
 #define MONTH                                                                          \
     "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|" \
     "Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-#define WDAY                                                                    \
+#define WDAY                                                                   \
     "(?:Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:r(?:s(?:day)?)?)?|" \
     "Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
 #define ISO_DATE "\\d{4}[-/](?:0[1-9]|1[0-2])[-/](?:0[1-9]|[12]\\d|3[01])"
-#define NUM_DATE                                                              \
+#define NUM_DATE                                                                    \
     "(?<![\\d./-])(?:0?[1-9]|[12]\\d|3[01])([/.-])(?:0?[1-9]|[12]\\d|3[01])\\g{-1}" \
     "(?:\\d{4}|\\d{2})(?![\\d.]\\d)"
-#define MNAME_DATE                                                                    \
+#define MNAME_DATE                                                                             \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?\\b(?:,?\\h+\\d{4})?|" \
     "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\b\\.?(?:,?\\h+\\d{4})?)"
-#define MNAME_DATE_Y                                                           \
+#define MNAME_DATE_Y                                                                   \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?,?\\h+\\d{4}|" \
     "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\.?,?\\h+\\d{4})"
 #define ZONE "(?-i:\\h*(?:(?:UTC|GMT|[A-Z]{2,4}T)\\b|Z\\b|[+-]\\d{2}:?\\d{2}))?"
-#define TOD                                                                             \
+#define TOD                                                                                \
     "(?:(?<![\\d:.])(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:[.,]\\d{1,9})?)?(?![\\d:])" \
     "(?:\\h*[ap]\\.?m\\.?\\b)?" ZONE "|(?<![\\d:.])(?:1[0-2]|0?[1-9])\\h*[ap]\\.?m\\b\\.?" ZONE ")"
-#define ISO_DT                                                                     \
+#define ISO_DT                                                              \
     ISO_DATE "[T\\h](?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:[.,]\\d+)?)?" \
              "(?:Z|[+-](?:[01]\\d):?[0-5]\\d)?"
-#define RFC2822                                                                     \
+#define RFC2822                                                              \
     WDAY ",\\h+\\d{1,2}\\h+" MONTH "\\h+\\d{4}\\h+\\d{2}:\\d{2}(?::\\d{2})?" \
          "(?:\\h+(?:[+-]\\d{4}|UT|GMT|[A-Z]{3}))?"
 #define UNIX_TS "(?<![\\d.])1[5-9]\\d{8}(?:\\d{3})?(?![\\d.])"
 
-#define LABEL                                                                             \
-    "(\\b(?:today(?:'s\\h+date)?|tonight|right\\h+now|now|currently|"                    \
-    "current(?:[\\h_-]?(?:date(?:\\h+and\\h+time)?|time(?:\\h+and\\h+date)?|datetime|"   \
-    "timestamp|day|local\\h+time))?|as\\h+of(?:\\h+(?:today|now))?|"                      \
+#define LABEL                                                                                 \
+    "(\\b(?:today(?:'s\\h+date)?|tonight|right\\h+now|now|currently|"                         \
+    "current(?:[\\h_-]?(?:date(?:\\h+and\\h+time)?|time(?:\\h+and\\h+date)?|datetime|"        \
+    "timestamp|day|local\\h+time))?|as\\h+of(?:\\h+(?:today|now))?|"                          \
     "the\\h+(?:date|time|day|date\\h+and\\h+time|time\\h+and\\h+date)(?:\\h+(?:today|now))?|" \
-    "it\\h+is(?:\\h+now)?|it's(?:\\h+now)?|date|time|datetime|date/time|timestamp|"       \
-    "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"  \
-    "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                   \
-    "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"             \
-    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"            \
+    "it\\h+is(?:\\h+now)?|it's(?:\\h+now)?|date|time|datetime|date/time|timestamp|"           \
+    "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"    \
+    "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                      \
+    "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"                \
+    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"  \
     "(?:\\*\\*|__|[\"'])?\\h*"
 
 /* --- the literal pattern table -------------------------------------------- */
 
-enum { PM_ALWAYS = 0, PM_LABELLED, PM_NAME_LINE, PM_NAME, PM_IDS, PM_HASH, PM_HEX, PM_IP,
-       PM_COUNTER, PM_RELTIME, PM_UUID, PM_HOME, PM_ENV, PM_SHELL };
+enum {
+    PM_ALWAYS = 0,
+    PM_LABELLED,
+    PM_NAME_LINE,
+    PM_NAME,
+    PM_IDS,
+    PM_HASH,
+    PM_HEX,
+    PM_IP,
+    PM_COUNTER,
+    PM_RELTIME,
+    PM_UUID,
+    PM_HOME,
+    PM_ENV,
+    PM_SHELL
+};
 
 /* A date as written after a strong label ("The current date is 2075-19-01"):
  * numbers in date shape, valid or not. */
 #define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
 /* Facts about the user's machine, stated in prose or as a labelled line. */
-#define ENV_KEY                                                                           \
-    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|" \
-    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"               \
+#define ENV_KEY                                                                                               \
+    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|"              \
+    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                              \
     "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|" \
     "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
-#define ENV_VALUE                                                                         \
-    "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|"                         \
+#define ENV_VALUE                                                           \
+    "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
 typedef struct pat_def {
@@ -87,8 +101,8 @@ typedef struct pat_def {
 
 static const pat_def k_literals[] = {
     /* timestamps: machine-made, volatile even without a label */
-    {"(?i)(?<![\\w])(?:" ISO_DT ")(?![\\w:])|(?<![\\w])" RFC2822, PM_ALWAYS, LINT_K_DATETIME,
-     LINT_VC_CALL, 1, 1},
+    {"(?i)(?<![\\w])(?:" ISO_DT ")(?![\\w:])|(?<![\\w])" RFC2822, PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1,
+     1},
     {"(?i)(?<![\\w])(?:" MNAME_DATE_Y "|" ISO_DATE "|" NUM_DATE
      "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
      PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1},
@@ -139,17 +153,17 @@ static const pat_def k_literals[] = {
      "in|is\\h+in|(?:current\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|locale\\h*(?:is|:))\\h*\\K"
      "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
-    {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
+    {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
+     LINT_K_LOCATION, LINT_VC_USER, 0, 0},
     /* shell output inserted when a command file runs: !`git status` */
     {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0},
-    {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b",
-     PM_RELTIME, LINT_K_RELTIME, LINT_VC_CALL, 0, 1},
-    {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING,
-     LINT_VC_CALL, 1, 0},
+    {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
+     LINT_K_RELTIME, LINT_VC_CALL, 0, 1},
+    {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
+     1, 0},
     /* ids, nonces, hashes */
-    {"(?i)(?<![\\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w-])",
-     PM_UUID, LINT_K_UUID, LINT_VC_CALL, 0, 0},
+    {"(?i)(?<![\\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w-])", PM_UUID,
+     LINT_K_UUID, LINT_VC_CALL, 0, 0},
     {"(?i)\\b(request|req|session|trace|span|correlation|conversation|run|job|message|msg|"
      "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
      "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
@@ -211,8 +225,7 @@ typedef struct ph_def {
 static const ph_def k_placeholders[] = {
     {"\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?", 0},
     {"(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b", 0},
-    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
-     0},
+    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})", 0},
     {"%\\(([A-Za-z_]\\w*)\\)[sdrfi]", 0},
     {"(?<![{\\w$])\\{()\\}(?!\\})", 0},
 };
@@ -232,11 +245,10 @@ static const struct {
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
      "max_\\w+|is_\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
-    {LINT_VC_CALL,
-     "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
-     "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
-     "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
-     "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
+    {LINT_VC_CALL, "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
+                   "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
+                   "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
+                   "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
      "(?:retrieved\\w*|retrieval\\w*|context|contexts|documents?|docs|documentation|"
      "search_?results?|results|history|chat_?history|conversation(?:_?history)?|thread|"
@@ -258,101 +270,115 @@ static const struct {
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
      "\\w+_session(?:_id)?)"},
-    {LINT_VC_DAY,
-     "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
-     "\\w+_date|year|month|current_?(?:year|month|day))"},
-    {LINT_VC_USER,
-     "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
-     "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
-     "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
-     "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone)"},
+    {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
+                  "\\w+_date|year|month|current_?(?:year|month|day))"},
+    {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
+                   "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
+                   "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
+                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone)"},
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 
-#define SUBDAY_NAMES                                                              \
+#define SUBDAY_NAMES                                                                        \
     "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|" \
-    "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|\\w+_(?:timestamp|ts|time|"   \
+    "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|\\w+_(?:timestamp|ts|time|"  \
     "datetime|at))"
 
 /* Words that make a literal an example, and qualifiers that make a date a
  * fixed fact rather than the current one. Both look at the text before it. */
-#define EXAMPLE_CTX                                                                          \
+#define EXAMPLE_CTX                                                                             \
     "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.?e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
-    "\\bsamples?\\b|\\bsuch\\h+as\\b|\\blike\\b|\\bformat(?:ted|s)?\\b|\\bpattern\\b|"      \
+    "\\bsamples?\\b|\\bsuch\\h+as\\b|\\blike\\b|\\bformat(?:ted|s)?\\b|\\bpattern\\b|"          \
     "\\bsyntax\\b|\\bstyle\\b|\\bplaceholder\\b|\\bfake\\b|\\bdummy\\b)"
-#define CONST_CTX                                                                            \
-    "(?i)\\b(?:release[sd]?|due|birth(?:day|date)?|born|expir\\w*|expires?|effective|"      \
-    "publication|published|cut-?off|launch(?:ed)?|deadline|found(?:ed|ing)|creation|"       \
-    "copyright|modified|revision|version|valid|since|until|from|between|opening|closing|"    \
-    "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"   \
-    "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|"   \
+#define CONST_CTX                                                                          \
+    "(?i)\\b(?:release[sd]?|due|birth(?:day|date)?|born|expir\\w*|expires?|effective|"     \
+    "publication|published|cut-?off|launch(?:ed)?|deadline|found(?:ed|ing)|creation|"      \
+    "copyright|modified|revision|version|valid|since|until|from|between|opening|closing|"  \
+    "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"  \
+    "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|" \
     "opens?|closes?|last\\h+updated)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
 
-#define ORDER_MAP                                                                            \
-    "\\{%-?\\h*for\\h+\\w+\\h*,\\h*\\w+\\h+in\\h+(?![^%\\n]*sort)[^%\\n]*%\\}|"              \
-    "\\{%-?\\h*for\\h+[^%\\n]*?\\bin\\h+(?![^%\\n]*sort)[^%\\n]*\\.(?:items|keys|values|"      \
+#define ORDER_MAP                                                                         \
+    "\\{%-?\\h*for\\h+\\w+\\h*,\\h*\\w+\\h+in\\h+(?![^%\\n]*sort)[^%\\n]*%\\}|"           \
+    "\\{%-?\\h*for\\h+[^%\\n]*?\\bin\\h+(?![^%\\n]*sort)[^%\\n]*\\.(?:items|keys|values|" \
     "iteritems)\\h*\\(\\h*\\)[^%\\n]*%\\}|\\{\\{#each\\h+[^}\\n]*\\}\\}[^\\n]*\\{\\{@key"
-#define ORDER_GLOB                                                                           \
-    "\\{%-?\\h*(?:include|import|from)\\h+[\"'][^\"'\\n]*[*?][^\"'\\n]*[\"'][^%\\n]*%\\}|"   \
-    "\\{\\{>\\h*[^}\\n]*\\*[^}\\n]*\\}\\}|(?m)^\\h*[@!]include\\h+\\S*[*?]\\S*|"            \
+#define ORDER_GLOB                                                                         \
+    "\\{%-?\\h*(?:include|import|from)\\h+[\"'][^\"'\\n]*[*?][^\"'\\n]*[\"'][^%\\n]*%\\}|" \
+    "\\{\\{>\\h*[^}\\n]*\\*[^}\\n]*\\}\\}|(?m)^\\h*[@!]include\\h+\\S*[*?]\\S*|"           \
     "\\bglob(?:\\.glob)?\\h*\\([^)\\n]*\\)"
-#define ORDER_TOOLS                                                                          \
-    "\\{%-?\\h*for\\h+\\w+\\h+in\\h+((?:tools|functions|skills|tool_list|available_tools|"  \
+#define ORDER_TOOLS                                                                        \
+    "\\{%-?\\h*for\\h+\\w+\\h+in\\h+((?:tools|functions|skills|tool_list|available_tools|" \
     "commands|plugins)\\b)(?![^%\\n]*sort)[^%\\n]*%\\}"
-#define TOOL_HEADING                                                                         \
-    "(?i)^\\h{0,3}#{1,6}\\h+(?:\\*\\*)?(?:(?:available|the|your|allowed|built-?in|custom|"      \
-    "agent)\\h+)?(?:tools?|functions?|commands|tool\\h+list)(?:\\h+(?:available|list|reference|"    \
+#define TOOL_HEADING                                                                             \
+    "(?i)^\\h{0,3}#{1,6}\\h+(?:\\*\\*)?(?:(?:available|the|your|allowed|built-?in|custom|"       \
+    "agent)\\h+)?(?:tools?|functions?|commands|tool\\h+list)(?:\\h+(?:available|list|reference|" \
     "definitions?|you\\h+can\\h+use))?\\h*:?(?:\\*\\*)?\\h*$"
-#define TOOL_ITEM                                                                            \
+#define TOOL_ITEM                                                                                   \
     "^(\\h*)[-*+]\\h+(?:\\*\\*|`)?([A-Za-z_][\\w.-]*)(?:\\*\\*|`)?\\h*(?::|\\xe2\\x80[\\x93\\x94]|" \
     "-\\h|\\(|$)"
 
-#define DIRECTIVE_HTML                                                                       \
-    "<!--\\h*promptlint-(disable-next-line|disable-line|disable-file|disable|enable)\\b"      \
+#define DIRECTIVE_HTML                                                                   \
+    "<!--\\h*promptlint-(disable-next-line|disable-line|disable-file|disable|enable)\\b" \
     "([^>\\n]*?)\\h*-->"
-#define DIRECTIVE_JINJA                                                                      \
-    "\\{#-?\\h*promptlint\\h*:\\h*(disable-next-line|disable-line|disable-file|disable|"     \
+#define DIRECTIVE_JINJA                                                                  \
+    "\\{#-?\\h*promptlint\\h*:\\h*(disable-next-line|disable-line|disable-file|disable|" \
     "enable)\\b\\h*=?\\h*([^#\\n]*?)\\h*-?#\\}"
 
 /* The words before a placeholder that no name classes ("The current date is
  * {}", "the user's workspace is {path}"), matched at the end of its sentence. */
 #define CTX_TAIL "\\h*(?:\\*\\*|__|['\"`(\\[])?\\h*$"
-#define CTX_CALL                                                                             \
-    "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|"      \
+#define CTX_CALL                                                                               \
+    "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
     "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
-#define CTX_DAY                                                                              \
-    "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*"          \
+#define CTX_DAY                                                                           \
+    "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*" \
     "(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
-#define CTX_TURN                                                                             \
-    "(?i)\\b(?:(?:the\\h+)?user'?s?\\h+(?:question|query|request|input|message|prompt)|question|"   \
-    "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"       \
-    "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"         \
-    "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"               \
-    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b[^.\\n]{0,24}?"                   \
+#define CTX_TURN                                                                                  \
+    "(?i)\\b(?:(?:the\\h+)?user'?s?\\h+(?:question|query|request|input|message|prompt)|question|" \
+    "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"   \
+    "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"       \
+    "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"              \
+    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b[^.\\n]{0,24}?"                    \
     "(?:\\h(?:is|are)\\b|:|=|#)?" CTX_TAIL
-#define CTX_SESSION                                                                          \
-    "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"      \
-    "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|"     \
-    "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"            \
+#define CTX_SESSION                                                                             \
+    "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"     \
+    "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|" \
+    "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"         \
     "host\\h?name)\\b[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)?" CTX_TAIL
-#define CTX_USER                                                                             \
-    "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|"    \
-    "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"       \
+#define CTX_USER                                                                                   \
+    "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
+    "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
     "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
-#define DURATION_CTX                                                                         \
+#define DURATION_CTX                                                                                  \
     "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
-    "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"        \
+    "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"      \
     "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan)\\h*$"
 
-enum { RX_EXAMPLE = 0, RX_CONST, RX_SUBDAY, RX_ORDER_MAP, RX_ORDER_GLOB, RX_ORDER_TOOLS,
-       RX_TOOL_HEADING, RX_TOOL_ITEM, RX_DIR_HTML, RX_DIR_JINJA, RX_CTX_CALL, RX_CTX_DAY,
-       RX_CTX_TURN, RX_CTX_SESSION, RX_CTX_USER, RX_DURATION, RX_MISC_COUNT };
+enum {
+    RX_EXAMPLE = 0,
+    RX_CONST,
+    RX_SUBDAY,
+    RX_ORDER_MAP,
+    RX_ORDER_GLOB,
+    RX_ORDER_TOOLS,
+    RX_TOOL_HEADING,
+    RX_TOOL_ITEM,
+    RX_DIR_HTML,
+    RX_DIR_JINJA,
+    RX_CTX_CALL,
+    RX_CTX_DAY,
+    RX_CTX_TURN,
+    RX_CTX_SESSION,
+    RX_CTX_USER,
+    RX_DURATION,
+    RX_MISC_COUNT
+};
 
 static const char *const k_misc[RX_MISC_COUNT] = {
-    EXAMPLE_CTX, CONST_CTX, "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB, ORDER_TOOLS,
-    TOOL_HEADING, TOOL_ITEM, DIRECTIVE_HTML, DIRECTIVE_JINJA, CTX_CALL, CTX_DAY, CTX_TURN,
-    CTX_SESSION, CTX_USER, DURATION_CTX,
+    EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB, ORDER_TOOLS, TOOL_HEADING,
+    TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,    CTX_TURN,    CTX_SESSION,
+    CTX_USER,    DURATION_CTX,
 };
 
 struct lint_detect {
@@ -372,8 +398,8 @@ static int compile_one(pcre2_code **out, const char *re, uint32_t flags, util_er
     if (!*out) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(ec, msg, sizeof msg);
-        return util_err_set(err, UTIL_EINTERNAL, "pattern '%.60s': %s at offset %zu", re,
-                            (const char *)msg, (size_t)off);
+        return util_err_set(err, UTIL_EINTERNAL, "pattern '%.60s': %s at offset %zu", re, (const char *)msg,
+                            (size_t)off);
     }
     pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
     return UTIL_OK;
@@ -402,8 +428,10 @@ int lint_detect_new(lint_detect **out, util_err *err) {
                          err);
     if (!rc) {
         d->mctx = pcre2_match_context_create(NULL);
-        if (!d->mctx) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
-        else pcre2_set_match_limit(d->mctx, 2000000);
+        if (!d->mctx)
+            rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+        else
+            pcre2_set_match_limit(d->mctx, 2000000);
     }
     if (rc) {
         lint_detect_free(d);
@@ -469,7 +497,8 @@ static int sentence_end(const char *d, size_t ls, size_t i) {
                      (w == ls + 2 || !isalpha((unsigned char)d[w - 3])); /* "e.g." "i.e." */
         if (abbrev || (wl == 3 && !strncasecmp(d + w, "etc", 3)) ||
             (wl == 2 && (!strncasecmp(d + w, "vs", 2) || !strncasecmp(d + w, "ie", 2) ||
-                         !strncasecmp(d + w, "eg", 2))) || (wl == 6 && !strncasecmp(d + w, "approx", 6)))
+                         !strncasecmp(d + w, "eg", 2))) ||
+            (wl == 6 && !strncasecmp(d + w, "approx", 6)))
             return 0;
     }
     return 1;
@@ -546,8 +575,10 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
     *subday = 0;
     static const struct {
         int rx, vclass, subday;
-    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1}, {RX_CTX_DAY, LINT_VC_DAY, 0},
-             {RX_CTX_TURN, LINT_VC_TURN, 0}, {RX_CTX_SESSION, LINT_VC_SESSION, 0},
+    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1},
+             {RX_CTX_DAY, LINT_VC_DAY, 0},
+             {RX_CTX_TURN, LINT_VC_TURN, 0},
+             {RX_CTX_SESSION, LINT_VC_SESSION, 0},
              {RX_CTX_USER, LINT_VC_USER, 0}};
     /* markdown fill-ins ({table} in "Query root fields: {table}") are values
      * only when the words name the date or time */
@@ -560,8 +591,8 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
     return LINT_VC_NONE;
 }
 
-int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name,
-                          size_t len, int *subday, int *known) {
+int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
+                          int *subday, int *known) {
     char norm[128];
     size_t n = 0;
     *subday = 0;
@@ -577,8 +608,8 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
     }
     norm[n] = '\0';
     if (!n) return LINT_VC_NONE;
-    static const char *const k_suffixes[] = {"_iso", "_str", "_string", "_fmt", "_formatted",
-                                             "_utc", "_local", "_text"};
+    static const char *const k_suffixes[] = {"_iso",       "_str", "_string", "_fmt",
+                                             "_formatted", "_utc", "_local",  "_text"};
     for (size_t i = 0; i < sizeof k_suffixes / sizeof k_suffixes[0]; i++) {
         size_t sl = strlen(k_suffixes[i]);
         if (n > sl + 1 && memcmp(norm + n - sl, k_suffixes[i], sl) == 0) {
@@ -601,26 +632,24 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         pcre2_match_data_free(md);
         if (rc >= 0) {
             *known = 1;
-            if (k_names[i].vclass == LINT_VC_CALL)
-                *subday = match_in(d, d->misc[RX_SUBDAY], norm, 0, n);
+            if (k_names[i].vclass == LINT_VC_CALL) *subday = match_in(d, d->misc[RX_SUBDAY], norm, 0, n);
             return k_names[i].vclass;
         }
     }
     return LINT_VC_NONE;
 }
 
-int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name,
-                           size_t len, int *subday) {
+int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
+                           int *subday) {
     int known;
     return lint_detect_name_info(d, cfg, name, len, subday, &known);
 }
 
 /* Calls fn for each match of re in t (ov: the ovector). Stops on error. */
-typedef int (*match_fn)(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov,
-                        int ngroups, void *arg);
+typedef int (*match_fn)(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
+                        void *arg);
 
-static int scan(const lint_detect *d, pcre2_code *re, const lint_text *t, match_fn fn,
-                void *arg) {
+static int scan(const lint_detect *d, pcre2_code *re, const lint_text *t, match_fn fn, void *arg) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     if (!md) return UTIL_ENOMEM;
     size_t pos = 0;
@@ -679,8 +708,8 @@ static size_t *digit_lines(const lint_text *t, size_t *n, int *oom) {
  * a digit) are searched. The subject stays the whole file (lookbehind and
  * lookahead see what they always saw); an offset limit ends each search at
  * its line's end. */
-static int scan_digit(const lint_detect *d, pcre2_code *re, const lint_text *t, const size_t *dl,
-                      size_t ndl, match_fn fn, void *arg) {
+static int scan_digit(const lint_detect *d, pcre2_code *re, const lint_text *t, const size_t *dl, size_t ndl,
+                      match_fn fn, void *arg) {
     if (!ndl) return UTIL_OK;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     pcre2_match_context *mc = pcre2_match_context_copy(d->mctx);
@@ -734,21 +763,22 @@ static int word_in(const char *w, size_t n, const char *const *list) {
 }
 
 static const char *const k_not_names[] = {
-    "World", "There", "All", "Everyone", "Everybody", "User", "Users", "Customer", "Assistant",
-    "Friend", "Friends", "Team", "Folks", "Human", "Sir", "Madam", "You", "Me", "The", "A", "An",
-    "Please", "Thanks", "Thank", "What", "How", "Why", "When", "Where", "Who", "Which", "Can",
-    "Could", "Would", "Should", "Is", "Are", "Do", "Does", "Did", "Tell", "Give", "Write", "Help",
-    "Hello", "Hi", "Hey", "My", "Your", "This", "That", "It", "I", "Explain", "Summarize",
-    "Translate", "List", "Show", "Find", "Make", "Create", "Yes", "No", "Ok", "Okay", "None",
-    "Unknown", "Anonymous", "Guest", "Admin", "Name", "Example", "Again", "Back", "Agent", "Bot",
-    "Model", "Claude", "Name", "Today", "Morning", "Afternoon", "Evening", "Good", "Welcome",
-    NULL};
+    "World",     "There",     "All",   "Everyone", "Everybody", "User",   "Users",  "Customer", "Assistant",
+    "Friend",    "Friends",   "Team",  "Folks",    "Human",     "Sir",    "Madam",  "You",      "Me",
+    "The",       "A",         "An",    "Please",   "Thanks",    "Thank",  "What",   "How",      "Why",
+    "When",      "Where",     "Who",   "Which",    "Can",       "Could",  "Would",  "Should",   "Is",
+    "Are",       "Do",        "Does",  "Did",      "Tell",      "Give",   "Write",  "Help",     "Hello",
+    "Hi",        "Hey",       "My",    "Your",     "This",      "That",   "It",     "I",        "Explain",
+    "Summarize", "Translate", "List",  "Show",     "Find",      "Make",   "Create", "Yes",      "No",
+    "Ok",        "Okay",      "None",  "Unknown",  "Anonymous", "Guest",  "Admin",  "Name",     "Example",
+    "Again",     "Back",      "Agent", "Bot",      "Model",     "Claude", "Name",   "Today",    "Morning",
+    "Afternoon", "Evening",   "Good",  "Welcome",  NULL};
 
 /* IPs that are the same everywhere: loopback, unspecified, broadcast, docs. */
 static int fixed_ip(const char *s, size_t n) {
-    static const char *const k_fixed[] = {"127.", "0.0.0.0", "255.", "192.0.2.", "198.51.100.",
-                                          "203.0.113.", "169.254.169.254", "1.1.1.1", "8.8.8.8",
-                                          "8.8.4.4", NULL};
+    static const char *const k_fixed[] = {
+        "127.",    "0.0.0.0", "255.",    "192.0.2.", "198.51.100.", "203.0.113.", "169.254.169.254",
+        "1.1.1.1", "8.8.8.8", "8.8.4.4", NULL};
     if (memchr(s, ':', n)) return 0;
     for (const char *const *p = k_fixed; *p; p++)
         if (n >= strlen(*p) && strncmp(s, *p, strlen(*p)) == 0) return 1;
@@ -780,7 +810,8 @@ static int section_number(const lint_text *t, size_t s, size_t e) {
         isdigit((unsigned char)d[s - 4]))
         return 1;
     size_t k = e;
-    if (k < t->len && d[k] == '-') k++;
+    if (k < t->len && d[k] == '-')
+        k++;
     else if (k + 3 <= t->len && (unsigned char)d[k] == 0xE2 && (unsigned char)d[k + 1] == 0x80 &&
              ((unsigned char)d[k + 2] == 0x93 || (unsigned char)d[k + 2] == 0x94))
         k += 3;
@@ -852,11 +883,11 @@ static int in_url_or_quoted(const lint_text *t, size_t s, size_t e) {
 /* Home folders of fixed accounts in sandboxes, containers and CI images:
  * the same for every user, so not a per-user value. */
 static const char *const k_fixed_homes[] = {
-    "user", "username", "you", "me", "name", "example", "someone", "shared", "runner",
-    "claude", "ubuntu", "project", "projects", "app", "node", "coder", "vscode", "codespace",
-    "codespaces", "jovyan", "sandbox", "workspace", "workspaces", "ec2-user", "admin", "root",
-    "dev", "developer", "agent", "default", "guest", "daytona", "gitpod", "vercel", "devuser",
-    "appuser", "pi", NULL};
+    "user",   "username",  "you",        "me",        "name",     "example",   "someone",    "shared",
+    "runner", "claude",    "ubuntu",     "project",   "projects", "app",       "node",       "coder",
+    "vscode", "codespace", "codespaces", "jovyan",    "sandbox",  "workspace", "workspaces", "ec2-user",
+    "admin",  "root",      "dev",        "developer", "agent",    "default",   "guest",      "daytona",
+    "gitpod", "vercel",    "devuser",    "appuser",   "pi",       NULL};
 
 /* An environment fact that is the same for everyone: a sandbox's fixed
  * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
@@ -864,10 +895,10 @@ static const char *const k_fixed_homes[] = {
  * (/home/claude, /home/project), or an English word rather than a value
  * ("Your shell is currently at the repository root"). */
 static int fixed_env_value(const char *v, size_t n) {
-    static const char *const k_words[] = {"currently", "running", "set", "located", "the", "a",
-                                          "an", "not", "open", "in", "at", "on", "available",
-                                          "configured", "always", "also", "now", "still",
-                                          "being", "used", "given", "provided", "shown", NULL};
+    static const char *const k_words[] = {"currently", "running",    "set",    "located",  "the",   "a",
+                                          "an",        "not",        "open",   "in",       "at",    "on",
+                                          "available", "configured", "always", "also",     "now",   "still",
+                                          "being",     "used",       "given",  "provided", "shown", NULL};
     size_t w = 0;
     while (w < n && isalpha((unsigned char)v[w])) w++;
     if (w == n && word_in(v, w, k_words)) return 1;
@@ -875,19 +906,21 @@ static int fixed_env_value(const char *v, size_t n) {
     /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
     for (size_t i = 0, run = 0; i < n; i++)
         if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
-    static const char *const k_roots[] = {"workspace", "workspaces", "app", "tmp", "code",
-                                          "project", "src", "repo", "mnt/data", "mnt/user-data",
-                                          NULL};
+    static const char *const k_roots[] = {"workspace", "workspaces",    "app", "tmp",
+                                          "code",      "project",       "src", "repo",
+                                          "mnt/data",  "mnt/user-data", NULL};
     for (const char *const *r = k_roots; *r; r++) {
         size_t rl = strlen(*r);
-        if (n > rl && !strncmp(v + 1, *r, rl) && (v[1 + rl] == '/' || v[1 + rl] == '.' ||
-                                                  v[1 + rl] == ',' || 1 + rl == n))
+        if (n > rl && !strncmp(v + 1, *r, rl) &&
+            (v[1 + rl] == '/' || v[1 + rl] == '.' || v[1 + rl] == ',' || 1 + rl == n))
             return 1;
         if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
     }
     const char *h = NULL;
-    if (n > 6 && !strncmp(v, "/home/", 6)) h = v + 6;
-    else if (n > 7 && !strncmp(v, "/Users/", 7)) h = v + 7;
+    if (n > 6 && !strncmp(v, "/home/", 6))
+        h = v + 6;
+    else if (n > 7 && !strncmp(v, "/Users/", 7))
+        h = v + 7;
     if (!h) return 0;
     size_t hl = 0;
     while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
@@ -923,8 +956,8 @@ typedef struct lit_arg {
     const char *label;
 } lit_arg;
 
-static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov,
-                      int ngroups, void *argp) {
+static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
+                      void *argp) {
     lit_arg *a = argp;
     const pat_def *p = a->def;
     size_t s = ov[0], e = ov[1];
@@ -932,8 +965,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     const char *v = t->data + s;
     size_t n = e - s;
     if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
-    lint_span sp = {s, e, p ? p->kind : LINT_K_CUSTOM, p ? p->vclass : LINT_VC_TURN,
-                    p ? p->subday : 0, a->label};
+    lint_span sp = {s,       e, p ? p->kind : LINT_K_CUSTOM, p ? p->vclass : LINT_VC_TURN, p ? p->subday : 0,
+                    a->label};
     if (!p) return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
     if (example_context(d, t, s)) return UTIL_OK;
     size_t ctx_at = s; /* where the constant-qualifier check looks back from */
@@ -948,8 +981,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
             if (k < t->len && (t->data[k] == '-' || t->data[k] == '/') && k + 1 < t->len &&
                 !isalpha((unsigned char)t->data[k + 1]) && sp.kind != LINT_K_DATE)
                 return UTIL_OK;
-            if (k + 2 < t->len && (unsigned char)t->data[k] == 0xE2 &&
-                (unsigned char)t->data[k + 1] == 0x80)
+            if (k + 2 < t->len && (unsigned char)t->data[k] == 0xE2 && (unsigned char)t->data[k + 1] == 0x80)
                 return UTIL_OK;
             if (k + 1 < t->len && strncasecmp(t->data + k, "to ", 3) == 0) return UTIL_OK;
         }
@@ -1002,12 +1034,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         if (match_buf(d, d->misc[RX_DURATION], buf, bl)) return UTIL_OK; /* a length */
         const char *u = v;
         while (u < v + n && (isdigit((unsigned char)*u) || *u == ' ' || *u == '\t')) u++;
-        sp.subday = (*u == 's' || *u == 'm' || *u == 'h' || *u == 'S' || *u == 'M' ||
-                     *u == 'H');
+        sp.subday = (*u == 's' || *u == 'm' || *u == 'h' || *u == 'S' || *u == 'M' || *u == 'H');
         break;
     }
-    default:
-        break;
+    default: break;
     }
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
@@ -1018,8 +1048,8 @@ typedef struct ph_arg {
     lint_spanv *out, *unknown;
 } ph_arg;
 
-static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov,
-                          int ngroups, void *argp) {
+static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
+                          void *argp) {
     ph_arg *a = argp;
     if (ngroups < 2 || ov[2] == PCRE2_UNSET) return UTIL_OK;
     /* template tags are read by lint_tmpl.c; code is an example here */
@@ -1032,8 +1062,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * the words around one can make it a value ("The current date is {}");
      * Claude Code's $ARGUMENTS is a real one */
     int fill_in = t->fill_ins && !(t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9));
-    int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known)
-                            : LINT_VC_NONE;
+    int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE) return UTIL_OK;
@@ -1060,8 +1089,8 @@ static int span_cmp(const void *x, const void *y) {
     return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
 }
 
-int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t,
-                      lint_spanv *out, lint_spanv *unknown, util_err *err) {
+int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
+                      lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++) {
         ph_arg a = {&k_placeholders[i], cfg, out, unknown};
@@ -1132,8 +1161,7 @@ static int push_order(order_arg *a, size_t s, size_t e, const char *detail, size
     return UTIL_OK;
 }
 
-static int on_order(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
-                    void *argp) {
+static int on_order(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups, void *argp) {
     order_arg *a = argp;
     (void)d;
     if (lint_text_in_code(t, ov[0]) && !t->is_template) return UTIL_OK;
@@ -1165,8 +1193,7 @@ static int tool_lists(const lint_detect *d, const lint_text *t, order_arg *a) {
         int m = -1;
         PCRE2_SIZE *ov = NULL;
         if (!end_run && in_tools) {
-            m = pcre2_match(d->misc[RX_TOOL_ITEM], (PCRE2_SPTR)(t->data + s), e - s, 0, 0, md,
-                            d->mctx);
+            m = pcre2_match(d->misc[RX_TOOL_ITEM], (PCRE2_SPTR)(t->data + s), e - s, 0, 0, md, d->mctx);
             ov = pcre2_get_ovector_pointer(md);
             int blank = 1;
             for (size_t k = s; k < e; k++)
@@ -1234,8 +1261,8 @@ typedef struct dir_arg {
     size_t *n, cap;
 } dir_arg;
 
-static int on_directive(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov,
-                        int ngroups, void *argp) {
+static int on_directive(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
+                        void *argp) {
     dir_arg *a = argp;
     (void)d;
     if (ngroups < 2 || (lint_text_in_code(t, ov[0]) && !t->is_template)) return UTIL_OK;
@@ -1280,8 +1307,8 @@ static int on_directive(const lint_detect *d, const lint_text *t, const PCRE2_SI
     return UTIL_OK;
 }
 
-int lint_detect_directives(const lint_detect *d, const lint_text *t, lint_directive **out,
-                           size_t *n, util_err *err) {
+int lint_detect_directives(const lint_detect *d, const lint_text *t, lint_directive **out, size_t *n,
+                           util_err *err) {
     *out = NULL;
     *n = 0;
     dir_arg a = {out, n, 0};

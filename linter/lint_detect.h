@@ -38,16 +38,16 @@ void lint_detect_free(lint_detect *d);
  * which may already hold lint_tmpl.c's; then sorts out by start and merges
  * overlaps. Placeholders nothing classes go to unknown (PL008). Skips code,
  * quiet ranges and template tags. */
-int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t,
-                      lint_spanv *out, lint_spanv *unknown, util_err *err);
+int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
+                      lint_spanv *unknown, util_err *err);
 /* Class of a placeholder name (after config overrides; a leading '$', '.' or
  * '@' is ignored); LINT_VC_NONE if stable or unknown. *subday is set for
  * time-like names; *known when a config entry or a built-in list names it
  * (stable ones included). */
-int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name,
-                          size_t len, int *subday, int *known);
-int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name,
-                           size_t len, int *subday);
+int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
+                          int *subday, int *known);
+int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
+                           int *subday);
 /* Class that the words before off (its sentence, or a caption line above)
  * give a value there: "The current date is {}" (per day), "the user's
  * workspace is {path}" (per session). LINT_VC_NONE when they say nothing. */
@@ -66,7 +66,7 @@ enum { LINT_ORDER_MAP_LOOP = 0, LINT_ORDER_GLOB, LINT_ORDER_TOOLS_LOOP, LINT_ORD
 int lint_detect_order(const lint_detect *d, const lint_text *t, lint_order_hit **out, size_t *n,
                       util_err *err);
 
-int lint_detect_directives(const lint_detect *d, const lint_text *t, lint_directive **out,
-                           size_t *n, util_err *err);
+int lint_detect_directives(const lint_detect *d, const lint_text *t, lint_directive **out, size_t *n,
+                           util_err *err);
 
 #endif

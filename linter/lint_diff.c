@@ -25,9 +25,10 @@ typedef struct rendered {
 static void seg(rendered *r, int i, const char *role) {
     if (r->nseg >= 256) return;
     r->seg_start[r->nseg] = r->text.len;
-    if (i < 0) snprintf(r->seg_name[r->nseg], sizeof r->seg_name[0], "tools");
-    else snprintf(r->seg_name[r->nseg], sizeof r->seg_name[0], "messages[%d].content (%.24s)", i,
-                  role);
+    if (i < 0)
+        snprintf(r->seg_name[r->nseg], sizeof r->seg_name[0], "tools");
+    else
+        snprintf(r->seg_name[r->nseg], sizeof r->seg_name[0], "messages[%d].content (%.24s)", i, role);
     r->nseg++;
 }
 
@@ -39,8 +40,10 @@ static int put_content(util_buf *b, const cJSON *c) {
     cJSON_ArrayForEach(part, c) {
         const cJSON *ty = cJSON_GetObjectItemCaseSensitive(part, "type");
         const cJSON *tx = cJSON_GetObjectItemCaseSensitive(part, "text");
-        if (cJSON_IsString(tx)) rc = util_buf_puts(b, tx->valuestring);
-        else if (cJSON_IsString(ty)) rc = util_buf_printf(b, "[%s]", ty->valuestring);
+        if (cJSON_IsString(tx))
+            rc = util_buf_puts(b, tx->valuestring);
+        else if (cJSON_IsString(ty))
+            rc = util_buf_printf(b, "[%s]", ty->valuestring);
         if (rc) return rc;
     }
     return rc;
@@ -98,10 +101,14 @@ static void escape_ctx(char *out, size_t cap, const char *s, size_t a, size_t p,
     for (size_t i = a; i < b && n + 8 < cap; i++) {
         if (i == p) n += (size_t)snprintf(out + n, cap - n, "\xC2\xBB"); /* » */
         unsigned char c = (unsigned char)s[i];
-        if (c == '\n') n += (size_t)snprintf(out + n, cap - n, "\\n");
-        else if (c == '\t') n += (size_t)snprintf(out + n, cap - n, "\\t");
-        else if (c < 0x20) n += (size_t)snprintf(out + n, cap - n, "\\x%02x", c);
-        else out[n++] = (char)c;
+        if (c == '\n')
+            n += (size_t)snprintf(out + n, cap - n, "\\n");
+        else if (c == '\t')
+            n += (size_t)snprintf(out + n, cap - n, "\\t");
+        else if (c < 0x20)
+            n += (size_t)snprintf(out + n, cap - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
     }
     if (p >= b && n + 3 < cap) n += (size_t)snprintf(out + n, cap - n, "\xC2\xBB");
     out[n < cap ? n : cap - 1] = '\0';
@@ -128,16 +135,18 @@ static void context_of(char *out, size_t cap, const char *s, size_t len, size_t 
 static void line_col(const char *s, size_t p, int *line, int *col) {
     int l = 1, c = 1;
     for (size_t i = 0; i < p; i++) {
-        if (s[i] == '\n') l++, c = 1;
-        else if (((unsigned char)s[i] & 0xC0) != 0x80) c++;
+        if (s[i] == '\n')
+            l++, c = 1;
+        else if (((unsigned char)s[i] & 0xC0) != 0x80)
+            c++;
     }
     *line = l;
     *col = c;
 }
 
 /* The volatile span of t that covers p (or starts just after it on its line). */
-static const lint_span *span_at(lint_ctx *ctx, lint_spanv *sv, lint_text *t, const char *s,
-                                size_t len, size_t p) {
+static const lint_span *span_at(lint_ctx *ctx, lint_spanv *sv, lint_text *t, const char *s, size_t len,
+                                size_t p) {
     if (lint_text_init(t, s, len, NULL, 0, 0)) return NULL;
     util_err e = {0};
     lint_spanv unk = {0};
@@ -152,8 +161,7 @@ static const lint_span *span_at(lint_ctx *ctx, lint_spanv *sv, lint_text *t, con
     return NULL;
 }
 
-static void explain(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const char *b,
-                    size_t bl) {
+static void explain(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const char *b, size_t bl) {
     lint_text ta, tb;
     lint_spanv sa = {0}, sb = {0};
     memset(&ta, 0, sizeof ta);
@@ -165,13 +173,12 @@ static void explain(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const
         const char *src = x ? b : a;
         size_t n = use->end - use->start;
         if (n > 60) n = 60;
-        int k = snprintf(d->cause, sizeof d->cause, "%s '%.*s' (%s)",
-                         lint_kind_name(use->kind), (int)n, src + use->start,
-                         lint_vclass_name(use->vclass));
+        int k = snprintf(d->cause, sizeof d->cause, "%s '%.*s' (%s)", lint_kind_name(use->kind), (int)n,
+                         src + use->start, lint_vclass_name(use->vclass));
         if (x && y && k > 0 && (size_t)k < sizeof d->cause) {
             size_t m = y->end - y->start;
-            snprintf(d->cause + k, sizeof d->cause - (size_t)k, "; A had '%.*s'",
-                     (int)(m > 60 ? 60 : m), a + y->start);
+            snprintf(d->cause + k, sizeof d->cause - (size_t)k, "; A had '%.*s'", (int)(m > 60 ? 60 : m),
+                     a + y->start);
         }
     }
     lint_spanv_release(&sa);
@@ -182,8 +189,7 @@ static void explain(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const
 
 /* Token position of the divergence: exact with a model, else estimated from
  * the text up to the last space before it. */
-static void tokens(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const char *b,
-                   size_t bl) {
+static void tokens(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const char *b, size_t bl) {
     int32_t *ia = NULL, *ib = NULL;
     size_t na = 0, nb = 0;
     if (lint_tok_ids(ctx->tok, a, al, &ia, &na) == UTIL_OK &&
@@ -208,8 +214,8 @@ static void tokens(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const 
     free(ib);
 }
 
-int lint_diff_texts(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const char *b,
-                    size_t bl, util_err *err) {
+int lint_diff_texts(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const char *b, size_t bl,
+                    util_err *err) {
     memset(d, 0, sizeof *d);
     rendered *ra = calloc(1, sizeof *ra), *rb = calloc(1, sizeof *rb);
     if (!ra || !rb) {
@@ -254,8 +260,7 @@ int lint_diff_texts(lint_ctx *ctx, lint_diff *d, const char *a, size_t al, const
     return rc;
 }
 
-int lint_diff_print(FILE *f, const lint_diff *d, const char *na, const char *nb, int json,
-                    util_err *err) {
+int lint_diff_print(FILE *f, const lint_diff *d, const char *na, const char *nb, int json, util_err *err) {
     if (json) {
         cJSON *o = cJSON_CreateObject();
         if (!o) return util_err_set(err, UTIL_ENOMEM, "out of memory");
@@ -267,8 +272,10 @@ int lint_diff_print(FILE *f, const lint_diff *d, const char *na, const char *nb,
         cJSON_AddBoolToObject(o, "tokens_estimated", d->tokens_estimated);
         cJSON_AddBoolToObject(o, "rendered_json", d->rendered_json);
         if (d->where[0]) cJSON_AddStringToObject(o, "where", d->where);
-        if (d->cause[0]) cJSON_AddStringToObject(o, "cause", d->cause);
-        else cJSON_AddNullToObject(o, "cause");
+        if (d->cause[0])
+            cJSON_AddStringToObject(o, "cause", d->cause);
+        else
+            cJSON_AddNullToObject(o, "cause");
         const char *names[2] = {na, nb};
         const int lines[2] = {d->line_a, d->line_b}, cols[2] = {d->col_a, d->col_b};
         const long toks[2] = {d->tokens_a, d->tokens_b};
@@ -294,16 +301,16 @@ int lint_diff_print(FILE *f, const lint_diff *d, const char *na, const char *nb,
         return UTIL_OK;
     }
     if (d->extends) {
-        fprintf(f, "'%s' extends '%s': all %s%ld tokens of A are reusable; %s%ld new tokens\n",
-                nb, na, est, d->tokens_a, est, d->tokens_uncached);
+        fprintf(f, "'%s' extends '%s': all %s%ld tokens of A are reusable; %s%ld new tokens\n", nb, na, est,
+                d->tokens_a, est, d->tokens_uncached);
         return UTIL_OK;
     }
-    fprintf(f, "prompts diverge at byte %zu (line %d, column %d)%s%s\n", d->byte, d->line_b,
-            d->col_b, d->where[0] ? " in " : "", d->where);
+    fprintf(f, "prompts diverge at byte %zu (line %d, column %d)%s%s\n", d->byte, d->line_b, d->col_b,
+            d->where[0] ? " in " : "", d->where);
     fprintf(f, "  A %s:%d:%d: %s\n", na, d->line_a, d->col_a, d->context_a);
     fprintf(f, "  B %s:%d:%d: %s\n", nb, d->line_b, d->col_b, d->context_b);
-    fprintf(f, "  first divergent token: #%s%ld (A has %s%ld tokens, B has %s%ld)\n", est,
-            d->token, est, d->tokens_a, est, d->tokens_b);
+    fprintf(f, "  first divergent token: #%s%ld (A has %s%ld tokens, B has %s%ld)\n", est, d->token, est,
+            d->tokens_a, est, d->tokens_b);
     fprintf(f, "  likely cause: %s\n",
             d->cause[0] ? d->cause : "no volatile pattern at the divergence (plain edit)");
     fprintf(f, "  %s%ld tokens of B cannot be served from A's cache%s\n", est, d->tokens_uncached,

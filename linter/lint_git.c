@@ -35,9 +35,12 @@ static int open_repo(git_repository **repo, const char *dir, util_err *err) {
  * the work tree root (which ends with '/'). */
 static char *filter_rel(const char *workdir, const char *p) {
     char cwd[4096], abs[8192], real[4096];
-    if (p[0] == '/') snprintf(abs, sizeof abs, "%s", p);
-    else if (getcwd(cwd, sizeof cwd)) snprintf(abs, sizeof abs, "%s/%s", cwd, p);
-    else return NULL;
+    if (p[0] == '/')
+        snprintf(abs, sizeof abs, "%s", p);
+    else if (getcwd(cwd, sizeof cwd))
+        snprintf(abs, sizeof abs, "%s/%s", cwd, p);
+    else
+        return NULL;
     const char *use = realpath(abs, real) ? real : abs;
     char wd[4096];
     if (!realpath(workdir, wd)) snprintf(wd, sizeof wd, "%s", workdir);
@@ -59,8 +62,7 @@ static int matches_filter(const char *path, char **filters, size_t n, int *exact
             *exact = 1;
             return 1;
         }
-        if (strncmp(path, filters[i], l) == 0 && (path[l] == '/' || filters[i][l - 1] == '/'))
-            return 1;
+        if (strncmp(path, filters[i], l) == 0 && (path[l] == '/' || filters[i][l - 1] == '/')) return 1;
     }
     return 0;
 }
@@ -87,17 +89,20 @@ static int lint_delta(lint_ctx *ctx, lint_report *rep, git_repository *repo, con
     const char *knob;
     size_t cap = lint_ctx_file_cap(ctx, cfg, &knob);
     if ((size_t)dd->new_file.size > cap)
-        return lint_report_skip(rep, LINT_SKIP_TOO_LARGE, "'%s' is %zu bytes, over the limit of "
-                                "%zu bytes (%s): not linted", path, (size_t)dd->new_file.size, cap,
-                                knob);
+        return lint_report_skip(rep, LINT_SKIP_TOO_LARGE,
+                                "'%s' is %zu bytes, over the limit of "
+                                "%zu bytes (%s): not linted",
+                                path, (size_t)dd->new_file.size, cap, knob);
     git_blob *blob;
     if (git_blob_lookup(&blob, repo, &dd->new_file.id) != 0) return git_fail(err, path);
     const char *data = git_blob_rawcontent(blob);
     size_t len = (size_t)git_blob_rawsize(blob);
     if (len > cap) {
         git_blob_free(blob);
-        return lint_report_skip(rep, LINT_SKIP_TOO_LARGE, "'%s' is %zu bytes, over the limit of "
-                                "%zu bytes (%s): not linted", path, len, cap, knob);
+        return lint_report_skip(rep, LINT_SKIP_TOO_LARGE,
+                                "'%s' is %zu bytes, over the limit of "
+                                "%zu bytes (%s): not linted",
+                                path, len, cap, knob);
     }
     if ((sel == LINT_SEL_CONTENT || sel == LINT_SEL_TEMPLATE) &&
         (lint_is_binary(data, len) || !lint_reads_like_prompt(data, len, sel))) {
@@ -109,8 +114,8 @@ static int lint_delta(lint_ctx *ctx, lint_report *rep, git_repository *repo, con
     return rc;
 }
 
-int lint_check_staged(lint_ctx *ctx, lint_report *rep, const char *repo_dir,
-                      const char *const *paths, size_t n, util_err *err) {
+int lint_check_staged(lint_ctx *ctx, lint_report *rep, const char *repo_dir, const char *const *paths,
+                      size_t n, util_err *err) {
     git_repository *repo = NULL;
     git_index *idx = NULL;
     git_object *head = NULL;
@@ -148,11 +153,8 @@ int lint_check_staged(lint_ctx *ctx, lint_report *rep, const char *repo_dir,
         case GIT_DELTA_MODIFIED:
         case GIT_DELTA_RENAMED:
         case GIT_DELTA_COPIED:
-        case GIT_DELTA_TYPECHANGE:
-            rc = lint_delta(ctx, rep, repo, wd, dd, filters, n, err);
-            break;
-        default:
-            break;
+        case GIT_DELTA_TYPECHANGE: rc = lint_delta(ctx, rep, repo, wd, dd, filters, n, err); break;
+        default: break;
         }
     }
 done:
@@ -175,8 +177,10 @@ static int hooks_dir(char *out, size_t cap, git_repository *repo, util_err *err)
     int found = 0;
     if (git_repository_config_snapshot(&cfg, repo) == 0 &&
         git_config_get_string_buf(&b, cfg, "core.hooksPath") == 0 && b.ptr && b.ptr[0]) {
-        if (b.ptr[0] == '/') snprintf(out, cap, "%s", b.ptr);
-        else snprintf(out, cap, "%s%s", git_repository_workdir(repo), b.ptr);
+        if (b.ptr[0] == '/')
+            snprintf(out, cap, "%s", b.ptr);
+        else
+            snprintf(out, cap, "%s%s", git_repository_workdir(repo), b.ptr);
         found = 1;
     }
     git_buf_dispose(&b);
@@ -222,8 +226,8 @@ static int hook_text(util_buf *b, const char *exe) {
     return rc;
 }
 
-int lint_hook_install(int *result, char *hook_path, size_t cap, const char *repo_dir,
-                      const char *exe_path, int force, util_err *err) {
+int lint_hook_install(int *result, char *hook_path, size_t cap, const char *repo_dir, const char *exe_path,
+                      int force, util_err *err) {
     git_repository *repo = NULL;
     util_buf text;
     util_buf_init(&text);
@@ -251,9 +255,11 @@ int lint_hook_install(int *result, char *hook_path, size_t cap, const char *repo
         if (strstr(old, HOOK_MARK)) {
             *result = LINT_HOOK_UPDATED;
         } else if (!force) {
-            rc = util_err_set(err, UTIL_EINVAL, "hook '%s' exists and is not promptlint's; "
+            rc = util_err_set(err, UTIL_EINVAL,
+                              "hook '%s' exists and is not promptlint's; "
                               "rerun with --force to replace it (it is kept as "
-                              "'pre-commit.orig')", path);
+                              "'pre-commit.orig')",
+                              path);
             goto done;
         } else {
             char bak[4300];

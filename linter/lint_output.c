@@ -57,12 +57,11 @@ static int out_text(FILE *f, const lint_report *r, const lint_output_opts *o) {
         const lint_finding *x = &r->items[i];
         const lint_rule_info *ri = lint_rule_get(x->rule);
         if (o->color)
-            fprintf(f, "\033[1m%s:%d:%d:\033[0m %s%s\033[0m \033[2m%s\033[0m %s\n", x->file,
-                    x->line, x->column, sev_color(x->severity), lint_severity_name(x->severity),
-                    ri->code, x->message);
+            fprintf(f, "\033[1m%s:%d:%d:\033[0m %s%s\033[0m \033[2m%s\033[0m %s\n", x->file, x->line,
+                    x->column, sev_color(x->severity), lint_severity_name(x->severity), ri->code, x->message);
         else
-            fprintf(f, "%s:%d:%d: %s %s %s\n", x->file, x->line, x->column,
-                    lint_severity_name(x->severity), ri->code, x->message);
+            fprintf(f, "%s:%d:%d: %s %s %s\n", x->file, x->line, x->column, lint_severity_name(x->severity),
+                    ri->code, x->message);
         print_source(f, x, o->color);
     }
     if (!o->quiet) {
@@ -75,8 +74,8 @@ static int out_text(FILE *f, const lint_report *r, const lint_output_opts *o) {
             for (int k = 0; k < LINT_SKIP_COUNT && sl < sizeof skipped; k++)
                 if (r->skipped[k])
                     sl += (size_t)snprintf(skipped + sl, sizeof skipped - sl, "%s %zu %s",
-                                           sl > 14 && skipped[sl - 1] != ':' ? "," : "",
-                                           r->skipped[k], lint_skip_name(k));
+                                           sl > 14 && skipped[sl - 1] != ':' ? "," : "", r->skipped[k],
+                                           lint_skip_name(k));
         }
         if (r->files_checked == 0 && r->walked)
             fprintf(f, "No prompt files found (0 files checked%s)\n", skipped);
@@ -106,8 +105,10 @@ static cJSON *finding_json(const lint_finding *x) {
     cJSON_AddStringToObject(o, "name", lint_rule_get(x->rule)->name);
     cJSON_AddStringToObject(o, "severity", lint_severity_name(x->severity));
     cJSON_AddStringToObject(o, "message", x->message);
-    if (x->tokens_lost >= 0) cJSON_AddNumberToObject(o, "tokens_lost", (double)x->tokens_lost);
-    else cJSON_AddNullToObject(o, "tokens_lost");
+    if (x->tokens_lost >= 0)
+        cJSON_AddNumberToObject(o, "tokens_lost", (double)x->tokens_lost);
+    else
+        cJSON_AddNullToObject(o, "tokens_lost");
     cJSON_AddBoolToObject(o, "tokens_estimated", x->tokens_lost >= 0 && x->tokens_estimated);
     return o;
 }
@@ -130,8 +131,8 @@ static int out_json(FILE *f, const lint_report *r, const lint_output_opts *o) {
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "files_checked", (double)r->files_checked);
     cJSON_AddNumberToObject(sum, "files_skipped", (double)r->files_skipped);
-    static const char *const k_skip_keys[LINT_SKIP_COUNT] = {
-        "not_prompt", "excluded", "ignored", "binary", "too_large", "not_regular", "symlink"};
+    static const char *const k_skip_keys[LINT_SKIP_COUNT] = {"not_prompt", "excluded",    "ignored", "binary",
+                                                             "too_large",  "not_regular", "symlink"};
     cJSON *sk = cJSON_AddObjectToObject(sum, "skipped");
     for (int k = 0; sk && k < LINT_SKIP_COUNT; k++)
         cJSON_AddNumberToObject(sk, k_skip_keys[k], (double)r->skipped[k]);
@@ -165,10 +166,8 @@ static cJSON *sarif_rules(const lint_output_opts *o) {
         cJSON_AddItemToArray(rules, r);
         cJSON_AddStringToObject(r, "id", ri->code);
         cJSON_AddStringToObject(r, "name", ri->name);
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "shortDescription"), "text",
-                                ri->summary);
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "fullDescription"), "text",
-                                ri->summary);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "shortDescription"), "text", ri->summary);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "fullDescription"), "text", ri->summary);
         char *doc = NULL;
         util_err e = {0};
         lint_rule_doc(&doc, o->exe_path, i, &e);
@@ -195,9 +194,10 @@ static cJSON *sarif_result(const lint_finding *x) {
     if (!res) return NULL;
     cJSON_AddStringToObject(res, "ruleId", lint_rule_get(x->rule)->code);
     cJSON_AddNumberToObject(res, "ruleIndex", x->rule);
-    cJSON_AddStringToObject(res, "level", x->severity == LINT_ERROR     ? "error"
-                                          : x->severity == LINT_WARNING ? "warning"
-                                                                        : "note");
+    cJSON_AddStringToObject(res, "level",
+                            x->severity == LINT_ERROR     ? "error"
+                            : x->severity == LINT_WARNING ? "warning"
+                                                          : "note");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "message"), "text", x->message);
     cJSON *locs = cJSON_AddArrayToObject(res, "locations");
     cJSON *loc = cJSON_CreateObject();
@@ -218,20 +218,17 @@ static cJSON *sarif_result(const lint_finding *x) {
     cJSON_AddNumberToObject(reg, "startLine", x->line);
     cJSON_AddNumberToObject(reg, "startColumn", x->column);
     cJSON_AddNumberToObject(reg, "endLine", x->end_line);
-    cJSON_AddNumberToObject(reg, "endColumn",
-                            x->end_column > x->column || x->end_line > x->line ? x->end_column
-                                                                                : x->column + 1);
-    if (x->source) cJSON_AddStringToObject(cJSON_AddObjectToObject(reg, "snippet"), "text",
-                                           x->source);
+    cJSON_AddNumberToObject(
+        reg, "endColumn", x->end_column > x->column || x->end_line > x->line ? x->end_column : x->column + 1);
+    if (x->source) cJSON_AddStringToObject(cJSON_AddObjectToObject(reg, "snippet"), "text", x->source);
     /* stable across line moves: rule, file and the trimmed line text */
     const char *src = x->source ? x->source : "";
     while (*src == ' ' || *src == '\t') src++;
-    uint64_t h = fnv1a(fnv1a(fnv1a(1469598103934665603ull, lint_rule_get(x->rule)->code), file),
-                       src);
+    uint64_t h = fnv1a(fnv1a(fnv1a(1469598103934665603ull, lint_rule_get(x->rule)->code), file), src);
     char fp[40];
     snprintf(fp, sizeof fp, "%016llx:1", (unsigned long long)h);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "partialFingerprints"),
-                            "primaryLocationLineHash", fp);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "partialFingerprints"), "primaryLocationLineHash",
+                            fp);
     if (x->tokens_lost >= 0) {
         cJSON *p = cJSON_AddObjectToObject(res, "properties");
         cJSON_AddNumberToObject(p, "tokens_lost", (double)x->tokens_lost);

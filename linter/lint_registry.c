@@ -22,13 +22,11 @@ static const lint_rule_info k_rules[LINT_R_COUNT] = {
     {"PL002", "volatile-in-stable-file", LINT_WARNING,
      "volatile content in a file that is stable by role (AGENTS.md, SOUL.md, IDENTITY.md, "
      "SKILL.md)"},
-    {"PL003", "sub-day-time", LINT_WARNING,
-     "time precision finer than a day changes on every call"},
+    {"PL003", "sub-day-time", LINT_WARNING, "time precision finer than a day changes on every call"},
     {"PL004", "unstable-order", LINT_WARNING,
      "construct whose output order can change between renders (unsorted maps, glob includes, "
      "unsorted tool lists)"},
-    {"PL005", "skill-frontmatter", LINT_ERROR,
-     "SKILL.md frontmatter breaks the Agent Skills specification"},
+    {"PL005", "skill-frontmatter", LINT_ERROR, "SKILL.md frontmatter breaks the Agent Skills specification"},
     {"PL006", "invalid-utf8", LINT_ERROR, "the file is not valid UTF-8"},
     {"PL007", "unused-suppression", LINT_INFO,
      "a suppression comment that suppresses nothing or names an unknown rule"},
@@ -37,9 +35,7 @@ static const lint_rule_info k_rules[LINT_R_COUNT] = {
      "before stable content"},
 };
 
-const lint_rule_info *lint_rule_get(int id) {
-    return id >= 0 && id < LINT_R_COUNT ? &k_rules[id] : NULL;
-}
+const lint_rule_info *lint_rule_get(int id) { return id >= 0 && id < LINT_R_COUNT ? &k_rules[id] : NULL; }
 
 int lint_rule_find(const char *s, size_t len) {
     for (int i = 0; i < LINT_R_COUNT; i++) {
@@ -82,17 +78,34 @@ const char *lint_severity_name(lint_severity s) {
 /* --- what findings speak of -------------------------------------------------- */
 
 const char *lint_vclass_name(int vc) {
-    static const char *const k[LINT_VC_COUNT] = {"stable", "per-user", "per-day", "per-session",
-                                                 "per-turn", "per-call"};
+    static const char *const k[LINT_VC_COUNT] = {"stable",      "per-user", "per-day",
+                                                 "per-session", "per-turn", "per-call"};
     return vc >= 0 && vc < LINT_VC_COUNT ? k[vc] : "?";
 }
 
 const char *lint_kind_name(int kind) {
-    static const char *const k[LINT_K_COUNT] = {
-        "placeholder", "date", "date and time", "time of day", "weekday", "timestamp",
-        "relative time", "UUID", "id", "nonce", "hash", "name", "home path", "host name",
-        "IP address", "counter", "time-of-day greeting", "pattern",
-        "environment fact", "command output", "location", "profile field"};
+    static const char *const k[LINT_K_COUNT] = {"placeholder",
+                                                "date",
+                                                "date and time",
+                                                "time of day",
+                                                "weekday",
+                                                "timestamp",
+                                                "relative time",
+                                                "UUID",
+                                                "id",
+                                                "nonce",
+                                                "hash",
+                                                "name",
+                                                "home path",
+                                                "host name",
+                                                "IP address",
+                                                "counter",
+                                                "time-of-day greeting",
+                                                "pattern",
+                                                "environment fact",
+                                                "command output",
+                                                "location",
+                                                "profile field"};
     return kind >= 0 && kind < LINT_K_COUNT ? k[kind] : "?";
 }
 
@@ -120,6 +133,8 @@ int lint_rule_doc(char **out, const char *exe_path, int id, util_err *err) {
         size_t len;
         return util_read_file(out, &len, p, err);
     }
-    return util_err_set(err, UTIL_ENOTFOUND, "rule documentation '%s.md' not found (looked in "
-                        "'%s' and %zu more)", r->code, dirs[0], nd - 1);
+    return util_err_set(err, UTIL_ENOTFOUND,
+                        "rule documentation '%s.md' not found (looked in "
+                        "'%s' and %zu more)",
+                        r->code, dirs[0], nd - 1);
 }

@@ -40,8 +40,8 @@ typedef enum lint_kind {
     LINT_K_COUNTER,
     LINT_K_GREETING,
     LINT_K_CUSTOM,
-    LINT_K_ENV,   /* a fact about the user's machine: OS, shell, working directory */
-    LINT_K_SHELL, /* a command's output inserted when the prompt runs: !`git status` */
+    LINT_K_ENV,      /* a fact about the user's machine: OS, shell, working directory */
+    LINT_K_SHELL,    /* a command's output inserted when the prompt runs: !`git status` */
     LINT_K_LOCATION, /* where the user is: city, country, time zone */
     LINT_K_PROFILE,  /* a chat participant's profile field: pronouns, bio */
     LINT_K_COUNT

@@ -27,10 +27,13 @@ void lint_report_release(lint_report *r) {
 }
 
 const char *lint_skip_name(int kind) {
-    static const char *const k[LINT_SKIP_COUNT] = {
-        "not prompts (by name, extension or content)", "excluded by config",
-        "ignored by role", "binary", "too large", "not regular files",
-        "symlinks leaving the tree"};
+    static const char *const k[LINT_SKIP_COUNT] = {"not prompts (by name, extension or content)",
+                                                   "excluded by config",
+                                                   "ignored by role",
+                                                   "binary",
+                                                   "too large",
+                                                   "not regular files",
+                                                   "symlinks leaving the tree"};
     return kind >= 0 && kind < LINT_SKIP_COUNT ? k[kind] : "?";
 }
 

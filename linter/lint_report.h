@@ -10,11 +10,11 @@
 
 /* A suppression comment (found by lint_detect_directives). */
 typedef struct lint_directive {
-    size_t line;     /* 0-based line of the comment */
-    int kind;        /* LINT_DIR_* */
-    unsigned codes;  /* bitmask; all ones when no code was given */
-    char bad[32];    /* first unknown code, or "" */
-    int alone;       /* the comment is the whole line */
+    size_t line;    /* 0-based line of the comment */
+    int kind;       /* LINT_DIR_* */
+    unsigned codes; /* bitmask; all ones when no code was given */
+    char bad[32];   /* first unknown code, or "" */
+    int alone;      /* the comment is the whole line */
     int used;
     size_t from, to; /* lines covered, inclusive (lint_suppress_ranges) */
 } lint_directive;

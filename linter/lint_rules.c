@@ -43,8 +43,7 @@ typedef struct pendv {
 static pending *pend_new(pendv *p, int rule, size_t start, size_t end) {
     if (p->n >= LINT_MAX_LISTED && p->t) {
         size_t line = p->t->n_lines ? lint_text_line_of(p->t, start) : 0;
-        if (!lint_suppressed(p->dirs, p->nd, line, rule))
-            p->unlisted[lint_rule_get(rule)->severity]++;
+        if (!lint_suppressed(p->dirs, p->nd, line, rule)) p->unlisted[lint_rule_get(rule)->severity]++;
         memset(&p->spill, 0, sizeof p->spill);
         return &p->spill;
     }
@@ -78,13 +77,12 @@ static void describe(char *out, size_t cap, const lint_text *t, const lint_span 
         snprintf(out, cap, "%s '%.*s%s'", s->label, (int)n, t->data + s->start, cut ? "..." : "");
     else
         snprintf(out, cap, "%s%s '%.*s%s'", lint_vclass_name(s->vclass),
-                 s->kind == LINT_K_PLACEHOLDER ? " placeholder" : "",
-                 (int)n, t->data + s->start, cut ? "..." : "");
+                 s->kind == LINT_K_PLACEHOLDER ? " placeholder" : "", (int)n, t->data + s->start,
+                 cut ? "..." : "");
     if (s->kind != LINT_K_PLACEHOLDER && s->kind != LINT_K_CUSTOM) {
         char tmp[160];
         snprintf(tmp, sizeof tmp, "%s", out);
-        snprintf(out, cap, "%s %s", lint_kind_name(s->kind), tmp + strlen(lint_vclass_name(
-                                                                      s->vclass)) + 1);
+        snprintf(out, cap, "%s %s", lint_kind_name(s->kind), tmp + strlen(lint_vclass_name(s->vclass)) + 1);
         size_t l = strlen(out);
         snprintf(out + l, cap - l, " (%s)", lint_vclass_name(s->vclass));
     }
@@ -105,10 +103,9 @@ static int role_word(const char *w, size_t n) {
     static const struct {
         const char *s;
         size_t n;
-    } k[] = {{"system", 6},   {"user", 4},     {"assistant", 9}, {"human", 5},
-             {"ai", 2},       {"model", 5},    {"bot", 3},       {"tool", 4},
-             {"developer", 9}, {"function", 8}, {"chatbot", 7},  {"customer", 8},
-             {"agent", 5},    {"ipython", 7},  {"observation", 11}};
+    } k[] = {{"system", 6},  {"user", 4},     {"assistant", 9}, {"human", 5},     {"ai", 2},
+             {"model", 5},   {"bot", 3},      {"tool", 4},      {"developer", 9}, {"function", 8},
+             {"chatbot", 7}, {"customer", 8}, {"agent", 5},     {"ipython", 7},   {"observation", 11}};
     if (n < 2 || n > 11) return 0; /* called for every word of a file */
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (k[i].n == n && (w[0] | 0x20) == k[i].s[0] && strncasecmp(k[i].s, w, n) == 0) return 1;
@@ -147,8 +144,10 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
     char last = 0;
     for (size_t i = a; i < b; i++) {
         size_t skip = i;
-        if (t->n_quiet && lint_text_in_quiet(t, i)) skip = lint_text_quiet_end(t, i);
-        else if (s[i] == '<' || s[i] == '[') skip = skip_markup(s, i, a, b);
+        if (t->n_quiet && lint_text_in_quiet(t, i))
+            skip = lint_text_quiet_end(t, i);
+        else if (s[i] == '<' || s[i] == '[')
+            skip = skip_markup(s, i, a, b);
         if (skip > i) {
             if (in_word) {
                 out->n++;
@@ -186,7 +185,7 @@ static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int 
     count_words(t, a, b, &w);
     if (w.n < min_words) return 0;
     if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
-    if (w.colon) return 0; /* a caption or answer cue: what it introduces decides */
+    if (w.colon) return 0;                 /* a caption or answer cue: what it introduces decides */
     const char *p = t->data + t->line_start[line], *e = t->data + b;
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;
@@ -241,15 +240,15 @@ static long *line_token_suffix(file_ctx *f, size_t from, size_t to, int *est) {
 typedef struct vstate {
     size_t *first, *last; /* per line: first and last relevant span */
     unsigned char *stable;
-    size_t last_stable;   /* (size_t)-1 when no line is stable */
-    long *suf;            /* line token suffix sums from suf_from to last_stable */
+    size_t last_stable; /* (size_t)-1 when no line is stable */
+    long *suf;          /* line token suffix sums from suf_from to last_stable */
     size_t suf_from;
     int est;
 } vstate;
 
 /* Tokens that a value ending at end on line i makes uncacheable. */
-static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, size_t end,
-                        long *out, int *estimated) {
+static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, size_t end, long *out,
+                        int *estimated) {
     const lint_text *t = f->t;
     int e1 = 0;
     if (!v->suf || i < v->suf_from) { /* PL008 can ask about a line above the first */
@@ -258,7 +257,7 @@ static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, 
         if (!(v->suf = line_token_suffix(f, i, v->last_stable, &v->est))) return UTIL_ENOMEM;
     }
     size_t le = lint_text_line_end(t, i);
-    if (end > le) end = le; /* a value written across lines */
+    if (end > le) end = le;    /* a value written across lines */
     if (i == v->last_stable) { /* only the rest of this line is stable */
         size_t from = v->last[i] != (size_t)-1 ? sv->v[v->last[i]].end : end;
         if (from < end) from = end;
@@ -276,16 +275,13 @@ static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, 
 static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint_spanv *unk,
                         unsigned char *reported, pendv *out) {
     const lint_text *t = f->t;
-    if (!(f->enabled & (1u << LINT_R_UNKNOWN_PLACEHOLDER)) || f->role == LINT_ROLE_USER)
-        return UTIL_OK;
+    if (!(f->enabled & (1u << LINT_R_UNKNOWN_PLACEHOLDER)) || f->role == LINT_ROLE_USER) return UTIL_OK;
     for (size_t k = 0; k < unk->n; k++) {
         const lint_span *s = &unk->v[k];
         size_t i = lint_text_line_of(t, s->start);
-        if (reported[i] || i >= t->boundary_line || v->last_stable == (size_t)-1 ||
-            i > v->last_stable)
+        if (reported[i] || i >= t->boundary_line || v->last_stable == (size_t)-1 || i > v->last_stable)
             continue;
-        if (i == v->last_stable && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5))
-            continue;
+        if (i == v->last_stable && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5)) continue;
         long tok;
         int est;
         int rc = tokens_after(f, v, sv, i, s->end, &tok, &est);
@@ -299,8 +295,8 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
                  "often it changes; it precedes stable content (%s%ld tokens): if it changes per "
                  "request or user, move it below line %zu; if it is fixed, declare it \"stable\" "
                  "under \"placeholders\" in .promptlint.json",
-                 (int)(nlen > 48 ? 48 : nlen), t->data + s->start, nlen > 48 ? "..." : "",
-                 est ? "~" : "", tok, v->last_stable + 1);
+                 (int)(nlen > 48 ? 48 : nlen), t->data + s->start, nlen > 48 ? "..." : "", est ? "~" : "",
+                 tok, v->last_stable + 1);
     }
     return UTIL_OK;
 }
@@ -323,12 +319,14 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     }
     v.last_stable = (size_t)-1;
     for (size_t i = 0; i < region && !rc; i++) {
-        if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE |
-                           LINT_LF_FRONTMATTER | LINT_LF_PREFILL))
+        if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE | LINT_LF_FRONTMATTER |
+                           LINT_LF_PREFILL))
             continue;
         size_t le = lint_text_line_end(t, i);
-        if (v.first[i] == (size_t)-1) v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
-        else v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5);
+        if (v.first[i] == (size_t)-1)
+            v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
+        else
+            v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5);
         if (v.stable[i]) v.last_stable = i;
     }
     for (size_t i = 0; i < n && !rc; i++) {
@@ -374,8 +372,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             snprintf(p->msg, sizeof p->msg,
                      "%s changes %s but %s is cached as stable content; move it to the "
                      "per-session context%s",
-                     what, how_often(s->vclass), f->base,
-                     s->vclass == LINT_VC_USER ? " or USER.md" : "");
+                     what, how_often(s->vclass), f->base, s->vclass == LINT_VC_USER ? " or USER.md" : "");
             continue;
         }
         if (!(f->enabled & (1u << LINT_R_SUBDAY_TIME))) continue;
@@ -472,8 +469,10 @@ static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) 
         size_t s = f->t->n_lines ? f->t->line_start[line] : 0;
         size_t e = f->t->n_lines ? lint_text_line_end(f->t, line) : 0;
         pending *p = pend_new(out, LINT_R_SKILL_FRONTMATTER, s, e > s ? e : s);
-        if (!p) rc = UTIL_ENOMEM;
-        else snprintf(p->msg, sizeof p->msg, "%s", sk.problems[i].msg);
+        if (!p)
+            rc = UTIL_ENOMEM;
+        else
+            snprintf(p->msg, sizeof p->msg, "%s", sk.problems[i].msg);
     }
     util_skillmd_release(&sk);
     return rc;
@@ -488,10 +487,16 @@ static int span_start_cmp(const void *x, const void *y) {
 
 static int emit(file_ctx *f, lint_report *rep, const char *display, const pending *p) {
     const lint_text *t = f->t;
-    lint_finding x = {.file = (char *)display, .line = 1, .column = 1, .end_line = 1,
-                      .end_column = 1, .rule = p->rule,
-                      .severity = lint_rule_get(p->rule)->severity, .message = (char *)p->msg,
-                      .tokens_lost = p->tokens, .tokens_estimated = p->estimated};
+    lint_finding x = {.file = (char *)display,
+                      .line = 1,
+                      .column = 1,
+                      .end_line = 1,
+                      .end_column = 1,
+                      .rule = p->rule,
+                      .severity = lint_rule_get(p->rule)->severity,
+                      .message = (char *)p->msg,
+                      .tokens_lost = p->tokens,
+                      .tokens_estimated = p->estimated};
     if (!t->n_lines) return lint_report_add(rep, &x);
     size_t l = lint_text_line_of(t, p->start), le = lint_text_line_of(t, p->end);
     size_t s = t->line_start[l], e = lint_text_line_end(t, l);
@@ -508,8 +513,8 @@ static int emit(file_ctx *f, lint_report *rep, const char *display, const pendin
     return rc;
 }
 
-static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
-                  lint_directive *dirs, size_t nd) {
+static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv, lint_directive *dirs,
+                  size_t nd) {
     const lint_text *t = f->t;
     int rc = UTIL_OK;
     for (size_t i = 0; i < pv->n && !rc; i++) {
@@ -520,29 +525,34 @@ static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
     size_t more = pv->unlisted[0] + pv->unlisted[1] + pv->unlisted[2];
     if (!rc && more) {
         for (int s = 0; s < 3; s++) rep->unlisted[s] += pv->unlisted[s];
-        rc = lint_report_note(rep, "'%s': %zu more findings (%zu errors) are counted but not "
-                              "listed: a file lists at most %d", display, more,
-                              pv->unlisted[LINT_ERROR], LINT_MAX_LISTED);
+        rc = lint_report_note(rep,
+                              "'%s': %zu more findings (%zu errors) are counted but not "
+                              "listed: a file lists at most %d",
+                              display, more, pv->unlisted[LINT_ERROR], LINT_MAX_LISTED);
     }
     if (rc || !(f->enabled & (1u << LINT_R_UNUSED_SUPPRESSION))) return rc;
     for (size_t i = 0; i < nd && !rc; i++) {
         if (dirs[i].kind == LINT_DIR_ENABLE && !dirs[i].bad[0]) continue;
-        pending p = {LINT_R_UNUSED_SUPPRESSION, t->line_start[dirs[i].line],
-                     lint_text_line_end(t, dirs[i].line), "", -1, 0};
+        pending p = {LINT_R_UNUSED_SUPPRESSION,
+                     t->line_start[dirs[i].line],
+                     lint_text_line_end(t, dirs[i].line),
+                     "",
+                     -1,
+                     0};
         if (dirs[i].bad[0]) {
             snprintf(p.msg, sizeof p.msg, "unknown rule code '%s' in suppression", dirs[i].bad);
-        } else if (!dirs[i].used &&
-                   (dirs[i].codes & f->enabled & ~(1u << LINT_R_UNUSED_SUPPRESSION))) {
+        } else if (!dirs[i].used && (dirs[i].codes & f->enabled & ~(1u << LINT_R_UNUSED_SUPPRESSION))) {
             char codes[128] = "";
             size_t l = 0;
             for (int r = 0; r < LINT_R_COUNT && dirs[i].codes != ~0u; r++)
                 if (dirs[i].codes & (1u << r)) {
-                    snprintf(codes + l, sizeof codes - l, "%s%s", l ? "," : " for ",
-                             lint_rule_get(r)->code);
+                    snprintf(codes + l, sizeof codes - l, "%s%s", l ? "," : " for ", lint_rule_get(r)->code);
                     l = strlen(codes);
                 }
-            snprintf(p.msg, sizeof p.msg, "unused suppression%s: nothing on the lines it covers "
-                     "needs it", codes);
+            snprintf(p.msg, sizeof p.msg,
+                     "unused suppression%s: nothing on the lines it covers "
+                     "needs it",
+                     codes);
         } else {
             continue;
         }
@@ -551,8 +561,7 @@ static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
     return rc;
 }
 
-int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file,
-                   util_err *err) {
+int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file, util_err *err) {
     const lint_config *cfg = file->cfg;
     const char *display = file->display, *rel = file->rel, *data = file->data;
     size_t len = file->len;
@@ -593,7 +602,8 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     size_t bad = lint_utf8_check(data, len);
     if (bad < len && (enabled & (1u << LINT_R_INVALID_UTF8))) {
         pending *p = pend_new(&pv, LINT_R_INVALID_UTF8, bad, bad + 1);
-        if (!p) rc = UTIL_ENOMEM;
+        if (!p)
+            rc = UTIL_ENOMEM;
         else
             snprintf(p->msg, sizeof p->msg,
                      "invalid UTF-8 byte 0x%02X at byte offset %zu; tokenizers replace it and "

@@ -37,7 +37,6 @@ typedef struct lint_rules_file {
 } lint_rules_file;
 
 /* Runs every enabled rule on one file and appends its findings to rep. */
-int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file,
-                   util_err *err);
+int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules_file *file, util_err *err);
 
 #endif

@@ -45,10 +45,14 @@ static const char *skip_ws(const char *p, const char *e) {
 static const char *skip_invisible(const char *p, const char *e) {
     for (;;) {
         const unsigned char *u = (const unsigned char *)p;
-        if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x80 && u[2] >= 0x8B && u[2] <= 0x8D) p += 3;
-        else if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x81 && u[2] == 0xA0) p += 3;
-        else if (e - p >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF) p += 3;
-        else return p;
+        if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x80 && u[2] >= 0x8B && u[2] <= 0x8D)
+            p += 3;
+        else if (e - p >= 3 && u[0] == 0xE2 && u[1] == 0x81 && u[2] == 0xA0)
+            p += 3;
+        else if (e - p >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
+            p += 3;
+        else
+            return p;
     }
 }
 
@@ -154,9 +158,7 @@ static size_t strip_deco(const char *p, const char *e, const char **out, int *he
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     while (p < e && *p == '#') p++, (*heading)++;
     while (p < e && (*p == ' ' || *p == '\t' || *p == '*' || *p == '_' || *p == '>')) p++;
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '*' ||
-                     e[-1] == '_'))
-        e--;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '*' || e[-1] == '_')) e--;
     *out = p;
     return (size_t)(e - p);
 }
@@ -195,13 +197,13 @@ static int announces_dialogues(const char *w, size_t wl) {
     }
     const char *p = w + i;
     size_t pl = wl - i;
-    static const char *const k_open[] = {"here are", "here is", "below are", "below is",
+    static const char *const k_open[] = {"here are",          "here is",          "below are", "below is",
                                          "the following are", "the following is", NULL};
     int open = 0;
     for (const char *const *o = k_open; *o && !open; o++) open = starts_ci(p, pl, *o);
     if (!open || count_words(p, pl) > 16) return 0;
     static const char *const k_what[] = {"conversation", "dialogue", "dialog", "transcript",
-                                         "exchange", "chat log", NULL};
+                                         "exchange",     "chat log", NULL};
     for (const char *const *x = k_what; *x; x++) {
         size_t xl = strlen(*x);
         for (size_t k = 0; k + xl <= pl; k++)
@@ -247,16 +249,14 @@ static void mark_examples(lint_text *t) {
                 if (lv > 0 && lv <= level && !(t->flags[k] & LINT_LF_FENCE)) break;
             }
             end = k - 1;
-        } else if (word && count_words(w, wl) <= 8 &&
-                   (w[wl - 1] == ':' || count_words(w, wl) <= 2)) {
+        } else if (word && count_words(w, wl) <= 8 && (w[wl - 1] == ':' || count_words(w, wl) <= 2)) {
             int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && w[wl - 1] != ':');
             size_t k = i + 1, limit = bare ? i + 100 : n;
             for (; k < n && k < limit; k++) {
                 const char *q, *qe = t->data + lint_text_line_end(t, k);
                 int lv;
                 size_t ql = strip_deco(t->data + t->line_start[k], qe, &q, &lv);
-                if (bare && (starts_ci(q, ql, "end of example") || starts_ci(q, ql, "end example")))
-                    break;
+                if (bare && (starts_ci(q, ql, "end of example") || starts_ci(q, ql, "end example"))) break;
                 if (!bare && ql == 0 && !(t->flags[k] & LINT_LF_FENCE)) {
                     k--;
                     break;
@@ -287,8 +287,8 @@ static void mark_examples(lint_text *t) {
 
 /* --- the index ----------------------------------------------------------- */
 
-int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers,
-                   size_t n_markers, int is_template) {
+int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers, size_t n_markers,
+                   int is_template) {
     memset(t, 0, sizeof *t);
     t->data = data;
     t->len = len;
@@ -350,21 +350,18 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             }
         }
         if (no_output_line(p, e)) t->flags[i] |= LINT_LF_NO_OUTPUT;
-        if (memchr(p, '`', (size_t)(e - p)) && scan_inline_code(t, (size_t)(p - data),
-                                                                 (size_t)(e - data)))
+        if (memchr(p, '`', (size_t)(e - p)) && scan_inline_code(t, (size_t)(p - data), (size_t)(e - data)))
             return UTIL_ENOMEM;
     }
     if (in_fence && add_code(t, fstart, len)) return UTIL_ENOMEM;
 
     /* YAML frontmatter: '---' on the first line, closed by '---' or '...'. */
-    if (n > 1 && lint_text_line_end(t, 0) - t->line_start[0] >= 3 &&
-        memcmp(data, "---", 3) == 0 && skip_ws(data + 3, data + lint_text_line_end(t, 0)) ==
-                                           data + lint_text_line_end(t, 0)) {
+    if (n > 1 && lint_text_line_end(t, 0) - t->line_start[0] >= 3 && memcmp(data, "---", 3) == 0 &&
+        skip_ws(data + 3, data + lint_text_line_end(t, 0)) == data + lint_text_line_end(t, 0)) {
         for (size_t i = 1; i < n; i++) {
             const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
             size_t l = (size_t)(skip_ws(p, e) == e ? 0 : e - p);
-            if (l >= 3 && (memcmp(p, "---", 3) == 0 || memcmp(p, "...", 3) == 0) &&
-                skip_ws(p + 3, e) == e) {
+            if (l >= 3 && (memcmp(p, "---", 3) == 0 || memcmp(p, "...", 3) == 0) && skip_ws(p + 3, e) == e) {
                 for (size_t k = 0; k <= i; k++) t->flags[k] |= LINT_LF_FRONTMATTER;
                 break;
             }
@@ -398,8 +395,10 @@ size_t lint_text_line_of(const lint_text *t, size_t off) {
     if (hi == 0) return 0;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->line_start[mid] <= off) lo = mid;
-        else hi = mid;
+        if (t->line_start[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -416,8 +415,10 @@ int lint_text_in_code(const lint_text *t, size_t off) {
     size_t lo = 0, hi = t->n_code;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->code[mid].end <= off) lo = mid + 1;
-        else hi = mid;
+        if (t->code[mid].end <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < t->n_code && t->code[lo].start <= off && off < t->code[lo].end;
 }
@@ -481,8 +482,10 @@ static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].end <= off) lo = mid + 1;
-        else hi = mid;
+        if (v[mid].end <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < n && v[lo].start <= off && off < v[lo].end ? &v[lo] : NULL;
 }
@@ -491,9 +494,7 @@ int lint_text_in_quiet(const lint_text *t, size_t off) {
     return range_find(t->quiet, t->n_quiet, off) != NULL;
 }
 
-int lint_text_in_tag(const lint_text *t, size_t off) {
-    return range_find(t->tags, t->n_tags, off) != NULL;
-}
+int lint_text_in_tag(const lint_text *t, size_t off) { return range_find(t->tags, t->n_tags, off) != NULL; }
 
 size_t lint_text_quiet_end(const lint_text *t, size_t off) {
     const lint_range *r = range_find(t->quiet, t->n_quiet, off);

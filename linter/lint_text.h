@@ -12,10 +12,10 @@
 
 /* --- the file as lines ----------------------------------------------------- */
 enum {
-    LINT_LF_FENCE = 1,      /* inside a fenced code block or its fence line */
-    LINT_LF_BOUNDARY = 2,   /* a cache-boundary marker line */
-    LINT_LF_DIRECTIVE = 4,  /* a promptlint suppression comment, alone on its line */
-    LINT_LF_NO_OUTPUT = 8,  /* renders to nothing: jinja statement/comment only */
+    LINT_LF_FENCE = 1,        /* inside a fenced code block or its fence line */
+    LINT_LF_BOUNDARY = 2,     /* a cache-boundary marker line */
+    LINT_LF_DIRECTIVE = 4,    /* a promptlint suppression comment, alone on its line */
+    LINT_LF_NO_OUTPUT = 8,    /* renders to nothing: jinja statement/comment only */
     LINT_LF_FRONTMATTER = 16, /* YAML frontmatter: metadata, not prompt text */
     LINT_LF_EXAMPLE = 32,     /* inside an example block (<example>, "Example:" ... blank) */
     LINT_LF_PREFILL = 64,     /* after the last role marker, an assistant's: a prefill */
@@ -55,8 +55,8 @@ typedef struct lint_text {
 
 /* Indexes data (borrowed; must outlive t). Returns UTIL_OK or UTIL_ENOMEM; t is
  * released by lint_text_release either way. */
-int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers,
-                   size_t n_markers, int is_template);
+int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers, size_t n_markers,
+                   int is_template);
 void lint_text_release(lint_text *t);
 size_t lint_text_line_of(const lint_text *t, size_t off);   /* 0-based */
 size_t lint_text_line_end(const lint_text *t, size_t line); /* offset of '\n' or len */

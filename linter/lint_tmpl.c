@@ -37,11 +37,12 @@ static bind *bind_get(const bindtab *b, const char *s, size_t n) {
  * volatile class (branches of an if both count) unless override (a macro
  * parameter shadows what the name meant outside). known: the class comes
  * from something classed (not an unknown loop's item). */
-static int bind_put(bindtab *b, const char *s, size_t n, int vclass, int subday, int known,
-                    int text, int override) {
+static int bind_put(bindtab *b, const char *s, size_t n, int vclass, int subday, int known, int text,
+                    int override) {
     bind *x = bind_get(b, s, n);
     if (x) {
-        if (override) x->vclass = vclass, x->subday = subday, x->known = known, x->text = text;
+        if (override)
+            x->vclass = vclass, x->subday = subday, x->known = known, x->text = text;
         else {
             if (vclass > x->vclass) x->vclass = vclass;
             x->subday |= subday;
@@ -89,9 +90,7 @@ static void bind_clear(bindtab *b) {
 
 /* --- names ---------------------------------------------------------------------- */
 
-static int is_ident_start(char c) {
-    return isalpha((unsigned char)c) || c == '_' || c == '$' || c == '@';
-}
+static int is_ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$' || c == '@'; }
 
 
 static int in_list(const char *s, size_t n, const char *const *list) {
@@ -101,31 +100,72 @@ static int in_list(const char *s, size_t n, const char *const *list) {
 }
 
 static const char *const k_keywords[] = {
-    "and", "or", "not", "in", "is", "if", "else", "elif", "true", "false", "none", "True",
-    "False", "None", "defined", "undefined", "string", "mapping", "iterable", "number",
-    "sequence", "boolean", "integer", "float", "divisibleby", "odd", "even", "equalto",
-    "sameas", "lower", "upper", "as", "with", "without", "context", "recursive", "nil", "eq",
-    "ne", "lt", "le", "gt", "ge", "len", "index", "print", "printf", "println", "html", "js",
-    "urlquery", NULL};
+    "and",      "or",     "not",      "in",      "is",      "if",       "else",        "elif",    "true",
+    "false",    "none",   "True",     "False",   "None",    "defined",  "undefined",   "string",  "mapping",
+    "iterable", "number", "sequence", "boolean", "integer", "float",    "divisibleby", "odd",     "even",
+    "equalto",  "sameas", "lower",    "upper",   "as",      "with",     "without",     "context", "recursive",
+    "nil",      "eq",     "ne",       "lt",      "le",      "gt",       "ge",          "len",     "index",
+    "print",    "printf", "println",  "html",    "js",      "urlquery", NULL};
 
 /* Names known to hold stable text: never an unknown placeholder. */
-static const char *const k_stable_roots[] = {
-    "loop", "range", "namespace", "raise_exception", "ns", "this", "self", "caller", "varargs",
-    "kwargs", "super", "lipsum", "dict", "cycler", "joiner", "tools", "tool", "functions",
-    "function", "available_tools", "custom_tools", "builtin_tools", "tools_in_user_message",
-    "system", "system_message", "system_prompt", "default_system_message",
-    "default_system_prompt", "add_generation_prompt", "bos_token", "eos_token", "pad_token",
-    "unk_token", "assistant_name", "bot_name", "agent_name", "product_name", "company_name",
-    "persona", "@index", "@key", "@first", "@last", "@root", ".", "role", "json", NULL};
+static const char *const k_stable_roots[] = {"loop",
+                                             "range",
+                                             "namespace",
+                                             "raise_exception",
+                                             "ns",
+                                             "this",
+                                             "self",
+                                             "caller",
+                                             "varargs",
+                                             "kwargs",
+                                             "super",
+                                             "lipsum",
+                                             "dict",
+                                             "cycler",
+                                             "joiner",
+                                             "tools",
+                                             "tool",
+                                             "functions",
+                                             "function",
+                                             "available_tools",
+                                             "custom_tools",
+                                             "builtin_tools",
+                                             "tools_in_user_message",
+                                             "system",
+                                             "system_message",
+                                             "system_prompt",
+                                             "default_system_message",
+                                             "default_system_prompt",
+                                             "add_generation_prompt",
+                                             "bos_token",
+                                             "eos_token",
+                                             "pad_token",
+                                             "unk_token",
+                                             "assistant_name",
+                                             "bot_name",
+                                             "agent_name",
+                                             "product_name",
+                                             "company_name",
+                                             "persona",
+                                             "@index",
+                                             "@key",
+                                             "@first",
+                                             "@last",
+                                             "@root",
+                                             ".",
+                                             "role",
+                                             "json",
+                                             NULL};
 
 /* Functions whose value is the current date or time, or random. */
 static int volatile_function(const char *s, size_t n, int *subday) {
-    static const char *const k_day[] = {"today", "current_date", "get_current_date", "date_today",
-                                        "localdate", NULL};
+    static const char *const k_day[] = {"today",      "current_date", "get_current_date",
+                                        "date_today", "localdate",    NULL};
     static const char *const k_call[] = {
-        "now", "utcnow", "time", "current_time", "get_current_time", "timestamp", "random",
-        "randint", "uuid", "uuid1", "uuid4", "random_uuid", "nonce", "localtime", "gmtime",
-        "datetime", "strftime", NULL};
+        "now",       "utcnow",      "time",    "current_time", "get_current_time",
+        "timestamp", "random",      "randint", "uuid",         "uuid1",
+        "uuid4",     "random_uuid", "nonce",   "localtime",    "gmtime",
+        "datetime",  "strftime",    NULL};
     const char *last = s;
     for (size_t i = 0; i < n; i++)
         if (s[i] == '.') last = s + i + 1;
@@ -154,10 +194,19 @@ static int is_input(const scan *s, const char *p, size_t n) {
 /* GitHub Actions contexts: the event, the run and the ref change per run; the
  * repository, the workflow, secrets and variables do not. */
 static int github_class(const char *p, size_t n) {
-    static const char *const k[] = {"github.event", "github.run_", "github.sha",
-                                    "github.ref", "github.head_ref", "github.base_ref",
-                                    "github.actor", "github.triggering_actor", "inputs.",
-                                    "steps.", "needs.", "matrix.", NULL};
+    static const char *const k[] = {"github.event",
+                                    "github.run_",
+                                    "github.sha",
+                                    "github.ref",
+                                    "github.head_ref",
+                                    "github.base_ref",
+                                    "github.actor",
+                                    "github.triggering_actor",
+                                    "inputs.",
+                                    "steps.",
+                                    "needs.",
+                                    "matrix.",
+                                    NULL};
     for (const char *const *w = k; *w; w++)
         if (n >= strlen(*w) && memcmp(p, *w, strlen(*w)) == 0) return LINT_VC_TURN;
     return LINT_VC_NONE;
@@ -165,8 +214,7 @@ static int github_class(const char *p, size_t n) {
 
 /* Class of a term (a path such as `doc.text`, `messages[0]['content']`,
  * `.Date`, `$input`). root: the first name; idx0: subscripted with [0]. */
-static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday,
-                      int *known) {
+static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday, int *known) {
     *subday = 0;
     *known = 0;
     const char *root = path;
@@ -194,8 +242,7 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
          * system_message.current_date */
         if (b && b->vclass == LINT_VC_NONE && root_n < n) {
             int k2;
-            int vc = lint_detect_name_info(s->d, s->cfg, path + root_n + 1, n - root_n - 1,
-                                           subday, &k2);
+            int vc = lint_detect_name_info(s->d, s->cfg, path + root_n + 1, n - root_n - 1, subday, &k2);
             if (vc == LINT_VC_DAY || vc == LINT_VC_CALL) {
                 *known = 1;
                 return vc;
@@ -207,8 +254,7 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *subday = b->subday;
         return b->vclass;
     }
-    if (!bind_get(&s->seen, root, root_n) && bind_set(&s->seen, root, root_n, 0, 0))
-        s->rc = UTIL_ENOMEM;
+    if (!bind_get(&s->seen, root, root_n) && bind_set(&s->seen, root, root_n, 0, 0)) s->rc = UTIL_ENOMEM;
     int vc = lint_detect_name_info(s->d, s->cfg, path, n, subday, known);
     if (vc != LINT_VC_NONE || *known) return vc;
     if (root_n < n) {
@@ -233,15 +279,15 @@ enum { EM_OUTPUT = 0, EM_SET, EM_COND, EM_ARGS };
 
 typedef struct eval {
     int vclass, subday;
-    size_t terms;         /* classed or unknown terms */
-    size_t vis_strings;   /* visible string literals */
+    size_t terms;                /* classed or unknown terms */
+    size_t vis_strings;          /* visible string literals */
     size_t first_v_a, first_v_b; /* first volatile term */
     size_t first_u_a, first_u_b; /* first unknown term */
-    int unknown;          /* an unknown term was seen */
-    int has_call;         /* a macro or function call */
-    size_t strings;       /* string literals, visible or not */
-    int concat;           /* '+' or '~': text is being built */
-    int text_terms;       /* terms bound to prompt text */
+    int unknown;                 /* an unknown term was seen */
+    int has_call;                /* a macro or function call */
+    size_t strings;              /* string literals, visible or not */
+    int concat;                  /* '+' or '~': text is being built */
+    int text_terms;              /* terms bound to prompt text */
 } eval;
 
 /* Visible pieces of an expression, collected so the tag's remainder can be
@@ -285,7 +331,8 @@ static size_t skip_group(const char *d, size_t i, size_t b) {
             i = skip_string(d, i, b);
             continue;
         }
-        if (c == '(' || c == '[' || c == '{') depth++;
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
         else if (c == ')' || c == ']' || c == '}') {
             if (--depth == 0) return i + 1;
         }
@@ -338,8 +385,7 @@ static int macro_index(const scan *s, const char *name, size_t n) {
 }
 
 /* Reads a term at i: a name, then .name, [..] and (..) parts. */
-static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval *ev, vis *vv,
-                        int *was_kw) {
+static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval *ev, vis *vv, int *was_kw) {
     const char *d = s->t->data;
     size_t st = i;
     if (d[i] == '$' || d[i] == '@' || d[i] == '.') i++;
@@ -442,8 +488,8 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
         /* stable text the placeholder or macro call stands for (special
          * tokens are markup); in an assignment only text built earlier */
         int token = rn > 5 && memcmp(root + rn - 5, "token", 5) == 0;
-        int meta = lint_tmpl_word_is(root, rn, "loop") || root[0] == '@' || lint_tmpl_word_is(root, rn, "namespace") ||
-                   lint_tmpl_word_is(root, rn, "range");
+        int meta = lint_tmpl_word_is(root, rn, "loop") || root[0] == '@' ||
+                   lint_tmpl_word_is(root, rn, "namespace") || lint_tmpl_word_is(root, rn, "range");
         if (!token && !meta && (mode == EM_OUTPUT || (mode == EM_SET && bt && bt->text)))
             vis_add(s, vv, st, i);
     }
@@ -501,22 +547,25 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
                 continue;
             }
         }
-        if (is_ident_start(c) || (c == '.' && (i + 1 >= b || is_ident_start(d[i + 1]) ||
-                                               d[i + 1] == ' ' || d[i + 1] == '}'))) {
+        if (is_ident_start(c) ||
+            (c == '.' && (i + 1 >= b || is_ident_start(d[i + 1]) || d[i + 1] == ' ' || d[i + 1] == '}'))) {
             int kw;
             size_t term_start = i;
             size_t terms0 = ev->terms;
-            size_t e = eval_term(s, i, b, cond || cmp ? EM_COND : mode, filter, ev,
-                                 cond || cmp ? NULL : vv, &kw);
+            size_t e = eval_term(s, i, b, cond || cmp ? EM_COND : mode, filter, ev, cond || cmp ? NULL : vv,
+                                 &kw);
             if (e == i) e = i + 1;
             (void)terms0;
             if (kw) {
                 const char *w = d + term_start;
                 size_t wl = e - term_start;
-                if (lint_tmpl_word_is(w, wl, "if")) cond = 1;
-                else if (lint_tmpl_word_is(w, wl, "else")) cond = 0;
-                else if (lint_tmpl_word_is(w, wl, "is") || lint_tmpl_word_is(w, wl, "in") || lint_tmpl_word_is(w, wl, "not") ||
-                         lint_tmpl_word_is(w, wl, "eq") || lint_tmpl_word_is(w, wl, "ne")) {
+                if (lint_tmpl_word_is(w, wl, "if"))
+                    cond = 1;
+                else if (lint_tmpl_word_is(w, wl, "else"))
+                    cond = 0;
+                else if (lint_tmpl_word_is(w, wl, "is") || lint_tmpl_word_is(w, wl, "in") ||
+                         lint_tmpl_word_is(w, wl, "not") || lint_tmpl_word_is(w, wl, "eq") ||
+                         lint_tmpl_word_is(w, wl, "ne")) {
                     cmp = 1;
                     if (pend != (size_t)-1 && vv) vv->n = pend, ev->vis_strings--;
                 }
@@ -545,8 +594,7 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
         if (c == '(' || c == '[') { /* grouping: read inside, same mode */
             size_t e = skip_group(d, i, b);
             int inert = c == '[' || cond || cmp;
-            eval_expr(s, i + 1, e > i + 1 ? e - 1 : i + 1, inert ? EM_COND : mode, ev,
-                      inert ? NULL : vv);
+            eval_expr(s, i + 1, e > i + 1 ? e - 1 : i + 1, inert ? EM_COND : mode, ev, inert ? NULL : vv);
             pend = (size_t)-1;
             i = e;
             continue;
@@ -593,8 +641,7 @@ static void bind_item(scan *s, const char *name, size_t n, int cls, int subday, 
 
 /* Binds the names of a for/each/range header to the class of what it loops
  * over (the items of an unknown list are reported once, at the loop). */
-static void bind_loop_names(scan *s, size_t names_a, size_t names_b, int cls, int subday,
-                            int known) {
+static void bind_loop_names(scan *s, size_t names_a, size_t names_b, int cls, int subday, int known) {
     const char *d = s->t->data;
     for (size_t i = names_a; i < names_b && !s->rc;) {
         if (is_ident_start(d[i])) {
@@ -630,8 +677,7 @@ static void do_loop(scan *s, size_t i) {
     if (g->blk == BK_FOR && !g->go) {
         size_t k = g->kw_end;
         for (; k + 3 < g->b; k++)
-            if (d[k] == ' ' && d[k + 1] == 'i' && d[k + 2] == 'n' &&
-                (d[k + 3] == ' ' || d[k + 3] == '('))
+            if (d[k] == ' ' && d[k + 1] == 'i' && d[k + 2] == 'n' && (d[k + 3] == ' ' || d[k + 3] == '('))
                 break;
         names_b = k;
         in_a = k + 3 < g->b ? k + 3 : g->b;
@@ -641,8 +687,10 @@ static void do_loop(scan *s, size_t i) {
         const char *as = NULL;
         for (size_t k = g->kw_end; k + 1 < g->b; k++)
             if (d[k] == ':' && d[k + 1] == '=') as = d + k;
-        if (as) names_b = (size_t)(as - d), in_a = names_b + 2;
-        else in_a = g->kw_end;
+        if (as)
+            names_b = (size_t)(as - d), in_a = names_b + 2;
+        else
+            in_a = g->kw_end;
     } else {
         in_a = g->kw_end;
         for (size_t k = g->kw_end; k + 3 < g->b; k++)
@@ -674,8 +722,7 @@ static void do_set(scan *s, size_t i) {
     size_t k = g->kw_end;
     while (k < g->b && d[k] == ' ') k++;
     size_t na = k;
-    while (k < g->b && (lint_tmpl_is_ident(d[k]) || d[k] == '.' || d[k] == ',' || d[k] == ' ') &&
-           d[k] != '=')
+    while (k < g->b && (lint_tmpl_is_ident(d[k]) || d[k] == '.' || d[k] == ',' || d[k] == ' ') && d[k] != '=')
         k++;
     size_t nb = k;
     while (nb > na && d[nb - 1] == ' ') nb--;
@@ -699,8 +746,7 @@ static void do_set(scan *s, size_t i) {
     /* the target's class: its value's; a name read before it was assigned is
      * an input with a default, so its name counts too */
     int sd = 0, known = 0;
-    int name_vc = was_seen ? lint_detect_name_info(s->d, s->cfg, d + na, nb - na, &sd, &known)
-                           : LINT_VC_NONE;
+    int name_vc = was_seen ? lint_detect_name_info(s->d, s->cfg, d + na, nb - na, &sd, &known) : LINT_VC_NONE;
     /* the system message taken from the messages (a loop that picks the
      * system role, messages[0]) is stable; dates put into it are not */
     const char *last = d + na;
@@ -731,8 +777,7 @@ static size_t skip_helper(const scan *s, size_t a, size_t b) {
         return a;
     size_t k = e;
     while (k < b && (d[k] == ' ' || d[k] == '\t')) k++;
-    if (k < b && (is_ident_start(d[k]) || d[k] == '"' || d[k] == '\'' || d[k] == '.' ||
-                  d[k] == '(')) {
+    if (k < b && (is_ident_start(d[k]) || d[k] == '"' || d[k] == '\'' || d[k] == '.' || d[k] == '(')) {
         size_t w = k;
         while (w < b && lint_tmpl_is_ident(d[w])) w++;
         /* `a and b`, `a if c else d`, `x is defined`: Jinja, not a helper */
@@ -756,9 +801,12 @@ static void do_expr(scan *s, size_t i) {
         /* no name or binding says: the words before it may */
         int sd = 0;
         int wc = lint_detect_context_class(s->d, s->t, g->start, &sd);
-        if (wc != LINT_VC_NONE) push_span(s, s->spans, g->start, g->end, wc, sd);
-        else if (ev.terms <= 1) push_span(s, s->unknown, g->start, g->end, LINT_VC_NONE, 0);
-        else push_span(s, s->unknown, ev.first_u_a, ev.first_u_b, LINT_VC_NONE, 0);
+        if (wc != LINT_VC_NONE)
+            push_span(s, s->spans, g->start, g->end, wc, sd);
+        else if (ev.terms <= 1)
+            push_span(s, s->unknown, g->start, g->end, LINT_VC_NONE, 0);
+        else
+            push_span(s, s->unknown, ev.first_u_a, ev.first_u_b, LINT_VC_NONE, 0);
         v.n = 0; /* an unknown value is not known stable text */
     }
     quiet_except(s, g, inside ? NULL : &v);
@@ -818,8 +866,7 @@ static void do_macro_open(scan *s, size_t i) {
                         size_t e2 = q;
                         while (e2 < x->b && (lint_tmpl_is_ident(d[e2]) || d[e2] == '.')) e2++;
                         int tok = e2 - q > 5 && !memcmp(d + e2 - 5, "token", 5);
-                        if (!in_list(d + q, e2 - q, k_keywords) && !tok && e2 < x->b &&
-                            d[e2] != '(')
+                        if (!in_list(d + q, e2 - q, k_keywords) && !tok && e2 < x->b && d[e2] != '(')
                             m->text = 1;
                         q = e2 - 1;
                     }
@@ -866,15 +913,13 @@ static void run_pass(scan *s) {
         tag *g = &s->tags.v[i];
         if (s->emit && !s->rc && lint_text_add_tag(s->t, g->start, g->end)) s->rc = UTIL_ENOMEM;
         switch (g->kind) {
-        case TK_EXPR:
-            do_expr(s, i);
-            break;
-        case TK_SET:
-            do_set(s, i);
-            break;
+        case TK_EXPR: do_expr(s, i); break;
+        case TK_SET: do_set(s, i); break;
         case TK_OPEN:
-            if (g->blk == BK_FOR || g->blk == BK_HB_EACH || g->blk == BK_HB_SECTION) do_loop(s, i);
-            else if (g->blk == BK_MACRO) do_macro_open(s, i);
+            if (g->blk == BK_FOR || g->blk == BK_HB_EACH || g->blk == BK_HB_SECTION)
+                do_loop(s, i);
+            else if (g->blk == BK_MACRO)
+                do_macro_open(s, i);
             else {
                 /* conditions are read for the names they mention (inputs) */
                 eval ev = {0};
@@ -889,10 +934,8 @@ static void run_pass(scan *s) {
             quiet_except(s, g, NULL);
             break;
         }
-        case TK_INCLUDE: /* renders another file: stable text */
-            break;
-        default:
-            quiet_except(s, g, NULL);
+        case TK_INCLUDE: /* renders another file: stable text */ break;
+        default: quiet_except(s, g, NULL);
         }
     }
 }
@@ -935,7 +978,8 @@ static int read_inputs(scan *s, size_t first, size_t last) {
         }
         if (!section) continue;
         if (section == 2) {
-            if (colon && lint_tmpl_word_is(q, (size_t)(colon - q), "schema")) section = 1, key_indent = (size_t)-1;
+            if (colon && lint_tmpl_word_is(q, (size_t)(colon - q), "schema"))
+                section = 1, key_indent = (size_t)-1;
             continue;
         }
         if (q[0] == '-' && q + 1 < e) { /* - name: x */
@@ -968,8 +1012,10 @@ static size_t frontmatter(lint_text *t, const char *rel) {
         while (start < n) {
             const char *p = t->data + t->line_start[start];
             size_t l = lint_text_line_end(t, start) - t->line_start[start];
-            if (l == 0 || p[0] == '#') start++;
-            else break;
+            if (l == 0 || p[0] == '#')
+                start++;
+            else
+                break;
         }
     }
     if (start >= n) return (size_t)-1;
@@ -990,9 +1036,9 @@ static size_t frontmatter(lint_text *t, const char *rel) {
 /* --- the entry point ----------------------------------------------------------------- */
 
 int lint_tmpl_name(const char *rel) {
-    static const char *const k_ext[] = {".j2", ".jinja", ".jinja2", ".njk", ".mustache", ".hbs",
-                                        ".handlebars", ".tmpl", ".tpl", ".liquid", ".prompt",
-                                        ".prompty", NULL};
+    static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2", ".njk", ".mustache",
+                                        ".hbs",    ".handlebars", ".tmpl",   ".tpl", ".liquid",
+                                        ".prompt", ".prompty",    NULL};
     size_t rl = strlen(rel);
     for (const char *const *e = k_ext; *e; e++) {
         size_t el = strlen(*e);
@@ -1029,9 +1075,7 @@ static int has_statements(const lint_text *t) {
             if (d[i + 1] == '%') {
                 size_t e = lint_tmpl_next_plain(d, t->len, i + 2, &c);
                 if (e == (size_t)-1) return 0;
-                if (e <= lint_text_line_end(t, lint_text_line_of(t, i)) ||
-                    e - i < 4096)
-                    return 1;
+                if (e <= lint_text_line_end(t, lint_text_line_of(t, i)) || e - i < 4096) return 1;
             }
         }
         i++;

@@ -17,25 +17,36 @@
 enum {
     TK_EXPR = 0, /* output: {{ x }} */
     TK_COMMENT,
-    TK_SET,      /* {% set x = e %} */
-    TK_OPEN,     /* a block opener (see blk) */
-    TK_CLOSE,    /* a block closer */
-    TK_MID,      /* elif / else */
-    TK_INCLUDE,  /* renders another file: stable text */
-    TK_ROLE,     /* {{role "user"}}: a role marker */
-    TK_OTHER     /* any other statement: renders nothing */
+    TK_SET,     /* {% set x = e %} */
+    TK_OPEN,    /* a block opener (see blk) */
+    TK_CLOSE,   /* a block closer */
+    TK_MID,     /* elif / else */
+    TK_INCLUDE, /* renders another file: stable text */
+    TK_ROLE,    /* {{role "user"}}: a role marker */
+    TK_OTHER    /* any other statement: renders nothing */
 };
 
-enum { BK_NONE = 0, BK_FOR, BK_IF, BK_SET, BK_MACRO, BK_CALL, BK_OTHER, BK_HB_EACH,
-       BK_HB_SECTION, BK_HB_IF, BK_GO };
+enum {
+    BK_NONE = 0,
+    BK_FOR,
+    BK_IF,
+    BK_SET,
+    BK_MACRO,
+    BK_CALL,
+    BK_OTHER,
+    BK_HB_EACH,
+    BK_HB_SECTION,
+    BK_HB_IF,
+    BK_GO
+};
 
 typedef struct tag {
-    size_t start, end;   /* the whole tag */
-    size_t a, b;         /* the inside, without delimiters and whitespace control */
+    size_t start, end; /* the whole tag */
+    size_t a, b;       /* the inside, without delimiters and whitespace control */
     int kind, blk;
-    int go;              /* a Go template action (closed by {{ end }}) */
-    long match;          /* index of the matching closer/opener, -1 if none */
-    size_t kw_end;       /* inside: end of the keyword ("for", "#each", ...) */
+    int go;        /* a Go template action (closed by {{ end }}) */
+    long match;    /* index of the matching closer/opener, -1 if none */
+    size_t kw_end; /* inside: end of the keyword ("for", "#each", ...) */
 } tag;
 
 typedef struct tagv {
@@ -81,7 +92,7 @@ typedef struct scan {
     lint_text *t;
     tagv tags;
     bindtab binds;
-    bindtab seen;    /* names read before any assignment: inputs of the template */
+    bindtab seen;     /* names read before any assignment: inputs of the template */
     const char *self; /* the target of the {% set %} being read */
     size_t self_n;
     char **inputs; /* names declared in the frontmatter (inputs:, input.schema:, sample:) */
@@ -90,12 +101,12 @@ typedef struct scan {
     size_t n_macros, cap_macros;
     call_site *calls;
     size_t n_calls, cap_calls;
-    long cur_macro;          /* the macro whose body is being read, or -1 */
+    long cur_macro; /* the macro whose body is being read, or -1 */
     size_t cur_macro_end;
-    size_t *emit_before;     /* per tag: emitting items before it */
-    unsigned char *vloop;    /* per tag: an emitting loop over volatile data */
-    int emit;                /* second pass: spans and quiet ranges */
-    size_t quiet_until;      /* inside a quiet body up to here */
+    size_t *emit_before;  /* per tag: emitting items before it */
+    unsigned char *vloop; /* per tag: an emitting loop over volatile data */
+    int emit;             /* second pass: spans and quiet ranges */
+    size_t quiet_until;   /* inside a quiet body up to here */
     lint_spanv *spans, *unknown;
     int rc;
 } scan;

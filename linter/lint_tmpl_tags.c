@@ -54,8 +54,10 @@ static size_t find_close(const char *d, size_t i, size_t len, closer *c, int quo
     for (size_t k = i; k < lim; k++) {
         char ch = d[k];
         if (q) {
-            if (ch == '\\') k++;
-            else if (ch == q) q = 0;
+            if (ch == '\\')
+                k++;
+            else if (ch == q)
+                q = 0;
             continue;
         }
         if (ch == '"' || ch == '\'') {
@@ -69,10 +71,8 @@ static size_t find_close(const char *d, size_t i, size_t len, closer *c, int quo
 }
 
 static void trim_inner(const char *d, size_t *a, size_t *b) {
-    while (*a < *b && (d[*a] == '-' || d[*a] == '~' || d[*a] == '+' || isspace((unsigned char)d[*a])))
-        (*a)++;
-    while (*b > *a && (d[*b - 1] == '-' || d[*b - 1] == '~' || isspace((unsigned char)d[*b - 1])))
-        (*b)--;
+    while (*a < *b && (d[*a] == '-' || d[*a] == '~' || d[*a] == '+' || isspace((unsigned char)d[*a]))) (*a)++;
+    while (*b > *a && (d[*b - 1] == '-' || d[*b - 1] == '~' || isspace((unsigned char)d[*b - 1]))) (*b)--;
 }
 
 size_t lint_tmpl_word_end(const char *d, size_t i, size_t b) {
@@ -91,18 +91,30 @@ static void classify_stmt(const char *d, tag *g) {
     static const struct {
         const char *w;
         int kind, blk;
-    } k[] = {{"for", TK_OPEN, BK_FOR},        {"endfor", TK_CLOSE, BK_FOR},
-             {"if", TK_OPEN, BK_IF},          {"endif", TK_CLOSE, BK_IF},
-             {"elif", TK_MID, BK_IF},         {"else", TK_MID, BK_IF},
-             {"macro", TK_OPEN, BK_MACRO},    {"endmacro", TK_CLOSE, BK_MACRO},
-             {"call", TK_OPEN, BK_CALL},      {"endcall", TK_CLOSE, BK_CALL},
-             {"filter", TK_OPEN, BK_OTHER},   {"endfilter", TK_CLOSE, BK_OTHER},
-             {"block", TK_OPEN, BK_OTHER},    {"endblock", TK_CLOSE, BK_OTHER},
-             {"with", TK_OPEN, BK_OTHER},     {"endwith", TK_CLOSE, BK_OTHER},
-             {"autoescape", TK_OPEN, BK_OTHER}, {"endautoescape", TK_CLOSE, BK_OTHER},
-             {"generation", TK_OPEN, BK_OTHER}, {"endgeneration", TK_CLOSE, BK_OTHER},
-             {"trans", TK_OPEN, BK_OTHER},    {"endtrans", TK_CLOSE, BK_OTHER},
-             {"endset", TK_CLOSE, BK_SET},    {"include", TK_INCLUDE, BK_NONE},
+    } k[] = {{"for", TK_OPEN, BK_FOR},
+             {"endfor", TK_CLOSE, BK_FOR},
+             {"if", TK_OPEN, BK_IF},
+             {"endif", TK_CLOSE, BK_IF},
+             {"elif", TK_MID, BK_IF},
+             {"else", TK_MID, BK_IF},
+             {"macro", TK_OPEN, BK_MACRO},
+             {"endmacro", TK_CLOSE, BK_MACRO},
+             {"call", TK_OPEN, BK_CALL},
+             {"endcall", TK_CLOSE, BK_CALL},
+             {"filter", TK_OPEN, BK_OTHER},
+             {"endfilter", TK_CLOSE, BK_OTHER},
+             {"block", TK_OPEN, BK_OTHER},
+             {"endblock", TK_CLOSE, BK_OTHER},
+             {"with", TK_OPEN, BK_OTHER},
+             {"endwith", TK_CLOSE, BK_OTHER},
+             {"autoescape", TK_OPEN, BK_OTHER},
+             {"endautoescape", TK_CLOSE, BK_OTHER},
+             {"generation", TK_OPEN, BK_OTHER},
+             {"endgeneration", TK_CLOSE, BK_OTHER},
+             {"trans", TK_OPEN, BK_OTHER},
+             {"endtrans", TK_CLOSE, BK_OTHER},
+             {"endset", TK_CLOSE, BK_SET},
+             {"include", TK_INCLUDE, BK_NONE},
              {"extends", TK_INCLUDE, BK_NONE}};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (lint_tmpl_word_is(w, wl, k[i].w)) {
@@ -119,8 +131,10 @@ static void classify_stmt(const char *d, tag *g) {
                 break;
             }
         }
-        if (eq) g->kind = TK_SET;
-        else g->kind = TK_OPEN, g->blk = BK_SET;
+        if (eq)
+            g->kind = TK_SET;
+        else
+            g->kind = TK_OPEN, g->blk = BK_SET;
     }
 }
 
@@ -145,13 +159,16 @@ static void classify_curly(const char *d, tag *g) {
         size_t wl = we - g->a - 1;
         g->kind = TK_OPEN;
         g->kw_end = we;
-        if (p[0] == '^') g->blk = BK_HB_IF;
-        else if (lint_tmpl_word_is(w, wl, "each")) g->blk = BK_HB_EACH;
-        else if (lint_tmpl_word_is(w, wl, "if") || lint_tmpl_word_is(w, wl, "unless") || lint_tmpl_word_is(w, wl, "with") ||
-                 lint_tmpl_word_is(w, wl, "role") || lint_tmpl_word_is(w, wl, "section") || wl == 0 ||
-                 (wl > 0 && w[0] == '*'))
+        if (p[0] == '^')
             g->blk = BK_HB_IF;
-        else g->blk = BK_HB_SECTION, g->kw_end = g->a + 1;
+        else if (lint_tmpl_word_is(w, wl, "each"))
+            g->blk = BK_HB_EACH;
+        else if (lint_tmpl_word_is(w, wl, "if") || lint_tmpl_word_is(w, wl, "unless") ||
+                 lint_tmpl_word_is(w, wl, "with") || lint_tmpl_word_is(w, wl, "role") ||
+                 lint_tmpl_word_is(w, wl, "section") || wl == 0 || (wl > 0 && w[0] == '*'))
+            g->blk = BK_HB_IF;
+        else
+            g->blk = BK_HB_SECTION, g->kw_end = g->a + 1;
         if (lint_tmpl_word_is(w, wl, "role")) g->kind = TK_OPEN; /* a role block: markup */
         return;
     }
@@ -181,8 +198,9 @@ static void classify_curly(const char *d, tag *g) {
         g->kind = TK_CLOSE, g->blk = BK_GO, g->go = 1;
         return;
     }
-    if (more && (lint_tmpl_word_is(w, wl, "range") || lint_tmpl_word_is(w, wl, "if") || lint_tmpl_word_is(w, wl, "with") ||
-                 lint_tmpl_word_is(w, wl, "define") || lint_tmpl_word_is(w, wl, "block"))) {
+    if (more && (lint_tmpl_word_is(w, wl, "range") || lint_tmpl_word_is(w, wl, "if") ||
+                 lint_tmpl_word_is(w, wl, "with") || lint_tmpl_word_is(w, wl, "define") ||
+                 lint_tmpl_word_is(w, wl, "block"))) {
         g->kind = TK_OPEN;
         g->blk = lint_tmpl_word_is(w, wl, "range") ? BK_FOR : BK_GO;
         g->go = 1;
@@ -228,8 +246,10 @@ int lint_tmpl_tokenize(scan *s) {
             }
             g.end = e, g.a = i + 2, g.b = e - 2;
             trim_inner(d, &g.a, &g.b);
-            if (c2 == '#') g.kind = TK_COMMENT;
-            else classify_stmt(d, &g);
+            if (c2 == '#')
+                g.kind = TK_COMMENT;
+            else
+                classify_stmt(d, &g);
             if (c2 == '%' && g.kind == TK_OTHER &&
                 lint_tmpl_word_is(d + g.a, lint_tmpl_word_end(d, g.a, g.b) - g.a, "raw")) {
                 /* {% raw %}: text up to {% endraw %}, not tags */

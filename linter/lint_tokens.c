@@ -45,8 +45,7 @@ long lint_tok_estimate(const char *text, size_t len) {
         unsigned c = s[i];
         size_t j = i + 1;
         if ((c | 32) >= 'a' && (c | 32) <= 'z') {
-            while (j < len && (((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z') || s[j] == '\''))
-                j++;
+            while (j < len && (((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z') || s[j] == '\'')) j++;
             size_t l = j - i;
             n += l <= 7 ? 1 : 1 + (long)((l - 7 + 4) / 5);
         } else if (c >= '0' && c <= '9') {
@@ -55,8 +54,7 @@ long lint_tok_estimate(const char *text, size_t len) {
         } else if (c == ' ') {
             while (j < len && s[j] == ' ') j++;
             /* one space before a word merges into it */
-            if (!(j - i == 1 && j < len && (((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z'))))
-                n += 1;
+            if (!(j - i == 1 && j < len && (((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z')))) n += 1;
         } else if (c == '\n' || c == '\r' || c == '\t') {
             while (j < len && (s[j] == '\n' || s[j] == '\r' || s[j] == '\t')) j++;
             n += 1;
@@ -105,13 +103,11 @@ static void load(lint_tok *t) {
 #if LINT_ENGINE_TOKENIZER
     eng_gguf *g = NULL;
     util_err err = {0};
-    if (eng_gguf_open(&g, t->path, &err) == UTIL_OK &&
-        eng_tokenizer_new(&t->tk, g, &err) == UTIL_OK) {
+    if (eng_gguf_open(&g, t->path, &err) == UTIL_OK && eng_tokenizer_new(&t->tk, g, &err) == UTIL_OK) {
         t->state = 1;
         snprintf(t->source, sizeof t->source, "model '%s'", t->path);
     } else {
-        snprintf(t->source, sizeof t->source, "estimate (model '%s' unusable: %s)", t->path,
-                 err.msg);
+        snprintf(t->source, sizeof t->source, "estimate (model '%s' unusable: %s)", t->path, err.msg);
     }
     eng_gguf_free(g);
 #else

@@ -38,9 +38,8 @@ typedef enum { RD_OK = 0, RD_SPECIAL, RD_TOO_LARGE } rd_status;
  * with fstat, so a FIFO or device is refused by kind, never waited on.
  * *status says why nothing was read (RD_SPECIAL: why[] holds util_fs's
  * message naming the kind), *size is the file's size. */
-static int read_bounded(const char *path, size_t cap, int head, char **out, size_t *len,
-                        rd_status *status, char *why, size_t why_cap, size_t *size,
-                        util_err *err) {
+static int read_bounded(const char *path, size_t cap, int head, char **out, size_t *len, rd_status *status,
+                        char *why, size_t why_cap, size_t *size, util_err *err) {
     *out = NULL;
     *len = 0;
     *status = RD_OK;
@@ -90,16 +89,19 @@ static int lint_named(walker *w, const char *path, util_err *err) {
     rc = read_bounded(path, cap, 0, &data, &len, &st, why, sizeof why, &size, err);
     if (rc) return rc;
     if (st == RD_SPECIAL)
-        return util_err_set(err, UTIL_EINVAL, "%s: promptlint reads regular text files only",
-                            why);
+        return util_err_set(err, UTIL_EINVAL, "%s: promptlint reads regular text files only", why);
     if (st == RD_TOO_LARGE)
-        return util_err_set(err, UTIL_EINVAL, "'%s' is %zu bytes, over the limit of %zu bytes "
-                            "(%s)", path, size, cap, knob);
+        return util_err_set(err, UTIL_EINVAL,
+                            "'%s' is %zu bytes, over the limit of %zu bytes "
+                            "(%s)",
+                            path, size, cap, knob);
     if (lint_is_binary(data, len)) {
         size_t at = (size_t)((const char *)memchr(data, '\0', len < 8192 ? len : 8192) - data);
         free(data);
-        return util_err_set(err, UTIL_EINVAL, "'%s' is binary (a NUL byte at offset %zu): "
-                            "promptlint lints text files", path, at);
+        return util_err_set(err, UTIL_EINVAL,
+                            "'%s' is binary (a NUL byte at offset %zu): "
+                            "promptlint lints text files",
+                            path, at);
     }
     rc = lint_check_buffer(w->ctx, w->rep, path, path, data, len, err);
     free(data);
@@ -148,8 +150,10 @@ static int lint_found(walker *w, const char *path, const char *real, util_err *e
     if (rc) return rc;
     if (st == RD_SPECIAL) return lint_report_skip(w->rep, LINT_SKIP_SPECIAL, NULL);
     if (st == RD_TOO_LARGE)
-        return lint_report_skip(w->rep, LINT_SKIP_TOO_LARGE, "'%s' is %zu bytes, over the limit "
-                                "of %zu bytes (%s): not linted", path, size, cap, knob);
+        return lint_report_skip(w->rep, LINT_SKIP_TOO_LARGE,
+                                "'%s' is %zu bytes, over the limit "
+                                "of %zu bytes (%s): not linted",
+                                path, size, cap, knob);
     rc = lint_check_buffer(w->ctx, w->rep, path, path, data, len, err);
     free(data);
     return rc;
@@ -157,9 +161,7 @@ static int lint_found(walker *w, const char *path, const char *real, util_err *e
 
 /* --- walking ---------------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int walk_dir(walker *w, const char *dir, int depth, util_err *err) {
     if (depth > 64) return UTIL_OK;
@@ -199,8 +201,10 @@ static int walk_dir(walker *w, const char *dir, int depth, util_err *err) {
         if (!realpath(p, real)) continue; /* a dangling symlink */
         if (S_ISLNK(st.st_mode)) {
             if (!inside(w->root, real)) {
-                rc = lint_report_skip(w->rep, LINT_SKIP_SYMLINK, "symlink '%s' points outside "
-                                      "'%s' (to '%s'): not followed", p, w->root, real);
+                rc = lint_report_skip(w->rep, LINT_SKIP_SYMLINK,
+                                      "symlink '%s' points outside "
+                                      "'%s' (to '%s'): not followed",
+                                      p, w->root, real);
                 continue;
             }
             if (stat(p, &st) != 0 || S_ISDIR(st.st_mode)) continue; /* its files are walked */
@@ -237,8 +241,7 @@ static void open_repo(walker *w, const char *start) {
     snprintf(w->workdir, sizeof w->workdir, "%s/", real);
 }
 
-int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, size_t n,
-                     util_err *err) {
+int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, size_t n, util_err *err) {
     walker w;
     memset(&w, 0, sizeof w);
     w.ctx = ctx, w.rep = rep;
@@ -258,8 +261,10 @@ int lint_check_paths(lint_ctx *ctx, lint_report *rep, const char *const *paths, 
             char here[PATH_MAX];
             if (!getcwd(cwd, sizeof cwd) || !realpath(cwd, here)) snprintf(here, sizeof here, "/");
             if (!inside(here, real)) {
-                rc = lint_report_skip(rep, LINT_SKIP_SYMLINK, "symlink '%s' points outside '%s' "
-                                      "(to '%s'): not followed", paths[i], here, real);
+                rc = lint_report_skip(rep, LINT_SKIP_SYMLINK,
+                                      "symlink '%s' points outside '%s' "
+                                      "(to '%s'): not followed",
+                                      paths[i], here, real);
                 continue;
             }
         }

@@ -102,10 +102,14 @@ static int parse_args(cli *c, int argc, char **argv, int start) {
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             c->oo.quiet = 1;
         } else if ((v = opt_value(argc, argv, &i, "--format"))) {
-            if (!strcmp(v, "text")) c->oo.format = LINT_FMT_TEXT;
-            else if (!strcmp(v, "json")) c->oo.format = LINT_FMT_JSON, c->json = 1;
-            else if (!strcmp(v, "sarif")) c->oo.format = LINT_FMT_SARIF;
-            else return usage_error("unknown format '%s' (text, json or sarif)", v);
+            if (!strcmp(v, "text"))
+                c->oo.format = LINT_FMT_TEXT;
+            else if (!strcmp(v, "json"))
+                c->oo.format = LINT_FMT_JSON, c->json = 1;
+            else if (!strcmp(v, "sarif"))
+                c->oo.format = LINT_FMT_SARIF;
+            else
+                return usage_error("unknown format '%s' (text, json or sarif)", v);
         } else if ((v = opt_value(argc, argv, &i, "--select"))) {
             if (lint_rule_parse_list(&c->lo.select_override, v, &err) || !c->lo.select_override)
                 return usage_error("--select: %s", err.msg[0] ? err.msg : "no rule given");
@@ -120,18 +124,21 @@ static int parse_args(cli *c, int argc, char **argv, int start) {
             if (!*v) return usage_error("%s needs a file", "--model");
             c->lo.model_path = v;
         } else if ((v = opt_value(argc, argv, &i, "--color"))) {
-            if (!strcmp(v, "auto")) c->color_mode = 0;
-            else if (!strcmp(v, "always")) c->color_mode = 1;
-            else if (!strcmp(v, "never")) c->color_mode = 2;
-            else return usage_error("unknown colour mode '%s' (auto, always or never)", v);
+            if (!strcmp(v, "auto"))
+                c->color_mode = 0;
+            else if (!strcmp(v, "always"))
+                c->color_mode = 1;
+            else if (!strcmp(v, "never"))
+                c->color_mode = 2;
+            else
+                return usage_error("unknown colour mode '%s' (auto, always or never)", v);
         } else if ((v = opt_value(argc, argv, &i, "--stdin-filename"))) {
             c->stdin_name = v;
         } else if (!strcmp(a, "--prompts-only")) {
             c->lo.prompts_only = 1;
         } else if ((v = opt_value(argc, argv, &i, "--max-file-size"))) {
             if (lint_parse_size(&c->lo.max_file_size, v))
-                return usage_error("--max-file-size: '%s' is not a size (bytes, or 64K, 16M, 1G)",
-                                   v);
+                return usage_error("--max-file-size: '%s' is not a size (bytes, or 64K, 16M, 1G)", v);
         } else {
             return usage_error("unknown option '%s'", a);
         }
@@ -166,8 +173,7 @@ static int explain(const char *exe, const char *code) {
 static int list_rules(void) {
     for (int i = 0; i < LINT_R_COUNT; i++) {
         const lint_rule_info *r = lint_rule_get(i);
-        printf("%s  %-24s %-8s %s\n", r->code, r->name, lint_severity_name(r->severity),
-               r->summary);
+        printf("%s  %-24s %-8s %s\n", r->code, r->name, lint_severity_name(r->severity), r->summary);
     }
     return 0;
 }
@@ -222,9 +228,12 @@ static int run_lint(cli *c, lint_ctx *ctx, lint_report *rep, util_err *err) {
         size_t limit = c->lo.max_file_size ? c->lo.max_file_size : LINT_DEFAULT_MAX_FILE_SIZE;
         int rs = read_stdin(&data, &len, limit);
         if (rs == UTIL_ERANGE)
-            return util_err_set(err, UTIL_EINVAL, "standard input is over the limit of %zu bytes "
-                                "(%s)", limit, c->lo.max_file_size ? "--max-file-size" :
-                                "the default; raise it with --max-file-size");
+            return util_err_set(err, UTIL_EINVAL,
+                                "standard input is over the limit of %zu bytes "
+                                "(%s)",
+                                limit,
+                                c->lo.max_file_size ? "--max-file-size"
+                                                    : "the default; raise it with --max-file-size");
         if (rs) return util_err_set(err, rs, "reading standard input: %s", util_strerror(rs));
         const char *name = c->stdin_name ? c->stdin_name : "-";
         rc = lint_check_buffer(ctx, rep, name, c->stdin_name ? name : "stdin.md", data, len, err);
@@ -276,8 +285,10 @@ int main(int argc, char **argv) {
     c.paths = calloc((size_t)argc + 1, sizeof *c.paths);
     if (!c.paths) return 2;
     int start = 1, cmd = 0; /* 1 install-hook, 2 diff */
-    if (argc > 1 && !strcmp(argv[1], "install-hook")) cmd = 1, start = 2;
-    else if (argc > 1 && !strcmp(argv[1], "diff")) cmd = 2, start = 2;
+    if (argc > 1 && !strcmp(argv[1], "install-hook"))
+        cmd = 1, start = 2;
+    else if (argc > 1 && !strcmp(argv[1], "diff"))
+        cmd = 2, start = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(k_usage, stdout);

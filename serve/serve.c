@@ -22,20 +22,20 @@
 
 /* The server's state, shared read-only by every connection thread. */
 struct serve_server {
-    serve_params p;      /* strings point into the owned copies below */
+    serve_params p; /* strings point into the owned copies below */
     char *host, *api_key, *model_name;
     eng_model *m;
     serve_sched *sched;
     serve_metrics *metrics;
     struct MHD_Daemon *daemon;
-    serve_watch *watch;  /* the read deadline of every connection */
+    serve_watch *watch; /* the read deadline of every connection */
     int port;
     int stopped;
     char model_id[256];
     long started;
     pthread_mutex_t id_mu; /* guards next_id and live_jobs */
     unsigned long next_id;
-    int live_jobs;         /* requests holding a job, until their response is done */
+    int live_jobs; /* requests holding a job, until their response is done */
 };
 
 /* The handlers' name for it. */
@@ -52,10 +52,10 @@ typedef struct conn {
     serve_job *job;
     serve_resp_info ri;
     char id[48];
-    size_t sent;      /* bytes of the job's text already in an event */
-    util_buf out;     /* SSE bytes not yet handed to MHD */
+    size_t sent;  /* bytes of the job's text already in an event */
+    util_buf out; /* SSE bytes not yet handed to MHD */
     size_t out_off;
-    int done;         /* the last event is in out */
+    int done; /* the last event is in out */
     double last_write;
 } conn;
 
@@ -63,9 +63,8 @@ enum { R_NONE = 0, R_CHAT, R_COMPLETIONS, R_MODELS, R_HEALTH, R_METRICS };
 
 static enum MHD_Result send_body(conn *k, int status, const char *type, char *body, int owned) {
     const char *b = body ? body : "{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\"}}";
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(b), (void *)b,
-                                                             body && owned ? MHD_RESPMEM_MUST_FREE
-                                                                           : MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        strlen(b), (void *)b, body && owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
     if (!r) {
         if (owned) free(body);
         return MHD_NO;
@@ -186,8 +185,10 @@ static int build_prompt(serve_ctx *srv, const serve_request *r, int32_t **ids, s
          * template's own markers are special (chat.h) */
         rc = eng_chat_tokenize(eng_model_chat(srv->m), tok, r->msgs, r->n_msgs, 1, NULL, ids, n, &err);
     }
-    if (rc == UTIL_EINVAL) serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "%s", err.msg);
-    else if (rc) serve_error_set(e, 500, "server_error", NULL, NULL, "%s", err.msg);
+    if (rc == UTIL_EINVAL)
+        serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "%s", err.msg);
+    else if (rc)
+        serve_error_set(e, 500, "server_error", NULL, NULL, "%s", err.msg);
     return rc;
 }
 
@@ -206,9 +207,11 @@ static int start_job(conn *k, serve_request *r, serve_error *e) {
     int n_ctx = serve_sched_n_ctx(srv->sched);
     if (n == 0 || n >= (size_t)n_ctx) {
         free(ids);
-        if (n == 0) serve_error_set(e, 400, "invalid_request_error", NULL, "prompt", "the prompt is empty");
-        else serve_error_set(e, 400, "invalid_request_error", "context_length_exceeded", NULL,
-                             "the prompt is %zu tokens long; the context limit is %d tokens", n, n_ctx);
+        if (n == 0)
+            serve_error_set(e, 400, "invalid_request_error", NULL, "prompt", "the prompt is empty");
+        else
+            serve_error_set(e, 400, "invalid_request_error", "context_length_exceeded", NULL,
+                            "the prompt is %zu tokens long; the context limit is %d tokens", n, n_ctx);
         return n == 0 ? UTIL_EINVAL : UTIL_ERANGE;
     }
     serve_job *j = serve_job_new(ids, (int)n);
@@ -281,7 +284,8 @@ static enum MHD_Result handle_generate(conn *k) {
     if (!stream) return finish_plain(k);
     if (kind == SERVE_CHAT) serve_sse_delta(&k->out, &k->ri, "", 0, 1); /* the role comes first */
     k->last_write = util_now_s();
-    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, k, NULL);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_reader, k,
+                                                                  NULL);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
@@ -316,10 +320,14 @@ static enum MHD_Result handle_get(conn *k) {
 }
 
 static int route_of(const char *url, int *want_post) {
-    static const struct { const char *path; int route, post; } routes[] = {
-        {"/v1/chat/completions", R_CHAT, 1}, {"/v1/completions", R_COMPLETIONS, 1},
-        {"/v1/models", R_MODELS, 0},         {"/health", R_HEALTH, 0},
-        {"/metrics", R_METRICS, 0}};
+    static const struct {
+        const char *path;
+        int route, post;
+    } routes[] = {{"/v1/chat/completions", R_CHAT, 1},
+                  {"/v1/completions", R_COMPLETIONS, 1},
+                  {"/v1/models", R_MODELS, 0},
+                  {"/health", R_HEALTH, 0},
+                  {"/metrics", R_METRICS, 0}};
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (strcmp(url, routes[i].path) == 0) {
             *want_post = routes[i].post;
@@ -404,7 +412,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     serve_watch_reading(c, 0); /* the whole request is in */
     if (k->too_big)
-        return send_err(k, 413, "invalid_request_error", "request_too_large", "the request body is too large");
+        return send_err(k, 413, "invalid_request_error", "request_too_large",
+                        "the request body is too large");
     if (k->route == R_CHAT || k->route == R_COMPLETIONS) return handle_generate(k);
     return handle_get(k);
 }
@@ -468,11 +477,11 @@ static int start_http(serve_server *srv, util_err *err) {
     } else {
         return util_err_set(err, UTIL_EINVAL, "host '%s' is not an IPv4 or IPv6 address", o->host);
     }
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)o->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_NOTIFY_CONNECTION, serve_watch_notify, srv->watch,
-        MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
+                                   MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_conns,
+                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_NOTIFY_CONNECTION,
+                                   serve_watch_notify, srv->watch, MHD_OPTION_END);
     if (!srv->daemon) return util_err_set(err, UTIL_EIO, "cannot listen on %s port %d", o->host, o->port);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = di ? di->port : o->port;
@@ -480,8 +489,10 @@ static int start_http(serve_server *srv, util_err *err) {
 }
 
 static void default_model_id(serve_server *srv, const char *path) {
-    if (srv->p.model_name) snprintf(srv->model_id, sizeof srv->model_id, "%s", srv->p.model_name);
-    else util_model_id(srv->model_id, sizeof srv->model_id, path); /* the name cachet shows everywhere */
+    if (srv->p.model_name)
+        snprintf(srv->model_id, sizeof srv->model_id, "%s", srv->p.model_name);
+    else
+        util_model_id(srv->model_id, sizeof srv->model_id, path); /* the name cachet shows everywhere */
 }
 
 /* Copies p's strings so the caller's may go away. */
@@ -516,10 +527,15 @@ int serve_start(serve_server **out, const serve_params *p, util_err *err) {
     if (!rc) rc = eng_model_open(&srv->m, p->model_path, &p->mp, err);
     if (!rc) {
         default_model_id(srv, p->model_path);
-        serve_sched_params sp = {.parallel = p->parallel, .n_ctx = p->n_ctx, .prefill_chunk = p->prefill_chunk,
-                                 .max_queue = p->max_queue, .max_passed_over = 4};
-        if (!(srv->metrics = serve_metrics_new())) rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
-        else rc = serve_sched_new(&srv->sched, srv->m, &sp, srv->metrics, err);
+        serve_sched_params sp = {.parallel = p->parallel,
+                                 .n_ctx = p->n_ctx,
+                                 .prefill_chunk = p->prefill_chunk,
+                                 .max_queue = p->max_queue,
+                                 .max_passed_over = 4};
+        if (!(srv->metrics = serve_metrics_new()))
+            rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
+        else
+            rc = serve_sched_new(&srv->sched, srv->m, &sp, srv->metrics, err);
     }
     if (!rc && serve_watch_new(&srv->watch, p->request_timeout > 0 ? p->request_timeout : 10) != UTIL_OK)
         rc = util_err_set(err, UTIL_ENOMEM, "cannot start the connection watchdog");
@@ -561,7 +577,7 @@ void serve_free(serve_server *srv) {
     serve_stop(srv, 0);
     serve_sched_free(srv->sched);
     serve_metrics_free(srv->metrics);
-    serve_watch_free(srv->watch); /* after the daemon: its connections are closed */
+    serve_watch_free(srv->watch);              /* after the daemon: its connections are closed */
     if (srv->m) eng_model_flush_cache(srv->m); /* the disk tier keeps what was computed */
     eng_model_free(srv->m);
     pthread_mutex_destroy(&srv->id_mu);

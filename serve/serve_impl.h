@@ -24,11 +24,11 @@ typedef enum serve_kind { SERVE_CHAT = 0, SERVE_COMPLETION = 1 } serve_kind;
 /* A parsed, validated request body. Strings are owned by the request. */
 typedef struct serve_request {
     serve_kind kind;
-    char *model;             /* NULL: not given */
-    eng_chat_msg *msgs;      /* chat: roles and contents (owned) */
+    char *model;        /* NULL: not given */
+    eng_chat_msg *msgs; /* chat: roles and contents (owned) */
     size_t n_msgs;
-    char *prompt;            /* completion: the prompt text */
-    int max_tokens;          /* 0: not given */
+    char *prompt;   /* completion: the prompt text */
+    int max_tokens; /* 0: not given */
     int stream, include_usage;
     eng_sample_params sp;
     char *stop[SERVE_MAX_STOP];
@@ -44,8 +44,8 @@ typedef struct serve_error {
     char msg[512];
 } serve_error;
 
-void serve_error_set(serve_error *e, int status, const char *type, const char *code,
-                     const char *param, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void serve_error_set(serve_error *e, int status, const char *type, const char *code, const char *param,
+                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* The body {"error":{"message","type","param","code"}}; caller frees. */
 char *serve_error_json(const serve_error *e);
 
@@ -80,17 +80,17 @@ typedef struct serve_job {
     int n_stop, max_stop_len;
     double t_submit;
     /* outputs: read and written under the scheduler lock */
-    util_buf text;       /* generated text so far (stop strings cut off) */
-    size_t text_ready;   /* bytes of text safe to send (no partial stop, no half char) */
+    util_buf text;     /* generated text so far (stop strings cut off) */
+    size_t text_ready; /* bytes of text safe to send (no partial stop, no half char) */
     int completion_tokens, cached_tokens, cached_disk;
-    double t_first;      /* time of the first generated token (0: none yet) */
+    double t_first; /* time of the first generated token (0: none yet) */
     serve_finish finish;
-    serve_error err;     /* when finish == SERVE_FINISH_ERROR */
-    int cancel;          /* set by the HTTP side: stop at the next step */
+    serve_error err; /* when finish == SERVE_FINISH_ERROR */
+    int cancel;      /* set by the HTTP side: stop at the next step */
     int refs;
-    pthread_cond_t cond; /* signalled on every change of the outputs */
+    pthread_cond_t cond;    /* signalled on every change of the outputs */
     struct serve_job *next; /* queue link */
-    int passed_over;     /* times a later request was admitted first */
+    int passed_over;        /* times a later request was admitted first */
 } serve_job;
 
 typedef struct serve_sched serve_sched;
@@ -105,8 +105,8 @@ typedef struct serve_sched_params {
 } serve_sched_params;
 
 /* Starts the scheduler thread; it owns every engine call on m from now on. */
-int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p,
-                    serve_metrics *metrics, util_err *err);
+int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p, serve_metrics *metrics,
+                    util_err *err);
 /* Refuses new jobs, finishes what is running and queued (up to grace_ms,
  * then cancels the rest) and stops the thread. Jobs stay releasable. */
 void serve_sched_stop(serve_sched *s, int grace_ms);
@@ -132,9 +132,8 @@ void serve_metrics_free(serve_metrics *m);
 /* One finished HTTP request (any route) with its status. */
 void serve_metrics_request(serve_metrics *m, int status);
 /* One finished generation: token counts and latencies (seconds; ttft < 0: none). */
-void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_tokens,
-                              int cached_disk, int completion_tokens, double ttft_s,
-                              double total_s, int canceled);
+void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_tokens, int cached_disk,
+                              int completion_tokens, double ttft_s, double total_s, int canceled);
 /* Scheduler state, published by the scheduler thread after each step. */
 void serve_metrics_sched(serve_metrics *m, int running, int waiting, const eng_cache_stats *cs);
 /* Appends the Prometheus text exposition to out. */
@@ -145,7 +144,7 @@ int serve_metrics_render(serve_metrics *m, util_buf *out);
 /* Fields every response object carries. */
 typedef struct serve_resp_info {
     serve_kind kind;
-    const char *id;     /* "chatcmpl-7" */
+    const char *id; /* "chatcmpl-7" */
     const char *model;
     long created;
 } serve_resp_info;
@@ -155,11 +154,9 @@ char *serve_json_final(const serve_resp_info *ri, const serve_job *j, int prompt
 /* One SSE event "data: {...}\n\n" appended to out: a text delta (first: with
  * the assistant role), or the closing chunk with finish_reason, or the usage
  * chunk. */
-int serve_sse_delta(util_buf *out, const serve_resp_info *ri, const char *text, size_t len,
-                    int first);
+int serve_sse_delta(util_buf *out, const serve_resp_info *ri, const char *text, size_t len, int first);
 int serve_sse_finish(util_buf *out, const serve_resp_info *ri, serve_finish f);
-int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j,
-                    int prompt_tokens);
+int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j, int prompt_tokens);
 const char *serve_finish_name(serve_finish f);
 /* --- the read deadline (serve_watch.c) ---------------------------------------- */
 

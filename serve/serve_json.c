@@ -18,8 +18,8 @@ double serve_now(void) { return util_now_s(); }
 
 /* --- errors ------------------------------------------------------------- */
 
-void serve_error_set(serve_error *e, int status, const char *type, const char *code,
-                     const char *param, const char *fmt, ...) {
+void serve_error_set(serve_error *e, int status, const char *type, const char *code, const char *param,
+                     const char *fmt, ...) {
     e->status = status;
     e->type = type;
     e->code = code;
@@ -35,10 +35,14 @@ char *serve_error_json(const serve_error *e) {
     cJSON *er = cJSON_AddObjectToObject(o, "error");
     cJSON_AddStringToObject(er, "message", e->msg);
     cJSON_AddStringToObject(er, "type", e->type ? e->type : "server_error");
-    if (e->param) cJSON_AddStringToObject(er, "param", e->param);
-    else cJSON_AddNullToObject(er, "param");
-    if (e->code) cJSON_AddStringToObject(er, "code", e->code);
-    else cJSON_AddNullToObject(er, "code");
+    if (e->param)
+        cJSON_AddStringToObject(er, "param", e->param);
+    else
+        cJSON_AddNullToObject(er, "param");
+    if (e->code)
+        cJSON_AddStringToObject(er, "code", e->code);
+    else
+        cJSON_AddNullToObject(er, "code");
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -79,9 +83,10 @@ static int parse_content(const cJSON *c, int i, char **out, serve_error *e) {
     if (cJSON_IsString(c)) {
         *out = dup_str(c->valuestring);
     } else if (!c || cJSON_IsNull(c)) {
-        serve_error_set(e, 400, "invalid_request_error", NULL, "messages",
-                        "message %d has %s 'content': send a string (\"\" for none) or an array of text parts", i,
-                        c ? "a null" : "no");
+        serve_error_set(
+            e, 400, "invalid_request_error", NULL, "messages",
+            "message %d has %s 'content': send a string (\"\" for none) or an array of text parts", i,
+            c ? "a null" : "no");
         return UTIL_EINVAL;
     } else if (cJSON_IsArray(c)) {
         util_buf b;
@@ -122,8 +127,8 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
         const char *rs = role->valuestring;
         if (strcmp(rs, "developer") == 0) rs = "system";
         if (strcmp(rs, "system") && strcmp(rs, "user") && strcmp(rs, "assistant") && strcmp(rs, "tool"))
-            return (serve_error_set(e, 400, "invalid_request_error", NULL, "messages", "unknown message role '%s'",
-                                    role->valuestring),
+            return (serve_error_set(e, 400, "invalid_request_error", NULL, "messages",
+                                    "unknown message role '%s'", role->valuestring),
                     UTIL_EINVAL);
         char *content;
         int rc = parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i++, &content, e);
@@ -141,13 +146,12 @@ static int parse_messages(serve_request *r, const cJSON *msgs, serve_error *e) {
 }
 
 /* An optional number field in [lo, hi]; integral when integer is set. */
-static int opt_number(const cJSON *o, const char *name, double lo, double hi, int integer,
-                      double *out, int *given, serve_error *e) {
+static int opt_number(const cJSON *o, const char *name, double lo, double hi, int integer, double *out,
+                      int *given, serve_error *e) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     if (given) *given = 0;
     if (!v || cJSON_IsNull(v)) return 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return bad_field(e, name, "must be a number");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return bad_field(e, name, "must be a number");
     double d = v->valuedouble;
     if (integer && d != floor(d)) return bad_field(e, name, "must be an integer");
     if (d < lo || d > hi) {
@@ -286,9 +290,7 @@ void serve_request_release(serve_request *r) {
 
 /* --- responses -------------------------------------------------------------- */
 
-const char *serve_finish_name(serve_finish f) {
-    return f == SERVE_FINISH_LENGTH ? "length" : "stop";
-}
+const char *serve_finish_name(serve_finish f) { return f == SERVE_FINISH_LENGTH ? "length" : "stop"; }
 
 static cJSON *usage_obj(const serve_job *j, int prompt_tokens) {
     cJSON *u = cJSON_CreateObject();
@@ -303,8 +305,10 @@ static cJSON *usage_obj(const serve_job *j, int prompt_tokens) {
 static cJSON *base_obj(const serve_resp_info *ri, int chunk) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", ri->id);
-    cJSON_AddStringToObject(o, "object", ri->kind == SERVE_COMPLETION ? "text_completion"
-                                         : chunk ? "chat.completion.chunk" : "chat.completion");
+    cJSON_AddStringToObject(o, "object",
+                            ri->kind == SERVE_COMPLETION ? "text_completion"
+                            : chunk                      ? "chat.completion.chunk"
+                                                         : "chat.completion");
     cJSON_AddNumberToObject(o, "created", (double)ri->created);
     cJSON_AddStringToObject(o, "model", ri->model);
     return o;
@@ -314,8 +318,8 @@ static cJSON *base_obj(const serve_resp_info *ri, int chunk) {
  * text is made valid UTF-8 (util_utf8_append_valid): a character that
  * max_tokens cut is one U+FFFD at the end of the last chunk or of the whole
  * text, never its raw bytes (chunks before the last end on characters). */
-static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len, int chunk,
-                         int role, const char *finish) {
+static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len, int chunk, int role,
+                         const char *finish) {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "index", 0);
     util_buf vb;
@@ -330,8 +334,10 @@ static cJSON *choice_obj(const serve_resp_info *ri, const char *text, size_t len
         if (!chunk || len || role) cJSON_AddStringToObject(m, "content", t ? t : "");
     }
     util_buf_release(&vb);
-    if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
-    else cJSON_AddNullToObject(c, "finish_reason");
+    if (finish)
+        cJSON_AddStringToObject(c, "finish_reason", finish);
+    else
+        cJSON_AddNullToObject(c, "finish_reason");
     return c;
 }
 
@@ -354,8 +360,7 @@ static int sse_emit(util_buf *out, cJSON *o) {
     return rc;
 }
 
-int serve_sse_delta(util_buf *out, const serve_resp_info *ri, const char *text, size_t len,
-                    int first) {
+int serve_sse_delta(util_buf *out, const serve_resp_info *ri, const char *text, size_t len, int first) {
     cJSON *o = base_obj(ri, 1);
     cJSON *ch = cJSON_AddArrayToObject(o, "choices");
     cJSON_AddItemToArray(ch, choice_obj(ri, text, len, 1, first && ri->kind == SERVE_CHAT, NULL));
@@ -369,8 +374,7 @@ int serve_sse_finish(util_buf *out, const serve_resp_info *ri, serve_finish f) {
     return sse_emit(out, o);
 }
 
-int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j,
-                    int prompt_tokens) {
+int serve_sse_usage(util_buf *out, const serve_resp_info *ri, const serve_job *j, int prompt_tokens) {
     cJSON *o = base_obj(ri, 1);
     cJSON_AddArrayToObject(o, "choices");
     cJSON_AddItemToObject(o, "usage", usage_obj(j, prompt_tokens));

@@ -64,9 +64,8 @@ static void observe(histogram *h, double v) {
     h->sum += v;
 }
 
-void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_tokens,
-                              int cached_disk, int completion_tokens, double ttft_s,
-                              double total_s, int canceled) {
+void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_tokens, int cached_disk,
+                              int completion_tokens, double ttft_s, double total_s, int canceled) {
     pthread_mutex_lock(&m->mu);
     if (canceled) {
         /* never reported to a client: kept out of the token and cache sums */
@@ -116,10 +115,12 @@ int serve_metrics_render(serve_metrics *m, util_buf *b) {
     util_buf_puts(b, "# HELP cachet_requests_total HTTP requests answered, by status code\n"
                      "# TYPE cachet_requests_total counter\n");
     for (int i = 0; i <= N_STATUS; i++) {
-        if (i < N_STATUS) util_buf_printf(b, "cachet_requests_total{code=\"%d\"} %llu\n", known_status[i],
-                                          (unsigned long long)s.by_status[i]);
-        else util_buf_printf(b, "cachet_requests_total{code=\"other\"} %llu\n",
-                             (unsigned long long)s.by_status[i]);
+        if (i < N_STATUS)
+            util_buf_printf(b, "cachet_requests_total{code=\"%d\"} %llu\n", known_status[i],
+                            (unsigned long long)s.by_status[i]);
+        else
+            util_buf_printf(b, "cachet_requests_total{code=\"other\"} %llu\n",
+                            (unsigned long long)s.by_status[i]);
     }
     metric(b, "cachet_prefix_cache_queries_total", "counter",
            "prompt tokens of finished requests (the sum of usage.prompt_tokens)", (double)s.prompt_tokens);
@@ -131,7 +132,8 @@ int serve_metrics_render(serve_metrics *m, util_buf *b) {
     metric(b, "cachet_prompt_tokens_total", "counter", "prompt tokens of finished requests",
            (double)s.prompt_tokens);
     metric(b, "cachet_generation_tokens_total", "counter", "tokens generated", (double)s.completion_tokens);
-    metric(b, "cachet_generations_total", "counter", "generations finished and answered", (double)s.generations);
+    metric(b, "cachet_generations_total", "counter", "generations finished and answered",
+           (double)s.generations);
     metric(b, "cachet_generations_canceled_total", "counter", "generations stopped because the client left",
            (double)s.canceled);
     metric(b, "cachet_requests_running", "gauge", "requests holding a sequence", s.running);
@@ -139,15 +141,18 @@ int serve_metrics_render(serve_metrics *m, util_buf *b) {
     render_hist(b, "cachet_time_to_first_token_seconds", "submit to first generated token", &s.ttft);
     render_hist(b, "cachet_request_duration_seconds", "submit to last generated token", &s.latency);
     metric(b, "cachet_engine_prefix_cache_queries_total", "counter",
-           "prompt tokens looked up in the engine's radix tree (once per prefill chunk)", (double)s.cs.queries);
+           "prompt tokens looked up in the engine's radix tree (once per prefill chunk)",
+           (double)s.cs.queries);
     metric(b, "cachet_engine_prefix_cache_hits_total", "counter", "of which found", (double)s.cs.hits);
     metric(b, "cachet_prefix_cache_evictions_total", "counter", "KV pages evicted from memory",
            (double)s.cs.evictions);
-    metric(b, "cachet_kv_disk_reads_total", "counter", "KV pages read from the disk tier", (double)s.cs.disk_reads);
+    metric(b, "cachet_kv_disk_reads_total", "counter", "KV pages read from the disk tier",
+           (double)s.cs.disk_reads);
     metric(b, "cachet_kv_disk_writes_total", "counter", "KV pages written to the disk tier",
            (double)s.cs.disk_writes);
     metric(b, "cachet_kv_pages_in_use", "gauge", "KV pages allocated", (double)s.cs.pages_in_use);
-    metric(b, "cachet_kv_pages_cached", "gauge", "KV pages indexed by the prefix cache", (double)s.cs.pages_cached);
+    metric(b, "cachet_kv_pages_cached", "gauge", "KV pages indexed by the prefix cache",
+           (double)s.cs.pages_cached);
     metric(b, "cachet_kv_bytes_in_use", "gauge", "KV memory allocated, bytes", (double)s.cs.bytes_in_use);
     metric(b, "cachet_kv_budget_bytes", "gauge", "KV memory budget, bytes", (double)s.cs.budget_bytes);
     return b->data ? UTIL_OK : UTIL_ENOMEM;

@@ -89,15 +89,19 @@ int serve_sched_submit(serve_sched *s, serve_job *j, serve_error *e) {
     if (s->stopping || s->n_queue >= s->p.max_queue) {
         int stopping = s->stopping;
         pthread_mutex_unlock(&s->mu);
-        if (stopping) serve_error_set(e, 503, "server_error", "shutting_down", NULL, "the server is shutting down");
-        else serve_error_set(e, 503, "server_error", "overloaded", NULL,
-                             "the server is busy: %d requests are queued", s->p.max_queue);
+        if (stopping)
+            serve_error_set(e, 503, "server_error", "shutting_down", NULL, "the server is shutting down");
+        else
+            serve_error_set(e, 503, "server_error", "overloaded", NULL,
+                            "the server is busy: %d requests are queued", s->p.max_queue);
         return -1;
     }
     j->refs++;
     j->next = NULL;
-    if (s->tail) s->tail->next = j;
-    else s->head = j;
+    if (s->tail)
+        s->tail->next = j;
+    else
+        s->head = j;
     s->tail = j;
     s->n_queue++;
     pthread_cond_broadcast(&s->wake);
@@ -146,8 +150,10 @@ static serve_job *pick(serve_sched *s, int *est) {
     }
     if (!best) return NULL;
     for (serve_job *j = s->head; j != best; j = j->next) j->passed_over++;
-    if (prev_best) prev_best->next = best->next;
-    else s->head = best->next;
+    if (prev_best)
+        prev_best->next = best->next;
+    else
+        s->head = best->next;
     if (s->tail == best) s->tail = prev_best;
     best->next = NULL;
     s->n_queue--;
@@ -284,17 +290,22 @@ static void decode_step(serve_sched *s, slot *sl) {
         pthread_cond_broadcast(&j->cond);
     }
     pthread_mutex_unlock(&s->mu);
-    if (stopped) finish(s, sl, SERVE_FINISH_STOP, NULL);
-    else if (t.done) finish(s, sl, SERVE_FINISH_LENGTH, NULL); /* max_tokens or the context is full */
+    if (stopped)
+        finish(s, sl, SERVE_FINISH_STOP, NULL);
+    else if (t.done)
+        finish(s, sl, SERVE_FINISH_LENGTH, NULL); /* max_tokens or the context is full */
 }
 
 static void step(serve_sched *s, slot *sl) {
     pthread_mutex_lock(&s->mu);
     int cancel = sl->job->cancel || s->cancel_all;
     pthread_mutex_unlock(&s->mu);
-    if (cancel) finish(s, sl, SERVE_FINISH_CANCELED, NULL);
-    else if (eng_gen_prompt_left(sl->gen) > 0) prefill_step(s, sl);
-    else decode_step(s, sl);
+    if (cancel)
+        finish(s, sl, SERVE_FINISH_CANCELED, NULL);
+    else if (eng_gen_prompt_left(sl->gen) > 0)
+        prefill_step(s, sl);
+    else
+        decode_step(s, sl);
 }
 
 /* --- the thread ------------------------------------------------------------------ */
@@ -387,8 +398,8 @@ static void free_slots(serve_sched *s) {
     for (int i = 0; i < N_RECENT; i++) free(s->recent[i]);
 }
 
-int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p,
-                    serve_metrics *metrics, util_err *err) {
+int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p, serve_metrics *metrics,
+                    util_err *err) {
     *out = NULL;
     serve_sched *s = calloc(1, sizeof *s);
     if (!s) return util_err_set(err, UTIL_ENOMEM, "out of memory");
@@ -401,7 +412,8 @@ int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p
         return util_err_set(err, UTIL_ENOMEM, "out of memory");
     }
     int rc = UTIL_OK;
-    for (int i = 0; i < p->parallel && rc == UTIL_OK; i++) rc = eng_seq_new(&s->slots[i].seq, m, p->n_ctx, err);
+    for (int i = 0; i < p->parallel && rc == UTIL_OK; i++)
+        rc = eng_seq_new(&s->slots[i].seq, m, p->n_ctx, err);
     if (rc == UTIL_OK) s->n_ctx = eng_seq_n_ctx(s->slots[0].seq);
     if (rc == UTIL_OK && (pthread_mutex_init(&s->mu, NULL) || pthread_cond_init(&s->wake, NULL)))
         rc = util_err_set(err, UTIL_EINTERNAL, "cannot create the scheduler's lock");

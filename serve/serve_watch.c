@@ -99,7 +99,8 @@ void serve_watch_notify(void *cls, struct MHD_Connection *connection, void **soc
     serve_watch *w = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         watch_conn *c = calloc(1, sizeof *c);
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(connection,
+                                                                     MHD_CONNECTION_INFO_CONNECTION_FD);
         if (!c) return; /* no memory: this connection simply has no deadline */
         c->w = w;
         c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3) : -1;
@@ -114,8 +115,10 @@ void serve_watch_notify(void *cls, struct MHD_Connection *connection, void **soc
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
         watch_conn *c = *socket_context;
         pthread_mutex_lock(&w->mu);
-        if (c->prev) c->prev->next = c->next;
-        else w->head = c->next;
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            w->head = c->next;
         if (c->next) c->next->prev = c->prev;
         pthread_mutex_unlock(&w->mu);
         if (c->fd >= 0) close(c->fd);
@@ -125,7 +128,8 @@ void serve_watch_notify(void *cls, struct MHD_Connection *connection, void **soc
 }
 
 void serve_watch_reading(struct MHD_Connection *connection, int reading) {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(connection,
+                                                                 MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     watch_conn *c = ci ? ci->socket_context : NULL;
     if (!c) return;
     pthread_mutex_lock(&c->w->mu);

@@ -24,9 +24,9 @@ static struct {
     const check_suite *suite;
     check_pick picks[CHECK_MAX_PICKS];
     int n_picks;
-    int whole_suite;      /* the running suite was selected as a whole */
+    int whole_suite; /* the running suite was selected as a whole */
     int case_p, case_f, case_s;
-    int case_shown;       /* print the case's own line at its end */
+    int case_shown; /* print the case's own line at its end */
 } g_run;
 
 check_state *check_get(void) { return &g_run.st; }
@@ -34,8 +34,10 @@ check_state *check_get(void) { return &g_run.st; }
 /* "suite/case" or "suite" for the messages; "" outside the runner. */
 static void where(char *out, size_t cap) {
     const check_state *s = &g_run.st;
-    if (s->suite && s->case_name) snprintf(out, cap, "%s/%s", s->suite, s->case_name);
-    else snprintf(out, cap, "%s", s->suite ? s->suite : "");
+    if (s->suite && s->case_name)
+        snprintf(out, cap, "%s/%s", s->suite, s->case_name);
+    else
+        snprintf(out, cap, "%s", s->suite ? s->suite : "");
 }
 
 void check_pass(void) { g_run.st.passed++; }

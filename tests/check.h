@@ -44,7 +44,7 @@ int check_case_end(void);
 /* --- the runner (tests/test_main.c, tests/tools/gpu_main.c) --------------- */
 
 typedef struct check_suite {
-    const char *name;        /* engine: runs test_engine() */
+    const char *name; /* engine: runs test_engine() */
     void (*fn)(void);
     const char *const *cases; /* its CHECK_CASE names, NULL-terminated */
 } check_suite;
@@ -59,31 +59,32 @@ int check_main(const check_suite *suites, size_t n, int argc, char **argv);
 
 /* --- checks ---------------------------------------------------------------- */
 
-#define CHECK_AT_(file, line, ok, ...)                                       \
-    do {                                                                     \
-        if (ok) check_pass();                                                \
-        else check_fail_at((file), (line), __VA_ARGS__);                     \
+#define CHECK_AT_(file, line, ok, ...)                  \
+    do {                                                \
+        if (ok)                                         \
+            check_pass();                               \
+        else                                            \
+            check_fail_at((file), (line), __VA_ARGS__); \
     } while (0)
 #define CHECK_(ok, ...) CHECK_AT_(__FILE__, __LINE__, ok, __VA_ARGS__)
 
-#define CHECK(c) CHECK_((c), "%s", #c)
+#define CHECK(c)          CHECK_((c), "%s", #c)
 #define CHECK_MSG(c, ...) CHECK_((c), __VA_ARGS__)
-#define CHECK_EQ_INT(a, b)                                                   \
-    do {                                                                     \
-        long long a_ = (long long)(a), b_ = (long long)(b);                  \
-        CHECK_(a_ == b_, "%s == %s (%lld vs %lld)", #a, #b, a_, b_);         \
+#define CHECK_EQ_INT(a, b)                                           \
+    do {                                                             \
+        long long a_ = (long long)(a), b_ = (long long)(b);          \
+        CHECK_(a_ == b_, "%s == %s (%lld vs %lld)", #a, #b, a_, b_); \
     } while (0)
-#define CHECK_EQ_STR(a, b)                                                   \
-    do {                                                                     \
-        const char *a_ = (a), *b_ = (b);                                     \
-        CHECK_(a_ && b_ && strcmp(a_, b_) == 0, "%s == %s ('%s' vs '%s')", #a, #b, \
-               a_ ? a_ : "(null)", b_ ? b_ : "(null)");                      \
+#define CHECK_EQ_STR(a, b)                                                                           \
+    do {                                                                                             \
+        const char *a_ = (a), *b_ = (b);                                                             \
+        CHECK_(a_ &&b_ &&strcmp(a_, b_) == 0, "%s == %s ('%s' vs '%s')", #a, #b, a_ ? a_ : "(null)", \
+               b_ ? b_ : "(null)");                                                                  \
     } while (0)
-#define CHECK_NEAR(a, b, tol)                                                \
-    do {                                                                     \
-        double a_ = (a), b_ = (b);                                           \
-        CHECK_(fabs(a_ - b_) <= (tol), "%s ~ %s (%.9g vs %.9g, tol %g)", #a, #b, a_, b_, \
-               (double)(tol));                                               \
+#define CHECK_NEAR(a, b, tol)                                                                            \
+    do {                                                                                                 \
+        double a_ = (a), b_ = (b);                                                                       \
+        CHECK_(fabs(a_ - b_) <= (tol), "%s ~ %s (%.9g vs %.9g, tol %g)", #a, #b, a_, b_, (double)(tol)); \
     } while (0)
 
 /* A check that did not run, and why (a missing tool, GPU, golden file): counted
@@ -99,8 +100,8 @@ int check_main(const check_suite *suites, size_t n, int argc, char **argv);
  * the suite function sets up before its cases (a model opened once) is there
  * whichever case runs. A case ends at the end of its statement, or at the next
  * case or the suite's end if left by return or break. */
-#define CHECK_CASE(name)                                                     \
-    for (int check_case_once_ = check_case_begin(#name); check_case_once_;  \
+#define CHECK_CASE(name)                                                   \
+    for (int check_case_once_ = check_case_begin(#name); check_case_once_; \
          check_case_once_ = check_case_end())
 
 #endif

@@ -62,8 +62,9 @@ static void *fake_main(void *p) {
             f->req[i] = req;
             req = NULL;
         }
-        const char *a = i < f->n_answers && f->answers[i] ? f->answers[i]
-                        : "HTTP/1.1 599 No More\r\nConnection: close\r\n\r\n";
+        const char *a = i < f->n_answers && f->answers[i]
+                            ? f->answers[i]
+                            : "HTTP/1.1 599 No More\r\nConnection: close\r\n\r\n";
         fake_gen_fn gen = i < f->n_answers ? f->gen[i] : NULL;
         void *gu = i < f->n_answers ? f->gen_user[i] : NULL;
         pthread_mutex_unlock(&f->mu);
@@ -186,13 +187,14 @@ char *fake_sse_tool(const char *name, const char *args_json) {
     char *n = json_str(name), *a = json_str(args_json);
     util_buf b;
     util_buf_init(&b);
-    util_buf_printf(&b,
-                    "%sdata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\","
-                    "\"type\":\"function\",\"function\":{\"name\":%s,\"arguments\":%s}}]},"
-                    "\"finish_reason\":\"tool_calls\"}]}\n\n"
-                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":9}}\n\n"
-                    "data: [DONE]\n\n",
-                    fake_sse_head, n ? n : "\"\"", a ? a : "\"{}\"");
+    util_buf_printf(
+        &b,
+        "%sdata: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\","
+        "\"type\":\"function\",\"function\":{\"name\":%s,\"arguments\":%s}}]},"
+        "\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":9}}\n\n"
+        "data: [DONE]\n\n",
+        fake_sse_head, n ? n : "\"\"", a ? a : "\"{}\"");
     free(n);
     free(a);
     return util_buf_detach(&b, NULL);

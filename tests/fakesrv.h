@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #define FAKE_STALL "STALL" /* read the request, answer nothing until the client leaves */
-#define FAKE_MAX 64
+#define FAKE_MAX   64
 
 /* Writes the answer for a connection to fd; returns nonzero to stop early
  * (used for answers too large to build in memory). */

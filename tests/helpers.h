@@ -29,7 +29,9 @@ static inline float th_rng_unit(uint64_t *s) {
 }
 
 /* Uniform in [0, 1) (24 bits, exact in a float). */
-static inline float th_rng_uniform(uint64_t *s) { return (float)(th_rng_next(s) >> 40) * (1.0f / 16777216.0f); }
+static inline float th_rng_uniform(uint64_t *s) {
+    return (float)(th_rng_next(s) >> 40) * (1.0f / 16777216.0f);
+}
 
 /* Roughly N(0,1) from one draw: the sum of its four 16-bit quarters (each
  * uniform, variance 1/12 after scaling) rescaled. No libm call, so the values
@@ -60,7 +62,7 @@ eng_model *th_open_model_with_at(const char *file, int line, const char *path, c
  * text becomes those tokens), *n set to their count. A failure is a failed
  * check on the caller's line (success a passed one); NULL and *n = 0 then.
  * The caller frees the ids. */
-#define th_tokenize(t, text, add_special, parse_special, n)                                        \
+#define th_tokenize(t, text, add_special, parse_special, n) \
     th_tokenize_at(__FILE__, __LINE__, (t), (text), (add_special), (parse_special), (n))
 int32_t *th_tokenize_at(const char *file, int line, const eng_tokenizer *t, const char *text, int add_special,
                         int parse_special, size_t *n);

@@ -36,9 +36,12 @@ proc_result proc_run(const char *cmd) {
     util_buf_printf(&b, "( %s ) >%s 2>%s </dev/null", cmd, o, e);
     int st = system(b.data);
     util_buf_release(&b);
-    if (st == -1) r.status = -1;
-    else if (WIFEXITED(st)) r.status = WEXITSTATUS(st);
-    else if (WIFSIGNALED(st)) r.status = 128 + WTERMSIG(st);
+    if (st == -1)
+        r.status = -1;
+    else if (WIFEXITED(st))
+        r.status = WEXITSTATUS(st);
+    else if (WIFSIGNALED(st))
+        r.status = 128 + WTERMSIG(st);
     util_err err;
     size_t n;
     if (util_read_file(&r.out, &n, o, &err)) r.out = calloc(1, 1);
@@ -134,8 +137,10 @@ int proc_server_stop(proc_server *s) {
         kill(s->pid, SIGTERM);
         int st = 0, done = 0;
         for (int i = 0; i < 600 && !done; i++) {
-            if (waitpid(s->pid, &st, WNOHANG) == s->pid) done = 1;
-            else proc_sleep_ms(50);
+            if (waitpid(s->pid, &st, WNOHANG) == s->pid)
+                done = 1;
+            else
+                proc_sleep_ms(50);
         }
         if (!done) {
             kill(s->pid, SIGKILL);

@@ -4,9 +4,9 @@
 #define PROC_H
 
 typedef struct proc_result {
-    int status;   /* exit code, or 128 + signal number */
-    char *out;    /* captured stdout (malloc'd, NUL-terminated) */
-    char *err;    /* captured stderr */
+    int status; /* exit code, or 128 + signal number */
+    char *out;  /* captured stdout (malloc'd, NUL-terminated) */
+    char *err;  /* captured stderr */
 } proc_result;
 
 /* Runs `cmd` under /bin/sh; the caller frees with proc_result_free. */

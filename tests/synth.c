@@ -21,9 +21,9 @@
 #include "../util/buf.h"
 #include "helpers.h" /* th_rng_*: the seeded streams (one draw per value keeps the 1B presets fast) */
 
-#define SYNTH_ALIGN 32
-#define SYNTH_MAX_DIM (1 << 24) /* the engine's bound on a shape key */
-#define SYNTH_CHUNK (8u << 20)  /* output bytes per chunk of rows */
+#define SYNTH_ALIGN       32
+#define SYNTH_MAX_DIM     (1 << 24)  /* the engine's bound on a shape key */
+#define SYNTH_CHUNK       (8u << 20) /* output bytes per chunk of rows */
 #define SYNTH_MAX_THREADS 64
 
 /* --- reference quantizers ----------------------------------------------- */
@@ -188,20 +188,26 @@ static void quant_q6_k(const float *x, unsigned char *b) {
                 q3 = q[128 * h + l + 96];
             ql[64 * h + l] = (unsigned char)((q0 & 0xF) | ((q2 & 0xF) << 4));
             ql[64 * h + l + 32] = (unsigned char)((q1 & 0xF) | ((q3 & 0xF) << 4));
-            qh[32 * h + l] =
-                (unsigned char)((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) | ((q3 >> 4) << 6));
+            qh[32 * h + l] = (unsigned char)((q0 >> 4) | ((q1 >> 4) << 2) | ((q2 >> 4) << 4) |
+                                             ((q3 >> 4) << 6));
         }
     }
 }
 
 int synth_type_ok(uint32_t type) {
     switch (type) {
-    case ENG_TYPE_F32: case ENG_TYPE_F16: case ENG_TYPE_BF16: case ENG_TYPE_Q4_0:
-    case ENG_TYPE_Q4_1: case ENG_TYPE_Q5_0: case ENG_TYPE_Q5_1: case ENG_TYPE_Q8_0:
-    case ENG_TYPE_Q4_K: case ENG_TYPE_Q5_K: case ENG_TYPE_Q6_K:
-        return 1;
-    default:
-        return 0;
+    case ENG_TYPE_F32:
+    case ENG_TYPE_F16:
+    case ENG_TYPE_BF16:
+    case ENG_TYPE_Q4_0:
+    case ENG_TYPE_Q4_1:
+    case ENG_TYPE_Q5_0:
+    case ENG_TYPE_Q5_1:
+    case ENG_TYPE_Q8_0:
+    case ENG_TYPE_Q4_K:
+    case ENG_TYPE_Q5_K:
+    case ENG_TYPE_Q6_K: return 1;
+    default: return 0;
     }
 }
 
@@ -211,11 +217,13 @@ int synth_quantize_row(uint32_t type, const float *src, void *dst, int64_t n) {
     unsigned char *b = dst;
     int64_t nb = n / tr->blck;
     switch (type) {
-    case ENG_TYPE_F32: case ENG_TYPE_F16: case ENG_TYPE_BF16: case ENG_TYPE_Q8_0:
+    case ENG_TYPE_F32:
+    case ENG_TYPE_F16:
+    case ENG_TYPE_BF16:
+    case ENG_TYPE_Q8_0:
         tr->from_float(src, dst, n); /* the engine's own: the formats are exact or activation-grade */
         return 0;
-    default:
-        break;
+    default: break;
     }
     for (int64_t i = 0; i < nb; i++) {
         const float *x = src + i * tr->blck;
@@ -502,10 +510,24 @@ typedef struct tdesc {
 
 synth_params synth_defaults(void) {
     synth_params p = {
-        .arch = SYNTH_ARCH_LLAMA, .n_layer = 2, .n_embd = 64, .n_head = 4, .n_kv_head = 2,
-        .n_ff = 128, .n_vocab = 320, .head_dim = 0, .n_ctx = 2048, .rope_base = 10000.0f,
-        .swa_window = 512, .wtype = ENG_TYPE_Q4_1, .etype = ENG_TYPE_Q8_0, .otype = ENG_TYPE_Q8_0,
-        .tied = 1, .seed = 1, .n_threads = 0, .name = NULL,
+        .arch = SYNTH_ARCH_LLAMA,
+        .n_layer = 2,
+        .n_embd = 64,
+        .n_head = 4,
+        .n_kv_head = 2,
+        .n_ff = 128,
+        .n_vocab = 320,
+        .head_dim = 0,
+        .n_ctx = 2048,
+        .rope_base = 10000.0f,
+        .swa_window = 512,
+        .wtype = ENG_TYPE_Q4_1,
+        .etype = ENG_TYPE_Q8_0,
+        .otype = ENG_TYPE_Q8_0,
+        .tied = 1,
+        .seed = 1,
+        .n_threads = 0,
+        .name = NULL,
     };
     return p;
 }
@@ -515,11 +537,17 @@ int synth_min_vocab(const synth_params *p) {
 }
 
 static const char *arch_name(synth_arch a) {
-    return a == SYNTH_ARCH_GEMMA3 ? "gemma3" : a == SYNTH_ARCH_QWEN2 ? "qwen2" : a == SYNTH_ARCH_QWEN3 ? "qwen3" : "llama";
+    return a == SYNTH_ARCH_GEMMA3  ? "gemma3"
+           : a == SYNTH_ARCH_QWEN2 ? "qwen2"
+           : a == SYNTH_ARCH_QWEN3 ? "qwen3"
+                                   : "llama";
 }
 
 int synth_tensor_count(const synth_params *p) {
-    int per_layer = p->arch == SYNTH_ARCH_GEMMA3 ? 13 : p->arch == SYNTH_ARCH_QWEN2 ? 12 : p->arch == SYNTH_ARCH_QWEN3 ? 11 : 9;
+    int per_layer = p->arch == SYNTH_ARCH_GEMMA3  ? 13
+                    : p->arch == SYNTH_ARCH_QWEN2 ? 12
+                    : p->arch == SYNTH_ARCH_QWEN3 ? 11
+                                                  : 9;
     return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1) + (p->rope_freqs ? 1 : 0);
 }
 
@@ -527,8 +555,8 @@ static int64_t head_dim_of(const synth_params *p) {
     return p->head_dim ? p->head_dim : p->n_head > 0 ? p->n_embd / p->n_head : 0;
 }
 
-static void add_t(tdesc *t, int *n, const char *name, int64_t ne0, int64_t ne1, uint32_t type,
-                  tkind kind, float std) {
+static void add_t(tdesc *t, int *n, const char *name, int64_t ne0, int64_t ne1, uint32_t type, tkind kind,
+                  float std) {
     tdesc *d = &t[(*n)++];
     snprintf(d->name, sizeof d->name, "%s", name);
     d->ne0 = ne0;
@@ -559,10 +587,10 @@ static tdesc *plan(const synth_params *p, int *count) {
     for (int il = 0; il < p->n_layer; il++) {
         char nm[64];
         const uint32_t mixed = p->mix_type && more_bits(il, p->n_layer) ? p->mix_type : p->wtype;
-#define TT(suffix, ne0, ne1, kind, std, type)                           \
-    do {                                                                \
-        snprintf(nm, sizeof nm, "blk.%d." suffix ".weight", il);        \
-        add_t(t, &n, nm, ne0, ne1, type, kind, std);                    \
+#define TT(suffix, ne0, ne1, kind, std, type)                    \
+    do {                                                         \
+        snprintf(nm, sizeof nm, "blk.%d." suffix ".weight", il); \
+        add_t(t, &n, nm, ne0, ne1, type, kind, std);             \
     } while (0);
 #define T(suffix, ne0, ne1, kind, std) TT(suffix, ne0, ne1, kind, std, p->wtype)
         /* unit-variance projections; the residual writers at half that.
@@ -619,9 +647,9 @@ static int check_dims(const synth_params *p, util_err *err) {
         const char *what;
         int v, min;
     } dims[] = {
-        {"layers", p->n_layer, 1}, {"n_embd", p->n_embd, 1},   {"heads", p->n_head, 1},
-        {"kv heads", p->n_kv_head, 1}, {"n_ff", p->n_ff, 1},   {"context", p->n_ctx, 1},
-        {"head dim", p->head_dim, 0}, {"vocabulary", p->n_vocab, 1},
+        {"layers", p->n_layer, 1},     {"n_embd", p->n_embd, 1},      {"heads", p->n_head, 1},
+        {"kv heads", p->n_kv_head, 1}, {"n_ff", p->n_ff, 1},          {"context", p->n_ctx, 1},
+        {"head dim", p->head_dim, 0},  {"vocabulary", p->n_vocab, 1},
     };
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         if (dims[i].v < dims[i].min || dims[i].v > SYNTH_MAX_DIM)
@@ -630,19 +658,19 @@ static int check_dims(const synth_params *p, util_err *err) {
     if (p->arch < SYNTH_ARCH_LLAMA || p->arch > SYNTH_ARCH_QWEN3)
         return util_err_set(err, UTIL_EINVAL, "synth: unknown architecture %d", (int)p->arch);
     if (p->n_head % p->n_kv_head)
-        return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads",
-                            p->n_head, p->n_kv_head);
+        return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads", p->n_head,
+                            p->n_kv_head);
     if (!p->head_dim && p->n_embd % p->n_head)
-        return util_err_set(err, UTIL_EINVAL, "synth: n_embd %d is not a multiple of %d heads",
-                            p->n_embd, p->n_head);
+        return util_err_set(err, UTIL_EINVAL, "synth: n_embd %d is not a multiple of %d heads", p->n_embd,
+                            p->n_head);
     int64_t hd = head_dim_of(p);
     if (hd % 2) return util_err_set(err, UTIL_EINVAL, "synth: head dim %lld is odd", (long long)hd);
     if (p->n_head * hd > SYNTH_MAX_DIM)
         return util_err_set(err, UTIL_EINVAL, "synth: %d heads x head dim %lld is too wide", p->n_head,
                             (long long)hd);
     if (p->n_vocab < synth_min_vocab(p))
-        return util_err_set(err, UTIL_EINVAL, "synth: vocabulary %d is below the minimum %d",
-                            p->n_vocab, synth_min_vocab(p));
+        return util_err_set(err, UTIL_EINVAL, "synth: vocabulary %d is below the minimum %d", p->n_vocab,
+                            synth_min_vocab(p));
     if (!(p->rope_base > 0) || !isfinite(p->rope_base))
         return util_err_set(err, UTIL_EINVAL, "synth: rope base must be positive");
     if (p->arch == SYNTH_ARCH_GEMMA3 && (p->swa_window < 1 || p->swa_window > SYNTH_MAX_DIM))
@@ -654,7 +682,8 @@ static int check_dims(const synth_params *p, util_err *err) {
 int synth_check(const synth_params *p, util_err *err) {
     int rc = check_dims(p, err);
     if (rc) return rc;
-    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype, p->mix_type ? p->mix_type : p->wtype};
+    const uint32_t types[] = {p->wtype, p->etype, p->tied ? p->etype : p->otype,
+                              p->mix_type ? p->mix_type : p->wtype};
     for (int i = 0; i < 4; i++)
         if (!synth_type_ok(types[i])) {
             const eng_type_traits *tr = eng_type_get(types[i]);
@@ -791,7 +820,8 @@ static int write_tensor(streamer *s, const tdesc *t, int index) {
 }
 
 static void write_arch_keys(kvw *kv, const synth_params *p) {
-    int gemma = p->arch == SYNTH_ARCH_GEMMA3, qwen = p->arch == SYNTH_ARCH_QWEN2 || p->arch == SYNTH_ARCH_QWEN3;
+    int gemma = p->arch == SYNTH_ARCH_GEMMA3,
+        qwen = p->arch == SYNTH_ARCH_QWEN2 || p->arch == SYNTH_ARCH_QWEN3;
     const char *a = arch_name(p->arch);
     uint32_t hd = (uint32_t)head_dim_of(p);
     kv_arch_u32(kv, a, "context_length", (uint32_t)p->n_ctx);
@@ -890,7 +920,8 @@ int synth_vocab_size(const char *path, int *n_vocab, util_err *err) {
     eng_gguf_vtype et;
     uint64_t cnt = 0;
     rc = eng_gguf_get_arr(g, "tokenizer.ggml.tokens", &et, &cnt, err);
-    if (rc == UTIL_ENOTFOUND) rc = util_err_set(err, UTIL_EFORMAT, "synth: '%s' has no tokenizer.ggml.tokens", path);
+    if (rc == UTIL_ENOTFOUND)
+        rc = util_err_set(err, UTIL_EFORMAT, "synth: '%s' has no tokenizer.ggml.tokens", path);
     if (rc == UTIL_OK && (cnt < 1 || cnt > SYNTH_MAX_DIM))
         rc = util_err_set(err, UTIL_EFORMAT, "synth: '%s' has %llu tokens", path, (unsigned long long)cnt);
     if (rc == UTIL_OK) *n_vocab = (int)cnt;
@@ -941,8 +972,7 @@ static int n_threads_for(const synth_params *p) {
 }
 
 /* Header and tensors into f; errno tells why when it fails. */
-static int write_all(FILE *f, const synth_params *p, const kvw *hdr, const tdesc *t, int nt,
-                     util_err *err) {
+static int write_all(FILE *f, const synth_params *p, const kvw *hdr, const tdesc *t, int nt, util_err *err) {
     streamer s = {.f = f, .seed = p->seed, .n_threads = n_threads_for(p)};
     int64_t widest = p->n_embd > p->n_ff ? p->n_embd : p->n_ff;
     if (p->n_head * head_dim_of(p) > widest) widest = p->n_head * head_dim_of(p);

@@ -14,36 +14,39 @@
 
 /* qwen2: llama's tensors + Q/K/V biases; qwen3: + per-head Q/K norms. */
 typedef enum synth_arch {
-    SYNTH_ARCH_LLAMA = 0, SYNTH_ARCH_GEMMA3 = 1, SYNTH_ARCH_QWEN2 = 2, SYNTH_ARCH_QWEN3 = 3
+    SYNTH_ARCH_LLAMA = 0,
+    SYNTH_ARCH_GEMMA3 = 1,
+    SYNTH_ARCH_QWEN2 = 2,
+    SYNTH_ARCH_QWEN3 = 3
 } synth_arch;
 
 /* Smallest vocabularies. llama: 3 control tokens + 256 byte tokens; gemma3:
  * <pad> <eos> <bos> <unk> <start_of_turn> <end_of_turn> + 256 "<0xXX>" byte
  * tokens + U+2581 (SentencePiece's space). Larger sizes add single characters (gemma3), merge results, then
  * "tokN" filler tokens. */
-#define SYNTH_MIN_VOCAB 259
+#define SYNTH_MIN_VOCAB        259
 #define SYNTH_MIN_VOCAB_GEMMA3 263
 
 typedef struct synth_params {
-    synth_arch arch;    /* SYNTH_ARCH_LLAMA (the default) or SYNTH_ARCH_GEMMA3 */
+    synth_arch arch; /* SYNTH_ARCH_LLAMA (the default) or SYNTH_ARCH_GEMMA3 */
     int n_layer, n_embd, n_head, n_kv_head, n_ff, n_vocab;
-    int head_dim;       /* 0: n_embd / n_head (else written as attention.key_length; gemma3 always) */
-    int n_ctx;          /* <arch>.context_length */
-    float rope_base;    /* <arch>.rope.freq_base */
-    int swa_window;     /* gemma3.attention.sliding_window (the pattern is gemma3's fixed 6) */
-    uint32_t wtype;     /* ggml type of the layer matrices */
-    uint32_t etype;     /* type of token_embd */
-    uint32_t otype;     /* type of output.weight when not tied */
-    int tied;           /* 1: no output.weight (the head is token_embd) */
-    uint32_t mix_type;  /* 0, or the type of attn_v and ffn_down in the layers llama.cpp's
+    int head_dim;      /* 0: n_embd / n_head (else written as attention.key_length; gemma3 always) */
+    int n_ctx;         /* <arch>.context_length */
+    float rope_base;   /* <arch>.rope.freq_base */
+    int swa_window;    /* gemma3.attention.sliding_window (the pattern is gemma3's fixed 6) */
+    uint32_t wtype;    /* ggml type of the layer matrices */
+    uint32_t etype;    /* type of token_embd */
+    uint32_t otype;    /* type of output.weight when not tied */
+    int tied;          /* 1: no output.weight (the head is token_embd) */
+    uint32_t mix_type; /* 0, or the type of attn_v and ffn_down in the layers llama.cpp's
                          * _M mixes give more bits (its use_more_bits: the first and last
                          * eighth, every third between); q6_K makes Q4_K_M */
     uint64_t seed;
-    int n_threads;      /* writer threads; 0: one per core. Never changes the bytes */
-    const char *name;   /* general.name; NULL: "synthetic" */
-    int rope_freqs;     /* 1: write rope_freqs.weight, Llama 3.1's scaling (factor 8, low 1,
+    int n_threads;     /* writer threads; 0: one per core. Never changes the bytes */
+    const char *name;  /* general.name; NULL: "synthetic" */
+    int rope_freqs;    /* 1: write rope_freqs.weight, Llama 3.1's scaling (factor 8, low 1,
                          * high 4, original context 8192) as its converter computes it */
-    const char *vocab;  /* a vocab-only GGUF (models/vocab/ggml-vocab-*.gguf) whose tokenizer.*
+    const char *vocab; /* a vocab-only GGUF (models/vocab/ggml-vocab-*.gguf) whose tokenizer.*
                          * keys are copied, n_vocab becoming its token count; NULL: synth's own */
 } synth_params;
 

@@ -62,12 +62,14 @@ static void test_replay(const char *dir, const char *model) {
         fputs(k_replay, f);
         fclose(f);
     }
-    proc_result r = proc_runf("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/ && echo SECRET-NOTE > %s/ws/notes.txt", dir,
-                        check_root(), dir, dir);
+    proc_result r = proc_runf(
+        "mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/ && echo SECRET-NOTE > %s/ws/notes.txt", dir,
+        check_root(), dir, dir);
     proc_result_free(&r);
-    r = proc_runf("cd %s && XDG_STATE_HOME=%s %s/cachet -p 'look around' --replay replay.json --workspace ws --model %s --json "
-            "</dev/null",
-            dir, state, proc_bin_dir(), model);
+    r = proc_runf(
+        "cd %s && XDG_STATE_HOME=%s %s/cachet -p 'look around' --replay replay.json --workspace ws --model %s --json "
+        "</dev/null",
+        dir, state, proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "replay run: %s", r.err);
     cJSON *o = cJSON_Parse(r.out);
     CHECK(o != NULL);
@@ -104,17 +106,18 @@ static void test_replay(const char *dir, const char *model) {
     /* within the turn every request after the first is nearly all cached */
     for (int i = 1; i < 5; i++) {
         const cJSON *q = nth_event(evs, "request", i);
-        CHECK_MSG(q && enum_(q, "cached_tokens") >= 0.9 * enum_(q, "prompt_tokens"), "round %d: %.0f of %.0f cached", i,
-                  enum_(q, "cached_tokens"), enum_(q, "prompt_tokens"));
+        CHECK_MSG(q && enum_(q, "cached_tokens") >= 0.9 * enum_(q, "prompt_tokens"),
+                  "round %d: %.0f of %.0f cached", i, enum_(q, "cached_tokens"), enum_(q, "prompt_tokens"));
         CHECK(q && enum_(q, "engine_hits") == enum_(q, "cached_tokens"));
     }
     CHECK(nth_event(evs, "break", 0) == NULL);
     cJSON_Delete(evs);
 
     /* resume with an edited AGENTS.md: the break is recorded with its cause */
-    r = proc_runf("cd %s && echo 'One more rule.' >> ws/AGENTS.md && XDG_STATE_HOME=%s %s/cachet --resume %s -p next "
-            "--replay replay.json --model %s --json",
-            dir, state, proc_bin_dir(), id, model);
+    r = proc_runf(
+        "cd %s && echo 'One more rule.' >> ws/AGENTS.md && XDG_STATE_HOME=%s %s/cachet --resume %s -p next "
+        "--replay replay.json --model %s --json",
+        dir, state, proc_bin_dir(), id, model);
     CHECK_MSG(r.status == 0, "resume: %s", r.err);
     proc_result_free(&r);
     evs = load_session(state, id);
@@ -125,8 +128,9 @@ static void test_replay(const char *dir, const char *model) {
     CHECK(r.status == 0 && strstr(r.out, "workspace files changed") && strstr(r.out, "turn   2"));
     proc_result_free(&r);
     /* --max-rounds stops a turn that keeps calling tools */
-    r = proc_runf("cd %s && XDG_STATE_HOME=%s %s/cachet -p x --replay replay.json --workspace ws --model %s --max-rounds 2 --json",
-            dir, state, proc_bin_dir(), model);
+    r = proc_runf(
+        "cd %s && XDG_STATE_HOME=%s %s/cachet -p x --replay replay.json --workspace ws --model %s --max-rounds 2 --json",
+        dir, state, proc_bin_dir(), model);
     CHECK(r.status == 0 && strstr(r.err, "stopped after 2 tool rounds"));
     proc_result_free(&r);
 }
@@ -139,10 +143,11 @@ static const char k_questions[] =
 static void test_real_session(const char *dir, const char *model) {
     char state[4200];
     snprintf(state, sizeof state, "%s/state2", dir);
-    proc_result r = proc_runf("mkdir -p %s/ws2 && cp -r %s/examples/workspace/. %s/ws2/", dir, check_root(), dir);
+    proc_result r = proc_runf("mkdir -p %s/ws2 && cp -r %s/examples/workspace/. %s/ws2/", dir, check_root(),
+                              dir);
     proc_result_free(&r);
-    r = proc_runf("cd %s/ws2 && printf '%s' | XDG_STATE_HOME=%s %s/cachet --model %s --json --max-tokens 16", dir, k_questions,
-            state, proc_bin_dir(), model);
+    r = proc_runf("cd %s/ws2 && printf '%s' | XDG_STATE_HOME=%s %s/cachet --model %s --json --max-tokens 16",
+                  dir, k_questions, state, proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "scripted session: %s", r.err);
     char id[64] = "";
     int lines = 0;
@@ -176,37 +181,42 @@ static void test_real_session(const char *dir, const char *model) {
     o = cJSON_Parse(r.out);
     double sys_tokens = enum_(o, "system_message_tokens");
     /* the model has one name: the file's without .gguf, in tier 2 and in the session */
-    const char *tier2 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "tiers"), 2), "text"));
+    const char *tier2 = cJSON_GetStringValue(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "tiers"), 2), "text"));
     const char *named = tier2 ? strstr(tier2, "model: SmolLM2-135M-Instruct.Q4_1") : NULL;
     CHECK_MSG(named && strchr("\n", named[strlen("model: SmolLM2-135M-Instruct.Q4_1")]), "tier 2: %s",
               tier2 ? tier2 : "(none)");
     cJSON *sess = load_session(state, id);
     const cJSON *first = cJSON_GetArrayItem(sess, 0);
-    CHECK_MSG(estr(first, "model") && strcmp(estr(first, "model"), "SmolLM2-135M-Instruct.Q4_1") == 0, "session model %s",
-              estr(first, "model") ? estr(first, "model") : "(none)");
+    CHECK_MSG(estr(first, "model") && strcmp(estr(first, "model"), "SmolLM2-135M-Instruct.Q4_1") == 0,
+              "session model %s", estr(first, "model") ? estr(first, "model") : "(none)");
     cJSON_Delete(sess);
     cJSON_Delete(o);
     proc_result_free(&r);
-    r = proc_runf("cd %s/ws2 && XDG_STATE_HOME=%s %s/cachet -p 'Name a month.' --model %s --json --max-tokens 8", dir, state,
-            proc_bin_dir(), model);
+    r = proc_runf(
+        "cd %s/ws2 && XDG_STATE_HOME=%s %s/cachet -p 'Name a month.' --model %s --json --max-tokens 8", dir,
+        state, proc_bin_dir(), model);
     o = cJSON_Parse(r.out);
     double cached = enum_(o, "cached_tokens");
     fprintf(stderr, "agent: new process, first turn: %.0f cached tokens; tiers 0-1 are %.0f tokens\n", cached,
             sys_tokens);
-    CHECK_MSG(sys_tokens > 0 && cached >= 0.9 * sys_tokens, "first turn cached %.0f of %.0f", cached, sys_tokens);
+    CHECK_MSG(sys_tokens > 0 && cached >= 0.9 * sys_tokens, "first turn cached %.0f of %.0f", cached,
+              sys_tokens);
     cJSON_Delete(o);
     proc_result_free(&r);
 
     /* --resume: the conversation's prefix comes back from the disk tier */
-    r = proc_runf("cd / && XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --model %s --json --max-tokens 8", state,
-            proc_bin_dir(), id, model);
+    r = proc_runf(
+        "cd / && XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --model %s --json --max-tokens 8",
+        state, proc_bin_dir(), id, model);
     CHECK_MSG(r.status == 0, "resume: %s", r.err);
     proc_result_free(&r);
     cJSON *evs = load_session(state, id);
     const cJSON *last = NULL, *e;
     cJSON_ArrayForEach(e, evs) if (estr(e, "type") && strcmp(estr(e, "type"), "request") == 0) last = e;
     CHECK_MSG(last && enum_(last, "cached_tokens_disk") > 0.5 * enum_(last, "prompt_tokens"),
-              "resumed request: %.0f of %.0f from disk", enum_(last, "cached_tokens_disk"), enum_(last, "prompt_tokens"));
+              "resumed request: %.0f of %.0f from disk", enum_(last, "cached_tokens_disk"),
+              enum_(last, "prompt_tokens"));
     cJSON_Delete(evs);
     r = proc_runf("XDG_STATE_HOME=%s %s/cachet sessions", state, proc_bin_dir());
     CHECK(r.status == 0 && strstr(r.out, id) && strstr(r.out, "What is the capital of France?"));

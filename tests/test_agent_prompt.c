@@ -52,7 +52,8 @@ static void test_units(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = agent_skill_parse(bad[i][0], strlen(bad[i][0]), "my-skill", &name, &desc, &err);
-        CHECK_MSG(rc != 0 && strstr(err.msg, bad[i][1]), "bad skill %zu: rc %d '%s'", i, rc, rc ? err.msg : "");
+        CHECK_MSG(rc != 0 && strstr(err.msg, bad[i][1]), "bad skill %zu: rc %d '%s'", i, rc,
+                  rc ? err.msg : "");
     }
 }
 
@@ -89,11 +90,12 @@ static void test_assembly(const char *dir) {
     const char *i_sys = strstr(s, "You are cachet"), *i_tools = strstr(s, "<tools>");
     const char *i_ag = strstr(s, "AGENTS-TEXT"), *i_soul = strstr(s, "SOUL-TEXT");
     const char *i_id = strstr(s, "IDENTITY-TEXT"), *i_sk = strstr(s, "- alpha: First one.");
-    const char *i_mid = strstr(s, "- mid: Built in. (builtin:skills/mid/SKILL.md)"), *i_z = strstr(s, "- zeta:");
+    const char *i_mid = strstr(s, "- mid: Built in. (builtin:skills/mid/SKILL.md)"),
+               *i_z = strstr(s, "- zeta:");
     const char *i_user = strstr(s, "USER-TEXT");
     CHECK(i_sys && i_tools && i_ag && i_soul && i_id && i_sk && i_mid && i_z && i_user);
-    CHECK(i_sys < i_tools && i_tools < i_ag && i_ag < i_soul && i_soul < i_id && i_id < i_sk && i_sk < i_mid &&
-          i_mid < i_z && i_z < i_user);
+    CHECK(i_sys < i_tools && i_tools < i_ag && i_ag < i_soul && i_soul < i_id && i_id < i_sk &&
+          i_sk < i_mid && i_mid < i_z && i_z < i_user);
     CHECK(strstr(p.tier0, "USER-TEXT") == NULL && strstr(p.tier1, "USER-TEXT") != NULL);
     CHECK(strstr(s, "IDENTITY-TEXT \xEF\xBF\xBD") != NULL);
     CHECK(strstr(p.tier1, "bytes cut by cachet") && strstr(p.tier1, "TAIL"));
@@ -108,7 +110,8 @@ static void test_assembly(const char *dir) {
     /* tools sorted by name */
     const char *prev = "";
     int nt = 0;
-    for (const char *t = strstr(s, "{\"name\":\""); t && t < strstr(s, "</tools>"); t = strstr(t + 1, "{\"name\":\"")) {
+    for (const char *t = strstr(s, "{\"name\":\""); t && t < strstr(s, "</tools>");
+         t = strstr(t + 1, "{\"name\":\"")) {
         char name[64];
         sscanf(t + 9, "%63[^\"]", name);
         CHECK_MSG(strcmp(prev, name) < 0, "tools not sorted: '%s' after '%s'", name, prev);
@@ -128,7 +131,8 @@ static void test_assembly(const char *dir) {
     util_buf_release(&b);
     util_buf_init(&b);
     CHECK(agent_tier3(&b, data, ws, 0, &err) == 0);
-    CHECK(b.data && strstr(b.data, "<turn-context>") && strstr(b.data, "git: not a repository") && !strstr(b.data, "{{"));
+    CHECK(b.data && strstr(b.data, "<turn-context>") && strstr(b.data, "git: not a repository") &&
+          !strstr(b.data, "{{"));
     util_buf_release(&b);
 }
 
@@ -144,10 +148,11 @@ static void test_two_processes(const char *dir) {
              "--data-dir %s/data --model %s --now 100000",
              dir, proc_bin_dir(), dir, dir, check_model_path());
     proc_result a = proc_run(cmd);
-    snprintf(cmd, sizeof cmd,
-             "cd %s && HOME=/nonexistent TZ=Asia/Tokyo LANG=C.UTF-8 CACHET_DATA=%s/data FOO=bar %s/cachet prompt "
-             "--json --workspace ws --model %s --now 1900000000",
-             dir, dir, proc_bin_dir(), check_model_path());
+    snprintf(
+        cmd, sizeof cmd,
+        "cd %s && HOME=/nonexistent TZ=Asia/Tokyo LANG=C.UTF-8 CACHET_DATA=%s/data FOO=bar %s/cachet prompt "
+        "--json --workspace ws --model %s --now 1900000000",
+        dir, dir, proc_bin_dir(), check_model_path());
     proc_result b = proc_run(cmd);
     CHECK_MSG(a.status == 0 && b.status == 0, "cachet prompt: %s %s", a.err, b.err);
     cJSON *ja = cJSON_Parse(a.out), *jb = cJSON_Parse(b.out);
@@ -156,18 +161,21 @@ static void test_two_processes(const char *dir) {
     for (int i = 0; i < 4 && ta && tb; i++) {
         const char *x = cJSON_GetObjectItem(cJSON_GetArrayItem(ta, i), "text")->valuestring;
         const char *y = cJSON_GetObjectItem(cJSON_GetArrayItem(tb, i), "text")->valuestring;
-        if (i < 2) CHECK_MSG(strcmp(x, y) == 0, "tier %d differs between processes", i);
-        else CHECK_MSG(strcmp(x, y) != 0, "tier %d should show the clock", i);
+        if (i < 2)
+            CHECK_MSG(strcmp(x, y) == 0, "tier %d differs between processes", i);
+        else
+            CHECK_MSG(strcmp(x, y) != 0, "tier %d should show the clock", i);
         CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(ta, i), "tokens")->valueint > 0);
     }
-    CHECK_EQ_STR(cJSON_GetObjectItem(ja, "system")->valuestring, cJSON_GetObjectItem(jb, "system")->valuestring);
+    CHECK_EQ_STR(cJSON_GetObjectItem(ja, "system")->valuestring,
+                 cJSON_GetObjectItem(jb, "system")->valuestring);
     cJSON_Delete(ja);
     cJSON_Delete(jb);
     proc_result_free(&a);
     proc_result_free(&b);
     /* the text form marks the tiers */
-    snprintf(cmd, sizeof cmd, "%s/cachet prompt --workspace %s/ws --data-dir %s/data --model %s", proc_bin_dir(),
-             dir, dir, check_model_path());
+    snprintf(cmd, sizeof cmd, "%s/cachet prompt --workspace %s/ws --data-dir %s/data --model %s",
+             proc_bin_dir(), dir, dir, check_model_path());
     a = proc_run(cmd);
     CHECK(a.status == 0 && strstr(a.out, "===== tier 0:") && strstr(a.out, "===== tier 3:"));
     CHECK(strstr(a.err, "Bad_Name") != NULL);
@@ -179,8 +187,10 @@ static void test_two_processes(const char *dir) {
  * message) puts both in user turns; each names a tool-use prompt that exists. */
 static void test_formats(void) {
     const agent_format *c = agent_format_of(ENG_CHAT_CHATML), *g = agent_format_of(ENG_CHAT_GEMMA);
-    CHECK(c->chat == ENG_CHAT_CHATML && c->tier2 == AGENT_TIER2_SYSTEM && strcmp(c->tool_result_role, "tool") == 0);
-    CHECK(g->chat == ENG_CHAT_GEMMA && g->tier2 == AGENT_TIER2_USER && strcmp(g->tool_result_role, "user") == 0);
+    CHECK(c->chat == ENG_CHAT_CHATML && c->tier2 == AGENT_TIER2_SYSTEM &&
+          strcmp(c->tool_result_role, "tool") == 0);
+    CHECK(g->chat == ENG_CHAT_GEMMA && g->tier2 == AGENT_TIER2_USER &&
+          strcmp(g->tool_result_role, "user") == 0);
     CHECK_EQ_INT(agent_format_kept_messages(c), 2);
     CHECK_EQ_INT(agent_format_kept_messages(g), 1);
     CHECK(agent_format_of((eng_chat_format)99) == c);

@@ -27,7 +27,8 @@ static int wait_for(const char *sock, const char *text, int timeout_s) {
 }
 
 static void keys(const char *sock, const char *text) {
-    proc_result r = proc_runf("tmux -S %s send-keys -t t -l '%s' && tmux -S %s send-keys -t t Enter", sock, text, sock);
+    proc_result r = proc_runf("tmux -S %s send-keys -t t -l '%s' && tmux -S %s send-keys -t t Enter", sock,
+                              text, sock);
     proc_result_free(&r);
 }
 
@@ -46,17 +47,19 @@ static void test_repl(void) {
     char p[4200];
     snprintf(p, sizeof p, "%s/replay.json", dir);
     if ((f = fopen(p, "w"))) {
-        fputs("[\"Hello from the replay.\", "
-              "\"<tool_call>[{\\\"name\\\": \\\"run_shell\\\", \\\"arguments\\\": {\\\"command\\\": \\\"touch made.txt\\\"}}]</tool_call>\", "
-              "\"I did not run it.\", \"After reset.\"]",
-              f);
+        fputs(
+            "[\"Hello from the replay.\", "
+            "\"<tool_call>[{\\\"name\\\": \\\"run_shell\\\", \\\"arguments\\\": {\\\"command\\\": \\\"touch made.txt\\\"}}]</tool_call>\", "
+            "\"I did not run it.\", \"After reset.\"]",
+            f);
         fclose(f);
     }
     char sock[4200];
     snprintf(sock, sizeof sock, "%s/tmux.sock", dir);
-    r = proc_runf("mkdir -p %s/ws && cd %s/ws && tmux -S %s new-session -d -s t -x 150 -y 50 "
-            "'XDG_STATE_HOME=%s/state %s/cachet --replay %s/replay.json --model %s; echo EXITED-$?; sleep 30'",
-            dir, dir, sock, dir, proc_bin_dir(), dir, model);
+    r = proc_runf(
+        "mkdir -p %s/ws && cd %s/ws && tmux -S %s new-session -d -s t -x 150 -y 50 "
+        "'XDG_STATE_HOME=%s/state %s/cachet --replay %s/replay.json --model %s; echo EXITED-$?; sleep 30'",
+        dir, dir, sock, dir, proc_bin_dir(), dir, model);
     CHECK_MSG(r.status == 0, "tmux: %s", r.err);
     proc_result_free(&r);
     CHECK(wait_for(sock, "/help for commands", 60));
@@ -81,7 +84,8 @@ static void test_repl(void) {
     CHECK(wait_for(sock, "After reset.", 30));
     keys(sock, "/quit");
     CHECK(wait_for(sock, "EXITED-0", 20));
-    r = proc_runf("tmux -S %s kill-server; XDG_STATE_HOME=%s/state %s/cachet stats --json", sock, dir, proc_bin_dir());
+    r = proc_runf("tmux -S %s kill-server; XDG_STATE_HOME=%s/state %s/cachet stats --json", sock, dir,
+                  proc_bin_dir());
     CHECK(strstr(r.out, "\"cause\":\"reset\"") != NULL);
     proc_result_free(&r);
     r = proc_runf("rm -rf %s", dir);
@@ -110,10 +114,11 @@ static void test_progress(void) {
         fclose(f);
     }
     snprintf(sock, sizeof sock, "%s/tmux.sock", dir);
-    r = proc_runf("cd %s && tmux -S %s new-session -d -s t -x 150 -y 50 "
-                  "'%s/cachet generate --prompt-file long.txt --max-tokens 1 --temp 0 --no-cache --no-disk-cache "
-                  "--threads 1 --model %s > out.txt; echo EXITED-$?; sleep 30'",
-                  dir, sock, proc_bin_dir(), model);
+    r = proc_runf(
+        "cd %s && tmux -S %s new-session -d -s t -x 150 -y 50 "
+        "'%s/cachet generate --prompt-file long.txt --max-tokens 1 --temp 0 --no-cache --no-disk-cache "
+        "--threads 1 --model %s > out.txt; echo EXITED-$?; sleep 30'",
+        dir, sock, proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "tmux: %s", r.err);
     proc_result_free(&r);
     CHECK(wait_for(sock, "[prefill] ", 60));

@@ -24,8 +24,8 @@
  * 2e-2; the exact path within 1e-2 of float64. */
 #define LOGIT_TOL_MIN 2e-2
 #define SPREAD_FACTOR 1.5
-#define EXACT_TOL 1e-2
-#define N_GEN 32
+#define EXACT_TOL     1e-2
+#define N_GEN         32
 
 typedef struct arch_model {
     const char *name, *arch, *vocab; /* golden rows' name, the engine's architecture */
@@ -132,8 +132,10 @@ static void check_row(eng_model *m, char **f, int exact) {
         size_t robust = exact ? N_GEN : decided(f[4], tol, N_GEN);
         CHECK_MSG(agree >= robust, "%s/%s %s: greedy differs at token %zu (decided steps %zu)", f[0], f[1],
                   exact ? "exact" : "default", agree, robust);
-        fprintf(stderr, "  %s %-6s %-7s %3zu tokens  max|dlogit| %.4f (bound %.3g)  greedy agrees %2zu/%d "
-                "(decided %zu)\n", f[0], f[1], exact ? "exact" : "default", np, err, tol, agree, N_GEN, robust);
+        fprintf(stderr,
+                "  %s %-6s %-7s %3zu tokens  max|dlogit| %.4f (bound %.3g)  greedy agrees %2zu/%d "
+                "(decided %zu)\n",
+                f[0], f[1], exact ? "exact" : "default", np, err, tol, agree, N_GEN, robust);
     }
     free(lg);
     free(llama);
@@ -216,19 +218,20 @@ static void test_files(void) {
             p.n_layer = 2, p.n_embd = 128, p.n_head = 4, p.n_kv_head = 2, p.head_dim = am->head_dim;
             p.n_ff = 256, p.rope_freqs = am->rope_freqs;
             CHECK(synth_vocab_size(vocab, &p.n_vocab, &err) == 0);
-            CHECK_MSG(eng_gguf_tensor_count(g) == synth_tensor_count(&p), "%s: %lld tensors, want %d", am->name,
-                      (long long)eng_gguf_tensor_count(g), synth_tensor_count(&p));
+            CHECK_MSG(eng_gguf_tensor_count(g) == synth_tensor_count(&p), "%s: %lld tensors, want %d",
+                      am->name, (long long)eng_gguf_tensor_count(g), synth_tensor_count(&p));
             int64_t elems = 0;
             for (int64_t t = 0; t < eng_gguf_tensor_count(g); t++) {
                 const eng_gguf_tensor *tt = eng_gguf_tensor_at(g, t);
                 elems += tt->ne[0] * tt->ne[1] * tt->ne[2] * tt->ne[3];
             }
-            CHECK_MSG(elems == synth_param_count(&p), "%s: %lld weights, want %lld", am->name, (long long)elems,
-                      (long long)synth_param_count(&p));
+            CHECK_MSG(elems == synth_param_count(&p), "%s: %lld weights, want %lld", am->name,
+                      (long long)elems, (long long)synth_param_count(&p));
             const char *a, *b;
             size_t la, lb;
             CHECK(eng_gguf_get_str(g, "tokenizer.ggml.pre", &a, &la, NULL) == 0 &&
-                  eng_gguf_get_str(v, "tokenizer.ggml.pre", &b, &lb, NULL) == 0 && la == lb && memcmp(a, b, la) == 0);
+                  eng_gguf_get_str(v, "tokenizer.ggml.pre", &b, &lb, NULL) == 0 && la == lb &&
+                  memcmp(a, b, la) == 0);
             int copied = 0, want = 0;
             for (int64_t k = 0; k < eng_gguf_kv_count(v); k++) {
                 const char *key = eng_gguf_kv_key(v, k);
@@ -237,7 +240,8 @@ static void test_files(void) {
                 int64_t j = eng_gguf_find_key(g, key);
                 copied += j >= 0 && eng_gguf_kv_type(g, j) == eng_gguf_kv_type(v, k);
             }
-            CHECK_MSG(copied == want && want >= 4, "%s: %d of %d tokenizer keys copied", am->name, copied, want);
+            CHECK_MSG(copied == want && want >= 4, "%s: %d of %d tokenizer keys copied", am->name, copied,
+                      want);
         }
         eng_gguf_free(g);
         eng_gguf_free(v);
@@ -251,7 +255,8 @@ static void test_files(void) {
     char *data = read_all(path, &len);
     CHECK(data != NULL);
     int n = 0;
-    for (char *q = data; data && (q = memmem(q, len - (size_t)(q - data), "qwen3", 5)); q += 5, n++) q[4] = '2';
+    for (char *q = data; data && (q = memmem(q, len - (size_t)(q - data), "qwen3", 5)); q += 5, n++)
+        q[4] = '2';
     CHECK(n >= 8);
     FILE *f = fopen(path, "wb");
     CHECK(f && fwrite(data, 1, len, f) == len);

@@ -100,7 +100,8 @@ static void expect_render_error(const eng_chat *c, const eng_chat_msg *m, size_t
     util_buf_release(&b);
 }
 
-#define SMOL_SYSTEM "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+#define SMOL_SYSTEM \
+    "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
 
 /* Finds the golden ids (parse_special on) of text in tests/golden/tokenizer_smollm2.tsv. */
 static int golden_ids(const char *text, int32_t *ids, size_t cap, size_t *n) {
@@ -170,8 +171,8 @@ static void test_smollm2(void) {
     eng_chat_msg hi[] = {{"user", "Hi"}};
     expect_render(c, hi, 1, 1, SMOL_SYSTEM "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
     expect_render(c, hi, 1, 0, SMOL_SYSTEM "<|im_start|>user\nHi<|im_end|>\n");
-    eng_chat_msg multi[] = {{"system", "Be brief."}, {"user", " Hi "}, {"assistant", "Hello!"},
-                            {"user", "Bye"}};
+    eng_chat_msg multi[] = {
+        {"system", "Be brief."}, {"user", " Hi "}, {"assistant", "Hello!"}, {"user", "Bye"}};
     expect_render(c, multi, 4, 1,
                   "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n Hi <|im_end|>\n"
                   "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n"
@@ -247,15 +248,40 @@ static eng_gguf *gemma_gguf(cw *w) {
         ty[i] = 1;
         sc[i] = -100;
     }
-    static const struct { int id; const char *text; int type; float score; } fixed[] = {
-        {0, "<pad>", 3, -1000}, {1, "<eos>", 3, -1000}, {2, "<bos>", 3, -1000}, {3, "<unk>", 2, -1000},
-        {105, "<start_of_turn>", 3, -1000}, {106, "<end_of_turn>", 3, -1000}, {107, "\n", 1, -50},
-        {2364, "user", 1, -10}, {3694, "Test", 1, -10}, {4368, "model", 1, -10},
-        {200, "u", 1, -90}, {201, "s", 1, -90}, {202, "e", 1, -90}, {203, "r", 1, -90},
-        {204, "us", 1, -20}, {205, "er", 1, -20}, {206, "T", 1, -90}, {207, "t", 1, -90},
-        {208, "Te", 1, -20}, {209, "st", 1, -20}, {210, "m", 1, -90}, {211, "o", 1, -90},
-        {212, "d", 1, -90}, {213, "l", 1, -90}, {214, "mo", 1, -20}, {215, "de", 1, -20},
-        {216, "del", 1, -15}, {217, U2581, 1, -30},
+    static const struct {
+        int id;
+        const char *text;
+        int type;
+        float score;
+    } fixed[] = {
+        {0, "<pad>", 3, -1000},
+        {1, "<eos>", 3, -1000},
+        {2, "<bos>", 3, -1000},
+        {3, "<unk>", 2, -1000},
+        {105, "<start_of_turn>", 3, -1000},
+        {106, "<end_of_turn>", 3, -1000},
+        {107, "\n", 1, -50},
+        {2364, "user", 1, -10},
+        {3694, "Test", 1, -10},
+        {4368, "model", 1, -10},
+        {200, "u", 1, -90},
+        {201, "s", 1, -90},
+        {202, "e", 1, -90},
+        {203, "r", 1, -90},
+        {204, "us", 1, -20},
+        {205, "er", 1, -20},
+        {206, "T", 1, -90},
+        {207, "t", 1, -90},
+        {208, "Te", 1, -20},
+        {209, "st", 1, -20},
+        {210, "m", 1, -90},
+        {211, "o", 1, -90},
+        {212, "d", 1, -90},
+        {213, "l", 1, -90},
+        {214, "mo", 1, -20},
+        {215, "de", 1, -20},
+        {216, "del", 1, -15},
+        {217, U2581, 1, -30},
     };
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
         tok[fixed[k].id] = fixed[k].text;
@@ -301,8 +327,11 @@ static void test_gemma(void) {
     eng_chat_msg sys[] = {{"system", "Be helpful."}, {"user", "Hello"}};
     expect_render(c, sys, 2, 1,
                   "<bos><start_of_turn>user\nBe helpful.\n\nHello<end_of_turn>\n<start_of_turn>model\n");
-    eng_chat_msg multi[] = {{"system", " Keep it short. "}, {"user", "  Hi\n"}, {"assistant", "\tHello! "},
-                            {"user", "\xe3\x80\x80" "Bye\xc2\xa0"}};
+    eng_chat_msg multi[] = {{"system", " Keep it short. "},
+                            {"user", "  Hi\n"},
+                            {"assistant", "\tHello! "},
+                            {"user", "\xe3\x80\x80"
+                                     "Bye\xc2\xa0"}};
     expect_render(c, multi, 4, 0,
                   "<bos><start_of_turn>user\n Keep it short. \n\nHi<end_of_turn>\n"
                   "<start_of_turn>model\nHello!<end_of_turn>\n<start_of_turn>user\nBye<end_of_turn>\n");
@@ -317,8 +346,9 @@ static void test_gemma(void) {
     eng_chat_msg sa[] = {{"system", "s"}, {"assistant", "a"}};
     expect_render_error(c, sa, 2, "message 1 is 'assistant'");
     eng_chat_msg ss[] = {{"system", "s"}, {"user", "u"}, {"system", "again"}};
-    expect_render(c, ss, 3, 0, /* any non-user role may take an odd turn, as in the template */
-                  "<bos><start_of_turn>user\ns\n\nu<end_of_turn>\n<start_of_turn>system\nagain<end_of_turn>\n");
+    expect_render(
+        c, ss, 3, 0, /* any non-user role may take an odd turn, as in the template */
+        "<bos><start_of_turn>user\ns\n\nu<end_of_turn>\n<start_of_turn>system\nagain<end_of_turn>\n");
 
     /* the spec's id line for user "Test": one BOS, no dummy prefix */
     eng_chat_msg test[] = {{"user", "Test"}};
@@ -378,13 +408,14 @@ static void test_detection(void) {
     /* Qwen 2.5's form: the default system block is a whole literal in the
      * else branch (the lines of the real template, tools branch shortened) */
     cw_begin(&w);
-    cw_str(&w, "tokenizer.chat_template",
-           "{%- if tools %}\n    {{- '<|im_start|>system\\n' }}\n"
-           "    {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}\n{%- else %}\n"
-           "    {%- if messages[0]['role'] == 'system' %}\n"
-           "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n    {%- else %}\n"
-           "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
-           "assistant.<|im_end|>\\n' }}\n    {%- endif %}\n{%- endif %}\n");
+    cw_str(
+        &w, "tokenizer.chat_template",
+        "{%- if tools %}\n    {{- '<|im_start|>system\\n' }}\n"
+        "    {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}\n{%- else %}\n"
+        "    {%- if messages[0]['role'] == 'system' %}\n"
+        "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n    {%- else %}\n"
+        "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+        "assistant.<|im_end|>\\n' }}\n    {%- endif %}\n{%- endif %}\n");
     g = cw_open(&w);
     if (g && eng_chat_new(&c, g, &e) == 0) {
         CHECK(eng_chat_warning(c) == NULL);
@@ -411,10 +442,11 @@ static void test_detection(void) {
         CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), "llama3.1");
         CHECK(eng_chat_warning(c) == NULL);
         eng_chat_msg hi[] = {{"user", " Hi "}};
-        expect_render(c, hi, 1, 1,
-                      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
-                      "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
-                      "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        expect_render(
+            c, hi, 1, 1,
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+            "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+            "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
         eng_chat_free(c);
     } else {
         CHECK_MSG(0, "eng_chat_new_named: %s", e.msg);
@@ -425,12 +457,13 @@ static void test_detection(void) {
         eng_chat_msg tool[] = {{"user", "Read a"},
                                {"assistant", "<tool_call>{}</tool_call>"},
                                {"tool", "line \"1\"\n\tend\x01 \xc3\xa9\\"}};
-        expect_render(c, tool, 3, 1,
-                      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
-                      "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
-                      "\n\nRead a<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n<tool_call>{}</tool_call>"
-                      "<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n\"line \\\"1\\\"\\n\\tend\\u0001 "
-                      "\xc3\xa9\\\\\"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        expect_render(
+            c, tool, 3, 1,
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+            "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+            "\n\nRead a<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n<tool_call>{}</tool_call>"
+            "<|eot_id|><|start_header_id|>ipython<|end_header_id|>\n\n\"line \\\"1\\\"\\n\\tend\\u0001 "
+            "\xc3\xa9\\\\\"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
         eng_chat_free(c);
     }
     c = NULL;
@@ -460,9 +493,10 @@ static void test_detection(void) {
         cw_str(&w, "tokenizer.chat_template", tool_tpls[k]);
         g = cw_open(&w);
         if (g && eng_chat_new(&c, g, &e) == 0) {
-            eng_chat_msg tm[] = {{"system", "S"}, {"user", "Read a"}, {"assistant", "<tool_call>\n{}\n</tool_call>"},
-                                 {"tool", "r1"},  {"tool", "r2"},     {"assistant", "ok"},
-                                 {"user", "u"}};
+            eng_chat_msg tm[] = {
+                {"system", "S"}, {"user", "Read a"}, {"assistant", "<tool_call>\n{}\n</tool_call>"},
+                {"tool", "r1"},  {"tool", "r2"},     {"assistant", "ok"},
+                {"user", "u"}};
             expect_render(c, tm, 7, 1, tool_want[k]);
             eng_chat_free(c);
         }
@@ -472,7 +506,8 @@ static void test_detection(void) {
 
     /* unknown template and no template: ChatML, said so */
     cw_begin(&w);
-    cw_str(&w, "tokenizer.chat_template", "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */
+    cw_str(&w, "tokenizer.chat_template",
+           "{{ '### Instruction:\\n' + messages[0]['content'] }}"); /* Alpaca */
     g = cw_open(&w);
     if (g && eng_chat_new(&c, g, &e) == 0) {
         CHECK_EQ_INT(eng_chat_get_format(c), ENG_CHAT_CHATML);
@@ -525,7 +560,8 @@ static size_t golden_msgs(const cJSON *conv, eng_chat_msg *m, size_t cap) {
     size_t n = 0;
     cJSON_ArrayForEach(it, msgs) {
         const cJSON *role = cJSON_GetObjectItem(it, "role"), *content = cJSON_GetObjectItem(it, "content");
-        if (n == cap || !cJSON_IsString(role) || !cJSON_IsString(content) || cJSON_GetObjectItem(it, "tool_calls"))
+        if (n == cap || !cJSON_IsString(role) || !cJSON_IsString(content) ||
+            cJSON_GetObjectItem(it, "tool_calls"))
             return 0;
         m[n++] = (eng_chat_msg){role->valuestring, content->valuestring};
     }
@@ -536,11 +572,13 @@ static size_t golden_msgs(const cJSON *conv, eng_chat_msg *m, size_t cap) {
 static void py_literal(util_buf *b, const char *s) {
     util_buf_puts(b, "'");
     for (; *s; s++) {
-        if (*s == '\n') util_buf_puts(b, "\\n");
+        if (*s == '\n')
+            util_buf_puts(b, "\\n");
         else if (*s == '\'' || *s == '\\') {
             util_buf_append(b, "\\", 1);
             util_buf_append(b, s, 1);
-        } else util_buf_append(b, s, 1);
+        } else
+            util_buf_append(b, s, 1);
     }
     util_buf_puts(b, "'");
 }
@@ -589,11 +627,11 @@ static eng_chat *golden_chat(const cJSON *tpl, const char *variant, int want_fal
     util_err e;
     if (g) CHECK_MSG(eng_chat_new(&c, g, &e) == 0, "%s: %s", name, e.msg);
     if (c && want_fallback) {
-        CHECK_MSG(eng_chat_get_format(c) == ENG_CHAT_CHATML && eng_chat_warning(c), "%s: %s without a warning",
-                  name, eng_chat_format_name(eng_chat_get_format(c)));
+        CHECK_MSG(eng_chat_get_format(c) == ENG_CHAT_CHATML && eng_chat_warning(c),
+                  "%s: %s without a warning", name, eng_chat_format_name(eng_chat_get_format(c)));
     } else if (c) {
-        CHECK_MSG(strcmp(eng_chat_format_name(eng_chat_get_format(c)), variant) == 0, "%s: detected %s, not %s",
-                  name, eng_chat_format_name(eng_chat_get_format(c)), variant);
+        CHECK_MSG(strcmp(eng_chat_format_name(eng_chat_get_format(c)), variant) == 0,
+                  "%s: detected %s, not %s", name, eng_chat_format_name(eng_chat_get_format(c)), variant);
         CHECK_MSG(eng_chat_warning(c) == NULL, "%s: %s", name, eng_chat_warning(c));
     }
     eng_gguf_free(g);
@@ -633,11 +671,11 @@ static void golden_template(const cJSON *tpl, const cJSON *convs, const char *va
         int rc = eng_chat_render(c, m, n, gen, &b, &e);
         if (want) {
             CHECK_MSG(rc == 0, "%s %s gen=%d: %s", name, conv, gen, e.msg);
-            CHECK_MSG(rc != 0 || strcmp(b.data, want) == 0, "%s %s gen=%d:\n got: %s\nwant: %s", name, conv, gen,
-                      b.data, want);
+            CHECK_MSG(rc != 0 || strcmp(b.data, want) == 0, "%s %s gen=%d:\n got: %s\nwant: %s", name, conv,
+                      gen, b.data, want);
         } else {
-            CHECK_MSG(rc == UTIL_EINVAL, "%s %s gen=%d: jinja2 raised (%s), cachet rendered %s", name, conv, gen,
-                      cJSON_GetStringValue(cJSON_GetObjectItem(cs, "error")), b.data ? b.data : "");
+            CHECK_MSG(rc == UTIL_EINVAL, "%s %s gen=%d: jinja2 raised (%s), cachet rendered %s", name, conv,
+                      gen, cJSON_GetStringValue(cJSON_GetObjectItem(cs, "error")), b.data ? b.data : "");
         }
         util_buf_release(&b);
         ++*checked;
@@ -719,7 +757,8 @@ static void test_real_vocabs(void) {
         eng_tokenizer *t = NULL;
         eng_chat *c = NULL;
         util_err e;
-        if (eng_gguf_open(&g, path, &e) || eng_tokenizer_new(&t, g, &e) || eng_chat_new_named(&c, g, cases[k].name, &e)) {
+        if (eng_gguf_open(&g, path, &e) || eng_tokenizer_new(&t, g, &e) ||
+            eng_chat_new_named(&c, g, cases[k].name, &e)) {
             CHECK_MSG(0, "%s: %s", cases[k].vocab, e.msg);
         } else {
             CHECK_EQ_STR(eng_chat_format_name(eng_chat_get_format(c)), cases[k].want);
@@ -732,11 +771,13 @@ static void test_real_vocabs(void) {
             size_t n = 0;
             CHECK(eng_chat_tokenize(c, t, m, 3, 1, NULL, &ids, &n, &e) == 0);
             /* 3.1's system header, Qwen 2's default system block: one turn more */
-            int turns = 3 + (strcmp(cases[k].want, "llama3.1") == 0 || eng_chat_default_system(c, NULL) != NULL);
+            int turns = 3 +
+                        (strcmp(cases[k].want, "llama3.1") == 0 || eng_chat_default_system(c, NULL) != NULL);
             CHECK_MSG(count_id(ids, n, mk) == turns, "%s: %d x %s, want %d (the message's text is plain)",
                       cases[k].vocab, count_id(ids, n, mk), cases[k].marker, turns);
             if (strcmp(cases[k].want, "llama3.1") == 0)
-                CHECK(n > 2 && ids[0] == special_id(t, "<|begin_of_text|>") && ids[1] == special_id(t, "<|start_header_id|>"));
+                CHECK(n > 2 && ids[0] == special_id(t, "<|begin_of_text|>") &&
+                      ids[1] == special_id(t, "<|start_header_id|>"));
             free(ids);
         }
         eng_chat_free(c);

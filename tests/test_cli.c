@@ -41,7 +41,8 @@ static void test_usage(void) {
     CHECK_EQ_INT(r.status, 1);
     CHECK(strstr(r.err, "/nonexistent/x.gguf") != NULL);
     proc_result_free(&r);
-    r = proc_runf("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi", proc_bin_dir());
+    r = proc_runf("cd / && CACHET_MODEL= %s/cachet tokenize --model /tmp/definitely-missing.gguf hi",
+                  proc_bin_dir());
     CHECK_EQ_INT(r.status, 1);
     proc_result_free(&r);
 }
@@ -73,7 +74,8 @@ static void test_search_order(const char *model) {
         r = proc_runf("ln -s '%s' %s/share/cachet/models/SmolLM2-135M-Instruct.Q4_1.gguf && cd / && %s%s/xdg "
                       "%s/bin/cachet prompt --workspace %s/examples/workspace",
                       abs, dir, env, dir, dir, ws);
-        CHECK_MSG(r.status == 0 && strstr(r.out, "tier 0"), "installed cachet prompt: %d %s", r.status, r.err);
+        CHECK_MSG(r.status == 0 && strstr(r.out, "tier 0"), "installed cachet prompt: %d %s", r.status,
+                  r.err);
         proc_result_free(&r);
     }
     r = proc_runf("rm -rf %s", dir);
@@ -85,14 +87,24 @@ static void test_search_order(const char *model) {
  * naming the option; --help after the options ends the run once they are
  * parsed, so nothing loads a model here. */
 static void test_engine_options(void) {
-    static const char *const cmds[] = {"generate", "-p hi", "--resume", "prompt", "serve", "bench", "bench cache"};
-    static const char *const good[] = {"--model /nonexistent/m.gguf", "--threads 2", "--ctx-size 512",
-                                       "--kv-budget 512MiB", "--kv-disk-budget 1GiB", "--kv-dir /tmp",
-                                       "--no-cache", "--no-disk-cache", "--exact", "--device cpu", "--debug"};
-    static const char *const bad[][3] = {
-        {"--threads 0", "--threads", "integer"},       {"--ctx-size abc", "--ctx-size", "integer"},
-        {"--kv-budget lots", "--kv-budget", "looks like 512MiB"}, {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
-        {"--device tpu", "--device", "not a device"}};
+    static const char *const cmds[] = {"generate", "-p hi", "--resume",   "prompt",
+                                       "serve",    "bench", "bench cache"};
+    static const char *const good[] = {"--model /nonexistent/m.gguf",
+                                       "--threads 2",
+                                       "--ctx-size 512",
+                                       "--kv-budget 512MiB",
+                                       "--kv-disk-budget 1GiB",
+                                       "--kv-dir /tmp",
+                                       "--no-cache",
+                                       "--no-disk-cache",
+                                       "--exact",
+                                       "--device cpu",
+                                       "--debug"};
+    static const char *const bad[][3] = {{"--threads 0", "--threads", "integer"},
+                                         {"--ctx-size abc", "--ctx-size", "integer"},
+                                         {"--kv-budget lots", "--kv-budget", "looks like 512MiB"},
+                                         {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
+                                         {"--device tpu", "--device", "not a device"}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         proc_result r = proc_runf("%s/cachet %s --help", proc_bin_dir(), cmds[c]);
         CHECK_MSG(r.status == 0, "cachet %s --help: exit %d", cmds[c], r.status);
@@ -116,7 +128,8 @@ static void test_engine_options(void) {
     }
     /* tokenize reads the tokenizer alone: --model, and no other engine option */
     proc_result r = proc_runf("%s/cachet tokenize --model /nonexistent/m.gguf --help", proc_bin_dir());
-    CHECK_MSG(r.status == 0 && strstr(r.out, "--model PATH") && !strstr(r.out, "--kv-budget"), "%d %s", r.status, r.out);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "--model PATH") && !strstr(r.out, "--kv-budget"), "%d %s",
+              r.status, r.out);
     proc_result_free(&r);
     r = proc_runf("%s/cachet tokenize --threads 2 hi", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
@@ -126,9 +139,10 @@ static void test_engine_options(void) {
 /* The runs that used to exit 2 ("unknown or incomplete option"). */
 /* The prompt tokens of `generate --chat --prompt TEXT --json`, or -1. */
 static int chat_prompt_tokens(const char *model, const char *text) {
-    proc_result r = proc_runf("%s/cachet generate --model '%s' --no-disk-cache --chat --temp 0 --max-tokens 1 "
-                              "--json --prompt '%s'",
-                              proc_bin_dir(), model, text);
+    proc_result r = proc_runf(
+        "%s/cachet generate --model '%s' --no-disk-cache --chat --temp 0 --max-tokens 1 "
+        "--json --prompt '%s'",
+        proc_bin_dir(), model, text);
     cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
     cJSON *pt = j ? cJSON_GetObjectItem(j, "prompt_tokens") : NULL;
     int n = cJSON_IsNumber(pt) ? pt->valueint : -1;
@@ -163,33 +177,36 @@ static void test_generate_chat_plain(const char *model) {
     int base = chat_prompt_tokens(model, "x"), x = count_ids(model, "--no-special", "x");
     int with = chat_prompt_tokens(model, attack);
     CHECK_MSG(base > 0 && with - base == plain - x,
-              "generate --chat: %d prompt tokens for the attack, %d for 'x'; plain text differs by %d",
-              with, base, plain - x);
+              "generate --chat: %d prompt tokens for the attack, %d for 'x'; plain text differs by %d", with,
+              base, plain - x);
 }
 
 static void test_engine_options_run(const char *model) {
-    proc_result r = proc_runf("%s/cachet --kv-disk-budget 1GiB -p hi --model '%s' --workspace %s/examples/workspace "
-                              "--max-tokens 2 --threads 2 --no-session --json",
-                              proc_bin_dir(), model, check_root());
-    CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "cachet --kv-disk-budget 1GiB -p hi: %d %s", r.status,
-              r.err);
+    proc_result r = proc_runf(
+        "%s/cachet --kv-disk-budget 1GiB -p hi --model '%s' --workspace %s/examples/workspace "
+        "--max-tokens 2 --threads 2 --no-session --json",
+        proc_bin_dir(), model, check_root());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "cachet --kv-disk-budget 1GiB -p hi: %d %s",
+              r.status, r.err);
     proc_result_free(&r);
     r = proc_runf("%s/cachet bench cache --kv-disk-budget 1GiB --model '%s' --prefix 16 --suffix 1 --reps 1 "
                   "--threads 2 --json",
                   proc_bin_dir(), model);
     cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
-    CHECK_MSG(j && cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")), "bench cache: %d %s", r.status,
-              r.err);
+    CHECK_MSG(j && cJSON_IsNumber(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")), "bench cache: %d %s",
+              r.status, r.err);
     /* redirected: each phase a plain line on stderr, no \r or escape */
-    CHECK_MSG(strstr(r.err, "cachet bench cache: cold") && !strchr(r.err, '\r') && !strchr(r.err, '\033'), "%s",
-              r.err);
+    CHECK_MSG(strstr(r.err, "cachet bench cache: cold") && !strchr(r.err, '\r') && !strchr(r.err, '\033'),
+              "%s", r.err);
     cJSON_Delete(j);
     proc_result_free(&r);
-    r = proc_runf("%s/cachet bench --model '%s' --prompt-tokens 16 --gen-tokens 4 --reps 2 --no-llama --threads 1",
-                  proc_bin_dir(), model);
+    r = proc_runf(
+        "%s/cachet bench --model '%s' --prompt-tokens 16 --gen-tokens 4 --reps 2 --no-llama --threads 1",
+        proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.err, "cachet bench: run 2/2\n") && !strchr(r.err, '\r') && !strchr(r.err, '\033') &&
-              !strchr(r.out, '\r') && !strchr(r.out, '\033'), "a redirected bench: %s", r.err);
+                  !strchr(r.out, '\r') && !strchr(r.out, '\033'),
+              "a redirected bench: %s", r.err);
     proc_result_free(&r);
 }
 
@@ -224,9 +241,11 @@ static void test_generate(const char *model) {
     /* --exact: the numerics that agree with the float64 reference (the 8-bit
      * default is chaotic on this model, see test_engine.c), so the answer is
      * a property of the model, not of a kernel's summation order. */
-    proc_result r = proc_runf("%s/cachet generate --model '%s' --chat --system-file '%s/prompts/assistant.md' "
-                        "--prompt 'What is the capital of France?' --temp 0 --max-tokens 40 --threads 2 --json "
-                        "--exact", proc_bin_dir(), model, check_root());
+    proc_result r = proc_runf(
+        "%s/cachet generate --model '%s' --chat --system-file '%s/prompts/assistant.md' "
+        "--prompt 'What is the capital of France?' --temp 0 --max-tokens 40 --threads 2 --json "
+        "--exact",
+        proc_bin_dir(), model, check_root());
     CHECK_EQ_INT(r.status, 0);
     cJSON *j = cJSON_Parse(r.out);
     CHECK_MSG(j != NULL, "generate --json output is not JSON: %s", r.out);
@@ -245,9 +264,11 @@ static void test_generate(const char *model) {
     proc_result_free(&r);
 
     /* Streaming text equals the JSON text for the same greedy run. */
-    r = proc_runf("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 --max-tokens 12", proc_bin_dir(), model);
+    r = proc_runf("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 --max-tokens 12",
+                  proc_bin_dir(), model);
     proc_result rj = proc_runf("%s/cachet generate --model '%s' --prompt 'Once upon a time' --temp 0 "
-                         "--max-tokens 12 --json", proc_bin_dir(), model);
+                               "--max-tokens 12 --json",
+                               proc_bin_dir(), model);
     cJSON *j2 = cJSON_Parse(rj.out);
     cJSON *t2 = j2 ? cJSON_GetObjectItem(j2, "text") : NULL;
     CHECK_EQ_INT(r.status, 0);
@@ -264,7 +285,8 @@ static void test_generate(const char *model) {
 
     /* A prompt longer than the context is an error that gives both numbers. */
     r = proc_runf("%s/cachet generate --model '%s' --ctx-size 16 --prompt 'one two three four five six seven "
-            "eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen'", proc_bin_dir(), model);
+                  "eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen'",
+                  proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 1);
     CHECK_MSG(strstr(r.err, "16") != NULL && strstr(r.err, "tokens") != NULL, "%s", r.err);
     proc_result_free(&r);
@@ -283,11 +305,13 @@ static void test_tokenize(const char *model) {
 
 /* The worked example: 46 layers x 32 kv heads x 128 dims x 2 x 2 bytes. */
 static void test_kv(const char *model) {
-    proc_result r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GB", proc_bin_dir());
+    proc_result r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GB",
+                              proc_bin_dir());
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "753,664") && strstr(r.out, "106,148") && strstr(r.out, "10^9"), "%s", r.out);
     proc_result_free(&r);
-    r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GiB --json", proc_bin_dir());
+    r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --memory 80GiB --json",
+                  proc_bin_dir());
     CHECK_EQ_STR(r.out, "{\"bytes_per_token\":753664,\"tokens\":113975,\"memory_bytes\":85899345920,"
                         "\"memory_unit\":\"binary\",\"dtype\":\"f16\",\"layers\":46,\"kv_heads\":32,"
                         "\"head_dim\":128}\n");
@@ -325,8 +349,10 @@ static void test_version(void) {
 /* --max-tokens 4 ends inside 家 (e5 ae b6): the JSON is still valid UTF-8,
  * the cut character one U+FFFD (README, "Output encoding"). */
 static void test_generate_utf8(const char *model) {
-    proc_result r = proc_runf("%s/cachet generate --model '%s' --prompt '北京是中国的首都' --temp 0 --max-tokens 4 "
-                              "--json --threads 2", proc_bin_dir(), model);
+    proc_result r = proc_runf(
+        "%s/cachet generate --model '%s' --prompt '北京是中国的首都' --temp 0 --max-tokens 4 "
+        "--json --threads 2",
+        proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);
     size_t n = strlen(r.out);
     CHECK_MSG(util_utf8_check(r.out, n) == n, "not UTF-8: %s", r.out);
@@ -345,8 +371,10 @@ static void test_workspace(const char *model) {
     char dir[] = "/tmp/cachet-cli-ws-XXXXXX";
     if (!mkdtemp(dir)) return;
     /* a file or a missing path is refused before anything runs */
-    proc_result r = proc_runf("cd %s && echo x > file.md && XDG_STATE_HOME=%s/state %s/cachet --workspace file.md -p hi "
-                              "--model '%s'", dir, dir, proc_bin_dir(), model);
+    proc_result r = proc_runf(
+        "cd %s && echo x > file.md && XDG_STATE_HOME=%s/state %s/cachet --workspace file.md -p hi "
+        "--model '%s'",
+        dir, dir, proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 2);
     CHECK_MSG(strstr(r.err, "'file.md' is not a directory"), "%s", r.err);
     proc_result_free(&r);
@@ -358,11 +386,12 @@ static void test_workspace(const char *model) {
     CHECK_MSG(strtol(r.out, NULL, 10) == 0, "a refused run left a session: %s", r.out);
     proc_result_free(&r);
     /* workspace skills are read from .cachet/skills/, not skills/ (as the README says) */
-    r = proc_runf("cd %s && mkdir -p ws/skills/top-level ws/.cachet/skills/in-dot-cachet && "
-                  "printf -- '---\\nname: top-level\\ndescription: Not read.\\n---\\nx\\n' > ws/skills/top-level/SKILL.md && "
-                  "printf -- '---\\nname: in-dot-cachet\\ndescription: Read.\\n---\\nx\\n' > "
-                  "ws/.cachet/skills/in-dot-cachet/SKILL.md && %s/cachet prompt --json --workspace ws --model '%s'",
-                  dir, proc_bin_dir(), model);
+    r = proc_runf(
+        "cd %s && mkdir -p ws/skills/top-level ws/.cachet/skills/in-dot-cachet && "
+        "printf -- '---\\nname: top-level\\ndescription: Not read.\\n---\\nx\\n' > ws/skills/top-level/SKILL.md && "
+        "printf -- '---\\nname: in-dot-cachet\\ndescription: Read.\\n---\\nx\\n' > "
+        "ws/.cachet/skills/in-dot-cachet/SKILL.md && %s/cachet prompt --json --workspace ws --model '%s'",
+        dir, proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "\"in-dot-cachet\"") && !strstr(r.out, "\"top-level\""), "%s", r.out);
     proc_result_free(&r);
@@ -380,11 +409,13 @@ static void test_tokenize_io(const char *model) {
     if (!mkdtemp(dir)) return;
     const char *bin = proc_bin_dir();
     /* NUL bytes: from a file and from stdin, the same ids; detokenize gives the bytes back */
-    proc_result r = proc_runf("cd %s && printf 'a\\000b \\344\\270\\255\\n' > nul.txt && "
-                              "%s/cachet tokenize --model '%s' --file nul.txt > f.ids && "
-                              "%s/cachet tokenize --model '%s' - < nul.txt > s.ids && cmp f.ids s.ids && "
-                              "%s/cachet detokenize --model '%s' --file f.ids > back.txt && cmp nul.txt back.txt && "
-                              "cat f.ids", dir, bin, model, bin, model, bin, model);
+    proc_result r = proc_runf(
+        "cd %s && printf 'a\\000b \\344\\270\\255\\n' > nul.txt && "
+        "%s/cachet tokenize --model '%s' --file nul.txt > f.ids && "
+        "%s/cachet tokenize --model '%s' - < nul.txt > s.ids && cmp f.ids s.ids && "
+        "%s/cachet detokenize --model '%s' --file f.ids > back.txt && cmp nul.txt back.txt && "
+        "cat f.ids",
+        dir, bin, model, bin, model, bin, model);
     CHECK_MSG(r.status == 0, "NUL round trip: %s %s", r.out, r.err);
     CHECK_MSG(strchr(r.out, ' ') != NULL, "ids: %s", r.out);
     proc_result_free(&r);
@@ -393,7 +424,8 @@ static void test_tokenize_io(const char *model) {
     char path[4200];
     snprintf(path, sizeof path, "%s/big.txt", dir);
     if ((f = fopen(path, "w"))) {
-        static const char *const words[] = {"cache ", "北京 ", "prefix\n", "token\t", "KV ", "\xF0\x9F\x99\x82 "};
+        static const char *const words[] = {"cache ",  "北京 ", "prefix\n",
+                                            "token\t", "KV ",   "\xF0\x9F\x99\x82 "};
         unsigned x = 1;
         for (long written = 0; written < (1L << 20) + 100;) {
             x = x * 1103515245u + 12345u;
@@ -402,10 +434,11 @@ static void test_tokenize_io(const char *model) {
         }
         fclose(f);
     }
-    r = proc_runf("cd %s && %s/cachet tokenize --model '%s' --file big.txt | %s/cachet detokenize --model '%s' - "
-                  "> big.back && cmp big.txt big.back && %s/cachet tokenize --model '%s' --json - < big.txt | "
-                  "%s/cachet detokenize --model '%s' - | cmp - big.txt",
-                  dir, bin, model, bin, model, bin, model, bin, model);
+    r = proc_runf(
+        "cd %s && %s/cachet tokenize --model '%s' --file big.txt | %s/cachet detokenize --model '%s' - "
+        "> big.back && cmp big.txt big.back && %s/cachet tokenize --model '%s' --json - < big.txt | "
+        "%s/cachet detokenize --model '%s' - | cmp - big.txt",
+        dir, bin, model, bin, model, bin, model, bin, model);
     CHECK_MSG(r.status == 0, "1 MiB round trip: %s", r.err);
     proc_result_free(&r);
     /* ids as arguments, bytes out exactly (no newline added); --json for text that is cut */
@@ -446,22 +479,25 @@ static void test_print_replay(const char *model) {
     snprintf(path, sizeof path, "%s/replay.json", dir);
     if ((f = fopen(path, "w"))) {
         fputs("[\"Let me look.<tool_call>[{\\\"name\\\": \\\"read_file\\\", \\\"arguments\\\": "
-              "{\\\"path\\\": \\\"main.c\\\"}}]</tool_call>\", \"It returns 0.\"]", f);
+              "{\\\"path\\\": \\\"main.c\\\"}}]</tool_call>\", \"It returns 0.\"]",
+              f);
         fclose(f);
     }
     for (int quiet = 0; quiet < 2; quiet++) {
-        proc_result r = proc_runf("cd %s && mkdir -p ws && printf 'int main(void) { return 0; }\\n' > ws/main.c && "
-                                  "XDG_STATE_HOME=%s/state %s/cachet -p 'what does main.c do' --replay replay.json "
-                                  "--workspace ws --model '%s' --threads 2 %s",
-                                  dir, dir, proc_bin_dir(), model, quiet ? "--quiet" : "");
+        proc_result r = proc_runf(
+            "cd %s && mkdir -p ws && printf 'int main(void) { return 0; }\\n' > ws/main.c && "
+            "XDG_STATE_HOME=%s/state %s/cachet -p 'what does main.c do' --replay replay.json "
+            "--workspace ws --model '%s' --threads 2 %s",
+            dir, dir, proc_bin_dir(), model, quiet ? "--quiet" : "");
         CHECK_EQ_INT(r.status, 0);
         CHECK_EQ_STR(r.out, "Let me look.\nIt returns 0.\n");
         CHECK_MSG(!has_ctl(r.out) && !has_ctl(r.err), "control characters in a redirected run: %s", r.err);
         if (!quiet) {
             CHECK_MSG(strstr(r.err, "[tool] read_file main.c (29 B)\n") != NULL, "%s", r.err);
             const char *c = strstr(r.err, "[cache] ");
-            CHECK_MSG(c && strstr(c, "prompt tokens cached (") && strstr(c, "TTFT ") && strstr(c, "1 tool call") &&
-                      strchr(c, '\n') == c + strlen(c) - 1, "%s", r.err);
+            CHECK_MSG(c && strstr(c, "prompt tokens cached (") && strstr(c, "TTFT ") &&
+                          strstr(c, "1 tool call") && strchr(c, '\n') == c + strlen(c) - 1,
+                      "%s", r.err);
         } else {
             CHECK_MSG(!strstr(r.err, "[tool]") && !strstr(r.err, "[cache]"), "--quiet: %s", r.err);
         }
@@ -475,13 +511,14 @@ static void test_print_replay(const char *model) {
 static char *sse_answer(const char *text, const char *fin) {
     util_buf b;
     util_buf_init(&b);
-    util_buf_printf(&b,
-                    "%sdata: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"%s\"},"
-                    "\"finish_reason\":\"%s\"}]}\n\n"
-                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":3,"
-                    "\"prompt_tokens_details\":{\"cached_tokens\":150}}}\n\n"
-                    "data: [DONE]\n\n",
-                    fake_sse_head, text, fin);
+    util_buf_printf(
+        &b,
+        "%sdata: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"%s\"},"
+        "\"finish_reason\":\"%s\"}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":3,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":150}}}\n\n"
+        "data: [DONE]\n\n",
+        fake_sse_head, text, fin);
     return util_buf_detach(&b, NULL);
 }
 
@@ -542,7 +579,8 @@ static void test_print_fake(void) {
     const cJSON *rep = cJSON_GetObjectItem(j, "reply");
     CHECK_MSG(cJSON_IsString(rep) && strcmp(rep->valuestring, "\xE4\xBD\xA0\xEF\xBF\xBD") == 0, "%s", r.out);
     CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
-    CHECK_EQ_INT(cJSON_GetObjectItem(j, "tool_calls") ? cJSON_GetObjectItem(j, "tool_calls")->valueint : -1, 0);
+    CHECK_EQ_INT(cJSON_GetObjectItem(j, "tool_calls") ? cJSON_GetObjectItem(j, "tool_calls")->valueint : -1,
+                 0);
     cJSON_Delete(j);
     proc_result_free(&r);
     r = proc_runf("cat %s/state/cachet/sessions/*", dir);
@@ -555,8 +593,10 @@ static void test_print_fake(void) {
     CHECK_MSG(r.status == 0 && util_utf8_check(r.out, n) == n, "sessions --json: %s", r.out);
     proc_result_free(&r);
     /* no terminal and nothing on stdin: it says nothing was asked */
-    r = proc_runf("cd %s && XDG_STATE_HOME=%s/state %s/cachet --backend http://127.0.0.1:9/v1 --backend-model fake "
-                  "--workspace ws < /dev/null", dir, dir, proc_bin_dir());
+    r = proc_runf(
+        "cd %s && XDG_STATE_HOME=%s/state %s/cachet --backend http://127.0.0.1:9/v1 --backend-model fake "
+        "--workspace ws < /dev/null",
+        dir, dir, proc_bin_dir());
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.err, "held no task, so nothing was asked"), "%s", r.err);
     proc_result_free(&r);

@@ -140,7 +140,8 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
             }
         float *dx = dput(g, x, (size_t)(nmax * cols)), *dy = dput(g, NULL, (size_t)(nmax * rows));
         float *y = malloc((size_t)(nmax * rows) * sizeof(float));
-        float *first[2] = {malloc((size_t)(nmax * rows) * sizeof(float)), malloc((size_t)(nmax * rows) * sizeof(float))};
+        float *first[2] = {malloc((size_t)(nmax * rows) * sizeof(float)),
+                           malloc((size_t)(nmax * rows) * sizeof(float))};
         for (int prefill = 0; prefill <= 1; prefill++) {
             double tol = prefill ? 2e-3 : 2e-5;
             eng_pass pass = prefill ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
@@ -176,7 +177,8 @@ static void test_matmul(eng_backend *g, eng_backend *c) {
         dget(g, rows_g, dr, 5 * (size_t)cols);
         int same = 1;
         for (int i = 0; i < 5; i++)
-            same &= memcmp(rows_g + (size_t)i * (size_t)cols, deq + ids[i] * cols, (size_t)cols * sizeof(float)) == 0;
+            same &= memcmp(rows_g + (size_t)i * (size_t)cols, deq + ids[i] * cols,
+                           (size_t)cols * sizeof(float)) == 0;
         CHECK_MSG(same, "get_rows %s differs from the reference dequantizer", eng_type_get(type)->name);
         int32_t bad = (int32_t)rows;
         CHECK(g->ops->get_rows(g, &w, &bad, 1, dr, &err) == UTIL_ERANGE);
@@ -246,7 +248,8 @@ static void test_f16_copies(void) {
         int n = 70;
         float *x = malloc((size_t)(n * cols) * sizeof(float));
         fill(x, (size_t)(n * cols), 1.0f);
-        float *ya = malloc((size_t)(n * rows) * sizeof(float)), *yb = malloc((size_t)(n * rows) * sizeof(float));
+        float *ya = malloc((size_t)(n * rows) * sizeof(float)),
+              *yb = malloc((size_t)(n * rows) * sizeof(float));
         float *dxa = dput(a, x, (size_t)(n * cols)), *dya = dput(a, NULL, (size_t)(n * rows));
         float *dxb = dput(b, x, (size_t)(n * cols)), *dyb = dput(b, NULL, (size_t)(n * rows));
         CHECK(a->ops->matmul(a, &wa, dxa, dya, n, ENG_PASS_PROMPT, &err) == 0 &&
@@ -254,7 +257,8 @@ static void test_f16_copies(void) {
         dget(a, ya, dya, (size_t)(n * rows));
         dget(b, yb, dyb, (size_t)(n * rows));
         CHECK_MSG(memcmp(ya, yb, (size_t)(n * rows) * sizeof(float)) == 0,
-                  "prefill %lldx%lld: kept f16 copy != dequantized per call", (long long)rows, (long long)cols);
+                  "prefill %lldx%lld: kept f16 copy != dequantized per call", (long long)rows,
+                  (long long)cols);
         a->ops->release(a, dxa);
         a->ops->release(a, dya);
         b->ops->release(b, dxb);
@@ -287,8 +291,15 @@ static void test_elementwise(eng_backend *g, eng_backend *c) {
         float q[R * H * HD];
         fill(q, R * H * HD, 3.0f);
         float *dq = dput(g, q, R * H * HD);
-        eng_rope_args ra = {.x = dq, .n_tok = R, .n_head = H, .head_dim = HD, .n_rot = HD, .pos0 = 1000,
-                            .base = 10000.0f, .freq_scale = 1.0f, .mode = neox ? ENG_ROPE_NEOX : ENG_ROPE_NORMAL};
+        eng_rope_args ra = {.x = dq,
+                            .n_tok = R,
+                            .n_head = H,
+                            .head_dim = HD,
+                            .n_rot = HD,
+                            .pos0 = 1000,
+                            .base = 10000.0f,
+                            .freq_scale = 1.0f,
+                            .mode = neox ? ENG_ROPE_NEOX : ENG_ROPE_NORMAL};
         g->ops->rope(g, &ra);
         float got[R * H * HD];
         dget(g, got, dq, R * H * HD);
@@ -307,10 +318,22 @@ static void test_elementwise(eng_backend *g, eng_backend *c) {
         memcpy(ref, a, sizeof a);
         static const char *names[] = {"swiglu", "geglu", "add", "scale"};
         switch (op) {
-        case 0: g->ops->swiglu(g, da, da, db, R * N); c->ops->swiglu(c, ref, ref, b, R * N); break;
-        case 1: g->ops->geglu(g, da, da, db, R * N); c->ops->geglu(c, ref, ref, b, R * N); break;
-        case 2: g->ops->add(g, da, db, R * N); c->ops->add(c, ref, b, R * N); break;
-        default: g->ops->scale(g, da, 0.37f, R * N); c->ops->scale(c, ref, 0.37f, R * N); break;
+        case 0:
+            g->ops->swiglu(g, da, da, db, R * N);
+            c->ops->swiglu(c, ref, ref, b, R * N);
+            break;
+        case 1:
+            g->ops->geglu(g, da, da, db, R * N);
+            c->ops->geglu(c, ref, ref, b, R * N);
+            break;
+        case 2:
+            g->ops->add(g, da, db, R * N);
+            c->ops->add(c, ref, b, R * N);
+            break;
+        default:
+            g->ops->scale(g, da, 0.37f, R * N);
+            c->ops->scale(c, ref, 0.37f, R * N);
+            break;
         }
         dget(g, y, da, R * N);
         e = max_err(y, ref, R * N, NULL) / max_abs(ref, R * N);
@@ -328,7 +351,9 @@ static void test_elementwise(eng_backend *g, eng_backend *c) {
  * softmax vs the CPU's two passes) and is bit-identical whether queries come
  * one per call or all at once. GQA, MQA, head dims 64 and 256, a window. */
 static void test_attention(eng_backend *g, eng_backend *c) {
-    struct { int n_head, n_kv, hd, window; } shapes[] = {{4, 2, 64, 0}, {4, 1, 256, 0}, {8, 8, 64, 5}, {2, 1, 128, 40}};
+    struct {
+        int n_head, n_kv, hd, window;
+    } shapes[] = {{4, 2, 64, 0}, {4, 1, 256, 0}, {8, 8, 64, 5}, {2, 1, 128, 40}};
     enum { P = 16, L = 2, NPOS = 90 };
     util_err err;
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -342,7 +367,8 @@ static void test_attention(eng_backend *g, eng_backend *c) {
             dp[i] = g->ops->alloc(g, page_elems * sizeof(uint16_t));
             /* zeroed like the host pages: layer 0 and the positions past NPOS
              * are never stored, and the pages are compared whole below */
-            pages_ok &= hp[i] && dp[i] && g->ops->to_dev(g, dp[i], hp[i], page_elems * sizeof(uint16_t), &err) == 0;
+            pages_ok &= hp[i] && dp[i] &&
+                        g->ops->to_dev(g, dp[i], hp[i], page_elems * sizeof(uint16_t), &err) == 0;
         }
         CHECK_MSG(pages_ok, "kv pages (hd %d)", hd);
         if (!pages_ok) {
@@ -355,7 +381,8 @@ static void test_attention(eng_backend *g, eng_backend *c) {
         /* the CPU's attention scratch (scores per thread) is sized by reserve */
         CHECK(c->ops->reserve(c, NPOS, &err) == 0 && g->ops->reserve(g, NPOS, &err) == 0);
         eng_kv_view hv = {hp, P, L, kvd}, dv = {dp, P, L, kvd};
-        float *k = malloc((size_t)NPOS * (size_t)kvd * sizeof(float)), *v = malloc((size_t)NPOS * (size_t)kvd * sizeof(float));
+        float *k = malloc((size_t)NPOS * (size_t)kvd * sizeof(float)),
+              *v = malloc((size_t)NPOS * (size_t)kvd * sizeof(float));
         fill(k, (size_t)NPOS * (size_t)kvd, 2.0f);
         fill(v, (size_t)NPOS * (size_t)kvd, 2.0f);
         float *dk = dput(g, k, (size_t)NPOS * (size_t)kvd), *dvv = dput(g, v, (size_t)NPOS * (size_t)kvd);
@@ -376,8 +403,10 @@ static void test_attention(eng_backend *g, eng_backend *c) {
         free(back);
 
         const int nq = 30, pos0 = NPOS - nq;
-        float *q = malloc((size_t)nq * (size_t)qd * sizeof(float)), *ref = malloc((size_t)nq * (size_t)qd * sizeof(float));
-        float *got = malloc((size_t)nq * (size_t)qd * sizeof(float)), *one = malloc((size_t)nq * (size_t)qd * sizeof(float));
+        float *q = malloc((size_t)nq * (size_t)qd * sizeof(float)),
+              *ref = malloc((size_t)nq * (size_t)qd * sizeof(float));
+        float *got = malloc((size_t)nq * (size_t)qd * sizeof(float)),
+              *one = malloc((size_t)nq * (size_t)qd * sizeof(float));
         fill(q, (size_t)nq * (size_t)qd, 1.0f);
         float *dq = dput(g, q, (size_t)nq * (size_t)qd), *dout = dput(g, NULL, (size_t)nq * (size_t)qd);
         float scale = 1.0f / sqrtf((float)hd);
@@ -395,11 +424,21 @@ static void test_attention(eng_backend *g, eng_backend *c) {
             g->ops->attention(g, &ga);
             dget(g, got, dout, (size_t)nq * (size_t)qd);
             double e = max_err(got, ref, (size_t)nq * (size_t)qd, NULL) / 2.0;
-            CHECK_MSG(e <= 1e-4, "attention %s %d/%d heads, hd %d, window %d: error %.3g of max|v|", path, nh, nkv,
-                      hd, win, e);
+            CHECK_MSG(e <= 1e-4, "attention %s %d/%d heads, hd %d, window %d: error %.3g of max|v|", path, nh,
+                      nkv, hd, win, e);
             for (int t = 0; t < nq; t++) {
-                eng_attn_args a1 = {dout + (size_t)t * (size_t)qd, dq + (size_t)t * (size_t)qd, &dv, 1, 1, pos0 + t,
-                                    nh, nkv, hd, scale, win, pass};
+                eng_attn_args a1 = {dout + (size_t)t * (size_t)qd,
+                                    dq + (size_t)t * (size_t)qd,
+                                    &dv,
+                                    1,
+                                    1,
+                                    pos0 + t,
+                                    nh,
+                                    nkv,
+                                    hd,
+                                    scale,
+                                    win,
+                                    pass};
                 g->ops->attention(g, &a1);
             }
             dget(g, one, dout, (size_t)nq * (size_t)qd);
@@ -434,8 +473,8 @@ static void test_attention(eng_backend *g, eng_backend *c) {
 static char g_dir[64];
 
 static eng_model *open_synth(const char *path, const char *device, int exact, int no_cache) {
-    eng_model_params mp = {.n_threads = 2, .device = device, .exact = exact, .no_cache = no_cache,
-                           .no_disk_cache = 1};
+    eng_model_params mp = {
+        .n_threads = 2, .device = device, .exact = exact, .no_cache = no_cache, .no_disk_cache = 1};
     return th_open_model_with(path, &mp);
 }
 
@@ -502,11 +541,12 @@ static void test_model(uint32_t wtype, int n_layer, int n_embd, int n_head, int 
     char exe[4096];
     snprintf(exe, sizeof exe, "%s/cachet", proc_bin_dir());
     if (wtype == ENG_TYPE_Q4_1 && access(exe, X_OK) == 0) {
-        proc_result r = proc_runf("'%s' generate --model '%s' --device cuda --prompt hello --max-tokens 4 --temp 0 "
-                                  "--no-cache --json",
-                                  exe, path);
-        CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "\"tokens\""), "cachet generate --device cuda: exit %d: %s",
-                  r.status, r.err ? r.err : "");
+        proc_result r = proc_runf(
+            "'%s' generate --model '%s' --device cuda --prompt hello --max-tokens 4 --temp 0 "
+            "--no-cache --json",
+            exe, path);
+        CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "\"tokens\""),
+                  "cachet generate --device cuda: exit %d: %s", r.status, r.err ? r.err : "");
         proc_result_free(&r);
     }
     float *gl = prompt_logits(gm, toks, n, 0, NULL), *cl = prompt_logits(cm, toks, n, 0, NULL);
@@ -617,15 +657,15 @@ static void test_cli_without_gpu(void) {
     char model_arg[4200] = "";
     if (model) snprintf(model_arg, sizeof model_arg, "--model '%s'", model);
     proc_result r = proc_runf("'%s' generate --device cuda --prompt hi --max-tokens 1 %s", exe, model_arg);
-    CHECK_MSG(r.status == 1 && r.err && strstr(r.err, "no CUDA device"), "--device cuda without a GPU: exit %d: %s",
-              r.status, r.err ? r.err : "");
+    CHECK_MSG(r.status == 1 && r.err && strstr(r.err, "no CUDA device"),
+              "--device cuda without a GPU: exit %d: %s", r.status, r.err ? r.err : "");
     proc_result_free(&r);
     if (!model) return;
     r = proc_runf("env -u CACHET_DEVICE '%s' generate --model '%s' --device auto --prompt hi --max-tokens 2 "
                   "--temp 0 --threads 2 --no-cache --json",
                   exe, model);
-    CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "\"tokens\""), "--device auto without a GPU: exit %d: %s",
-              r.status, r.err ? r.err : "");
+    CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "\"tokens\""),
+              "--device auto without a GPU: exit %d: %s", r.status, r.err ? r.err : "");
     proc_result_free(&r);
 }
 
@@ -664,8 +704,8 @@ void test_cuda(void) {
         CHECK_MSG(0, "mkdtemp failed");
         return;
     }
-    CHECK_CASE(model_q4_1_gqa) test_model(ENG_TYPE_Q4_1, 2, 256, 4, 2, 0);  /* GQA, head dim 64 */
-    CHECK_CASE(model_q8_0_mqa) test_model(ENG_TYPE_Q8_0, 2, 256, 4, 1, 0);  /* MQA */
+    CHECK_CASE(model_q4_1_gqa) test_model(ENG_TYPE_Q4_1, 2, 256, 4, 2, 0); /* GQA, head dim 64 */
+    CHECK_CASE(model_q8_0_mqa) test_model(ENG_TYPE_Q8_0, 2, 256, 4, 1, 0); /* MQA */
     CHECK_CASE(model_q6_k) test_model(ENG_TYPE_Q6_K, 2, 512, 4, 2, 128);
     CHECK_CASE(model_f16) test_model(ENG_TYPE_F16, 1, 256, 2, 1, 128);
     rmdir(g_dir);

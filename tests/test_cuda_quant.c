@@ -32,8 +32,7 @@ static void cq_raw_row(uint32_t type, uint8_t *row, size_t bytes, uint64_t *rng)
             continue;
         }
         cq_finite16(blk);
-        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q5_1 || type == ENG_TYPE_Q4_K ||
-            type == ENG_TYPE_Q5_K)
+        if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q5_1 || type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K)
             cq_finite16(blk + 2);
     }
 }
@@ -62,8 +61,8 @@ static int cq_compare_row(uint32_t type, const uint8_t *row, int64_t n, const ch
             }
         }
     }
-    CHECK_MSG(bad == 0, "%s row of %lld (%s): %d groups differ, first %lld",
-              eng_type_get(type)->name, (long long)n, what, bad, (long long)first);
+    CHECK_MSG(bad == 0, "%s row of %lld (%s): %d groups differ, first %lld", eng_type_get(type)->name,
+              (long long)n, what, bad, (long long)first);
     CHECK_MSG(bad_w == 0, "%s row of %lld (%s), word decoder: %d groups differ, first %lld",
               eng_type_get(type)->name, (long long)n, what, bad_w, (long long)first_w);
     bad += bad_w;
@@ -135,7 +134,7 @@ static void test_f16(void) {
         bad += memcmp(&a, &b, sizeof a) != 0;
     }
     CHECK_MSG(bad == 0, "cuq_bf2f: %d of 65536 differ", bad);
-    CHECK(cuq_h2f(0x0001) == 5.9604644775390625e-8f); /* smallest subnormal */
+    CHECK(cuq_h2f(0x0001) == 5.9604644775390625e-8f);    /* smallest subnormal */
     CHECK(cuq_h2f(0x03FF) == 6.0975551605224609375e-5f); /* largest subnormal */
     CHECK(cuq_h2f(0x7BFF) == 65504.0f);
 }

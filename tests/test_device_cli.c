@@ -24,7 +24,8 @@ static void test_bad_values(void) {
     static const char *const bad[] = {"bogus", "cuda:x", "cuda:65", "cuda:-1", "CPU", ""};
     for (size_t c = 0; c < sizeof k_cmds / sizeof k_cmds[0]; c++)
         for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-            proc_result r = proc_runf("cd /tmp && %s/cachet %s --device '%s'", proc_bin_dir(), k_cmds[c], bad[b]);
+            proc_result r = proc_runf("cd /tmp && %s/cachet %s --device '%s'", proc_bin_dir(), k_cmds[c],
+                                      bad[b]);
             CHECK_MSG(r.status == 2, "cachet %s --device '%s': exit %d", k_cmds[c], bad[b], r.status);
             CHECK_MSG(strstr(r.err, "--device") && strstr(r.err, "cuda:N"), "cachet %s --device '%s': %s",
                       k_cmds[c], bad[b], r.err);
@@ -38,7 +39,8 @@ static void test_bad_values(void) {
         proc_result_free(&r);
     }
     /* the option wins over the variable */
-    proc_result r = proc_runf("CACHET_DEVICE=bogus %s/cachet generate --device bogus2 --prompt hi", proc_bin_dir());
+    proc_result r = proc_runf("CACHET_DEVICE=bogus %s/cachet generate --device bogus2 --prompt hi",
+                              proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     CHECK(strstr(r.err, "'bogus2'") != NULL && strstr(r.err, "CACHET_DEVICE") == NULL);
     proc_result_free(&r);
@@ -58,9 +60,10 @@ static void test_usage_texts(void) {
 
 /* The tokens of `cachet generate --json` (greedy), as a string, or NULL. */
 static char *greedy_tokens(const char *model, const char *env, const char *args) {
-    proc_result r = proc_runf("env -u CACHET_DEVICE %s %s/cachet generate --model %s --prompt 'The capital of France is' "
-                        "--temp 0 --max-tokens 8 --threads 2 --no-cache --json %s",
-                        env, proc_bin_dir(), model, args);
+    proc_result r = proc_runf(
+        "env -u CACHET_DEVICE %s %s/cachet generate --model %s --prompt 'The capital of France is' "
+        "--temp 0 --max-tokens 8 --threads 2 --no-cache --json %s",
+        env, proc_bin_dir(), model, args);
     CHECK_MSG(r.status == 0, "generate %s %s: exit %d: %s", env, args, r.status, r.err);
     cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
     char *s = j ? cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "tokens")) : NULL;
@@ -71,7 +74,8 @@ static char *greedy_tokens(const char *model, const char *env, const char *args)
 
 /* 1 when this binary says it was built without CUDA (then "auto" is the CPU). */
 static int test_cuda_in_cpu_build(const char *model) {
-    proc_result r = proc_runf("%s/cachet generate --model %s --prompt hi --max-tokens 1 --device cuda", proc_bin_dir(), model);
+    proc_result r = proc_runf("%s/cachet generate --model %s --prompt hi --max-tokens 1 --device cuda",
+                              proc_bin_dir(), model);
     int cpu_only = strstr(r.err, "built without CUDA") != NULL;
     CHECK_MSG(r.status < 128, "--device cuda: killed by a signal (%d)", r.status);
     if (cpu_only) {
@@ -83,13 +87,14 @@ static int test_cuda_in_cpu_build(const char *model) {
     /* every command reports it like a model-open error: exit 1 */
     for (size_t c = 0; c < sizeof k_cmds / sizeof k_cmds[0]; c++) {
         r = proc_runf("cd /tmp && %s/cachet %s --model %s --device cuda:0", proc_bin_dir(), k_cmds[c], model);
-        CHECK_MSG(r.status == 1 && strstr(r.err, "built without CUDA"), "cachet %s --device cuda:0: exit %d: %s",
-                  k_cmds[c], r.status, r.err);
+        CHECK_MSG(r.status == 1 && strstr(r.err, "built without CUDA"),
+                  "cachet %s --device cuda:0: exit %d: %s", k_cmds[c], r.status, r.err);
         proc_result_free(&r);
     }
-    r = proc_runf("CACHET_DEVICE=cuda %s/cachet generate --model %s --prompt hi --max-tokens 1", proc_bin_dir(), model);
-    CHECK_MSG(r.status == 1 && strstr(r.err, "built without CUDA"), "CACHET_DEVICE=cuda: exit %d: %s", r.status,
-              r.err);
+    r = proc_runf("CACHET_DEVICE=cuda %s/cachet generate --model %s --prompt hi --max-tokens 1",
+                  proc_bin_dir(), model);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "built without CUDA"), "CACHET_DEVICE=cuda: exit %d: %s",
+              r.status, r.err);
     proc_result_free(&r);
     return 1;
 }
@@ -107,7 +112,8 @@ static void test_cpu_same_tokens(const char *model, int cpu_only) {
         free(dflt);
         free(autod);
     } else {
-        CHECK_SKIP("a CUDA build: the default device may be the GPU, so default == --device cpu is not checked");
+        CHECK_SKIP(
+            "a CUDA build: the default device may be the GPU, so default == --device cpu is not checked");
     }
     free(cpu);
     free(env);
@@ -117,27 +123,29 @@ static void test_cpu_same_tokens(const char *model, int cpu_only) {
  * parent's device, not the environment's (bogus here, so a child that read it
  * would fail and the disk figure would be missing). */
 static void test_bench_cache_passes_device(const char *model) {
-    proc_result r = proc_runf("CACHET_DEVICE=bogus %s/cachet bench cache --model %s --device cpu --threads 2 --prefix 16 "
-                        "--suffix 1 --reps 1 --json",
-                        proc_bin_dir(), model);
+    proc_result r = proc_runf(
+        "CACHET_DEVICE=bogus %s/cachet bench cache --model %s --device cpu --threads 2 --prefix 16 "
+        "--suffix 1 --reps 1 --json",
+        proc_bin_dir(), model);
     CHECK_MSG(r.status == 0, "bench cache: exit %d: %s", r.status, r.err);
     cJSON *j = cJSON_Parse(r.out);
-    CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")) > 0, "no disk phase: %s%s", r.out,
-              r.err);
+    CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "ttft_warm_disk_ms")) > 0, "no disk phase: %s%s",
+              r.out, r.err);
     CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "cached_tokens_disk")), 16);
     const char *be = cJSON_GetStringValue(cJSON_GetObjectItem(j, "backend"));
     CHECK_MSG(be && strncmp(be, "cpu", 3) == 0, "backend %s", be ? be : "(none)");
     cJSON_Delete(j);
     proc_result_free(&r);
     /* the lengths a GPU run uses parse (a missing model stops them right after) */
-    r = proc_runf("%s/cachet bench cache --model /nonexistent/m.gguf --prefix 4000 --device cpu", proc_bin_dir());
-    CHECK_MSG(r.status == 1 && strstr(r.err, "/nonexistent/m.gguf"), "bench cache --prefix 4000: %d %s", r.status,
-              r.err);
+    r = proc_runf("%s/cachet bench cache --model /nonexistent/m.gguf --prefix 4000 --device cpu",
+                  proc_bin_dir());
+    CHECK_MSG(r.status == 1 && strstr(r.err, "/nonexistent/m.gguf"), "bench cache --prefix 4000: %d %s",
+              r.status, r.err);
     proc_result_free(&r);
     r = proc_runf("%s/cachet bench --model /nonexistent/m.gguf --prompt-tokens 4000 --no-llama --device cpu",
-            proc_bin_dir());
-    CHECK_MSG(r.status == 1 && strstr(r.err, "/nonexistent/m.gguf"), "bench --prompt-tokens 4000: %d %s", r.status,
-              r.err);
+                  proc_bin_dir());
+    CHECK_MSG(r.status == 1 && strstr(r.err, "/nonexistent/m.gguf"), "bench --prompt-tokens 4000: %d %s",
+              r.status, r.err);
     proc_result_free(&r);
 }
 
@@ -150,11 +158,21 @@ static void test_device_parse(void) {
         eng_device_kind kind;
         int index;
     } cases[] = {
-        {"auto", 0, ENG_DEVICE_AUTO, 0}, {"cpu", 0, ENG_DEVICE_CPU, 0},   {"cuda", 0, ENG_DEVICE_CUDA, 0},
-        {"cuda:0", 0, ENG_DEVICE_CUDA, 0}, {"cuda:64", 0, ENG_DEVICE_CUDA, 64}, {"cuda:7", 0, ENG_DEVICE_CUDA, 7},
-        {"bogus", UTIL_EINVAL, 0, 0},    {"cuda:x", UTIL_EINVAL, 0, 0},    {"cuda:65", UTIL_EINVAL, 0, 0},
-        {"cuda:-1", UTIL_EINVAL, 0, 0},  {"cuda:+1", UTIL_EINVAL, 0, 0},   {"cuda: 1", UTIL_EINVAL, 0, 0},
-        {"cuda:", UTIL_EINVAL, 0, 0},    {"CPU", UTIL_EINVAL, 0, 0},       {"", UTIL_EINVAL, 0, 0},
+        {"auto", 0, ENG_DEVICE_AUTO, 0},
+        {"cpu", 0, ENG_DEVICE_CPU, 0},
+        {"cuda", 0, ENG_DEVICE_CUDA, 0},
+        {"cuda:0", 0, ENG_DEVICE_CUDA, 0},
+        {"cuda:64", 0, ENG_DEVICE_CUDA, 64},
+        {"cuda:7", 0, ENG_DEVICE_CUDA, 7},
+        {"bogus", UTIL_EINVAL, 0, 0},
+        {"cuda:x", UTIL_EINVAL, 0, 0},
+        {"cuda:65", UTIL_EINVAL, 0, 0},
+        {"cuda:-1", UTIL_EINVAL, 0, 0},
+        {"cuda:+1", UTIL_EINVAL, 0, 0},
+        {"cuda: 1", UTIL_EINVAL, 0, 0},
+        {"cuda:", UTIL_EINVAL, 0, 0},
+        {"CPU", UTIL_EINVAL, 0, 0},
+        {"", UTIL_EINVAL, 0, 0},
         {"cudax", UTIL_EINVAL, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -164,11 +182,11 @@ static void test_device_parse(void) {
         int rc = eng_device_parse(&d, cases[i].name, &err);
         CHECK_MSG(rc == cases[i].rc, "eng_device_parse('%s') = %d", cases[i].name, rc);
         if (rc == 0)
-            CHECK_MSG(d.kind == cases[i].kind && d.index == cases[i].index, "'%s': kind %d index %d", cases[i].name,
-                      (int)d.kind, d.index);
+            CHECK_MSG(d.kind == cases[i].kind && d.index == cases[i].index, "'%s': kind %d index %d",
+                      cases[i].name, (int)d.kind, d.index);
         else
-            CHECK_MSG(strstr(err.msg, "--device") && strstr(err.msg, cases[i].name), "'%s': %s", cases[i].name,
-                      err.msg);
+            CHECK_MSG(strstr(err.msg, "--device") && strstr(err.msg, cases[i].name), "'%s': %s",
+                      cases[i].name, err.msg);
     }
     eng_backend *be = NULL;
     util_err err;

@@ -24,7 +24,7 @@
  * path (f32 activations) is held to 1e-2 against the float64 reference. */
 #define LOGIT_TOL_MIN 2e-2
 #define SPREAD_FACTOR 1.5
-#define EXACT_TOL 1e-2
+#define EXACT_TOL     1e-2
 
 static float *eval_logits(eng_model *m, const int32_t *ids, int n, int batch) {
     eng_seq *s = NULL;
@@ -162,10 +162,14 @@ static void test_golden(eng_model *m) {
             greedy(m, r->prompt, (int)r->n_prompt, (int)r->n_greedy, out);
             size_t agree = th_ids_agree(out, r->greedy, r->n_greedy), robust = 0;
             while (robust < r->n_greedy && r->margins[robust] >= tol) robust++;
-            CHECK_MSG(agree >= robust, "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
-                      "is %.3f (bound %.3f)", r->name, agree, r->margins[agree], tol);
-            fprintf(stderr, "  llama.cpp %-15s %4zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
-                    "%2zu/%zu (decided steps: %zu)\n", r->name, r->n_prompt, err, tol, agree, r->n_greedy, robust);
+            CHECK_MSG(agree >= robust,
+                      "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
+                      "is %.3f (bound %.3f)",
+                      r->name, agree, r->margins[agree], tol);
+            fprintf(stderr,
+                    "  llama.cpp %-15s %4zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
+                    "%2zu/%zu (decided steps: %zu)\n",
+                    r->name, r->n_prompt, err, tol, agree, r->n_greedy, robust);
             long_prompts += r->n_prompt > 500;
             free(out);
         }
@@ -207,9 +211,10 @@ static void test_exact(eng_model *m) {
             int32_t *out = calloc(ng + 1, sizeof *out);
             greedy(m, r->prompt, (int)r->n_prompt, (int)ng, out);
             size_t agree = th_ids_agree(out, want, ng);
-            CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu", r->name, agree);
-            fprintf(stderr, "  float64   %-15s %4zu tokens  max|dlogit| %.5f  greedy agrees %zu/%zu\n", r->name,
-                    r->n_prompt, err, agree, ng);
+            CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu",
+                      r->name, agree);
+            fprintf(stderr, "  float64   %-15s %4zu tokens  max|dlogit| %.5f  greedy agrees %zu/%zu\n",
+                    r->name, r->n_prompt, err, agree, ng);
             checked++;
             free(out);
         }
@@ -344,8 +349,8 @@ static void test_decode_failure(void) {
     CHECK(eng_tokenize(eng_model_tokenizer(m), text, strlen(text), 1, 0, &prompt, &n_prompt, &err) == 0);
     if (s && prompt && n_prompt > 0 && n_prompt < 32) {
         fail_tokens ft = {0, 0};
-        eng_gen_params gp = {.max_tokens = 120, .sample = eng_sample_defaults(), .on_token = fail_on_token,
-                             .user = &ft};
+        eng_gen_params gp = {
+            .max_tokens = 120, .sample = eng_sample_defaults(), .on_token = fail_on_token, .user = &ft};
         gp.sample.temp = 0;
         eng_gen_stats st;
         memset(&st, 0xff, sizeof st);
@@ -353,7 +358,8 @@ static void test_decode_failure(void) {
         int n_ids = -1;
         rc = eng_generate(s, prompt, (int)n_prompt, &gp, &ids, &n_ids, &st, &err);
         CHECK_EQ_INT(rc, UTIL_ENOMEM);
-        CHECK_MSG(strstr(err.msg, "kv cache budget") && strstr(err.msg, "--kv-budget"), "message: %s", err.msg);
+        CHECK_MSG(strstr(err.msg, "kv cache budget") && strstr(err.msg, "--kv-budget"), "message: %s",
+                  err.msg);
         CHECK(ids == NULL && n_ids == 0);
         CHECK_EQ_INT(st.prompt_tokens, (int)n_prompt);
         CHECK_EQ_INT(st.cached_tokens, 0);
@@ -440,15 +446,16 @@ static void test_gen_steps(eng_model *m) {
     eng_gen_stats st;
     eng_gen_end(g, &st);
     CHECK_EQ_INT(n, n_ref);
-    CHECK_MSG(n == n_ref && memcmp(ids, ref, (size_t)n * sizeof *ids) == 0, "stepwise ids differ from eng_generate's");
+    CHECK_MSG(n == n_ref && memcmp(ids, ref, (size_t)n * sizeof *ids) == 0,
+              "stepwise ids differ from eng_generate's");
     CHECK_EQ_INT(st.generated_tokens, n);
     CHECK(st.stop_reason == rs.stop_reason);
     CHECK_EQ_INT(st.cached_tokens, ps.cached_tokens);
     char *dt = NULL;
     size_t dl = 0;
     CHECK(eng_detokenize(eng_model_tokenizer(m), ids, (size_t)n, 0, &dt, &dl, &err) == 0);
-    CHECK_MSG(dt && dl == out_len && memcmp(dt, out, dl) == 0, "step text '%.*s' vs ids '%s'", (int)out_len, out,
-              dt ? dt : "");
+    CHECK_MSG(dt && dl == out_len && memcmp(dt, out, dl) == 0, "step text '%.*s' vs ids '%s'", (int)out_len,
+              out, dt ? dt : "");
     free(dt);
     free(ref);
 

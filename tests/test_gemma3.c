@@ -23,8 +23,8 @@
  * path within 1e-2 of the float64 reference. */
 #define LOGIT_TOL_MIN 2e-2
 #define SPREAD_FACTOR 1.5
-#define EXACT_TOL 1e-2
-#define N_CTX 4096
+#define EXACT_TOL     1e-2
+#define N_CTX         4096
 
 /* $CACHET_GEMMA3_MODEL, else models/gemma-3-270m-q4_k_m.gguf; NULL if absent. */
 static const char *gemma_path(void) {
@@ -175,10 +175,14 @@ static void test_golden(eng_model *m) {
             greedy(m, r->prompt, (int)r->n_prompt, (int)r->n_greedy, out);
             size_t agree = th_ids_agree(out, r->greedy, r->n_greedy), robust = 0;
             while (robust < r->n_greedy && r->margins[robust] >= tol) robust++;
-            CHECK_MSG(agree >= robust, "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
-                      "is %.3f (bound %.3f)", r->name, agree, agree < 64 ? r->margins[agree] : 0.0, tol);
-            fprintf(stderr, "  llama.cpp %-15s %5zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
-                    "%2zu/%zu (decided steps: %zu)\n", r->name, r->n_prompt, err, tol, agree, r->n_greedy, robust);
+            CHECK_MSG(agree >= robust,
+                      "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
+                      "is %.3f (bound %.3f)",
+                      r->name, agree, agree < 64 ? r->margins[agree] : 0.0, tol);
+            fprintf(stderr,
+                    "  llama.cpp %-15s %5zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
+                    "%2zu/%zu (decided steps: %zu)\n",
+                    r->name, r->n_prompt, err, tol, agree, r->n_greedy, robust);
             if ((int)r->n_prompt > longest) longest = (int)r->n_prompt;
         }
         free(lg);
@@ -215,7 +219,8 @@ static void test_exact(eng_model *m) {
         free(ref);
         /* the greedy continuation, when the reference listed it */
         char *copy = idx ? strdup(idx) : NULL, *save = NULL;
-        for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+             line = strtok_r(NULL, "\n", &save)) {
             char *f[3];
             if (line[0] == '#' || golden_fields(line, f, 3) < 2 || strcmp(f[0], r->name) != 0) continue;
             size_t ng;
@@ -223,8 +228,8 @@ static void test_exact(eng_model *m) {
             if (ng > 64) ng = 64;
             greedy(m, r->prompt, (int)r->n_prompt, (int)ng, out);
             size_t agree = th_ids_agree(out, want, ng);
-            CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu", r->name,
-                      agree);
+            CHECK_MSG(agree == ng, "exact '%s': greedy differs from the float reference at token %zu",
+                      r->name, agree);
             free(want);
         }
         free(copy);
@@ -252,13 +257,14 @@ static void test_batch_invariance(eng_model *m1, eng_model *m2) {
     static const int batches[] = {1, 17, 511, 512};
     for (size_t i = 0; ref && i < sizeof batches / sizeof *batches; i++) {
         float *lg = eval_logits(m2, r->prompt, np, batches[i]);
-        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0, "batch %d: logits differ from batch 64",
-                  batches[i]);
+        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0,
+                  "batch %d: logits differ from batch 64", batches[i]);
         free(lg);
     }
     if (ref && m1) {
         float *lg = eval_logits(m1, r->prompt, np, 100);
-        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0, "1 thread vs 2 threads: logits differ");
+        CHECK_MSG(lg && memcmp(lg, ref, (size_t)nv * sizeof(float)) == 0,
+                  "1 thread vs 2 threads: logits differ");
         free(lg);
     }
     free(ref);
@@ -314,16 +320,19 @@ static void test_info(const char *path) {
     eng_model_info_release(&in);
 
     /* the commands print the same */
-    proc_result r = proc_runf("%s/cachet kv --model '%s' --memory 1GiB --ctx 8192 --json", proc_bin_dir(), path);
+    proc_result r = proc_runf("%s/cachet kv --model '%s' --memory 1GiB --ctx 8192 --json", proc_bin_dir(),
+                              path);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "\"window\":512,\"sliding_layers\":15,\"ctx\":8192,\"ctx_bytes_global\":25165824,"
                             "\"ctx_bytes_sliding\":8110080,\"ctx_bytes_window_aware\":33275904,"
-                            "\"ctx_bytes_keep_all\":150994944"), "%s", r.out);
+                            "\"ctx_bytes_keep_all\":150994944"),
+              "%s", r.out);
     proc_result_free(&r);
     r = proc_runf("%s/cachet info '%s'", proc_bin_dir(), path);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "gemma3") && strstr(r.out, "SSSSSGSSSSSGSSSSSG") && strstr(r.out, "q6_K") &&
-                  strstr(r.out, "512 positions on 15 of 18 layers"), "%s", r.out);
+                  strstr(r.out, "512 positions on 15 of 18 layers"),
+              "%s", r.out);
     proc_result_free(&r);
     r = proc_runf("%s/cachet info", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
@@ -367,23 +376,28 @@ static long serve_chat(const proc_server *s) {
 static void test_paths(const char *path) {
     const char *bin = proc_bin_dir();
     proc_result r = proc_runf("%s/cachet generate --model '%s' --chat --prompt 'What is 2+2?' --max-tokens 8 "
-                              "--temp 0 --threads 2 --no-disk-cache --json", bin, path);
+                              "--temp 0 --threads 2 --no-disk-cache --json",
+                              bin, path);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "\"prompt_tokens\":16,") && strstr(r.out, "\"generated_tokens\":"), "%s", r.out);
     proc_result_free(&r);
     r = proc_runf("%s/cachet bench --model '%s' --prompt-tokens 32 --gen-tokens 8 --reps 1 --no-llama --json "
-                  "--threads 2", bin, path);
+                  "--threads 2",
+                  bin, path);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "\"pp_tps\"") && strstr(r.out, "\"tg_tps\""), "%s", r.out);
     proc_result_free(&r);
-    r = proc_runf("%s/cachet bench cache --model '%s' --prefix 64 --suffix 8 --reps 1 --threads 2 --json", bin, path);
+    r = proc_runf("%s/cachet bench cache --model '%s' --prefix 64 --suffix 8 --reps 1 --threads 2 --json",
+                  bin, path);
     CHECK_EQ_INT(r.status, 0);
     CHECK_MSG(strstr(r.out, "ttft") != NULL, "%s", r.out);
     proc_result_free(&r);
     char ws[] = "/tmp/cachet-gemma-ws-XXXXXX";
     if (mkdtemp(ws)) {
-        r = proc_runf("%s/cachet -p 'Say hi.' --json --workspace %s --model '%s' --max-tokens 16 --max-rounds 1 "
-                      "--threads 2 --no-disk-cache", bin, ws, path);
+        r = proc_runf(
+            "%s/cachet -p 'Say hi.' --json --workspace %s --model '%s' --max-tokens 16 --max-rounds 1 "
+            "--threads 2 --no-disk-cache",
+            bin, ws, path);
         CHECK_MSG(r.status == 0 && strstr(r.out, "\"reply\""), "agent: status %d: %s", r.status, r.out);
         proc_result_free(&r);
         r = proc_runf("rm -rf '%s'", ws);

@@ -44,8 +44,7 @@ static int walk(const eng_gguf *g, const void *buf, size_t len) {
         uint32_t *ls;
         if (eng_gguf_get_str_arr(g, k, &ss, &ls, &c2, &e) == 0) {
             bad += c2 != cnt;
-            for (uint64_t j = 0; j < c2; j++)
-                bad += (size_t)(ss[j] - (const char *)buf) + ls[j] > len;
+            for (uint64_t j = 0; j < c2; j++) bad += (size_t)(ss[j] - (const char *)buf) + ls[j] > len;
             free(ss);
             free(ls);
         }
@@ -128,8 +127,8 @@ static void test_model_basics(const eng_gguf *g) {
         free(lens);
     }
     eng_gguf_vtype et;
-    CHECK(eng_gguf_get_arr(g, "tokenizer.ggml.merges", &et, &cnt, &e) == 0 &&
-          et == ENG_GGUF_STRING && cnt == 48900);
+    CHECK(eng_gguf_get_arr(g, "tokenizer.ggml.merges", &et, &cnt, &e) == 0 && et == ENG_GGUF_STRING &&
+          cnt == 48900);
     int32_t *tt;
     CHECK(eng_gguf_get_i32_arr(g, "tokenizer.ggml.token_type", &tt, &cnt, &e) == 0 && cnt == 49152);
     if (cnt == 49152) {
@@ -167,9 +166,8 @@ static size_t unescape(char *s) {
 }
 
 static int vtype_of(const char *name) {
-    static const char *const names[] = {"UINT8",  "INT8",    "UINT16", "INT16",  "UINT32",
-                                        "INT32",  "FLOAT32", "BOOL",   "STRING", "ARRAY",
-                                        "UINT64", "INT64",   "FLOAT64"};
+    static const char *const names[] = {"UINT8", "INT8",   "UINT16", "INT16",  "UINT32", "INT32",  "FLOAT32",
+                                        "BOOL",  "STRING", "ARRAY",  "UINT64", "INT64",  "FLOAT64"};
     for (int i = 0; i < 13; i++)
         if (strcmp(name, names[i]) == 0) return i;
     return -1;
@@ -197,8 +195,8 @@ static int golden_kv(const eng_gguf *g, char **f, int nf) {
     if (t == ENG_GGUF_ARRAY) {
         eng_gguf_vtype et;
         uint64_t cnt;
-        return nf >= 6 && eng_gguf_get_arr(g, f[2], &et, &cnt, &e) == 0 &&
-               (int)et == vtype_of(f[4]) && cnt == strtoull(f[5], NULL, 10);
+        return nf >= 6 && eng_gguf_get_arr(g, f[2], &et, &cnt, &e) == 0 && (int)et == vtype_of(f[4]) &&
+               cnt == strtoull(f[5], NULL, 10);
     }
     if (t == ENG_GGUF_STRING) {
         const char *s;
@@ -274,8 +272,7 @@ static int golden_tensor(const eng_gguf *g, char **f, const uint8_t *file) {
     }
     uint64_t abs = strtoull(f[8], NULL, 10);
     return t->offset == strtoull(f[7], NULL, 10) && eng_gguf_data_offset(g) + t->offset == abs &&
-           t->nbytes == strtoull(f[9], NULL, 10) &&
-           (!file || (const uint8_t *)t->data == file + abs);
+           t->nbytes == strtoull(f[9], NULL, 10) && (!file || (const uint8_t *)t->data == file + abs);
 }
 
 static void test_golden_metadata(const eng_gguf *g) {
@@ -284,7 +281,8 @@ static void test_golden_metadata(const eng_gguf *g) {
     util_err e;
     snprintf(path, sizeof path, "%s/tests/golden/metadata_smollm2.txt", check_root());
     if (util_read_file(&txt, &len, path, &e) != 0) {
-        CHECK_SKIP("%s missing: no golden metadata comparison (tests/golden/gen_metadata.py writes it)", path);
+        CHECK_SKIP("%s missing: no golden metadata comparison (tests/golden/gen_metadata.py writes it)",
+                   path);
         return;
     }
     int n_kv = 0, n_tensor = 0, n_arr = 0, n_special = 0, bad = 0;
@@ -363,8 +361,7 @@ static int check_fail(const uint8_t *buf, size_t len, const char *label, int *cr
         eng_gguf_free(g);
         return 0;
     }
-    *crashy += g != NULL || e.code != rc || strncmp(e.msg, "model file '", 12) != 0 ||
-               !strstr(e.msg, label);
+    *crashy += g != NULL || e.code != rc || strncmp(e.msg, "model file '", 12) != 0 || !strstr(e.msg, label);
     return 1;
 }
 
@@ -431,8 +428,7 @@ static void test_flips(uint8_t *file, size_t size, const eng_gguf *g) {
         exact[pos] = old;
     }
     free(exact);
-    CHECK_MSG(crashy == 0, "byte flips: %d bad outcomes (%d opened, %d rejected)", crashy, opened,
-              failed);
+    CHECK_MSG(crashy == 0, "byte flips: %d bad outcomes (%d opened, %d rejected)", crashy, opened, failed);
     CHECK_MSG(opened > 0 && failed > 0, "byte flips: %d opened, %d rejected", opened, failed);
 }
 
@@ -489,8 +485,8 @@ static void put_key(util_buf *b, const char *k, uint32_t type) {
     put(b, type, 4);
 }
 
-static void put_tensor(util_buf *b, const char *name, uint32_t n_dims, const uint64_t *ne,
-                       uint32_t type, uint64_t off) {
+static void put_tensor(util_buf *b, const char *name, uint32_t n_dims, const uint64_t *ne, uint32_t type,
+                       uint64_t off) {
     put_str(b, name);
     put(b, n_dims, 4);
     for (uint32_t d = 0; d < n_dims; d++) put(b, ne[d], 8);
@@ -513,12 +509,7 @@ static void build(util_buf *b, enum mut m) {
     put(b, m == M_HUGE_STRING ? UINT64_MAX - 4 : 5, 8);
     util_buf_append(b, "llama", 5);
     put_key(b, "general.alignment", m == M_ALIGN_TYPE ? 10 : 4);
-    put(b,
-        m == M_ALIGN_3    ? 3
-        : m == M_ALIGN_0  ? 0
-        : m == M_ALIGN_64 ? 64
-                          : 32,
-        m == M_ALIGN_TYPE ? 8 : 4);
+    put(b, m == M_ALIGN_3 ? 3 : m == M_ALIGN_0 ? 0 : m == M_ALIGN_64 ? 64 : 32, m == M_ALIGN_TYPE ? 8 : 4);
     put_key(b, "test.i32s", 9);
     put(b, m == M_NESTED_ARRAY ? 9 : m == M_BAD_ELEM_TYPE ? 77 : 5, 4);
     put(b, m == M_HUGE_ARRAY ? (uint64_t)1 << 61 : 3, 8);
@@ -595,8 +586,7 @@ static void test_hostile(void) {
         {M_BAD_TYPE, UTIL_EFORMAT, "tensor 'blk.0.b' has unknown type 4"},
         {M_BLOCK_MULT, UTIL_EFORMAT, "rows of 48 values, not a multiple of its block size 32"},
         {M_OFFSET_PAST, UTIL_EFORMAT, "tensor 'blk.0.b' ends past end of file"},
-        {M_MISALIGNED, UTIL_EFORMAT,
-         "tensor 'blk.0.b' offset 36 is not a multiple of the alignment 32"},
+        {M_MISALIGNED, UTIL_EFORMAT, "tensor 'blk.0.b' offset 36 is not a multiple of the alignment 32"},
         {M_DUP_TENSOR, UTIL_EFORMAT, "duplicate tensor 'a'"},
         {M_LONG_NAME, UTIL_EFORMAT, "tensor 0 name is 65 bytes long (at most 63)"},
         {M_NUL_NAME, UTIL_EFORMAT, "tensor 0 name contains a NUL byte"},
@@ -628,8 +618,8 @@ static void test_hostile(void) {
         int32_t *ia;
         float *fa;
         uint64_t n;
-        CHECK(eng_gguf_get_i32_arr(g, "test.i32s", &ia, &n, &e) == 0 && n == 3 && ia[0] == 1 &&
-              ia[1] == -2 && ia[2] == 300000);
+        CHECK(eng_gguf_get_i32_arr(g, "test.i32s", &ia, &n, &e) == 0 && n == 3 && ia[0] == 1 && ia[1] == -2 &&
+              ia[2] == 300000);
         if (n == 3) free(ia);
         CHECK(eng_gguf_get_f32_arr(g, "test.i32s", &fa, &n, &e) == 0 && n == 3 && fa[1] == -2.0f);
         if (n == 3) free(fa);
@@ -684,11 +674,9 @@ static void test_hostile(void) {
         g = (eng_gguf *)1;
         util_err_clear(&e);
         int rc = eng_gguf_open_mem(&g, c, b.len, "evil.gguf", &e);
-        CHECK_MSG(rc == cases[i].code && g == NULL &&
-                      strncmp(e.msg, "model file 'evil.gguf': ", 24) == 0 &&
+        CHECK_MSG(rc == cases[i].code && g == NULL && strncmp(e.msg, "model file 'evil.gguf': ", 24) == 0 &&
                       strstr(e.msg, cases[i].msg) != NULL,
-                  "hostile case %d: rc %d, '%s' (want '%s')", (int)cases[i].m, rc, e.msg,
-                  cases[i].msg);
+                  "hostile case %d: rc %d, '%s' (want '%s')", (int)cases[i].m, rc, e.msg, cases[i].msg);
         /* and every truncation of it fails cleanly too */
         for (size_t l = 0; l < b.len; l++) {
             char *t = malloc(l ? l : 1);

@@ -15,8 +15,9 @@
 #include "proc.h"
 
 /* A clean environment: nothing from the caller's HOME, XDG folders, model or data settings. */
-#define FRESH_ENV "env -i PATH=/usr/bin:/bin HOME=%s/home XDG_DATA_HOME=%s/home/.local/share " \
-                  "XDG_STATE_HOME=%s/home/.local/state XDG_CACHE_HOME=%s/home/.cache XDG_CONFIG_HOME=%s/home/.config"
+#define FRESH_ENV                                                                \
+    "env -i PATH=/usr/bin:/bin HOME=%s/home XDG_DATA_HOME=%s/home/.local/share " \
+    "XDG_STATE_HOME=%s/home/.local/state XDG_CACHE_HOME=%s/home/.cache XDG_CONFIG_HOME=%s/home/.config"
 
 static int make_install(const char *dir, const char *prefix, const char *models) {
     const char *bin = proc_bin_dir();
@@ -42,7 +43,8 @@ static void test_installed(const char *dir, const char *model) {
     proc_result_free(&r);
 
     /* the model installed under PREFIX/share/cachet/models is found from the binary's path */
-    r = proc_runf("cd %s/elsewhere && " FRESH_ENV " %s/prefix/bin/cachet generate --prompt 'The capital of France is' "
+    r = proc_runf("cd %s/elsewhere && " FRESH_ENV
+                  " %s/prefix/bin/cachet generate --prompt 'The capital of France is' "
                   "--max-tokens 4 --temp 0 --threads 2 --no-disk-cache",
                   dir, dir, dir, dir, dir, dir, dir);
     CHECK_MSG(r.status == 0 && strstr(r.out, "Paris"), "generate: %d %s %s", r.status, r.out, r.err);
@@ -53,10 +55,12 @@ static void test_installed(const char *dir, const char *model) {
     char *ans = fake_sse_text("Hello from the fake backend.");
     CHECK(fake_start(&f, 1, ans) == 0);
     free(ans);
-    r = proc_runf("cd %s/elsewhere && " FRESH_ENV " %s/prefix/bin/cachet -p hi --backend http://127.0.0.1:%d/v1 "
+    r = proc_runf("cd %s/elsewhere && " FRESH_ENV
+                  " %s/prefix/bin/cachet -p hi --backend http://127.0.0.1:%d/v1 "
                   "--backend-model fake --workspace ws",
                   dir, dir, dir, dir, dir, dir, dir, f.port);
-    CHECK_MSG(r.status == 0 && strstr(r.out, "Hello from the fake backend."), "agent: %d %s %s", r.status, r.out, r.err);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "Hello from the fake backend."), "agent: %d %s %s", r.status,
+              r.out, r.err);
     proc_result_free(&r);
     fake_stop(&f);
     fake_release(&f);
@@ -65,10 +69,12 @@ static void test_installed(const char *dir, const char *model) {
     proc_result_free(&r);
 
     /* promptlint: its rules from PREFIX/share/cachet/linter/rules */
-    r = proc_runf("cd %s/elsewhere && printf 'You are a helpful assistant. Answer briefly.\\n' > p.md && " FRESH_ENV
-                  " %s/prefix/bin/promptlint p.md && " FRESH_ENV " %s/prefix/bin/promptlint --version",
-                  dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
-    CHECK_MSG(r.status == 0 && strstr(r.out, "promptlint 0."), "promptlint: %d %s %s", r.status, r.out, r.err);
+    r = proc_runf(
+        "cd %s/elsewhere && printf 'You are a helpful assistant. Answer briefly.\\n' > p.md && " FRESH_ENV
+        " %s/prefix/bin/promptlint p.md && " FRESH_ENV " %s/prefix/bin/promptlint --version",
+        dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "promptlint 0."), "promptlint: %d %s %s", r.status, r.out,
+              r.err);
     proc_result_free(&r);
 
     /* uninstall removes what install wrote: the prefix folder is gone */
@@ -95,8 +101,8 @@ static void test_no_model(const char *dir) {
     CHECK_MSG(strstr(r.err, want) != NULL, "no %s in: %s", want, r.err);
     CHECK_MSG(strstr(r.err, "CACHET_MODEL") && strstr(r.err, "--model"), "%s", r.err);
     proc_result_free(&r);
-    r = proc_runf("make --no-print-directory -C '%s' uninstall PREFIX='%s/bare' && test ! -e '%s/bare'", check_root(),
-                  dir, dir);
+    r = proc_runf("make --no-print-directory -C '%s' uninstall PREFIX='%s/bare' && test ! -e '%s/bare'",
+                  check_root(), dir, dir);
     CHECK_MSG(r.status == 0, "uninstall: %s %s", r.out, r.err);
     proc_result_free(&r);
 }

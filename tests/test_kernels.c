@@ -130,8 +130,8 @@ static void check_dot(uint32_t type, eng_simd level, int64_t n, uint64_t *rs, do
         eng_type_get_cpu(type)->vec_dot(n, &ref, w, a);
         k.vec_dot(n, &fast, w, a);
         k.gemm(n, &g, 1, w, 0, 1, pa, 0, 1);
-        CHECK_MSG(memcmp(&fast, &g, sizeof g) == 0, "%s %s n=%lld: vec_dot %.9g != gemm %.9g",
-                  t->name, eng_simd_name(level), (long long)n, (double)fast, (double)g);
+        CHECK_MSG(memcmp(&fast, &g, sizeof g) == 0, "%s %s n=%lld: vec_dot %.9g != gemm %.9g", t->name,
+                  eng_simd_name(level), (long long)n, (double)fast, (double)g);
         int blocks = (int)(n / t->blck);
         double bound = abs_bound(type, w, a, n);
         double tol = (2.0 * blocks + 24) * ldexp(1.0, -24) * bound;
@@ -152,9 +152,10 @@ static void test_dots(void) {
         uint32_t type;
         int64_t n[5];
     } cases[] = {
-        {ENG_TYPE_Q4_1, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q8_0, {32, 96, 576, 1536, 544}},
-        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_0, {32, 96, 576, 1536, 544}},  {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}},
-        {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_Q5_K, {256, 512, 1536, 2304, 768}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
+        {ENG_TYPE_Q4_1, {32, 96, 576, 1536, 544}},    {ENG_TYPE_Q8_0, {32, 96, 576, 1536, 544}},
+        {ENG_TYPE_Q5_0, {32, 96, 576, 1536, 544}},    {ENG_TYPE_Q4_0, {32, 96, 576, 1536, 544}},
+        {ENG_TYPE_Q4_K, {256, 512, 1536, 2304, 256}}, {ENG_TYPE_Q6_K, {256, 512, 1536, 2304, 256}},
+        {ENG_TYPE_Q5_K, {256, 512, 1536, 2304, 768}}, {ENG_TYPE_F16, {1, 7, 31, 576, 1000}},
         {ENG_TYPE_F32, {1, 9, 33, 576, 1000}},
     };
     eng_simd lv[2];
@@ -165,8 +166,8 @@ static void test_dots(void) {
             double worst = 0;
             for (int i = 0; i < 5; i++) check_dot(cases[c].type, lv[l], cases[c].n[i], &rs, &worst);
             if (check_get()->verbose)
-                fprintf(stderr, "  %s %-5s worst |fast - ref| / sum|terms| = %.3g\n",
-                        eng_simd_name(lv[l]), eng_type_get(cases[c].type)->name, worst);
+                fprintf(stderr, "  %s %-5s worst |fast - ref| / sum|terms| = %.3g\n", eng_simd_name(lv[l]),
+                        eng_type_get(cases[c].type)->name, worst);
         }
 }
 
@@ -189,9 +190,9 @@ static void test_q8k_prep(void) {
         for (int rep = 0; rep < 4; rep++) {
             rand_vec(x, N, rep == 3 ? 40.0f : 1.0f, &rs);
             for (int i = 256; i < 512; i++) x[i] = 0.0f;
-            x[512 + 7] = -2.5f, x[512 + 200] = 2.5f;   /* - first */
-            x[768 + 9] = 3.0f, x[768 + 100] = -3.0f;   /* + first */
-            x[1024 + 255] = (float)(rep + 1) * 10.0f;  /* the last value */
+            x[512 + 7] = -2.5f, x[512 + 200] = 2.5f;  /* - first */
+            x[768 + 9] = 3.0f, x[768 + 100] = -3.0f;  /* + first */
+            x[1024 + 255] = (float)(rep + 1) * 10.0f; /* the last value */
             vt->from_float(x, ref, N);
             k.act_quantize(x, pa, N);
             for (int b = 0; b < N / 256; b++) {
@@ -202,7 +203,8 @@ static void test_q8k_prep(void) {
                        memcmp(&d, &ref[b].d, 4) != 0;
             }
         }
-        CHECK_MSG(bad == 0, "%s: %d prepared q8_K blocks differ from the reference", eng_simd_name(lv[l]), bad);
+        CHECK_MSG(bad == 0, "%s: %d prepared q8_K blocks differ from the reference", eng_simd_name(lv[l]),
+                  bad);
         free(pa);
     }
     free(x);
@@ -234,8 +236,8 @@ static void check_tiles(uint32_t type, eng_simd level, int64_t n, uint64_t *rs) 
                 bad += memcmp(&y1, &y[t * NR + r], sizeof y1) != 0;
             }
     }
-    CHECK_MSG(bad == 0, "%s %s n=%lld: %d tile results differ from the 1x1 path",
-              eng_type_get(type)->name, eng_simd_name(level), (long long)n, bad);
+    CHECK_MSG(bad == 0, "%s %s n=%lld: %d tile results differ from the 1x1 path", eng_type_get(type)->name,
+              eng_simd_name(level), (long long)n, bad);
     free(w);
     free(x);
     free(pa);
@@ -254,7 +256,7 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q6_K, lv[l], 512, &rs);
         check_tiles(ENG_TYPE_Q6_K, lv[l], 2816, &rs); /* 11 super-blocks */
         check_tiles(ENG_TYPE_Q4_0, lv[l], 576, &rs);
-        check_tiles(ENG_TYPE_Q4_0, lv[l], 96, &rs);  /* a lone last block */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 96, &rs);   /* a lone last block */
         check_tiles(ENG_TYPE_Q4_0, lv[l], 1056, &rs); /* 33 blocks: past one chunk of 16 */
         check_tiles(ENG_TYPE_Q5_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q5_0, lv[l], 2080, &rs);
@@ -282,7 +284,8 @@ static void kv_init(kv_fixture *f, uint64_t *rs) {
     f->kv.kv_dim = T_KV * T_HD;
     for (int i = 0; i < T_CTX / 16; i++) {
         f->pages[i] = malloc((size_t)2 * 16 * T_KV * T_HD * sizeof(uint16_t));
-        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++) f->pages[i][j] = eng_f32_to_f16(2.0f * th_rng_unit(rs));
+        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++)
+            f->pages[i][j] = eng_f32_to_f16(2.0f * th_rng_unit(rs));
     }
     f->kv.pages = f->pages;
 }
@@ -294,9 +297,17 @@ static void kv_release(kv_fixture *f) {
 /* Attention of tokens [t0, t0 + n) of a T_CTX-token sequence, all heads. */
 static void run_attn(eng_backend *be, const kv_fixture *f, const float *q, float *out, int t0, int n,
                      int window) {
-    eng_attn_args a = {.out = out + (size_t)t0 * T_HEADS * T_HD, .q = q + (size_t)t0 * T_HEADS * T_HD,
-                       .kv = &f->kv, .layer = 0, .n_tok = n, .pos0 = t0, .n_head = T_HEADS,
-                       .n_kv_head = T_KV, .head_dim = T_HD, .scale = 0.125f, .window = window};
+    eng_attn_args a = {.out = out + (size_t)t0 * T_HEADS * T_HD,
+                       .q = q + (size_t)t0 * T_HEADS * T_HD,
+                       .kv = &f->kv,
+                       .layer = 0,
+                       .n_tok = n,
+                       .pos0 = t0,
+                       .n_head = T_HEADS,
+                       .n_kv_head = T_KV,
+                       .head_dim = T_HD,
+                       .scale = 0.125f,
+                       .window = window};
     be->ops->attention(be, &a);
 }
 
@@ -324,8 +335,8 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
         run_attn(fast, &f, q, o2, 0, T_CTX, window);
         double err = 0;
         for (size_t i = 0; i < nq; i++) err = fmax(err, fabs((double)o1[i] - (double)o2[i]));
-        CHECK_MSG(err <= 2e-5, "%s attention (window %d): max error %.3g > 2e-5", fast->ops->name,
-                  window, err);
+        CHECK_MSG(err <= 2e-5, "%s attention (window %d): max error %.3g > 2e-5", fast->ops->name, window,
+                  err);
         /* chunked the way prefill and decode call it: the same bits */
         memset(o1, 0, nq * sizeof(float));
         static const int cuts[] = {0, 1, 17, 18, 50, 79, T_CTX};
@@ -357,8 +368,14 @@ static void check_attention_sources(uint64_t *rs) {
         k.f16_to_f32(kf + (size_t)p * ld, eng_kv_k(&f.kv, 0, p), ld);
         k.f16_to_f32(vf + (size_t)p * ld, eng_kv_v(&f.kv, 0, p), ld);
     }
-    eng_attn_args a = {.q = q, .kv = &f.kv, .n_tok = T_CTX, .n_head = T_HEADS, .n_kv_head = T_KV,
-                       .head_dim = T_HD, .scale = 0.125f, .window = 20};
+    eng_attn_args a = {.q = q,
+                       .kv = &f.kv,
+                       .n_tok = T_CTX,
+                       .n_head = T_HEADS,
+                       .n_kv_head = T_KV,
+                       .head_dim = T_HD,
+                       .scale = 0.125f,
+                       .window = 20};
     for (int t = 0; t < T_CTX; t += 7)
         for (int h = 0; h < T_HEADS; h++) {
             a.out = o1;
@@ -387,8 +404,15 @@ static void check_elementwise(eng_backend *ref, eng_backend *fast, uint64_t *rs)
 
     memcpy(y1, x, sizeof(float) * E * R);
     memcpy(y2, x, sizeof(float) * E * R);
-    eng_rope_args ra = {.x = y1, .n_tok = R, .n_head = 9, .head_dim = 64, .n_rot = 64, .pos0 = 1000,
-                        .base = 100000.0f, .freq_scale = 1.0f, .mode = ENG_ROPE_NORMAL};
+    eng_rope_args ra = {.x = y1,
+                        .n_tok = R,
+                        .n_head = 9,
+                        .head_dim = 64,
+                        .n_rot = 64,
+                        .pos0 = 1000,
+                        .base = 100000.0f,
+                        .freq_scale = 1.0f,
+                        .mode = ENG_ROPE_NORMAL};
     ref->ops->rope(ref, &ra);
     ra.x = y2;
     fast->ops->rope(fast, &ra);
@@ -482,7 +506,8 @@ static void test_levels(void) {
     util_err err;
     CHECK_EQ_STR(eng_simd_name(ENG_SIMD_AVX512), "avx512");
     if (have < ENG_SIMD_AVX512)
-        CHECK_SKIP("this CPU has no %s: those kernels are not tested here", have < ENG_SIMD_AVX2 ? "AVX2" : "AVX-512");
+        CHECK_SKIP("this CPU has no %s: those kernels are not tested here",
+                   have < ENG_SIMD_AVX2 ? "AVX2" : "AVX-512");
     eng_backend *be = NULL;
     CHECK(eng_backend_cpu_new_level(&be, 1, (int)have + 1, &err) == UTIL_EINVAL);
     const char *old = getenv("CACHET_CPU");
@@ -493,8 +518,10 @@ static void test_levels(void) {
     CHECK(eng_cpu_level(&got, &err) == UTIL_EINVAL && strstr(err.msg, "sse9"));
     setenv("CACHET_CPU", "auto", 1);
     CHECK(eng_cpu_level(&got, &err) == 0 && got == have);
-    if (saved) setenv("CACHET_CPU", saved, 1);
-    else unsetenv("CACHET_CPU");
+    if (saved)
+        setenv("CACHET_CPU", saved, 1);
+    else
+        unsetenv("CACHET_CPU");
     free(saved);
 }
 

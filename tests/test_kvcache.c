@@ -11,8 +11,11 @@
 enum { P = ENG_KV_PAGE_TOKENS, ELEMS = 64 };
 
 static eng_kvcache *new_cache(int pages) {
-    eng_kvcache_params p = {.page_elems = ELEMS, .fingerprint = 42,
-                            .budget_bytes = (uint64_t)pages * ELEMS * 2, .reuse = 1, .disk = 0};
+    eng_kvcache_params p = {.page_elems = ELEMS,
+                            .fingerprint = 42,
+                            .budget_bytes = (uint64_t)pages * ELEMS * 2,
+                            .reuse = 1,
+                            .disk = 0};
     eng_kvcache *c = NULL;
     util_err err;
     CHECK(eng_kvcache_new(&c, &p, &err) == 0);
@@ -98,8 +101,8 @@ static void test_basics(void) {
     int32_t x[32], y[32], z[48];
     for (int i = 0; i < 32; i++) x[i] = i, y[i] = 500 + i;
     for (int i = 0; i < 48; i++) z[i] = 900 + i;
-    insert_chain(c, x, 32, 0);  /* 2 pages, oldest */
-    insert_chain(c, y, 32, 10); /* 2 pages */
+    insert_chain(c, x, 32, 0);                        /* 2 pages, oldest */
+    insert_chain(c, y, 32, 10);                       /* 2 pages */
     CHECK_EQ_INT(match(c, x, 32, 31, path, &nn), 31); /* touch x: y is now least recent */
     unpin_all(c, path, nn);
     insert_chain(c, z, 48, 20); /* needs 3 pages: 2 free, then evicts y's leaf */

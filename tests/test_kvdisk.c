@@ -238,8 +238,17 @@ static void kt_roundtrip(const char *root) {
 /* damaged files                                                             */
 
 typedef enum {
-    KT_TRUNC1, KT_TRUNC_HALF, KT_ZERO, KT_APPEND, KT_FLIP_PAYLOAD, KT_FLIP_VERSION,
-    KT_FLIP_TOKEN, KT_FLIP_HASH, KT_FLIP_SUM, KT_MAGIC, KT_NDAMAGE
+    KT_TRUNC1,
+    KT_TRUNC_HALF,
+    KT_ZERO,
+    KT_APPEND,
+    KT_FLIP_PAYLOAD,
+    KT_FLIP_VERSION,
+    KT_FLIP_TOKEN,
+    KT_FLIP_HASH,
+    KT_FLIP_SUM,
+    KT_MAGIC,
+    KT_NDAMAGE
 } kt_damage;
 
 static const char *const kt_damage_names[KT_NDAMAGE] = {
@@ -400,9 +409,9 @@ static void kt_stale_tmp(const char *root) {
     kt_key k = kt_key_make(1, 5);
     kt_put(d, &k, in);
     eng_kvdisk_flush(d);
-    CHECK(!kt_exists(old));   /* a writer killed 11 minutes ago */
-    CHECK(kt_exists(young));  /* maybe a live writer in another process */
-    CHECK(kt_exists(other));  /* not ours */
+    CHECK(!kt_exists(old));  /* a writer killed 11 minutes ago */
+    CHECK(kt_exists(young)); /* maybe a live writer in another process */
+    CHECK(kt_exists(other)); /* not ours */
     eng_kvdisk_close(d);
 }
 
@@ -567,8 +576,10 @@ static void kt_default_dir(const char *root) {
     struct stat sb;
     CHECK(stat(want, &sb) == 0 && S_ISDIR(sb.st_mode));
     eng_kvdisk_close(d);
-    if (saved) setenv("XDG_CACHE_HOME", saved, 1);
-    else unsetenv("XDG_CACHE_HOME");
+    if (saved)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
     free(saved);
 }
 
@@ -628,8 +639,10 @@ static int kt_audit(eng_kvdisk *d, uint64_t fp, int nkeys, size_t page, int *tmp
             }
             kt_key k = kt_key_make(fp, found);
             kt_fill(want, page, found);
-            if (kt_get(d, &k, got) == 1 && memcmp(want, got, page) == 0) pages++;
-            else (*wrong)++;
+            if (kt_get(d, &k, got) == 1 && memcmp(want, got, page) == 0)
+                pages++;
+            else
+                (*wrong)++;
         }
         if (dp) closedir(dp);
     }
@@ -666,16 +679,14 @@ static void kt_kill9(const char *root) {
         waitpid(pid, &st, 0);
         killed += ready && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
     }
-    CHECK_MSG(killed == rounds, "only %d of %d writers were killed while running (seed %llx)",
-              killed, rounds, (unsigned long long)seed0);
+    CHECK_MSG(killed == rounds, "only %d of %d writers were killed while running (seed %llx)", killed, rounds,
+              (unsigned long long)seed0);
 
     eng_kvdisk *d = kt_open(dir, fp, KT_CRASH_PAGE, 0, 0);
     int tmps = 0, wrong = 0;
     int pages = kt_audit(d, fp, KT_CRASH_KEYS, KT_CRASH_PAGE, &tmps, &wrong);
-    CHECK_MSG(wrong == 0, "%d bad files after kill -9 (seed %llx)", wrong,
-              (unsigned long long)seed0);
-    CHECK_MSG(pages > 0, "no page survived %d rounds (seed %llx)", rounds,
-              (unsigned long long)seed0);
+    CHECK_MSG(wrong == 0, "%d bad files after kill -9 (seed %llx)", wrong, (unsigned long long)seed0);
+    CHECK_MSG(pages > 0, "no page survived %d rounds (seed %llx)", rounds, (unsigned long long)seed0);
     /* every key: a correct page or a miss, never other data */
     unsigned char *want = malloc(KT_CRASH_PAGE), *got = malloc(KT_CRASH_PAGE);
     int hits = 0, bad = 0;
@@ -691,8 +702,8 @@ static void kt_kill9(const char *root) {
     CHECK_EQ_INT(hits, pages);
     CHECK_EQ_INT(eng_kvdisk_get_stats(d).corrupt, 0);
     if (check_get()->verbose)
-        fprintf(stderr, "kill9: %d rounds, %d pages, %d tmp files left by killed writers\n",
-                rounds, pages, tmps);
+        fprintf(stderr, "kill9: %d rounds, %d pages, %d tmp files left by killed writers\n", rounds, pages,
+                tmps);
     eng_kvdisk_close(d);
     free(want);
     free(got);
@@ -733,8 +744,8 @@ static void kt_conc_child(const char *dir, uint64_t fp, int c) {
     _exit(0);
 }
 
-static int kt_check_key(eng_kvdisk *d, uint64_t fp, int i, unsigned char *want,
-                        unsigned char *got, int *bad) {
+static int kt_check_key(eng_kvdisk *d, uint64_t fp, int i, unsigned char *want, unsigned char *got,
+                        int *bad) {
     kt_key k = kt_key_make(fp, i);
     if (!kt_get(d, &k, got)) return 0;
     kt_fill(want, KT_CONC_PAGE, i);

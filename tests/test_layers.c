@@ -14,8 +14,8 @@
 
 /* Writes text to dir/rel, creating its folder. */
 static void put(const char *dir, const char *rel, const char *text) {
-    proc_result r = proc_runf("mkdir -p \"$(dirname '%s/%s')\" && printf '%%s' '%s' > '%s/%s'", dir, rel, text, dir,
-                              rel);
+    proc_result r = proc_runf("mkdir -p \"$(dirname '%s/%s')\" && printf '%%s' '%s' > '%s/%s'", dir, rel,
+                              text, dir, rel);
     CHECK_MSG(r.status == 0, "write %s/%s: %s", dir, rel, r.err);
     proc_result_free(&r);
 }
@@ -23,8 +23,8 @@ static void put(const char *dir, const char *rel, const char *text) {
 /* Runs the script on dir (objects under dir/build, the allow file dir/allow
  * when `allow`); returns its result. */
 static proc_result layers(const char *dir, int allow) {
-    return proc_runf("sh '%s/scripts/check-layers.sh' --root '%s' --build '%s/build' --allow '%s%s'", check_root(),
-                     dir, dir, allow ? dir : "", allow ? "/allow" : "");
+    return proc_runf("sh '%s/scripts/check-layers.sh' --root '%s' --build '%s/build' --allow '%s%s'",
+                     check_root(), dir, dir, allow ? dir : "", allow ? "/allow" : "");
 }
 
 static int count_lines(const char *s, const char *needle) {
@@ -61,16 +61,18 @@ static void test_includes(const char *dir) {
     CHECK_MSG(strstr(r.out, "include engine/up.c agent/a.h: engine/ must not depend on agent/"), "%s", r.out);
     CHECK_MSG(strstr(r.out, "include engine/quantx.c engine/cpu/k.h: the generic engine"), "%s", r.out);
     CHECK_MSG(strstr(r.out, "include serve/s.c cli/cli.h: serve/ must not depend on cli/"), "%s", r.out);
-    CHECK_MSG(strstr(r.out, "include serve/s.c agent/a.h: agent/, serve/ and linter/ are peers"), "%s", r.out);
+    CHECK_MSG(strstr(r.out, "include serve/s.c agent/a.h: agent/, serve/ and linter/ are peers"), "%s",
+              r.out);
     CHECK_MSG(strstr(r.out, "engine/model.c") == NULL, "the backend maker was reported: %s", r.out);
     CHECK_EQ_INT(count_lines(r.out, "check-layers: include "), 5);
     CHECK(strstr(r.out, "5 violation(s)") != NULL);
     proc_result_free(&r);
 
     /* listed in the allow file: warnings, exit 0; a listed key not found is named */
-    put(dir, "allow", "# planted\ninclude util/bad.c engine/e.h\ninclude engine/up.c agent/a.h  # why\n"
-                      "include engine/quantx.c engine/cpu/k.h\ninclude serve/s.c cli/cli.h\n"
-                      "include serve/s.c agent/a.h\ncycle engine/: gone away\n");
+    put(dir, "allow",
+        "# planted\ninclude util/bad.c engine/e.h\ninclude engine/up.c agent/a.h  # why\n"
+        "include engine/quantx.c engine/cpu/k.h\ninclude serve/s.c cli/cli.h\n"
+        "include serve/s.c agent/a.h\ncycle engine/: gone away\n");
     r = layers(dir, 1);
     CHECK_MSG(r.status == 0, "all allowed: exit %d: %s", r.status, r.out);
     CHECK_EQ_INT(count_lines(r.out, "allowed (to be fixed): include "), 5);
@@ -81,7 +83,8 @@ static void test_includes(const char *dir) {
     CHECK_EQ_INT(r.status, 1);
     CHECK(strstr(r.out, "4 violation(s)") != NULL);
     proc_result_free(&r);
-    proc_result rm = proc_runf("cd '%s' && rm -f util/bad.c engine/up.c engine/quantx.c serve/s.c allow", dir);
+    proc_result rm = proc_runf("cd '%s' && rm -f util/bad.c engine/up.c engine/quantx.c serve/s.c allow",
+                               dir);
     proc_result_free(&rm);
 }
 
@@ -94,8 +97,9 @@ static void test_include_cycle(const char *dir) {
     put(dir, "linter/z.c", "#include \"y.h\"\n"); /* depends on the cycle, not part of it */
     proc_result r = layers(dir, 0);
     CHECK_EQ_INT(r.status, 1);
-    CHECK_MSG(strstr(r.out, "check-layers: cycle linter/: x y: x -> y [#include \"y.h\"] -> x [#include \"x.h\"]"),
-              "%s", r.out);
+    CHECK_MSG(
+        strstr(r.out, "check-layers: cycle linter/: x y: x -> y [#include \"y.h\"] -> x [#include \"x.h\"]"),
+        "%s", r.out);
     CHECK_EQ_INT(count_lines(r.out, "cycle "), 1);
     proc_result_free(&r);
     proc_result rm = proc_runf("rm -rf '%s/linter'", dir);
@@ -117,11 +121,12 @@ static void test_symbols(const char *dir) {
     put(dir, "serve/p.c", "#include \"pq_impl.h\"\nint p_run(int x) { return x ? q_cb(x - 1) : 0; }\n");
     put(dir, "serve/q.c", "#include \"pq_impl.h\"\nint q_cb(int x) { return p_run(x); }\n");
     put(dir, "util/w.c", "int e(void);\nint w(void) { return e(); }\n");
-    r = proc_runf("cd '%s' && mkdir -p build/serve build/util build/engine && cc -c serve/p.c -o build/serve/p.o && "
-                  "cc -c serve/q.c -o build/serve/q.o && cc -c util/w.c -o build/util/w.o && "
-                  "cc -c engine/e.c -o build/engine/e.o && cc -c util/u.c -o build/util/u.o && "
-                  "cc -c -x c /dev/null -o build/serve/gone.o",
-                  dir);
+    r = proc_runf(
+        "cd '%s' && mkdir -p build/serve build/util build/engine && cc -c serve/p.c -o build/serve/p.o && "
+        "cc -c serve/q.c -o build/serve/q.o && cc -c util/w.c -o build/util/w.o && "
+        "cc -c engine/e.c -o build/engine/e.o && cc -c util/u.c -o build/util/u.o && "
+        "cc -c -x c /dev/null -o build/serve/gone.o",
+        dir);
     CHECK_MSG(r.status == 0, "cc: %s", r.err);
     proc_result_free(&r);
     r = layers(dir, 0);
@@ -139,7 +144,8 @@ static void test_usage(const char *dir) {
     proc_result r = proc_runf("sh '%s/scripts/check-layers.sh' --bogus", check_root());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
-    r = proc_runf("sh '%s/scripts/check-layers.sh' --root '%s' --allow '%s/no-such-file'", check_root(), dir, dir);
+    r = proc_runf("sh '%s/scripts/check-layers.sh' --root '%s' --allow '%s/no-such-file'", check_root(), dir,
+                  dir);
     CHECK_EQ_INT(r.status, 2);
     CHECK(strstr(r.err, "no-such-file") != NULL);
     proc_result_free(&r);

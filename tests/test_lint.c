@@ -56,8 +56,8 @@ typedef struct expect {
 } expect;
 
 typedef struct corpus_stats {
-    int files, tp, fp, fn;       /* error-level findings */
-    int all_ok, files_mismatch;  /* every severity */
+    int files, tp, fp, fn;      /* error-level findings */
+    int all_ok, files_mismatch; /* every severity */
 } corpus_stats;
 
 static int parse_expects(const char *data, size_t len, expect *out, int cap) {
@@ -111,8 +111,7 @@ static void corpus_file(lint_ctx *c, const char *path, corpus_stats *st) {
         const lint_finding *f = &rep.items[i];
         int matched = 0;
         for (int k = 0; k < ne && !matched; k++)
-            if (!ex[k].hit && ex[k].line == f->line && ex[k].rule == f->rule)
-                ex[k].hit = matched = 1;
+            if (!ex[k].hit && ex[k].line == f->line && ex[k].rule == f->rule) ex[k].hit = matched = 1;
         int err_level = f->severity == LINT_ERROR;
         if (matched && err_level) st->tp++;
         if (!matched) {
@@ -126,19 +125,18 @@ static void corpus_file(lint_ctx *c, const char *path, corpus_stats *st) {
         if (!ex[k].hit) {
             ok = 0;
             if (lint_rule_get(ex[k].rule)->severity == LINT_ERROR) st->fn++;
-            fprintf(stderr, "  missing    %s:%d %s\n", path, ex[k].line,
-                    lint_rule_get(ex[k].rule)->code);
+            fprintf(stderr, "  missing    %s:%d %s\n", path, ex[k].line, lint_rule_get(ex[k].rule)->code);
         }
     st->files++;
-    if (ok) st->all_ok++;
-    else st->files_mismatch++;
+    if (ok)
+        st->all_ok++;
+    else
+        st->files_mismatch++;
     lint_report_release(&rep);
     free(data);
 }
 
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void corpus_dir(lint_ctx *c, const char *dir, corpus_stats *st) {
     DIR *d = opendir(dir);
@@ -147,8 +145,8 @@ static void corpus_dir(lint_ctx *c, const char *dir, corpus_stats *st) {
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < 512)
-        if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-                                    strcmp(e->d_name, ".promptlint.json")))
+        if (e->d_name[0] != '.' ||
+            (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".promptlint.json")))
             names[n++] = strdup(e->d_name);
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, name_cmp);
@@ -156,8 +154,10 @@ static void corpus_dir(lint_ctx *c, const char *dir, corpus_stats *st) {
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         struct stat s;
-        if (stat(p, &s) == 0 && S_ISDIR(s.st_mode)) corpus_dir(c, p, st);
-        else if (strcmp(names[i], "README.md") != 0) corpus_file(c, p, st);
+        if (stat(p, &s) == 0 && S_ISDIR(s.st_mode))
+            corpus_dir(c, p, st);
+        else if (strcmp(names[i], "README.md") != 0)
+            corpus_file(c, p, st);
         free(names[i]);
     }
 }
@@ -178,8 +178,7 @@ static void test_corpus(void) {
     CHECK_MSG(st.files >= 80, "corpus has %d files, want >= 80", st.files);
     CHECK_MSG(p >= 0.95, "precision %.3f < 0.95", p);
     CHECK_MSG(r >= 0.95, "recall %.3f < 0.95", r);
-    CHECK_MSG(st.files_mismatch == 0, "%d corpus files differ from their expectations",
-              st.files_mismatch);
+    CHECK_MSG(st.files_mismatch == 0, "%d corpus files differ from their expectations", st.files_mismatch);
     lint_ctx_free(c);
 }
 
@@ -214,9 +213,17 @@ static void test_report_add(void) {
     lint_report r;
     lint_report_init(&r);
     char file[] = "p.md", msg[] = "message", src[] = "the line";
-    lint_finding f = {.file = file, .line = 2, .column = 3, .end_line = 2, .end_column = 5,
-                      .rule = LINT_R_VOLATILE_BEFORE_STABLE, .severity = LINT_ERROR,
-                      .message = msg, .tokens_lost = 12, .tokens_estimated = 1, .source = src};
+    lint_finding f = {.file = file,
+                      .line = 2,
+                      .column = 3,
+                      .end_line = 2,
+                      .end_column = 5,
+                      .rule = LINT_R_VOLATILE_BEFORE_STABLE,
+                      .severity = LINT_ERROR,
+                      .message = msg,
+                      .tokens_lost = 12,
+                      .tokens_estimated = 1,
+                      .source = src};
     CHECK_EQ_INT(lint_report_add(&r, &f), UTIL_OK);
     f.rule = LINT_R_UNUSED_SUPPRESSION, f.severity = LINT_INFO, f.source = NULL;
     f.tokens_lost = -1, f.line = 1;
@@ -258,9 +265,9 @@ static void test_utf8_and_binary(void) {
     CHECK_EQ_INT(lint_utf8_check("abc", 3), 3);
     CHECK_EQ_INT(lint_utf8_check("a\xc3\xa9", 3), 3);
     CHECK_EQ_INT(lint_utf8_check("a\xe9z", 3), 1);
-    CHECK_EQ_INT(lint_utf8_check("\xc0\x80", 2), 0);         /* overlong */
-    CHECK_EQ_INT(lint_utf8_check("\xed\xa0\x80", 3), 0);     /* surrogate */
-    CHECK_EQ_INT(lint_utf8_check("ok\xf0\x9f\x8e", 5), 2);   /* truncated */
+    CHECK_EQ_INT(lint_utf8_check("\xc0\x80", 2), 0);       /* overlong */
+    CHECK_EQ_INT(lint_utf8_check("\xed\xa0\x80", 3), 0);   /* surrogate */
+    CHECK_EQ_INT(lint_utf8_check("ok\xf0\x9f\x8e", 5), 2); /* truncated */
     CHECK(lint_is_binary("a\0b", 3));
     CHECK(!lint_is_binary("abc", 3));
 }
@@ -272,20 +279,18 @@ static void test_name_classes(void) {
     static const struct {
         const char *name;
         int vc, subday;
-    } k[] = {{"now", LINT_VC_CALL, 1},           {"timestamp", LINT_VC_CALL, 1},
-             {"request_id", LINT_VC_CALL, 0},    {"nonce", LINT_VC_CALL, 0},
-             {"retrieved", LINT_VC_TURN, 0},     {"search_results", LINT_VC_TURN, 0},
-             {"history", LINT_VC_TURN, 0},       {"query", LINT_VC_TURN, 0},
-             {"session_id", LINT_VC_SESSION, 0}, {"cwd", LINT_VC_SESSION, 0},
-             {"git_branch", LINT_VC_SESSION, 0}, {"date", LINT_VC_DAY, 0},
-             {"today", LINT_VC_DAY, 0},          {"user_name", LINT_VC_USER, 0},
-             {"user.email", LINT_VC_USER, 0},    {"name", LINT_VC_USER, 0},
-             {"current_date", LINT_VC_DAY, 0},   {"now_iso", LINT_VC_CALL, 1},
-             {"tools", LINT_VC_NONE, 0},         {"assistant_name", LINT_VC_NONE, 0}};
+    } k[] = {
+        {"now", LINT_VC_CALL, 1},     {"timestamp", LINT_VC_CALL, 1},     {"request_id", LINT_VC_CALL, 0},
+        {"nonce", LINT_VC_CALL, 0},   {"retrieved", LINT_VC_TURN, 0},     {"search_results", LINT_VC_TURN, 0},
+        {"history", LINT_VC_TURN, 0}, {"query", LINT_VC_TURN, 0},         {"session_id", LINT_VC_SESSION, 0},
+        {"cwd", LINT_VC_SESSION, 0},  {"git_branch", LINT_VC_SESSION, 0}, {"date", LINT_VC_DAY, 0},
+        {"today", LINT_VC_DAY, 0},    {"user_name", LINT_VC_USER, 0},     {"user.email", LINT_VC_USER, 0},
+        {"name", LINT_VC_USER, 0},    {"current_date", LINT_VC_DAY, 0},   {"now_iso", LINT_VC_CALL, 1},
+        {"tools", LINT_VC_NONE, 0},   {"assistant_name", LINT_VC_NONE, 0}};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         int vc = lint_detect_name_class(c->det, NULL, k[i].name, strlen(k[i].name), &sd);
-        CHECK_MSG(vc == k[i].vc && sd == k[i].subday, "'%s': class %d subday %d, want %d %d",
-                  k[i].name, vc, sd, k[i].vc, k[i].subday);
+        CHECK_MSG(vc == k[i].vc && sd == k[i].subday, "'%s': class %d subday %d, want %d %d", k[i].name, vc,
+                  sd, k[i].vc, k[i].subday);
     }
     lint_ctx_free(c);
 }
@@ -294,8 +299,9 @@ static void test_tokens_lost(void) {
     lint_ctx *c = new_ctx(1);
     if (!c) return;
     lint_report r;
-    lint_str(c, &r, "p.md", "Date: {{ date }}\n\nStable one.\nStable two.\n\n<!-- cache-boundary -->\n"
-                            "Lots of dynamic text that must not count at all here.\n");
+    lint_str(c, &r, "p.md",
+             "Date: {{ date }}\n\nStable one.\nStable two.\n\n<!-- cache-boundary -->\n"
+             "Lots of dynamic text that must not count at all here.\n");
     CHECK_EQ_INT(r.n, 1);
     if (r.n == 1) {
         const lint_finding *f = &r.items[0];
@@ -305,8 +311,7 @@ static void test_tokens_lost(void) {
         CHECK(f->tokens_estimated);
         /* what follows the placeholder up to the last stable line, nothing below */
         long want = lint_tok_estimate("\n\nStable one.\nStable two.\n", 26);
-        CHECK_MSG(labs(f->tokens_lost - want) <= 2, "tokens_lost %ld, want ~%ld",
-                  f->tokens_lost, want);
+        CHECK_MSG(labs(f->tokens_lost - want) <= 2, "tokens_lost %ld, want ~%ld", f->tokens_lost, want);
         CHECK(strstr(f->message, "~") != NULL);
     }
     lint_report_release(&r);
@@ -384,10 +389,10 @@ static void test_skill_frontmatter(void) {
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         lint_report r;
         lint_str(c, &r, "skills/demo/SKILL.md", k[i].text);
-        CHECK_MSG(r.n == 1 && r.items[0].rule == LINT_R_SKILL_FRONTMATTER &&
-                      r.items[0].line == k[i].line && strstr(r.items[0].message, k[i].words),
-                  "skill case %zu: %zu findings, first line %d '%s'", i, r.n,
-                  r.n ? r.items[0].line : 0, r.n ? r.items[0].message : "");
+        CHECK_MSG(r.n == 1 && r.items[0].rule == LINT_R_SKILL_FRONTMATTER && r.items[0].line == k[i].line &&
+                      strstr(r.items[0].message, k[i].words),
+                  "skill case %zu: %zu findings, first line %d '%s'", i, r.n, r.n ? r.items[0].line : 0,
+                  r.n ? r.items[0].message : "");
         lint_report_release(&r);
     }
     /* every problem is a finding; a valid skill with every optional field has none */
@@ -443,14 +448,17 @@ static void test_huge_input(void) {
 static void test_config_errors(void) {
     lint_config *cfg = NULL;
     util_err err = {0};
-    const char *bad[] = {"[1,2]", "{\"selec\": []}", "{\"select\": [\"PL404\"]}",
+    const char *bad[] = {"[1,2]",
+                         "{\"selec\": []}",
+                         "{\"select\": [\"PL404\"]}",
                          "{\"roles\": {\"*.md\": \"weird\"}}",
-                         "{\"volatile_patterns\": [{\"pattern\": \"(\"}]}", "{not json"};
+                         "{\"volatile_patterns\": [{\"pattern\": \"(\"}]}",
+                         "{not json"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         util_err_clear(&err);
         int rc = lint_config_parse(&cfg, bad[i], strlen(bad[i]), "t.json", "/tmp", &err);
-        CHECK_MSG(rc != 0 && cfg == NULL && strstr(err.msg, "t.json"), "config %s: rc %d '%s'",
-                  bad[i], rc, err.msg);
+        CHECK_MSG(rc != 0 && cfg == NULL && strstr(err.msg, "t.json"), "config %s: rc %d '%s'", bad[i], rc,
+                  err.msg);
     }
     const char *good = "{\"select\": \"PL001,PL002\", \"ignore\": [\"PL002\"], \"boundary_marker\": "
                        "\"--8<--\", \"prompt_globs\": [\"docs/*.md\"]}";
@@ -485,8 +493,8 @@ static void test_json_output(void) {
     cJSON *arr = cJSON_GetObjectItem(root, "findings");
     CHECK(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 2);
     cJSON *x = cJSON_GetArrayItem(arr, 0);
-    static const char *const keys[] = {"file", "line", "column", "end_line", "rule", "severity",
-                                       "message", "tokens_lost", "tokens_estimated"};
+    static const char *const keys[] = {"file",     "line",    "column",      "end_line",        "rule",
+                                       "severity", "message", "tokens_lost", "tokens_estimated"};
     for (size_t i = 0; x && i < sizeof keys / sizeof keys[0]; i++)
         CHECK_MSG(cJSON_GetObjectItem(x, keys[i]) != NULL, "json finding lacks '%s'", keys[i]);
     CHECK_EQ_STR(cJSON_GetObjectItem(x, "rule")->valuestring, "PL001");
@@ -532,8 +540,7 @@ static void test_sarif_output(void) {
         cJSON *help = cJSON_GetObjectItem(ru, "help");
         CHECK(help && cJSON_IsString(cJSON_GetObjectItem(help, "text")));
         CHECK(strstr(cJSON_GetObjectItem(help, "markdown")->valuestring, "## Why") != NULL);
-        CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(ru, "shortDescription"),
-                                                 "text")));
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(ru, "shortDescription"), "text")));
     }
     cJSON *results = cJSON_GetObjectItem(run, "results");
     CHECK(cJSON_IsArray(results) && cJSON_GetArraySize(results) == 1);
@@ -551,8 +558,8 @@ static void test_sarif_output(void) {
     CHECK_EQ_INT(cJSON_GetObjectItem(reg, "startLine")->valueint, 1);
     CHECK_EQ_INT(cJSON_GetObjectItem(reg, "startColumn")->valueint, 10);
     CHECK(cJSON_GetObjectItem(reg, "endColumn")->valueint > 10);
-    CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "partialFingerprints"),
-                                             "primaryLocationLineHash")));
+    CHECK(cJSON_IsString(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(res, "partialFingerprints"), "primaryLocationLineHash")));
     cJSON_Delete(root);
     free(buf);
     lint_report_release(&r);
@@ -625,7 +632,8 @@ static void test_diff(void) {
  * first line the volatile pass asked token sums for read before the sums
  * (heap overflow under ASan). Its tokens must be a count within the file. */
 static void test_fuzz_unknown_above(void) {
-    static const char text[] = "<!-- promptlint-disable PL001 -->CLAUDE.ms {{ u areame }}\n<!-_name }}\n<!-- promptlint-enable PL000  promptlint-disable PL001 -->CLAUDE.ms {{ date }}assistantthe_ ACME Co<!-- cache-boundaa\ts!-m{rye";
+    static const char text[] =
+        "<!-- promptlint-disable PL001 -->CLAUDE.ms {{ u areame }}\n<!-_name }}\n<!-- promptlint-enable PL000  promptlint-disable PL001 -->CLAUDE.ms {{ date }}assistantthe_ ACME Co<!-- cache-boundaa\ts!-m{rye";
     lint_ctx *c = new_ctx(1);
     if (!c) return;
     lint_report rep;

@@ -46,8 +46,10 @@ static void test_commands(void) {
     cli_dir d;
     snprintf(d.dir, sizeof d.dir, "/tmp/promptlint-cli-XXXXXX");
     const char *b = getenv("CACHET_BIN");
-    if (b && *b) snprintf(d.bin, sizeof d.bin, "%s/promptlint", b);
-    else snprintf(d.bin, sizeof d.bin, "%s/bin/promptlint", check_root());
+    if (b && *b)
+        snprintf(d.bin, sizeof d.bin, "%s/promptlint", b);
+    else
+        snprintf(d.bin, sizeof d.bin, "%s/bin/promptlint", check_root());
     if (d.bin[0] != '/') {
         char cwd[2048], tmp[4096];
         if (getcwd(cwd, sizeof cwd)) snprintf(tmp, sizeof tmp, "%s/%s", cwd, d.bin);

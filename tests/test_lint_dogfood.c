@@ -28,9 +28,9 @@ static void test_prompts(void) {
         int rc = lint_check_paths(c, &r, paths, 1, &err);
         CHECK_MSG(rc == 0, "lint '%s': %s", p, err.msg);
         for (size_t k = 0; k < r.n; k++)
-            CHECK_MSG(0, "%s:%d:%d: %s %s %s", r.items[k].file, r.items[k].line,
-                      r.items[k].column, lint_severity_name(r.items[k].severity),
-                      lint_rule_get(r.items[k].rule)->code, r.items[k].message);
+            CHECK_MSG(0, "%s:%d:%d: %s %s %s", r.items[k].file, r.items[k].line, r.items[k].column,
+                      lint_severity_name(r.items[k].severity), lint_rule_get(r.items[k].rule)->code,
+                      r.items[k].message);
         checked += r.files_checked;
         lint_report_release(&r);
     }

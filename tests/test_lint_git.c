@@ -58,8 +58,8 @@ static void commit(git_repository *repo) {
     CHECK(git_signature_new(&sig, "test", "test@example.com", 1700000000, 0) == 0);
     int has_parent = git_revparse_single(&parent, repo, "HEAD") == 0;
     const git_commit *parents[1] = {has_parent ? (const git_commit *)parent : NULL};
-    CHECK(git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, "test", tree,
-                            has_parent ? 1 : 0, parents) == 0);
+    CHECK(git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, "test", tree, has_parent ? 1 : 0,
+                            parents) == 0);
     git_object_free(parent);
     git_signature_free(sig);
     git_tree_free(tree);
@@ -181,8 +181,10 @@ static char *slurp(const char *path) {
 
 static const char *promptlint_bin(char *buf, size_t cap) {
     const char *b = getenv("CACHET_BIN");
-    if (b && *b) snprintf(buf, cap, "%s/promptlint", b);
-    else snprintf(buf, cap, "%s/bin/promptlint", check_root());
+    if (b && *b)
+        snprintf(buf, cap, "%s/promptlint", b);
+    else
+        snprintf(buf, cap, "%s/bin/promptlint", check_root());
     if (buf[0] != '/') {
         char cwd[2048], tmp[4096];
         if (getcwd(cwd, sizeof cwd)) {
@@ -196,9 +198,13 @@ static const char *promptlint_bin(char *buf, size_t cap) {
 /* Runs `git ARGS` in dir (dir NULL: just `git --version`); returns its exit status. */
 static int git_cli(const char *dir, const char *args) {
     char cmd[8192];
-    if (!dir) snprintf(cmd, sizeof cmd, "git --version >/dev/null 2>&1");
-    else snprintf(cmd, sizeof cmd, "cd '%s' && git -c user.name=t -c user.email=t@example.com "
-                  "%s >/dev/null 2>&1", dir, args);
+    if (!dir)
+        snprintf(cmd, sizeof cmd, "git --version >/dev/null 2>&1");
+    else
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && git -c user.name=t -c user.email=t@example.com "
+                 "%s >/dev/null 2>&1",
+                 dir, args);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -224,8 +230,7 @@ static void test_install_hook(void) {
     struct stat st;
     CHECK(stat(hook, &st) == 0 && (st.st_mode & 0111));
     char *text = slurp(hook);
-    CHECK(text && strncmp(text, "#!/bin/sh", 9) == 0 && strstr(text, "--staged") &&
-          strstr(text, exe));
+    CHECK(text && strncmp(text, "#!/bin/sh", 9) == 0 && strstr(text, "--staged") && strstr(text, exe));
     free(text);
     CHECK(lint_hook_install(&result, NULL, 0, dir, exe, 0, &err) == 0);
     CHECK_EQ_INT(result, LINT_HOOK_UNCHANGED);

@@ -26,8 +26,7 @@ static void write_file(const char *path, const char *text) {
 
 /* promptlint ARGS in dir, killed after 20 s (a hang is exit 124). */
 static proc_result pl(const char *dir, const char *args) {
-    return proc_runf("cd '%s' && timeout 20 '%s/promptlint' --no-model %s", dir, proc_bin_dir(),
-                     args);
+    return proc_runf("cd '%s' && timeout 20 '%s/promptlint' --no-model %s", dir, proc_bin_dir(), args);
 }
 
 static void test_special_files(const char *dir) {
@@ -43,8 +42,7 @@ static void test_special_files(const char *dir) {
     CHECK(symlink("/dev/zero", p) == 0);
     r = pl(dir, "zero.md");
     CHECK_EQ_INT(r.status, 2);
-    CHECK_MSG(strstr(r.err, "'zero.md'") && strstr(r.err, "not a regular file"), "zero: %s",
-              r.err);
+    CHECK_MSG(strstr(r.err, "'zero.md'") && strstr(r.err, "not a regular file"), "zero: %s", r.err);
     proc_result_free(&r);
 
     snprintf(p, sizeof p, "%s/image.md", dir);
@@ -76,8 +74,7 @@ static void test_symlinks(const char *dir) {
     CHECK_EQ_INT(r.status, 0); /* the outside file's date is never linted */
     CHECK_MSG(strstr(r.out, "2 files checked") != NULL, "out: %s", r.out);
     CHECK_MSG(strstr(r.err, "leak.md") && strstr(r.err, "outside"), "err: %s", r.err);
-    CHECK_MSG(strstr(r.out, "secret") == NULL && strstr(r.out, "vault") == NULL, "out: %s",
-              r.out);
+    CHECK_MSG(strstr(r.out, "secret") == NULL && strstr(r.out, "vault") == NULL, "out: %s", r.out);
     proc_result_free(&r);
     /* named on the command line, it is refused the same way */
     r = pl(tree, "prompts/leak.md");
@@ -100,8 +97,8 @@ static void test_size_cap(const char *dir) {
     snprintf(big, sizeof big, "%s/big", dir);
     proc_result r = pl(big, "--max-file-size 64K prompts/huge.md");
     CHECK_EQ_INT(r.status, 2);
-    CHECK_MSG(strstr(r.err, "huge.md") && strstr(r.err, "65536") && strstr(r.err, "max-file-size"),
-              "cap: %s", r.err);
+    CHECK_MSG(strstr(r.err, "huge.md") && strstr(r.err, "65536") && strstr(r.err, "max-file-size"), "cap: %s",
+              r.err);
     proc_result_free(&r);
     r = pl(big, "--max-file-size 1M prompts/huge.md");
     CHECK_EQ_INT(r.status, 0);

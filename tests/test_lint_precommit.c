@@ -117,8 +117,7 @@ void test_lint_precommit(void) {
     /* the hook picks the same files as directory mode */
     r = proc_runf("cd '%s' && '%s/promptlint' --no-model .", work, proc_bin_dir());
     int dir_n = files_checked(r.out);
-    CHECK_MSG(hook_n == 1 && dir_n == 1, "files checked: hook %d, promptlint . %d\n%s", hook_n,
-              dir_n, r.out);
+    CHECK_MSG(hook_n == 1 && dir_n == 1, "files checked: hook %d, promptlint . %d\n%s", hook_n, dir_n, r.out);
     proc_result_free(&r);
     r = precommit(dir, "install");
     CHECK_EQ_INT(r.status, 0);

@@ -41,12 +41,8 @@ typedef struct score {
     int files, tp, fp, fn;
 } score;
 
-static double prec(const score *s) {
-    return s->tp + s->fp ? (double)s->tp / (s->tp + s->fp) : 1.0;
-}
-static double rec(const score *s) {
-    return s->tp + s->fn ? (double)s->tp / (s->tp + s->fn) : 1.0;
-}
+static double prec(const score *s) { return s->tp + s->fp ? (double)s->tp / (s->tp + s->fp) : 1.0; }
+static double rec(const score *s) { return s->tp + s->fn ? (double)s->tp / (s->tp + s->fn) : 1.0; }
 
 static int details(void) {
     const char *v = getenv("CACHET_LINT_REAL_DETAILS");
@@ -55,8 +51,7 @@ static int details(void) {
 
 /* Lints one file and scores it against label line (0: negative). show: print
  * what went wrong (never for held files). */
-static void score_file(lint_ctx *c, const char *path, const char *as, int label, int show,
-                       score *s) {
+static void score_file(lint_ctx *c, const char *path, const char *as, int label, int show, score *s) {
     char *data;
     size_t len;
     util_err err = {0};
@@ -73,8 +68,10 @@ static void score_file(lint_ctx *c, const char *path, const char *as, int label,
         const lint_finding *f = &rep.items[i];
         if (f->severity != LINT_ERROR) continue;
         if (!first_err) first_err = f->line;
-        if (label && f->line >= label - 1 && f->line <= label + 1) hit = 1;
-        else if (!label || f->line < label - 1) early = 1;
+        if (label && f->line >= label - 1 && f->line <= label + 1)
+            hit = 1;
+        else if (!label || f->line < label - 1)
+            early = 1;
     }
     s->files++;
     if (label) hit ? s->tp++ : s->fn++;
@@ -83,8 +80,8 @@ static void score_file(lint_ctx *c, const char *path, const char *as, int label,
         fprintf(stderr, "  %s %s (label %d)\n", early ? "FP" : "FN", path, label);
         for (size_t i = 0; i < rep.n; i++)
             if (rep.items[i].severity == LINT_ERROR)
-                fprintf(stderr, "     %d: %s %s\n", rep.items[i].line,
-                        lint_rule_get(rep.items[i].rule)->code, rep.items[i].message);
+                fprintf(stderr, "     %d: %s %s\n", rep.items[i].line, lint_rule_get(rep.items[i].rule)->code,
+                        rep.items[i].message);
     }
     lint_report_release(&rep);
     free(data);
@@ -107,8 +104,7 @@ static int tsv_fields(char *line, char **f, int n) {
 
 /* The path of file in its own repository (SOURCES.tsv column 3) into out, or
  * NULL when SOURCES.tsv has no line for it. */
-static const char *upstream_path(char *out, size_t cap, const char *sources, size_t len,
-                                 const char *file) {
+static const char *upstream_path(char *out, size_t cap, const char *sources, size_t len, const char *file) {
     size_t fl = strlen(file);
     for (const char *p = sources; p < sources + len;) {
         const char *nl = memchr(p, '\n', (size_t)(sources + len - p));
@@ -209,9 +205,7 @@ static int first_expected_error(const char *data, size_t len) {
     return best;
 }
 
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void score_fixture_dir(lint_ctx *c, const char *dir, score *s) {
     DIR *d = opendir(dir);
@@ -220,8 +214,8 @@ static void score_fixture_dir(lint_ctx *c, const char *dir, score *s) {
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-            !strcmp(e->d_name, ".promptlint.json") || !strcmp(e->d_name, "README.md"))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".promptlint.json") ||
+            !strcmp(e->d_name, "README.md"))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -270,8 +264,8 @@ static void score_fixtures(score *s) {
 }
 
 static void print_score(const char *name, const score *s) {
-    fprintf(stderr, "lint real %-9s %3d files: tp %3d fp %3d fn %3d  precision %.3f recall %.3f\n",
-            name, s->files, s->tp, s->fp, s->fn, prec(s), rec(s));
+    fprintf(stderr, "lint real %-9s %3d files: tp %3d fp %3d fn %3d  precision %.3f recall %.3f\n", name,
+            s->files, s->tp, s->fp, s->fn, prec(s), rec(s));
 }
 
 void test_lint_real(void) {
@@ -281,10 +275,8 @@ void test_lint_real(void) {
     print_score("dev", &dev);
     print_score("held", &held);
     print_score("fixtures", &fix);
-    CHECK_MSG(dev.files + held.files >= 150, "real corpus has %d files, want >= 150",
-              dev.files + held.files);
-    CHECK_MSG(held.files * 4 >= dev.files, "held part too small (%d vs %d dev)", held.files,
-              dev.files);
+    CHECK_MSG(dev.files + held.files >= 150, "real corpus has %d files, want >= 150", dev.files + held.files);
+    CHECK_MSG(held.files * 4 >= dev.files, "held part too small (%d vs %d dev)", held.files, dev.files);
     if (LINT_REAL_HELD_GATE) {
         CHECK_MSG(prec(&held) >= 0.95, "held precision %.3f < 0.95", prec(&held));
         CHECK_MSG(rec(&held) >= 0.95, "held recall %.3f < 0.95", rec(&held));

@@ -10,8 +10,8 @@
 
 #include "check.h"
 
-#define TEST_SUITE(name, ...)                                                  \
-    void test_##name(void);                                                    \
+#define TEST_SUITE(name, ...) \
+    void test_##name(void);   \
     static const char *const cases_##name[] = {__VA_ARGS__ NULL};
 #include "tests_list.h"
 #undef TEST_SUITE

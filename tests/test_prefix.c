@@ -199,8 +199,7 @@ static void test_disk(eng_model *cold) {
 
 static void test_eviction(eng_model *cold) {
     /* 8 pages: two 60-token prompts cannot both stay. */
-    eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1,
-                           .kv_budget = 0};
+    eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1, .kv_budget = 0};
     eng_model *m = th_open_model_with(NULL, &mp);
     if (!m) return;
     size_t page = eng_model_kv_page_bytes(m);
@@ -210,11 +209,13 @@ static void test_eviction(eng_model *cold) {
     if (!m) return;
     int n1, n2, mem, disk;
     int32_t *t1 = tokens_of(m, text_a, &n1);
-    int32_t *t2 = tokens_of(m, "A completely different prompt about gardening: tomatoes, soil, "
-                               "watering schedules and the best time of the year to plant seeds. Which "
-                               "varieties resist blight, how deep should the roots go, how much sun do "
-                               "they need in a northern garden, and what should be planted beside them "
-                               "to keep insects away without chemicals? Answer as a short list.", &n2);
+    int32_t *t2 = tokens_of(m,
+                            "A completely different prompt about gardening: tomatoes, soil, "
+                            "watering schedules and the best time of the year to plant seeds. Which "
+                            "varieties resist blight, how deep should the roots go, how much sun do "
+                            "they need in a northern garden, and what should be planted beside them "
+                            "to keep insects away without chemicals? Answer as a short list.",
+                            &n2);
     CHECK_MSG((n1 + 15) / 16 + (n2 + 15) / 16 > 8, "prompts too short to force eviction");
     for (int round = 0; round < 3; round++) {
         float *a = run(m, t1, n1, &mem, &disk), *ra = run(cold, t1, n1, &mem, &disk);

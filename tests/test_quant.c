@@ -42,8 +42,7 @@ static float bitsf(uint32_t u) {
 static void scale_fields(uint32_t type, int *d_off, int *m_off) {
     *m_off = -1;
     *d_off = 0;
-    if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q5_1 || type == ENG_TYPE_Q4_K ||
-        type == ENG_TYPE_Q5_K)
+    if (type == ENG_TYPE_Q4_1 || type == ENG_TYPE_Q5_1 || type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K)
         *m_off = 2;
     if (type == ENG_TYPE_Q6_K) *d_off = 208;
 }
@@ -79,8 +78,8 @@ static void test_table(void) {
         const eng_type_traits *t = eng_type_get(want[i].t);
         CHECK_MSG(t != NULL, "type %u known", want[i].t);
         if (!t) continue;
-        CHECK_MSG(t->blck == want[i].blck && t->bytes == want[i].bytes,
-                  "type %s: blck %d bytes %zu", t->name, t->blck, t->bytes);
+        CHECK_MSG(t->blck == want[i].blck && t->bytes == want[i].bytes, "type %s: blck %d bytes %zu", t->name,
+                  t->blck, t->bytes);
         CHECK_EQ_INT(t->supported, want[i].supported);
         if (!want[i].supported) continue;
         CHECK_MSG(t->to_float != NULL, "%s has to_float", t->name);
@@ -93,12 +92,14 @@ static void test_table(void) {
         CHECK_MSG((uint32_t)t->vec_dot_type == want[i].vdt, "%s vec_dot_type", t->name);
         const eng_type_traits *v = eng_type_get(t->vec_dot_type);
         const eng_type_traits_cpu *vc = eng_type_get_cpu(t->vec_dot_type);
-        CHECK_MSG(v && v->from_float && v->to_float && vc && vc->act_bytes, "%s activation format usable", t->name);
+        CHECK_MSG(v && v->from_float && v->to_float && vc && vc->act_bytes, "%s activation format usable",
+                  t->name);
         /* a reference activation row: the format's own row, 64-byte padded */
         if (vc && vc->act_bytes)
             CHECK_EQ_INT(vc->act_bytes(512), (eng_type_row_size(t->vec_dot_type, 512) + 63) / 64 * 64);
         eng_type_kernels k;
-        CHECK_EQ_INT(eng_type_kernels_get(want[i].t, ENG_SIMD_SCALAR, &k), is_act ? UTIL_EUNSUPPORTED : UTIL_OK);
+        CHECK_EQ_INT(eng_type_kernels_get(want[i].t, ENG_SIMD_SCALAR, &k),
+                     is_act ? UTIL_EUNSUPPORTED : UTIL_OK);
     }
     /* the ids the engine only names have no CPU traits and no kernels */
     eng_type_kernels k;
@@ -150,11 +151,10 @@ static void test_vectors(void) {
         t->to_float(b, y, t->blck);
         double sum = 0;
         for (int i = 0; i < t->blck; i++) sum += y[i];
-        int ok = y[0] == tv[k].y[0] && y[1] == tv[k].y[1] && y[2] == tv[k].y[2] &&
-                 y[3] == tv[k].y[3] && y[t->blck / 2] == tv[k].mid &&
-                 y[t->blck - 1] == tv[k].last && sum == tv[k].sum;
-        CHECK_MSG(ok, "test vector %s: got %g %g %g %g | %g | %g | sum %g", t->name, y[0], y[1],
-                  y[2], y[3], y[t->blck / 2], y[t->blck - 1], sum);
+        int ok = y[0] == tv[k].y[0] && y[1] == tv[k].y[1] && y[2] == tv[k].y[2] && y[3] == tv[k].y[3] &&
+                 y[t->blck / 2] == tv[k].mid && y[t->blck - 1] == tv[k].last && sum == tv[k].sum;
+        CHECK_MSG(ok, "test vector %s: got %g %g %g %g | %g | %g | sum %g", t->name, y[0], y[1], y[2], y[3],
+                  y[t->blck / 2], y[t->blck - 1], sum);
     }
 }
 
@@ -188,8 +188,8 @@ static int compare_dequant(const eng_type_traits *t, const void *raw, const floa
     for (int64_t i = 0; i < n; i++)
         if (fbits(y[i]) != fbits(want[i])) {
             if (bad++ < 3)
-                fprintf(stderr, "  %s [%lld]: %.9g (0x%08x), golden %.9g (0x%08x)\n", what,
-                        (long long)i, y[i], fbits(y[i]), want[i], fbits(want[i]));
+                fprintf(stderr, "  %s [%lld]: %.9g (0x%08x), golden %.9g (0x%08x)\n", what, (long long)i,
+                        y[i], fbits(y[i]), want[i], fbits(want[i]));
         }
     free(y);
     return bad;
@@ -223,8 +223,8 @@ static void test_goldens(const eng_gguf *model) {
         size_t rlen, flen;
         char *raw = read_golden(f[10], &rlen);
         char *vals = read_golden(f[0], &flen);
-        CHECK_MSG(raw && vals && rlen == (size_t)n_blocks * t->bytes &&
-                      flen == (size_t)n_vals * 4 && n_vals == n_blocks * t->blck,
+        CHECK_MSG(raw && vals && rlen == (size_t)n_blocks * t->bytes && flen == (size_t)n_vals * 4 &&
+                      n_vals == n_blocks * t->blck,
                   "golden %s: files present and sized as indexed", f[0]);
         if (raw && vals && flen == (size_t)n_vals * 4 && rlen == (size_t)n_blocks * t->bytes) {
             int bad = compare_dequant(t, raw, (const float *)vals, n_vals, f[0]);
@@ -236,8 +236,7 @@ static void test_goldens(const eng_gguf *model) {
                 CHECK_MSG(!model || tt, "model has tensor '%s'", f[8]);
                 if (tt) {
                     CHECK_EQ_INT(tt->type, type);
-                    CHECK_EQ_INT(eng_gguf_data_offset(model) + tt->offset,
-                                 strtoull(f[11], NULL, 10));
+                    CHECK_EQ_INT(eng_gguf_data_offset(model) + tt->offset, strtoull(f[11], NULL, 10));
                     CHECK_MSG(tt->nbytes >= rlen && memcmp(tt->data, raw, rlen) == 0,
                               "golden %s bytes equal the model's", f[10]);
                     bad = compare_dequant(t, tt->data, (const float *)vals, n_vals, f[8]);
@@ -275,8 +274,7 @@ static void random_row(uint32_t type, uint8_t *w, int64_t n, uint64_t *rs) {
         float d = ldexpf(1.0f + 0.5f * th_rng_unit(rs), -6 - (int)(th_rng_next(rs) % 5));
         put16(blk + d_off, eng_f32_to_f16(type == ENG_TYPE_Q6_K || th_rng_next(rs) % 2 ? d : -d));
         if (m_off >= 0) {
-            float m =
-                (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) ? fabsf(d) : 0.1f * th_rng_unit(rs);
+            float m = (type == ENG_TYPE_Q4_K || type == ENG_TYPE_Q5_K) ? fabsf(d) : 0.1f * th_rng_unit(rs);
             put16(blk + m_off, eng_f32_to_f16(m));
         }
     }
@@ -306,8 +304,7 @@ static double act_err_bound(uint32_t vdt, const void *act, const float *x, int64
     return INFINITY;
 }
 
-static void check_dot(uint32_t type, const uint8_t *w, const float *x, int64_t n,
-                      const char *what) {
+static void check_dot(uint32_t type, const uint8_t *w, const float *x, int64_t n, const char *what) {
     const eng_type_traits *t = eng_type_get(type);
     const eng_type_traits *v = eng_type_get(t->vec_dot_type);
     void *act = malloc(eng_type_row_size(t->vec_dot_type, n));
@@ -357,11 +354,11 @@ static void check_dot(uint32_t type, const uint8_t *w, const float *x, int64_t n
     double ops = (t->blck == 1 ? (double)n : (double)(n / t->blck)) + 8;
     double tol = ops * ldexp(1, -24) * mag + s_tol + 1e-30;
     CHECK_MSG(fbits(s) == fbits(s2), "%s: vec_dot is deterministic", what);
-    CHECK_MSG(fabs(s - ref) <= tol, "%s %s: vec_dot %.9g vs double %.9g (tol %.3g)", what, t->name,
-              s, ref, tol);
+    CHECK_MSG(fabs(s - ref) <= tol, "%s %s: vec_dot %.9g vs double %.9g (tol %.3g)", what, t->name, s, ref,
+              tol);
     CHECK_MSG(fabs(s - ref_x) <= tol + act_tol,
-              "%s %s: vec_dot %.9g vs unquantized activations %.9g (tol %.3g)", what, t->name, s,
-              ref_x, tol + act_tol);
+              "%s %s: vec_dot %.9g vs unquantized activations %.9g (tol %.3g)", what, t->name, s, ref_x,
+              tol + act_tol);
     free(act);
     free(wd);
     free(ad);
@@ -386,8 +383,7 @@ static void test_dots(const eng_gguf *model) {
         }
     free(w);
     /* real rows: token_embd (q8_0) and blk.0.attn_q (q4_1) */
-    static const char *const names[] = {"token_embd.weight", "blk.0.attn_q.weight",
-                                        "blk.0.ffn_down.weight"};
+    static const char *const names[] = {"token_embd.weight", "blk.0.attn_q.weight", "blk.0.ffn_down.weight"};
     for (size_t k = 0; model && k < sizeof names / sizeof names[0]; k++) {
         const eng_gguf_tensor *t = eng_gguf_find_tensor(model, names[k]);
         CHECK_MSG(t != NULL, "model has '%s'", names[k]);
@@ -395,8 +391,8 @@ static void test_dots(const eng_gguf *model) {
         float *xr = malloc((size_t)t->ne[0] * sizeof *xr);
         for (int r = 0; r < 4; r++) {
             for (int64_t i = 0; i < t->ne[0]; i++) xr[i] = th_rng_unit(&rs);
-            check_dot(t->type, (const uint8_t *)t->data + (size_t)(r * 97) * t->row_bytes, xr,
-                      t->ne[0], names[k]);
+            check_dot(t->type, (const uint8_t *)t->data + (size_t)(r * 97) * t->row_bytes, xr, t->ne[0],
+                      names[k]);
         }
         free(xr);
     }
@@ -425,8 +421,7 @@ static void test_act_quant(void) {
             for (int i = 0; i < N; i++) {
                 double bound = act_err_bound(fmts[k], buf, x, i) * (1 + 1e-6);
                 if (fabs((double)y[i] - x[i]) > bound && bad++ < 3)
-                    fprintf(stderr, "  %s [%d]: %g -> %g (bound %g)\n", t->name, i, x[i], y[i],
-                            bound);
+                    fprintf(stderr, "  %s [%d]: %g -> %g (bound %g)\n", t->name, i, x[i], y[i], bound);
             }
             CHECK_MSG(bad == 0, "%s rep %d: %d values beyond scale/2", t->name, rep, bad);
         }

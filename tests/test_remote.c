@@ -33,7 +33,9 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char *estr(const cJSON *e, const char *k) { return cJSON_GetStringValue(cJSON_GetObjectItem(e, k)); }
+static const char *estr(const cJSON *e, const char *k) {
+    return cJSON_GetStringValue(cJSON_GetObjectItem(e, k));
+}
 
 static double enum_(const cJSON *e, const char *k) {
     const cJSON *v = cJSON_GetObjectItem(e, k);
@@ -94,9 +96,10 @@ static const char k_hello[] =
 
 /* Runs the agent once against a fake server; ws holds a workspace, state the sessions. */
 static proc_result agent_fake(const char *dir, const fake *f, const char *extra) {
-    return proc_runf("cd %s && XDG_STATE_HOME=%s/state %s/cachet -p 'hi' --backend http://127.0.0.1:%d/v1 --backend-model fake "
-               "--workspace ws --json %s",
-               dir, dir, proc_bin_dir(), f->port, extra);
+    return proc_runf(
+        "cd %s && XDG_STATE_HOME=%s/state %s/cachet -p 'hi' --backend http://127.0.0.1:%d/v1 --backend-model fake "
+        "--workspace ws --json %s",
+        dir, dir, proc_bin_dir(), f->port, extra);
 }
 
 static void test_retry_after(const char *dir) {
@@ -119,7 +122,8 @@ static void test_retry_after(const char *dir) {
     CHECK_MSG(f.t[1] - f.t[0] >= 0.95, "Retry-After: 1 honoured (%.3f s)", f.t[1] - f.t[0]);
     const char *req = f.req[1] ? f.req[1] : "";
     CHECK(strncmp(req, "POST /v1/chat/completions ", 26) == 0);
-    CHECK(strstr(req, "\"stream\":true") && strstr(req, "\"include_usage\":true") && strstr(req, "\"model\":\"fake\""));
+    CHECK(strstr(req, "\"stream\":true") && strstr(req, "\"include_usage\":true") &&
+          strstr(req, "\"model\":\"fake\""));
     CHECK(strstr(req, "\"messages\":[{\"role\":\"system\"") != NULL);
     CHECK(strcasestr(req, "authorization:") == NULL);
     char id[64] = "";
@@ -132,7 +136,8 @@ static void test_retry_after(const char *dir) {
     const cJSON *q = nth_event(evs, "request", 0);
     CHECK(q && estr(q, "backend") && strcmp(estr(q, "backend"), "http") == 0);
     CHECK(q && enum_(q, "attempts") == 2 && cJSON_IsTrue(cJSON_GetObjectItem(q, "stream")));
-    CHECK(q && enum_(q, "cached_tokens") == 64 && enum_(q, "generated_tokens") == 3 && enum_(q, "ttft_ms") >= 0);
+    CHECK(q && enum_(q, "cached_tokens") == 64 && enum_(q, "generated_tokens") == 3 &&
+          enum_(q, "ttft_ms") >= 0);
     const cJSON *s0 = nth_event(evs, "session", 0);
     CHECK(s0 && estr(s0, "model") && strcmp(estr(s0, "model"), "fake") == 0);
     cJSON_Delete(evs);
@@ -158,8 +163,8 @@ static void test_errors(const char *dir) {
 
     /* malformed JSON: in a stream, and as a whole answer */
     static char bad_sse[512];
-    snprintf(bad_sse, sizeof bad_sse, "%sdata: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {not json\n\n",
-             k_sse_head);
+    snprintf(bad_sse, sizeof bad_sse,
+             "%sdata: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {not json\n\n", k_sse_head);
     answer(bad_json, sizeof bad_json, "200 OK", "", "{oops");
     CHECK(fake_start(&f, 2, bad_sse, bad_json) == 0);
     r = agent_fake(dir, &f, "");
@@ -167,8 +172,8 @@ static void test_errors(const char *dir) {
               r.status, r.err);
     proc_result_free(&r);
     r = agent_fake(dir, &f, "--no-stream");
-    CHECK_MSG(r.status == 1 && strstr(r.err, "answered with malformed JSON: '{oops'"), "bad json: %d: %s", r.status,
-              r.err);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "answered with malformed JSON: '{oops'"), "bad json: %d: %s",
+              r.status, r.err);
     proc_result_free(&r);
     fake_stop(&f);
     CHECK(f.req[1] && strstr(f.req[1], "\"stream\":false") && !strstr(f.req[1], "include_usage"));
@@ -180,7 +185,8 @@ static void test_errors(const char *dir) {
     r = agent_fake(dir, &f, "--timeout 1 --retries 3");
     dt = now_s() - t0;
     fake_stop(&f);
-    CHECK_MSG(r.status == 1 && strstr(r.err, "no complete answer within 1 s"), "stall: %d: %s", r.status, r.err);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "no complete answer within 1 s"), "stall: %d: %s", r.status,
+              r.err);
     CHECK_EQ_INT(f.served, 1);
     CHECK_MSG(dt < 5, "stall took %.1f s", dt);
     proc_result_free(&r);
@@ -200,14 +206,15 @@ static void test_errors(const char *dir) {
  * without cached_tokens is "not reported", cache_read_input_tokens is read. */
 static void test_tool_calls(const char *dir) {
     static char a0[2048], a1[1024];
-    snprintf(a0, sizeof a0,
-             "%sdata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\","
-             "\"function\":{\"name\":\"list_dir\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n"
-             "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\": \\\".\\\"}\"}}]},"
-             "\"finish_reason\":\"tool_calls\"}]}\n\n"
-             "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":9}}\n\n"
-             "data: [DONE]\n\n",
-             k_sse_head);
+    snprintf(
+        a0, sizeof a0,
+        "%sdata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\","
+        "\"function\":{\"name\":\"list_dir\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\": \\\".\\\"}\"}}]},"
+        "\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":9}}\n\n"
+        "data: [DONE]\n\n",
+        k_sse_head);
     snprintf(a1, sizeof a1,
              "%sdata: {\"choices\":[{\"delta\":{\"content\":\"Done.\"},\"finish_reason\":\"stop\"}],"
              "\"usage\":{\"prompt_tokens\":260,\"completion_tokens\":2,\"cache_read_input_tokens\":200}}\n\n",
@@ -220,9 +227,11 @@ static void test_tool_calls(const char *dir) {
     cJSON *o = cJSON_Parse(r.out);
     CHECK_EQ_STR(estr(o, "reply"), "Done.");
     CHECK_EQ_INT(enum_(o, "rounds"), 2);
-    CHECK_MSG(strstr(r.err, "[tool] list_dir . (") != NULL, "%s", r.err); /* the path listed, the output size */
+    CHECK_MSG(strstr(r.err, "[tool] list_dir . (") != NULL, "%s",
+              r.err); /* the path listed, the output size */
     const char *q = f.req[1] ? f.req[1] : "";
-    CHECK_MSG(strstr(q, "<tool_call>[{\\\"name\\\":\\\"list_dir\\\"") && strstr(q, "{\"role\":\"user\",\"content\":\"<tool_response>"),
+    CHECK_MSG(strstr(q, "<tool_call>[{\\\"name\\\":\\\"list_dir\\\"") &&
+                  strstr(q, "{\"role\":\"user\",\"content\":\"<tool_response>"),
               "second request: %.600s", q);
     char id[64] = "", state[4200];
     if (estr(o, "session")) snprintf(id, sizeof id, "%s", estr(o, "session"));
@@ -254,7 +263,9 @@ static void test_tool_calls(const char *dir) {
 typedef proc_server server;
 
 /* `cachet serve --port 0` with ENV (e.g. the key) in its environment (tests/proc.c). */
-static int server_start(server *s, const char *env, const char *args) { return proc_server_start(s, env, args); }
+static int server_start(server *s, const char *env, const char *args) {
+    return proc_server_start(s, env, args);
+}
 static int server_stop(server *s) { return proc_server_stop(s); }
 
 static size_t on_write(char *p, size_t sz, size_t n, void *user) {
@@ -301,56 +312,65 @@ static void test_against_serve(const char *dir) {
     char state[4200];
     snprintf(state, sizeof state, "%s/state-serve", dir);
     /* no key, a wrong key, a key variable that is not set */
-    proc_result r = proc_runf("cd %s && XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d --workspace ws", dir,
-                        state, proc_bin_dir(), s.port);
+    proc_result r = proc_runf(
+        "cd %s && XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d --workspace ws", dir, state,
+        proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 1 && strstr(r.err, "answered 401") && strstr(r.err, "invalid_api_key") &&
                   strstr(r.err, "no API key was sent"),
               "no key: %d: %s", r.status, r.err);
     proc_result_free(&r);
-    r = proc_runf("cd %s && WRONG_KEY=nope XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d/v1 "
-            "--api-key-env WRONG_KEY --backend-model SmolLM2-135M-Instruct.Q4_1 --workspace ws",
-            dir, state, proc_bin_dir(), s.port);
-    CHECK_MSG(r.status == 1 && strstr(r.err, "/v1/chat/completions' answered 401") && !strstr(r.err, "no API key"),
+    r = proc_runf(
+        "cd %s && WRONG_KEY=nope XDG_STATE_HOME=%s %s/cachet -p hi --backend http://127.0.0.1:%d/v1 "
+        "--api-key-env WRONG_KEY --backend-model SmolLM2-135M-Instruct.Q4_1 --workspace ws",
+        dir, state, proc_bin_dir(), s.port);
+    CHECK_MSG(r.status == 1 && strstr(r.err, "/v1/chat/completions' answered 401") &&
+                  !strstr(r.err, "no API key"),
               "wrong key: %d: %s", r.status, r.err);
     proc_result_free(&r);
-    r = proc_runf("cd %s && %s/cachet -p hi --backend http://127.0.0.1:%d --api-key-env CACHET_UNSET_VAR_X --workspace ws",
-            dir, proc_bin_dir(), s.port);
+    r = proc_runf(
+        "cd %s && %s/cachet -p hi --backend http://127.0.0.1:%d --api-key-env CACHET_UNSET_VAR_X --workspace ws",
+        dir, proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 1 && strstr(r.err, "'CACHET_UNSET_VAR_X' is not set"), "unset: %s", r.err);
     proc_result_free(&r);
 
     /* a scripted 3-turn session: one turn per line of stdin, streamed */
-    r = proc_runf("cd %s && printf '%s' | CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --backend http://127.0.0.1:%d "
-            "--api-key-env CACHET_TEST_KEY --workspace ws --json --max-tokens 8",
-            dir, k_turns, state, proc_bin_dir(), s.port);
+    r = proc_runf(
+        "cd %s && printf '%s' | CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --backend http://127.0.0.1:%d "
+        "--api-key-env CACHET_TEST_KEY --workspace ws --json --max-tokens 8",
+        dir, k_turns, state, proc_bin_dir(), s.port);
     CHECK_MSG(r.status == 0, "session: %d: %s", r.status, r.err);
     char id[64];
     session_of(r.out, id, sizeof id);
     proc_result_free(&r);
     /* one more turn through --resume and -p */
-    r = proc_runf("cd / && CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --backend "
-            "http://127.0.0.1:%d/ --api-key-env CACHET_TEST_KEY --json --max-tokens 8",
-            state, proc_bin_dir(), id, s.port);
+    r = proc_runf(
+        "cd / && CACHET_TEST_KEY=sekrit-42 XDG_STATE_HOME=%s %s/cachet --resume %s -p 'One more.' --backend "
+        "http://127.0.0.1:%d/ --api-key-env CACHET_TEST_KEY --json --max-tokens 8",
+        state, proc_bin_dir(), id, s.port);
     CHECK_MSG(r.status == 0, "resume: %d: %s", r.status, r.err);
     cJSON *o = cJSON_Parse(r.out);
-    CHECK_MSG(o && enum_(o, "turn_cached_tokens") >= 0.9 * enum_(o, "turn_prompt_tokens"), "resumed turn: %.0f of %.0f",
-              enum_(o, "turn_cached_tokens"), enum_(o, "turn_prompt_tokens"));
+    CHECK_MSG(o && enum_(o, "turn_cached_tokens") >= 0.9 * enum_(o, "turn_prompt_tokens"),
+              "resumed turn: %.0f of %.0f", enum_(o, "turn_cached_tokens"), enum_(o, "turn_prompt_tokens"));
     cJSON_Delete(o);
     proc_result_free(&r);
 
     r = proc_runf("XDG_STATE_HOME=%s %s/cachet stats %s --json", state, proc_bin_dir(), id);
     o = cJSON_Parse(r.out);
     cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
-    double queries = metric(&s, "cachet_prefix_cache_queries_total"), hits = metric(&s, "cachet_prefix_cache_hits_total");
+    double queries = metric(&s, "cachet_prefix_cache_queries_total"),
+           hits = metric(&s, "cachet_prefix_cache_hits_total");
     double ap = enum_(st, "prompt_tokens"), ac = enum_(st, "cached_tokens");
-    fprintf(stderr,
-            "remote: 4 turns against cachet serve: agent stats %.0f/%.0f cached (hit rate %.2f%%, after turn 1 "
-            "%.2f%%); server /metrics %.0f/%.0f (%.2f%%)\n",
-            ac, ap, 100 * enum_(st, "hit_rate"), 100 * enum_(st, "hit_rate_after_turn1"), hits, queries,
-            queries > 0 ? 100 * hits / queries : 0.0);
+    fprintf(
+        stderr,
+        "remote: 4 turns against cachet serve: agent stats %.0f/%.0f cached (hit rate %.2f%%, after turn 1 "
+        "%.2f%%); server /metrics %.0f/%.0f (%.2f%%)\n",
+        ac, ap, 100 * enum_(st, "hit_rate"), 100 * enum_(st, "hit_rate_after_turn1"), hits, queries,
+        queries > 0 ? 100 * hits / queries : 0.0);
     CHECK_EQ_INT(enum_(st, "turns"), 4);
     CHECK(ap > 0 && ap == queries);
     CHECK(ac > 0 && ac == hits);
-    CHECK_MSG(enum_(st, "hit_rate_after_turn1") >= 0.9, "after turn 1: %.3f", enum_(st, "hit_rate_after_turn1"));
+    CHECK_MSG(enum_(st, "hit_rate_after_turn1") >= 0.9, "after turn 1: %.3f",
+              enum_(st, "hit_rate_after_turn1"));
     CHECK_EQ_INT(enum_(st, "requests_cached_unreported"), 0);
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(st, "breaks")) == 0);
     cJSON_Delete(o);
@@ -374,14 +394,17 @@ void test_remote(void) {
     char dir[] = "/tmp/cachet-remote-XXXXXX";
     if (!mkdtemp(dir)) return;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    proc_result r = proc_runf("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/", dir, check_root(), dir);
+    proc_result r = proc_runf("mkdir -p %s/ws && cp -r %s/examples/workspace/. %s/ws/", dir, check_root(),
+                              dir);
     proc_result_free(&r);
     CHECK_CASE(retry_after) test_retry_after(dir);
     CHECK_CASE(errors) test_errors(dir);
     CHECK_CASE(tool_calls) test_tool_calls(dir);
     CHECK_CASE(against_serve) {
-        if (check_model_path()) test_against_serve(dir);
-        else CHECK_MSG(0, "model missing: the session against cachet serve did not run");
+        if (check_model_path())
+            test_against_serve(dir);
+        else
+            CHECK_MSG(0, "model missing: the session against cachet serve did not run");
     }
     r = proc_runf("rm -rf %s", dir);
     proc_result_free(&r);

@@ -28,7 +28,8 @@ static void test_select(void) {
     proc_result r = child("pass", "runner/probe");
     CHECK_MSG(r.status == 0, "runner/probe: exit %d: %s", r.status, r.err);
     CHECK_EQ_STR(r.out, "2 passed, 0 failed, 0 skipped\n");
-    CHECK_MSG(strstr(r.err, "  runner/probe ") && strstr(r.err, " 2 passed, 0 failed, 0 skipped"), "%s", r.err);
+    CHECK_MSG(strstr(r.err, "  runner/probe ") && strstr(r.err, " 2 passed, 0 failed, 0 skipped"), "%s",
+              r.err);
     CHECK_MSG(strstr(r.err, "runner/probe_b") == NULL, "an unselected case ran: %s", r.err);
     CHECK(strstr(r.err, "runner         2 passed, 0 failed, 0 skipped") != NULL);
     proc_result_free(&r);
@@ -65,8 +66,8 @@ static void test_report(void) {
 }
 
 static void test_unknown(void) {
-    static const char *const bad[] = {"runner/nope", "nosuite", "nosuite/probe", "runner/", "--bogus",
-                                      "runner/probe runner/nope"};
+    static const char *const bad[] = {"runner/nope", "nosuite", "nosuite/probe",
+                                      "runner/",     "--bogus", "runner/probe runner/nope"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         proc_result r = child("fail", bad[i]);
         CHECK_MSG(r.status == 2, "cachet-tests %s: exit %d", bad[i], r.status);
@@ -82,8 +83,8 @@ static void test_unknown(void) {
 static void test_list(void) {
     proc_result r = child("fail", "--list");
     CHECK_EQ_INT(r.status, 0);
-    static const char *const want[] = {"runner", "runner/probe", "runner/probe_b", "runner/list", "engine",
-                                       "engine/golden", "parse"};
+    static const char *const want[] = {"runner", "runner/probe",  "runner/probe_b", "runner/list",
+                                       "engine", "engine/golden", "parse"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK_MSG(has_line(r.out, want[i]), "--list has no line '%s'", want[i]);
     CHECK(strstr(r.err, "FAIL") == NULL);

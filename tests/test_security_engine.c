@@ -70,7 +70,8 @@ static eng_kvdisk *se_open(const char *dir, uint64_t fp) {
     eng_kvdisk *d = NULL;
     util_err e;
     util_err_clear(&e);
-    CHECK_MSG(eng_kvdisk_open(&d, &p, &e) == 0 && d && eng_kvdisk_enabled(d), "kvdisk open '%s': %s", dir, e.msg);
+    CHECK_MSG(eng_kvdisk_open(&d, &p, &e) == 0 && d && eng_kvdisk_enabled(d), "kvdisk open '%s': %s", dir,
+              e.msg);
     return d;
 }
 
@@ -122,10 +123,11 @@ static void se_kv_wide_dir(const char *root) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/wide", root);
     CHECK(mkdir(dir, 0755) == 0 && chmod(dir, 0755) == 0);
-    proc_result r = proc_runf("umask 0; %s/cachet generate --kv-dir '%s' --threads 2 --max-tokens 2 --temp 0 "
-                              "--prompt 'one two three four five six seven eight nine ten eleven twelve thirteen "
-                              "fourteen fifteen sixteen seventeen eighteen nineteen twenty'",
-                              proc_bin_dir(), dir);
+    proc_result r = proc_runf(
+        "umask 0; %s/cachet generate --kv-dir '%s' --threads 2 --max-tokens 2 --temp 0 "
+        "--prompt 'one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty'",
+        proc_bin_dir(), dir);
     CHECK_EQ_INT(r.status, 0);
     int n = 0;
     for (const char *p = r.err; p && (p = strstr(p, "readable by other users")); p++) n++;
@@ -134,12 +136,14 @@ static void se_kv_wide_dir(const char *root) {
     CHECK_EQ_INT(se_mode(dir), 0755);
     proc_result_free(&r);
     int pages = 0, wrong = 0;
-    proc_result f = proc_runf("find '%s' -name '*.kvp' -perm 600 | wc -l; find '%s' -name '*.kvp' ! -perm 600 | wc -l; "
-                              "find '%s' -mindepth 1 -type d ! -perm 700 | wc -l", dir, dir, dir);
+    proc_result f = proc_runf(
+        "find '%s' -name '*.kvp' -perm 600 | wc -l; find '%s' -name '*.kvp' ! -perm 600 | wc -l; "
+        "find '%s' -mindepth 1 -type d ! -perm 700 | wc -l",
+        dir, dir, dir);
     int wdirs = -1;
     CHECK(sscanf(f.out ? f.out : "", "%d %d %d", &pages, &wrong, &wdirs) == 3);
-    CHECK_MSG(pages > 0 && wrong == 0 && wdirs == 0, "pages 0600: %d, others: %d, subdirectories not 0700: %d",
-              pages, wrong, wdirs);
+    CHECK_MSG(pages > 0 && wrong == 0 && wdirs == 0,
+              "pages 0600: %d, others: %d, subdirectories not 0700: %d", pages, wrong, wdirs);
     proc_result_free(&f);
 }
 
@@ -176,7 +180,8 @@ static void se_kv_repair(const char *root) {
     int good = 0;
     for (int i = 0; i < SE_CHAIN; i++) {
         se_fill(in, i);
-        good += eng_kvdisk_get(d, k[i].hash, k[i].parent, k[i].tok, 16, out) == 1 && memcmp(in, out, SE_PAGE) == 0;
+        good += eng_kvdisk_get(d, k[i].hash, k[i].parent, k[i].tok, 16, out) == 1 &&
+                memcmp(in, out, SE_PAGE) == 0;
     }
     CHECK_EQ_INT(good, SE_CHAIN);
     CHECK_EQ_INT(eng_kvdisk_get_stats(d).corrupt, 1);
@@ -247,8 +252,9 @@ static void se_kv_repair_generate(const char *root) {
     CHECK_EQ_STR(first.tokens, cold.tokens);
     CHECK_EQ_STR(fix.tokens, cold.tokens);
     CHECK_EQ_STR(after.tokens, cold.tokens);
-    CHECK_MSG(after.cached_disk == warm.cached_disk, "the run after the repair read %d tokens from disk, want %d (%d pages)",
-              after.cached_disk, warm.cached_disk, n);
+    CHECK_MSG(after.cached_disk == warm.cached_disk,
+              "the run after the repair read %d tokens from disk, want %d (%d pages)", after.cached_disk,
+              warm.cached_disk, n);
     CHECK_MSG(after.err && !strstr(after.err, "deleted"), "nothing left to repair: %s", after.err);
     /* the repairing run reports each bad file it met once */
     int lines = 0;
@@ -350,9 +356,10 @@ static void se_kv_fifo_generate(const char *root) {
     int n = se_pages(dir, pages, 64);
     CHECK_MSG(n >= 4, "pages written: %d", n);
     for (int i = 0; i < n; i++) CHECK(unlink(pages[i]) == 0 && mkfifo(pages[i], 0600) == 0);
-    proc_result r = proc_runf("exec timeout -s KILL 120 %s/cachet generate --json --threads 2 --max-tokens 6 --temp 0 "
-                              "--kv-dir '%s' --prompt '%s'",
-                              proc_bin_dir(), dir, se_prompt);
+    proc_result r = proc_runf(
+        "exec timeout -s KILL 120 %s/cachet generate --json --threads 2 --max-tokens 6 --temp 0 "
+        "--kv-dir '%s' --prompt '%s'",
+        proc_bin_dir(), dir, se_prompt);
     CHECK_MSG(r.status == 0, "generate with FIFO pages: status %d (137: it hung): %s", r.status, r.err);
     cJSON *o = cJSON_Parse(r.out ? r.out : "");
     char *t = o ? cJSON_PrintUnformatted(cJSON_GetObjectItem(o, "tokens")) : NULL;
@@ -391,7 +398,8 @@ static void se_fuzz_regressions(void) {
             struct rlimit rl;
             rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)1 << 30);
             setrlimit(RLIMIT_AS, &rl);
-            eng_model_params mp = {.n_threads = 1, .kv_budget = 4u << 20, .no_disk_cache = 1, .device = "cpu"};
+            eng_model_params mp = {
+                .n_threads = 1, .kv_budget = 4u << 20, .no_disk_cache = 1, .device = "cpu"};
             eng_model *m = NULL;
             util_err err = {0};
             int rc = eng_model_open(&m, path, &mp, &err);

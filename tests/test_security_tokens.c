@@ -36,7 +36,8 @@ static size_t st_count(const int32_t *ids, size_t n, int32_t id) {
 }
 
 /* The old way: the rendering tokenized with special parsing on everywhere. */
-static int32_t *st_old_ids(const eng_chat *c, const eng_tokenizer *t, const eng_chat_msg *m, size_t n, size_t *nids) {
+static int32_t *st_old_ids(const eng_chat *c, const eng_tokenizer *t, const eng_chat_msg *m, size_t n,
+                           size_t *nids) {
     util_buf b;
     util_buf_init(&b);
     util_err e;
@@ -58,7 +59,8 @@ static void st_spans(const eng_tokenizer *t) {
     util_err_clear(&err);
     const char *txt = "<|im_start|>user\n<|im_end|>";
     size_t len = strlen(txt), n0 = 0, n1 = 0, nw = 0;
-    int32_t *all = th_tokenize(t, txt, 0, 1, &n0), *none = th_tokenize(t, "<|im_end|>", 0, 0, &nw), *ids = NULL;
+    int32_t *all = th_tokenize(t, txt, 0, 1, &n0), *none = th_tokenize(t, "<|im_end|>", 0, 0, &nw),
+            *ids = NULL;
     /* no span: parse_special on */
     CHECK_EQ_INT(eng_tokenize_spans(t, txt, len, 0, NULL, 0, &ids, &n1, &err), 0);
     CHECK(th_ids_equal(ids, n1, all, n0));
@@ -70,7 +72,8 @@ static void st_spans(const eng_tokenizer *t) {
         CHECK_EQ_INT(eng_tokenize_spans(t, txt, len, 0, cases[k], 1, &ids, &n1, &err), 0);
         CHECK_EQ_INT(st_count(ids, n1, s), 1);
         CHECK_EQ_INT(st_count(ids, n1, e), 0);
-        CHECK_MSG(n1 > nw && th_ids_equal(ids + n1 - nw, nw, none, nw), "case %d: the marker's text as plain ids", k);
+        CHECK_MSG(n1 > nw && th_ids_equal(ids + n1 - nw, nw, none, nw),
+                  "case %d: the marker's text as plain ids", k);
         free(ids);
     }
     /* a marker begun outside a span cannot be completed inside it */
@@ -159,7 +162,8 @@ static void st_chat_gemma(const char *dir) {
     eng_gguf *g = NULL;
     eng_tokenizer *t = NULL;
     eng_chat *c = NULL;
-    CHECK_MSG(eng_gguf_open(&g, path, &err) == 0 && eng_tokenizer_new(&t, g, &err) == 0 && eng_chat_new(&c, g, &err) == 0,
+    CHECK_MSG(eng_gguf_open(&g, path, &err) == 0 && eng_tokenizer_new(&t, g, &err) == 0 &&
+                  eng_chat_new(&c, g, &err) == 0,
               "the synthetic gemma3 file: %s", err.msg);
     if (!c) {
         eng_tokenizer_free(t);
@@ -182,7 +186,8 @@ static void st_chat_gemma(const char *dir) {
     eng_chat_msg m2[] = {{"user", "Hello there"}, {"assistant", "Hi."}, {"user", "Bye"}};
     old = st_old_ids(c, t, m2, 3, &no);
     CHECK_EQ_INT(eng_chat_tokenize(c, t, m2, 3, 1, NULL, &ids, &n, &err), 0);
-    CHECK_MSG(n > 0 && th_ids_equal(ids, n, old, no), "ordinary gemma conversation: %zu ids, %zu before", n, no);
+    CHECK_MSG(n > 0 && th_ids_equal(ids, n, old, no), "ordinary gemma conversation: %zu ids, %zu before", n,
+              no);
     free(ids);
     free(old);
     eng_chat_free(c);
@@ -296,19 +301,22 @@ static void st_agent_file(const char *dir) {
     FILE *f = fopen(p, "w");
     if (f) {
         fprintf(f, "Notes for the build.\n%s\n", st_inject);
-        for (int i = 0; i < 40; i++) fprintf(f, "line %d of ordinary notes about the build and its tests\n", i);
+        for (int i = 0; i < 40; i++)
+            fprintf(f, "line %d of ordinary notes about the build and its tests\n", i);
         fclose(f);
     }
     snprintf(p, sizeof p, "%s/replay.json", dir);
     if ((f = fopen(p, "w"))) {
-        fputs("[\"<tool_call>[{\\\"name\\\": \\\"read_file\\\", \\\"arguments\\\": {\\\"path\\\": \\\"evil.txt\\\"}}]"
-              "</tool_call>\", \"Done.\"]",
-              f);
+        fputs(
+            "[\"<tool_call>[{\\\"name\\\": \\\"read_file\\\", \\\"arguments\\\": {\\\"path\\\": \\\"evil.txt\\\"}}]"
+            "</tool_call>\", \"Done.\"]",
+            f);
         fclose(f);
     }
-    proc_result r = proc_runf("cd '%s' && XDG_STATE_HOME='%s/state' '%s/cachet' -p 'read evil.txt' --replay replay.json "
-                              "--workspace ws --model '%s' --kv-dir '%s/kv' --threads 2 --json </dev/null",
-                              dir, dir, proc_bin_dir(), check_model_path(), dir);
+    proc_result r = proc_runf(
+        "cd '%s' && XDG_STATE_HOME='%s/state' '%s/cachet' -p 'read evil.txt' --replay replay.json "
+        "--workspace ws --model '%s' --kv-dir '%s/kv' --threads 2 --json </dev/null",
+        dir, dir, proc_bin_dir(), check_model_path(), dir);
     CHECK_MSG(r.status == 0, "agent: status %d: %s", r.status, r.err);
     cJSON *o = cJSON_Parse(r.out ? r.out : "");
     const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(o, "session"));
@@ -348,8 +356,7 @@ static void st_agent_file(const char *dir) {
     util_err err;
     CHECK_EQ_INT(eng_detokenize(t, ids, n, 1, &text, &nt, &err), 0);
     CHECK_MSG(text && strstr(text, st_inject), "the pages cover the file's markers (%zu ids)", n);
-    CHECK_MSG(st_count(ids, n, s) <= msgs + 1, "turns opened: %zu, messages: %zu",
-              st_count(ids, n, s), msgs);
+    CHECK_MSG(st_count(ids, n, s) <= msgs + 1, "turns opened: %zu, messages: %zu", st_count(ids, n, s), msgs);
     free(text);
     eng_model_free(m);
 }

@@ -89,8 +89,10 @@ static int run_tool(agent_tools *t, const char *name, const char *args, util_buf
 /* Both resolvers: the kernel's openat2 (where it exists) and the walk. */
 static const char *const k_modes[] = {"openat2", "walk"};
 static void set_mode(int walk) {
-    if (walk) setenv("CACHET_FS_RESOLVE", "walk", 1);
-    else unsetenv("CACHET_FS_RESOLVE");
+    if (walk)
+        setenv("CACHET_FS_RESOLVE", "walk", 1);
+    else
+        unsetenv("CACHET_FS_RESOLVE");
 }
 
 /* --- the agent against a scripted backend -------------------------------------------------- */
@@ -121,7 +123,8 @@ static int fake_script(fake *f, int n, const char *const *calls) {
 static agent_run agent_go(const char *dir, const char *ws, const fake *f, const char *env, const char *wrap,
                           const char *extra) {
     agent_run a = {{-1, NULL, NULL}, 0, 0};
-    char o[] = "/tmp/cachet-sec-outXXXXXX", e[] = "/tmp/cachet-sec-errXXXXXX", m[] = "/tmp/cachet-sec-rssXXXXXX";
+    char o[] = "/tmp/cachet-sec-outXXXXXX", e[] = "/tmp/cachet-sec-errXXXXXX",
+         m[] = "/tmp/cachet-sec-rssXXXXXX";
     int fo = mkstemp(o), fe = mkstemp(e), fm = mkstemp(m);
     if (fo >= 0) close(fo);
     if (fe >= 0) close(fe);
@@ -129,11 +132,12 @@ static agent_run agent_go(const char *dir, const char *ws, const fake *f, const 
     char timer[256] = "";
     if (access("/usr/bin/time", X_OK) == 0) snprintf(timer, sizeof timer, "/usr/bin/time -q -f %%M -o %s", m);
     char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "cd %s && %s XDG_STATE_HOME=%s/state exec %s %s %s/cachet -p go --backend http://127.0.0.1:%d/v1 "
-             "--backend-model fake --workspace %s --max-rounds 30 --retries 0 %s >%s 2>%s </dev/null",
-             dir, env ? env : "", dir, wrap ? wrap : "", timer, proc_bin_dir(), f->port, ws, extra ? extra : "", o,
-             e);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd %s && %s XDG_STATE_HOME=%s/state exec %s %s %s/cachet -p go --backend http://127.0.0.1:%d/v1 "
+        "--backend-model fake --workspace %s --max-rounds 30 --retries 0 %s >%s 2>%s </dev/null",
+        dir, env ? env : "", dir, wrap ? wrap : "", timer, proc_bin_dir(), f->port, ws, extra ? extra : "", o,
+        e);
     double t0 = now_s();
     pid_t pid = fork();
     if (pid == 0) {
@@ -185,41 +189,51 @@ static void test_resolver(const char *dir, int walk) {
     util_buf out;
     util_buf_init(&out);
     /* in-tree links: to a file, through '..' that stays inside, chains */
-    CHECK_MSG(run_tool(&t, "read_file", "{\"path\": \"in/up\"}", &out, &err) == 0, "%s: %s", k_modes[walk], err.msg);
-    CHECK(strstr(out.data, "ALPHA") != NULL);
-    CHECK_MSG(run_tool(&t, "read_file", "{\"path\": \"chain\"}", &out, &err) == 0, "%s: %s", k_modes[walk], err.msg);
-    CHECK(strstr(out.data, "ALPHA") != NULL);
-    CHECK_MSG(run_tool(&t, "read_file", "{\"path\": \"docs/hooks/h.txt\"}", &out, &err) == 0, "%s: %s", k_modes[walk],
+    CHECK_MSG(run_tool(&t, "read_file", "{\"path\": \"in/up\"}", &out, &err) == 0, "%s: %s", k_modes[walk],
               err.msg);
+    CHECK(strstr(out.data, "ALPHA") != NULL);
+    CHECK_MSG(run_tool(&t, "read_file", "{\"path\": \"chain\"}", &out, &err) == 0, "%s: %s", k_modes[walk],
+              err.msg);
+    CHECK(strstr(out.data, "ALPHA") != NULL);
+    CHECK_MSG(run_tool(&t, "read_file", "{\"path\": \"docs/hooks/h.txt\"}", &out, &err) == 0, "%s: %s",
+              k_modes[walk], err.msg);
     CHECK(strstr(out.data, "HOOKTEXT") != NULL);
-    CHECK(run_tool(&t, "list_dir", "{\"path\": \"docs/hooks\"}", &out, &err) == 0 && strstr(out.data, "h.txt"));
+    CHECK(run_tool(&t, "list_dir", "{\"path\": \"docs/hooks\"}", &out, &err) == 0 &&
+          strstr(out.data, "h.txt"));
     /* out: an absolute link, a relative one, a directory link, a loop */
     const char *bad[] = {"abs/secret.txt", "rel", "escape/secret.txt", "outdir/x/secret.txt", "loop"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char a[256];
         snprintf(a, sizeof a, "{\"path\": \"%s\"}", bad[i]);
-        CHECK_MSG(run_tool(&t, "read_file", a, &out, &err) != 0, "%s: read_file %s: %s", k_modes[walk], bad[i],
-                  out.data);
-        CHECK_MSG(strstr(out.data ? out.data : "", "TOPSECRET") == NULL, "%s: %s leaked", k_modes[walk], bad[i]);
-        CHECK_MSG(strstr(err.msg, bad[i]) != NULL, "%s: the message names '%s': %s", k_modes[walk], bad[i], err.msg);
+        CHECK_MSG(run_tool(&t, "read_file", a, &out, &err) != 0, "%s: read_file %s: %s", k_modes[walk],
+                  bad[i], out.data);
+        CHECK_MSG(strstr(out.data ? out.data : "", "TOPSECRET") == NULL, "%s: %s leaked", k_modes[walk],
+                  bad[i]);
+        CHECK_MSG(strstr(err.msg, bad[i]) != NULL, "%s: the message names '%s': %s", k_modes[walk], bad[i],
+                  err.msg);
         if (i < 4)
-            CHECK_MSG(strstr(err.msg, "outside the workspace") != NULL, "%s: %s: %s", k_modes[walk], bad[i], err.msg);
+            CHECK_MSG(strstr(err.msg, "outside the workspace") != NULL, "%s: %s: %s", k_modes[walk], bad[i],
+                      err.msg);
     }
     CHECK(run_tool(&t, "list_dir", "{\"path\": \"escape\"}", &out, &err) != 0);
     CHECK(run_tool(&t, "grep", "{\"pattern\": \"TOPSECRET\", \"path\": \"escape\"}", &out, &err) != 0);
-    CHECK(run_tool(&t, "grep", "{\"pattern\": \"TOPSECRET\"}", &out, &err) == 0 && !strstr(out.data, "TOPSECRET:"));
+    CHECK(run_tool(&t, "grep", "{\"pattern\": \"TOPSECRET\"}", &out, &err) == 0 &&
+          !strstr(out.data, "TOPSECRET:"));
     /* writes: through an in-tree link to its target; out is refused */
     t.yes = 1;
-    CHECK_MSG(run_tool(&t, "write_file", "{\"path\": \"docs/hooks/new.txt\", \"content\": \"N\"}", &out, &err) == 0,
-              "%s: %s", k_modes[walk], err.msg);
+    CHECK_MSG(
+        run_tool(&t, "write_file", "{\"path\": \"docs/hooks/new.txt\", \"content\": \"N\"}", &out, &err) == 0,
+        "%s: %s", k_modes[walk], err.msg);
     char p[4400];
     snprintf(p, sizeof p, "%s/hk/new.txt", ws);
     CHECK_MSG(exists(p), "%s: written through the in-tree link", k_modes[walk]);
     unlink(p);
-    CHECK(run_tool(&t, "edit_file", "{\"path\": \"chain\", \"old\": \"ALPHA\", \"new\": \"ALPHA\"}", &out, &err) == 0);
+    CHECK(run_tool(&t, "edit_file", "{\"path\": \"chain\", \"old\": \"ALPHA\", \"new\": \"ALPHA\"}", &out,
+                   &err) == 0);
     CHECK(run_tool(&t, "write_file", "{\"path\": \"escape/new.txt\", \"content\": \"x\"}", &out, &err) != 0);
     CHECK(run_tool(&t, "write_file", "{\"path\": \"rel\", \"content\": \"x\"}", &out, &err) != 0);
-    CHECK(run_tool(&t, "edit_file", "{\"path\": \"rel\", \"old\": \"TOPSECRET\", \"new\": \"x\"}", &out, &err) != 0);
+    CHECK(run_tool(&t, "edit_file", "{\"path\": \"rel\", \"old\": \"TOPSECRET\", \"new\": \"x\"}", &out,
+                   &err) != 0);
     snprintf(p, sizeof p, "%s/outside/new.txt", dir);
     CHECK(!exists(p));
     snprintf(p, sizeof p, "%s/outside/secret.txt", dir);
@@ -379,16 +393,19 @@ static void test_race(const char *dir, int walk) {
     proc_result_free(&r);
     snprintf(cmd, sizeof cmd, "%s-out/f.txt", ws);
     char *o = get(cmd);
-    fprintf(stderr,
-            "security_ws: race (%s): %ld swaps; read_file %d calls, %d answered, %d outside; write_file %d calls, "
-            "%d written, %d outside; the check-then-open canary beside them: %d of %d reads outside\n",
-            k_modes[walk], s.swaps, n_read, ok_r, leaks_r, n_write, ok_w, leaks_w, canary, n_read);
+    fprintf(
+        stderr,
+        "security_ws: race (%s): %ld swaps; read_file %d calls, %d answered, %d outside; write_file %d calls, "
+        "%d written, %d outside; the check-then-open canary beside them: %d of %d reads outside\n",
+        k_modes[walk], s.swaps, n_read, ok_r, leaks_r, n_write, ok_w, leaks_w, canary, n_read);
     CHECK_MSG(s.swaps > 100, "the renamer swapped only %ld times", s.swaps);
-    CHECK_MSG(ok_r > 0 && ok_w > 0, "%s: nothing succeeded (%d reads, %d writes): the test proves nothing", k_modes[walk],
-              ok_r, ok_w);
+    CHECK_MSG(ok_r > 0 && ok_w > 0, "%s: nothing succeeded (%d reads, %d writes): the test proves nothing",
+              k_modes[walk], ok_r, ok_w);
     CHECK_EQ_INT(leaks_r, 0);
     CHECK_EQ_INT(leaks_w, 0);
-    if (canary == 0) CHECK_SKIP("%s: the renamer never won the check-then-open race on this machine this time", k_modes[walk]);
+    if (canary == 0)
+        CHECK_SKIP("%s: the renamer never won the check-then-open race on this machine this time",
+                   k_modes[walk]);
     CHECK(o && strcmp(o, "OUTSIDE\n") == 0);
     free(o);
     util_buf_release(&out);
@@ -465,15 +482,16 @@ static void test_skill_swap(const char *dir, int walk) {
     t.skills = &pr.skills;
     util_buf out;
     util_buf_init(&out);
-    CHECK(run_tool(&t, "read_skill", "{\"name\": \"swap\"}", &out, &err) == 0 && strstr(out.data, "SWAPINSIDE"));
+    CHECK(run_tool(&t, "read_skill", "{\"name\": \"swap\"}", &out, &err) == 0 &&
+          strstr(out.data, "SWAPINSIDE"));
     snprintf(p, sizeof p, "%s/.cachet/skills/swap", ws);
     snprintf(q, sizeof q, "%s/swap-old", ws);
     CHECK(rename(p, q) == 0);
     snprintf(q, sizeof q, "%s/s-out/swap", dir);
     CHECK(symlink(q, p) == 0);
     int rc = run_tool(&t, "read_skill", "{\"name\": \"swap\"}", &out, &err);
-    CHECK_MSG(rc != 0 && !strstr(out.data, "SWAPSECRET"), "%s: read_skill followed the swapped link: %s", k_modes[walk],
-              out.data);
+    CHECK_MSG(rc != 0 && !strstr(out.data, "SWAPSECRET"), "%s: read_skill followed the swapped link: %s",
+              k_modes[walk], out.data);
     CHECK_MSG(strstr(err.msg, "outside") != NULL, "%s: %s", k_modes[walk], err.msg);
     util_buf_release(&out);
     agent_tools_release(&t);
@@ -486,24 +504,27 @@ static void test_skill_swap(const char *dir, int walk) {
 #define GIT "git -c user.name=T -c user.email=t@e -c init.defaultBranch=main"
 
 static void test_git(const char *dir) {
-    shf("rm -rf %s/g && mkdir -p %s/g/repo/sub && cd %s/g/repo && " GIT " init -q . && echo SECRETV1 > secret.txt && "
-        "echo alpha > sub/a.txt && " GIT " add . && " GIT " commit -q -m 'base commit' && echo SECRETV2 > secret.txt && "
-        GIT " commit -q -am 'SECRETCOMMIT changes it' && echo SECRETV3 > secret.txt && echo alpha2 > sub/a.txt && "
+    shf("rm -rf %s/g && mkdir -p %s/g/repo/sub && cd %s/g/repo && " GIT
+        " init -q . && echo SECRETV1 > secret.txt && "
+        "echo alpha > sub/a.txt && " GIT " add . && " GIT
+        " commit -q -m 'base commit' && echo SECRETV2 > secret.txt && " GIT
+        " commit -q -am 'SECRETCOMMIT changes it' && echo SECRETV3 > secret.txt && echo alpha2 > sub/a.txt && "
         "echo x > untracked-secret.txt && echo n > sub/new.txt",
         dir, dir, dir);
     fake f;
     const char *calls[] = {"git_status", "{}",
-                           "git_diff", "{}",
-                           "git_log", "{\"count\": 20}",
-                           "git_diff", "{\"path\": \"../secret.txt\"}",
-                           "git_diff", "{\"path\": \"*\"}",
-                           "git_diff", "{\"staged\": true}"};
+                           "git_diff",   "{}",
+                           "git_log",    "{\"count\": 20}",
+                           "git_diff",   "{\"path\": \"../secret.txt\"}",
+                           "git_diff",   "{\"path\": \"*\"}",
+                           "git_diff",   "{\"staged\": true}"};
     CHECK(fake_script(&f, 6, calls) == 0);
     agent_run a = agent_go(dir, "g/repo/sub", &f, "", "", "");
     fake_stop(&f);
     CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
     char *all = all_requests(&f);
-    for (char *m = all; (m = strstr(m, "../secret.txt")) != NULL;) memcpy(m, "../xxxxxx", 9); /* the call itself */
+    for (char *m = all; (m = strstr(m, "../secret.txt")) != NULL;)
+        memcpy(m, "../xxxxxx", 9); /* the call itself */
     CHECK_MSG(!strstr(all, "secret.txt") && !strstr(all, "SECRETV") && !strstr(all, "SECRETCOMMIT") &&
                   !strstr(all, "untracked-secret"),
               "the repository outside the workspace reached the backend");
@@ -517,8 +538,9 @@ static void test_git(const char *dir) {
     fake_release(&f);
 
     /* a .git file that points at another repository: refused */
-    shf("mkdir -p %s/g/other %s/g/ws2 && cd %s/g/other && " GIT " init -q . && echo o > o.txt && " GIT " add . && "
-        GIT " commit -q -m OTHERREPO && printf 'gitdir: %s/g/other/.git\\n' > %s/g/ws2/.git && echo y > %s/g/ws2/y.txt",
+    shf("mkdir -p %s/g/other %s/g/ws2 && cd %s/g/other && " GIT " init -q . && echo o > o.txt && " GIT
+        " add . && " GIT
+        " commit -q -m OTHERREPO && printf 'gitdir: %s/g/other/.git\\n' > %s/g/ws2/.git && echo y > %s/g/ws2/y.txt",
         dir, dir, dir, dir, dir, dir);
     const char *calls2[] = {"git_log", "{}", "git_status", "{}"};
     CHECK(fake_script(&f, 2, calls2) == 0);
@@ -526,15 +548,18 @@ static void test_git(const char *dir) {
     fake_stop(&f);
     CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
     all = all_requests(&f);
-    CHECK_MSG(!strstr(all, "OTHERREPO") && !strstr(all, "o.txt"), "a repository elsewhere reached the backend");
+    CHECK_MSG(!strstr(all, "OTHERREPO") && !strstr(all, "o.txt"),
+              "a repository elsewhere reached the backend");
     CHECK_MSG(strstr(a.r.err, "outside the workspace") != NULL, "the refusal says why: %s", a.r.err);
     free(all);
     proc_result_free(&a.r);
     fake_release(&f);
 
     /* what keeps working: a linked worktree and a submodule as the workspace */
-    shf("cd %s/g/other && " GIT " worktree add -q ../wt -b wtbranch && echo w > ../wt/wt.txt && mkdir -p %s/g/super && "
-        "cd %s/g/super && " GIT " init -q . && " GIT " -c protocol.file.allow=always submodule add -q %s/g/other mod "
+    shf("cd %s/g/other && " GIT
+        " worktree add -q ../wt -b wtbranch && echo w > ../wt/wt.txt && mkdir -p %s/g/super && "
+        "cd %s/g/super && " GIT " init -q . && " GIT
+        " -c protocol.file.allow=always submodule add -q %s/g/other mod "
         "2>/dev/null && " GIT " commit -q -m sup && echo m >> mod/o.txt",
         dir, dir, dir, dir);
     const char *calls3[] = {"git_status", "{}"};
@@ -568,7 +593,8 @@ static int ask(void *u, const char *tool, const char *what) {
 static void test_protected(const char *dir) {
     char ws[4200], p[4400];
     snprintf(ws, sizeof ws, "%s/w-ws", dir);
-    shf("rm -rf %s && mkdir -p %s/docs %s/.cachet && cd %s && " GIT " init -q . && ln -s ../.git/hooks docs/hooks && "
+    shf("rm -rf %s && mkdir -p %s/docs %s/.cachet && cd %s && " GIT
+        " init -q . && ln -s ../.git/hooks docs/hooks && "
         "echo NOTES > notes.txt && ln -s ../notes.txt docs/link.txt && "
         "printf '{\"allow\": [\"write_file\", \"edit_file\"]}' > .cachet/config.json",
         ws, ws, ws, ws);
@@ -578,12 +604,19 @@ static void test_protected(const char *dir) {
     char fsmon[1024];
     snprintf(fsmon, sizeof fsmon,
              "{\"path\": \".git/config\", \"content\": \"[core]\\n\\tfsmonitor = touch %s/PWNED\\n\"}", dir);
-    const char *calls[] = {"write_file", fsmon,
-                           "edit_file", "{\"path\": \".git/config\", \"old\": \"[core]\", \"new\": \"[core]\\n\\tfsmonitor = touch PWNED\"}",
-                           "write_file", "{\"path\": \".cachet/config.json\", \"content\": \"{\\\"allow\\\": [\\\"run_shell\\\"]}\"}",
-                           "write_file", "{\"path\": \"docs/hooks/pre-commit\", \"content\": \"#!/bin/sh\\ntouch PWNED\\n\"}",
-                           "write_file", "{\"path\": \".GIT/config\", \"content\": \"x\"}",
-                           "write_file", "{\"path\": \"ok.txt\", \"content\": \"fine\"}"};
+    const char *calls[] = {
+        "write_file",
+        fsmon,
+        "edit_file",
+        "{\"path\": \".git/config\", \"old\": \"[core]\", \"new\": \"[core]\\n\\tfsmonitor = touch PWNED\"}",
+        "write_file",
+        "{\"path\": \".cachet/config.json\", \"content\": \"{\\\"allow\\\": [\\\"run_shell\\\"]}\"}",
+        "write_file",
+        "{\"path\": \"docs/hooks/pre-commit\", \"content\": \"#!/bin/sh\\ntouch PWNED\\n\"}",
+        "write_file",
+        "{\"path\": \".GIT/config\", \"content\": \"x\"}",
+        "write_file",
+        "{\"path\": \"ok.txt\", \"content\": \"fine\"}"};
     CHECK(fake_script(&f, 6, calls) == 0);
     agent_run a = agent_go(dir, "w-ws", &f, "", "", "--yes");
     fake_stop(&f);
@@ -593,17 +626,19 @@ static void test_protected(const char *dir) {
     free(cfg1);
     snprintf(p, sizeof p, "%s/.cachet/config.json", ws);
     cfg1 = get(p);
-    CHECK_MSG(cfg1 && strstr(cfg1, "run_shell") == NULL, ".cachet/config.json was changed: %s", cfg1 ? cfg1 : "");
+    CHECK_MSG(cfg1 && strstr(cfg1, "run_shell") == NULL, ".cachet/config.json was changed: %s",
+              cfg1 ? cfg1 : "");
     free(cfg1);
     snprintf(p, sizeof p, "%s/.git/hooks/pre-commit", ws);
     CHECK_MSG(!exists(p), "a hook was written through docs/hooks");
     snprintf(p, sizeof p, "%s/ok.txt", ws);
     CHECK_MSG(exists(p), "an ordinary write went through");
-    CHECK_MSG(strstr(a.r.err, "protected") && strstr(a.r.err, "git runs"), "the refusal says what the file does: %s",
-              a.r.err);
+    CHECK_MSG(strstr(a.r.err, "protected") && strstr(a.r.err, "git runs"),
+              "the refusal says what the file does: %s", a.r.err);
     proc_result_free(&a.r);
     fake_release(&f);
-    proc_result r = proc_runf("cd %s && git status >/dev/null 2>&1; ls %s/PWNED %s/PWNED 2>/dev/null", ws, dir, ws);
+    proc_result r = proc_runf("cd %s && git status >/dev/null 2>&1; ls %s/PWNED %s/PWNED 2>/dev/null", ws,
+                              dir, ws);
     CHECK_MSG(r.out && r.out[0] == '\0', "git ran a command: %s", r.out);
     proc_result_free(&r);
 
@@ -642,13 +677,17 @@ static void test_protected(const char *dir) {
           UTIL_ECANCELED);
     CHECK_EQ_INT(q.n, 1);
     CHECK_MSG(strstr(q.what, ".git/config") && strstr(q.what, "core.fsmonitor"), "the question: %s", q.what);
-    CHECK(run_tool(&t, "write_file", "{\"path\": \"docs/hooks/x\", \"content\": \"#!/bin/sh\\n\"}", &out, &err) != 0);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \"docs/hooks/x\", \"content\": \"#!/bin/sh\\n\"}", &out,
+                   &err) != 0);
     CHECK_EQ_INT(q.n, 2);
-    CHECK_MSG(strstr(q.what, ".git/hooks/x") && strstr(q.what, "hook"), "the question names the real file: %s", q.what);
-    CHECK(run_tool(&t, "write_file", "{\"path\": \".cachet/config.json\", \"content\": \"{}\"}", &out, &err) != 0);
+    CHECK_MSG(strstr(q.what, ".git/hooks/x") && strstr(q.what, "hook"),
+              "the question names the real file: %s", q.what);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \".cachet/config.json\", \"content\": \"{}\"}", &out,
+                   &err) != 0);
     CHECK_MSG(q.n == 3 && strstr(q.what, "allow"), "the question: %s", q.what);
     q.answer = 1;
-    CHECK(run_tool(&t, "write_file", "{\"path\": \".cachet/notes.md\", \"content\": \"ok\"}", &out, &err) == 0);
+    CHECK(run_tool(&t, "write_file", "{\"path\": \".cachet/notes.md\", \"content\": \"ok\"}", &out, &err) ==
+          0);
     CHECK_EQ_INT(q.n, 4);
     CHECK(run_tool(&t, "write_file", "{\"path\": \"plain.txt\", \"content\": \"ok\"}", &out, &err) == 0);
     CHECK_EQ_INT(q.n, 4); /* --yes: not asked */
@@ -670,7 +709,7 @@ static void test_write_dir(const char *dir, int walk) {
                            "write_file", "{\"path\": \"./\", \"content\": \"X\"}",
                            "write_file", "{\"path\": \"sub\", \"content\": \"X\"}",
                            "write_file", "{\"path\": \"sub/\", \"content\": \"X\"}",
-                           "edit_file", "{\"path\": \"sub\", \"old\": \"a\", \"new\": \"b\"}"};
+                           "edit_file",  "{\"path\": \"sub\", \"old\": \"a\", \"new\": \"b\"}"};
     CHECK(fake_script(&f, 5, calls) == 0);
     agent_run a = agent_go(dir, "d-ws", &f, walk ? "CACHET_FS_RESOLVE=walk" : "", "", "--yes");
     fake_stop(&f);
@@ -683,10 +722,11 @@ static void test_write_dir(const char *dir, int walk) {
     k = get(p);
     CHECK_MSG(k && strcmp(k, "KEEP\n") == 0, "%s: '%s' was touched", k_modes[walk], p);
     free(k);
-    CHECK_MSG(strstr(a.r.err, "is a directory") != NULL, "%s: the refusal says why: %s", k_modes[walk], a.r.err);
+    CHECK_MSG(strstr(a.r.err, "is a directory") != NULL, "%s: the refusal says why: %s", k_modes[walk],
+              a.r.err);
     proc_result r = proc_runf("cd %s && find . -mindepth 1 | sort | tr '\\n' ' '", ws);
-    CHECK_MSG(r.out && strcmp(r.out, "./sub ./sub.cachet-tmp ") == 0, "%s: the workspace now holds: %s", k_modes[walk],
-              r.out);
+    CHECK_MSG(r.out && strcmp(r.out, "./sub ./sub.cachet-tmp ") == 0, "%s: the workspace now holds: %s",
+              k_modes[walk], r.out);
     proc_result_free(&r);
     proc_result_free(&a.r);
     fake_release(&f);
@@ -714,10 +754,11 @@ static void test_big_file(const char *dir) {
     agent_run a = agent_go(dir, "b-ws", &f, "", "", "");
     fake_stop(&f);
     CHECK_MSG(a.r.status == 0, "status %d: %s", a.r.status, a.r.err);
-    fprintf(stderr, "security_ws: read_file of a 256 MiB file: peak RSS %.1f MiB, %.2f s\n", a.maxrss_kb / 1024.0,
-            a.secs);
+    fprintf(stderr, "security_ws: read_file of a 256 MiB file: peak RSS %.1f MiB, %.2f s\n",
+            a.maxrss_kb / 1024.0, a.secs);
     CHECK_MSG(a.maxrss_kb > 0 && a.maxrss_kb < 64 * 1024, "peak RSS %ld KiB", a.maxrss_kb);
-    CHECK_MSG(strstr(req(&f, 1), "HEADMARK") && strstr(req(&f, 1), "268435456 bytes") && strstr(req(&f, 1), "offset"),
+    CHECK_MSG(strstr(req(&f, 1), "HEADMARK") && strstr(req(&f, 1), "268435456 bytes") &&
+                  strstr(req(&f, 1), "offset"),
               "the first part and how to read on: %.3000s", req(&f, 1));
     CHECK_MSG(strstr(req(&f, 2), "TAILMARK") != NULL, "a range from the end");
     proc_result_free(&a.r);
@@ -731,12 +772,12 @@ static void test_special_files(const char *dir) {
         "head -c 9000000 /dev/zero | tr '\\0' 'a' > huge.txt && echo NEEDLE >> huge.txt && ln -s /dev/zero zero",
         ws, ws, ws);
     fake f;
-    const char *calls[] = {"grep", "{\"pattern\": \"x\", \"path\": \"fifo\"}",
-                           "edit_file", "{\"path\": \"fifo\", \"old\": \"a\", \"new\": \"b\"}",
-                           "read_file", "{\"path\": \"fifo\"}",
-                           "grep", "{\"pattern\": \"NEEDLE\"}",
-                           "read_file", "{\"path\": \"zero\"}",
-                           "grep", "{\"pattern\": \"x\", \"path\": \"zero\"}",
+    const char *calls[] = {"grep",       "{\"pattern\": \"x\", \"path\": \"fifo\"}",
+                           "edit_file",  "{\"path\": \"fifo\", \"old\": \"a\", \"new\": \"b\"}",
+                           "read_file",  "{\"path\": \"fifo\"}",
+                           "grep",       "{\"pattern\": \"NEEDLE\"}",
+                           "read_file",  "{\"path\": \"zero\"}",
+                           "grep",       "{\"pattern\": \"x\", \"path\": \"zero\"}",
                            "write_file", "{\"path\": \"fifo\", \"content\": \"x\"}"};
     CHECK(fake_script(&f, 7, calls) == 0);
     agent_run a = agent_go(dir, "f-ws", &f, "", "timeout 60", "--yes");
@@ -754,7 +795,8 @@ static void test_special_files(const char *dir) {
     CHECK_MSG(strstr(req(&f, 5), "outside the workspace") != NULL, "read_file on a link to /dev/zero");
     CHECK_MSG(strstr(req(&f, 6), "outside the workspace") != NULL, "grep on a link to /dev/zero");
     CHECK_MSG(strstr(req(&f, 7), "FIFO") != NULL, "write_file over a FIFO");
-    fprintf(stderr, "security_ws: fifo/device/oversized: %.2f s, peak RSS %.1f MiB\n", a.secs, a.maxrss_kb / 1024.0);
+    fprintf(stderr, "security_ws: fifo/device/oversized: %.2f s, peak RSS %.1f MiB\n", a.secs,
+            a.maxrss_kb / 1024.0);
     proc_result_free(&a.r);
     fake_release(&f);
 }
@@ -777,7 +819,8 @@ static void test_prompt_caps(const char *dir) {
     agent_run a = agent_go(dir, "c-ws", &f, "", "timeout 60", "");
     fake_stop(&f);
     CHECK_MSG(a.r.status == 0, "status %d after %.1f s: %s", a.r.status, a.secs, a.r.err);
-    CHECK_MSG(strstr(a.r.err, "'AGENTS.md'") && strstr(a.r.err, "limit"), "AGENTS.md over the cap: %s", a.r.err);
+    CHECK_MSG(strstr(a.r.err, "'AGENTS.md'") && strstr(a.r.err, "limit"), "AGENTS.md over the cap: %s",
+              a.r.err);
     CHECK_MSG(strstr(a.r.err, "'SOUL.md'") && strstr(a.r.err, "FIFO"), "SOUL.md is a FIFO: %s", a.r.err);
     CHECK_MSG(strstr(a.r.err, "huge") && strstr(a.r.err, "limit"), "SKILL.md over the cap: %s", a.r.err);
     CHECK_MSG(strstr(req(&f, 0), "AGENTSLINE") == NULL && strstr(req(&f, 0), "huge: A big") == NULL,
@@ -793,7 +836,8 @@ static void test_prompt_caps(const char *dir) {
  * in its place) the resume is refused before anything is sent; with
  * --workspace the session resumes there, and says it was recorded elsewhere. */
 static void test_resume_ws(const char *dir) {
-    shf("rm -rf %s/s-ws %s/s-ws-moved && mkdir -p %s/s-ws && echo NOTES > %s/s-ws/notes.txt", dir, dir, dir, dir);
+    shf("rm -rf %s/s-ws %s/s-ws-moved && mkdir -p %s/s-ws && echo NOTES > %s/s-ws/notes.txt", dir, dir, dir,
+        dir);
     fake f;
     CHECK(fake_script(&f, 0, NULL) == 0);
     agent_run a = agent_go(dir, "s-ws", &f, "", "timeout 60", "--json");
@@ -810,9 +854,10 @@ static void test_resume_ws(const char *dir) {
     shf("cd %s && mv s-ws s-ws-moved && ln -s outside s-ws", dir);
 
     CHECK(fake_script(&f, 0, NULL) == 0);
-    proc_result r = proc_runf("cd %s && XDG_STATE_HOME=%s/state timeout 60 %s/cachet -p again --backend "
-                              "http://127.0.0.1:%d/v1 --backend-model fake --retries 0 --resume %s </dev/null",
-                              dir, dir, proc_bin_dir(), f.port, id);
+    proc_result r = proc_runf(
+        "cd %s && XDG_STATE_HOME=%s/state timeout 60 %s/cachet -p again --backend "
+        "http://127.0.0.1:%d/v1 --backend-model fake --retries 0 --resume %s </dev/null",
+        dir, dir, proc_bin_dir(), f.port, id);
     fake_stop(&f);
     CHECK_MSG(r.status != 0 && r.err && strstr(r.err, "now leads to") && strstr(r.err, "--workspace"),
               "resume through a link: status %d: %s", r.status, r.err);
@@ -827,7 +872,8 @@ static void test_resume_ws(const char *dir) {
     fake_stop(&f);
     CHECK_MSG(a.r.status == 0 && strstr(a.r.err, "recorded in workspace"), "resume with --workspace: %d %s",
               a.r.status, a.r.err);
-    CHECK_MSG(fake_served(&f) >= 1 && strstr(req(&f, 0), "TOPSECRET") == NULL, "resumed in the moved workspace");
+    CHECK_MSG(fake_served(&f) >= 1 && strstr(req(&f, 0), "TOPSECRET") == NULL,
+              "resumed in the moved workspace");
     proc_result_free(&a.r);
     fake_release(&f);
     shf("rm -f %s/s-ws", dir);

@@ -67,18 +67,20 @@ static void test_kill9(void) {
     if (!mkdtemp(dir)) return;
     char cmd[8192];
     /* 40 turns of replayed replies; a fifo feeds the turns slowly */
-    snprintf(cmd, sizeof cmd,
-             "mkdir -p %s/ws %s/state && cd %s && (printf '[' > replay.json; for i in $(seq 1 39); do printf '\"reply %%s xxxxxxxx\",' $i >> replay.json; done; printf '\"last\"]' >> replay.json)",
-             dir, dir, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "mkdir -p %s/ws %s/state && cd %s && (printf '[' > replay.json; for i in $(seq 1 39); do printf '\"reply %%s xxxxxxxx\",' $i >> replay.json; done; printf '\"last\"]' >> replay.json)",
+        dir, dir, dir);
     proc_result r = proc_run(cmd);
     proc_result_free(&r);
-    snprintf(cmd, sizeof cmd,
-             "cd %s && mkfifo in || exit 1; XDG_STATE_HOME=%s/state %s/cachet --workspace ws --replay replay.json "
-             "--model %s --json < in > out.txt 2> err.txt & pid=$!; "
-             "(for i in $(seq 1 40); do echo \"question $i\"; sleep 0.05; done) > %s/in & "
-             "for i in $(seq 1 1800); do n=$(cat state/cachet/sessions/*.jsonl 2>/dev/null | grep -c turn_end); "
-             "[ \"${n:-0}\" -ge 3 ] && break; sleep 0.05; done; kill -9 $pid; wait $pid 2>/dev/null; echo killed; wait",
-             dir, dir, proc_bin_dir(), model, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd %s && mkfifo in || exit 1; XDG_STATE_HOME=%s/state %s/cachet --workspace ws --replay replay.json "
+        "--model %s --json < in > out.txt 2> err.txt & pid=$!; "
+        "(for i in $(seq 1 40); do echo \"question $i\"; sleep 0.05; done) > %s/in & "
+        "for i in $(seq 1 1800); do n=$(cat state/cachet/sessions/*.jsonl 2>/dev/null | grep -c turn_end); "
+        "[ \"${n:-0}\" -ge 3 ] && break; sleep 0.05; done; kill -9 $pid; wait $pid 2>/dev/null; echo killed; wait",
+        dir, dir, proc_bin_dir(), model, dir);
     r = proc_run(cmd);
     CHECK(strstr(r.out, "killed") != NULL);
     proc_result_free(&r);
@@ -103,9 +105,10 @@ static void test_kill9(void) {
     CHECK(replies >= turns && requests >= turns);
     cJSON_Delete(evs);
     /* the session resumes after the crash */
-    snprintf(cmd, sizeof cmd,
-             "cd %s && XDG_STATE_HOME=%s/state %s/cachet --resume --replay replay.json --model %s -p again --json",
-             dir, dir, proc_bin_dir(), model);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd %s && XDG_STATE_HOME=%s/state %s/cachet --resume --replay replay.json --model %s -p again --json",
+        dir, dir, proc_bin_dir(), model);
     r = proc_run(cmd);
     CHECK_MSG(r.status == 0, "resume after kill -9: %s", r.err);
     CHECK(strstr(r.out, "\"reply\":\"reply 1 ") != NULL);

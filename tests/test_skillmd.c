@@ -79,8 +79,8 @@ static void test_rules(void) {
     char long_name[128], long_desc[1200], long_compat[600];
     snprintf(long_name, sizeof long_name, "---\nname: %065d\ndescription: d\n---\n", 0);
     snprintf(long_desc, sizeof long_desc, "---\nname: demo\ndescription: %01025d\n---\n", 0);
-    snprintf(long_compat, sizeof long_compat,
-             "---\nname: demo\ndescription: d\ncompatibility: %0501d\n---\n", 0);
+    snprintf(long_compat, sizeof long_compat, "---\nname: demo\ndescription: d\ncompatibility: %0501d\n---\n",
+             0);
     const struct {
         const char *text;
         int code;
@@ -105,12 +105,11 @@ static void test_rules(void) {
         {"---\nname: [demo]\ndescription: d\n---\n", UTIL_SKILLMD_NOT_STRING, 2, "'name'"},
         {"---\nname: demo\ndescription:\n  a: b\n---\n", UTIL_SKILLMD_NOT_STRING, 3,
          "'description' must be a string"},
-        {"---\nname: demo\ndescription: d\nlicense: [MIT]\n---\n", UTIL_SKILLMD_NOT_STRING, 4,
-         "'license'"},
-        {"---\nname: demo\ndescription: d\ncompatibility: [linux]\n---\n",
-         UTIL_SKILLMD_NOT_STRING, 4, "'compatibility'"},
-        {"---\nname: demo\ndescription: d\nallowed-tools:\n  - Read\n---\n",
-         UTIL_SKILLMD_NOT_STRING, 4, "'allowed-tools'"},
+        {"---\nname: demo\ndescription: d\nlicense: [MIT]\n---\n", UTIL_SKILLMD_NOT_STRING, 4, "'license'"},
+        {"---\nname: demo\ndescription: d\ncompatibility: [linux]\n---\n", UTIL_SKILLMD_NOT_STRING, 4,
+         "'compatibility'"},
+        {"---\nname: demo\ndescription: d\nallowed-tools:\n  - Read\n---\n", UTIL_SKILLMD_NOT_STRING, 4,
+         "'allowed-tools'"},
         {"---\ndescription: d\n---\n", UTIL_SKILLMD_NO_NAME, 1, "lacks 'name'"},
         {"---\nname: \"\"\ndescription: d\n---\n", UTIL_SKILLMD_NAME_LENGTH, 2, "1-64"},
         {long_name, UTIL_SKILLMD_NAME_LENGTH, 2, "(it is 65)"},
@@ -123,21 +122,19 @@ static void test_rules(void) {
         {"---\nname: other\ndescription: d\n---\n", UTIL_SKILLMD_NAME_FOLDER, 2,
          "differs from its folder name 'demo'"},
         {"---\nname: demo\n---\n", UTIL_SKILLMD_NO_DESCRIPTION, 1, "lacks 'description'"},
-        {"---\nname: demo\ndescription: \"\"\n---\n", UTIL_SKILLMD_DESCRIPTION_LENGTH, 3,
-         "(it is 0)"},
+        {"---\nname: demo\ndescription: \"\"\n---\n", UTIL_SKILLMD_DESCRIPTION_LENGTH, 3, "(it is 0)"},
         {"---\nname: demo\ndescription:\n---\n", UTIL_SKILLMD_DESCRIPTION_LENGTH, 3, "1-1024"},
         {long_desc, UTIL_SKILLMD_DESCRIPTION_LENGTH, 3, "(it is 1025)"},
         {long_compat, UTIL_SKILLMD_COMPATIBILITY_LENGTH, 4, "(it is 501)"},
-        {"---\nname: demo\ndescription: d\ncompatibility: ''\n---\n",
-         UTIL_SKILLMD_COMPATIBILITY_LENGTH, 4, "1-500"},
+        {"---\nname: demo\ndescription: d\ncompatibility: ''\n---\n", UTIL_SKILLMD_COMPATIBILITY_LENGTH, 4,
+         "1-500"},
         {"---\nname: demo\ndescription: d\nmetadata: 3\n---\n", UTIL_SKILLMD_METADATA, 4,
          "mapping of strings to strings"},
-        {"---\nname: demo\ndescription: d\nmetadata: [a, b]\n---\n", UTIL_SKILLMD_METADATA, 4,
+        {"---\nname: demo\ndescription: d\nmetadata: [a, b]\n---\n", UTIL_SKILLMD_METADATA, 4, "metadata"},
+        {"---\nname: demo\ndescription: d\nmetadata:\n  tags: [a, b]\n---\n", UTIL_SKILLMD_METADATA, 4,
          "metadata"},
-        {"---\nname: demo\ndescription: d\nmetadata:\n  tags: [a, b]\n---\n",
-         UTIL_SKILLMD_METADATA, 4, "metadata"},
-        {"---\nname: demo\ndescription: d\nmetadata:\n  owner:\n    team: x\n---\n",
-         UTIL_SKILLMD_METADATA, 4, "metadata"},
+        {"---\nname: demo\ndescription: d\nmetadata:\n  owner:\n    team: x\n---\n", UTIL_SKILLMD_METADATA, 4,
+         "metadata"},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         util_skillmd s = check_text(k[i].text, "demo");
@@ -146,16 +143,15 @@ static void test_rules(void) {
                       strstr(p->msg, k[i].words),
                   "rule case %zu: %zu problems, first code %d line %zu '%s'; want code %d "
                   "line %zu '%s'",
-                  i, s.n_problems, p ? p->code : 0, p ? p->line : 0, p ? p->msg : "",
-                  k[i].code, k[i].line, k[i].words);
+                  i, s.n_problems, p ? p->code : 0, p ? p->line : 0, p ? p->msg : "", k[i].code, k[i].line,
+                  k[i].words);
         util_skillmd_release(&s);
     }
 }
 
 static void test_several(void) {
     /* every problem is reported, in the order of the text, missing fields last */
-    util_skillmd s = check_text("---\nname: Bad_Name\nmetadata: x\ncompatibility: ''\n---\n",
-                                "bad-name");
+    util_skillmd s = check_text("---\nname: Bad_Name\nmetadata: x\ncompatibility: ''\n---\n", "bad-name");
     CHECK_EQ_INT(s.n_problems, 4);
     if (s.n_problems == 4) {
         CHECK(s.problems[0].code == UTIL_SKILLMD_NAME_CHARS && s.problems[0].line == 2);
@@ -182,8 +178,8 @@ static void test_several(void) {
  * problem and its line; the linter makes one PL005 finding per problem. */
 static void test_agree(void) {
     char long_compat[600];
-    snprintf(long_compat, sizeof long_compat,
-             "---\nname: demo\ndescription: d\ncompatibility: %0501d\n---\n", 0);
+    snprintf(long_compat, sizeof long_compat, "---\nname: demo\ndescription: d\ncompatibility: %0501d\n---\n",
+             0);
     const char *const texts[] = {
         "---\nname: demo\ndescription: Does things.\n---\n",
         "---\r\nname: demo\r\ndescription: d\r\n...\r\n",
@@ -213,15 +209,14 @@ static void test_agree(void) {
             char want[300];
             snprintf(want, sizeof want, "line %zu: %s", s.problems[0].line, s.problems[0].msg);
             CHECK_MSG(rc == UTIL_EFORMAT && strstr(err.msg, want) == err.msg,
-                      "agent on case %zu: rc %d '%s', want '%s'", i, rc, rc ? err.msg : "",
-                      want);
+                      "agent on case %zu: rc %d '%s', want '%s'", i, rc, rc ? err.msg : "", want);
         }
         free(name);
         free(desc);
         lint_report r;
         lint_report_init(&r);
-        CHECK(lint_check_buffer(ctx, &r, "skills/demo/SKILL.md", "skills/demo/SKILL.md", t,
-                                strlen(t), &err) == 0);
+        CHECK(lint_check_buffer(ctx, &r, "skills/demo/SKILL.md", "skills/demo/SKILL.md", t, strlen(t),
+                                &err) == 0);
         size_t n = 0, same = 0;
         for (size_t k = 0; k < r.n; k++) {
             if (r.items[k].rule != LINT_R_SKILL_FRONTMATTER) continue;
@@ -229,8 +224,10 @@ static void test_agree(void) {
                     strcmp(r.items[k].message, s.problems[n].msg) == 0;
             n++;
         }
-        CHECK_MSG(n == s.n_problems && same == n, "linter on case %zu: %zu PL005 (%zu same), "
-                  "validator %zu problems", i, n, same, s.n_problems);
+        CHECK_MSG(n == s.n_problems && same == n,
+                  "linter on case %zu: %zu PL005 (%zu same), "
+                  "validator %zu problems",
+                  i, n, same, s.n_problems);
         lint_report_release(&r);
         util_skillmd_release(&s);
     }

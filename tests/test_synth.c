@@ -26,8 +26,8 @@ static void test_quantizers(void) {
         uint32_t type;
         float tol; /* max error over the row's max |x|: about half a step of the format */
     } cases[] = {
-        {ENG_TYPE_F32, 0}, {ENG_TYPE_F16, 1e-3f}, {ENG_TYPE_BF16, 8e-3f}, {ENG_TYPE_Q8_0, 1e-2f},
-        {ENG_TYPE_Q4_0, 0.09f}, {ENG_TYPE_Q4_1, 0.09f}, {ENG_TYPE_Q5_0, 0.045f}, {ENG_TYPE_Q5_1, 0.045f},
+        {ENG_TYPE_F32, 0},       {ENG_TYPE_F16, 1e-3f},  {ENG_TYPE_BF16, 8e-3f},  {ENG_TYPE_Q8_0, 1e-2f},
+        {ENG_TYPE_Q4_0, 0.09f},  {ENG_TYPE_Q4_1, 0.09f}, {ENG_TYPE_Q5_0, 0.045f}, {ENG_TYPE_Q5_1, 0.045f},
         {ENG_TYPE_Q4_K, 0.125f}, {ENG_TYPE_Q5_K, 0.07f}, {ENG_TYPE_Q6_K, 0.04f},
     };
     enum { N = 512 };
@@ -188,7 +188,8 @@ static void check_generate(eng_model *m, const mcase *c) {
         if (!rc) rc = eng_generate(s, prompt, (int)np, &gp, &out[k], &n_out[k], &st, &err);
         CHECK_MSG(rc == 0, "%s: generate: %s", c->label, rc ? err.msg : "");
         CHECK_MSG(n_out[k] == 8 || (n_out[k] >= 1 && st.stop_reason == ENG_STOP_EOG),
-                  "%s: generated %d tokens, stop %s", c->label, n_out[k], eng_stop_reason_name(st.stop_reason));
+                  "%s: generated %d tokens, stop %s", c->label, n_out[k],
+                  eng_stop_reason_name(st.stop_reason));
         if (k == 1) CHECK_EQ_INT(st.cached_tokens, (int)np - 1); /* the second run hits */
         eng_seq_free(s);
     }
@@ -220,8 +221,10 @@ static void check_exact(const char *path, const mcase *c, const int32_t *toks, c
                   c->label, diff, scale);
         int top = 0, top_exact = 0, second = -1;
         for (int i = 1; i < c->p.n_vocab; i++) {
-            if (ref[i] > ref[top]) second = top, top = i;
-            else if (second < 0 || ref[i] > ref[second]) second = i;
+            if (ref[i] > ref[top])
+                second = top, top = i;
+            else if (second < 0 || ref[i] > ref[second])
+                second = i;
             if (lg[i] > lg[top_exact]) top_exact = i;
         }
         CHECK_MSG(top == top_exact || ref[top] - ref[second] < 1e-2 * scale,
@@ -246,8 +249,7 @@ static void check_prefix(const char *path, const mcase *c, const int32_t *toks, 
         if (!rc) rc = eng_seq_set_tokens(s, toks, N_PROMPT, lg[k], &mem, &disk, &err);
         CHECK_MSG(rc == 0, "%s: set_tokens: %s", c->label, rc ? err.msg : "");
         CHECK_MSG(mem == (k ? N_PROMPT - 1 : 0) && disk == 0,
-                  "%s: run %d reused %d from memory, %d from disk",
-                  c->label, k, mem, disk);
+                  "%s: run %d reused %d from memory, %d from disk", c->label, k, mem, disk);
         eng_seq_free(s);
     }
     CHECK_MSG(same_logits(m, lg[0], ref), "%s: set_tokens cold differs from eval", c->label);

@@ -78,12 +78,13 @@ static void check_bench_types(const char *path) {
         if (name && !strcmp(name, "q6_K")) q6k = n;
         if (name && !strcmp(name, "f32")) f32 = n;
     }
-    CHECK_MSG(q4k == 8 * 7 - 8 && q6k == 8 + 1 && f32 == 2 * 8 + 1, "bench types: q4_K %d, q6_K %d, f32 %d", q4k,
-              q6k, f32);
+    CHECK_MSG(q4k == 8 * 7 - 8 && q6k == 8 + 1 && f32 == 2 * 8 + 1, "bench types: q4_K %d, q6_K %d, f32 %d",
+              q4k, q6k, f32);
     cJSON_Delete(j);
     proc_result_free(&r);
-    r = proc_runf("'%s/cachet' bench --model '%s' --prompt-tokens 8 --gen-tokens 2 --reps 1 --no-llama --threads 1",
-                  proc_bin_dir(), path);
+    r = proc_runf(
+        "'%s/cachet' bench --model '%s' --prompt-tokens 8 --gen-tokens 2 --reps 1 --no-llama --threads 1",
+        proc_bin_dir(), path);
     CHECK_MSG(r.status == 0 && r.out && strstr(r.out, "tensor types: q4_K x48"), "bench table: %s",
               r.out ? r.out : "");
     proc_result_free(&r);
@@ -203,32 +204,32 @@ static void test_presets(const char *dir) {
 
 static void test_bad_options(const char *dir) {
     static const char *const cases[] = {
-        "--bogus",                       /* unknown option */
-        "--layers",                      /* missing value */
-        "--layers 0",                    /* out of range */
-        "--layers 2x",                   /* not a number */
-        "--type q2_k",                   /* no quantizer */
-        "--embd-type iq4_nl",            /* no quantizer */
-        "--arch mamba",                  /* unknown arch */
-        "--preset llama-70b",            /* unknown preset */
-        "--preset llama-1b-q2_k",        /* unknown mix */
-        "--heads 3 --kv-heads 2",        /* kv heads do not divide */
-        "--embd 66 --heads 4",           /* embd not a multiple of heads */
-        "--type q4_k",                   /* 64-wide rows cannot hold 256-blocks */
-        "--ff 100",                      /* not a multiple of 32 for q4_1 */
-        "--vocab 100",                   /* below the minimum */
-        "--arch gemma3 --vocab 262",     /* below gemma3's minimum */
+        "--bogus",                             /* unknown option */
+        "--layers",                            /* missing value */
+        "--layers 0",                          /* out of range */
+        "--layers 2x",                         /* not a number */
+        "--type q2_k",                         /* no quantizer */
+        "--embd-type iq4_nl",                  /* no quantizer */
+        "--arch mamba",                        /* unknown arch */
+        "--preset llama-70b",                  /* unknown preset */
+        "--preset llama-1b-q2_k",              /* unknown mix */
+        "--heads 3 --kv-heads 2",              /* kv heads do not divide */
+        "--embd 66 --heads 4",                 /* embd not a multiple of heads */
+        "--type q4_k",                         /* 64-wide rows cannot hold 256-blocks */
+        "--ff 100",                            /* not a multiple of 32 for q4_1 */
+        "--vocab 100",                         /* below the minimum */
+        "--arch gemma3 --vocab 262",           /* below gemma3's minimum */
         "--head-dim 3 --heads 1 --kv-heads 1", /* odd head dim */
-        "--seed -1",                     /* not unsigned */
-        "--rope-base 0",                 /* not positive */
-        "extra",                         /* stray argument */
+        "--seed -1",                           /* not unsigned */
+        "--rope-base 0",                       /* not positive */
+        "extra",                               /* stray argument */
     };
     char out[512];
     snprintf(out, sizeof out, "%s/bad.gguf", dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         proc_result r = synth_cli("%s -o '%s'", cases[i], out);
-        CHECK_MSG(r.status == 2 && r.err && strstr(r.err, "cachet-synth: "),
-                  "'%s': exit %d, stderr '%s'", cases[i], r.status, r.err ? r.err : "");
+        CHECK_MSG(r.status == 2 && r.err && strstr(r.err, "cachet-synth: "), "'%s': exit %d, stderr '%s'",
+                  cases[i], r.status, r.err ? r.err : "");
         CHECK_MSG(access(out, F_OK) != 0, "'%s' left a file", cases[i]);
         proc_result_free(&r);
     }
@@ -261,8 +262,9 @@ static void test_write_failures(const char *dir) {
         fclose(f);
     }
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 64; exec '%s/cachet-synth' --embd 256 --ff 512 -o '%s'",
-             proc_bin_dir(), out);
+    snprintf(cmd, sizeof cmd,
+             "trap '' XFSZ; ulimit -f 64; exec '%s/cachet-synth' --embd 256 --ff 512 -o '%s'", proc_bin_dir(),
+             out);
     r = proc_run(cmd);
     CHECK_MSG(r.status == 1 && r.err && strstr(r.err, "writing") && strstr(r.err, out),
               "full disk: exit %d, stderr '%s'", r.status, r.err ? r.err : "");
@@ -307,7 +309,8 @@ static void check_gemma_gguf(const char *path, const synth_params *p) {
     if (!g) return;
     const char *s;
     size_t n;
-    CHECK(eng_gguf_get_str(g, "general.architecture", &s, &n, &err) == 0 && n == 6 && !memcmp(s, "gemma3", 6));
+    CHECK(eng_gguf_get_str(g, "general.architecture", &s, &n, &err) == 0 && n == 6 &&
+          !memcmp(s, "gemma3", 6));
     CHECK_EQ_INT(eng_gguf_tensor_count(g), synth_tensor_count(p));
     CHECK_EQ_INT(synth_tensor_count(p), 2 + 13 * p->n_layer);
     CHECK_EQ_INT(key_u32(g, "gemma3.embedding_length"), p->n_embd);
@@ -327,9 +330,12 @@ static void check_gemma_gguf(const char *path, const synth_params *p) {
         int cols; /* 0 embd, 1 head dim, 2 q width, 3 kv width, 4 ff */
         int rows; /* -1 vector, else as cols */
     } want[] = {
-        {"attn_norm", 0, -1},  {"attn_q", 0, 2},      {"attn_k", 0, 3},         {"attn_v", 0, 3},
-        {"attn_q_norm", 1, -1}, {"attn_k_norm", 1, -1}, {"attn_output", 2, 0}, {"post_attention_norm", 0, -1},
-        {"ffn_norm", 0, -1},   {"ffn_gate", 0, 4},    {"ffn_up", 0, 4},         {"ffn_down", 4, 0},
+        {"attn_norm", 0, -1},     {"attn_q", 0, 2},
+        {"attn_k", 0, 3},         {"attn_v", 0, 3},
+        {"attn_q_norm", 1, -1},   {"attn_k_norm", 1, -1},
+        {"attn_output", 2, 0},    {"post_attention_norm", 0, -1},
+        {"ffn_norm", 0, -1},      {"ffn_gate", 0, 4},
+        {"ffn_up", 0, 4},         {"ffn_down", 4, 0},
         {"post_ffw_norm", 0, -1},
     };
     int64_t dims[5] = {p->n_embd, p->head_dim, (int64_t)p->n_head * p->head_dim,
@@ -414,7 +420,8 @@ static void check_gemma_open(const char *path, const synth_params *p) {
     int rc = eng_model_open(&m, path, &mp, &err);
     if (rc) {
         CHECK_EQ_INT(rc, UTIL_EUNSUPPORTED);
-        CHECK_MSG(strstr(err.msg, "architecture 'gemma3' is not supported") != NULL, "gemma3 open: %s", err.msg);
+        CHECK_MSG(strstr(err.msg, "architecture 'gemma3' is not supported") != NULL, "gemma3 open: %s",
+                  err.msg);
         CHECK(m == NULL);
         return;
     }

@@ -97,8 +97,8 @@ static void gw_end(gw *w) { memcpy(w->b.data + 16, &w->nkv, 8); }
 /* --- helpers ----------------------------------------------------------------- */
 
 /* Encodes s and compares with want (n ids); reports the input on mismatch. */
-static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int add_special,
-                       int parse_special, const int32_t *want, size_t nwant) {
+static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int add_special, int parse_special,
+                       const int32_t *want, size_t nwant) {
     util_err e;
     int32_t *ids = NULL;
     size_t n = 0;
@@ -106,15 +106,16 @@ static void expect_ids(const eng_tokenizer *t, const char *s, size_t len, int ad
     char got[512], exp[512];
     th_ids_str(got, sizeof got, ids, n);
     th_ids_str(exp, sizeof exp, want, nwant);
-    CHECK_MSG(rc == 0 && th_ids_equal(ids, n, want, nwant), "encode '%.*s' (special %d/%d): got [%s] want [%s]",
-              (int)len, s, add_special, parse_special, got, exp);
+    CHECK_MSG(rc == 0 && th_ids_equal(ids, n, want, nwant),
+              "encode '%.*s' (special %d/%d): got [%s] want [%s]", (int)len, s, add_special, parse_special,
+              got, exp);
     free(ids);
 }
 
-#define EXPECT(t, s, ...)                                                                   \
-    do {                                                                                    \
-        const int32_t want_[] = {__VA_ARGS__};                                                \
-        expect_ids((t), (s), strlen(s), 0, 1, want_, sizeof want_ / sizeof want_[0]);      \
+#define EXPECT(t, s, ...)                                                             \
+    do {                                                                              \
+        const int32_t want_[] = {__VA_ARGS__};                                        \
+        expect_ids((t), (s), strlen(s), 0, 1, want_, sizeof want_ / sizeof want_[0]); \
     } while (0)
 
 static int32_t find(const eng_tokenizer *t, const char *s) { return eng_tokenizer_find(t, s, strlen(s)); }
@@ -130,8 +131,8 @@ static int utf8_valid(const unsigned char *s, size_t n) {
 
 /* Feeds pieces one token at a time (and each piece cut into single bytes) and
  * checks every chunk that comes out is whole UTF-8 and the total is right. */
-static void check_stream(const eng_tokenizer *t, const int32_t *ids, size_t n, const char *want,
-                         size_t wlen, int bytewise) {
+static void check_stream(const eng_tokenizer *t, const int32_t *ids, size_t n, const char *want, size_t wlen,
+                         int bytewise) {
     eng_detok_stream st;
     eng_detok_stream_init(&st);
     util_buf all;
@@ -156,8 +157,8 @@ static void check_stream(const eng_tokenizer *t, const int32_t *ids, size_t n, c
     util_buf_append(&all, out, w);
     util_buf_append(&all, "", 0);
     CHECK_MSG(whole, "stream emitted a partial character for '%s'", want);
-    CHECK_MSG(all.len == wlen && memcmp(all.data, want, wlen) == 0, "stream output '%s' != '%s'",
-              all.data, want);
+    CHECK_MSG(all.len == wlen && memcmp(all.data, want, wlen) == 0, "stream output '%s' != '%s'", all.data,
+              want);
     util_buf_release(&all);
 }
 
@@ -232,8 +233,10 @@ static void golden_line(const eng_tokenizer *t, char *line, golden_stats *st, in
         int ok = rc == 0 && th_ids_equal(ids, n, want, nw);
         if (ok) {
             check_get()->passed++;
-            if (ps) st->ok_special++;
-            else st->ok_plain++;
+            if (ps)
+                st->ok_special++;
+            else
+                st->ok_plain++;
         } else if ((*reported)++ < 20) {
             char got[2048], exp[2048];
             th_ids_str(got, sizeof got, ids, n);
@@ -304,8 +307,8 @@ void th_tokenizer_golden(const eng_tokenizer *t, const char *name, int min_lines
             "tokenizer: %s: golden %d/%d (parse_special on) %d/%d (off) agree with llama.cpp; "
             "detokenize %d/%d rendered, %d/%d plain; round trip %d/%d valid-UTF-8 inputs "
             "(%d lose bytes in llama.cpp too: no token for them)\n",
-            name, st.ok_special, st.lines, st.ok_plain, st.lines, st.ok_detok, st.lines,
-            st.ok_detok_plain, st.lines, st.ok_roundtrip, st.valid_utf8, st.ref_lossy);
+            name, st.ok_special, st.lines, st.ok_plain, st.lines, st.ok_detok, st.lines, st.ok_detok_plain,
+            st.lines, st.ok_roundtrip, st.valid_utf8, st.ref_lossy);
     free(data);
 }
 
@@ -403,8 +406,10 @@ static void test_model_meta(const eng_tokenizer *t) {
 
 static void test_stream(const eng_tokenizer *t) {
     static const char *texts[] = {
-        "h\xc3\xa9llo w\xc3\xb6rld", "\xe4\xb8\xad\xe6\x96\x87\xe6\xb5\x8b\xe8\xaf\x95",
-        "emoji \xf0\x9f\x98\x80\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd!", "\xe2\x82\xac 5 \xc2\xbd",
+        "h\xc3\xa9llo w\xc3\xb6rld",
+        "\xe4\xb8\xad\xe6\x96\x87\xe6\xb5\x8b\xe8\xaf\x95",
+        "emoji \xf0\x9f\x98\x80\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd!",
+        "\xe2\x82\xac 5 \xc2\xbd",
     };
     util_err e;
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
@@ -421,12 +426,21 @@ static void test_stream(const eng_tokenizer *t) {
     char out[64];
     CHECK_EQ_INT(eng_detok_stream_feed(&st, "a\xe2", 2, out), 1);
     CHECK_EQ_INT(eng_detok_stream_feed(&st, "\x82", 1, out), 0);
-    size_t w = eng_detok_stream_feed(&st, "\xac" "b", 2, out);
-    CHECK(w == 4 && memcmp(out, "\xe2\x82\xac" "b", 4) == 0);
+    size_t w = eng_detok_stream_feed(&st,
+                                     "\xac"
+                                     "b",
+                                     2, out);
+    CHECK(w == 4 && memcmp(out,
+                           "\xe2\x82\xac"
+                           "b",
+                           4) == 0);
     w = eng_detok_stream_feed(&st, "\xe2\x82", 2, out);
     CHECK_EQ_INT(w, 0);
     w = eng_detok_stream_feed(&st, "A", 1, out);
-    CHECK(w == 3 && memcmp(out, "\xe2\x82" "A", 3) == 0);
+    CHECK(w == 3 && memcmp(out,
+                           "\xe2\x82"
+                           "A",
+                           3) == 0);
     w = eng_detok_stream_feed(&st, "\xff\x80z", 3, out);
     CHECK(w == 3 && memcmp(out, "\xff\x80z", 3) == 0);
     w = eng_detok_stream_feed(&st, "\xf0\x9f", 2, out);
@@ -439,9 +453,13 @@ static void test_stream(const eng_tokenizer *t) {
 /* Builds ~1 MB of mixed text and times encoding; also a long single word. */
 static void test_speed(const eng_tokenizer *t) {
     static const char *parts[] = {
-        "The quick brown fox jumps over the lazy dog. ", "int main(void) { return 0; }\n",
-        "    indented line with  two spaces\n", "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 ",
-        "Numbers 12345 and 3.14159; ", "It's, we're, they'll... ", "\t\ttabs\r\n",
+        "The quick brown fox jumps over the lazy dog. ",
+        "int main(void) { return 0; }\n",
+        "    indented line with  two spaces\n",
+        "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 ",
+        "Numbers 12345 and 3.14159; ",
+        "It's, we're, they'll... ",
+        "\t\ttabs\r\n",
     };
     util_buf b;
     util_buf_init(&b);
@@ -501,9 +519,15 @@ static void test_real_model(void) {
  * user-defined space run, byte tokens). add_space_prefix < 0: key absent. */
 static eng_tokenizer *toy_spm(int add_space_prefix, gw *w) {
     static const char *tok[] = {
-        "<pad>", "<eos>", "<bos>", "<unk>", "  ", U2581, "a", "b", "x", "y", "z", "xy", "yz",
-        "p", "q", "r", "pq", "qr", "<0xC3>", "<0xA9>", "<start_of_turn>", "\n", U2581 "a",
-        "<end_of_turn>", "<code>", "<0x41>", "ab",
+        "<pad>",  "<eos>",   "<bos>",
+        "<unk>",  "  ",      U2581,
+        "a",      "b",       "x",
+        "y",      "z",       "xy",
+        "yz",     "p",       "q",
+        "r",      "pq",      "qr",
+        "<0xC3>", "<0xA9>",  "<start_of_turn>",
+        "\n",     U2581 "a", "<end_of_turn>",
+        "<code>", "<0x41>",  "ab",
     };
     enum { N = sizeof tok / sizeof tok[0] };
     int32_t ty[N];
@@ -640,7 +664,8 @@ static eng_tokenizer *toy_bpe(const char *pre, gw *w, util_err *e) {
         tok[n++] = store[c];
     }
     tok[n++] = "ab";
-    tok[n++] = "\xc4\xa0" "ab";
+    tok[n++] = "\xc4\xa0"
+               "ab";
     tok[n++] = "34";
     tok[n++] = "<|endoftext|>";
     static const char *merges[] = {"a b", "\xc4\xa0 ab", "c d", "3 4"}; /* "cd" is no token */
@@ -672,7 +697,7 @@ static void test_toy_bpe(void) {
         CHECK(eng_tokenizer_warning(t) == NULL);
         int32_t r1[] = {256, 257, 'c', 'd'};
         expect_ids(t, "ab abcd", 7, 0, 0, r1, 4); /* ' ab' merges; "cd" falls back to bytes */
-        int32_t r2[] = {'1', '2', 258, '5'}; /* one piece "12345" */
+        int32_t r2[] = {'1', '2', 258, '5'};      /* one piece "12345" */
         expect_ids(t, "12345", 5, 0, 0, r2, 4);
         int32_t r3[] = {259};
         expect_ids(t, "<|endoftext|>", 13, 0, 1, r3, 1);
@@ -741,13 +766,13 @@ static void test_toy_bpe(void) {
 
 static void test_unicode(void) {
     CHECK(eng_unicode_flags('a') & ENG_UC_LETTER);
-    CHECK(eng_unicode_flags(0xBD) & ENG_UC_NUMBER);   /* ½ */
-    CHECK(eng_unicode_flags(0x663) & ENG_UC_NUMBER);  /* ٣ */
+    CHECK(eng_unicode_flags(0xBD) & ENG_UC_NUMBER);  /* ½ */
+    CHECK(eng_unicode_flags(0x663) & ENG_UC_NUMBER); /* ٣ */
     CHECK(eng_unicode_flags(0x3000) & ENG_UC_WHITESPACE);
     CHECK(!(eng_unicode_flags(0x1C) & ENG_UC_WHITESPACE));
     CHECK(eng_unicode_is_pyspace(0x1C));
     CHECK(!(eng_unicode_flags(0x200B) & ENG_UC_WHITESPACE));
-    CHECK(eng_unicode_flags(0x2EBF0) & ENG_UC_LETTER); /* CJK ext. I: Unicode 15.1 */
+    CHECK(eng_unicode_flags(0x2EBF0) & ENG_UC_LETTER);         /* CJK ext. I: Unicode 15.1 */
     CHECK_EQ_INT(eng_unicode_flags(0x1C89), ENG_UC_UNDEFINED); /* new in 16.0 */
     CHECK_EQ_INT(eng_unicode_flags(0x110000), 0);
     size_t adv;
@@ -792,8 +817,8 @@ static void expect_pieces(const char *pre, const char *text, const char *want) {
         at += pieces[k];
     }
     got[g] = '\0';
-    CHECK_MSG(rc == 0 && at == n && strcmp(got, want) == 0, "pre-tokenizer %s on '%s': got '%s' want '%s'", pre,
-              text, got, want);
+    CHECK_MSG(rc == 0 && at == n && strcmp(got, want) == 0, "pre-tokenizer %s on '%s': got '%s' want '%s'",
+              pre, text, got, want);
     eng_pretok_work_release(&w);
     eng_pretok_free(p);
 }
@@ -811,12 +836,16 @@ static void test_pretok(void) {
     /* U+3000 is whitespace (0x0B to the regexes), so only U+3002 is in the CJK
      * pass's U+0800-U+4E00 range and it splits the punctuation run */
     expect_pieces("deepseek-llm", "x\xe3\x80\x80\xe3\x80\x82", "x|\xe3\x80\x80|\xe3\x80\x82");
-    expect_pieces("deepseek-llm", "a\xff" "b", "a|\xef\xbf\xbd|b"); /* a bad byte is U+FFFD */
+    expect_pieces("deepseek-llm",
+                  "a\xff"
+                  "b",
+                  "a|\xef\xbf\xbd|b"); /* a bad byte is U+FFFD */
     expect_pieces("deepseek-llm", "ab  ", "ab|  ");
     expect_pieces("gemma4", "a b\n\nc", "a b|\n\n|c");
     expect_pieces("tekken", "HelloWorld FOO", "Hello|World| FOO"); /* words split by case */
     expect_pieces("llama4", "I'M 12345", "I'M| |123|45");
-    expect_pieces("deepseek-v3", "abc 1234 \xe4\xb8\xad\xe6\x96\x87", "abc| |123|4| |\xe4\xb8\xad\xe6\x96\x87");
+    expect_pieces("deepseek-v3", "abc 1234 \xe4\xb8\xad\xe6\x96\x87",
+                  "abc| |123|4| |\xe4\xb8\xad\xe6\x96\x87");
     expect_pieces("default", "12345$++!", "123|45|$++!");
     eng_pretok *p = NULL;
     util_err e;

@@ -30,8 +30,9 @@ static void test_parse_calls(void) {
     agent_toolcalls_release(&c);
 
     /* one object, arguments as a string, a second block, missing arguments */
-    c = parse("<tool_call>{\"name\": \"grep\", \"arguments\": \"{\\\"pattern\\\": \\\"x\\\"}\"}</tool_call>"
-              " then <tool_call>[{\"name\": \"git_status\"}, {\"name\": \"list_dir\", \"arguments\": {}}]</tool_call>");
+    c = parse(
+        "<tool_call>{\"name\": \"grep\", \"arguments\": \"{\\\"pattern\\\": \\\"x\\\"}\"}</tool_call>"
+        " then <tool_call>[{\"name\": \"git_status\"}, {\"name\": \"list_dir\", \"arguments\": {}}]</tool_call>");
     CHECK_EQ_INT(c.n, 3);
     CHECK_EQ_STR(c.v[0].name, "grep");
     CHECK_EQ_STR(cJSON_GetObjectItem(c.v[0].args, "pattern")->valuestring, "x");
@@ -42,13 +43,13 @@ static void test_parse_calls(void) {
 
     static const char *const bad[] = {
         "<tool_call>[{\"name\": \"read_file\", \"arguments\": {\"path\": }]</tool_call>", /* bad JSON */
-        "<tool_call>[{\"name\": \"read_file\"",                                          /* unclosed */
-        "<tool_call>[]</tool_call>",                                                     /* empty list */
-        "<tool_call>[42]</tool_call>",                                                   /* not an object */
-        "<tool_call>{\"arguments\": {}}</tool_call>",                                    /* no name */
-        "<tool_call>{\"name\": \"x\", \"arguments\": [1]}</tool_call>",                  /* args not object */
-        "<tool_call>{\"name\": \"x\", \"arguments\": \"not json\"}</tool_call>",         /* args string */
-        "<tool_call></tool_call>",                                                       /* empty */
+        "<tool_call>[{\"name\": \"read_file\"",                                           /* unclosed */
+        "<tool_call>[]</tool_call>",                                                      /* empty list */
+        "<tool_call>[42]</tool_call>",                                                    /* not an object */
+        "<tool_call>{\"arguments\": {}}</tool_call>",                                     /* no name */
+        "<tool_call>{\"name\": \"x\", \"arguments\": [1]}</tool_call>",          /* args not object */
+        "<tool_call>{\"name\": \"x\", \"arguments\": \"not json\"}</tool_call>", /* args string */
+        "<tool_call></tool_call>",                                               /* empty */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         c = parse(bad[i]);
@@ -62,7 +63,8 @@ static void test_parse_calls(void) {
     /* too many calls: the rest is reported, not dropped silently */
     char many[4096] = "<tool_call>[";
     for (int i = 0; i < 12; i++)
-        strncat(many, i ? ",{\"name\":\"git_status\"}" : "{\"name\":\"git_status\"}", sizeof many - strlen(many) - 1);
+        strncat(many, i ? ",{\"name\":\"git_status\"}" : "{\"name\":\"git_status\"}",
+                sizeof many - strlen(many) - 1);
     strncat(many, "]</tool_call>", sizeof many - strlen(many) - 1);
     c = parse(many);
     CHECK_EQ_INT(c.n, AGENT_MAX_CALLS_PER_REPLY + 1);
@@ -84,7 +86,8 @@ static agent_toolcalls parse_for(const char *text, eng_chat_format f) {
 }
 
 /* One good call: name and one string argument. */
-static void expect_call(const agent_toolcalls *c, size_t i, const char *name, const char *key, const char *val) {
+static void expect_call(const agent_toolcalls *c, size_t i, const char *name, const char *key,
+                        const char *val) {
     CHECK_MSG(i < c->n && c->v[i].error == NULL, "call %zu: %s", i,
               i < c->n && c->v[i].error ? c->v[i].error : "missing");
     if (i >= c->n || c->v[i].error) return;
@@ -97,10 +100,11 @@ static void expect_call(const agent_toolcalls *c, size_t i, const char *name, co
  * (Qwen 2.5/3 and Hermes, Llama 3.1-3.3, Mistral v3, Nemo and the newer
  * NAME[ARGS] form), then malformed ones: every one an error entry. */
 static void test_families(void) {
-    agent_toolcalls c = parse_for("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n"
-                                  "</tool_call>\n<tool_call>\n{\"name\": \"grep\", \"arguments\": {\"pattern\": \"TODO\"}}\n"
-                                  "</tool_call>",
-                                  ENG_CHAT_CHATML); /* Qwen 2.5: one object per block */
+    agent_toolcalls c = parse_for(
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n"
+        "</tool_call>\n<tool_call>\n{\"name\": \"grep\", \"arguments\": {\"pattern\": \"TODO\"}}\n"
+        "</tool_call>",
+        ENG_CHAT_CHATML); /* Qwen 2.5: one object per block */
     CHECK_EQ_INT(c.n, 2);
     expect_call(&c, 0, "read_file", "path", "README.md");
     expect_call(&c, 1, "grep", "pattern", "TODO");
@@ -158,10 +162,12 @@ static void test_families(void) {
         const char *what;
     } bad[] = {
         {"<|python_tag|>brave_search.call(query=\"x\")", ENG_CHAT_LLAMA31, "built-in"},
-        {"<|python_tag|>{\"name\": \"read_file\", \"parameters\": {\"path\": }", ENG_CHAT_LLAMA31, "invalid JSON"},
+        {"<|python_tag|>{\"name\": \"read_file\", \"parameters\": {\"path\": }", ENG_CHAT_LLAMA31,
+         "invalid JSON"},
         {"{\"name\": \"read_file\", \"parameters\": [1]}", ENG_CHAT_LLAMA31, "must be a JSON object"},
         {"{\"parameters\": {}, \"name\": }", ENG_CHAT_LLAMA3, "invalid JSON"},
-        {"[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": ", ENG_CHAT_MISTRAL_V3, "invalid JSON"},
+        {"[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": ", ENG_CHAT_MISTRAL_V3,
+         "invalid JSON"},
         {"[TOOL_CALLS][]", ENG_CHAT_MISTRAL_TEKKEN, "empty"},
         {"[TOOL_CALLS]read_file[ARGS]{\"path\": ", ENG_CHAT_MISTRAL_TEKKEN, "after [ARGS]"},
         {"[TOOL_CALLS]read_file", ENG_CHAT_MISTRAL_TEKKEN, "NAME[ARGS]"},
@@ -170,7 +176,8 @@ static void test_families(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         c = parse_for(bad[i].text, bad[i].f);
-        CHECK_MSG(c.n == 1 && c.v[0].error && strstr(c.v[0].error, "malformed") && strstr(c.v[0].error, bad[i].what),
+        CHECK_MSG(c.n == 1 && c.v[0].error && strstr(c.v[0].error, "malformed") &&
+                      strstr(c.v[0].error, bad[i].what),
                   "bad[%zu]: %zu calls, %s", i, c.n, c.n && c.v[0].error ? c.v[0].error : "no error");
         agent_toolcalls_release(&c);
     }

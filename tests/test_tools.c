@@ -93,13 +93,15 @@ static void test_confirm(agent_tools *t, const char *dir) {
     util_buf_init(&out);
     util_err err;
     /* no TTY (no callback), no --yes, no allow list: refused */
-    CHECK(run_tool(t, "write_file", "{\"path\": \"w.txt\", \"content\": \"x\"}", &out, &err) == UTIL_ECANCELED);
+    CHECK(run_tool(t, "write_file", "{\"path\": \"w.txt\", \"content\": \"x\"}", &out, &err) ==
+          UTIL_ECANCELED);
     CHECK(strstr(err.msg, "needs confirmation") != NULL);
     CHECK(run_tool(t, "run_shell", "{\"command\": \"touch ran.txt\"}", &out, &err) == UTIL_ECANCELED);
     char p[4200];
     snprintf(p, sizeof p, "%s/ws/ran.txt", dir);
     CHECK(access(p, F_OK) != 0);
-    CHECK(run_tool(t, "edit_file", "{\"path\": \"a.txt\", \"old\": \"hello\", \"new\": \"bye\"}", &out, &err) == UTIL_ECANCELED);
+    CHECK(run_tool(t, "edit_file", "{\"path\": \"a.txt\", \"old\": \"hello\", \"new\": \"bye\"}", &out,
+                   &err) == UTIL_ECANCELED);
     /* a TTY user who says no */
     int asked = 0;
     t->confirm = ask_no;
@@ -114,8 +116,10 @@ static void test_confirm(agent_tools *t, const char *dir) {
     CHECK(strstr(out.data, "out") && strstr(out.data, "err") && strstr(out.data, "[exit status 3]"));
     CHECK(run_tool(t, "edit_file", "{\"path\": \"b.txt\", \"old\": \"x\", \"new\": \"y\"}", &out, &err) != 0);
     CHECK(strstr(err.msg, "more than once") != NULL);
-    CHECK(run_tool(t, "edit_file", "{\"path\": \"b.txt\", \"old\": \"zz\", \"new\": \"y\"}", &out, &err) == UTIL_ENOTFOUND);
-    CHECK(run_tool(t, "edit_file", "{\"path\": \"b.txt\", \"old\": \"x1\", \"new\": \"Q\"}", &out, &err) == 0);
+    CHECK(run_tool(t, "edit_file", "{\"path\": \"b.txt\", \"old\": \"zz\", \"new\": \"y\"}", &out, &err) ==
+          UTIL_ENOTFOUND);
+    CHECK(run_tool(t, "edit_file", "{\"path\": \"b.txt\", \"old\": \"x1\", \"new\": \"Q\"}", &out, &err) ==
+          0);
     CHECK(run_tool(t, "read_file", "{\"path\": \"b.txt\"}", &out, &err) == 0);
     CHECK_EQ_STR(out.data, "Q x2\n");
     CHECK(run_tool(t, "write_file", "{\"path\": \"sub/new.txt\", \"content\": \"made\"}", &out, &err) == 0);
@@ -138,7 +142,8 @@ static void test_confirm(agent_tools *t, const char *dir) {
 static void test_allow_list(const char *dir) {
     char ws[4200];
     snprintf(ws, sizeof ws, "%s/ws", dir);
-    sh("mkdir -p %s/ws/.cachet && printf '{\"allow\": [\"run_shell:echo *\", \"write_file\"]}' > %s/ws/.cachet/config.json", dir);
+    sh("mkdir -p %s/ws/.cachet && printf '{\"allow\": [\"run_shell:echo *\", \"write_file\"]}' > %s/ws/.cachet/config.json",
+       dir);
     agent_tools t;
     util_err err;
     CHECK(agent_tools_init(&t, ws, &err) == 0);
@@ -149,7 +154,8 @@ static void test_allow_list(const char *dir) {
     CHECK(strstr(out.data, "allowed") != NULL);
     CHECK(run_tool(&t, "run_shell", "{\"command\": \"touch nope\"}", &out, &err) == UTIL_ECANCELED);
     CHECK(run_tool(&t, "write_file", "{\"path\": \"w2.txt\", \"content\": \"x\"}", &out, &err) == 0);
-    CHECK(run_tool(&t, "edit_file", "{\"path\": \"w2.txt\", \"old\": \"x\", \"new\": \"y\"}", &out, &err) == UTIL_ECANCELED);
+    CHECK(run_tool(&t, "edit_file", "{\"path\": \"w2.txt\", \"old\": \"x\", \"new\": \"y\"}", &out, &err) ==
+          UTIL_ECANCELED);
     util_buf_release(&out);
     agent_tools_release(&t);
     sh("rm -rf %s/ws/.cachet", dir);
@@ -161,7 +167,8 @@ static void test_git(agent_tools *t, const char *dir) {
     util_err err;
     CHECK(run_tool(t, "git_status", "{}", &out, &err) != 0); /* not a repository yet */
     sh("cd %s/ws && git init -q -b main . && git -c user.name=T -c user.email=t@e commit -q --allow-empty -m 'first commit' && "
-       "git add a.txt && git -c user.name=T -c user.email=t@e commit -q -m 'add a' && echo more >> a.txt && echo s > staged.txt && git add staged.txt", dir);
+       "git add a.txt && git -c user.name=T -c user.email=t@e commit -q -m 'add a' && echo more >> a.txt && echo s > staged.txt && git add staged.txt",
+       dir);
     CHECK(run_tool(t, "git_status", "{}", &out, &err) == 0);
     CHECK(strstr(out.data, "branch: main") != NULL);
     CHECK(strstr(out.data, " M a.txt") != NULL);
@@ -186,8 +193,10 @@ static void test_git(agent_tools *t, const char *dir) {
 void test_tools(void) {
     char dir[] = "/tmp/cachet-tools-XXXXXX";
     if (!mkdtemp(dir)) return;
-    sh("mkdir -p %s/ws/sub %s/outside && echo hello > %s/ws/a.txt && echo TOPSECRET > %s/outside/secret.txt", dir);
-    sh("printf 'x1 x2\\n' > %s/ws/b.txt && ln -s %s/outside %s/ws/escape && ln -s %s/outside/secret.txt %s/ws/link.txt", dir);
+    sh("mkdir -p %s/ws/sub %s/outside && echo hello > %s/ws/a.txt && echo TOPSECRET > %s/outside/secret.txt",
+       dir);
+    sh("printf 'x1 x2\\n' > %s/ws/b.txt && ln -s %s/outside %s/ws/escape && ln -s %s/outside/secret.txt %s/ws/link.txt",
+       dir);
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "ln -s %s/outside/nothing %s/ws/dangling", dir, dir);
     proc_result r = proc_run(cmd);

@@ -27,7 +27,8 @@ static void test_text(void) {
     /* a NUL byte is replaced too: the copy is a C string with all of the text */
     CHECK_EQ_INT(util_utf8_sanitize("a\0b", 3, &o, &n), 1);
     CHECK_EQ_INT(n, 5);
-    CHECK_EQ_STR(o, "a\xEF\xBF\xBD" "b");
+    CHECK_EQ_STR(o, "a\xEF\xBF\xBD"
+                    "b");
     free(o);
     char big[3000];
     memset(big, 'a', sizeof big);
@@ -50,31 +51,34 @@ static void test_text(void) {
     /* escaping for a terminal: controls, C1, bidi overrides and bad bytes made visible */
     util_buf eb;
     util_buf_init(&eb);
-    CHECK_EQ_INT(util_text_escape(&eb, "ls\r\x1b[2Kx\x7f\x01\n\t\xc2\x9b\xe2\x80\xae\xef\xbb\xbf\xff\xc3\xa9\\e", 25, 0),
+    CHECK_EQ_INT(util_text_escape(
+                     &eb, "ls\r\x1b[2Kx\x7f\x01\n\t\xc2\x9b\xe2\x80\xae\xef\xbb\xbf\xff\xc3\xa9\\e", 25, 0),
                  10);
     CHECK_EQ_STR(eb.data, "ls\\r\\e[2Kx\\x7f\\x01\\n\\t\\u{9b}\\u{202e}\\u{feff}\\xff\xc3\xa9\\e");
     eb.len = 0;
     CHECK_EQ_INT(util_text_escape(&eb, "a\nb\tc\rd", 7, UTIL_ESC_KEEP_LINES), 1);
     CHECK_EQ_STR(eb.data, "a\nb\tc\\rd");
     eb.len = 0; /* a piece of a stream: a cut character passes, controls do not */
-    CHECK_EQ_INT(util_text_escape(&eb, "\xe2\x80\x1b]0;x\x07", 8, UTIL_ESC_ASCII_ONLY | UTIL_ESC_KEEP_LINES), 2);
+    CHECK_EQ_INT(util_text_escape(&eb, "\xe2\x80\x1b]0;x\x07", 8, UTIL_ESC_ASCII_ONLY | UTIL_ESC_KEEP_LINES),
+                 2);
     CHECK_EQ_STR(eb.data, "\xe2\x80\\e]0;x\\x07");
     util_buf_release(&eb);
 
     /* validation: the first bad byte's offset, or the length */
     CHECK_EQ_INT(util_utf8_check("abc", 3), 3);
     CHECK_EQ_INT(util_utf8_check("a\xc3\xa9\xf0\x9f\x98\x80", 7), 7);
-    CHECK_EQ_INT(util_utf8_check("ab\xc0\xaf", 4), 2);         /* overlong '/' */
-    CHECK_EQ_INT(util_utf8_check("a\xed\xa0\x80", 4), 1);     /* surrogate U+D800 */
+    CHECK_EQ_INT(util_utf8_check("ab\xc0\xaf", 4), 2);       /* overlong '/' */
+    CHECK_EQ_INT(util_utf8_check("a\xed\xa0\x80", 4), 1);    /* surrogate U+D800 */
     CHECK_EQ_INT(util_utf8_check("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
-    CHECK_EQ_INT(util_utf8_check("ab\xe5\xae", 4), 2);         /* cut character */
-    CHECK_EQ_INT(util_utf8_check("\x80", 1), 0);                /* stray continuation */
+    CHECK_EQ_INT(util_utf8_check("ab\xe5\xae", 4), 2);       /* cut character */
+    CHECK_EQ_INT(util_utf8_check("\x80", 1), 0);             /* stray continuation */
     CHECK_EQ_INT(util_utf8_char_len("\xe5\xae\x89", 3), 3);
     CHECK_EQ_INT(util_utf8_char_len("\xe5\xae\x89", 2), 0);
     CHECK_EQ_INT(util_utf8_char_len("x", 0), 0);
 
     /* boundaries: floor backs out of a character, complete_len drops a cut tail */
-    const char *s = "a\xe5\xae\x89" "b"; /* a, U+5B89, b */
+    const char *s = "a\xe5\xae\x89"
+                    "b"; /* a, U+5B89, b */
     CHECK_EQ_INT(util_utf8_floor(s, 5, 0), 0);
     CHECK_EQ_INT(util_utf8_floor(s, 5, 1), 1);
     CHECK_EQ_INT(util_utf8_floor(s, 5, 2), 1);
@@ -95,13 +99,17 @@ static void test_text(void) {
 static void env_swap(const char *name, const char *value, char **save) {
     const char *old = getenv(name);
     *save = old ? strdup(old) : NULL;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
 }
 
 static void env_restore(const char *name, char *save) {
-    if (save) setenv(name, save, 1);
-    else unsetenv(name);
+    if (save)
+        setenv(name, save, 1);
+    else
+        unsetenv(name);
     free(save);
 }
 
@@ -184,7 +192,8 @@ static void test_path(void) {
 
     /* the one name of a model: its file name without .gguf */
     char id[64];
-    CHECK_EQ_STR(util_model_id(id, sizeof id, "/x/models/SmolLM2-135M-Instruct.Q4_1.gguf"), "SmolLM2-135M-Instruct.Q4_1");
+    CHECK_EQ_STR(util_model_id(id, sizeof id, "/x/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+                 "SmolLM2-135M-Instruct.Q4_1");
     CHECK_EQ_STR(util_model_id(id, sizeof id, "plain"), "plain");
     CHECK_EQ_STR(util_model_id(id, sizeof id, "dir/.gguf"), ".gguf");
 

@@ -19,14 +19,15 @@
 /* The vocabularies that must pass 100%, and those llama.cpp ships that cachet
  * does not tokenize (WordPiece and friends): they must fail cleanly. */
 static const char *const vocabs_supported[] = {
-    "llama-bpe", "qwen2", "qwen35", "llama-spm", "phi-3", "gemma-4", "deepseek-llm",
-    "deepseek-coder", "gpt-2", "starcoder", "command-r", "falcon", "mpt", "refact",
+    "llama-bpe",      "qwen2", "qwen35",    "llama-spm", "phi-3",  "gemma-4", "deepseek-llm",
+    "deepseek-coder", "gpt-2", "starcoder", "command-r", "falcon", "mpt",     "refact",
 };
 static const char *const vocabs_unsupported[] = {"bert-bge"};
 /* Pre-tokenizers llama.cpp ships no vocabulary for, checked on a vocabulary
  * whose tokenizer.ggml.pre is rewritten (VOCAB+PRE, same length, as
  * tests/golden/vocabs/gen_vocabs.py rewrites it for the reference). */
-static const char *const vocab_variants[] = {"falcon+tekken", "falcon+gpt-4o", "falcon+llama4", "qwen2+hy_v4"};
+static const char *const vocab_variants[] = {"falcon+tekken", "falcon+gpt-4o", "falcon+llama4",
+                                             "qwen2+hy_v4"};
 
 #define N_SUPPORTED (sizeof vocabs_supported / sizeof vocabs_supported[0])
 
@@ -142,8 +143,8 @@ static int inpout_vocab(const char *name, int *total) {
             char got[1024], exp[1024];
             th_ids_str(got, sizeof got, ids, n);
             th_ids_str(exp, sizeof exp, want, nw);
-            CHECK_MSG(0, "vocab %s: '%.*s': got [%s] want [%s]", name, (int)(len < 60 ? len : 60), p,
-                      got, exp);
+            CHECK_MSG(0, "vocab %s: '%.*s': got [%s] want [%s]", name, (int)(len < 60 ? len : 60), p, got,
+                      exp);
         } else {
             check_get()->failed++;
         }
@@ -260,7 +261,8 @@ static void gold_line(const eng_tokenizer *t, const char *name, char *line, gold
         int ok = bytes_eq(d, dl, rs ? d1 : d2, rs ? nd1 : nd2);
         free(d);
         *(rs ? &st->ok_detok : &st->ok_detok_plain) += ok;
-        CHECK_MSG(ok, "golden %s: detokenize(render_special=%d) of line %d (%.40s)", name, rs, st->lines, f[0]);
+        CHECK_MSG(ok, "golden %s: detokenize(render_special=%d) of line %d (%.40s)", name, rs, st->lines,
+                  f[0]);
     }
 done:
     free(in);

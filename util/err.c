@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const char *const util_err_names[UTIL_ECOUNT_] = {
-    "ok", "i/o error", "malformed input", "out of memory", "invalid argument",
-    "not found", "unsupported", "out of range", "canceled", "internal error",
+    "ok",        "i/o error",   "malformed input", "out of memory", "invalid argument",
+    "not found", "unsupported", "out of range",    "canceled",      "internal error",
 };
 
 const char *util_strerror(int code) {

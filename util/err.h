@@ -27,8 +27,7 @@ typedef struct util_err {
 
 /* Sets err (if non-NULL) to code and a printf-style message; returns code so
  * callers can write `return util_err_set(err, UTIL_EIO, "...")`. */
-int util_err_set(util_err *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int util_err_set(util_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Prefixes the existing message with more context: "outer: inner". */
 int util_err_wrap(util_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

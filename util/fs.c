@@ -66,8 +66,8 @@ int util_fs_open_regular(int *out_fd, int dirfd, const char *path, int flags, ut
     return UTIL_OK;
 }
 
-int util_fs_read_fd(char **out, size_t *len, int fd, const char *name, size_t max, int flags,
-                    int *truncated, util_err *err) {
+int util_fs_read_fd(char **out, size_t *len, int fd, const char *name, size_t max, int flags, int *truncated,
+                    util_err *err) {
     *out = NULL;
     if (len) *len = 0;
     if (truncated) *truncated = 0;
@@ -128,8 +128,8 @@ int util_fs_read_fd(char **out, size_t *len, int fd, const char *name, size_t ma
     return UTIL_OK;
 }
 
-int util_fs_read(char **out, size_t *len, int dirfd, const char *path, size_t max, int flags,
-                 int *truncated, util_err *err) {
+int util_fs_read(char **out, size_t *len, int dirfd, const char *path, size_t max, int flags, int *truncated,
+                 util_err *err) {
     *out = NULL;
     if (len) *len = 0;
     int fd;
@@ -246,8 +246,10 @@ static int open_walk(int *out, int rootfd, const char *path, int oflags, util_er
         int top = w.fd[w.n - 1];
         if (!*s) { /* the path ends at a directory already open */
             int fd = openat(top, ".", oflags | O_CLOEXEC);
-            if (fd < 0) rc = fail_errno(err, path, errno, oflags);
-            else *out = fd;
+            if (fd < 0)
+                rc = fail_errno(err, path, errno, oflags);
+            else
+                *out = fd;
             break;
         }
         const char *end = strchr(s, '/');
@@ -337,7 +339,8 @@ static int open_walk(int *out, int rootfd, const char *path, int oflags, util_er
 int util_fs_open_beneath(int *out_fd, int rootfd, const char *path, int oflags, util_fs_resolve how,
                          util_err *err) {
     *out_fd = -1;
-    if (oflags & O_CREAT) return util_err_set(err, UTIL_EINTERNAL, "'%s': O_CREAT is not resolved beneath", path);
+    if (oflags & O_CREAT)
+        return util_err_set(err, UTIL_EINTERNAL, "'%s': O_CREAT is not resolved beneath", path);
     if (!path || !*path) path = ".";
     if (how == UTIL_FS_RESOLVE_AUTO) {
         const char *env = getenv("CACHET_FS_RESOLVE");
@@ -372,8 +375,8 @@ static int name_in(int par, dev_t dev, ino_t ino, char *name, size_t cap) {
             if (pass == 0 && de->d_ino != ino) continue;
             if (pass == 1 && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) continue;
             struct stat st;
-            if (fstatat(par, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino &&
-                strlen(de->d_name) < cap) {
+            if (fstatat(par, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev &&
+                st.st_ino == ino && strlen(de->d_name) < cap) {
                 memcpy(name, de->d_name, strlen(de->d_name) + 1);
                 found = 0;
             }
@@ -386,7 +389,8 @@ static int name_in(int par, dev_t dev, ino_t ino, char *name, size_t cap) {
 int util_fs_relpath(char *out, size_t cap, int rootfd, int fd, util_err *err) {
     struct stat rs, cs;
     if (cap) out[0] = '\0';
-    if (fstat(rootfd, &rs) != 0) return util_err_set(err, UTIL_EIO, "the root directory: %s", strerror(errno));
+    if (fstat(rootfd, &rs) != 0)
+        return util_err_set(err, UTIL_EIO, "the root directory: %s", strerror(errno));
     int cur = openat(fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (cur < 0) return util_err_set(err, UTIL_EIO, "a directory: %s", strerror(errno));
     char buf[PATH_MAX];

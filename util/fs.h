@@ -41,8 +41,8 @@ int util_fs_open_regular(int *out_fd, int dirfd, const char *path, int flags, ut
  * (NUL-terminated, caller frees). More than max: UTIL_ERANGE naming `name`
  * and the limit, unless flags has UTIL_FS_PREFIX (then *truncated, if
  * non-NULL, is set to 1 and the first max bytes are returned). */
-int util_fs_read_fd(char **out, size_t *len, int fd, const char *name, size_t max, int flags,
-                    int *truncated, util_err *err);
+int util_fs_read_fd(char **out, size_t *len, int fd, const char *name, size_t max, int flags, int *truncated,
+                    util_err *err);
 
 /* Reads a whole regular file into *out (NUL-terminated, caller frees), at
  * most UTIL_FS_DEFAULT_MAX bytes: util_fs_read(out, len, AT_FDCWD, path, 0, 0,
@@ -50,8 +50,8 @@ int util_fs_read_fd(char **out, size_t *len, int fd, const char *name, size_t ma
 int util_read_file(char **out, size_t *len, const char *path, util_err *err);
 
 /* util_fs_open_regular + util_fs_read_fd. */
-int util_fs_read(char **out, size_t *len, int dirfd, const char *path, size_t max, int flags,
-                 int *truncated, util_err *err);
+int util_fs_read(char **out, size_t *len, int dirfd, const char *path, size_t max, int flags, int *truncated,
+                 util_err *err);
 
 /* --- resolving beneath a directory ------------------------------------------ */
 

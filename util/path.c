@@ -30,8 +30,10 @@ int util_exe_dir(char *out, size_t cap, util_err *err) {
     if (rc) return rc;
     char *slash = strrchr(out, '/');
     if (!slash) return util_err_set(err, UTIL_ENOTFOUND, "the executable's path '%s' is not absolute", out);
-    if (slash == out) slash[1] = '\0'; /* in / itself */
-    else *slash = '\0';
+    if (slash == out)
+        slash[1] = '\0'; /* in / itself */
+    else
+        *slash = '\0';
     return UTIL_OK;
 }
 
@@ -102,7 +104,8 @@ int util_model_find(char *out, size_t cap, const char *given, util_err *err) {
     char cand[5][PATH_MAX + 128];
     size_t nc = 0;
     const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg) snprintf(cand[nc++], sizeof cand[0], "%s/cachet/models/%s", xdg, UTIL_DEFAULT_MODEL);
+    if (xdg && *xdg)
+        snprintf(cand[nc++], sizeof cand[0], "%s/cachet/models/%s", xdg, UTIL_DEFAULT_MODEL);
     else if (home && *home)
         snprintf(cand[nc++], sizeof cand[0], "%s/.local/share/cachet/models/%s", home, UTIL_DEFAULT_MODEL);
     char dir[PATH_MAX];

@@ -15,8 +15,7 @@ typedef struct check {
     int nomem;
 } check;
 
-static void add(check *c, int code, size_t line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static void add(check *c, int code, size_t line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void add(check *c, int code, size_t line, const char *fmt, ...) {
     util_skillmd *s = c->out;
@@ -58,8 +57,7 @@ static int frontmatter(const char *d, size_t len, size_t *a, size_t *b, size_t *
         const char *nl = memchr(d + p, '\n', len - p);
         size_t e = nl ? (size_t)(nl - d) : len;
         size_t l = e - p;
-        while (l > 3 && (d[p + l - 1] == ' ' || d[p + l - 1] == '\r' || d[p + l - 1] == '\t'))
-            l--;
+        while (l > 3 && (d[p + l - 1] == ' ' || d[p + l - 1] == '\r' || d[p + l - 1] == '\t')) l--;
         if (l == 3 && (memcmp(d + p, "---", 3) == 0 || memcmp(d + p, "...", 3) == 0)) {
             *b = p;
             *close_line = line;
@@ -88,8 +86,8 @@ static void check_name(check *c, const yaml_node_t *v, size_t line, const char *
     const char *s = scalar(v);
     size_t n = v->data.scalar.length;
     if (n == 0 || n > 64) {
-        add(c, UTIL_SKILLMD_NAME_LENGTH, line,
-            "skill name '%.64s' must be 1-64 characters (it is %zu)", s, codepoints(s, n));
+        add(c, UTIL_SKILLMD_NAME_LENGTH, line, "skill name '%.64s' must be 1-64 characters (it is %zu)", s,
+            codepoints(s, n));
         return;
     }
     for (size_t i = 0; i < n; i++)
@@ -104,12 +102,11 @@ static void check_name(check *c, const yaml_node_t *v, size_t line, const char *
         return;
     }
     if (folder && *folder && strcmp(folder, s) != 0)
-        add(c, UTIL_SKILLMD_NAME_FOLDER, line,
-            "skill name '%.64s' differs from its folder name '%.64s'", s, folder);
+        add(c, UTIL_SKILLMD_NAME_FOLDER, line, "skill name '%.64s' differs from its folder name '%.64s'", s,
+            folder);
 }
 
-static void check_length(check *c, const yaml_node_t *v, size_t line, const char *key,
-                         int code, size_t max) {
+static void check_length(check *c, const yaml_node_t *v, size_t line, const char *key, int code, size_t max) {
     if (!is_string(c, v, line, key)) return;
     size_t n = codepoints(scalar(v), v->data.scalar.length);
     if (n < 1 || n > max)
@@ -125,8 +122,7 @@ static void check_metadata(check *c, yaml_document_t *doc, const yaml_node_t *v,
         ok = k && x && k->type == YAML_SCALAR_NODE && x->type == YAML_SCALAR_NODE;
     }
     if (!ok)
-        add(c, UTIL_SKILLMD_METADATA, line,
-            "frontmatter 'metadata' must be a mapping of strings to strings");
+        add(c, UTIL_SKILLMD_METADATA, line, "frontmatter 'metadata' must be a mapping of strings to strings");
 }
 
 /* Keeps a copy of the first value of a string field. */
@@ -164,13 +160,11 @@ static void check_doc(check *c, yaml_document_t *doc, size_t base, const char *f
         int dup = 0;
         for (yaml_node_pair_t *q = start; q < p && !dup; q++) {
             yaml_node_t *k2 = yaml_document_get_node(doc, q->key);
-            dup = k2 && k2->type == YAML_SCALAR_NODE &&
-                  k2->data.scalar.length == k->data.scalar.length &&
+            dup = k2 && k2->type == YAML_SCALAR_NODE && k2->data.scalar.length == k->data.scalar.length &&
                   memcmp(k2->data.scalar.value, key, k->data.scalar.length) == 0;
         }
         if (dup) {
-            add(c, UTIL_SKILLMD_DUPLICATE_KEY, line, "frontmatter key '%.64s' appears twice",
-                key);
+            add(c, UTIL_SKILLMD_DUPLICATE_KEY, line, "frontmatter key '%.64s' appears twice", key);
             continue;
         }
         if (!strcmp(key, "name")) {
@@ -190,8 +184,7 @@ static void check_doc(check *c, yaml_document_t *doc, size_t base, const char *f
         }
     }
     if (!have_name) add(c, UTIL_SKILLMD_NO_NAME, base - 1, "SKILL.md frontmatter lacks 'name'");
-    if (!have_desc)
-        add(c, UTIL_SKILLMD_NO_DESCRIPTION, base - 1, "SKILL.md frontmatter lacks 'description'");
+    if (!have_desc) add(c, UTIL_SKILLMD_NO_DESCRIPTION, base - 1, "SKILL.md frontmatter lacks 'description'");
 }
 
 /* --- the whole check ------------------------------------------------------------ */
@@ -204,8 +197,7 @@ void util_skillmd_release(util_skillmd *s) {
     memset(s, 0, sizeof *s);
 }
 
-int util_skillmd_check(util_skillmd *out, const char *text, size_t len, const char *folder,
-                       util_err *err) {
+int util_skillmd_check(util_skillmd *out, const char *text, size_t len, const char *folder, util_err *err) {
     memset(out, 0, sizeof *out);
     check c = {out, 0};
     size_t a = 0, b = 0, close_line = 0;
@@ -230,12 +222,11 @@ int util_skillmd_check(util_skillmd *out, const char *text, size_t len, const ch
                 c.nomem = 1;
             } else {
                 /* point at the construct left open, if any, else at the problem */
-                size_t l = 2 + (parser.context ? parser.context_mark.line
-                                               : parser.problem_mark.line);
+                size_t l = 2 + (parser.context ? parser.context_mark.line : parser.problem_mark.line);
                 add(&c, UTIL_SKILLMD_YAML, l < close_line ? l : close_line,
                     "SKILL.md frontmatter is not valid YAML: %s%s%s",
-                    parser.problem ? parser.problem : "parse error",
-                    parser.context ? " " : "", parser.context ? parser.context : "");
+                    parser.problem ? parser.problem : "parse error", parser.context ? " " : "",
+                    parser.context ? parser.context : "");
             }
             yaml_parser_delete(&parser);
         }

@@ -48,8 +48,8 @@ typedef struct util_skillmd_problem {
 } util_skillmd_problem;
 
 typedef struct util_skillmd {
-    char *name;        /* the values as written (malloc'd), NULL when absent or */
-    char *description; /* not a string; set even when they break a rule */
+    char *name;                     /* the values as written (malloc'd), NULL when absent or */
+    char *description;              /* not a string; set even when they break a rule */
     util_skillmd_problem *problems; /* in the order of the text; missing fields last */
     size_t n_problems;
 } util_skillmd;
@@ -58,8 +58,7 @@ typedef struct util_skillmd {
  * of the folder holding it (NULL or "": the name is not compared). Fills *out,
  * which the caller releases with util_skillmd_release; the skill is valid when
  * out->n_problems is 0. Returns UTIL_OK, or UTIL_ENOMEM (out left empty). */
-int util_skillmd_check(util_skillmd *out, const char *text, size_t len, const char *folder,
-                       util_err *err);
+int util_skillmd_check(util_skillmd *out, const char *text, size_t len, const char *folder, util_err *err);
 void util_skillmd_release(util_skillmd *s);
 
 #endif

@@ -76,7 +76,8 @@ size_t util_utf8_append_valid(util_buf *out, const char *s, size_t n) {
             i++;
         } else {
             size_t j = i + k; /* a run of valid characters copied at once */
-            while (j < whole && (k = util_utf8_char_len(s + j, whole - j)) && !(k == 1 && s[j] == '\0')) j += k;
+            while (j < whole && (k = util_utf8_char_len(s + j, whole - j)) && !(k == 1 && s[j] == '\0'))
+                j += k;
             rc = util_buf_append(out, s + i, j - i);
             i = j;
         }
@@ -156,7 +157,8 @@ size_t util_text_escape(util_buf *out, const char *s, size_t n, int flags) {
     while (i < n && !rc) {
         unsigned char c = u[i];
         if (c < 0x20 || c == 0x7F) {
-            if ((flags & UTIL_ESC_KEEP_LINES) && (c == '\n' || c == '\t')) rc = util_buf_append(out, s + i, 1);
+            if ((flags & UTIL_ESC_KEEP_LINES) && (c == '\n' || c == '\t'))
+                rc = util_buf_append(out, s + i, 1);
             else {
                 esc++;
                 rc = c == '\r'   ? util_buf_puts(out, "\\r")
@@ -170,7 +172,8 @@ size_t util_text_escape(util_buf *out, const char *s, size_t n, int flags) {
         }
         if (c < 0x80 || (flags & UTIL_ESC_ASCII_ONLY)) {
             size_t j = i + 1; /* a run of bytes copied as they are */
-            while (j < n && u[j] >= 0x20 && u[j] != 0x7F && (u[j] < 0x80 || (flags & UTIL_ESC_ASCII_ONLY))) j++;
+            while (j < n && u[j] >= 0x20 && u[j] != 0x7F && (u[j] < 0x80 || (flags & UTIL_ESC_ASCII_ONLY)))
+                j++;
             rc = util_buf_append(out, s + i, j - i);
             i = j;
             continue;

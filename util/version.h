@@ -14,8 +14,8 @@
 #endif
 
 /* Prints "NAME 0.1.0 (git 38ef1d3)\n" (no parenthesis without git) on f. */
-#define UTIL_PRINT_VERSION(f, name)                                                                 \
-    fprintf((f), "%s %s%s%s%s\n", (name), UTIL_VERSION, CACHET_GIT_DESCRIBE[0] ? " (git " : "",     \
+#define UTIL_PRINT_VERSION(f, name)                                                             \
+    fprintf((f), "%s %s%s%s%s\n", (name), UTIL_VERSION, CACHET_GIT_DESCRIBE[0] ? " (git " : "", \
             CACHET_GIT_DESCRIBE, CACHET_GIT_DESCRIBE[0] ? ")" : "")
 
 #endif

@@ -19,22 +19,22 @@
 
 typedef struct cpu_backend {
     eng_backend base;
-    eng_backend_ops ops;   /* cpu_ops with this level's name */
+    eng_backend_ops ops; /* cpu_ops with this level's name */
     char name[24];
     eng_simd level;
-    cpu_kern k;            /* NULL slots: the scalar references below */
+    cpu_kern k; /* NULL slots: the scalar references below */
     eng_type_kernels kern[ENG_TYPE_COUNT];
     unsigned char has_kern[ENG_TYPE_COUNT];
-    int exact;             /* matmuls by eng_exact_gemm (kern: its activation functions) */
+    int exact; /* matmuls by eng_exact_gemm (kern: its activation functions) */
     eng_pool *pool;
     int n_threads;
-    void *act;             /* prepared activations for the current matmul */
+    void *act; /* prepared activations for the current matmul */
     size_t act_cap;
-    float *scores;         /* per-thread attention score rows */
-    size_t scores_cap;     /* floats per thread */
-    void *kvf;             /* the layer's keys and values as f32, for attn_head_f32 */
+    float *scores;     /* per-thread attention score rows */
+    size_t scores_cap; /* floats per thread */
+    void *kvf;         /* the layer's keys and values as f32, for attn_head_f32 */
     size_t kvf_cap;
-    float *rope_cs;        /* cos/sin per (position, pair) for the last rope range */
+    float *rope_cs; /* cos/sin per (position, pair) for the last rope range */
     size_t rope_cap;
     int rope_pos0, rope_n, rope_nrot;
     float rope_base, rope_fs;
@@ -57,9 +57,9 @@ static int cpu_grow(void **p, size_t *cap, size_t need) {
 typedef struct mm_task {
     const eng_weight *w;
     const eng_type_kernels *k;
-    int exact;          /* eng_exact_gemm instead of k->gemm */
+    int exact; /* eng_exact_gemm instead of k->gemm */
     const float *x;
-    char *act;          /* n_tok prepared rows of lda bytes */
+    char *act; /* n_tok prepared rows of lda bytes */
     size_t lda;
     float *y;
     int n_tok;
@@ -88,7 +88,8 @@ static void mm_rows(void *arg, int ith, int nth) {
             eng_exact_gemm(w->type, w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act,
                            t->lda, t->n_tok);
         else
-            t->k->gemm(w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act, t->lda, t->n_tok);
+            t->k->gemm(w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act, t->lda,
+                       t->n_tok);
     }
 }
 
@@ -97,15 +98,16 @@ static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, floa
                       eng_pass pass, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
     if (w->type >= ENG_TYPE_COUNT || !cb->has_kern[w->type])
-        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name,
-                            w->type);
+        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name, w->type);
     mm_task t = {.w = w, .k = &cb->kern[w->type], .exact = cb->exact, .x = x, .y = y, .n_tok = n_tok};
     t.lda = t.k->act_bytes(w->cols);
     if (!t.lda || cpu_grow(&cb->act, &cb->act_cap, t.lda * (size_t)n_tok))
         return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w->name);
     t.act = cb->act;
-    if (n_tok >= 4) eng_pool_run(cb->pool, mm_quantize, &t);
-    else mm_quantize(&t, 0, 1);
+    if (n_tok >= 4)
+        eng_pool_run(cb->pool, mm_quantize, &t);
+    else
+        mm_quantize(&t, 0, 1);
     /* about 8 chunks per thread (32 for batches, whose chunks take longer), whole
      * multiples of 4 rows, keep the threads balanced when one is interrupted */
     int64_t want = (int64_t)cb->n_threads * (n_tok >= 16 ? 32 : 8);
@@ -117,18 +119,17 @@ static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, floa
     return UTIL_OK;
 }
 
-static int cpu_get_rows(eng_backend *be, const eng_weight *w, const int32_t *ids, int n,
-                        float *out, util_err *err) {
+static int cpu_get_rows(eng_backend *be, const eng_weight *w, const int32_t *ids, int n, float *out,
+                        util_err *err) {
     const eng_type_traits *tr = eng_type_get(w->type);
     if (!tr || !tr->supported)
-        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name,
-                            w->type);
+        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name, w->type);
     for (int i = 0; i < n; i++) {
         if (ids[i] < 0 || ids[i] >= w->rows)
-            return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%lld)",
-                                ids[i], (long long)w->rows);
-        tr->to_float((const char *)w->data + (size_t)ids[i] * w->row_bytes,
-                     out + (size_t)i * (size_t)w->cols, w->cols);
+            return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%lld)", ids[i],
+                                (long long)w->rows);
+        tr->to_float((const char *)w->data + (size_t)ids[i] * w->row_bytes, out + (size_t)i * (size_t)w->cols,
+                     w->cols);
     }
     return UTIL_OK;
 }
@@ -143,11 +144,11 @@ static void ref_rmsnorm_row(float *yr, const float *xr, const float *w, int n, f
     for (int i = 0; i < n; i++) yr[i] = (xr[i] * s) * w[i];
 }
 
-static void cpu_rmsnorm(eng_backend *be, float *y, const float *x, const float *w, int n,
-                        int n_rows, float eps) {
+static void cpu_rmsnorm(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows,
+                        float eps) {
     cpu_backend *cb = (cpu_backend *)be;
-    void (*row)(float *, const float *, const float *, int, float) =
-        cb->k.rmsnorm_row ? cb->k.rmsnorm_row : ref_rmsnorm_row;
+    void (*row)(float *, const float *, const float *, int, float) = cb->k.rmsnorm_row ? cb->k.rmsnorm_row
+                                                                                       : ref_rmsnorm_row;
     for (int r = 0; r < n_rows; r++) row(y + (size_t)r * (size_t)n, x + (size_t)r * (size_t)n, w, n, eps);
 }
 
@@ -214,8 +215,8 @@ static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
     }
 }
 
-static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k,
-                         const float *v, int n_tok, int pos0) {
+static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
+                         int n_tok, int pos0) {
     cpu_backend *cb = (cpu_backend *)be;
     for (int t = 0; t < n_tok; t++) {
         uint16_t *kd = eng_kv_k(kv, layer, pos0 + t), *vd = eng_kv_v(kv, layer, pos0 + t);
@@ -259,8 +260,10 @@ static void swiglu_run(void *arg, int ith, int nth) {
 static void cpu_swiglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
     cpu_backend *cb = (cpu_backend *)be;
     ew_task t = {cb, out, gate, up, n};
-    if (n >= 16384) eng_pool_run(cb->pool, swiglu_run, &t);
-    else swiglu_run(&t, 0, 1);
+    if (n >= 16384)
+        eng_pool_run(cb->pool, swiglu_run, &t);
+    else
+        swiglu_run(&t, 0, 1);
 }
 
 static void cpu_geglu(eng_backend *be, float *out, const float *gate, const float *up, size_t n) {
@@ -284,9 +287,9 @@ static void cpu_scale(eng_backend *be, float *x, float s, size_t n) {
 typedef struct attn_task {
     const eng_attn_args *a;
     cpu_backend *cb;
-    int fast;            /* 1: attn_head, 2: attn_head_f32 */
-    float *kf, *vf;      /* converted rows (fast == 2), or NULL */
-    int j0, j1;          /* positions to convert */
+    int fast;       /* 1: attn_head, 2: attn_head_f32 */
+    float *kf, *vf; /* converted rows (fast == 2), or NULL */
+    int j0, j1;     /* positions to convert */
     atomic_int next;
 } attn_task;
 
@@ -331,9 +334,12 @@ static void attn_run(void *arg, int ith, int nth) {
     (void)nth;
     while ((j = eng_pool_next(&at->next, jobs)) >= 0) {
         int t = j / a->n_head, h = j % a->n_head;
-        if (at->fast == 2) at->cb->k.attn_head_f32(a, t, h, at->kf, at->vf, ld, sc);
-        else if (at->fast) at->cb->k.attn_head(a, t, h, sc);
-        else attn_one(a, t, h, sc);
+        if (at->fast == 2)
+            at->cb->k.attn_head_f32(a, t, h, at->kf, at->vf, ld, sc);
+        else if (at->fast)
+            at->cb->k.attn_head(a, t, h, sc);
+        else
+            attn_one(a, t, h, sc);
     }
 }
 
@@ -377,8 +383,10 @@ static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
             at.vf = at.kf + (size_t)end * ld;
             at.j0 = a->window > 0 && a->pos0 - a->window + 1 > 0 ? a->pos0 - a->window + 1 : 0;
             at.j1 = end;
-            if ((size_t)(at.j1 - at.j0) * ld >= 16384) eng_pool_run(cb->pool, attn_convert, &at);
-            else attn_convert(&at, 0, 1);
+            if ((size_t)(at.j1 - at.j0) * ld >= 16384)
+                eng_pool_run(cb->pool, attn_convert, &at);
+            else
+                attn_convert(&at, 0, 1);
         }
     }
     eng_pool_run(cb->pool, attn_run, &at);
@@ -496,8 +504,8 @@ int eng_backend_cpu_set_exact(eng_backend *be) {
     for (uint32_t t = 0; t < ENG_TYPE_COUNT; t++) {
         const eng_type_traits *tr = eng_type_get(t);
         cb->has_kern[t] = tr && tr->supported && tr->to_float && cb->has_kern[t];
-        cb->kern[t] = (eng_type_kernels){.level = ENG_SIMD_SCALAR, .act_bytes = eng_exact_act_bytes,
-                                         .act_quantize = eng_exact_act};
+        cb->kern[t] = (eng_type_kernels){
+            .level = ENG_SIMD_SCALAR, .act_bytes = eng_exact_act_bytes, .act_quantize = eng_exact_act};
     }
     size_t l = strlen(cb->name);
     snprintf(cb->name + l, sizeof cb->name - l, "-exact");

@@ -50,11 +50,10 @@ int eng_cpu_level(eng_simd *out, util_err *err) {
     for (int l = ENG_SIMD_SCALAR; l <= ENG_SIMD_AVX512; l++) {
         if (strcmp(env, eng_simd_name((eng_simd)l)) != 0) continue;
         if (l > (int)have)
-            return util_err_set(err, UTIL_EINVAL, "CACHET_CPU='%s': this cpu supports up to '%s'",
-                                env, eng_simd_name(have));
+            return util_err_set(err, UTIL_EINVAL, "CACHET_CPU='%s': this cpu supports up to '%s'", env,
+                                eng_simd_name(have));
         *out = (eng_simd)l;
         return UTIL_OK;
     }
-    return util_err_set(err, UTIL_EINVAL, "CACHET_CPU='%s': expected scalar, avx2, avx512 or auto",
-                        env);
+    return util_err_set(err, UTIL_EINVAL, "CACHET_CPU='%s': expected scalar, avx2, avx512 or auto", env);
 }

@@ -17,8 +17,8 @@ typedef struct cpu_kern {
     /* The same, reading keys and values as f32: row j of kv head g at kf + j * ld
      * + g * head_dim (NULL: converted from the pages on the fly, same results).
      * Needs head_dim 64, 128 or 256. Preferred when present. */
-    void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
-                          size_t ld, float *sc);
+    void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf, size_t ld,
+                          float *sc);
     void (*f16_to_f32)(float *dst, const uint16_t *src, size_t n);
     /* y = x / sqrt(mean(x^2) + eps) * w for one row of n values. */
     void (*rmsnorm_row)(float *y, const float *x, const float *w, int n, float eps);

@@ -10,7 +10,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-#define AVX2_FN __attribute__((target("avx2,fma,f16c")))
+#define AVX2_FN     __attribute__((target("avx2,fma,f16c")))
 #define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 
 /* exp(x) for 8 lanes (Cephes expf: range reduction by ln 2 in two parts, degree-6
@@ -122,7 +122,8 @@ AVX2_FN static void rmsnorm_row(float *y, const float *x, const float *w, int n,
     int i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 v = _mm256_loadu_ps(x + i);
-        __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+        __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v)),
+                hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
         s0 = _mm256_fmadd_pd(lo, lo, s0);
         s1 = _mm256_fmadd_pd(hi, hi, s1);
     }
@@ -134,7 +135,8 @@ AVX2_FN static void rmsnorm_row(float *y, const float *x, const float *w, int n,
     const float sc = 1.0f / sqrtf(mean + eps);
     const __m256 vs = _mm256_set1_ps(sc);
     for (i = 0; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+        _mm256_storeu_ps(y + i,
+                         _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
     for (; i < n; i++) y[i] = (x[i] * sc) * w[i];
 }
 
@@ -159,7 +161,8 @@ AVX2_FN static void swiglu(float *out, const float *gate, const float *up, size_
 AVX2_FN static void f32_to_f16(uint16_t *dst, const float *src, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; i++) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
 }
 

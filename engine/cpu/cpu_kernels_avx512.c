@@ -11,7 +11,7 @@
 #include <immintrin.h>
 
 #define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"
-#define AVX512_FN __attribute__((target(AVX512_TARGET)))
+#define AVX512_FN     __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
 enum { HD_MAX = 256 };
@@ -50,10 +50,12 @@ AVX512_INLINE float hsum16(__m512 v) {
 AVX512_INLINE __m512 reduce16(const __m512 *a) {
     __m512 l1[8], l2[4], l3[2];
     for (int i = 0; i < 8; i++)
-        l1[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+        l1[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]),
+                              _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
     for (int i = 0; i < 4; i++) {
         __m512d x = _mm512_castps_pd(l1[2 * i]), y = _mm512_castps_pd(l1[2 * i + 1]);
-        l2[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+        l2[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                              _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
     }
     for (int i = 0; i < 2; i++)
         l3[i] = _mm512_add_ps(_mm512_shuffle_f32x4(l2[2 * i], l2[2 * i + 1], 0x88),
@@ -71,8 +73,10 @@ typedef struct kv_src {
 AVX512_INLINE kv_src kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j, int g) {
     const size_t off = (size_t)g * (size_t)a->head_dim;
     kv_src r = {NULL, NULL};
-    if (conv) r.f32 = conv + (size_t)j * ld + off;
-    else r.f16 = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + off;
+    if (conv)
+        r.f32 = conv + (size_t)j * ld + off;
+    else
+        r.f16 = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + off;
     return r;
 }
 

@@ -14,7 +14,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-#define AVX2_FN __attribute__((target("avx2,fma,f16c")))
+#define AVX2_FN     __attribute__((target("avx2,fma,f16c")))
 #define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 
 /* Tokens per weight pass. Each token keeps two accumulators (even and odd
@@ -123,8 +123,8 @@ AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
 
 /* Accumulates blocks [0, nb) of one weight row against T prepared rows; block b
  * goes to acc[(b & 1) * TILE_T + t]. */
-AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_blk, int nb,
-                         __m256 *acc, const int T) {
+AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_blk, int nb, __m256 *acc,
+                         const int T) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nb; b++) {
@@ -149,33 +149,32 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
  * weight row, up to TILE_T tokens share one pass over the row (T a constant
  * in each call so the token loop unrolls); every (row, token) gets the same
  * instructions whatever the tile, so results do not depend on n_tok. */
-#define AVX2_TILED_GEMM(pfx, wblk, ablk)                                                          \
-    AVX2_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,    \
-                                const ablk *a, size_t lda_blk, const int T) {                      \
-        for (int r = 0; r < nr; r++) {                                                             \
-            __m256 acc[2 * TILE_T];                                                                \
-            _Pragma("GCC unroll 8")                                                                 \
-            for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), acc[TILE_T + t] = _mm256_setzero_ps(); \
-            pfx##_acc((const wblk *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);                \
-            _Pragma("GCC unroll 8")                                                                 \
-            for (int t = 0; t < T; t++)                                                            \
-                y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));    \
-        }                                                                                          \
-    }                                                                                              \
-    AVX2_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,      \
-                                   int nr, const void *a, size_t lda, int nt) {                    \
-        const size_t lda_blk = lda / sizeof(ablk);                                                 \
-        const int nb = (int)(n / 32);                                                              \
-        for (int t0 = 0; t0 < nt; t0 += TILE_T) {                                                  \
-            const ablk *at = (const ablk *)((const char *)a + (size_t)t0 * lda);                   \
-            float *yt = y + (size_t)t0 * ldy;                                                      \
-            switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {                                         \
-            case 1: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;                    \
-            case 2: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;                    \
-            case 3: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;                    \
-            default: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;                   \
-            }                                                                                      \
-        }                                                                                          \
+#define AVX2_TILED_GEMM(pfx, wblk, ablk)                                                               \
+    AVX2_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,       \
+                                const ablk *a, size_t lda_blk, const int T) {                          \
+        for (int r = 0; r < nr; r++) {                                                                 \
+            __m256 acc[2 * TILE_T];                                                                    \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(),          \
+                                                                acc[TILE_T + t] = _mm256_setzero_ps(); \
+            pfx##_acc((const wblk *)(w + (size_t)r * ldw), a, lda_blk, nb, acc, T);                    \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                        \
+                y[(size_t)t * ldy + (size_t)r] = hsum8(_mm256_add_ps(acc[t], acc[TILE_T + t]));        \
+        }                                                                                              \
+    }                                                                                                  \
+    AVX2_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, \
+                                   const void *a, size_t lda, int nt) {                                \
+        const size_t lda_blk = lda / sizeof(ablk);                                                     \
+        const int nb = (int)(n / 32);                                                                  \
+        for (int t0 = 0; t0 < nt; t0 += TILE_T) {                                                      \
+            const ablk *at = (const ablk *)((const char *)a + (size_t)t0 * lda);                       \
+            float *yt = y + (size_t)t0 * ldy;                                                          \
+            switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {                                             \
+            case 1: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 1); break;                        \
+            case 2: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 2); break;                        \
+            case 3: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 3); break;                        \
+            default: pfx##_tile(nb, yt, ldy, w, ldw, nr, at, lda_blk, 4); break;                       \
+            }                                                                                          \
+        }                                                                                              \
     }
 
 AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
@@ -184,23 +183,23 @@ AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
  * prepared layout 16 blocks at a time by SET(prepared, src), then the same
  * accumulation as the tiled gemm (chunks of 16 keep each block's parity), so
  * the result is bit-identical to it. */
-#define AVX2_CHUNKED_DOT(pfx, wblk, srcblk, ablk, SET)                                             \
-    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {             \
-        const wblk *x = w;                                                                         \
-        const srcblk *yb = a;                                                                      \
-        ablk buf[16];                                                                              \
-        __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};                                            \
-        acc[TILE_T] = _mm256_setzero_ps();                                                         \
-        const int nb = (int)(n / 32);                                                              \
-        for (int b0 = 0; b0 < nb; b0 += 16) {                                                      \
-            int k = nb - b0 < 16 ? nb - b0 : 16;                                                   \
-            for (int i = 0; i < k; i++) {                                                          \
-                memcpy(buf[i].qs, yb[b0 + i].qs, 32);                                              \
-                SET(&buf[i], &yb[b0 + i]);                                                         \
-            }                                                                                      \
-            pfx##_acc(x + b0, buf, 0, k, acc, 1);                                                  \
-        }                                                                                          \
-        *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                            \
+#define AVX2_CHUNKED_DOT(pfx, wblk, srcblk, ablk, SET)                                 \
+    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) { \
+        const wblk *x = w;                                                             \
+        const srcblk *yb = a;                                                          \
+        ablk buf[16];                                                                  \
+        __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};                                \
+        acc[TILE_T] = _mm256_setzero_ps();                                             \
+        const int nb = (int)(n / 32);                                                  \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                          \
+            int k = nb - b0 < 16 ? nb - b0 : 16;                                       \
+            for (int i = 0; i < k; i++) {                                              \
+                memcpy(buf[i].qs, yb[b0 + i].qs, 32);                                  \
+                SET(&buf[i], &yb[b0 + i]);                                             \
+            }                                                                          \
+            pfx##_acc(x + b0, buf, 0, k, acc, 1);                                      \
+        }                                                                              \
+        *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                \
     }
 
 AVX2_INLINE void a41_from_ref(a41_blk *o, const eng_block_q8_1 *y) { a41_set(o, y->d, y->s); }
@@ -227,8 +226,8 @@ AVX2_FN static void a80_quantize(const float *x, void *dst, int64_t n) {
     }
 }
 
-AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_blk, int nb,
-                         __m256 *acc, const int T) {
+AVX2_INLINE void q80_acc(const eng_block_q8_0 *x, const a80_blk *a, size_t lda_blk, int nb, __m256 *acc,
+                         const int T) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int b = 0; b < nb; b++) {
         __m256 *ac = acc + (b & 1) * TILE_T;
@@ -281,23 +280,23 @@ AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
 
 /* Accumulation as q8_0's (|w| times a with w's sign: exact for these values),
  * the weights' signed values from pfx##_values. */
-#define AVX2_Q8ACT_ACC(pfx, wblk)                                                                  \
-    AVX2_INLINE void pfx##_acc(const wblk *x, const a80_blk *a, size_t lda_blk, int nb, __m256 *acc, \
-                               const int T) {                                                      \
-        const __m256i ones = _mm256_set1_epi16(1);                                                 \
-        for (int b = 0; b < nb; b++) {                                                             \
-            __m256 *ac = acc + (b & 1) * TILE_T;                                                   \
-            _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);                              \
-            __m256i wq = pfx##_values(&x[b]);                                                      \
-            __m256i aw = _mm256_abs_epi8(wq);                                                      \
-            __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));                                        \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                  \
-                const a80_blk *A = a + (size_t)t * lda_blk + b;                                    \
-                __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)A->qs), wq);     \
+#define AVX2_Q8ACT_ACC(pfx, wblk)                                                                     \
+    AVX2_INLINE void pfx##_acc(const wblk *x, const a80_blk *a, size_t lda_blk, int nb, __m256 *acc,  \
+                               const int T) {                                                         \
+        const __m256i ones = _mm256_set1_epi16(1);                                                    \
+        for (int b = 0; b < nb; b++) {                                                                \
+            __m256 *ac = acc + (b & 1) * TILE_T;                                                      \
+            _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);                                 \
+            __m256i wq = pfx##_values(&x[b]);                                                         \
+            __m256i aw = _mm256_abs_epi8(wq);                                                         \
+            __m256 dv = _mm256_set1_ps(h2f(rd16(&x[b].d)));                                           \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                     \
+                const a80_blk *A = a + (size_t)t * lda_blk + b;                                       \
+                __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)A->qs), wq);        \
                 __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aw, sa), ones)); \
-                ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);       \
-            }                                                                                      \
-        }                                                                                          \
+                ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);          \
+            }                                                                                         \
+        }                                                                                             \
     }
 
 AVX2_Q8ACT_ACC(q40, eng_block_q4_0)
@@ -319,8 +318,10 @@ AVX2_CHUNKED_DOT(q50, eng_block_q5_0, eng_block_q8_0, a80_blk, a80_from_ref)
 /* Activation block fields in the prepared layout (P = 1) or the reference one. */
 #define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
 #define KA_QS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, qs) : offsetof(eng_block_q8_k, qs)))
-#define KA_BS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
-#define KA_D(p, P) ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
+#define KA_BS(p, P) \
+    ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
+#define KA_D(p, P) \
+    ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
 
 size_t eng_q8k_prep_bytes(int64_t n) { return (size_t)(n / ENG_QK_K) * sizeof(eng_q8k_prep); }
 
@@ -342,7 +343,8 @@ AVX2_FN void eng_q8k_prep_avx2(const float *x, void *dst, int64_t n) {
         const __m256 va = _mm256_set1_ps(amax);
         float max = amax;
         for (int i = 0; i < 32; i++) {
-            int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), va, _CMP_EQ_OQ));
+            int hit = _mm256_movemask_ps(
+                _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)), va, _CMP_EQ_OQ));
             if (hit) {
                 max = x[8 * i + __builtin_ctz((unsigned)hit)];
                 break;
@@ -352,13 +354,14 @@ AVX2_FN void eng_q8k_prep_avx2(const float *x, void *dst, int64_t n) {
         const __m256 vs = _mm256_set1_ps(iscale);
         for (int i = 0; i < 8; i++) {
             __m256i q[4];
-            for (int k = 0; k < 4; k++) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(vs, _mm256_loadu_ps(x + 32 * i + 8 * k)));
+            for (int k = 0; k < 4; k++)
+                q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(vs, _mm256_loadu_ps(x + 32 * i + 8 * k)));
             __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
             p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
             _mm256_storeu_si256((__m256i *)(o->qs + 32 * i), p);
             int32_t s4[8];
             _mm256_storeu_si256((__m256i *)s4, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), p),
-                                                                  _mm256_set1_epi16(1)));
+                                                                 _mm256_set1_epi16(1)));
             o->bsums[2 * i] = (int16_t)(s4[0] + s4[1] + s4[2] + s4[3]);
             o->bsums[2 * i + 1] = (int16_t)(s4[4] + s4[5] + s4[6] + s4[7]);
         }
@@ -406,15 +409,19 @@ AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp
         __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * g));
         __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
         if (qhp) { /* bit 2g of qh[l] is value l's fifth bit, bit 2g + 1 value 32 + l's */
-            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4));
-            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
+            lo = _mm256_or_si256(lo,
+                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4));
+            hi = _mm256_or_si256(
+                hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
         }
         __m256i s0 = _mm256_set1_epi16(sc[2 * g]), s1 = _mm256_set1_epi16(sc[2 * g + 1]);
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
             const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
-            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)aq)), s0);
-            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(aq + 32))), s1);
+            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)aq)),
+                                           s0);
+            __m256i p1 = _mm256_madd_epi16(
+                _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(aq + 32))), s1);
             isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(p0, p1));
         }
     }
@@ -454,8 +461,9 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
         for (int k = 0; k < 4; k++) {
             __m256i l = (k & 1) ? l1 : l0;
             if (k >= 2) l = _mm256_srli_epi16(l, 4);
-            __m256i v = _mm256_or_si256(_mm256_and_si256(l, m4),
-                                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2), 4));
+            __m256i v = _mm256_or_si256(
+                _mm256_and_si256(l, m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2), 4));
             const int g = 8 * h + 2 * k;
             __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x->scales[g + 1]), _mm_set1_epi16(x->scales[g]));
 #pragma GCC unroll 8
@@ -479,38 +487,39 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
 /* Rows of a K-quant type against T activation rows, super-block by super-block;
  * the gemm in TILE_T-token tiles on prepared rows and vec_dot on reference rows,
  * both over pfx##_sb. */
-#define AVX2_K_GEMM(pfx, wblk)                                                                     \
-    AVX2_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,    \
-                                const char *a, size_t lda, const int T, const int P) {             \
-        for (int r = 0; r < nr; r++) {                                                             \
-            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                   \
-            __m256 acc[TILE_T];                                                                    \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();      \
-            for (int i = 0; i < nsb; i++) {                                                        \
-                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                          \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                     \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                    \
-                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                      \
-            }                                                                                      \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]); \
-        }                                                                                          \
-    }                                                                                              \
-    AVX2_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,      \
-                                   int nr, const void *a, size_t lda, int nt) {                    \
-        const int nsb = (int)(n / ENG_QK_K);                                                       \
-        for (int t0 = 0; t0 < nt; t0 += TILE_T) {                                                  \
-            const char *at = (const char *)a + (size_t)t0 * lda;                                   \
-            float *yt = y + (size_t)t0 * ldy;                                                      \
-            switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {                                         \
-            case 1: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 1, 1); break;                    \
-            case 2: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 2, 1); break;                    \
-            case 3: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 3, 1); break;                    \
-            default: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 4, 1); break;                   \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {             \
-        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 1, 0);                                \
+#define AVX2_K_GEMM(pfx, wblk)                                                                         \
+    AVX2_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,      \
+                                const char *a, size_t lda, const int T, const int P) {                 \
+        for (int r = 0; r < nr; r++) {                                                                 \
+            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                       \
+            __m256 acc[TILE_T];                                                                        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();          \
+            for (int i = 0; i < nsb; i++) {                                                            \
+                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                              \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                         \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                        \
+                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                          \
+            }                                                                                          \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                        \
+                y[(size_t)t * ldy + (size_t)r] = hsum8(acc[t]);                                        \
+        }                                                                                              \
+    }                                                                                                  \
+    AVX2_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, \
+                                   const void *a, size_t lda, int nt) {                                \
+        const int nsb = (int)(n / ENG_QK_K);                                                           \
+        for (int t0 = 0; t0 < nt; t0 += TILE_T) {                                                      \
+            const char *at = (const char *)a + (size_t)t0 * lda;                                       \
+            float *yt = y + (size_t)t0 * ldy;                                                          \
+            switch (nt - t0 < TILE_T ? nt - t0 : TILE_T) {                                             \
+            case 1: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 1, 1); break;                        \
+            case 2: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 2, 1); break;                        \
+            case 3: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 3, 1); break;                        \
+            default: pfx##_rows(nsb, yt, ldy, w, ldw, nr, at, lda, 4, 1); break;                       \
+            }                                                                                          \
+        }                                                                                              \
+    }                                                                                                  \
+    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {                 \
+        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 1, 0);                                    \
     }
 
 AVX2_K_GEMM(q4k, eng_block_q4_k)
@@ -540,7 +549,8 @@ AVX2_FN static void f32_dot(int64_t n, float *s, const void *w, const void *a) {
     for (; i + 32 <= n; i += 32)
         for (int k = 0; k < 4; k++)
             acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * k), _mm256_loadu_ps(y + i + 8 * k), acc[k]);
-    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
+    for (; i + 8 <= n; i += 8)
+        acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
     float sum = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
     for (; i < n; i++) sum += x[i] * y[i];
     *s = sum;
@@ -551,19 +561,20 @@ AVX2_FN static void f16_quantize(const float *x, void *dst, int64_t n) {
     uint16_t *d = dst;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)(d + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; i++) d[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
 /* gemm for the types whose fast kernel is a plain dot product: one call per
  * (row, token), the same call whatever the tile. */
-#define DOT_GEMM(tn)                                                                               \
-    AVX2_FN static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,      \
-                                  int nr, const void *a, size_t lda, int nt) {                    \
-        for (int r = 0; r < nr; r++)                                                               \
-            for (int t = 0; t < nt; t++)                                                           \
-                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
-                         (const char *)a + (size_t)t * lda);                                      \
+#define DOT_GEMM(tn)                                                                                  \
+    AVX2_FN static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, \
+                                  const void *a, size_t lda, int nt) {                                \
+        for (int r = 0; r < nr; r++)                                                                  \
+            for (int t = 0; t < nt; t++)                                                              \
+                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,       \
+                         (const char *)a + (size_t)t * lda);                                          \
     }
 DOT_GEMM(f16)
 DOT_GEMM(f32)

@@ -15,7 +15,7 @@
 #include <immintrin.h>
 
 #define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"
-#define AVX512_FN __attribute__((target(AVX512_TARGET)))
+#define AVX512_FN     __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
 /* Tokens per weight pass: q4_1 keeps three accumulators per token (even and odd
@@ -59,7 +59,8 @@ AVX512_INLINE float q8_block(const float *x, int8_t *q, int *sum) {
         __m512 y = _mm512_mul_ps(i ? v1 : v0, vid);
         __m512 t = _mm512_roundscale_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         __mmask16 ge = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(y, t)), half, _CMP_GE_OQ);
-        __m512 away = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(y), sign), one));
+        __m512 away = _mm512_castsi512_ps(
+            _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(y), sign), one));
         t = _mm512_mask_add_ps(t, ge, t, away);
         qi[i] = _mm512_cvttps_epi32(t);
         _mm_storeu_si128((__m128i *)(q + 16 * i), _mm512_cvtsepi32_epi8(qi[i]));
@@ -109,8 +110,9 @@ AVX512_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
 AVX512_INLINE __m512i q41_nibbles(const uint8_t *x, int one) {
     __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x + 4)));
     __m512i z = one ? _mm512_zextsi256_si512(lo)
-                    : _mm512_inserti64x4(_mm512_castsi256_si512(lo),
-                                         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x + 24))), 1);
+                    : _mm512_inserti64x4(
+                          _mm512_castsi256_si512(lo),
+                          _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x + 24))), 1);
     z = _mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4));
     return _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
 }
@@ -119,13 +121,14 @@ AVX512_INLINE __m512i q41_nibbles(const uint8_t *x, int one) {
  * once, then the same arithmetic for each of the T tokens. */
 AVX512_INLINE void q41_quad(const uint8_t *x, int nbq, const a41_quad *a, size_t lda_q, __m512 *acc0,
                             __m512 *acc1, __m256 *macc, const int T) {
-    const __m512i idx_dm = _mm512_setr_epi32(0x00010000, 0x000B000A, 0x00150014, 0x001F001E, 0, 0, 0, 0,
-                                             0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i idx_dm = _mm512_setr_epi32(0x00010000, 0x000B000A, 0x00150014, 0x001F001E, 0, 0, 0, 0, 0, 0,
+                                             0, 0, 0, 0, 0, 0);
     __m512i raw = nbq == 4 ? _mm512_loadu_si512(x) : _mm512_maskz_loadu_epi8((1ull << (20 * nbq)) - 1, x);
     /* [d0 m0 d1 m1 d2 m2 d3 m3], zeros for absent blocks */
     const __m256 f = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx_dm, raw)));
     const __m512 fz = _mm512_castps256_ps512(f);
-    const __m512 dv01 = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), fz);
+    const __m512 dv01 = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), fz);
     const __m512i wq01 = q41_nibbles(x, nbq == 1);
     __m512 dv23 = _mm512_setzero_ps();
     __m512i wq23 = _mm512_setzero_si512();
@@ -140,7 +143,8 @@ AVX512_INLINE void q41_quad(const uint8_t *x, int nbq, const a41_quad *a, size_t
         acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]);
         if (nbq > 2) {
             p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq23, _mm512_load_si512(A->qs + 64));
-            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)), acc1[t]);
+            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)),
+                                      acc1[t]);
         }
         macc[t] = _mm256_fmadd_ps(f, _mm256_load_ps(A->s), macc[t]);
     }
@@ -178,31 +182,31 @@ AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t 
 }
 
 /* Calls tile(..., T) with T = nt as a constant, nt in 1..8. */
-#define TILE_SWITCH(tile, nt, ...)                                                                 \
-    switch (nt) {                                                                                  \
-    case 1: tile(__VA_ARGS__, 1); break;                                                           \
-    case 2: tile(__VA_ARGS__, 2); break;                                                           \
-    case 3: tile(__VA_ARGS__, 3); break;                                                           \
-    case 4: tile(__VA_ARGS__, 4); break;                                                           \
-    case 5: tile(__VA_ARGS__, 5); break;                                                           \
-    case 6: tile(__VA_ARGS__, 6); break;                                                           \
-    case 7: tile(__VA_ARGS__, 7); break;                                                           \
-    case 8: tile(__VA_ARGS__, 8); break;                                                           \
-    default: break;                                                                                \
+#define TILE_SWITCH(tile, nt, ...)       \
+    switch (nt) {                        \
+    case 1: tile(__VA_ARGS__, 1); break; \
+    case 2: tile(__VA_ARGS__, 2); break; \
+    case 3: tile(__VA_ARGS__, 3); break; \
+    case 4: tile(__VA_ARGS__, 4); break; \
+    case 5: tile(__VA_ARGS__, 5); break; \
+    case 6: tile(__VA_ARGS__, 6); break; \
+    case 7: tile(__VA_ARGS__, 7); break; \
+    case 8: tile(__VA_ARGS__, 8); break; \
+    default: break;                      \
     }
 
 /* A gemm over T-token tiles of prepared activations (quad blocks), each tile
  * by pfx##_tile at its width (TILE_SWITCH). */
-#define AVX512_TILED_GEMM(pfx, quad, TT)                                                           \
-    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,   \
-                                     int nr, const void *a, size_t lda, int nt) {                  \
-        const size_t lda_q = lda / sizeof(quad);                                                   \
-        const int nb = (int)(n / 32);                                                              \
-        for (int t0 = 0; t0 < nt; t0 += TT) {                                                      \
-            const quad *at = (const quad *)((const char *)a + (size_t)t0 * lda);                   \
-            float *yt = y + (size_t)t0 * ldy;                                                      \
-            TILE_SWITCH(pfx##_tile, nt - t0 < TT ? nt - t0 : TT, nb, yt, ldy, w, ldw, nr, at, lda_q) \
-        }                                                                                          \
+#define AVX512_TILED_GEMM(pfx, quad, TT)                                                                 \
+    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, \
+                                     const void *a, size_t lda, int nt) {                                \
+        const size_t lda_q = lda / sizeof(quad);                                                         \
+        const int nb = (int)(n / 32);                                                                    \
+        for (int t0 = 0; t0 < nt; t0 += TT) {                                                            \
+            const quad *at = (const quad *)((const char *)a + (size_t)t0 * lda);                         \
+            float *yt = y + (size_t)t0 * ldy;                                                            \
+            TILE_SWITCH(pfx##_tile, nt - t0 < TT ? nt - t0 : TT, nb, yt, ldy, w, ldw, nr, at, lda_q)     \
+        }                                                                                                \
     }
 
 AVX512_TILED_GEMM(q41, a41_quad, Q41_T)
@@ -275,7 +279,8 @@ static uint16_t rd16(const void *p) {
 AVX512_INLINE __m512i q80_values(const uint8_t *x, const int one) {
     __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
     return one ? _mm512_zextsi256_si512(lo)
-               : _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256((const __m256i *)(x + 36)), 1);
+               : _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256((const __m256i *)(x + 36)),
+                                    1);
 }
 
 /* The nibbles of the 16 bytes at q0 and at q1 (zeros when one) in element order,
@@ -284,8 +289,10 @@ AVX512_INLINE __m512i nibbles2(const uint8_t *q0, const uint8_t *q1, const int o
     __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q0));
     __m512i z = one ? _mm512_zextsi256_si512(lo)
                     : _mm512_inserti64x4(_mm512_castsi256_si512(lo),
-                                         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q1)), 1);
-    z = _mm512_and_si512(_mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+                                         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q1)),
+                                         1);
+    z = _mm512_and_si512(_mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)),
+                         _mm512_set1_epi8(0x0F));
     return _mm512_maskz_add_epi8(one ? 0xFFFFFFFFull : ~0ull, z, _mm512_set1_epi8(bias));
 }
 
@@ -306,69 +313,71 @@ AVX512_INLINE __m512i q8_start(__m512i w) {
 /* The tiled gemm and the vec_dot of one type of BB-byte 32-blocks whose values
  * pfx##_values gives: per quad the weights and their scales once, then for each
  * of the T tokens two vpdpbusd and two fma (block pairs into acc0, acc1). */
-#define AVX512_Q8ACT_GEMM(pfx, BB)                                                                 \
-    AVX512_INLINE void pfx##_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q,      \
-                                  __m512 *acc0, __m512 *acc1, const int T) {                       \
-        const __m512i idx_d = _mm512_setr_epi32((BB) / 2 << 16, (3 * (BB) / 2) << 16 | (BB), 0, 0, 0, 0, 0, 0, \
-                                                0, 0, 0, 0, 0, 0, 0, 0);                           \
-        const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);     \
-        const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);     \
-        __m512i r0, r1 = _mm512_setzero_si512();                                                   \
-        const int bytes = (BB) * nbq;                                                              \
-        r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);                \
-        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);          \
-        const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1))); \
-        const __m512i wq01 = pfx##_values(x, nbq == 1), st01 = q8_start(wq01);                     \
-        __m512i wq23 = _mm512_setzero_si512(), st23 = _mm512_setzero_si512();                      \
-        if (nbq > 2) {                                                                             \
-            wq23 = pfx##_values(x + 2 * (BB), nbq == 3);                                           \
-            st23 = q8_start(wq23);                                                                 \
-        }                                                                                          \
-        _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                      \
-            const a80_quad *A = a + (size_t)t * lda_q;                                             \
-            /* the four blocks' d_w * d_a, then over each block's 8 lanes */                     \
-            const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(f, _mm_load_ps(A->d)));           \
-            __m512i p = _mm512_dpbusd_epi32(st01, _mm512_load_si512(A->qs), wq01);                 \
-            acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i01, dd), acc0[t]); \
-            if (nbq > 2) {                                                                         \
-                p = _mm512_dpbusd_epi32(st23, _mm512_load_si512(A->qs + 64), wq23);                \
-                acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i23, dd), acc1[t]); \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    AVX512_INLINE void pfx##_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q,        \
-                                 __m512 *acc0, __m512 *acc1, const int T) {                        \
-        int q = 0;                                                                                 \
-        for (; 4 * q + 4 <= nb; q++) {                                                             \
-            for (int o = 0; o < 4 * (BB); o += 64)                                                 \
-                _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + o, _MM_HINT_T0);   \
-            pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                  \
-        }                                                                                          \
-        if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T); \
-    }                                                                                              \
-    AVX512_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,  \
-                                  const a80_quad *a, size_t lda_q, const int T) {                  \
-        for (int r = 0; r < nr; r++) {                                                             \
-            __m512 acc0[8], acc1[8];                                                               \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps(); \
-            pfx##_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);        \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t])); \
-        }                                                                                          \
-    }                                                                                              \
-    AVX512_TILED_GEMM(pfx, a80_quad, Q80_T)                                                        \
-    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {           \
-        const uint8_t *x = w;                                                                      \
-        const eng_block_q8_0 *yb = a;                                                              \
-        a80_quad buf[4] __attribute__((aligned(64)));                                              \
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();                             \
-        const int nb = (int)(n / 32);                                                              \
-        for (int b0 = 0; b0 < nb; b0 += 16) {                                                      \
-            const int k = nb - b0 < 16 ? nb - b0 : 16;                                             \
-            if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);                                      \
-            for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d)); \
-            pfx##_acc(x + (BB) * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);                          \
-        }                                                                                          \
-        *s = hsum16(_mm512_add_ps(acc0, acc1));                                                    \
+#define AVX512_Q8ACT_GEMM(pfx, BB)                                                                          \
+    AVX512_INLINE void pfx##_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q, __m512 *acc0, \
+                                  __m512 *acc1, const int T) {                                              \
+        const __m512i idx_d = _mm512_setr_epi32((BB) / 2 << 16, (3 * (BB) / 2) << 16 | (BB), 0, 0, 0, 0, 0, \
+                                                0, 0, 0, 0, 0, 0, 0, 0, 0);                                 \
+        const __m512i i01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);              \
+        const __m512i i23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);              \
+        __m512i r0, r1 = _mm512_setzero_si512();                                                            \
+        const int bytes = (BB)*nbq;                                                                         \
+        r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);                         \
+        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);                   \
+        const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1)));    \
+        const __m512i wq01 = pfx##_values(x, nbq == 1), st01 = q8_start(wq01);                              \
+        __m512i wq23 = _mm512_setzero_si512(), st23 = _mm512_setzero_si512();                               \
+        if (nbq > 2) {                                                                                      \
+            wq23 = pfx##_values(x + 2 * (BB), nbq == 3);                                                    \
+            st23 = q8_start(wq23);                                                                          \
+        }                                                                                                   \
+        _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                               \
+            const a80_quad *A = a + (size_t)t * lda_q;                                                      \
+            /* the four blocks' d_w * d_a, then over each block's 8 lanes */                                \
+            const __m512 dd = _mm512_castps128_ps512(_mm_mul_ps(f, _mm_load_ps(A->d)));                     \
+            __m512i p = _mm512_dpbusd_epi32(st01, _mm512_load_si512(A->qs), wq01);                          \
+            acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i01, dd), acc0[t]);      \
+            if (nbq > 2) {                                                                                  \
+                p = _mm512_dpbusd_epi32(st23, _mm512_load_si512(A->qs + 64), wq23);                         \
+                acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i23, dd), acc1[t]);  \
+            }                                                                                               \
+        }                                                                                                   \
+    }                                                                                                       \
+    AVX512_INLINE void pfx##_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q, __m512 *acc0,   \
+                                 __m512 *acc1, const int T) {                                               \
+        int q = 0;                                                                                          \
+        for (; 4 * q + 4 <= nb; q++) {                                                                      \
+            for (int o = 0; o < 4 * (BB); o += 64)                                                          \
+                _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + o, _MM_HINT_T0);            \
+            pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                           \
+        }                                                                                                   \
+        if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T);      \
+    }                                                                                                       \
+    AVX512_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,          \
+                                  const a80_quad *a, size_t lda_q, const int T) {                           \
+        for (int r = 0; r < nr; r++) {                                                                      \
+            __m512 acc0[8], acc1[8];                                                                        \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(),              \
+                                                                acc1[t] = _mm512_setzero_ps();              \
+            pfx##_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);                 \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                             \
+                y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t]));                   \
+        }                                                                                                   \
+    }                                                                                                       \
+    AVX512_TILED_GEMM(pfx, a80_quad, Q80_T)                                                                 \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {                    \
+        const uint8_t *x = w;                                                                               \
+        const eng_block_q8_0 *yb = a;                                                                       \
+        a80_quad buf[4] __attribute__((aligned(64)));                                                       \
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();                                      \
+        const int nb = (int)(n / 32);                                                                       \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                                               \
+            const int k = nb - b0 < 16 ? nb - b0 : 16;                                                      \
+            if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);                                               \
+            for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d));      \
+            pfx##_acc(x + (BB) * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);                                   \
+        }                                                                                                   \
+        *s = hsum16(_mm512_add_ps(acc0, acc1));                                                             \
     }
 
 AVX512_Q8ACT_GEMM(q80, 34)
@@ -385,8 +394,10 @@ enum { K_T = 8 };
 
 #define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
 #define KA_QS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, qs) : offsetof(eng_block_q8_k, qs)))
-#define KA_BS(p, P) ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
-#define KA_D(p, P) ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
+#define KA_BS(p, P) \
+    ((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, bsums) : offsetof(eng_block_q8_k, bsums)))
+#define KA_D(p, P) \
+    ((const float *)((const char *)(p) + ((P) ? offsetof(eng_q8k_prep, d) : offsetof(eng_block_q8_k, d))))
 
 /* Bytes 0-7: the 6-bit scales of a q4_K / q5_K block, bytes 8-15 its mins. */
 AVX512_INLINE __m128i k_scales(const uint8_t *s) {
@@ -416,7 +427,8 @@ AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *q
     const __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(sm));
     const __m128i mb = _mm_srli_si128(sm, 8);
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
-    const __m512i qh = qhp ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)qhp)) : _mm512_setzero_si512();
+    const __m512i qh = qhp ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)qhp))
+                           : _mm512_setzero_si512();
     __m512i isum[K_T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
@@ -431,11 +443,12 @@ AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *q
             q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, _mm512_set1_epi8(16));
         }
         const __m512i sc = _mm512_permutexvar_epi16(
-            _mm512_add_epi16(_mm512_set1_epi16((short)(2 * g)),
-                             _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
-                                                                 0xB000A, 0xD000C, 0xF000E, 0x110010, 0x130012,
-                                                                 0x150014, 0x170016, 0x190018, 0x1B001A,
-                                                                 0x1D001C, 0x1F001E), 4)),
+            _mm512_add_epi16(
+                _mm512_set1_epi16((short)(2 * g)),
+                _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008, 0xB000A,
+                                                    0xD000C, 0xF000E, 0x110010, 0x130012, 0x150014, 0x170016,
+                                                    0x190018, 0x1B001A, 0x1D001C, 0x1F001E),
+                                  4)),
             sc16);
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
@@ -487,11 +500,12 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
         const __m512i v = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(qh, m30));
         /* word k of the 32 products: scale group 4c + k / 8 */
         const __m512i sc = _mm512_permutexvar_epi16(
-            _mm512_add_epi16(_mm512_set1_epi16((short)(4 * c)),
-                             _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008,
-                                                                 0xB000A, 0xD000C, 0xF000E, 0x110010, 0x130012,
-                                                                 0x150014, 0x170016, 0x190018, 0x1B001A,
-                                                                 0x1D001C, 0x1F001E), 3)),
+            _mm512_add_epi16(
+                _mm512_set1_epi16((short)(4 * c)),
+                _mm512_srli_epi16(_mm512_setr_epi32(0x10000, 0x30002, 0x50004, 0x70006, 0x90008, 0xB000A,
+                                                    0xD000C, 0xF000E, 0x110010, 0x130012, 0x150014, 0x170016,
+                                                    0x190018, 0x1B001A, 0x1D001C, 0x1F001E),
+                                  3)),
             sc16);
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
@@ -511,34 +525,35 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
 
 /* Rows against T activation rows super-block by super-block; the gemm in K_T
  * tiles on prepared rows, vec_dot on reference rows, both over pfx##_sb. */
-#define AVX512_K_GEMM(pfx, wblk)                                                                   \
-    AVX512_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,  \
-                                  const char *a, size_t lda, const int P, const int T) {           \
-        for (int r = 0; r < nr; r++) {                                                             \
-            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                   \
-            __m512 acc[K_T];                                                                       \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();      \
-            for (int i = 0; i < nsb; i++) {                                                        \
-                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                          \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                     \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                    \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 192, _MM_HINT_T0);                    \
-                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                      \
-            }                                                                                      \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]); \
-        }                                                                                          \
-    }                                                                                              \
-    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw,   \
-                                     int nr, const void *a, size_t lda, int nt) {                  \
-        const int nsb = (int)(n / ENG_QK_K);                                                       \
-        for (int t0 = 0; t0 < nt; t0 += K_T) {                                                     \
-            const char *at = (const char *)a + (size_t)t0 * lda;                                   \
-            float *yt = y + (size_t)t0 * ldy;                                                      \
+#define AVX512_K_GEMM(pfx, wblk)                                                                         \
+    AVX512_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,      \
+                                  const char *a, size_t lda, const int P, const int T) {                 \
+        for (int r = 0; r < nr; r++) {                                                                   \
+            const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                         \
+            __m512 acc[K_T];                                                                             \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();            \
+            for (int i = 0; i < nsb; i++) {                                                              \
+                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                                \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                           \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                          \
+                _mm_prefetch((const char *)&x[i] + PF_DIST + 192, _MM_HINT_T0);                          \
+                pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                            \
+            }                                                                                            \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                          \
+                y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]);                                         \
+        }                                                                                                \
+    }                                                                                                    \
+    AVX512_FN static void pfx##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, \
+                                     const void *a, size_t lda, int nt) {                                \
+        const int nsb = (int)(n / ENG_QK_K);                                                             \
+        for (int t0 = 0; t0 < nt; t0 += K_T) {                                                           \
+            const char *at = (const char *)a + (size_t)t0 * lda;                                         \
+            float *yt = y + (size_t)t0 * ldy;                                                            \
             TILE_SWITCH(pfx##_rows, nt - t0 < K_T ? nt - t0 : K_T, nsb, yt, ldy, w, ldw, nr, at, lda, 1) \
-        }                                                                                          \
-    }                                                                                              \
-    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {           \
-        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 0, 1);                                \
+        }                                                                                                \
+    }                                                                                                    \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {                 \
+        pfx##_rows((int)(n / ENG_QK_K), s, 1, w, 0, 1, a, 0, 0, 1);                                      \
     }
 
 AVX512_K_GEMM(q4k, eng_block_q4_k)

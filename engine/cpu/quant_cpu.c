@@ -116,8 +116,8 @@ static void q8_0_dot(int64_t n, float *s, const void *w, const void *a) {
 
 /* q4_K / q5_K super-block against q8_K: sum_j sc[j] * dot(q_j, a_j) and the
  * min term sum_j mn[j] * (sum of a_j), the latter from the bsums. */
-static void k_dot_block(const uint8_t *scales, const int8_t q[ENG_QK_K], const eng_block_q8_k *y,
-                        int *isum, int *imin) {
+static void k_dot_block(const uint8_t *scales, const int8_t q[ENG_QK_K], const eng_block_q8_k *y, int *isum,
+                        int *imin) {
     int s = 0, m = 0;
     for (int j = 0; j < 8; j++) {
         int sc, mn, d = 0;
@@ -158,8 +158,7 @@ static void q5_k_dot(int64_t n, float *s, const void *w, const void *a) {
             const uint8_t mlo = (uint8_t)(1u << (2 * g)), mhi = (uint8_t)(2u << (2 * g));
             for (int l = 0; l < 32; l++) {
                 q[64 * g + l] = (int8_t)((x[i].qs[32 * g + l] & 0xF) + (x[i].qh[l] & mlo ? 16 : 0));
-                q[64 * g + 32 + l] =
-                    (int8_t)((x[i].qs[32 * g + l] >> 4) + (x[i].qh[l] & mhi ? 16 : 0));
+                q[64 * g + 32 + l] = (int8_t)((x[i].qs[32 * g + l] >> 4) + (x[i].qh[l] & mhi ? 16 : 0));
             }
         }
         int isum, imin;
@@ -189,13 +188,13 @@ static void q6_k_dot(int64_t n, float *s, const void *w, const void *a) {
 
 /* --- reference gemm: the dot product per (row, token) ------------------- */
 
-#define REF_GEMM(tn)                                                                               \
-    static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,     \
-                          const void *a, size_t lda, int nt) {                                    \
-        for (int r = 0; r < nr; r++)                                                               \
-            for (int t = 0; t < nt; t++)                                                           \
-                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,   \
-                         (const char *)a + (size_t)t * lda);                                      \
+#define REF_GEMM(tn)                                                                                         \
+    static void tn##_gemm(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, const void *a, \
+                          size_t lda, int nt) {                                                              \
+        for (int r = 0; r < nr; r++)                                                                         \
+            for (int t = 0; t < nt; t++)                                                                     \
+                tn##_dot(n, y + (size_t)t * ldy + (size_t)r, (const char *)w + (size_t)r * ldw,              \
+                         (const char *)a + (size_t)t * lda);                                                 \
     }
 REF_GEMM(f32)
 REF_GEMM(f16)
@@ -214,7 +213,7 @@ REF_GEMM(q6_k)
 
 /* A reference activation row: the format's from_float output, padded to 64
  * bytes so every row of a batch stays aligned. */
-#define ACT_BYTES(tn, id)                                                                          \
+#define ACT_BYTES(tn, id) \
     static size_t tn##_act_bytes(int64_t n) { return (eng_type_row_size(id, n) + 63) & ~(size_t)63; }
 ACT_BYTES(f32, ENG_TYPE_F32)
 ACT_BYTES(f16, ENG_TYPE_F16)
@@ -227,7 +226,8 @@ ACT_BYTES(q8_k, ENG_TYPE_Q8_K)
 /* --- the table ---------------------------------------------------------- */
 
 /* A weight type: its reference dot product and gemm. */
-#define WEIGHT(tn) {.vec_dot = tn##_dot, .gemm = tn##_gemm}
+#define WEIGHT(tn) \
+    { .vec_dot = tn##_dot, .gemm = tn##_gemm }
 
 static const eng_type_traits_cpu eng_types_cpu[ENG_TYPE_COUNT] = {
     [ENG_TYPE_F32] = {.vec_dot = f32_dot, .gemm = f32_gemm, .act_bytes = f32_act_bytes},

@@ -42,4 +42,3 @@ void eng_exact_gemm(uint32_t type, int64_t n, float *y, size_t ldy, const void *
         }
     }
 }
-

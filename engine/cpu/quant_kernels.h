@@ -20,12 +20,12 @@ typedef size_t (*eng_act_bytes_fn)(int64_t n);
 typedef void (*eng_act_fn)(const float *x, void *dst, int64_t n);
 /* y[t * ldy + r] = (row r of w) . (prepared activation row t) for r < nr and
  * t < nt; weight rows are ldw bytes apart, activation rows lda bytes apart. */
-typedef void (*eng_gemm_fn)(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr,
-                            const void *a, size_t lda, int nt);
+typedef void (*eng_gemm_fn)(int64_t n, float *y, size_t ldy, const void *w, size_t ldw, int nr, const void *a,
+                            size_t lda, int nt);
 
 typedef struct eng_type_kernels {
-    eng_simd level;             /* level of the dot product actually used */
-    eng_vec_dot_fn vec_dot;     /* on vec_dot_type rows; bit-identical to gemm */
+    eng_simd level;         /* level of the dot product actually used */
+    eng_vec_dot_fn vec_dot; /* on vec_dot_type rows; bit-identical to gemm */
     eng_act_bytes_fn act_bytes;
     eng_act_fn act_quantize;
     eng_gemm_fn gemm;

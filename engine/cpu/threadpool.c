@@ -21,7 +21,7 @@
  * forward pass are a few microseconds), then sched_yield until POOL_YIELD_MS,
  * so that on an oversubscribed machine the thread we wait for gets the core,
  * then sleep: a pool idle between turns sleeps within a fraction of a ms. */
-#define POOL_SPIN_MS 0.02
+#define POOL_SPIN_MS  0.02
 #define POOL_YIELD_MS 0.2
 enum { POOL_CHECK_EVERY = 32 };
 
@@ -44,11 +44,11 @@ struct eng_pool {
     pthread_mutex_t mu;
     pthread_cond_t wake;
     pthread_cond_t done;
-    atomic_uint gen;      /* bumped once per task */
-    atomic_int pending;   /* workers still running the current task */
+    atomic_uint gen;    /* bumped once per task */
+    atomic_int pending; /* workers still running the current task */
     atomic_int stop;
-    atomic_int sleepers;  /* workers blocked on `wake` */
-    atomic_int waiting;   /* 1 while the caller sleeps on `done` */
+    atomic_int sleepers; /* workers blocked on `wake` */
+    atomic_int waiting;  /* 1 while the caller sleeps on `done` */
     eng_task_fn fn;
     void *arg;
 };

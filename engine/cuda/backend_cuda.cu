@@ -23,16 +23,16 @@ extern "C" {
 #include "cuda_kernels.h"
 
 enum {
-    GEMM_N = 64,                      /* columns of every prefill GEMM */
-    TILE_VALUES = 32 * 1024 * 1024,   /* f16 values of one dequantized weight tile */
+    GEMM_N = 64,                    /* columns of every prefill GEMM */
+    TILE_VALUES = 32 * 1024 * 1024, /* f16 values of one dequantized weight tile */
 };
 
 /* A recorded decode step: which calls (key, page table) and their graph. */
 typedef struct step_rec {
     uint64_t key;
     const void *ptab;
-    cudaGraphExec_t exec;    /* NULL: the slot is free */
-    uint64_t hash;           /* the op arguments of the recording */
+    cudaGraphExec_t exec; /* NULL: the slot is free */
+    uint64_t hash;        /* the op arguments of the recording */
     uint64_t used;
 } step_rec;
 
@@ -45,38 +45,38 @@ typedef struct cuda_backend {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    void **owned;            /* weight and vector copies, freed with the backend */
+    void **owned; /* weight and vector copies, freed with the backend */
     size_t n_owned, cap_owned;
-    __half *wh;              /* a dequantized weight tile */
-    size_t wh_cap;           /* values */
-    __half *xh;              /* GEMM_N activation columns as f16 */
-    size_t xh_cap;           /* values */
-    float *yn;               /* GEMM_N output columns */
-    size_t yn_cap;           /* values */
+    __half *wh;    /* a dequantized weight tile */
+    size_t wh_cap; /* values */
+    __half *xh;    /* GEMM_N activation columns as f16 */
+    size_t xh_cap; /* values */
+    float *yn;     /* GEMM_N output columns */
+    size_t yn_cap; /* values */
     int32_t *ids;
     size_t ids_cap;
-    uint16_t **ptab;         /* device copy of the page table */
-    size_t ptab_cap;         /* entries */
-    uint16_t **ptab_host;    /* what ptab holds */
+    uint16_t **ptab;      /* device copy of the page table */
+    size_t ptab_cap;      /* entries */
+    uint16_t **ptab_host; /* what ptab holds */
     size_t ptab_n;
-    char failed[160];        /* a failure in an op without an error path, reported by to_host */
+    char failed[160]; /* a failure in an op without an error path, reported by to_host */
     /* decode-step recording (CUDA graphs; step_begin in backend.h) */
-    int graphs;              /* 0: off (CACHET_CUDA_GRAPHS=0, or a recording failed) */
-    int mode;                /* STEP_RUN, STEP_RECORD or STEP_REPLAY */
+    int graphs;               /* 0: off (CACHET_CUDA_GRAPHS=0, or a recording failed) */
+    int mode;                 /* STEP_RUN, STEP_RECORD or STEP_REPLAY */
     step_rec recs[STEP_RECS]; /* recordings, one per key (sequences take turns in serve) */
-    int cur;                 /* the recording this step records or replays */
-    uint64_t clock;          /* for least-recently-used replacement */
-    uint64_t cur_hash;       /* the op arguments of this step so far */
-    int *params;             /* device: [0] position, [1] token id of the step */
-    int f16_weights;         /* keep f16 copies of weights for prefill (CACHET_CUDA_F16_WEIGHTS=0: no) */
-    size_t f16_bytes;        /* held in such copies */
-    int rec_bad;             /* the recording lacks scratch: discard it, issue the calls again */
+    int cur;                  /* the recording this step records or replays */
+    uint64_t clock;           /* for least-recently-used replacement */
+    uint64_t cur_hash;        /* the op arguments of this step so far */
+    int *params;              /* device: [0] position, [1] token id of the step */
+    int f16_weights;          /* keep f16 copies of weights for prefill (CACHET_CUDA_F16_WEIGHTS=0: no) */
+    size_t f16_bytes;         /* held in such copies */
+    int rec_bad;              /* the recording lacks scratch: discard it, issue the calls again */
     /* split-K decode attention (cu_attention_split): its grid covers positions
      * < att_max_pos; part is its scratch, sized for att_heads x att_hd heads */
     int att_max_pos;
-    int att_heads, att_hd;   /* of the last decode attention (0: none yet) */
+    int att_heads, att_hd; /* of the last decode attention (0: none yet) */
     float *part;
-    size_t part_cap;         /* floats */
+    size_t part_cap; /* floats */
 } cuda_backend;
 
 enum { STEP_RUN = 0, STEP_RECORD = 1, STEP_REPLAY = 2 };
@@ -101,8 +101,8 @@ static cuda_backend *cb_use(eng_backend *be) {
 }
 
 static int cu_fail(util_err *err, cudaError_t e, const char *what) {
-    return util_err_set(err, e == cudaErrorMemoryAllocation ? UTIL_ENOMEM : UTIL_EIO, "cuda: %s: %s",
-                        what, cudaGetErrorString(e));
+    return util_err_set(err, e == cudaErrorMemoryAllocation ? UTIL_ENOMEM : UTIL_EIO, "cuda: %s: %s", what,
+                        cudaGetErrorString(e));
 }
 
 /* Grows a device buffer of `elem`-byte values to hold at least `need` values.
@@ -305,8 +305,8 @@ static int cuda_load(eng_backend *be, eng_weight *w, util_err *err) {
         return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': type %s has no CUDA kernels", w->name,
                             tr ? tr->name : "unknown");
     if (w->cols % 8) /* the kernels decode groups of 8 (f32/f16/bf16 rows could end mid-group) */
-        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': %lld columns, not a multiple of 8",
-                            w->name, (long long)w->cols);
+        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': %lld columns, not a multiple of 8", w->name,
+                            (long long)w->cols);
     cuda_backend *cb = cb_use(be);
     w->dev_f16 = NULL;
     int rc = upload_owned(cb, w->data, (size_t)w->rows * w->row_bytes, &w->dev, w->name, err);
@@ -398,11 +398,11 @@ static int gemm_prefill(cuda_backend *cb, const eng_weight *w, const float *x, f
         for (size_t c = 0; c < n_chunk; c++) {
             /* column-major view: C[r][t] (ldc = rows) = W_tile[r][:] . X[t][:], always
              * nr x GEMM_N x cols: the shape depends on the weight alone */
-            cublasStatus_t st = cublasGemmEx(
-                cb->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nr, GEMM_N, (int)cols, &one, tile, CUDA_R_16F,
-                (int)cols, cb->xh + c * GEMM_N * (size_t)cols, CUDA_R_16F, (int)cols, &zero,
-                cb->yn + c * GEMM_N * (size_t)rows + r0, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
-                CUBLAS_GEMM_DEFAULT);
+            cublasStatus_t st = cublasGemmEx(cb->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)nr, GEMM_N, (int)cols,
+                                             &one, tile, CUDA_R_16F, (int)cols,
+                                             cb->xh + c * GEMM_N * (size_t)cols, CUDA_R_16F, (int)cols, &zero,
+                                             cb->yn + c * GEMM_N * (size_t)rows + r0, CUDA_R_32F, (int)rows,
+                                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             if (st != CUBLAS_STATUS_SUCCESS)
                 return util_err_set(err, UTIL_EIO, "cuda: cublasGemmEx on '%s': status %d", w->name, (int)st);
         }
@@ -511,10 +511,10 @@ static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
                  a->head_dim);
         return;
     }
-    if (step_skip(cb, {U(a->out), U(a->q), U(a->kv), (uint64_t)a->layer, (uint64_t)a->n_tok,
-                       (uint64_t)a->n_head, (uint64_t)a->n_kv_head, (uint64_t)a->head_dim, F(a->scale),
-                       (uint64_t)a->window, (uint64_t)split, U(cb->part), (uint64_t)cb->att_max_pos,
-                       (uint64_t)fits}))
+    if (step_skip(cb,
+                  {U(a->out), U(a->q), U(a->kv), (uint64_t)a->layer, (uint64_t)a->n_tok, (uint64_t)a->n_head,
+                   (uint64_t)a->n_kv_head, (uint64_t)a->head_dim, F(a->scale), (uint64_t)a->window,
+                   (uint64_t)split, U(cb->part), (uint64_t)cb->att_max_pos, (uint64_t)fits}))
         return;
     if (split) {
         size_t need = cu_attention_split_floats(a->n_tok, a->n_head, a->head_dim,
@@ -544,9 +544,9 @@ static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
         return;
     }
     if (split)
-        cu_attention_split(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, step_pos(cb),
-                           a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window, cb->att_max_pos,
-                           cb->part);
+        cu_attention_split(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0,
+                           step_pos(cb), a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window,
+                           cb->att_max_pos, cb->part);
     else
         cu_attention(cb->stream, a->out, a->q, kv_of(t, a->kv), a->layer, a->n_tok, a->pos0, step_pos(cb),
                      a->n_head, a->n_kv_head, a->head_dim, a->scale, a->window);
@@ -564,8 +564,8 @@ static void cuda_rmsnorm(eng_backend *be, float *y, const float *x, const float 
 static void cuda_rope(eng_backend *be, const eng_rope_args *a) {
     cuda_backend *cb = cb_use(be);
     const int neox = a->mode == ENG_ROPE_NEOX;
-    if (step_skip(cb, {U(a->x), (uint64_t)a->n_tok, (uint64_t)a->n_head, (uint64_t)a->head_dim, (uint64_t)a->n_rot,
-                       F(a->base), F(a->freq_scale), (uint64_t)neox, U(a->freq_factors)}))
+    if (step_skip(cb, {U(a->x), (uint64_t)a->n_tok, (uint64_t)a->n_head, (uint64_t)a->head_dim,
+                       (uint64_t)a->n_rot, F(a->base), F(a->freq_scale), (uint64_t)neox, U(a->freq_factors)}))
         return;
     cu_rope(cb->stream, a->x, a->n_tok, a->n_head, a->head_dim, a->n_rot, a->pos0, step_pos(cb), a->base,
             a->freq_scale, neox, a->freq_factors);
@@ -767,7 +767,7 @@ extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err
         return util_err_set(err, UTIL_EINVAL, "cuda: device %d does not exist (%d available)", device, n);
     cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess) return cu_fail(err, e, "select device");
-    {   /* the pool keeps what is freed (KV pages come and go with the prefix cache) */
+    { /* the pool keeps what is freed (KV pages come and go with the prefix cache) */
         cudaMemPool_t pool;
         uint64_t keep = UINT64_MAX;
         if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
@@ -775,7 +775,8 @@ extern "C" int eng_backend_cuda_new(eng_backend **out, int device, util_err *err
         cudaGetLastError();
     }
     cudaDeviceProp prop;
-    if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) return cu_fail(err, e, "device properties");
+    if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess)
+        return cu_fail(err, e, "device properties");
     cuda_backend *cb = (cuda_backend *)calloc(1, sizeof *cb);
     if (!cb) return util_err_set(err, UTIL_ENOMEM, "cuda: out of host memory");
     cb->device = device;

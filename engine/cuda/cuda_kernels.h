@@ -22,13 +22,13 @@ int cu_type_ok(uint32_t type);
  * t < n_tok, r < rows. W is `rows` rows of row_bytes bytes in ggml type
  * `type`, dequantized on the fly (one template over the types). f32 math;
  * a (row, token) result is bit-identical whatever n_tok is. */
-void cu_matvec(cudaStream_t s, uint32_t type, const void *w, int64_t rows, int64_t cols,
-               size_t row_bytes, const float *x, float *y, int n_tok);
+void cu_matvec(cudaStream_t s, uint32_t type, const void *w, int64_t rows, int64_t cols, size_t row_bytes,
+               const float *x, float *y, int n_tok);
 
 /* Dequantizes rows [r0, r0 + n_rows) of W into out (row-major f16,
  * n_rows x cols), for the cuBLAS prefill GEMM. */
-void cu_dequant_f16(cudaStream_t s, uint32_t type, const void *w, int64_t r0, int64_t n_rows,
-                    int64_t cols, size_t row_bytes, __half *out);
+void cu_dequant_f16(cudaStream_t s, uint32_t type, const void *w, int64_t r0, int64_t n_rows, int64_t cols,
+                    size_t row_bytes, __half *out);
 
 /* out[t][c] = dequantized W[ids[t]][c] as f32 (ids on the device, in range). */
 void cu_get_rows(cudaStream_t s, uint32_t type, const void *w, int64_t cols, size_t row_bytes,
@@ -38,8 +38,7 @@ void cu_get_rows(cudaStream_t s, uint32_t type, const void *w, int64_t cols, siz
 void cu_f32_to_f16(cudaStream_t s, const float *x, __half *y, size_t n);
 
 /* y = x / sqrt(mean(x^2) + eps) * w per row of n values (y may be x). */
-void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n, int n_rows,
-                float eps);
+void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n, int n_rows, float eps);
 
 /* pos_dev: where a recorded decode step (a CUDA graph) keeps its position.
  * When non-NULL the kernels below read pos0 from *pos_dev (device memory)
@@ -64,8 +63,8 @@ typedef struct cu_kv {
 
 /* Stores k and v ([n_tok][kv_dim] f32) as f16 (round to nearest even) at
  * positions pos0 .. pos0 + n_tok - 1 of `layer`. */
-void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const float *v, int n_tok,
-                 int pos0, const int *pos_dev);
+void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const float *v, int n_tok, int pos0,
+                 const int *pos_dev);
 
 /* Causal attention over the paged cache, the Flash Attention way: per (query
  * token, head), keys in tiles in position order with an online softmax; the
@@ -73,9 +72,8 @@ void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const floa
  * query t sits at position pos0 + t and sees keys j <= pos0 + t (and, when
  * window > 0, pos0 + t - j < window). Head h reads kv head h / (n_head /
  * n_kv_head). head_dim <= 256. */
-void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
-                  int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale,
-                  int window);
+void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok, int pos0,
+                  const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale, int window);
 
 /* Decode attention, split over the keys (split-K): as cu_attention (same
  * contract and visibility), but each (query t, head h) is cut into chunks of
@@ -94,9 +92,9 @@ void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int laye
  * part. part: device scratch of cu_attention_split_floats(...) floats, 8-byte
  * aligned, not shared with work queued concurrently. pos_dev as above. */
 #define CU_ATT_CHUNK 64
-void cu_attention_split(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
-                        int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim,
-                        float scale, int window, int max_pos, float *part);
+void cu_attention_split(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok, int pos0,
+                        const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale, int window,
+                        int max_pos, float *part);
 
 /* Floats of part for cu_attention_split (0 for an empty call). */
 size_t cu_attention_split_floats(int n_tok, int n_head, int head_dim, int max_pos);

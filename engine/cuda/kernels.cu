@@ -12,8 +12,8 @@
 
 /* --- shared helpers -------------------------------------------------------- */
 
-#define CU_WARP 32
-#define CU_FULL 0xFFFFFFFFu
+#define CU_WARP       32
+#define CU_FULL       0xFFFFFFFFu
 #define CU_MAX_BLOCKS ((int64_t)1 << 20) /* grid-stride loops cover the rest */
 
 /* Blocks of `threads` for n independent items, at least 1, at most CU_MAX_BLOCKS. */
@@ -44,37 +44,48 @@ __device__ __forceinline__ float cu_warp_max(float v) {
 
 /* The decoder of type T, resolved at compile time: the one place a kernel
  * learns about a quant type. */
-template <uint32_t T>
-__device__ __forceinline__ void cu_load8(const uint8_t *row, int64_t g, float v[8]) {
-    if constexpr (T == ENG_TYPE_F32) cuq_load8_f32(row, g, v);
-    else if constexpr (T == ENG_TYPE_F16) cuq_load8_f16(row, g, v);
-    else if constexpr (T == ENG_TYPE_BF16) cuq_load8_bf16(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q4_0) cuq_load8_q4_0(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q4_1) cuq_load8_q4_1(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q5_0) cuq_load8_q5_0(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q5_1) cuq_load8_q5_1(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q8_0) cuq_load8_q8_0(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q4_K) cuq_load8_q4_k(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q5_K) cuq_load8_q5_k(row, g, v);
-    else if constexpr (T == ENG_TYPE_Q6_K) cuq_load8_q6_k(row, g, v);
-    else static_assert(T == ENG_TYPE_F32, "no decoder for this type");
+template <uint32_t T> __device__ __forceinline__ void cu_load8(const uint8_t *row, int64_t g, float v[8]) {
+    if constexpr (T == ENG_TYPE_F32)
+        cuq_load8_f32(row, g, v);
+    else if constexpr (T == ENG_TYPE_F16)
+        cuq_load8_f16(row, g, v);
+    else if constexpr (T == ENG_TYPE_BF16)
+        cuq_load8_bf16(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q4_0)
+        cuq_load8_q4_0(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q4_1)
+        cuq_load8_q4_1(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q5_0)
+        cuq_load8_q5_0(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q5_1)
+        cuq_load8_q5_1(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q8_0)
+        cuq_load8_q8_0(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q4_K)
+        cuq_load8_q4_k(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q5_K)
+        cuq_load8_q5_k(row, g, v);
+    else if constexpr (T == ENG_TYPE_Q6_K)
+        cuq_load8_q6_k(row, g, v);
+    else
+        static_assert(T == ENG_TYPE_F32, "no decoder for this type");
 }
 
 /* Runs LAUNCH(T) for the runtime type id; unsupported ids launch nothing. */
-#define CU_DISPATCH(type, LAUNCH)                                                                  \
-    switch (type) {                                                                                \
-    case ENG_TYPE_F32: LAUNCH(ENG_TYPE_F32); break;                                                \
-    case ENG_TYPE_F16: LAUNCH(ENG_TYPE_F16); break;                                                \
-    case ENG_TYPE_BF16: LAUNCH(ENG_TYPE_BF16); break;                                              \
-    case ENG_TYPE_Q4_0: LAUNCH(ENG_TYPE_Q4_0); break;                                              \
-    case ENG_TYPE_Q4_1: LAUNCH(ENG_TYPE_Q4_1); break;                                              \
-    case ENG_TYPE_Q5_0: LAUNCH(ENG_TYPE_Q5_0); break;                                              \
-    case ENG_TYPE_Q5_1: LAUNCH(ENG_TYPE_Q5_1); break;                                              \
-    case ENG_TYPE_Q8_0: LAUNCH(ENG_TYPE_Q8_0); break;                                              \
-    case ENG_TYPE_Q4_K: LAUNCH(ENG_TYPE_Q4_K); break;                                              \
-    case ENG_TYPE_Q5_K: LAUNCH(ENG_TYPE_Q5_K); break;                                              \
-    case ENG_TYPE_Q6_K: LAUNCH(ENG_TYPE_Q6_K); break;                                              \
-    default: break;                                                                                \
+#define CU_DISPATCH(type, LAUNCH)                     \
+    switch (type) {                                   \
+    case ENG_TYPE_F32: LAUNCH(ENG_TYPE_F32); break;   \
+    case ENG_TYPE_F16: LAUNCH(ENG_TYPE_F16); break;   \
+    case ENG_TYPE_BF16: LAUNCH(ENG_TYPE_BF16); break; \
+    case ENG_TYPE_Q4_0: LAUNCH(ENG_TYPE_Q4_0); break; \
+    case ENG_TYPE_Q4_1: LAUNCH(ENG_TYPE_Q4_1); break; \
+    case ENG_TYPE_Q5_0: LAUNCH(ENG_TYPE_Q5_0); break; \
+    case ENG_TYPE_Q5_1: LAUNCH(ENG_TYPE_Q5_1); break; \
+    case ENG_TYPE_Q8_0: LAUNCH(ENG_TYPE_Q8_0); break; \
+    case ENG_TYPE_Q4_K: LAUNCH(ENG_TYPE_Q4_K); break; \
+    case ENG_TYPE_Q5_K: LAUNCH(ENG_TYPE_Q5_K); break; \
+    case ENG_TYPE_Q6_K: LAUNCH(ENG_TYPE_Q6_K); break; \
+    default: break;                                   \
     }
 
 int cu_type_ok(uint32_t type) { return cuq_type_ok(type); }
@@ -91,10 +102,10 @@ int cu_type_ok(uint32_t type) { return cuq_type_ok(type); }
  * changes a (row, token)'s sequence of operations, which is the same in every
  * token group and every row set: results do not depend on n_tok. */
 
-#define MV_WARPS 4
-#define MV_ROWS 2
+#define MV_WARPS  4
+#define MV_ROWS   2
 #define MV_UNROLL 4
-#define MV_TOK 8
+#define MV_TOK    8
 
 /* The raw bytes one lane needs for one group, fetched with 16/32-bit loads
  * ahead of the decode. Q4_0, Q4_1 and Q8_0 (the hot decode types) have such a
@@ -226,7 +237,8 @@ __global__ void __launch_bounds__(MV_WARPS *CU_WARP)
                 for (int k = 0; k < MV_ROWS; k++)
 #pragma unroll
                     for (int j = 0; j < MV_TOK; j++) /* constant indices: acc stays in registers */
-                        if (k < nr && j < nt) y[(size_t)(t0 + j) * (size_t)rows + (size_t)(r0 + k)] = acc[k][j];
+                        if (k < nr && j < nt)
+                            y[(size_t)(t0 + j) * (size_t)rows + (size_t)(r0 + k)] = acc[k][j];
         }
     }
 }
@@ -246,15 +258,16 @@ static void mv_launch(cudaStream_t s, dim3 grid, bool vec, const uint8_t *w, int
                       size_t row_bytes, const float *x, float *y, int n_tok, int x_vec) {
     if constexpr (mv_fast<T, true>::on) {
         if (vec) {
-            cu_matvec_k<T, true><<<grid, MV_WARPS * CU_WARP, 0, s>>>(w, rows, cols, row_bytes, x, y, n_tok, x_vec);
+            cu_matvec_k<T, true>
+                <<<grid, MV_WARPS * CU_WARP, 0, s>>>(w, rows, cols, row_bytes, x, y, n_tok, x_vec);
             return;
         }
     }
     cu_matvec_k<T, false><<<grid, MV_WARPS * CU_WARP, 0, s>>>(w, rows, cols, row_bytes, x, y, n_tok, x_vec);
 }
 
-void cu_matvec(cudaStream_t s, uint32_t type, const void *w, int64_t rows, int64_t cols,
-               size_t row_bytes, const float *x, float *y, int n_tok) {
+void cu_matvec(cudaStream_t s, uint32_t type, const void *w, int64_t rows, int64_t cols, size_t row_bytes,
+               const float *x, float *y, int n_tok) {
     if (rows <= 0 || cols <= 0 || n_tok <= 0) return;
     const int n_tg = (n_tok + MV_TOK - 1) / MV_TOK;
     const dim3 grid(cu_blocks((rows + MV_ROWS - 1) / MV_ROWS, MV_WARPS), n_tg < 65535 ? n_tg : 65535);
@@ -274,7 +287,8 @@ void cu_matvec(cudaStream_t s, uint32_t type, const void *w, int64_t rows, int64
 __device__ __forceinline__ void cu_store8_f16(__half *o, const float v[8], int vec) {
     __half2 h[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) h[i] = __halves2half2(__float2half_rn(v[2 * i]), __float2half_rn(v[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        h[i] = __halves2half2(__float2half_rn(v[2 * i]), __float2half_rn(v[2 * i + 1]));
     if (vec) {
         uint4 u;
         memcpy(&u, h, sizeof u);
@@ -302,14 +316,13 @@ __global__ void __launch_bounds__(DQ_THREADS)
     }
 }
 
-void cu_dequant_f16(cudaStream_t s, uint32_t type, const void *w, int64_t r0, int64_t n_rows,
-                    int64_t cols, size_t row_bytes, __half *out) {
+void cu_dequant_f16(cudaStream_t s, uint32_t type, const void *w, int64_t r0, int64_t n_rows, int64_t cols,
+                    size_t row_bytes, __half *out) {
     if (n_rows <= 0 || cols <= 0) return;
     const unsigned nb = cu_blocks(n_rows * (cols / 8), DQ_THREADS);
     const int vec = cu_aligned(out, 16);
-#define DQ_LAUNCH(T)                                                                               \
-    cu_dequant_f16_k<T><<<nb, DQ_THREADS, 0, s>>>((const uint8_t *)w, r0, n_rows, cols, row_bytes, \
-                                                   out, vec)
+#define DQ_LAUNCH(T) \
+    cu_dequant_f16_k<T><<<nb, DQ_THREADS, 0, s>>>((const uint8_t *)w, r0, n_rows, cols, row_bytes, out, vec)
     CU_DISPATCH(type, DQ_LAUNCH)
 #undef DQ_LAUNCH
 }
@@ -334,7 +347,7 @@ void cu_get_rows(cudaStream_t s, uint32_t type, const void *w, int64_t cols, siz
                  const int32_t *ids, int n, float *out) {
     if (n <= 0 || cols <= 0) return;
     const unsigned nb = cu_blocks((int64_t)n * (cols / 8), DQ_THREADS);
-#define GR_LAUNCH(T)                                                                               \
+#define GR_LAUNCH(T) \
     cu_get_rows_k<T><<<nb, DQ_THREADS, 0, s>>>((const uint8_t *)w, cols, row_bytes, ids, n, out)
     CU_DISPATCH(type, GR_LAUNCH)
 #undef GR_LAUNCH
@@ -348,13 +361,14 @@ void cu_get_rows(cudaStream_t s, uint32_t type, const void *w, int64_t cols, siz
 
 __global__ void cu_f32_to_f16_k(const float *__restrict__ x, __half *__restrict__ y, size_t n) {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-    {
+         i += (size_t)gridDim.x * blockDim.x) {
         /* saturate: a value past f16's range becomes +-65504, not inf (then
          * NaN in the GEMM); NaN stays NaN (comparisons with it are false) */
         float v = x[i];
-        if (v > 65504.0f) v = 65504.0f;
-        else if (v < -65504.0f) v = -65504.0f;
+        if (v > 65504.0f)
+            v = 65504.0f;
+        else if (v < -65504.0f)
+            v = -65504.0f;
         y[i] = __float2half_rn(v);
     }
 }
@@ -396,8 +410,7 @@ void cu_geglu(cudaStream_t s, float *out, const float *gate, const float *up, si
 }
 
 __global__ void cu_add_k(float *y, const float *x, size_t n) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         y[i] = __fadd_rn(y[i], x[i]);
 }
 
@@ -407,8 +420,7 @@ void cu_add(cudaStream_t s, float *y, const float *x, size_t n) {
 }
 
 __global__ void cu_scale_k(float *x, float a, size_t n) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] = __fmul_rn(x[i], a);
 }
 
@@ -427,8 +439,7 @@ void cu_scale(cudaStream_t s, float *x, float a, size_t n) {
 #define RN_THREADS 256
 
 __global__ void __launch_bounds__(RN_THREADS)
-    cu_rmsnorm_k(float *y, const float *x, const float *__restrict__ w, int n, int n_rows,
-                 float eps) {
+    cu_rmsnorm_k(float *y, const float *x, const float *__restrict__ w, int n, int n_rows, float eps) {
     __shared__ double part[RN_THREADS / CU_WARP];
     __shared__ float s_scale;
     const int lane = threadIdx.x & (CU_WARP - 1), wid = threadIdx.x / CU_WARP;
@@ -458,8 +469,7 @@ __global__ void __launch_bounds__(RN_THREADS)
     }
 }
 
-void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n, int n_rows,
-                float eps) {
+void cu_rmsnorm(cudaStream_t s, float *y, const float *x, const float *w, int n, int n_rows, float eps) {
     if (n <= 0 || n_rows <= 0) return;
     const unsigned nb = (unsigned)(n_rows < CU_MAX_BLOCKS ? n_rows : CU_MAX_BLOCKS);
     cu_rmsnorm_k<<<nb, RN_THREADS, 0, s>>>(y, x, w, n, n_rows, eps);
@@ -504,8 +514,8 @@ void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int 
     if (n_tok <= 0 || n_head <= 0 || n_rot < 2) return;
     const float theta_scale = powf(base, -2.0f / (float)n_rot);
     const unsigned nb = (unsigned)(n_tok < CU_MAX_BLOCKS ? n_tok : CU_MAX_BLOCKS);
-    cu_rope_k<<<nb, RP_THREADS, 0, s>>>(x, n_tok, n_head, head_dim, n_rot, pos0, pos_dev,
-                                        theta_scale, freq_scale, neox, ff);
+    cu_rope_k<<<nb, RP_THREADS, 0, s>>>(x, n_tok, n_head, head_dim, n_rot, pos0, pos_dev, theta_scale,
+                                        freq_scale, neox, ff);
 }
 
 /* --- paged KV cache ---------------------------------------------------------- */
@@ -513,14 +523,12 @@ void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int 
 /* Element (layer, kv, pos, c) of the cache (kv 0 for K, 1 for V). */
 __device__ __forceinline__ uint16_t *cu_kv_at(const cu_kv &kv, int layer, int which, int pos) {
     uint16_t *page = kv.pages[pos / kv.page_tokens];
-    return page + ((size_t)(layer * 2 + which) * (size_t)kv.page_tokens +
-                   (size_t)(pos % kv.page_tokens)) *
+    return page + ((size_t)(layer * 2 + which) * (size_t)kv.page_tokens + (size_t)(pos % kv.page_tokens)) *
                       (size_t)kv.kv_dim;
 }
 
-__global__ void cu_kv_store_k(cu_kv kv, int layer, const float *__restrict__ k,
-                              const float *__restrict__ v, int n_tok, int pos0,
-                              const int *__restrict__ pos_dev) {
+__global__ void cu_kv_store_k(cu_kv kv, int layer, const float *__restrict__ k, const float *__restrict__ v,
+                              int n_tok, int pos0, const int *__restrict__ pos_dev) {
     if (pos_dev) pos0 = *pos_dev;
     const size_t n = (size_t)n_tok * (size_t)kv.kv_dim;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -531,8 +539,8 @@ __global__ void cu_kv_store_k(cu_kv kv, int layer, const float *__restrict__ k,
     }
 }
 
-void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const float *v, int n_tok,
-                 int pos0, const int *pos_dev) {
+void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const float *v, int n_tok, int pos0,
+                 const int *pos_dev) {
     if (n_tok <= 0 || kv.kv_dim <= 0) return;
     const unsigned nb = cu_blocks((int64_t)n_tok * kv.kv_dim, EW_THREADS);
     cu_kv_store_k<<<nb, EW_THREADS, 0, s>>>(kv, layer, k, v, n_tok, pos0, pos_dev);
@@ -560,12 +568,11 @@ void cu_kv_store(cudaStream_t s, cu_kv kv, int layer, const float *k, const floa
  * arithmetic never depends on n_tok. */
 
 #define AT_WARPS 4
-#define AT_TILE 32
+#define AT_TILE  32
 
 /* Partial sums a[0..2n) of 2n keys -> a[0..n) over the pairs of lanes o apart:
  * a lane with bit o set keeps the upper half of the keys. */
-template <int N>
-__device__ __forceinline__ void cu_fold(float *a, int lane, int o) {
+template <int N> __device__ __forceinline__ void cu_fold(float *a, int lane, int o) {
     const bool up = (lane & o) != 0;
 #pragma unroll
     for (int i = 0; i < N; i++) {
@@ -680,9 +687,9 @@ __device__ __forceinline__ int at_first(int p, int window) {
 
 template <int P>
 __global__ void __launch_bounds__(AT_WARPS *CU_WARP)
-    cu_attention_k(float *__restrict__ out, const float *__restrict__ q, cu_kv kv, int layer,
-                   int n_tok, int pos0, const int *__restrict__ pos_dev, int n_head,
-                   int n_kv_head, int head_dim, float scale, int window) {
+    cu_attention_k(float *__restrict__ out, const float *__restrict__ q, cu_kv kv, int layer, int n_tok,
+                   int pos0, const int *__restrict__ pos_dev, int n_head, int n_kv_head, int head_dim,
+                   float scale, int window) {
     const int lane = threadIdx.x & (CU_WARP - 1);
     if (pos_dev) pos0 = *pos_dev;
     const int64_t jobs = (int64_t)n_tok * n_head;
@@ -709,23 +716,25 @@ __global__ void __launch_bounds__(AT_WARPS *CU_WARP)
 }
 
 /* Runs LAUNCH(P) for the pairs per lane that head_dim needs (<= 256). */
-#define AT_DISPATCH(head_dim, LAUNCH)                                                              \
-    do {                                                                                           \
-        if ((head_dim) <= 2 * CU_WARP) LAUNCH(1);                                                  \
-        else if ((head_dim) <= 4 * CU_WARP) LAUNCH(2);                                             \
-        else LAUNCH(4);                                                                            \
+#define AT_DISPATCH(head_dim, LAUNCH)       \
+    do {                                    \
+        if ((head_dim) <= 2 * CU_WARP)      \
+            LAUNCH(1);                      \
+        else if ((head_dim) <= 4 * CU_WARP) \
+            LAUNCH(2);                      \
+        else                                \
+            LAUNCH(4);                      \
     } while (0)
 
 /* head_dim must be even and at most 256; the pages 4-byte aligned. */
-void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
-                  int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale,
-                  int window) {
+void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok, int pos0,
+                  const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale, int window) {
     if (n_tok <= 0 || n_head <= 0 || n_kv_head <= 0 || head_dim <= 0) return;
     if (head_dim > 8 * CU_WARP || head_dim % 2) return; /* outside the contract */
     const unsigned nb = cu_blocks((int64_t)n_tok * n_head, AT_WARPS);
-#define AT_LAUNCH(P)                                                                               \
-    cu_attention_k<P><<<nb, AT_WARPS * CU_WARP, 0, s>>>(out, q, kv, layer, n_tok, pos0, pos_dev,   \
-                                                        n_head, n_kv_head, head_dim, scale, window)
+#define AT_LAUNCH(P)                                                                                     \
+    cu_attention_k<P><<<nb, AT_WARPS * CU_WARP, 0, s>>>(out, q, kv, layer, n_tok, pos0, pos_dev, n_head, \
+                                                        n_kv_head, head_dim, scale, window)
     AT_DISPATCH(head_dim, AT_LAUNCH);
 #undef AT_LAUNCH
 }
@@ -748,9 +757,9 @@ void cu_attention(cudaStream_t s, float *out, const float *q, cu_kv kv, int laye
 
 template <int P>
 __global__ void __launch_bounds__(AT_WARPS *CU_WARP)
-    cu_attention_part_k(float *__restrict__ part, const float *__restrict__ q, cu_kv kv, int layer,
-                        int n_tok, int pos0, const int *__restrict__ pos_dev, int n_head, int n_kv_head,
-                        int head_dim, float scale, int window, int n_chunk) {
+    cu_attention_part_k(float *__restrict__ part, const float *__restrict__ q, cu_kv kv, int layer, int n_tok,
+                        int pos0, const int *__restrict__ pos_dev, int n_head, int n_kv_head, int head_dim,
+                        float scale, int window, int n_chunk) {
     const int lane = threadIdx.x & (CU_WARP - 1);
     if (pos_dev) pos0 = *pos_dev;
     const int64_t n_th = (int64_t)n_tok * n_head, jobs = n_th * n_chunk;
@@ -842,24 +851,22 @@ size_t cu_attention_split_floats(int n_tok, int n_head, int head_dim, int max_po
     return (size_t)n_tok * (size_t)n_head * (size_t)as_chunks(max_pos) * ((size_t)head_dim + 2);
 }
 
-void cu_attention_split(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok,
-                        int pos0, const int *pos_dev, int n_head, int n_kv_head, int head_dim,
-                        float scale, int window, int max_pos, float *part) {
+void cu_attention_split(cudaStream_t s, float *out, const float *q, cu_kv kv, int layer, int n_tok, int pos0,
+                        const int *pos_dev, int n_head, int n_kv_head, int head_dim, float scale, int window,
+                        int max_pos, float *part) {
     if (n_tok <= 0 || n_head <= 0 || n_kv_head <= 0 || head_dim <= 0 || max_pos <= 0) return;
     if (head_dim > 8 * CU_WARP || head_dim % 2) return; /* outside the contract */
     const int64_t n_chunk = as_chunks(max_pos), n_th = (int64_t)n_tok * n_head;
     unsigned nb = cu_blocks(n_th * n_chunk, AT_WARPS);
     if (nb > AS_MAX_BLOCKS) nb = AS_MAX_BLOCKS;
     const unsigned nm = cu_blocks(n_th, AT_WARPS);
-#define AS_LAUNCH(P)                                                                               \
-    do {                                                                                           \
-        cu_attention_part_k<P><<<nb, AT_WARPS * CU_WARP, 0, s>>>(part, q, kv, layer, n_tok, pos0,  \
-                                                                 pos_dev, n_head, n_kv_head,       \
-                                                                 head_dim, scale, window,          \
-                                                                 (int)n_chunk);                    \
-        cu_attention_merge_k<P><<<nm, AT_WARPS * CU_WARP, 0, s>>>(out, part, n_tok, pos0, pos_dev, \
-                                                                  n_head, head_dim, window,        \
-                                                                  (int)n_chunk);                   \
+#define AS_LAUNCH(P)                                                                                         \
+    do {                                                                                                     \
+        cu_attention_part_k<P><<<nb, AT_WARPS * CU_WARP, 0, s>>>(part, q, kv, layer, n_tok, pos0, pos_dev,   \
+                                                                 n_head, n_kv_head, head_dim, scale, window, \
+                                                                 (int)n_chunk);                              \
+        cu_attention_merge_k<P><<<nm, AT_WARPS * CU_WARP, 0, s>>>(out, part, n_tok, pos0, pos_dev, n_head,   \
+                                                                  head_dim, window, (int)n_chunk);           \
     } while (0)
     AT_DISPATCH(head_dim, AS_LAUNCH);
 #undef AS_LAUNCH

@@ -15,8 +15,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const k_names[] = {
-    "prompts/system.md", "AGENTS.md",        "USER.md",      "skills/demo/SKILL.md",
-    "prompts/turn.j2",   "x.prompt",         "tpl.mustache", "notes.txt",
+    "prompts/system.md", "AGENTS.md", "USER.md",      "skills/demo/SKILL.md",
+    "prompts/turn.j2",   "x.prompt",  "tpl.mustache", "notes.txt",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int32_t nv = eng_model_n_vocab(m);
         int32_t toks[4] = {0, 1 % nv, (int32_t)(size % (size_t)nv), nv - 1};
         float *logits = malloc((size_t)nv * sizeof *logits);
-        if (logits && eng_seq_eval(s, toks, 3, logits, NULL) == 0) (void)eng_seq_eval(s, toks + 3, 1, logits, NULL);
+        if (logits && eng_seq_eval(s, toks, 3, logits, NULL) == 0)
+            (void)eng_seq_eval(s, toks + 3, 1, logits, NULL);
         free(logits);
         eng_seq_free(s);
     }

@@ -19,8 +19,8 @@
 #include "../helpers.h"
 
 /* the suite list the Makefile generates; this tool runs the cuda suite alone */
-#define TEST_SUITE(name, ...)                                                  \
-    void test_##name(void);                                                    \
+#define TEST_SUITE(name, ...) \
+    void test_##name(void);   \
     __attribute__((unused)) static const char *const cases_##name[] = {__VA_ARGS__ NULL};
 #include "tests_list.h"
 #undef TEST_SUITE
@@ -60,7 +60,9 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int32_t rand_tok(uint64_t *rng, int32_t n_vocab) { return (int32_t)(th_rng_next(rng) % (uint64_t)n_vocab); }
+static int32_t rand_tok(uint64_t *rng, int32_t n_vocab) {
+    return (int32_t)(th_rng_next(rng) % (uint64_t)n_vocab);
+}
 
 typedef struct bench_opts {
     const char *model, *device;
@@ -74,7 +76,8 @@ static int fail(const char *what, const util_err *err) {
 
 /* Prefill of n_prompt tokens, then n_gen decode steps (each synchronised by
  * reading its logits back); returns 0 and the two rates. */
-static int run_speed(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *pp, double *tg) {
+static int run_speed(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *pp,
+                     double *tg) {
     util_err err;
     eng_seq *s = NULL;
     int n = o->n_prompt + o->n_gen + 1;
@@ -99,8 +102,8 @@ static int run_speed(eng_model *m, const bench_opts *o, uint64_t *rng, float *lo
 
 /* TTFT (prompt in -> logits out) for prefix + suffix on a cache that has never
  * seen the prefix, then for the same prefix with another suffix. */
-static int run_ttft(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *cold, double *warm,
-                    int *cached) {
+static int run_ttft(eng_model *m, const bench_opts *o, uint64_t *rng, float *logits, double *cold,
+                    double *warm, int *cached) {
     util_err err;
     int n = o->prefix + o->suffix;
     int32_t *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
@@ -110,7 +113,8 @@ static int run_ttft(eng_model *m, const bench_opts *o, uint64_t *rng, float *log
         fprintf(stderr, "cachet-gpu: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < n; i++) a[i] = b[i] = rand_tok(rng, eng_model_n_vocab(m)); /* a fresh prefix each rep */
+    for (int i = 0; i < n; i++)
+        a[i] = b[i] = rand_tok(rng, eng_model_n_vocab(m)); /* a fresh prefix each rep */
     for (int i = o->prefix; i < n; i++) b[i] = rand_tok(rng, eng_model_n_vocab(m));
     eng_seq *s1 = NULL, *s2 = NULL;
     int mem = 0, disk = 0, rc = 1;
@@ -144,12 +148,15 @@ done:
 static int cmd_bench(int argc, char **argv) {
     bench_opts o = {.device = "cuda", .n_prompt = 512, .n_gen = 128, .prefix = 4000, .suffix = 32, .reps = 3};
     enum { O_MODEL = 1, O_DEVICE, O_PROMPT, O_GEN, O_PREFIX, O_SUFFIX, O_REPS, O_HELP };
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL},   {"device", required_argument, 0, O_DEVICE},
-        {"prompt-tokens", required_argument, 0, O_PROMPT}, {"gen-tokens", required_argument, 0, O_GEN},
-        {"prefix", required_argument, 0, O_PREFIX}, {"suffix", required_argument, 0, O_SUFFIX},
-        {"reps", required_argument, 0, O_REPS},     {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, O_MODEL},
+                                         {"device", required_argument, 0, O_DEVICE},
+                                         {"prompt-tokens", required_argument, 0, O_PROMPT},
+                                         {"gen-tokens", required_argument, 0, O_GEN},
+                                         {"prefix", required_argument, 0, O_PREFIX},
+                                         {"suffix", required_argument, 0, O_SUFFIX},
+                                         {"reps", required_argument, 0, O_REPS},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -159,7 +166,8 @@ static int cmd_bench(int argc, char **argv) {
         if (c != O_MODEL && c != O_DEVICE && c != O_HELP && c != '?') {
             v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < 1 || v > 1000000) {
-                fprintf(stderr, "cachet-gpu bench: option '%s' needs a positive number\n%s", argv[optind - 1], usage);
+                fprintf(stderr, "cachet-gpu bench: option '%s' needs a positive number\n%s", argv[optind - 1],
+                        usage);
                 return 2;
             }
         }
@@ -172,7 +180,9 @@ static int cmd_bench(int argc, char **argv) {
         case O_SUFFIX: o.suffix = (int)v; break;
         case O_REPS: o.reps = v > 64 ? 64 : (int)v; break;
         case O_HELP: fputs(usage, stdout); return 0;
-        default: fprintf(stderr, "cachet-gpu bench: unknown option '%s'\n%s", argv[optind - 1], usage); return 2;
+        default:
+            fprintf(stderr, "cachet-gpu bench: unknown option '%s'\n%s", argv[optind - 1], usage);
+            return 2;
         }
     }
     if (!o.model || optind < argc) {
@@ -206,7 +216,7 @@ static int cmd_bench(int argc, char **argv) {
         fail("open", &err);
         goto out;
     }
-    {   /* warm-up of this model's backend (cuBLAS, kernels, the page pool) off the clock */
+    { /* warm-up of this model's backend (cuBLAS, kernels, the page pool) off the clock */
         bench_opts w = o;
         double c0, w0;
         int k0;

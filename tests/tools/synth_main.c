@@ -70,8 +70,31 @@ static const char usage[] =
     "exit status: 0 written, 1 write failed (no partial file is left), 2 bad options\n";
 
 enum {
-    O_OUT = 'o', O_HELP = 'h', O_PRESET = 256, O_ARCH, O_LAYERS, O_EMBD, O_HEADS, O_KVH, O_HD, O_FF,
-    O_VOCAB, O_CTX, O_ROPE, O_SWA, O_TYPE, O_ETYPE, O_OTYPE, O_TIED, O_UNTIED, O_SEED, O_THREADS, O_NAME, O_MTYPE, O_VOCABF, O_ROPEF,
+    O_OUT = 'o',
+    O_HELP = 'h',
+    O_PRESET = 256,
+    O_ARCH,
+    O_LAYERS,
+    O_EMBD,
+    O_HEADS,
+    O_KVH,
+    O_HD,
+    O_FF,
+    O_VOCAB,
+    O_CTX,
+    O_ROPE,
+    O_SWA,
+    O_TYPE,
+    O_ETYPE,
+    O_OTYPE,
+    O_TIED,
+    O_UNTIED,
+    O_SEED,
+    O_THREADS,
+    O_NAME,
+    O_MTYPE,
+    O_VOCABF,
+    O_ROPEF,
 };
 
 /* A message for a bad option; returns the exit status 2. */
@@ -155,11 +178,16 @@ static int apply_opt(synth_params *p, int c, const char *a) {
     char *end;
     switch (c) {
     case O_ARCH:
-        if (strcmp(a, "llama") == 0) p->arch = SYNTH_ARCH_LLAMA;
-        else if (strcmp(a, "gemma3") == 0) p->arch = SYNTH_ARCH_GEMMA3;
-        else if (strcmp(a, "qwen2") == 0) p->arch = SYNTH_ARCH_QWEN2;
-        else if (strcmp(a, "qwen3") == 0) p->arch = SYNTH_ARCH_QWEN3;
-        else return bad("option '--arch': '%s' is not llama, gemma3, qwen2 or qwen3", a);
+        if (strcmp(a, "llama") == 0)
+            p->arch = SYNTH_ARCH_LLAMA;
+        else if (strcmp(a, "gemma3") == 0)
+            p->arch = SYNTH_ARCH_GEMMA3;
+        else if (strcmp(a, "qwen2") == 0)
+            p->arch = SYNTH_ARCH_QWEN2;
+        else if (strcmp(a, "qwen3") == 0)
+            p->arch = SYNTH_ARCH_QWEN3;
+        else
+            return bad("option '--arch': '%s' is not llama, gemma3, qwen2 or qwen3", a);
         return 0;
     case O_LAYERS: return parse_int("--layers", a, 1, 1 << 24, &p->n_layer) ? 2 : 0;
     case O_EMBD: return parse_int("--embd", a, 1, 1 << 24, &p->n_embd) ? 2 : 0;
@@ -209,21 +237,32 @@ static void group(char *buf, size_t cap, unsigned long long n) {
 }
 
 int main(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, O_OUT},      {"preset", required_argument, 0, O_PRESET},
-        {"arch", required_argument, 0, O_ARCH},       {"layers", required_argument, 0, O_LAYERS},
-        {"embd", required_argument, 0, O_EMBD},       {"heads", required_argument, 0, O_HEADS},
-        {"kv-heads", required_argument, 0, O_KVH},    {"head-dim", required_argument, 0, O_HD},
-        {"ff", required_argument, 0, O_FF},           {"vocab", required_argument, 0, O_VOCAB},
-        {"ctx", required_argument, 0, O_CTX},         {"rope-base", required_argument, 0, O_ROPE},
-        {"swa-window", required_argument, 0, O_SWA},  {"type", required_argument, 0, O_TYPE},
-        {"embd-type", required_argument, 0, O_ETYPE}, {"output-type", required_argument, 0, O_OTYPE},
-        {"tied", no_argument, 0, O_TIED},             {"untied", no_argument, 0, O_UNTIED},
-        {"seed", required_argument, 0, O_SEED},       {"threads", required_argument, 0, O_THREADS},
-        {"name", required_argument, 0, O_NAME},       {"help", no_argument, 0, O_HELP},
-        {"mix-type", required_argument, 0, O_MTYPE},  {"vocab-file", required_argument, 0, O_VOCABF},
-        {"rope-freqs", no_argument, 0, O_ROPEF},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, 0, O_OUT},
+                                         {"preset", required_argument, 0, O_PRESET},
+                                         {"arch", required_argument, 0, O_ARCH},
+                                         {"layers", required_argument, 0, O_LAYERS},
+                                         {"embd", required_argument, 0, O_EMBD},
+                                         {"heads", required_argument, 0, O_HEADS},
+                                         {"kv-heads", required_argument, 0, O_KVH},
+                                         {"head-dim", required_argument, 0, O_HD},
+                                         {"ff", required_argument, 0, O_FF},
+                                         {"vocab", required_argument, 0, O_VOCAB},
+                                         {"ctx", required_argument, 0, O_CTX},
+                                         {"rope-base", required_argument, 0, O_ROPE},
+                                         {"swa-window", required_argument, 0, O_SWA},
+                                         {"type", required_argument, 0, O_TYPE},
+                                         {"embd-type", required_argument, 0, O_ETYPE},
+                                         {"output-type", required_argument, 0, O_OTYPE},
+                                         {"tied", no_argument, 0, O_TIED},
+                                         {"untied", no_argument, 0, O_UNTIED},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"threads", required_argument, 0, O_THREADS},
+                                         {"name", required_argument, 0, O_NAME},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {"mix-type", required_argument, 0, O_MTYPE},
+                                         {"vocab-file", required_argument, 0, O_VOCABF},
+                                         {"rope-freqs", no_argument, 0, O_ROPEF},
+                                         {0, 0, 0, 0}};
     /* Options are kept in order and applied after the preset, so they
      * override it wherever they stand on the line. */
     int *codes = calloc((size_t)argc + 1, sizeof *codes);
@@ -263,7 +302,9 @@ int main(int argc, char **argv) {
     }
     synth_params p;
     if (apply_preset(&p, preset)) {
-        rc = bad("unknown preset '%s' (tiny, llama-1b, llama-1b-q4_k_m, llama-1b-q4_0, llama-1b-q8_0, smollm2-135m, gemma3-270m)", preset);
+        rc = bad(
+            "unknown preset '%s' (tiny, llama-1b, llama-1b-q4_k_m, llama-1b-q4_0, llama-1b-q8_0, smollm2-135m, gemma3-270m)",
+            preset);
         goto done;
     }
     for (int i = 0; i < n && rc == 0; i++) rc = apply_opt(&p, codes[i], args[i]);
@@ -290,8 +331,11 @@ int main(int argc, char **argv) {
     group(ps, sizeof ps, (unsigned long long)params);
     group(ss, sizeof ss, size);
     printf("%s: %s, %s parameters (%.1fM), %s bytes (%.1f MiB), %.2f s\n", out,
-           p.arch == SYNTH_ARCH_GEMMA3 ? "gemma3" : p.arch == SYNTH_ARCH_QWEN2 ? "qwen2" : p.arch == SYNTH_ARCH_QWEN3 ? "qwen3" : "llama", ps, (double)params / 1e6, ss,
-           (double)size / (1024.0 * 1024.0),
+           p.arch == SYNTH_ARCH_GEMMA3  ? "gemma3"
+           : p.arch == SYNTH_ARCH_QWEN2 ? "qwen2"
+           : p.arch == SYNTH_ARCH_QWEN3 ? "qwen3"
+                                        : "llama",
+           ps, (double)params / 1e6, ss, (double)size / (1024.0 * 1024.0),
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 done:
     free(codes);

@@ -19,9 +19,7 @@
 
 enum { N_GEN = 64, N_BATCH = 512, N_CTX = 4096 };
 
-static int hexval(int c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
+static int hexval(int c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
 
 static void top2(const float *lg, int nv, int *best, float *margin) {
     int b = 0;
@@ -81,7 +79,8 @@ int main(int argc, char **argv) {
         char path[4096];
         snprintf(path, sizeof path, "%s/logits_%s%s.f32", outdir, line, suffix);
         FILE *of = fopen(path, "wb");
-        if (!of || fwrite(llama_get_logits_ith(ctx, -1), sizeof(float), (size_t)nv, of) != (size_t)nv) return 1;
+        if (!of || fwrite(llama_get_logits_ith(ctx, -1), sizeof(float), (size_t)nv, of) != (size_t)nv)
+            return 1;
         fclose(of);
         printf("%s\t", line);
         for (int i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);

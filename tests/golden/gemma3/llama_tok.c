@@ -14,9 +14,7 @@
 
 #include "llama.h"
 
-static int hexval(int c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
+static int hexval(int c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
 
 static llama_token *tokenize(const struct llama_vocab *v, const char *text, int len, int special, int *n) {
     int k = -llama_tokenize(v, text, len, NULL, 0, false, special != 0);
@@ -61,7 +59,8 @@ int main(int argc, char **argv) {
     while (fgets(line, sizeof line, stdin)) {
         size_t hl = strcspn(line, "\r\n");
         char *text = malloc(hl / 2 + 1);
-        for (size_t i = 0; i + 1 < hl; i += 2) text[i / 2] = (char)(hexval(line[i]) * 16 + hexval(line[i + 1]));
+        for (size_t i = 0; i + 1 < hl; i += 2)
+            text[i / 2] = (char)(hexval(line[i]) * 16 + hexval(line[i + 1]));
         int tl = (int)(hl / 2), na, nb;
         llama_token *a = tokenize(vocab, text, tl, 1, &na), *b = tokenize(vocab, text, tl, 0, &nb);
         print_ids(a, na);
