@@ -20,6 +20,7 @@
 
 #include "../util/buf.h"
 #include "../util/fs.h"
+#include "../util/text.h"
 
 static int mkdir_p(const char *path) {
     char tmp[4096];
@@ -125,10 +126,21 @@ int agent_session_open(agent_session *s, const char *path, util_err *err) {
 
 int agent_session_append(agent_session *s, const cJSON *ev, util_err *err) {
     if (s->fd < 0) return UTIL_OK;
-    char *line = cJSON_PrintUnformatted(ev);
-    if (!line) return util_err_set(err, UTIL_ENOMEM, "out of memory");
-    size_t n = strlen(line);
-    line[n] = '\n'; /* cJSON allocates exactly n+1 bytes: the NUL becomes the newline */
+    char *printed = cJSON_PrintUnformatted(ev);
+    if (!printed) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    /* Valid UTF-8 on disk whatever the strings held (a file the agent read, a
+     * backend's reply): invalid bytes can only sit inside JSON strings, where
+     * each becomes U+FFFD (util_utf8_append_valid), so the line stays JSON. */
+    util_buf b;
+    util_buf_init(&b);
+    size_t rep = util_utf8_append_valid(&b, printed, strlen(printed));
+    free(printed);
+    if (rep == (size_t)-1 || util_buf_append(&b, "\n", 1)) {
+        util_buf_release(&b);
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    }
+    char *line = b.data;
+    size_t n = b.len - 1;
     size_t off = 0;
     int rc = UTIL_OK;
     while (off < n + 1) {
@@ -140,7 +152,7 @@ int agent_session_append(agent_session *s, const cJSON *ev, util_err *err) {
         }
         off += (size_t)w;
     }
-    free(line);
+    util_buf_release(&b);
     return rc;
 }
 

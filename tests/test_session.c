@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../agent/session.h"
+#include "../util/text.h"
 #include "check.h"
 #include "proc.h"
 
@@ -54,6 +55,33 @@ static void test_files(void) {
     CHECK(agent_session_find(prefix, path, sizeof path, id, sizeof id, &err) == 0);
     CHECK_EQ_STR(path, s.path);
     CHECK(agent_session_find("nope", path, sizeof path, id, sizeof id, &err) == UTIL_ENOTFOUND);
+}
+
+/* Strings with invalid UTF-8 (a Latin-1 file the agent read, a cut reply)
+ * reach the file as valid UTF-8 JSON: each bad byte one U+FFFD (the cut
+ * character inside the string is two bytes, so two). */
+static void test_utf8(void) {
+    agent_session s;
+    util_err err;
+    CHECK(agent_session_create(&s, &err) == 0);
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "type", "tool_result");
+    cJSON_AddStringToObject(e, "text", "caf\xe9 ok \xe5\xae");
+    CHECK(agent_session_append(&s, e, &err) == 0);
+    cJSON_Delete(e);
+    agent_session_close(&s);
+    FILE *f = fopen(s.path, "rb");
+    char buf[4096] = {0};
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    CHECK_MSG(n > 0 && util_utf8_check(buf, n) == n, "session file is not valid UTF-8 (%zu bytes)", n);
+    cJSON *evs;
+    agent_session_info info;
+    CHECK(agent_session_load(s.path, &evs, &info, &err) == 0);
+    cJSON *t = cJSON_GetObjectItem(cJSON_GetArrayItem(evs, 0), "text");
+    CHECK_EQ_STR(cJSON_IsString(t) ? t->valuestring : "", "caf\xef\xbf\xbd ok \xef\xbf\xbd\xef\xbf\xbd");
+    cJSON_Delete(evs);
+    unlink(s.path);
 }
 
 /* A scripted session on the replay backend, killed with SIGKILL mid-way. */
@@ -121,4 +149,5 @@ static void test_kill9(void) {
 void test_session(void) {
     CHECK_CASE(files) test_files();
     CHECK_CASE(kill9) test_kill9();
+    CHECK_CASE(utf8) test_utf8();
 }
