@@ -323,7 +323,8 @@ AVX512_INLINE __m512i q8_start(__m512i w) {
         __m512i r0, r1 = _mm512_setzero_si512();                                                            \
         const int bytes = (BB)*nbq;                                                                         \
         r0 = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, x);                         \
-        if (bytes > 64) r1 = _mm512_maskz_loadu_epi8((1ull << (bytes - 64)) - 1, x + 64);                   \
+        if (bytes > 64)                                                                                     \
+            r1 = _mm512_maskz_loadu_epi8(bytes >= 128 ? ~0ull : (1ull << (bytes - 64)) - 1, x + 64);        \
         const __m128 f = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(r0, idx_d, r1)));    \
         const __m512i wq01 = pfx##_values(x, nbq == 1), st01 = q8_start(wq01);                              \
         __m512i wq23 = _mm512_setzero_si512(), st23 = _mm512_setzero_si512();                               \
