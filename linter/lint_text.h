@@ -21,7 +21,7 @@ enum {
     LINT_LF_PREFILL = 64,     /* after the last role marker, an assistant's: a prefill */
 };
 
-/* Template dialect semantics a file gets (lint_tmpl.c decides). */
+/* The template dialect of a file, and so its semantics (lint_tmpl.c decides). */
 typedef enum lint_tmpl_mode {
     LINT_TMPL_NONE = 0, /* plain text or markdown: placeholders in code are examples */
     LINT_TMPL_RENDERS,  /* a template: its tags render inside code fences too */

@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *outdir = argv[3], *suffix = argv[4];
-    int fa = atoi(argv[5]), threads = atoi(argv[6]);
+    int fa = (int)strtol(argv[5], NULL, 10), threads = (int)strtol(argv[6], NULL, 10);
     llama_backend_init();
     llama_log_set(NULL, NULL);
     struct llama_model_params mp = llama_model_default_params();
