@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../util/buf.h"
 #include "../util/fs.h"
@@ -45,4 +46,44 @@ int32_t *golden_ids(const char *s, size_t *n) {
     }
     *n = k;
     return ids;
+}
+
+int golden_rows_load(const char *index, golden_row *rows, int max) {
+    size_t len;
+    char *idx = golden_read(index, &len);
+    if (!idx) {
+        CHECK_MSG(0, "tests/golden/%s missing", index);
+        return 0;
+    }
+    int k = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(idx, "\n", &save); line && k < max; line = strtok_r(NULL, "\n", &save)) {
+        char *f[8];
+        if (line[0] == '#' || golden_fields(line, f, 8) < 7) continue;
+        golden_row *r = &rows[k++];
+        r->name = strdup(f[0]);
+        r->prompt = golden_ids(f[1], &r->n_prompt);
+        r->greedy = golden_ids(f[2], &r->n_greedy);
+        r->logits_file = strdup(f[5]);
+        size_t nm = 0;
+        r->margins = calloc(r->n_greedy + 1, sizeof *r->margins);
+        for (char *p = f[6]; *p && nm < r->n_greedy; nm++) {
+            char *end;
+            r->margins[nm] = strtod(p, &end);
+            if (end == p) break;
+            p = end;
+        }
+    }
+    free(idx);
+    return k;
+}
+
+void golden_rows_free(golden_row *rows, int n) {
+    for (int i = 0; i < n; i++) {
+        free(rows[i].name);
+        free(rows[i].prompt);
+        free(rows[i].greedy);
+        free(rows[i].margins);
+        free(rows[i].logits_file);
+    }
 }

@@ -13,4 +13,20 @@ int golden_fields(char *line, char **f, int max);
 /* Parses space-separated integers; returns a malloc'd array and its length. */
 int32_t *golden_ids(const char *s, size_t *n);
 
+/* One line of a logits index (tests/golden/logits_index.tsv and its kin):
+ * name, prompt ids, greedy ids, the llama.cpp top-1/top-2 margin per greedy
+ * step, the logits file. */
+typedef struct golden_row {
+    char *name;
+    int32_t *prompt, *greedy;
+    size_t n_prompt, n_greedy;
+    double *margins; /* n_greedy + 1 entries */
+    char *logits_file;
+} golden_row;
+
+/* Reads up to max rows of tests/golden/<index>; returns how many (a missing
+ * file is a failed check and 0). golden_rows_free releases them. */
+int golden_rows_load(const char *index, golden_row *rows, int max);
+void golden_rows_free(golden_row *rows, int n);
+
 #endif

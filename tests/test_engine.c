@@ -83,54 +83,6 @@ static double spread_of(const char *name) {
     return v;
 }
 
-typedef struct golden_row {
-    char *name;
-    int32_t *prompt, *greedy;
-    size_t n_prompt, n_greedy;
-    double *margins;
-    char *logits_file;
-} golden_row;
-
-static int load_rows(golden_row *rows, int max) {
-    size_t len;
-    char *idx = golden_read("logits_index.tsv", &len);
-    if (!idx) {
-        CHECK_MSG(0, "tests/golden/logits_index.tsv missing");
-        return 0;
-    }
-    int k = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(idx, "\n", &save); line && k < max; line = strtok_r(NULL, "\n", &save)) {
-        char *f[8];
-        if (line[0] == '#' || golden_fields(line, f, 8) < 7) continue;
-        golden_row *r = &rows[k++];
-        r->name = strdup(f[0]);
-        r->prompt = golden_ids(f[1], &r->n_prompt);
-        r->greedy = golden_ids(f[2], &r->n_greedy);
-        r->logits_file = strdup(f[5]);
-        size_t nm = 0;
-        r->margins = calloc(r->n_greedy + 1, sizeof *r->margins);
-        for (char *p = f[6]; *p && nm < r->n_greedy; nm++) {
-            char *end;
-            r->margins[nm] = strtod(p, &end);
-            if (end == p) break;
-            p = end;
-        }
-    }
-    free(idx);
-    return k;
-}
-
-static void free_rows(golden_row *rows, int n) {
-    for (int i = 0; i < n; i++) {
-        free(rows[i].name);
-        free(rows[i].prompt);
-        free(rows[i].greedy);
-        free(rows[i].margins);
-        free(rows[i].logits_file);
-    }
-}
-
 static double max_abs(const float *a, const float *b, int n) {
     double mx = 0;
     for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
@@ -140,7 +92,7 @@ static double max_abs(const float *a, const float *b, int n) {
 /* The default path against llama.cpp. */
 static void test_golden(eng_model *m) {
     golden_row rows[16];
-    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), long_prompts = 0;
+    int n = golden_rows_load("logits_index.tsv", rows, 16), nv = eng_model_n_vocab(m), long_prompts = 0;
     for (int i = 0; i < n; i++) {
         golden_row *r = &rows[i];
         size_t flen;
@@ -178,14 +130,14 @@ static void test_golden(eng_model *m) {
     }
     CHECK_MSG(n >= 5, "only %d golden prompts", n);
     CHECK_MSG(long_prompts >= 1, "no golden prompt longer than 500 tokens");
-    free_rows(rows, n);
+    golden_rows_free(rows, n);
 }
 
 /* The exact path (f32 activations) against the float64 reference over the
  * same dequantized weights (tests/golden/gen_float_ref.py). */
 static void test_exact(eng_model *m) {
     golden_row rows[16];
-    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m);
+    int n = golden_rows_load("logits_index.tsv", rows, 16), nv = eng_model_n_vocab(m);
     size_t len;
     char *idx = golden_read("float_index.tsv", &len);
     CHECK_MSG(idx != NULL, "tests/golden/float_index.tsv missing");
@@ -224,7 +176,7 @@ static void test_exact(eng_model *m) {
     }
     CHECK_MSG(checked >= 5, "only %d float-reference prompts checked", checked);
     free(idx);
-    free_rows(rows, n);
+    golden_rows_free(rows, n);
 }
 
 /* The same tokens give bit-identical logits whatever the chunking and thread

@@ -35,49 +35,7 @@ static const char *gemma_path(void) {
     return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
-/* --- golden rows (tests/golden/gemma3/logits_index.tsv) ------------------- */
-
-typedef struct grow {
-    char name[64];
-    int32_t *prompt, *greedy;
-    size_t n_prompt, n_greedy;
-    double margins[64];
-} grow;
-
-static int load_rows(grow *rows, int max) {
-    size_t len;
-    char *idx = golden_read("gemma3/logits_index.tsv", &len);
-    if (!idx) {
-        CHECK_MSG(0, "tests/golden/gemma3/logits_index.tsv missing");
-        return 0;
-    }
-    int k = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(idx, "\n", &save); line && k < max; line = strtok_r(NULL, "\n", &save)) {
-        char *f[8];
-        if (line[0] == '#' || golden_fields(line, f, 8) < 7) continue;
-        grow *r = &rows[k++];
-        snprintf(r->name, sizeof r->name, "%s", f[0]);
-        r->prompt = golden_ids(f[1], &r->n_prompt);
-        r->greedy = golden_ids(f[2], &r->n_greedy);
-        if (r->n_greedy > 64) r->n_greedy = 64;
-        char *p = f[6];
-        for (size_t i = 0; i < r->n_greedy; i++) {
-            char *end;
-            r->margins[i] = strtod(p, &end);
-            p = end;
-        }
-    }
-    free(idx);
-    return k;
-}
-
-static void free_rows(grow *rows, int n) {
-    for (int i = 0; i < n; i++) {
-        free(rows[i].prompt);
-        free(rows[i].greedy);
-    }
-}
+/* --- golden files (rows: golden_rows_load of gemma3/logits_index.tsv) ----- */
 
 /* tests/golden/gemma3/<kind>_<name>.f32 (float32[n_vocab]); NULL if absent. */
 static float *read_f32(const char *kind, const char *name, int nv) {
@@ -156,10 +114,10 @@ static void greedy(eng_model *m, const int32_t *ids, int n, int n_gen, int32_t *
 
 /* The default path against llama.cpp. */
 static void test_golden(eng_model *m) {
-    grow rows[16];
-    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), longest = 0;
+    golden_row rows[16];
+    int n = golden_rows_load("gemma3/logits_index.tsv", rows, 16), nv = eng_model_n_vocab(m), longest = 0;
     for (int i = 0; i < n; i++) {
-        grow *r = &rows[i];
+        golden_row *r = &rows[i];
         float *ref = read_f32("logits", r->name, nv);
         CHECK_MSG(ref != NULL, "golden logits of '%s'", r->name);
         float *lg = ref ? eval_logits(m, r->prompt, (int)r->n_prompt, 64) : NULL;
@@ -178,7 +136,7 @@ static void test_golden(eng_model *m) {
             CHECK_MSG(agree >= robust,
                       "prompt '%s': greedy differs at token %zu, where llama.cpp's margin "
                       "is %.3f (bound %.3f)",
-                      r->name, agree, agree < 64 ? r->margins[agree] : 0.0, tol);
+                      r->name, agree, agree < r->n_greedy ? r->margins[agree] : 0.0, tol);
             fprintf(stderr,
                     "  llama.cpp %-15s %5zu tokens  max|dlogit| %.4f (bound %.3f)  greedy agrees "
                     "%2zu/%zu (decided steps: %zu)\n",
@@ -190,7 +148,7 @@ static void test_golden(eng_model *m) {
     }
     CHECK_MSG(n >= 6, "only %d golden prompts", n);
     CHECK_MSG(longest > 2000, "no golden prompt longer than 2,000 tokens (longest %d)", longest);
-    free_rows(rows, n);
+    golden_rows_free(rows, n);
 }
 
 /* The exact path (f32 activations) against the float64 reference
@@ -199,12 +157,12 @@ static void test_golden(eng_model *m) {
  * prompt whose float_<name>.f32 is committed, and the 64 greedy tokens where
  * float_index.tsv lists them. */
 static void test_exact(eng_model *m) {
-    grow rows[16];
-    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m), checked = 0;
+    golden_row rows[16];
+    int n = golden_rows_load("gemma3/logits_index.tsv", rows, 16), nv = eng_model_n_vocab(m), checked = 0;
     size_t len;
     char *idx = golden_read("gemma3/float_index.tsv", &len);
     for (int i = 0; i < n; i++) {
-        grow *r = &rows[i];
+        golden_row *r = &rows[i];
         float *ref = read_f32("float", r->name, nv);
         if (!ref) continue;
         float *lg = eval_logits(m, r->prompt, (int)r->n_prompt, 64);
@@ -236,20 +194,20 @@ static void test_exact(eng_model *m) {
     }
     CHECK_MSG(checked >= 3, "only %d float-reference prompts checked", checked);
     free(idx);
-    free_rows(rows, n);
+    golden_rows_free(rows, n);
 }
 
 /* The long golden prompt's logits do not depend on the chunking (chunks
  * straddling the 512-position window) or the thread count. */
 static void test_batch_invariance(eng_model *m1, eng_model *m2) {
-    grow rows[16];
-    int n = load_rows(rows, 16), nv = eng_model_n_vocab(m2);
-    grow *r = NULL;
+    golden_row rows[16];
+    int n = golden_rows_load("gemma3/logits_index.tsv", rows, 16), nv = eng_model_n_vocab(m2);
+    golden_row *r = NULL;
     for (int i = 0; i < n; i++)
         if (!r || rows[i].n_prompt > r->n_prompt) r = &rows[i];
     if (!r || r->n_prompt < 600) {
         CHECK_MSG(0, "no long golden prompt");
-        free_rows(rows, n);
+        golden_rows_free(rows, n);
         return;
     }
     int np = 600; /* past the window, short enough for the suite */
@@ -268,7 +226,7 @@ static void test_batch_invariance(eng_model *m1, eng_model *m2) {
         free(lg);
     }
     free(ref);
-    free_rows(rows, n);
+    golden_rows_free(rows, n);
 }
 
 /* --- memory and metadata (cachet kv, cachet info) ------------------------- */
