@@ -427,9 +427,8 @@ static void test_quality(void) {
     const int nv = eng_model_n_vocab(m[0]);
     double kl[N_TYPES] = {0}, klmax[N_TYPES] = {0};
     int agree[N_TYPES] = {0}, npos = 0;
-    float *lg[N_TYPES];
+    float *all[N_TYPES] = {NULL, NULL, NULL};
     eng_seq *s[N_TYPES];
-    for (int i = 0; i < N_TYPES; i++) lg[i] = malloc((size_t)nv * sizeof(float));
     double *p = malloc((size_t)nv * sizeof(double));
     for (int r = 0; r < nr && r < N_ROWS_USED; r++) {
         size_t n = rows[r].n_prompt + rows[r].n_greedy;
@@ -437,11 +436,20 @@ static void test_quality(void) {
         memcpy(toks, rows[r].prompt, rows[r].n_prompt * sizeof *toks);
         memcpy(toks + rows[r].n_prompt, rows[r].greedy, rows[r].n_greedy * sizeof *toks);
         util_err err;
+        util_err_clear(&err);
         int ok = 1;
-        for (int i = 0; i < N_TYPES; i++) ok &= eng_seq_new(&s[i], m[i], (int)n + 1, &err) == 0;
+        /* every position's logits in one pass (each row equals a token-by-token run) */
+        for (int i = 0; ok && i < N_TYPES; i++) {
+            float *a = realloc(all[i], n * (size_t)nv * sizeof(float));
+            s[i] = NULL;
+            ok = a && eng_seq_new(&s[i], m[i], (int)n + 1, &err) == 0 &&
+                 eng_seq_eval_all(s[i], toks, (int)n, a, &err) == 0;
+            all[i] = a ? a : all[i];
+            eng_seq_free(s[i]);
+        }
         for (size_t pos = 0; ok && pos < n; pos++) {
-            for (int i = 0; i < N_TYPES; i++) ok &= eng_seq_eval(s[i], toks + pos, 1, lg[i], &err) == 0;
-            if (!ok) break;
+            const float *lg[N_TYPES];
+            for (int i = 0; i < N_TYPES; i++) lg[i] = all[i] + pos * (size_t)nv;
             double mx = -INFINITY, z = 0;
             int top0 = 0;
             for (int v = 0; v < nv; v++) {
@@ -468,7 +476,6 @@ static void test_quality(void) {
             npos++;
         }
         CHECK_MSG(ok, "eval: %s", err.msg);
-        for (int i = 0; i < N_TYPES; i++) eng_seq_free(s[i]);
         free(toks);
     }
     for (int i = 1; i < N_TYPES; i++) {
@@ -486,7 +493,7 @@ static void test_quality(void) {
      * nats, 82% */
     CHECK_MSG(kl[2] / npos < 0.5 && agree[2] >= npos * 7 / 10 && kl[2] > kl[1],
               "q4_0 quality: KL %.4f, top-1 %d/%d", kl[2] / npos, agree[2], npos);
-    for (int i = 0; i < N_TYPES; i++) free(lg[i]);
+    for (int i = 0; i < N_TYPES; i++) free(all[i]);
     free(p);
 out:
     for (int i = 0; i < N_TYPES; i++) eng_model_free(m[i]);
