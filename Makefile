@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint synth-1b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv synth-1b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -76,6 +76,7 @@ help:
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
+	@echo "make bench-kv  quantized KV (--kv-type): bytes/token, decode speed, quality vs f16"
 	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
 	@echo "make test-cuda GPU vs CPU tests (skips without a GPU)"
@@ -282,6 +283,11 @@ bench-serve: $(BIN)/cachet
 bench-lint: $(BIN)/promptlint
 	@echo "make bench-lint: promptlint's speed on generated corpora"
 	sh scripts/bench-lint.sh $(BIN)/promptlint
+
+bench-kv: $(BIN)/cachet $(BIN)/cachet-tests
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@echo "make bench-kv: per --kv-type: KV bytes/token, tokens in 80 GiB, decode after 4,096 tokens, quality"
+	BIN=$(BIN) MODEL=$(MODEL) sh scripts/bench-kv.sh
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)

@@ -19,7 +19,10 @@ enum {
     E_EXACT,
     E_DEVICE,
     E_DEBUG,
-    E_CHAT_TEMPLATE
+    E_CHAT_TEMPLATE,
+    E_KV_TYPE,
+    E_KV_TYPE_K,
+    E_KV_TYPE_V
 };
 
 static const struct {
@@ -36,6 +39,11 @@ static const struct {
     {"kv-budget", "SIZE", E_KV_BUDGET, "KV-cache memory (pages of 16 tokens), e.g. 512MiB (default 1GiB)"},
     {"kv-disk-budget", "SIZE", E_KV_DISK_BUDGET, "disk tier size limit (default 2GiB)"},
     {"kv-dir", "DIR", E_KV_DIR, "disk tier directory (default $XDG_CACHE_HOME/cachet/kv)"},
+    {"kv-type", "T", E_KV_TYPE,
+     "KV-cache element type of keys and values: f16 (default), q8_0 (34 bytes\n"
+     "per 32 values) or q4_0 (18 bytes per 32), as llama.cpp's --cache-type-k/-v"},
+    {"kv-type-k", "T", E_KV_TYPE_K, "the keys' type alone (after --kv-type: overrides it)"},
+    {"kv-type-v", "T", E_KV_TYPE_V, "the values' type alone"},
     {"no-cache", NULL, E_NO_CACHE, "do not reuse cached prefixes (for comparisons)"},
     {"no-disk-cache", NULL, E_NO_DISK, "keep the prefix cache in memory only"},
     {"exact", NULL, E_EXACT,
@@ -106,6 +114,23 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
         return 1;
     }
     case E_DEVICE: return cli_parse_device(&e->mp.device, arg) ? CLI_EXIT_USAGE : 1;
+    case E_KV_TYPE:
+    case E_KV_TYPE_K:
+    case E_KV_TYPE_V: {
+        uint32_t t;
+        util_err err;
+        if (eng_kv_type_parse(&t, arg, &err)) {
+            fprintf(stderr, "cachet: option '--%s': %s\n",
+                    c == E_KV_TYPE     ? "kv-type"
+                    : c == E_KV_TYPE_K ? "kv-type-k"
+                                       : "kv-type-v",
+                    err.msg);
+            return CLI_EXIT_USAGE;
+        }
+        if (c != E_KV_TYPE_V) e->mp.kv_type_k = t;
+        if (c != E_KV_TYPE_K) e->mp.kv_type_v = t;
+        return 1;
+    }
     default: return 0;
     }
 }

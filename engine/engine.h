@@ -33,7 +33,19 @@ typedef struct eng_model_params {
                              * $CACHET_DEVICE when it is set, else "auto" */
     const char *chat_template; /* a chat family by name (--chat-template, see
                                 * eng_chat_format_parse); NULL: the model's */
+    uint32_t kv_type_k;        /* KV cache element type of keys, a ggml type id from
+                                * eng_kv_type_parse (f16, q8_0, q4_0); 0: f16 */
+    uint32_t kv_type_v;        /* of values; 0: f16 */
 } eng_model_params;
+
+/* A --kv-type name read: "f16", "q8_0" or "q4_0" (llama.cpp's --cache-type-k/-v
+ * names and blocks: 32 values and an f16 scale per block) to its ggml type id.
+ * UTIL_EINVAL, with a message naming the text, for anything else. */
+int eng_kv_type_parse(uint32_t *out, const char *name, util_err *err);
+/* The name of a KV type id ("f16"; 0 reads as f16), or NULL for one that is not a KV type. */
+const char *eng_kv_type_name(uint32_t type);
+/* Bytes per value of a KV type: 2 (f16), 34/32 (q8_0), 18/32 (q4_0); 0 for another id. */
+double eng_kv_type_bytes(uint32_t type);
 
 /* A --device name read: "auto", "cpu", "cuda" (device 0) or "cuda:N" (N in
  * 0..64, digits only). The engine's one reading of these names (engine/
@@ -92,7 +104,8 @@ typedef struct eng_model_shape {
 } eng_model_shape;
 /* Bytes of KV cache one token takes in a model of shape sh: layers x kv heads
  * x head dim x 2 (K and V) x elem_bytes (2 for f16, 4 for f32, 34/32 for
- * q8_0). The one formula: the model's pages and `cachet kv` both use it. */
+ * q8_0, 18/32 for q4_0; K and V in different types: their mean). The one
+ * formula: the model's pages and `cachet kv` both use it. */
 double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
 /* KV bytes of a sequence of n_ctx positions for a window-aware cache, split
  * into the global layers (every position, in pages of ENG_KV_PAGE_TOKENS)
@@ -102,8 +115,11 @@ double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
  * eng_kv_bytes_per_token x n_ctx. */
 double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n_ctx, double *global,
                         double *sliding);
-/* The same for the model's own KV (f16 values). */
+/* The same for the model's own KV, in its K and V types (--kv-type): whole
+ * blocks, so exactly what its pages hold per token. */
 size_t eng_model_kv_bytes_per_token(const eng_model *m);
+/* The model's KV types (ggml ids; see eng_kv_type_name). */
+void eng_model_kv_types(const eng_model *m, uint32_t *type_k, uint32_t *type_v);
 eng_model_shape eng_model_get_shape(const eng_model *m);
 /* Reads the shape from a GGUF file's metadata alone (any architecture). */
 int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);
