@@ -56,6 +56,9 @@ typedef struct eng_cache_stats {
     uint64_t evictions; /* pages evicted from memory */
     uint64_t pages_in_use, pages_cached, bytes_in_use, budget_bytes;
     uint64_t disk_reads, disk_writes, disk_corrupt;
+    /* Models with sliding-window layers: their pages (a second kind), apart
+     * from the pages above (bytes_in_use counts both kinds). */
+    uint64_t swa_pages_in_use, swa_pages_cached, swa_page_bytes;
 } eng_cache_stats;
 
 /* Opens a GGUF model: validates the file, maps weights, builds the tokenizer

@@ -347,7 +347,15 @@ static int load_weights(eng_model *m, util_err *err) {
 #undef N
 #undef B
         L->swa = m->layer_swa && m->layer_swa[il];
-        L->kv_slot = il;
+    }
+    /* Sliding layers get pages of their own (a sequence keeps only their
+     * window) when some layers slide and some do not; kv_slot is a layer's
+     * index among the layers of its kind. */
+    m->kv_split = hp->n_swa > 0 && hp->n_layer_swa > 0 && hp->n_layer_swa < hp->n_layer;
+    for (int il = 0, n_glob = 0, n_slid = 0; il < hp->n_layer; il++) {
+        eng_layer *L = &m->layers[il];
+        L->kv_swa = m->kv_split && L->swa;
+        L->kv_slot = !m->kv_split ? il : L->kv_swa ? n_slid++ : n_glob++;
     }
     return UTIL_OK;
 }
@@ -399,8 +407,11 @@ static int upload_weights(eng_model *m, util_err *err) {
  * same backend kernels. The trailing version is bumped whenever a kernel's
  * arithmetic changes under an unchanged backend name. */
 static uint64_t model_fingerprint(const eng_model *m) {
-    char desc[128];
-    snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v3", ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    char desc[160];
+    int n = snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v3", ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    if (m->kv_split && n > 0 &&
+        (size_t)n < sizeof desc) /* pages hold the global layers only; v1 of the split */
+        snprintf(desc + n, sizeof desc - (size_t)n, ";swa-split=%dx%d;v1", m->hp.n_swa, m->hp.n_layer_swa);
     uint64_t h = eng_gguf_identity(m->gguf) ^ 0x9E3779B97F4A7C15ull;
     for (const char *p = desc; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001B3ull;
     return h;
@@ -410,10 +421,14 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     eng_model_params none;
     memset(&none, 0, sizeof none);
     if (!params) params = &none;
-    eng_model_shape sh = eng_model_get_shape(m);
+    eng_model_shape sh = eng_model_get_shape(m), slid = sh;
+    slid.n_layer = m->kv_split ? m->hp.n_layer_swa : 0;
+    sh.n_layer -= slid.n_layer;
     size_t page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&sh, 1.0); /* 1 byte: values */
     eng_kvcache_params cp = {
         .page_elems = page_elems,
+        .swa_page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&slid, 1.0),
+        .window = m->kv_split ? m->hp.n_swa : 0,
         .fingerprint = model_fingerprint(m),
         .budget_bytes = params->kv_budget ? params->kv_budget : (1ull << 30),
         .reuse = !params->no_cache,
