@@ -138,7 +138,9 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err);
 void eng_seq_free(eng_seq *s);
 int eng_seq_len(const eng_seq *s);
 int eng_seq_n_ctx(const eng_seq *s);
-/* Forgets positions >= n (n <= len). */
+/* Forgets positions >= n (n <= len). A model with sliding-window layers
+ * keeps only the window of the next position: when the window of n was
+ * already released the sequence is emptied (length 0; eng_seq_len says). */
 void eng_seq_truncate(eng_seq *s, int n);
 /* Tokens per forward call during prefill (default 64; results do not depend on it). */
 void eng_seq_set_batch(eng_seq *s, int n_batch);

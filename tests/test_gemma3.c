@@ -409,6 +409,72 @@ static void test_swa(eng_model *cold, const char *path) {
     free(t);
 }
 
+/* kB of a /proc/self/status field (RssAnon, RssFile), or -1. */
+static long status_kb(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') v = strtol(line + n + 1, NULL, 10);
+    if (f) fclose(f);
+    return v;
+}
+
+/* The memory evidence (docs/prefix-cache.md): a live 8,192-token sequence's
+ * KV measured (the pool's bytes in use, and the process's RSS growth)
+ * against the window-aware formula and keeping every position. Slow (an
+ * 8k prefill), so it runs only with CACHET_GEMMA3_MEM=1; it prints the
+ * figures and checks the pool equals the formula. */
+static void test_memory_8k(const char *path) {
+    const char *on = getenv("CACHET_GEMMA3_MEM");
+    if (!on || strcmp(on, "1") != 0) {
+        CHECK_SKIP("an 8,192-token prefill: run with CACHET_GEMMA3_MEM=1");
+        return;
+    }
+    enum { N = 8192 };
+    int32_t *t = long_tokens(), *big = malloc(N * sizeof *big);
+    eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1};
+    eng_model *m = t && big ? th_open_model_with(path, &mp) : NULL;
+    if (!m) {
+        free(t);
+        free(big);
+        return;
+    }
+    for (int i = 0; i < N; i++) big[i] = t[i % T_LEN];
+    /* anonymous memory only: the mmap'd weights (RssFile) grow as they are read */
+    long rss0 = status_kb("RssAnon"), file0 = status_kb("RssFile");
+    eng_seq *s = NULL;
+    util_err err;
+    int rc = eng_seq_new(&s, m, N, &err);
+    long rss1 = status_kb("RssAnon");
+    if (rc == 0) rc = eng_seq_set_tokens(s, big, N, NULL, NULL, NULL, &err);
+    long rss2 = status_kb("RssAnon"), file2 = status_kb("RssFile");
+    CHECK_MSG(rc == 0, "8k prefill: %s", rc ? err.msg : "");
+    eng_cache_stats cs = eng_model_cache_stats(m);
+    eng_model_shape sh = eng_model_get_shape(m);
+    double glob, slid, aware = eng_kv_bytes_ctx(&sh, 2, N, &glob, &slid);
+    double all = eng_kv_bytes_per_token(&sh, 2) * N;
+    printf(
+        "  live %d-token sequence: pool %llu B in use (%llu global pages x %zu B + %llu sliding x %llu B)\n",
+        N, (unsigned long long)cs.bytes_in_use, (unsigned long long)cs.pages_in_use,
+        eng_model_kv_page_bytes(m), (unsigned long long)cs.swa_pages_in_use,
+        (unsigned long long)cs.swa_page_bytes);
+    printf("  window-aware formula %.0f B (global %.0f + sliding %.0f); keeping every position %.0f B\n",
+           aware, glob, slid, all);
+    printf(
+        "  RssAnon: %ld kB at open, +%ld kB for the sequence (scratch), +%ld kB after the prefill (KV pages, "
+        "attention scratch); RssFile (weights read) %ld -> %ld kB\n",
+        rss0, rss1 - rss0, rss2 - rss1, file0, file2);
+    CHECK_MSG((double)cs.bytes_in_use == aware - 16 * 15 * 256 * 2 * 2 || (double)cs.bytes_in_use == aware,
+              "pool %llu B vs formula %.0f B", (unsigned long long)cs.bytes_in_use, aware);
+    CHECK((double)cs.bytes_in_use < all / 4);
+    eng_seq_free(s);
+    eng_model_free(m);
+    free(big);
+    free(t);
+}
+
 /* --- memory and metadata (cachet kv, cachet info) ------------------------- */
 
 /* The window-aware formula on shapes alone: Gemma 3 27B at 128k (62 layers,
@@ -574,6 +640,7 @@ void test_gemma3(void) {
         if (cold) test_swa(cold, path);
         eng_model_free(cold);
     }
+    CHECK_CASE(memory_8k) test_memory_8k(path);
     eng_model *mx = th_open_model(path, 2, 1);
     if (mx) CHECK_CASE(exact) test_exact(mx);
     eng_model_free(mx);
