@@ -24,17 +24,17 @@ struct eng_kv_node {
     int pins;
     uint64_t last_use;
     uint64_t hash; /* disk chain hash */
-    uint16_t *page;
-    uint16_t *spage; /* the sliding layers' page, or NULL (dropped, or no sliding layers) */
-    int spins;       /* sequences mapping spage (each also pins the node) */
-    int keep;        /* marked ends whose window covers this node */
-    int mark;        /* 1: a commit ended here (see eng_kvcache_mark_end) */
+    void *page;
+    void *spage; /* the sliding layers' page, or NULL (dropped, or no sliding layers) */
+    int spins;   /* sequences mapping spage (each also pins the node) */
+    int keep;    /* marked ends whose window covers this node */
+    int mark;    /* 1: a commit ended here (see eng_kvcache_mark_end) */
 };
 
 /* One page kind: its free stack (room for every page of the kind, so
  * freeing never fails) and counts. */
 typedef struct kv_pool {
-    uint16_t **free;
+    void **free;
     uint64_t n_free, cap;
     uint64_t total;  /* allocated from the system (in use + free + cached) */
     uint64_t cached; /* held by tree nodes */
@@ -75,20 +75,20 @@ int eng_kvcache_swa_first(const eng_kvcache *c, int pos) {
 }
 
 /* Page memory: the backend's, or the host's when the cache has no backend. */
-static uint16_t *mem_alloc(eng_kvcache *c, size_t bytes) {
+static void *mem_alloc(eng_kvcache *c, size_t bytes) {
     if (c->p.be) return c->p.be->ops->alloc(c->p.be, bytes);
     void *p = NULL;
     return posix_memalign(&p, 64, bytes) ? NULL : p;
 }
 
-static void mem_release(eng_kvcache *c, uint16_t *page) {
+static void mem_release(eng_kvcache *c, void *page) {
     if (c->p.be)
         c->p.be->ops->release(c->p.be, page);
     else
         free(page);
 }
 
-static int mem_to_host(eng_kvcache *c, void *dst, const uint16_t *page, size_t bytes) {
+static int mem_to_host(eng_kvcache *c, void *dst, const void *page, size_t bytes) {
     if (!c->p.be) {
         memcpy(dst, page, bytes);
         return 0;
@@ -96,7 +96,7 @@ static int mem_to_host(eng_kvcache *c, void *dst, const uint16_t *page, size_t b
     return c->p.be->ops->to_host(c->p.be, dst, page, bytes, NULL);
 }
 
-static int mem_to_dev(eng_kvcache *c, uint16_t *page, const void *src, size_t bytes) {
+static int mem_to_dev(eng_kvcache *c, void *page, const void *src, size_t bytes) {
     if (!c->p.be) {
         memcpy(page, src, bytes);
         return 0;
@@ -131,9 +131,9 @@ int eng_kvcache_new(eng_kvcache **out, const eng_kvcache_params *p, util_err *er
     c->p.disk_dir = NULL; /* not kept: kvdisk copies what it needs */
     pthread_mutex_init(&c->mu, NULL);
     c->root.depth = -1;
-    c->pool[0].bytes = p->page_elems * sizeof(uint16_t);
-    c->pool[1].bytes = p->swa_page_elems * sizeof(uint16_t);
-    c->swa = p->swa_page_elems > 0 && p->window > 0;
+    c->pool[0].bytes = p->page_bytes;
+    c->pool[1].bytes = p->swa_page_bytes;
+    c->swa = p->swa_page_bytes > 0 && p->window > 0;
     c->budget = p->budget_bytes;
     if (c->budget < 2 * (c->pool[0].bytes + c->pool[1].bytes))
         c->budget = 2 * (c->pool[0].bytes + c->pool[1].bytes);
@@ -188,7 +188,7 @@ void eng_kvcache_free(eng_kvcache *c) {
 
 /* --- pages and eviction ------------------------------------------------- */
 
-static void page_free_locked(eng_kvcache *c, int kind, uint16_t *page) {
+static void page_free_locked(eng_kvcache *c, int kind, void *page) {
     kv_pool *k = &c->pool[kind];
     k->free[k->n_free++] = page; /* cap >= total > n_free */
 }
@@ -247,7 +247,7 @@ static uint64_t bytes_total(const eng_kvcache *c) {
     return c->pool[0].total * c->pool[0].bytes + c->pool[1].total * c->pool[1].bytes;
 }
 
-static int page_alloc_locked(eng_kvcache *c, int kind, uint16_t **out, util_err *err) {
+static int page_alloc_locked(eng_kvcache *c, int kind, void **out, util_err *err) {
     kv_pool *k = &c->pool[kind], *other = &c->pool[!kind];
     while (!k->n_free && bytes_total(c) + k->bytes > c->budget) {
         if (c->swa && other->n_free) { /* pooled pages of the other kind make room */
@@ -271,12 +271,12 @@ static int page_alloc_locked(eng_kvcache *c, int kind, uint16_t **out, util_err 
     /* room to pool every page of the kind, so freeing never fails */
     if (k->cap < k->total + 1) {
         uint64_t cap = k->cap ? k->cap * 2 : 64;
-        uint16_t **fp = realloc(k->free, (size_t)cap * sizeof *fp);
+        void **fp = realloc(k->free, (size_t)cap * sizeof *fp);
         if (!fp) return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory");
         k->free = fp;
         k->cap = cap;
     }
-    uint16_t *p = mem_alloc(c, k->bytes);
+    void *p = mem_alloc(c, k->bytes);
     if (!p)
         return util_err_set(err, UTIL_ENOMEM, "kv cache: out of %s memory for a page of %zu bytes",
                             c->p.be ? c->p.be->ops->name : "host", k->bytes);
@@ -285,28 +285,28 @@ static int page_alloc_locked(eng_kvcache *c, int kind, uint16_t **out, util_err 
     return UTIL_OK;
 }
 
-int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err) {
+int eng_kvcache_page_alloc(eng_kvcache *c, void **out, util_err *err) {
     pthread_mutex_lock(&c->mu);
     int rc = page_alloc_locked(c, 0, out, err);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
-void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page) {
+void eng_kvcache_page_free(eng_kvcache *c, void *page) {
     if (!page) return;
     pthread_mutex_lock(&c->mu);
     page_free_locked(c, 0, page);
     pthread_mutex_unlock(&c->mu);
 }
 
-int eng_kvcache_swa_alloc(eng_kvcache *c, uint16_t **out, util_err *err) {
+int eng_kvcache_swa_alloc(eng_kvcache *c, void **out, util_err *err) {
     pthread_mutex_lock(&c->mu);
     int rc = page_alloc_locked(c, 1, out, err);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
-void eng_kvcache_swa_free(eng_kvcache *c, uint16_t *page) {
+void eng_kvcache_swa_free(eng_kvcache *c, void *page) {
     if (!page) return;
     pthread_mutex_lock(&c->mu);
     page_free_locked(c, 1, page);
@@ -321,8 +321,7 @@ static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
     return i;
 }
 
-static eng_kv_node *node_new(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
-                             uint16_t *page) {
+static eng_kv_node *node_new(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok, void *page) {
     eng_kv_node *n = calloc(1, sizeof *n);
     if (!n) return NULL;
     n->parent = parent;
@@ -346,7 +345,7 @@ static eng_kv_node *node_new(eng_kvcache *c, eng_kv_node *parent, const int32_t 
 static eng_kv_node *disk_lookup(eng_kvcache *c, eng_kv_node *at, const int32_t *toks, int avail) {
     if (!c->disk || !eng_kvdisk_enabled(c->disk) || avail <= 0) return NULL;
     uint64_t parent_hash = at == &c->root ? 0 : at->hash;
-    uint16_t *page = NULL;
+    void *page = NULL;
     for (int k = avail < P ? avail : P; k >= 1; k--) {
         uint64_t h = eng_kvdisk_hash(c->p.fingerprint, parent_hash, toks, k);
         if (!page && page_alloc_locked(c, 0, &page, NULL)) return NULL;
@@ -370,7 +369,7 @@ static uint64_t swa_hash(const eng_kvcache *c, const eng_kv_node *n) {
 static int swa_present(eng_kvcache *c, eng_kv_node *n) {
     if (n->spage) return 1;
     if (!c->swa_disk || !eng_kvdisk_enabled(c->swa_disk)) return 0;
-    uint16_t *page;
+    void *page;
     if (page_alloc_locked(c, 1, &page, NULL)) return 0;
     if (eng_kvdisk_get(c->swa_disk, swa_hash(c, n), n->hash, n->tokens, n->ntok, c->staging) &&
         mem_to_dev(c, page, c->staging, c->pool[1].bytes) == 0) {
@@ -467,14 +466,14 @@ void eng_kvcache_unpin(eng_kvcache *c, eng_kv_node *node) {
     pthread_mutex_unlock(&c->mu);
 }
 
-uint16_t *eng_kvcache_node_page(const eng_kv_node *node) { return node->page; }
-uint16_t *eng_kvcache_node_swa_page(const eng_kv_node *node) { return node->spage; }
+void *eng_kvcache_node_page(const eng_kv_node *node) { return node->page; }
+void *eng_kvcache_node_swa_page(const eng_kv_node *node) { return node->spage; }
 int eng_kvcache_node_ntok(const eng_kv_node *node) { return node->ntok; }
 
 /* --- insertion ---------------------------------------------------------- */
 
 eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
-                                uint16_t *page) {
+                                void *page) {
     if (!c->p.reuse || ntok < 1 || ntok > P) return NULL;
     pthread_mutex_lock(&c->mu);
     eng_kv_node *at = parent ? parent : &c->root;
@@ -503,7 +502,7 @@ eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32
 
 /* --- sliding pages -------------------------------------------------------- */
 
-uint16_t *eng_kvcache_give_swa(eng_kvcache *c, eng_kv_node *node, uint16_t *page) {
+void *eng_kvcache_give_swa(eng_kvcache *c, eng_kv_node *node, void *page) {
     pthread_mutex_lock(&c->mu);
     if (node->spage) {
         page_free_locked(c, 1, page);
@@ -514,7 +513,7 @@ uint16_t *eng_kvcache_give_swa(eng_kvcache *c, eng_kv_node *node, uint16_t *page
             eng_kvdisk_put(c->swa_disk, swa_hash(c, node), node->hash, node->tokens, node->ntok, c->staging);
     }
     node->spins++;
-    uint16_t *sp = node->spage;
+    void *sp = node->spage;
     pthread_mutex_unlock(&c->mu);
     return sp;
 }

@@ -26,9 +26,9 @@ typedef struct eng_kvcache eng_kvcache;
 typedef struct eng_kv_node eng_kv_node;
 
 typedef struct eng_kvcache_params {
-    size_t page_elems;     /* f16 values per page (the global layers' when the model slides) */
-    size_t swa_page_elems; /* f16 values per sliding page; 0: one page kind */
-    int window;            /* sliding layers see positions p - window < j <= p (swa_page_elems > 0) */
+    size_t page_bytes;     /* bytes per page (eng_kv_page_bytes; the global layers' when the model slides) */
+    size_t swa_page_bytes; /* bytes per sliding page; 0: one page kind */
+    int window;            /* sliding layers see positions p - window < j <= p (swa_page_bytes > 0) */
     uint64_t fingerprint;  /* model + KV-affecting settings */
     uint64_t budget_bytes; /* memory budget for all pages (tree + private) */
     int reuse;             /* 0: --no-cache (pool only, no tree) */
@@ -45,8 +45,8 @@ void eng_kvcache_free(eng_kvcache *c);
 
 /* Pages: allocation evicts unpinned leaves when over budget; fails with
  * UTIL_ENOMEM (message names --kv-budget) when everything left is in use. */
-int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err);
-void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page);
+int eng_kvcache_page_alloc(eng_kvcache *c, void **out, util_err *err);
+void eng_kvcache_page_free(eng_kvcache *c, void *page);
 size_t eng_kvcache_page_bytes(const eng_kvcache *c);
 /* 0 when prefix reuse is off (--no-cache): nothing is matched or kept. */
 int eng_kvcache_reuse(const eng_kvcache *c);
@@ -73,7 +73,7 @@ void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_token
                        eng_kv_match *m);
 void eng_kvcache_unpin(eng_kvcache *c, eng_kv_node *node);
 /* Page data of a node (read-only; never written after insertion). */
-uint16_t *eng_kvcache_node_page(const eng_kv_node *node);
+void *eng_kvcache_node_page(const eng_kv_node *node);
 int eng_kvcache_node_ntok(const eng_kv_node *node);
 
 /* Inserts page `page_index` (tokens toks[0..ntok), 1 <= ntok <= P) under
@@ -82,9 +82,9 @@ int eng_kvcache_node_ntok(const eng_kv_node *node);
  * are bit-identical), page is freed and that node is returned. The returned
  * node is pinned for the caller. NULL when reuse is off (page untouched). */
 eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
-                                uint16_t *page);
+                                void *page);
 
-/* --- sliding pages (swa_page_elems > 0) -------------------------------------
+/* --- sliding pages (swa_page_bytes > 0) -------------------------------------
  * A sequence holds the sliding pages of its window only. In the tree a node's
  * sliding page is kept while a sequence maps it (swa pins) or while it lies
  * in the window of a marked end (a commit's last node: the end of a prompt or
@@ -94,15 +94,15 @@ eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32
 int eng_kvcache_has_swa(const eng_kvcache *c);
 /* The first page index a query at position pos can see in sliding layers. */
 int eng_kvcache_swa_first(const eng_kvcache *c, int pos);
-int eng_kvcache_swa_alloc(eng_kvcache *c, uint16_t **out, util_err *err);
-void eng_kvcache_swa_free(eng_kvcache *c, uint16_t *page);
+int eng_kvcache_swa_alloc(eng_kvcache *c, void **out, util_err *err);
+void eng_kvcache_swa_free(eng_kvcache *c, void *page);
 size_t eng_kvcache_swa_page_bytes(const eng_kvcache *c);
 /* The node's sliding page (read-only), or NULL when it was dropped. */
-uint16_t *eng_kvcache_node_swa_page(const eng_kv_node *node);
+void *eng_kvcache_node_swa_page(const eng_kv_node *node);
 /* Gives a freshly inserted (pinned) node the caller's private sliding page:
  * the node takes it, or keeps its own and frees page. Either way the node's
  * page is returned, mapped for the caller (release with swa_unpin). */
-uint16_t *eng_kvcache_give_swa(eng_kvcache *c, eng_kv_node *node, uint16_t *page);
+void *eng_kvcache_give_swa(eng_kvcache *c, eng_kv_node *node, void *page);
 /* The caller no longer reads node's sliding page (its window passed, or it
  * copied the page); it is dropped when no mark needs it. */
 void eng_kvcache_swa_unpin(eng_kvcache *c, eng_kv_node *node);

@@ -421,13 +421,14 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     eng_model_params none;
     memset(&none, 0, sizeof none);
     if (!params) params = &none;
-    eng_model_shape sh = eng_model_get_shape(m), slid = sh;
-    slid.n_layer = m->kv_split ? m->hp.n_layer_swa : 0;
-    sh.n_layer -= slid.n_layer;
-    size_t page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&sh, 1.0); /* 1 byte: values */
+    m->kv_type_k = m->kv_type_v = ENG_TYPE_F16;
+    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view kv, kv_swa;
+    eng_kv_view_init(&kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_kv_view_init(&kv_swa, ENG_KV_PAGE_TOKENS, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
     eng_kvcache_params cp = {
-        .page_elems = page_elems,
-        .swa_page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&slid, 1.0),
+        .page_bytes = eng_kv_page_bytes(&kv),
+        .swa_page_bytes = eng_kv_page_bytes(&kv_swa),
         .window = m->kv_split ? m->hp.n_swa : 0,
         .fingerprint = model_fingerprint(m),
         .budget_bytes = params->kv_budget ? params->kv_budget : (1ull << 30),

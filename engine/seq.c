@@ -63,13 +63,11 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
     s->spages = calloc((size_t)s->max_pages, sizeof *s->spages);
     s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
+    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view_init(&s->kv, P, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_kv_view_init(&s->kv_swa, P, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
     s->kv.pages = s->pages;
-    s->kv.page_tokens = P;
-    s->kv.n_layer = m->kv_split ? m->hp.n_layer - m->hp.n_layer_swa : m->hp.n_layer;
-    s->kv.kv_dim = m->hp.n_kv_head * m->hp.head_dim;
-    s->kv_swa = s->kv;
     s->kv_swa.pages = s->spages;
-    s->kv_swa.n_layer = m->kv_split ? m->hp.n_layer_swa : 0;
     int rc = UTIL_OK;
     if (!s->pages || !s->nodes || !s->spages || !s->toks ||
         scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
@@ -171,7 +169,7 @@ static int make_private(eng_seq *s, int i, util_err *err) {
     if (!s->nodes[i]) return UTIL_OK;
     eng_kvcache *c = s->m->cache;
     eng_backend *be = s->m->be;
-    uint16_t *copy, *scopy = NULL;
+    void *copy, *scopy = NULL;
     int rc = eng_kvcache_page_alloc(c, &copy, err);
     if (rc) return rc;
     rc = be->ops->copy(be, copy, s->pages[i], eng_kvcache_page_bytes(c), err);
