@@ -68,6 +68,9 @@ typedef struct eng_cache_stats {
     uint64_t evictions; /* pages evicted from memory */
     uint64_t pages_in_use, pages_cached, bytes_in_use, budget_bytes;
     uint64_t disk_reads, disk_writes, disk_corrupt;
+    /* Models with sliding-window layers: their pages (a second kind), apart
+     * from the pages above (bytes_in_use counts both kinds). */
+    uint64_t swa_pages_in_use, swa_pages_cached, swa_page_bytes;
 } eng_cache_stats;
 
 /* Opens a GGUF model: validates the file, maps weights, builds the tokenizer
@@ -151,7 +154,9 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err);
 void eng_seq_free(eng_seq *s);
 int eng_seq_len(const eng_seq *s);
 int eng_seq_n_ctx(const eng_seq *s);
-/* Forgets positions >= n (n <= len). */
+/* Forgets positions >= n (n <= len). A model with sliding-window layers
+ * keeps only the window of the next position: when the window of n was
+ * already released the sequence is emptied (length 0; eng_seq_len says). */
 void eng_seq_truncate(eng_seq *s, int n);
 /* Tokens per forward call during prefill (default 64; results do not depend on it). */
 void eng_seq_set_batch(eng_seq *s, int n_batch);

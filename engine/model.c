@@ -347,7 +347,15 @@ static int load_weights(eng_model *m, util_err *err) {
 #undef N
 #undef B
         L->swa = m->layer_swa && m->layer_swa[il];
-        L->kv_slot = il;
+    }
+    /* Sliding layers get pages of their own (a sequence keeps only their
+     * window) when some layers slide and some do not; kv_slot is a layer's
+     * index among the layers of its kind. */
+    m->kv_split = hp->n_swa > 0 && hp->n_layer_swa > 0 && hp->n_layer_swa < hp->n_layer;
+    for (int il = 0, n_glob = 0, n_slid = 0; il < hp->n_layer; il++) {
+        eng_layer *L = &m->layers[il];
+        L->kv_swa = m->kv_split && L->swa;
+        L->kv_slot = !m->kv_split ? il : L->kv_swa ? n_slid++ : n_glob++;
     }
     return UTIL_OK;
 }
@@ -399,13 +407,17 @@ static int upload_weights(eng_model *m, util_err *err) {
  * same backend kernels. The trailing version is bumped whenever a kernel's
  * arithmetic changes under an unchanged backend name. */
 static uint64_t model_fingerprint(const eng_model *m) {
-    char desc[128], kv[32];
+    char desc[192], kv[32];
     /* "kv=f16" as before quantized KV existed, so f16 pages on disk stay valid */
     if (m->kv_type_k == ENG_TYPE_F16 && m->kv_type_v == ENG_TYPE_F16)
         snprintf(kv, sizeof kv, "f16");
     else
         snprintf(kv, sizeof kv, "k:%s,v:%s", eng_kv_type_name(m->kv_type_k), eng_kv_type_name(m->kv_type_v));
-    snprintf(desc, sizeof desc, "kv=%s;page=%d;backend=%s;v3", kv, ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    int n = snprintf(desc, sizeof desc, "kv=%s;page=%d;backend=%s;v3", kv, ENG_KV_PAGE_TOKENS,
+                     m->be->ops->name);
+    if (m->kv_split && n > 0 &&
+        (size_t)n < sizeof desc) /* pages hold the global layers only; v1 of the split */
+        snprintf(desc + n, sizeof desc - (size_t)n, ";swa-split=%dx%d;v1", m->hp.n_swa, m->hp.n_layer_swa);
     uint64_t h = eng_gguf_identity(m->gguf) ^ 0x9E3779B97F4A7C15ull;
     for (const char *p = desc; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001B3ull;
     return h;
@@ -431,11 +443,14 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
                                 "%s %s: the %s backend stores KV only as f16 (use --device cpu)", which, name,
                                 m->be->ops->name);
     }
-    eng_kv_view kv;
-    eng_kv_view_init(&kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer, m->hp.n_kv_head * m->hp.head_dim, m->kv_type_k,
-                     m->kv_type_v);
+    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view kv, kv_swa;
+    eng_kv_view_init(&kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_kv_view_init(&kv_swa, ENG_KV_PAGE_TOKENS, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
     eng_kvcache_params cp = {
         .page_bytes = eng_kv_page_bytes(&kv),
+        .swa_page_bytes = eng_kv_page_bytes(&kv_swa),
+        .window = m->kv_split ? m->hp.n_swa : 0,
         .fingerprint = model_fingerprint(m),
         .budget_bytes = params->kv_budget ? params->kv_budget : (1ull << 30),
         .reuse = !params->no_cache,

@@ -33,7 +33,8 @@ typedef struct eng_layer {
     const float *post_attn_norm, *post_ffw_norm; /* ENG_ARCH_POST_NORMS: over n_embd */
     const float *bq, *bk, *bv;                   /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
     int swa;     /* 1: a sliding-window layer (attends to the last hp.n_swa positions) */
-    int kv_slot; /* the layer of its KV view (eng_seq_layer_kv) */
+    int kv_swa;  /* 1: its KV lives in the sliding pages (eng_model.kv_split) */
+    int kv_slot; /* the layer of its KV view (eng_seq_layer_kv): its index among its kind */
 } eng_layer;
 
 /* One sequence's part of a forward pass: n_tok tokens at positions
@@ -107,6 +108,7 @@ struct eng_model {
     int n_norm_copies;
     eng_kvcache *cache;            /* KV page pool + prefix tree, shared by all sequences */
     uint32_t kv_type_k, kv_type_v; /* KV element types (ENG_TYPE_F16, _Q8_0, _Q4_0) */
+    int kv_split; /* 1: sliding layers have pages of their own (some layers slide, some not) */
 };
 
 
@@ -122,6 +124,13 @@ struct eng_seq {
     int n_pages; /* pages present */
     int max_pages;
     eng_kv_view kv;
+    /* Sliding layers (m->kv_split): their page table, by the same page index;
+     * only the window of the next position is held (entries below swa_lo and
+     * outside the window are NULL). A page shared with the cache is mapped
+     * from nodes[i] (read-only) like pages[i]. */
+    void **spages;
+    int swa_lo;
+    eng_kv_view kv_swa;
     eng_scratch sc;
     eng_progress_fn progress;
     void *progress_user;
@@ -129,8 +138,7 @@ struct eng_seq {
 
 /* The KV view a layer's keys and values live in (its layer there: kv_slot). */
 static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_layer *L) {
-    (void)L;
-    return &s->kv;
+    return L->kv_swa ? &s->kv_swa : &s->kv;
 }
 
 /* --- forward-pass parts every architecture shares (batch.c) ------------- */
