@@ -144,6 +144,12 @@ static const pat_def k_literals[] = {
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+    /* the same labels inside a sentence or a tool comment, with a known OS or
+     * shell as the value: "... on behalf of the user. Operating System: windows." */
+    {"(?im)(?:^|(?<=[.;!?]\\h)|(?<=//\\h))\\h*(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K"
+     "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|"
+     "powershell|pwsh|cmd(?:\\.exe)?)\\b(?!\\h*(?:,|/|\\bor\\b|\\band\\b))",
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",

@@ -238,10 +238,11 @@ static long *line_token_suffix(file_ctx *f, size_t from, size_t to, int *est) {
 }
 
 typedef struct vstate {
-    size_t *first, *last; /* per line: first and last relevant span */
-    unsigned char *stable;
-    size_t last_stable; /* (size_t)-1 when no line is stable */
-    long *suf;          /* line token suffix sums from suf_from to last_stable */
+    size_t *first, *last;  /* per line: first and last relevant span */
+    unsigned char *stable; /* per line: 1 stable text after its values (or no value), 2 only
+                            * before its first value (stable for the lines above only) */
+    size_t last_stable;    /* (size_t)-1 when no line is stable */
+    long *suf;             /* line token suffix sums from suf_from to last_stable */
     size_t suf_from;
     int est;
 } vstate;
@@ -320,13 +321,14 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     v.last_stable = (size_t)-1;
     for (size_t i = 0; i < region && !rc; i++) {
         if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE | LINT_LF_FRONTMATTER |
-                           LINT_LF_PREFILL))
+                           LINT_LF_PREFILL | LINT_LF_FENCE_MARK))
             continue;
         size_t le = lint_text_line_end(t, i);
         if (v.first[i] == (size_t)-1)
             v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
-        else
-            v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5);
+        else if (!(v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5)) &&
+                 stable_text(t, i, t->line_start[i], sv->v[v.first[i]].start, 5))
+            v.stable[i] = 2; /* fixed words before this line's value: stable for the lines above */
         if (v.stable[i]) v.last_stable = i;
     }
     for (size_t i = 0; i < n && !rc; i++) {
@@ -341,7 +343,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             snprintf(what + l, sizeof what - l, " (and %d more on this line)", more);
         }
         int before = i < region && v.last_stable != (size_t)-1 &&
-                     (i < v.last_stable || (i == v.last_stable && v.stable[i]));
+                     (i < v.last_stable || (i == v.last_stable && v.stable[i] == 1));
         if (before) reported[i] = 1;
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
             long tok;

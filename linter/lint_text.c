@@ -285,6 +285,46 @@ static void mark_examples(lint_text *t) {
     }
 }
 
+/* Length of a placeholder at p ({{ x }}, ${x}, {name}, $NAME), or 0. */
+static size_t placeholder_at(const char *p, const char *e) {
+    const char *q = p;
+    if (*q == '$' && q + 1 < e && (isupper((unsigned char)q[1]) || q[1] == '_')) {
+        for (q++; q < e && (isalnum((unsigned char)*q) || *q == '_');) q++;
+        return (size_t)(q - p);
+    }
+    if (*q == '$') q++;
+    if (q >= e || *q != '{') return 0;
+    if (q + 1 < e && q[1] == '{') {
+        const char *c = memmem(q + 2, (size_t)(e - q - 2), "}}", 2);
+        if (!c || c == q + 2 || memchr(q + 2, '{', (size_t)(c - q - 2))) return 0;
+        return (size_t)(c + 2 - p);
+    }
+    const char *c = memchr(q + 1, '}', (size_t)(e - q - 1));
+    if (!c || c == q + 1) return 0;
+    for (const char *k = q + 1; k < c; k++)
+        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && !(*k == ' ' && q > p))
+            return 0; /* {name} / {a.b}; ${...} may hold spaces */
+    if (!isalpha((unsigned char)q[1]) && q[1] != '_') return 0;
+    return (size_t)(c + 1 - p);
+}
+
+/* Whether a fenced block's body (lines a..b-1) holds only placeholders, at
+ * least one, and blank lines: a slot that the placeholders fill
+ * ("```swift\n{{selected}}\n```"), not an example. */
+static int slot_body(const lint_text *t, size_t a, size_t b) {
+    int any = 0;
+    for (size_t i = a; i < b; i++) {
+        const char *e = t->data + lint_text_line_end(t, i);
+        for (const char *p = skip_ws(t->data + t->line_start[i], e); p < e;) {
+            size_t l = placeholder_at(p, e);
+            if (!l) return 0;
+            any = 1;
+            p = skip_ws(p + l, e);
+        }
+    }
+    return any;
+}
+
 /* --- the index ----------------------------------------------------------- */
 
 int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers, size_t n_markers,
@@ -315,9 +355,18 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
     t->line_start[n] = len + 1;
     t->boundary_line = n;
 
+    /* The first and last non-blank lines: a fence around the whole file is
+     * how collections publish a prompt, not an example inside one. */
+    size_t first_nb = n, last_nb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (skip_ws(data + t->line_start[i], data + lint_text_line_end(t, i)) <
+            data + lint_text_line_end(t, i)) {
+            if (first_nb == n) first_nb = i;
+            last_nb = i;
+        }
     char fch = 0;
-    size_t fcount = 0, fstart = 0;
-    int in_fence = 0;
+    size_t fcount = 0, fstart = 0, fline = 0;
+    int in_fence = 0, whole_info = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
         char c;
@@ -328,6 +377,11 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                 const char *q = skip_invisible(skip_ws(p, e), e);
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
+                    t->flags[i] |= LINT_LF_FENCE_MARK;
+                    if ((fline == first_nb && i == last_nb && whole_info) || slot_body(t, fline + 1, i)) {
+                        for (size_t k = fline + 1; k < i; k++) t->flags[k] &= (unsigned char)~LINT_LF_FENCE;
+                        continue; /* prompt text, not code */
+                    }
                     if (add_code(t, fstart, (size_t)(e - data))) return UTIL_ENOMEM;
                 }
             }
@@ -338,7 +392,16 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             fch = c;
             fcount = cnt;
             fstart = t->line_start[i];
-            t->flags[i] |= LINT_LF_FENCE;
+            fline = i;
+            /* a whole-file fence counts as the prompt only without a language
+             * or with a text one (```, ```text, ```markdown) */
+            const char *info = skip_ws(skip_invisible(skip_ws(p, e), e) + cnt, e);
+            size_t il = (size_t)(e - info);
+            whole_info = il == 0 || (il == 4 && !strncasecmp(info, "text", 4)) ||
+                         (il == 8 && !strncasecmp(info, "markdown", 8)) ||
+                         (il == 2 && !strncasecmp(info, "md", 2)) ||
+                         (il == 9 && !strncasecmp(info, "plaintext", 9));
+            t->flags[i] |= LINT_LF_FENCE | LINT_LF_FENCE_MARK;
             continue;
         }
         for (size_t m = 0; m < n_markers; m++) {

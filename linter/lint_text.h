@@ -19,6 +19,7 @@ enum {
     LINT_LF_FRONTMATTER = 16, /* YAML frontmatter: metadata, not prompt text */
     LINT_LF_EXAMPLE = 32,     /* inside an example block (<example>, "Example:" ... blank) */
     LINT_LF_PREFILL = 64,     /* after the last role marker, an assistant's: a prefill */
+    LINT_LF_FENCE_MARK = 128, /* a fence line itself (```lang): markup, not prompt text */
 };
 
 /* The template dialect of a file, and so its semantics (lint_tmpl.c decides). */
