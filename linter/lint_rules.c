@@ -158,6 +158,15 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
             continue;
         }
         char c = s[i];
+        if (c == '\\' && i + 1 < b && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
+            if (in_word) { /* an escaped newline or tab in a serialized string: a space */
+                out->n++;
+                out->roles += role_word(s + ws, i - ws);
+            }
+            in_word = 0;
+            i++;
+            continue;
+        }
         int w = isalnum((unsigned char)c) || ((unsigned char)c & 0x80) || c == '_';
         if (w && !in_word) ws = i;
         if (!w && in_word) {
