@@ -94,8 +94,10 @@ typedef struct pat_def {
     int kind;
     int vclass;
     int subday;
-    /* every match that is kept holds a digit on its own line (matches never
-     * run across lines): lines without a digit are skipped (scan_digit) */
+    /* 1: every match that is kept holds a digit on its own line (matches
+     * never run across lines): lines without a digit are skipped; 2: a bare
+     * weekday on one line: only lines without a digit that hold a weekday's
+     * first three letters are searched (scan_digit on those lines) */
     int digit;
 } pat_def;
 
@@ -110,7 +112,10 @@ static const pat_def k_literals[] = {
     {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
      ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
      "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+    /* the same with a bare weekday ("It's Monday"), on the lines the one above
+     * does not search: no digit, a weekday's first three letters */
+    {"(?i)" LABEL "\\K" WDAY "\\b", PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 2},
     {"(?i)(\\b(?:ts|timestamp|epoch|unix(?:[\\h_]?time)?|created(?:_at)?|updated(?:_at)?)\\b)"
      "\\h*[:=]\\h*[\"']?\\K" UNIX_TS,
      PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1},
@@ -146,7 +151,7 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
-    {"(?im)(?:^|(?<=[.;!?]\\h)|(?<=//\\h))\\h*(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K"
+    {"(?im)(?<=^|[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K"
      "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|"
      "powershell|pwsh|cmd(?:\\.exe)?)\\b(?!\\h*(?:,|/|\\bor\\b|\\band\\b))",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
@@ -682,16 +687,32 @@ static int scan(const lint_detect *d, pcre2_code *re, const lint_text *t, match_
     return rc;
 }
 
-/* The lines of t that hold an ASCII digit, in order; *n their count. NULL
- * with *n 0 when there are none or memory runs out (then *oom is set). */
-static size_t *digit_lines(const lint_text *t, size_t *n, int *oom) {
+/* Whether s[0..n) holds a weekday's first three letters (any case). */
+static int has_weekday_stem(const char *s, size_t n) {
+    static const char k[7][4] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+    for (size_t i = 0; i + 3 <= n; i++) {
+        char c = (char)(s[i] | 0x20);
+        if (c != 'm' && c != 't' && c != 'w' && c != 'f' && c != 's') continue;
+        char b = (char)(s[i + 1] | 0x20), d = (char)(s[i + 2] | 0x20);
+        for (int w = 0; w < 7; w++)
+            if (k[w][0] == c && k[w][1] == b && k[w][2] == d) return 1;
+    }
+    return 0;
+}
+
+/* The lines of t a pattern of pat_def.digit mode searches, in order (1: the
+ * lines with an ASCII digit; 2: the lines without one that hold a weekday
+ * stem); *n their count. NULL with *n 0 when there are none or memory runs
+ * out (then *oom is set). */
+static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     size_t *v = NULL, cap = 0;
     *n = 0;
     *oom = 0;
     for (size_t l = 0; l < t->n_lines; l++) {
         size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
         while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
-        if (i == e) continue;
+        if (mode == 1 ? i == e : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
+            continue;
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 256;
             size_t *p = realloc(v, nc * sizeof *p);
@@ -1102,16 +1123,19 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
         ph_arg a = {&k_placeholders[i], cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
-    size_t ndl;
-    int oom;
-    size_t *dl = digit_lines(t, &ndl, &oom);
-    if (oom) rc = UTIL_ENOMEM;
+    size_t ndl, nwl;
+    int oom, oom2;
+    size_t *dl = digit_lines(t, 1, &ndl, &oom);
+    size_t *wl = digit_lines(t, 2, &nwl, &oom2);
+    if (oom || oom2) rc = UTIL_ENOMEM;
     for (size_t i = 0; i < N_LITERALS && !rc; i++) {
         lit_arg a = {&k_literals[i], cfg, out, NULL};
-        rc = k_literals[i].digit ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
-                                 : scan(d, d->lit[i], t, on_literal, &a);
+        rc = k_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
+             : k_literals[i].digit    ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
+                                      : scan(d, d->lit[i], t, on_literal, &a);
     }
     free(dl);
+    free(wl);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;
