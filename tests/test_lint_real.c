@@ -2,7 +2,7 @@
  * (tests/realprompts, labelled by hand before any run) and on the fixture
  * corpus (tests/lint), with one per-file definition for all three sets.
  * Checks precision and recall >= 0.95 on the fixtures. The held-out part is
- * printed whole and per batch (v1: the first 214 files, v2: the 64 added
+ * printed whole and per batch (v1: the first 214 files; v2, v3: files added
  * later, LABELS.tsv column 7) but not yet checked: promptlint does not reach
  * 0.95 on it yet, and
  * the check (LINT_REAL_HELD_GATE below) is turned on once it does. The
@@ -131,9 +131,11 @@ static const char *upstream_path(char *out, size_t cap, const char *sources, siz
     return NULL;
 }
 
+#define N_BATCHES 3
+
 /* Scores the real corpus: dev, held, and held per batch (held_b[0]: the
- * first batch, v1, no batch column; held_b[1]: batch v2). */
-static void score_real(score *dev, score *held, score held_b[2]) {
+ * first batch, v1, no batch column; held_b[k]: batch v(k+1)). */
+static void score_real(score *dev, score *held, score held_b[N_BATCHES]) {
     lint_options o = {0};
     o.no_model = 1;
     o.no_config = 1;
@@ -170,7 +172,9 @@ static void score_real(score *dev, score *held, score held_b[2]) {
         int nf = tsv_fields(line, f, 7);
         if (nf < 4) continue;
         int is_held = strcmp(f[1], "held") == 0;
-        int v2 = nf >= 7 && strncmp(f[6], "v2", 2) == 0;
+        int batch = nf >= 7 && f[6][0] == 'v' ? (int)strtol(f[6] + 1, NULL, 10) - 1 : 0;
+        CHECK_MSG(batch >= 0 && batch < N_BATCHES, "LABELS.tsv: '%s' has an unknown batch", f[0]);
+        if (batch < 0 || batch >= N_BATCHES) batch = 0;
         int positive = strcmp(f[2], "positive") == 0;
         int at = positive ? (int)strtol(f[3], NULL, 10) : 0;
         CHECK_MSG(!positive || at > 0, "LABELS.tsv: '%s' is positive without a line", f[0]);
@@ -182,7 +186,7 @@ static void score_real(score *dev, score *held, score held_b[2]) {
         score one = {0};
         score_file(c, path, as, at, show && !is_held, &one);
         score_add(is_held ? held : dev, &one);
-        if (is_held) score_add(&held_b[v2], &one);
+        if (is_held) score_add(&held_b[batch], &one);
     }
     free(src);
     free(tsv);
@@ -285,13 +289,16 @@ static void print_score(const char *name, const score *s) {
 }
 
 void test_lint_real(void) {
-    score dev = {0}, held = {0}, fix = {0}, held_b[2] = {{0}, {0}};
+    score dev = {0}, held = {0}, fix = {0}, held_b[N_BATCHES] = {{0}};
     score_real(&dev, &held, held_b);
     score_fixtures(&fix);
     print_score("dev", &dev);
     print_score("held", &held);
-    print_score("held v1", &held_b[0]);
-    print_score("held v2", &held_b[1]);
+    for (int b = 0; b < N_BATCHES; b++) {
+        char name[16];
+        snprintf(name, sizeof name, "held v%d", b + 1);
+        print_score(name, &held_b[b]);
+    }
     print_score("fixtures", &fix);
     CHECK_MSG(dev.files + held.files >= 150, "real corpus has %d files, want >= 150", dev.files + held.files);
     CHECK_MSG(held.files * 4 >= dev.files, "held part too small (%d vs %d dev)", held.files, dev.files);
