@@ -271,8 +271,10 @@ static const struct {
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
+     "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
+     "previous_\\w+|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
-     "query|input|contents?))"},
+     "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
      "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
      "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
@@ -427,7 +429,7 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++)
         rc = compile_one(&d->ph[i], k_placeholders[i].re, PCRE2_MULTILINE, err);
     for (size_t i = 0; i < N_NAMES && !rc; i++) {
-        char buf[1024];
+        char buf[2048];
         snprintf(buf, sizeof buf, "^%s$", k_names[i].re);
         rc = compile_one(&d->names[i], buf, PCRE2_CASELESS, err);
     }
