@@ -1121,7 +1121,7 @@ static int span_cmp(const void *x, const void *y) {
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
-    for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++) {
+    for (size_t i = 0; i < N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
         ph_arg a = {&k_placeholders[i], cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }

@@ -189,12 +189,25 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
  * caption that introduces what follows (a line ending in ':' such as
  * "Output:" or "Here is the description of the command:", a short heading):
  * what a caption introduces is stable or not by itself. */
+/* Whether [a, b) is a delimiter line: text between runs of 3+ of one
+ * punctuation character ("---BEGIN RETRIEVED DOCUMENTS---", "=== END ==="). */
+static int delimiter_line(const char *s, size_t a, size_t b) {
+    while (a < b && isspace((unsigned char)s[a])) a++;
+    while (b > a && isspace((unsigned char)s[b - 1])) b--;
+    if (b - a < 7 || !strchr("-=*+~<>#_", s[a]) || s[a] == '\0') return 0;
+    size_t i = a, j = b;
+    while (i < b && s[i] == s[a]) i++;
+    while (j > i && strchr("-=*+~<>#_", s[j - 1]) && s[j - 1] != '\0') j--;
+    return i - a >= 3 && b - j >= 3;
+}
+
 static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     words w;
     count_words(t, a, b, &w);
     if (w.n < min_words) return 0;
-    if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
-    if (w.colon) return 0;                 /* a caption or answer cue: what it introduces decides */
+    if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0; /* a delimiter around what follows */
+    if (w.roles > 0 && w.n <= 3) return 0;                   /* a role marker: "user:", "ai name=assistant" */
+    if (w.colon) return 0; /* a caption or answer cue: what it introduces decides */
     const char *p = t->data + t->line_start[line], *e = t->data + b;
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;

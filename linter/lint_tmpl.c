@@ -1274,7 +1274,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     scan s;
     memset(&s, 0, sizeof s);
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
-    t->is_template = lint_tmpl_name(rel) || has_statements(t);
+    t->curly_only = lint_tmpl_name(rel);
+    t->is_template = t->curly_only || has_statements(t);
     t->fill_ins = !t->is_template && markdown_name(rel);
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;
