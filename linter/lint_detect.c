@@ -363,6 +363,15 @@ static const struct {
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
     "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
+/* A caption or tag that opens a list of the user's own settings ("The user
+ * has the following system preferences:", <user-preferences>): its "Key:
+ * value" items are the user's. */
+#define USER_BLOCK                                                                                      \
+    "(?i)(?:\\buser(?:'s)?\\h+(?:has\\h+the\\h+following\\h+)?(?:\\w+\\h+)?(?:preferences|settings|"    \
+    "profile|information|info|details)\\b[^\\n]{0,60}:\\h*$|<user[-_]?(?:preferences|settings|profile|" \
+    "info(?:rmation)?|details)>\\h*$)"
+#define USER_ITEM \
+    "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
 #define DURATION_CTX                                                                                  \
     "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
     "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"      \
@@ -385,13 +394,15 @@ enum {
     RX_CTX_SESSION,
     RX_CTX_USER,
     RX_DURATION,
+    RX_USER_BLOCK,
+    RX_USER_ITEM,
     RX_MISC_COUNT
 };
 
 static const char *const k_misc[RX_MISC_COUNT] = {
     EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB, ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,    CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM,
 };
 
 struct lint_detect {
@@ -1118,6 +1129,38 @@ static int span_cmp(const void *x, const void *y) {
     return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
 }
 
+/* The "Key: value" items of a list of the user's settings (USER_BLOCK): each
+ * value is the user's, up to the first line that is not an item. */
+static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out) {
+    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+    if (!md) return UTIL_ENOMEM;
+    int rc = UTIL_OK, open = 0;
+    for (size_t l = 0; l < t->n_lines && !rc; l++) {
+        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
+        const char *p = t->data + ls;
+        size_t n = le - ls;
+        if (n > 400 || (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER))) {
+            open = 0;
+            continue;
+        }
+        if (open && pcre2_match(d->misc[RX_USER_ITEM], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) >= 0) {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            size_t a = ls + ov[0], b = ls + ov[1];
+            while (b > a && (t->data[b - 1] == ' ' || t->data[b - 1] == '\t')) b--;
+            if (b > a && !lint_text_in_code(t, a) && !lint_text_in_quiet(t, a)) {
+                lint_span sp = {a, b, LINT_K_PROFILE, LINT_VC_USER, 0, NULL};
+                if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
+            }
+            continue;
+        }
+        open = memchr(p, ':', n) || memchr(p, '>', n)
+                   ? pcre2_match(d->misc[RX_USER_BLOCK], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) >= 0
+                   : 0;
+    }
+    pcre2_match_data_free(md);
+    return rc;
+}
+
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
@@ -1138,6 +1181,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     }
     free(dl);
     free(wl);
+    if (!rc) rc = user_blocks(d, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;
