@@ -88,6 +88,11 @@ enum {
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
+/* A known operating system or shell, not one of a list ("bash or zsh"). */
+#define OS_VALUE                                                                                             \
+    "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|powershell|" \
+    "pwsh|cmd(?:\\.exe)?)\\b(?!\\h*(?:,|/|\\bor\\b|\\band\\b))"
+
 typedef struct pat_def {
     const char *re;
     int mode;
@@ -151,10 +156,10 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
-    {"(?im)(?<=^|[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K"
-     "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|"
-     "powershell|pwsh|cmd(?:\\.exe)?)\\b(?!\\h*(?:,|/|\\bor\\b|\\band\\b))",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
+     LINT_VC_SESSION, 0, 0},
+    {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
+     LINT_K_ENV, LINT_VC_SESSION, 0, 0},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
