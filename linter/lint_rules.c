@@ -324,6 +324,18 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
     return UTIL_OK;
 }
 
+/* What line i's first relevant value is, and how many more the line holds. */
+static void line_what(const file_ctx *f, const lint_spanv *sv, const vstate *v, size_t i, char *what,
+                      size_t cap) {
+    describe(what, cap, f->t, &sv->v[v->first[i]]);
+    int more = 0;
+    for (size_t k = v->first[i] + 1; k <= v->last[i]; k++) more += is_relevant(f, &sv->v[k]);
+    if (more) {
+        size_t l = strlen(what);
+        snprintf(what + l, cap - l, " (and %d more on this line)", more);
+    }
+}
+
 static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *unk, pendv *out) {
     const lint_text *t = f->t;
     size_t n = t->n_lines, region = t->boundary_line;
@@ -357,25 +369,20 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
         if (v.first[i] == (size_t)-1) continue;
         const lint_span *s = &sv->v[v.first[i]];
         char what[240];
-        describe(what, sizeof what, t, s);
-        int more = 0;
-        for (size_t k = v.first[i] + 1; k <= v.last[i]; k++) more += is_relevant(f, &sv->v[k]);
-        if (more) {
-            size_t l = strlen(what);
-            snprintf(what + l, sizeof what - l, " (and %d more on this line)", more);
-        }
         int before = i < region && v.last_stable != (size_t)-1 &&
                      (i < v.last_stable || (i == v.last_stable && v.stable[i] == 1));
         if (before) reported[i] = 1;
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
-            long tok;
-            int est;
-            if ((rc = tokens_after(f, &v, sv, i, s->end, &tok, &est))) break;
             pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
             if (!p) {
                 rc = UTIL_ENOMEM;
                 break;
             }
+            if (p == &out->spill) continue; /* past the listing cap: counted, never printed */
+            line_what(f, sv, &v, i, what, sizeof what);
+            long tok;
+            int est;
+            if ((rc = tokens_after(f, &v, sv, i, s->end, &tok, &est))) break;
             p->tokens = tok;
             p->estimated = est;
             snprintf(p->msg, sizeof p->msg,
@@ -385,6 +392,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             continue;
         }
         if (before) continue; /* PL001 is off: do not fall back to weaker rules */
+        line_what(f, sv, &v, i, what, sizeof what);
         int stable_role = f->role == LINT_ROLE_STABLE || f->role == LINT_ROLE_SKILL;
         if (stable_role && i < region && (f->enabled & (1u << LINT_R_VOLATILE_IN_STABLE_FILE))) {
             pending *p = pend_new(out, LINT_R_VOLATILE_IN_STABLE_FILE, s->start, s->end);
