@@ -175,6 +175,15 @@ static const pat_def k_literals[] = {
     {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
      LINT_K_RELTIME, LINT_VC_CALL, 0, 1},
+    /* a day named relative to now with a time: "Updated yesterday at 14:05" */
+    {"(?i)\\b(?:yesterday|today|tonight|tomorrow)\\h+at\\h+\\K" TOD, PM_ALWAYS, LINT_K_RELTIME, LINT_VC_CALL,
+     1, 1},
+    /* a tag that names the current date or time around its value:
+     * <current_date>2025-03-03</current_date> */
+    {"(?i)<(current[_-]?(?:date|time|datetime|date[_-]?time)|today|todays?[_-]date|date|datetime|timestamp|"
+     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
+     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD ")",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
      1, 0},
     /* ids, nonces, hashes */
@@ -1093,6 +1102,39 @@ typedef struct ph_arg {
     lint_spanv *out, *unknown;
 } ph_arg;
 
+/* Whether the ${ ... } starting at off holds an expression that picks text
+ * from state (a ?: conditional, && or ||): a TS/JS template literal that
+ * renders differently as that state changes. Reads up to 4 KiB, across
+ * lines, skipping quoted strings and nested braces. */
+static int conditional_interpolation(const lint_text *t, size_t off) {
+    const char *d = t->data;
+    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
+    int depth = 0, q = 0, cond = 0;
+    for (size_t i = off + 2; i < end; i++) {
+        char c = d[i];
+        if (q) {
+            if (c == '\\')
+                i++;
+            else if (c == q)
+                q = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"' || c == '`')
+            q = c;
+        else if (c == '{')
+            depth++;
+        else if (c == '}') {
+            if (depth-- == 0) return cond == 2 || cond == 3;
+        } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
+            cond |= 1;
+        else if (c == ':' && (cond & 1))
+            cond |= 2;
+        else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
+            cond = 3;
+    }
+    return 0;
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1111,6 +1153,11 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE) return UTIL_OK;
+        known = 1;
+    }
+    if (vc == LINT_VC_NONE && !known && !fill_in && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
+        conditional_interpolation(t, ov[0])) {
+        vc = LINT_VC_TURN; /* text chosen from state at render time */
         known = 1;
     }
     if (vc == LINT_VC_NONE && !known) {
