@@ -286,7 +286,7 @@ static const struct {
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|"
+     "previous_\\w+|tickets?(?:_\\w+)?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -302,7 +302,7 @@ static const struct {
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
                    "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
                    "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
-                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone)"},
+                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+)"},
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 

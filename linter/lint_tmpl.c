@@ -270,6 +270,21 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1;
         return LINT_VC_NONE;
     }
+    if (root_n < n) { /* an unknown object's attribute can say: ctx.cwd, env.date */
+        int k2 = 0, s2 = 0;
+        (void)lint_detect_name_info(s->d, s->cfg, root, root_n, &s2, &k2);
+        const char *seg = path + n;
+        while (seg > path && seg[-1] != '.') seg--;
+        size_t sl = (size_t)(path + n - seg);
+        static const char *const k_generic[] = {"name", "title", "type", "kind", "label", "version", NULL};
+        if (!k2 && seg > path && sl > 0 && !in_list(seg, sl, k_generic)) {
+            for (size_t k = 0; k < sl; k++)
+                if (!lint_tmpl_is_ident(seg[k])) return LINT_VC_NONE;
+            vc = lint_detect_name_info(s->d, s->cfg, seg, sl, subday, known);
+            if (vc != LINT_VC_NONE) return vc;
+            *known = 0;
+        }
+    }
     return LINT_VC_NONE;
 }
 
