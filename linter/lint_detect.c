@@ -160,6 +160,21 @@ static const pat_def k_literals[] = {
      LINT_VC_SESSION, 0, 0},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+    /* the repository's state when the prompt is built: "Current branch:
+     * feature/x", git log lines ("abc1234 fix build") under a caption */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+|git\\h+)?branch(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K"
+     "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+    {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
+     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 0},
+    /* what the editor has open: "Open file: src/app.ts", "Active file: ..." */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?"
+     "(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
+     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 0},
+    /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
+    {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*|"
+     "\\b\\d[\\d,]*\\h+tokens?\\h+(?:left|remaining)\\b",
+     PM_ALWAYS, LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
