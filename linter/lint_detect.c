@@ -235,7 +235,7 @@ static const pat_def k_literals[] = {
     {"(?<![\\w.])(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
      "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(?!\\w)(?!\\.\\d)|(?i)(?<![\\w:])"
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
-     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 0},
+     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 1}, /* a full IPv6 of letters only does not occur */
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
      "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
      "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
