@@ -28,7 +28,7 @@
     "(?:\\d{4}|\\d{2})(?![\\d.]\\d)"
 #define MNAME_DATE                                                                             \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?\\b(?:,?\\h+\\d{4})?|" \
-    "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\b\\.?(?:,?\\h+\\d{4})?)"
+    "(?:the\\h+)?\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\b\\.?(?:,?\\h+\\d{4})?)"
 #define MNAME_DATE_Y                                                                   \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?,?\\h+\\d{4}|" \
     "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\.?,?\\h+\\d{4})"
@@ -53,6 +53,7 @@
     "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"    \
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                      \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"                \
+    "(?:\\h*\\([^()\\n]{1,24}\\))?"                                                           \
     "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"  \
     "(?:\\*\\*|__|[\"'])?\\h*"
 
@@ -77,6 +78,9 @@ enum {
 
 /* A date as written after a strong label ("The current date is 2075-19-01"):
  * numbers in date shape, valid or not. */
+/* A date written with CJK or Hangul units: 2025年3月3日, 2025년 3월 3일. */
+#define CJK_DATE \
+    "\\d{4}\\xe5\\xb9\\xb4\\h*\\d{1,2}\\xe6\\x9c\\x88\\h*\\d{1,2}\\xe6\\x97\\xa5|\\d{4}\\xeb\\x85\\x84\\h*\\d{1,2}\\xec\\x9b\\x94\\h*\\d{1,2}\\xec\\x9d\\xbc"
 #define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
 /* Facts about the user's machine, stated in prose or as a labelled line. */
 #define ENV_KEY                                                                                               \
@@ -127,7 +131,7 @@ static const pat_def k_literals[] = {
     /* a strong label with a date-shaped value, valid or not */
     {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
      "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)\\h*"
-     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K" LOOSE_DATE,
+     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K(?:" LOOSE_DATE "|" CJK_DATE ")",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
     /* the label is a heading or a caption line, the value starts the next line */
     {"(?im)^\\h*(?:#{1,6}\\h*|\\*\\*|__)?((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
@@ -145,6 +149,10 @@ static const pat_def k_literals[] = {
      "\\xe6\\x97\\xb6\\xe9\\x97\\xb4|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
      "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+    /* Korean labels of the current date: 오늘 날짜, 현재 날짜 */
+    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0\\x81))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
+     "|" CJK_DATE ")",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
