@@ -189,7 +189,8 @@ static const pat_def k_literals[] = {
      PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0},
     /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
     {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
-     "in|is\\h+in|(?:current\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|locale\\h*(?:is|:))\\h*\\K"
+     "in|is\\h+in|lives\\h+in|(?:current\\h+|approximate\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|"
+     "locale\\h*(?:is|:))\\h*\\K"
      "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
@@ -230,9 +231,17 @@ static const pat_def k_literals[] = {
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0},
     {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
-     "name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
+     "name(?:\\h+of\\h+the\\h+user)?)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0},
+    /* the user's handle or e-mail address in an identity position: "Username:
+     * maria_j", "The user's email address is maria@harbor.dev" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0},
+    {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
+     "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
      "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
