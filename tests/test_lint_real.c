@@ -133,9 +133,9 @@ static const char *upstream_path(char *out, size_t cap, const char *sources, siz
 
 #define N_BATCHES 4
 
-/* Scores the real corpus: dev, held, and held per batch (held_b[0]: the
- * first batch, v1, no batch column; held_b[k]: batch v(k+1)). */
-static void score_real(score *dev, score *held, score held_b[N_BATCHES]) {
+/* Scores the real corpus: dev, held, and each per batch (index 0: the
+ * first batch, v1, no batch column; index k: batch v(k+1)). */
+static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score held_b[N_BATCHES]) {
     lint_options o = {0};
     o.no_model = 1;
     o.no_config = 1;
@@ -186,7 +186,7 @@ static void score_real(score *dev, score *held, score held_b[N_BATCHES]) {
         score one = {0};
         score_file(c, path, as, at, show && !is_held, &one);
         score_add(is_held ? held : dev, &one);
-        if (is_held) score_add(&held_b[batch], &one);
+        score_add(is_held ? &held_b[batch] : &dev_b[batch], &one);
     }
     free(src);
     free(tsv);
@@ -289,10 +289,15 @@ static void print_score(const char *name, const score *s) {
 }
 
 void test_lint_real(void) {
-    score dev = {0}, held = {0}, fix = {0}, held_b[N_BATCHES] = {{0}};
-    score_real(&dev, &held, held_b);
+    score dev = {0}, held = {0}, fix = {0}, dev_b[N_BATCHES] = {{0}}, held_b[N_BATCHES] = {{0}};
+    score_real(&dev, &held, dev_b, held_b);
     score_fixtures(&fix);
     print_score("dev", &dev);
+    for (int b = 0; b < N_BATCHES; b++) {
+        char name[16];
+        snprintf(name, sizeof name, "dev v%d", b + 1);
+        print_score(name, &dev_b[b]);
+    }
     print_score("held", &held);
     for (int b = 0; b < N_BATCHES; b++) {
         char name[16];
