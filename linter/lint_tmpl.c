@@ -100,12 +100,13 @@ static int in_list(const char *s, size_t n, const char *const *list) {
 }
 
 static const char *const k_keywords[] = {
-    "and",      "or",     "not",      "in",      "is",      "if",       "else",        "elif",    "true",
-    "false",    "none",   "True",     "False",   "None",    "defined",  "undefined",   "string",  "mapping",
-    "iterable", "number", "sequence", "boolean", "integer", "float",    "divisibleby", "odd",     "even",
-    "equalto",  "sameas", "lower",    "upper",   "as",      "with",     "without",     "context", "recursive",
-    "nil",      "eq",     "ne",       "lt",      "le",      "gt",       "ge",          "len",     "index",
-    "print",    "printf", "println",  "html",    "js",      "urlquery", NULL};
+    "and",         "or",       "not",       "in",      "is",       "if",      "else",    "elif",
+    "true",        "false",    "none",      "True",    "False",    "None",    "defined", "undefined",
+    "string",      "mapping",  "iterable",  "number",  "sequence", "boolean", "integer", "float",
+    "divisibleby", "odd",      "even",      "equalto", "sameas",   "lower",   "upper",   "as",
+    "with",        "without",  "recursive", "nil",     "eq",       "ne",      "lt",      "le",
+    "gt",          "ge",       "len",       "index",   "print",    "printf",  "println", "html",
+    "js",          "urlquery", NULL};
 
 /* Names known to hold stable text: never an unknown placeholder. */
 static const char *const k_stable_roots[] = {"loop",
@@ -441,6 +442,16 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
     if (!filter && !call && in_list(root, rn, k_keywords)) {
         *was_kw = 1;
         return root_end;
+    }
+    if (!filter && !call && lint_tmpl_word_is(root, rn, "context")) { /* "with context": a keyword */
+        size_t k = st;
+        while (k > 0 && (d[k - 1] == ' ' || d[k - 1] == '\t')) k--;
+        size_t w = k;
+        while (w > 0 && lint_tmpl_is_ident(d[w - 1])) w--;
+        if (lint_tmpl_word_is(d + w, k - w, "with") || lint_tmpl_word_is(d + w, k - w, "without")) {
+            *was_kw = 1;
+            return root_end;
+        }
     }
     if (filter) { /* a filter name: only its arguments matter */
         if (call) eval_expr(s, call_a, call_b, EM_ARGS, ev, NULL);
