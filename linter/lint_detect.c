@@ -416,6 +416,14 @@ static const struct {
     "(?i)(?:\\buser(?:'s)?\\h+(?:has\\h+the\\h+following\\h+)?(?:\\w+\\h+)?(?:preferences|settings|"    \
     "profile|information|info|details)\\b[^\\n]{0,60}:\\h*$|<user[-_]?(?:preferences|settings|profile|" \
     "info(?:rmation)?|details)>\\h*$)"
+/* A tag, at the start of a line, that holds what one request brings: search
+ * results, the user's query, selected text, a pasted page, an attachment. */
+#define CONTENT_TAG                                                                                 \
+    "^\\h*<((?:search|web)_?results?|search_result|user_?(?:query|question|request|input|message)|" \
+    "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"        \
+    "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|" \
+    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results)"     \
+    "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
 #define USER_ITEM \
     "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
 #define DURATION_CTX                                                                                  \
@@ -442,13 +450,14 @@ enum {
     RX_DURATION,
     RX_USER_BLOCK,
     RX_USER_ITEM,
+    RX_CONTENT_TAG,
     RX_MISC_COUNT
 };
 
 static const char *const k_misc[RX_MISC_COUNT] = {
-    EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB, ORDER_TOOLS, TOOL_HEADING,
-    TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,    CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM,
+    EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
+    TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG,
 };
 
 struct lint_detect {
@@ -493,7 +502,7 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     for (size_t i = 0; i < RX_MISC_COUNT && !rc; i++)
         rc = compile_one(&d->misc[i], k_misc[i],
                          (i == RX_TOOL_HEADING || i == RX_TOOL_ITEM) ? PCRE2_MULTILINE
-                         : i == RX_SUBDAY                            ? PCRE2_CASELESS
+                         : i == RX_SUBDAY || i == RX_CONTENT_TAG     ? PCRE2_CASELESS
                                                                      : 0,
                          err);
     if (!rc) {
@@ -1213,6 +1222,70 @@ static int span_cmp(const void *x, const void *y) {
     return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
 }
 
+/* Whether [a, b) holds only a stand-in for a value, not the value: empty,
+ * "...", {x}, [x], <x>. */
+static int stand_in(const char *d, size_t a, size_t b) {
+    while (a < b && isspace((unsigned char)d[a])) a++;
+    while (b > a && isspace((unsigned char)d[b - 1])) b--;
+    if (a == b) return 1;
+    if ((d[a] == '{' && d[b - 1] == '}') || (d[a] == '[' && d[b - 1] == ']') ||
+        (d[a] == '<' && d[b - 1] == '>'))
+        return 1;
+    return b - a <= 3 && d[a] == '.';
+}
+
+/* Text pasted inside a tag that names per-request content (CONTENT_TAG) in a
+ * rendered prompt (not a template: there the tag's text is the template's
+ * own): the first text of its body is per turn, unless the body is a
+ * stand-in ("<user_query>{question}</user_query>") or an example. */
+static int content_tags(const lint_detect *d, const lint_text *t, lint_spanv *out) {
+    if (t->is_template) return UTIL_OK;
+    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+    if (!md) return UTIL_ENOMEM;
+    int rc = UTIL_OK;
+    for (size_t l = 0; l < t->n_lines && !rc; l++) {
+        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
+        const char *p = t->data + ls;
+        if (le - ls > 2000 || !memchr(p, '<', le - ls) ||
+            (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)))
+            continue;
+        if (pcre2_match(d->misc[RX_CONTENT_TAG], (PCRE2_SPTR)p, le - ls, 0, 0, md, d->mctx) < 0) continue;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        char closer[64]; /* a tag, not a word in prose: it is closed later */
+        int cl = snprintf(closer, sizeof closer, "</%.*s>", (int)(ov[3] - ov[2]), p + ov[2]);
+        size_t lim = t->len - (ls + ov[1]) > 65536 ? 65536 : t->len - (ls + ov[1]);
+        if (cl <= 0 || (size_t)cl >= sizeof closer) continue;
+        const char *body = t->data + ls + ov[1];
+        const char *cp = memmem(body, lim, closer, (size_t)cl);
+        /* "<user_query" again before it closes: the first was a word in prose */
+        const char *op = cp ? memmem(body, (size_t)(cp - body), closer + 2, (size_t)cl - 3) : NULL;
+        if (!cp || (op && op > body && op[-1] == '<')) continue;
+        size_t a = ls + ov[1], nl = l;
+        if (a >= le) { /* the body starts on a later line: its first non-blank one */
+            for (nl = l + 1; nl < t->n_lines; nl++) {
+                size_t s2 = t->line_start[nl], e2 = lint_text_line_end(t, nl);
+                while (s2 < e2 && isspace((unsigned char)t->data[s2])) s2++;
+                if (s2 < e2) {
+                    a = s2;
+                    break;
+                }
+            }
+            if (nl >= t->n_lines) break;
+        }
+        size_t b = lint_text_line_end(t, nl);
+        const char *close = memmem(t->data + a, b - a, "</", 2);
+        if (close) b = (size_t)(close - t->data);
+        if (a >= b || stand_in(t->data, a, b) || lint_text_in_code(t, a) || lint_text_in_quiet(t, a) ||
+            (t->flags[nl] & (LINT_LF_FENCE | LINT_LF_EXAMPLE)))
+            continue;
+        while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
+        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL};
+        if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
+    }
+    pcre2_match_data_free(md);
+    return rc;
+}
+
 /* The "Key: value" items of a list of the user's settings (USER_BLOCK): each
  * value is the user's, up to the first line that is not an item. */
 static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out) {
@@ -1266,6 +1339,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     free(dl);
     free(wl);
     if (!rc) rc = user_blocks(d, t, out);
+    if (!rc) rc = content_tags(d, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;
