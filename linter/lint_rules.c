@@ -214,6 +214,19 @@ static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int 
     return 1;
 }
 
+/* Whether the words before a value only introduce it: they end in "is",
+ * "are", "was" or "were" ("The user's question is {{ question }}"). */
+static int introduces(const char *d, size_t a, size_t b) {
+    while (b > a &&
+           (isspace((unsigned char)d[b - 1]) || d[b - 1] == '"' || d[b - 1] == '\'' || d[b - 1] == '`'))
+        b--;
+    size_t w = b;
+    while (w > a && isalpha((unsigned char)d[w - 1])) w--;
+    size_t n = b - w;
+    return (n == 2 && !strncasecmp(d + w, "is", 2)) || (n == 3 && !strncasecmp(d + w, "are", 3)) ||
+           (n == 3 && !strncasecmp(d + w, "was", 3)) || (n == 4 && !strncasecmp(d + w, "were", 4));
+}
+
 /* --- the volatile rules (PL001, PL002, PL003) ---------------------------------- */
 
 typedef struct file_ctx {
@@ -361,7 +374,8 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
         if (v.first[i] == (size_t)-1)
             v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
         else if (!(v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5)) &&
-                 stable_text(t, i, t->line_start[i], sv->v[v.first[i]].start, 5))
+                 stable_text(t, i, t->line_start[i], sv->v[v.first[i]].start, 5) &&
+                 !introduces(t->data, t->line_start[i], sv->v[v.first[i]].start))
             v.stable[i] = 2; /* fixed words before this line's value: stable for the lines above */
         if (v.stable[i]) v.last_stable = i;
     }
