@@ -107,7 +107,8 @@ typedef struct pat_def {
     /* 1: every match that is kept holds a digit on its own line (matches
      * never run across lines): lines without a digit are skipped; 2: a bare
      * weekday on one line: only lines without a digit that hold a weekday's
-     * first three letters are searched (scan_digit on those lines) */
+     * first three letters are searched (scan_digit on those lines); 3: an
+     * e-mail address on one line: only lines with an '@' */
     int digit;
 } pat_def;
 
@@ -181,9 +182,8 @@ static const pat_def k_literals[] = {
      "(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
      PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 0},
     /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
-    {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*|"
-     "\\b\\d[\\d,]*\\h+tokens?\\h+(?:left|remaining)\\b",
-     PM_ALWAYS, LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
+    {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*", PM_ALWAYS,
+     LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
@@ -242,7 +242,7 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
      "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
-     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0},
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
      "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
@@ -748,8 +748,8 @@ static int has_weekday_stem(const char *s, size_t n) {
 
 /* The lines of t a pattern of pat_def.digit mode searches, in order (1: the
  * lines with an ASCII digit; 2: the lines without one that hold a weekday
- * stem); *n their count. NULL with *n 0 when there are none or memory runs
- * out (then *oom is set). */
+ * stem; 3: the lines with an '@'); *n their count. NULL with *n 0 when there
+ * are none or memory runs out (then *oom is set). */
 static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     size_t *v = NULL, cap = 0;
     *n = 0;
@@ -757,7 +757,9 @@ static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     for (size_t l = 0; l < t->n_lines; l++) {
         size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
         while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
-        if (mode == 1 ? i == e : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
+        if (mode == 3   ? !memchr(t->data + t->line_start[l], '@', e - t->line_start[l])
+            : mode == 1 ? i == e
+                        : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
             continue;
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 256;
@@ -1306,16 +1308,20 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     size_t ndl, nwl;
     int oom, oom2;
     size_t *dl = digit_lines(t, 1, &ndl, &oom);
-    size_t *wl = digit_lines(t, 2, &nwl, &oom2);
-    if (oom || oom2) rc = UTIL_ENOMEM;
+    size_t *wl = digit_lines(t, 2, &nwl, &oom2), nal;
+    int oom3;
+    size_t *al = digit_lines(t, 3, &nal, &oom3);
+    if (oom || oom2 || oom3) rc = UTIL_ENOMEM;
     for (size_t i = 0; i < N_LITERALS && !rc; i++) {
         lit_arg a = {&k_literals[i], cfg, out, NULL};
-        rc = k_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
-             : k_literals[i].digit    ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
-                                      : scan(d, d->lit[i], t, on_literal, &a);
+        rc = k_literals[i].digit == 3   ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
+             : k_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
+             : k_literals[i].digit      ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
+                                        : scan(d, d->lit[i], t, on_literal, &a);
     }
     free(dl);
     free(wl);
+    free(al);
     if (!rc) rc = user_blocks(d, t, out);
     if (!rc) rc = content_tags(d, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
