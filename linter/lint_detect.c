@@ -110,155 +110,156 @@ typedef struct pat_def {
      * first three letters are searched (scan_digit on those lines); 3: an
      * e-mail address on one line: only lines with an '@' */
     int digit;
+    int rendered; /* lint_span.rendered for its matches */
 } pat_def;
 
 static const pat_def k_literals[] = {
     /* timestamps: machine-made, volatile even without a label */
     {"(?i)(?<![\\w])(?:" ISO_DT ")(?![\\w:])|(?<![\\w])" RFC2822, PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1,
-     1},
+     1, 0},
     {"(?i)(?<![\\w])(?:" MNAME_DATE_Y "|" ISO_DATE "|" NUM_DATE
      "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
-     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1},
+     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1, 0},
     /* a date, weekday, time or epoch labelled as the current one */
     {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
      ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
      "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* the same with a bare weekday ("It's Monday"), on the lines the one above
      * does not search: no digit, a weekday's first three letters */
-    {"(?i)" LABEL "\\K" WDAY "\\b", PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 2},
+    {"(?i)" LABEL "\\K" WDAY "\\b", PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 2, 0},
     {"(?i)(\\b(?:ts|timestamp|epoch|unix(?:[\\h_]?time)?|created(?:_at)?|updated(?:_at)?)\\b)"
      "\\h*[:=]\\h*[\"']?\\K" UNIX_TS,
-     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1},
+     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1, 0},
     /* a strong label with a date-shaped value, valid or not */
     {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
      "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)\\h*"
      "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K(?:" LOOSE_DATE "|" CJK_DATE ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* the label is a heading or a caption line, the value starts the next line */
     {"(?im)^\\h*(?:#{1,6}\\h*|\\*\\*|__)?((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
      "day)|today|date|time|timestamp)\\h*(?:\\*\\*|__)?\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
      "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
      "(?:at\\h+)?" TOD ")?)",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     /* the current month or year */
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
      ",?\\h+\\d{4}|\\d{4})\\b",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* Chinese and Japanese labels of the current date */
     {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
      "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
      "\\xe6\\x97\\xb6\\xe9\\x97\\xb4|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
      "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* Korean labels of the current date: 오늘 날짜, 현재 날짜 */
     {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0\\x81))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
      "|" CJK_DATE ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
      "['\"`]?\\K" ENV_VALUE,
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
     {"(?im)^(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
-     LINT_VC_SESSION, 0, 0},
+     LINT_VC_SESSION, 0, 0, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
-     LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+     LINT_K_ENV, LINT_VC_SESSION, 0, 0, 1},
     /* the repository's state when the prompt is built: "Current branch:
      * feature/x", git log lines ("abc1234 fix build") under a caption */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+|git\\h+)?branch(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K"
      "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 1},
     {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
-     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 0},
+     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 0, 1},
     /* what the editor has open: "Open file: src/app.ts", "Active file: ..." */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?"
      "(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
-     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 0, 1},
     /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
     {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*", PM_ALWAYS,
-     LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
+     LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 1},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
-     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0},
+     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0, 0},
     /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
     {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
      "in|is\\h+in|lives\\h+in|(?:current\\h+|approximate\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|"
      "locale\\h*(?:is|:))\\h*\\K"
      "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
-     LINT_K_LOCATION, LINT_VC_USER, 0, 0},
+     LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     /* shell output inserted when a command file runs: !`git status` */
-    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0},
+    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
-     LINT_K_RELTIME, LINT_VC_CALL, 0, 1},
+     LINT_K_RELTIME, LINT_VC_CALL, 0, 1, 0},
     /* a day named relative to now with a time: "Updated yesterday at 14:05" */
     {"(?i)\\b(?:yesterday|today|tonight|tomorrow)\\h+at\\h+\\K" TOD, PM_ALWAYS, LINT_K_RELTIME, LINT_VC_CALL,
-     1, 1},
+     1, 1, 1},
     /* a tag that names the current date or time around its value:
      * <current_date>2025-03-03</current_date> */
     {"(?i)<(current[_-]?(?:date|time|datetime|date[_-]?time)|today|todays?[_-]date|date|datetime|timestamp|"
      "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
      ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
-     1, 0},
+     1, 0, 0},
     /* ids, nonces, hashes */
     {"(?i)(?<![\\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w-])", PM_UUID,
-     LINT_K_UUID, LINT_VC_CALL, 0, 0},
+     LINT_K_UUID, LINT_VC_CALL, 0, 0, 0},
     {"(?i)\\b(request|req|session|trace|span|correlation|conversation|run|job|message|msg|"
      "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
      "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
-     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0, 1},
+     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0, 1, 0},
     {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K(?=[A-Za-z+/=_-]*\\d)[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
-     LINT_K_NONCE, LINT_VC_CALL, 0, 1},
+     LINT_K_NONCE, LINT_VC_CALL, 0, 1, 0},
     {"(?i)\\b(?:commit|sha(?:-?1|-?256)?|hash|head|rev(?:ision)?|checksum|digest|etag|"
      "build[\\h_-]?id)\\b\\h*(?:is\\h+|at\\h+|[:=#@]\\h*)?[\"'`]?\\K[0-9a-f]{7,64}(?![\\w])",
-     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1},
-    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1},
+     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1, 0},
+    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1, 0},
     /* people, places, machines */
     {"(?:(?i:\\byou(?:'re|\\h+are)?(?:\\h+now)?\\h+(?:talking|speaking|chatting|working|"
      "conversing)\\h+(?:to|with))|(?i:\\b(?:hello|hi|hey|dear|greetings|welcome(?:\\h+back)?|"
      "good\\h+(?:morning|afternoon|evening)),?)|(?i:\\bthe\\h+user(?:'s\\h+name)?\\h+is"
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
-     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0},
+     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
      "name(?:\\h+of\\h+the\\h+user)?)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0},
+     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     /* the user's handle or e-mail address in an identity position: "Username:
      * maria_j", "The user's email address is maria@harbor.dev" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0},
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0, 1},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
      "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
-     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3},
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3, 1},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
      "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
      "default|guest|daytona|gitpod|vercel|devuser|appuser|pi|ubuntu-user)\\b)"
      "[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
      "(?!(?:user|username|you|public|default|example)\\b)\\w[\\w.-]*",
-     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0, 0},
+     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0, 0, 0},
     {"(?<![\\w.])(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
      "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(?!\\w)(?!\\.\\d)|(?i)(?<![\\w:])"
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
-     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 1}, /* a full IPv6 of letters only does not occur */
+     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 1, 0}, /* a full IPv6 of letters only does not occur */
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
      "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
      "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
      "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
-     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0},
+     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0, 0},
     /* counters, stated as the conversation's position: "This is turn 7",
      * "Message #12", "turn: 7", "turn 3 of 10" (not "round 5's review") */
     {"(?i)\\b(?:(?:this\\h+is|you\\h+are\\h+(?:on|in|at)|we\\h+are\\h+(?:on|in|at)|current(?:ly)?"
@@ -269,7 +270,7 @@ static const pat_def k_literals[] = {
      "(?:turn|message|round|attempt|request)\\b)(?!\\h*(?:%|ms\\b|s\\b|sec|min|hour|day|tokens?\\b|"
      "words?\\b|char|times\\b|[.,]\\d))|(?im)^\\h*(?:turn|message|round|iteration|exchange)"
      "(?:[\\h_]?(?:count|number|index))?\\h*[:=]\\h*\\d+\\h*(?=$|<!--)",
-     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
+     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 0},
 };
 #define N_LITERALS (sizeof k_literals / sizeof k_literals[0])
 
@@ -1040,8 +1041,13 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     const char *v = t->data + s;
     size_t n = e - s;
     if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
-    lint_span sp = {s,       e, p ? p->kind : LINT_K_CUSTOM, p ? p->vclass : LINT_VC_TURN, p ? p->subday : 0,
-                    a->label};
+    lint_span sp = {s,
+                    e,
+                    p ? p->kind : LINT_K_CUSTOM,
+                    p ? p->vclass : LINT_VC_TURN,
+                    p ? p->subday : 0,
+                    a->label,
+                    p ? p->rendered : 0};
     if (!p) return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
     if (example_context(d, t, s)) return UTIL_OK;
     size_t ctx_at = s; /* where the constant-qualifier check looks back from */
@@ -1187,12 +1193,12 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
         if (vc == LINT_VC_NONE) {
             if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
-            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL};
+            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0};
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
     if (vc == LINT_VC_NONE) return UTIL_OK;
-    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL};
+    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
 
@@ -1259,7 +1265,7 @@ static int content_tags(const lint_detect *d, const lint_text *t, lint_spanv *ou
             (t->flags[nl] & (LINT_LF_FENCE | LINT_LF_EXAMPLE)))
             continue;
         while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
-        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL};
+        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1};
         if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
     }
     pcre2_match_data_free(md);
@@ -1285,7 +1291,7 @@ static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out
             size_t a = ls + ov[0], b = ls + ov[1];
             while (b > a && (t->data[b - 1] == ' ' || t->data[b - 1] == '\t')) b--;
             if (b > a && !lint_text_in_code(t, a) && !lint_text_in_quiet(t, a)) {
-                lint_span sp = {a, b, LINT_K_PROFILE, LINT_VC_USER, 0, NULL};
+                lint_span sp = {a, b, LINT_K_PROFILE, LINT_VC_USER, 0, NULL, 1};
                 if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
             }
             continue;
@@ -1347,6 +1353,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
                 p->label = out->v[i].label;
             }
             p->subday |= out->v[i].subday;
+            p->rendered &= out->v[i].rendered;
             continue;
         }
         out->v[w++] = out->v[i];

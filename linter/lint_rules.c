@@ -240,6 +240,8 @@ typedef struct file_ctx {
 static int is_relevant(const file_ctx *f, const lint_span *s) {
     if (s->vclass == LINT_VC_NONE) return 0;
     if (f->role == LINT_ROLE_USER && s->vclass == LINT_VC_USER) return 0;
+    if (s->rendered && (f->role == LINT_ROLE_STABLE || f->role == LINT_ROLE_SKILL))
+        return 0; /* committed text of AGENTS.md or SKILL.md: fixed, not pasted per request */
     return 1;
 }
 
