@@ -1069,7 +1069,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         if (const_context(d, t, ctx_at)) return UTIL_OK;
         break;
     case PM_ALWAYS:
-        if (p->kind == LINT_K_DATETIME && (const_context(d, t, s) || in_url_or_quoted(t, s, e)))
+        if ((p->kind == LINT_K_DATETIME || p->kind == LINT_K_RELTIME) &&
+            (const_context(d, t, s) || in_url_or_quoted(t, s, e)))
             return UTIL_OK;
         break;
     case PM_NAME:

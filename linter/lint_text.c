@@ -212,6 +212,39 @@ static int announces_dialogues(const char *w, size_t wl) {
     return 0;
 }
 
+/* Length of a role marker starting w ("User:", "Human:", "Q:" when asks,
+ * "Assistant:", "AI:", "A:" when !asks), or 0. */
+static size_t turn_marker(const char *w, size_t wl, int asks) {
+    static const char *const k_ask[] = {"user:", "human:", "q:", "customer:", "question:", NULL};
+    static const char *const k_ans[] = {"assistant:", "ai:", "a:", "bot:", "answer:", "model:", NULL};
+    for (const char *const *m = asks ? k_ask : k_ans; *m; m++) {
+        size_t ml = strlen(*m);
+        if (wl > ml && strncasecmp(w, *m, ml) == 0) return ml;
+    }
+    return 0;
+}
+
+/* Whether line i is the question of a few-shot exchange: "User: ..." with
+ * text, and the next non-blank line an answer "Assistant: ..." with text;
+ * neither holds a template field. Returns the answer's line, or 0. */
+static size_t fewshot_pair(const lint_text *t, size_t i) {
+    const char *w, *e = t->data + lint_text_line_end(t, i);
+    int lv;
+    size_t wl = strip_deco(t->data + t->line_start[i], e, &w, &lv);
+    size_t ml = turn_marker(w, wl, 1);
+    if (!ml || count_words(w + ml, wl - ml) == 0 || memchr(w, '{', wl)) return 0;
+    size_t k = i + 1;
+    for (; k < t->n_lines; k++) {
+        const char *q, *qe = t->data + lint_text_line_end(t, k);
+        size_t ql = strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+        if (ql == 0) continue;
+        size_t al = turn_marker(q, ql, 0);
+        if (!al || count_words(q + al, ql - al) == 0 || memchr(q, '{', ql)) return 0;
+        return k;
+    }
+    return 0;
+}
+
 static void mark_examples(lint_text *t) {
     size_t n = t->n_lines;
     for (size_t i = 0; i < n; i++) {
@@ -267,6 +300,8 @@ static void mark_examples(lint_text *t) {
                 }
             }
             end = k < n ? k : n - 1;
+        } else if ((end = fewshot_pair(t, i)) != 0) {
+            /* a few-shot exchange: the question and its answer */
         } else if (announces_dialogues(w, wl)) {
             /* sample conversations run to the next heading or the end */
             size_t k = i + 1;
