@@ -740,6 +740,15 @@ static void do_loop(scan *s, size_t i) {
     size_t end = s->tags.v[g->match].end;
     quiet(s, g->end, end);
     s->quiet_until = end;
+    /* a chat template's loop over the messages: everything after it is the
+     * conversation's tail, not stable text */
+    size_t a = in_a;
+    while (a < in_b && d[a] == ' ') a++;
+    size_t w = a;
+    while (w < in_b && lint_tmpl_is_ident(d[w])) w++;
+    if (s->emit && !s->tail_from &&
+        (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages")))
+        s->tail_from = end;
 }
 
 static void do_set(scan *s, size_t i) {
@@ -1324,6 +1333,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     lint_text_ranges_finish(t);
     if (!rc) mark_no_output(t);
     if (!rc) mark_prefill(&s);
+    if (!rc && s.tail_from) /* the conversation's tail: after the messages loop */
+        for (size_t i = lint_text_line_of(t, s.tail_from) + 1; i < t->n_lines; i++)
+            t->flags[i] |= LINT_LF_PREFILL;
     bind_clear(&s.binds);
     bind_clear(&s.seen);
     for (size_t i = 0; i < s.n_inputs; i++) free(s.inputs[i]);
