@@ -417,7 +417,8 @@ static const struct {
 #define USER_BLOCK                                                                                      \
     "(?i)(?:\\buser(?:'s)?\\h+(?:has\\h+the\\h+following\\h+)?(?:\\w+\\h+)?(?:preferences|settings|"    \
     "profile|information|info|details)\\b[^\\n]{0,60}:\\h*$|<user[-_]?(?:preferences|settings|profile|" \
-    "info(?:rmation)?|details)>\\h*$)"
+    "info(?:rmation)?|details)>\\h*$|<(env|environment(?:_info|_details|_context)?|system_info|"        \
+    "workspace_info)>\\h*$)"
 /* A tag, at the start of a line, that holds what one request brings: search
  * results, the user's query, selected text, a pasted page, an attachment. */
 #define CONTENT_TAG                                                                                 \
@@ -1292,14 +1293,23 @@ static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out
             size_t a = ls + ov[0], b = ls + ov[1];
             while (b > a && (t->data[b - 1] == ' ' || t->data[b - 1] == '\t')) b--;
             if (b > a && !lint_text_in_code(t, a) && !lint_text_in_quiet(t, a)) {
-                lint_span sp = {a, b, LINT_K_PROFILE, LINT_VC_USER, 0, NULL, 1};
+                lint_span sp = {a,
+                                b,
+                                open == 2 ? LINT_K_ENV : LINT_K_PROFILE,
+                                open == 2 ? LINT_VC_SESSION : LINT_VC_USER,
+                                0,
+                                NULL,
+                                1};
                 if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
             }
             continue;
         }
-        open = memchr(p, ':', n) || memchr(p, '>', n)
-                   ? pcre2_match(d->misc[RX_USER_BLOCK], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) >= 0
-                   : 0;
+        open = 0; /* 1: the user's settings; 2: an environment block (<env>) */
+        if ((memchr(p, ':', n) || memchr(p, '>', n)) &&
+            pcre2_match(d->misc[RX_USER_BLOCK], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) > 0) {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            open = pcre2_get_ovector_count(md) > 1 && ov[2] != PCRE2_UNSET ? 2 : 1;
+        }
     }
     pcre2_match_data_free(md);
     return rc;
