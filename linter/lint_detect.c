@@ -197,6 +197,14 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
+    /* an IANA time zone or a locale code given as someone's: "Her timezone is
+     * Europe/Oslo", "Locale: nb-NO" */
+    {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
+     "Europe|Indian|Pacific)/[A-Z][\\w+-]*(?:/[A-Z][\\w+-]*)?)",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?locale(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
+     "(?=\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
     /* shell output inserted when a command file runs: !`git status` */
     {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
