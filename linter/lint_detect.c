@@ -246,7 +246,7 @@ static const pat_def k_literals[] = {
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     /* the user's handle or e-mail address in an identity position: "Username:
      * maria_j", "The user's email address is maria@harbor.dev" */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0, 1},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"

@@ -96,7 +96,7 @@ static void describe(char *out, size_t cap, const lint_text *t, const lint_span 
  * markers ([INST], [END CONTEXT]) are skipped. roles counts the role words
  * among them (user, assistant, ...); colon: the text ends in ':'. */
 typedef struct words {
-    int n, roles, colon;
+    int n, alpha, roles, colon; /* alpha: the words with a letter */
 } words;
 
 static int role_word(const char *w, size_t n) {
@@ -140,7 +140,7 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
     const char *s = t->data;
     memset(out, 0, sizeof *out);
     size_t ws = 0;
-    int in_word = 0;
+    int in_word = 0, has_alpha = 0;
     char last = 0;
     for (size_t i = a; i < b; i++) {
         size_t skip = i;
@@ -151,6 +151,7 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
         if (skip > i) {
             if (in_word) {
                 out->n++;
+                out->alpha += has_alpha;
                 out->roles += role_word(s + ws, i - ws);
             }
             in_word = 0;
@@ -161,6 +162,7 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
         if (c == '\\' && i + 1 < b && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
             if (in_word) { /* an escaped newline or tab in a serialized string: a space */
                 out->n++;
+                out->alpha += has_alpha;
                 out->roles += role_word(s + ws, i - ws);
             }
             in_word = 0;
@@ -168,9 +170,11 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
             continue;
         }
         int w = isalnum((unsigned char)c) || ((unsigned char)c & 0x80) || c == '_';
-        if (w && !in_word) ws = i;
+        if (w && !in_word) ws = i, has_alpha = 0;
+        if (w && (isalpha((unsigned char)c) || ((unsigned char)c & 0x80))) has_alpha = 1;
         if (!w && in_word) {
             out->n++;
+            out->alpha += has_alpha;
             out->roles += role_word(s + ws, i - ws);
         }
         in_word = w;
@@ -178,17 +182,12 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
     }
     if (in_word) {
         out->n++;
+        out->alpha += has_alpha;
         out->roles += role_word(s + ws, b - ws);
     }
     out->colon = last == ':';
 }
 
-/* Whether [a, b) of a line holds stable prompt text: at least min_words
- * words (1 for a whole line, more for the rest of a line after a volatile
- * value) that are not only a role marker ("user:", "# assistant") and not a
- * caption that introduces what follows (a line ending in ':' such as
- * "Output:" or "Here is the description of the command:", a short heading):
- * what a caption introduces is stable or not by itself. */
 /* Whether [a, b) is a delimiter line: text between runs of 3+ of one
  * punctuation character ("---BEGIN RETRIEVED DOCUMENTS---", "=== END ==="). */
 static int delimiter_line(const char *s, size_t a, size_t b) {
@@ -201,13 +200,19 @@ static int delimiter_line(const char *s, size_t a, size_t b) {
     return i - a >= 3 && b - j >= 3;
 }
 
+/* Whether [a, b) of a line holds stable prompt text: at least min_words
+ * words (1 for a whole line, more for the rest of a line after a volatile
+ * value) that are not only a role marker ("user:", "# assistant") and not a
+ * caption that introduces what follows (a line ending in ':' such as
+ * "Output:" or "Here is the description of the command:", a short heading):
+ * what a caption introduces is stable or not by itself. */
 static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     words w;
     count_words(t, a, b, &w);
-    if (w.n < min_words) return 0;
-    if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0; /* a delimiter around what follows */
-    if (w.roles > 0 && w.n <= 3) return 0;                   /* a role marker: "user:", "ai name=assistant" */
-    if (w.colon) return 0; /* a caption or answer cue: what it introduces decides */
+    if ((min_words > 1 ? w.alpha : w.n) < min_words) return 0; /* next to a value: words, not numbers */
+    if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0;   /* a delimiter around what follows */
+    if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
+    if (w.colon) return 0;                 /* a caption or answer cue: what it introduces decides */
     const char *p = t->data + t->line_start[line], *e = t->data + b;
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;
