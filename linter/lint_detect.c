@@ -84,10 +84,10 @@ enum {
     "\\d{4}\\xe5\\xb9\\xb4\\h*\\d{1,2}\\xe6\\x9c\\x88\\h*\\d{1,2}\\xe6\\x97\\xa5|\\d{4}\\xeb\\x85\\x84\\h*\\d{1,2}\\xec\\x9b\\x94\\h*\\d{1,2}\\xec\\x9d\\xbc"
 #define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
 /* Facts about the user's machine, stated in prose or as a labelled line. */
-#define ENV_KEY                                                                                               \
-    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|"              \
-    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                              \
-    "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|" \
+#define ENV_KEY                                                                                                     \
+    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|(?:git\\h+)?branch|" \
+    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                                    \
+    "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|"       \
     "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
 #define ENV_VALUE                                                           \
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
@@ -197,6 +197,12 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
+    /* a labelled location or user agent line: "- Location: Oslo, Norway" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
+     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?user[\\h-]?agent(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Za-z][^\\n]{2,300}",
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 1},
     /* an IANA time zone or a locale code given as someone's: "Her timezone is
      * Europe/Oslo", "Locale: nb-NO" */
     {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
@@ -433,7 +439,8 @@ static const struct {
     "^\\h*<((?:search|web)_?results?|search_result|user_?(?:query|question|request|input|message)|" \
     "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"        \
     "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|" \
-    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results)"     \
+    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results|"     \
+    "(?:user_?|current_?)?location)"                                                                \
     "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
 #define USER_ITEM \
     "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
