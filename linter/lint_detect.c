@@ -440,7 +440,8 @@ static const struct {
     "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"        \
     "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|" \
     "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results|"     \
-    "(?:user_?|current_?)?location)"                                                                \
+    "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|" \
+    "memory)"                                                                                       \
     "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
 #define USER_ITEM \
     "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
