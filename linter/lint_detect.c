@@ -774,11 +774,14 @@ static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     *oom = 0;
     for (size_t l = 0; l < t->n_lines; l++) {
         size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
-        while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
-        if (mode == 3   ? !memchr(t->data + t->line_start[l], '@', e - t->line_start[l])
-            : mode == 1 ? i == e
-                        : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
-            continue;
+        if (mode == 3) {
+            if (!memchr(t->data + i, '@', e - i)) continue;
+        } else {
+            while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
+            if (mode == 1 ? i == e
+                          : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
+                continue;
+        }
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 256;
             size_t *p = realloc(v, nc * sizeof *p);
@@ -1320,8 +1323,10 @@ static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out
             }
             continue;
         }
-        open = 0; /* 1: the user's settings; 2: an environment block (<env>) */
-        if ((memchr(p, ':', n) || memchr(p, '>', n)) &&
+        open = 0;     /* 1: the user's settings; 2: an environment block (<env>) */
+        size_t z = n; /* an opener ends in ':' or '>' */
+        while (z > 0 && isspace((unsigned char)p[z - 1])) z--;
+        if (z > 0 && (p[z - 1] == ':' || p[z - 1] == '>') &&
             pcre2_match(d->misc[RX_USER_BLOCK], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) > 0) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             open = pcre2_get_ovector_count(md) > 1 && ov[2] != PCRE2_UNSET ? 2 : 1;
