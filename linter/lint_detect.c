@@ -108,7 +108,8 @@ typedef struct pat_def {
      * never run across lines): lines without a digit are skipped; 2: a bare
      * weekday on one line: only lines without a digit that hold a weekday's
      * first three letters are searched (scan_digit on those lines); 3: an
-     * e-mail address on one line: only lines with an '@' */
+     * e-mail address on one line: only lines with an '@'; 4: a "Label:"
+     * line: only lines with a ':' */
     int digit;
     int rendered; /* lint_span.rendered for its matches */
 } pat_def;
@@ -168,20 +169,20 @@ static const pat_def k_literals[] = {
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
     {"(?im)^(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
-     LINT_VC_SESSION, 0, 0, 1},
+     LINT_VC_SESSION, 0, 4, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
-     LINT_K_ENV, LINT_VC_SESSION, 0, 0, 1},
+     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     /* the repository's state when the prompt is built: "Current branch:
      * feature/x", git log lines ("abc1234 fix build") under a caption */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+|git\\h+)?branch(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K"
      "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 1},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
-     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 0, 1},
+     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 4, 1},
     /* what the editor has open: "Open file: src/app.ts", "Active file: ..." */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?"
      "(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
-     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 0, 1},
+     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 4, 1},
     /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
     {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*", PM_ALWAYS,
      LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 1},
@@ -200,9 +201,9 @@ static const pat_def k_literals[] = {
     /* a labelled location or user agent line: "- Location: Oslo, Norway" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
      "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?user[\\h-]?agent(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Za-z][^\\n]{2,300}",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 1},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     /* an IANA time zone or a locale code given as someone's: "Her timezone is
      * Europe/Oslo", "Locale: nb-NO" */
     {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
@@ -210,7 +211,7 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?locale(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
     /* shell output inserted when a command file runs: !`git status` */
     {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
@@ -254,7 +255,7 @@ static const pat_def k_literals[] = {
      * maria_j", "The user's email address is maria@harbor.dev" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 0, 1},
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 4, 1},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
      "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3, 1},
@@ -766,7 +767,7 @@ static int has_weekday_stem(const char *s, size_t n) {
 
 /* The lines of t a pattern of pat_def.digit mode searches, in order (1: the
  * lines with an ASCII digit; 2: the lines without one that hold a weekday
- * stem; 3: the lines with an '@'); *n their count. NULL with *n 0 when there
+ * stem; 3: the lines with an '@'; 4: with a ':'); *n their count. NULL with *n 0 when there
  * are none or memory runs out (then *oom is set). */
 static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     size_t *v = NULL, cap = 0;
@@ -774,8 +775,8 @@ static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     *oom = 0;
     for (size_t l = 0; l < t->n_lines; l++) {
         size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
-        if (mode == 3) {
-            if (!memchr(t->data + i, '@', e - i)) continue;
+        if (mode >= 3) {
+            if (!memchr(t->data + i, mode == 3 ? '@' : ':', e - i)) continue;
         } else {
             while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
             if (mode == 1 ? i == e
@@ -1348,11 +1349,14 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     size_t *dl = digit_lines(t, 1, &ndl, &oom);
     size_t *wl = digit_lines(t, 2, &nwl, &oom2), nal;
     int oom3;
-    size_t *al = digit_lines(t, 3, &nal, &oom3);
-    if (oom || oom2 || oom3) rc = UTIL_ENOMEM;
+    size_t *al = digit_lines(t, 3, &nal, &oom3), ncl;
+    int oom4;
+    size_t *cl = digit_lines(t, 4, &ncl, &oom4);
+    if (oom || oom2 || oom3 || oom4) rc = UTIL_ENOMEM;
     for (size_t i = 0; i < N_LITERALS && !rc; i++) {
         lit_arg a = {&k_literals[i], cfg, out, NULL};
-        rc = k_literals[i].digit == 3   ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
+        rc = k_literals[i].digit == 4   ? scan_digit(d, d->lit[i], t, cl, ncl, on_literal, &a)
+             : k_literals[i].digit == 3 ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
              : k_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
              : k_literals[i].digit      ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
                                         : scan(d, d->lit[i], t, on_literal, &a);
@@ -1360,6 +1364,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     free(dl);
     free(wl);
     free(al);
+    free(cl);
     if (!rc) rc = user_blocks(d, t, out);
     if (!rc) rc = content_tags(d, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {

@@ -217,6 +217,8 @@ static int announces_dialogues(const char *w, size_t wl) {
 static size_t turn_marker(const char *w, size_t wl, int asks) {
     static const char *const k_ask[] = {"user:", "human:", "q:", "customer:", "question:", NULL};
     static const char *const k_ans[] = {"assistant:", "ai:", "a:", "bot:", "answer:", "model:", NULL};
+    char c = wl ? (char)(w[0] | 0x20) : 0;
+    if (asks ? !strchr("uhqc", c) : !strchr("abm", c)) return 0; /* most lines: one compare */
     for (const char *const *m = asks ? k_ask : k_ans; *m; m++) {
         size_t ml = strlen(*m);
         if (wl > ml && strncasecmp(w, *m, ml) == 0) return ml;
