@@ -3,10 +3,13 @@
  * identical to plain decoding on the golden prompts and on a file-editing
  * turn (the model copies a file it read: many drafts accepted), seeded
  * sampling identical too, max_tokens and the context limit ending at the same
- * token, and the sequence left as plain decoding leaves it. No timing. */
+ * token, and the sequence left as plain decoding leaves it; the agent's reply
+ * with --spec and what `cachet stats` says of it. No timing. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../engine/chat.h"
 #include "../engine/engine.h"
@@ -14,6 +17,7 @@
 #include "check.h"
 #include "golden_io.h"
 #include "helpers.h"
+#include "proc.h"
 
 /* --- the drafter ----------------------------------------------------------------- */
 
@@ -209,6 +213,75 @@ static void test_edit_turn(eng_model *m) {
     free(u);
 }
 
+/* The agent with --spec ngram on an edit turn (the file pasted in the task):
+ * the same reply as without, and `cachet stats` reports the drafts. Both runs
+ * share a temporary state and cache directory (the second reuses the first's
+ * prompt from the disk tier). */
+static void test_agent_turn(const char *model) {
+    char dir[] = "/tmp/cachet-spec-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    static const char task[] = "Here is hello.c:\n\n```c\n#include <stdio.h>\n\nint main(void) {\n"
+                               "    printf(\"Hello, world!\\n\");\n    return 0;\n}\n```\n\n"
+                               "Write the whole file again with the greeting changed from Hello to Hi.";
+    char path[256];
+    snprintf(path, sizeof path, "%s/task.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(task, f);
+        fclose(f);
+    }
+    /* the turn context names the time of day (HH:MM): the two replies are
+     * compared when both runs fell in one minute (tried up to 4 times; the
+     * prompt's stable part comes from the cache after the first) */
+    char *reply[2] = {NULL, NULL};
+    int compared = 0;
+    for (int attempt = 0; attempt < 4 && !compared; attempt++) {
+        free(reply[0]);
+        free(reply[1]);
+        reply[0] = reply[1] = NULL;
+        time_t m0 = time(NULL) / 60;
+        for (int i = 0; i < 2; i++) {
+            proc_result r = proc_runf(
+                "cd %s && XDG_STATE_HOME=%s/state XDG_CACHE_HOME=%s/cache %s/cachet -p \"$(cat "
+                "task.txt)\" --model '%s' --workspace %s --json --temp 0 --threads 2 "
+                "--max-tokens 48 --spec %s",
+                dir, dir, dir, proc_bin_dir(), model, dir, i ? "ngram" : "none");
+            cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+            const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reply"));
+            CHECK_MSG(t != NULL, "cachet -p --spec: %d %s", r.status, r.err);
+            reply[i] = t ? strdup(t) : NULL;
+            cJSON_Delete(j);
+            proc_result_free(&r);
+        }
+        compared = time(NULL) / 60 == m0;
+    }
+    CHECK_MSG(compared, "no two runs within one minute in 4 tries");
+    CHECK_MSG(reply[0] && reply[1] && strcmp(reply[0], reply[1]) == 0, "replies differ:\n%s\n---\n%s",
+              reply[0] ? reply[0] : "", reply[1] ? reply[1] : "");
+    proc_result r = proc_runf("XDG_STATE_HOME=%s/state %s/cachet stats --all --json", dir, proc_bin_dir());
+    cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+    const cJSON *ss = cJSON_GetObjectItem(j, "sessions"), *e;
+    int with = 0, without = 0;
+    cJSON_ArrayForEach(e, ss) {
+        double d = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "spec_drafted"));
+        double a = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "spec_accepted"));
+        double tpf = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tokens_per_forward"));
+        if (d > 0 && a >= 0 && a <= d && tpf >= 1) with++;
+        if (d == 0) without++;
+    }
+    CHECK_MSG(with >= 1 && without >= 1 && with == without, "stats: %d sessions with drafts, %d without: %s",
+              with, without, r.out);
+    cJSON_Delete(j);
+    proc_result_free(&r);
+    r = proc_runf("XDG_STATE_HOME=%s/state %s/cachet stats", dir, proc_bin_dir()); /* the latest: --spec */
+    CHECK_MSG(strstr(r.out, "speculative decoding:") && strstr(r.out, "tokens per forward"), "%s", r.out);
+    proc_result_free(&r);
+    free(reply[0]);
+    free(reply[1]);
+    r = proc_runf("rm -rf %s", dir);
+    proc_result_free(&r);
+}
+
 void test_spec(void) {
     CHECK_CASE(draft) test_draft();
     eng_model *m = th_open_model(NULL, 2, 0);
@@ -218,4 +291,5 @@ void test_spec(void) {
     CHECK_CASE(limits) test_limits(m);
     CHECK_CASE(edit_turn) test_edit_turn(m);
     eng_model_free(m);
+    CHECK_CASE(agent_turn) test_agent_turn(check_model_path());
 }
