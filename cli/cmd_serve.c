@@ -174,6 +174,7 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
     int st = cli_engine_finish(&o->e, 1);
     o->p.model_path = o->e.path;
     o->p.mp = o->e.mp;
+    o->p.spec = o->e.spec;
     o->p.n_ctx = o->e.n_ctx;
     return st;
 }

@@ -533,7 +533,8 @@ int serve_start(serve_server **out, const serve_params *p, util_err *err) {
                                  .n_ctx = p->n_ctx,
                                  .prefill_chunk = p->prefill_chunk,
                                  .max_queue = p->max_queue,
-                                 .max_passed_over = 4};
+                                 .max_passed_over = 4,
+                                 .spec = p->spec};
         if (!(srv->metrics = serve_metrics_new()))
             rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
         else

@@ -35,6 +35,7 @@ typedef struct serve_params {
     int n_ctx;              /* context per request; <= 0: the model's */
     eng_model_params mp;    /* for eng_model_open (its strings must outlive the server) */
     eng_sample_params sp;   /* sampling defaults for requests that do not set them */
+    eng_spec_params spec;   /* speculative decoding of every request (--spec; zeroed: none) */
 } serve_params;
 
 /* The defaults: 127.0.0.1:8080, 4 parallel, 64 queued, 512 max tokens, 1 MiB

@@ -3,8 +3,8 @@
  * stopped with SIGTERM (SIGKILL if it hangs; it also dies with the runner);
  * libcurl is the client. Covers the routes, streaming, prefix sharing,
  * scheduling order, bad input, auth, disconnects, a small load and shutdown,
- * slow clients against /health, and turn markers in a client's message
- * staying text. */
+ * slow clients against /health, turn markers in a client's message staying
+ * text, any model name (--strict-model: only the served one) and --spec. */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -696,6 +696,43 @@ static void test_strict_model(void) {
     CHECK_EQ_INT(server_stop(&s), 0);
 }
 
+/* A completion whose answer repeats its prompt, greedy: the text. */
+static char *spec_completion(const server *s, usage_sum *u) {
+    const char *body =
+        "{\"prompt\":\"1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3,\","
+        "\"max_tokens\":24,\"temperature\":0}";
+    http_resp r = {0};
+    http(s, "/v1/completions", body, -1, NULL, 0, &r);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    CHECK_MSG(r.status == 200 && choice_text(o), "completions: %ld %s", r.status, body_of(&r));
+    char *t = choice_text(o) ? strdup(choice_text(o)) : NULL;
+    if (t && u) add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+    cJSON_Delete(o);
+    util_buf_release(&r.body);
+    return t;
+}
+
+/* --spec ngram: the same greedy text as the plain server, and /metrics counts
+ * the drafts (accepted <= drafted; no drafts without --spec). */
+static void test_spec(const server *plain, usage_sum *u) {
+    server s;
+    int started = server_start(&s, "--ctx-size 256 --parallel 2 --spec ngram --spec-max 6") == 0;
+    CHECK_MSG(started, "server did not start");
+    if (!started) return;
+    char *a = spec_completion(plain, u), *b = spec_completion(&s, NULL);
+    CHECK_MSG(a && b && strcmp(a, b) == 0, "plain '%s', spec '%s'", a ? a : "", b ? b : "");
+    double drafted = metric(&s, "cachet_spec_draft_tokens_total");
+    double accepted = metric(&s, "cachet_spec_accepted_tokens_total");
+    double forwards = metric(&s, "cachet_decode_forwards_total");
+    CHECK_MSG(drafted > 0 && accepted > 0 && accepted <= drafted && forwards > 0 && forwards + accepted <= 24,
+              "drafted %g accepted %g forwards %g", drafted, accepted, forwards);
+    CHECK_EQ_INT((long)metric(plain, "cachet_spec_draft_tokens_total"), 0);
+    CHECK(metric(plain, "cachet_decode_forwards_total") > 0);
+    free(a);
+    free(b);
+    CHECK_EQ_INT(server_stop(&s), 0);
+}
+
 /* 70 clients (more than the 64 connection slots) that send a request line,
  * then trickle header bytes forever: each is cut off by the server's read
  * deadline, so /health answers again while they still trickle (before, a
@@ -935,6 +972,7 @@ void test_serve(void) {
         CHECK_CASE(shared_prefix) test_shared_prefix(&s, &u);
         CHECK_CASE(bad_input) test_bad_input(&s);
         CHECK_CASE(any_model_name) test_any_model_name(&s, &u);
+        CHECK_CASE(spec) test_spec(&s, &u);
         CHECK_CASE(slow_clients) test_slow_clients(&s);
         CHECK_CASE(load) {
             test_load(&s, &u, 4, 5);
