@@ -2,7 +2,8 @@
  * --json fields of a tiny run after a context (--depth) beside a fake
  * llama-bench (a shell script that records its arguments): test names, bytes
  * per token with the context's KV, the bandwidth labels and buffer sizes, the
- * load check and the ratios it withholds. No timing is asserted. */
+ * load check and the ratios it withholds; a tiny `cachet bench serve`. No
+ * timing is asserted. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,34 @@ static void test_json(const char *model) {
     proc_result_free(&rm);
 }
 
+/* cachet bench serve, tiny: every request answered, the shared system prompt
+ * served from cache after the first requests, the figures present; no
+ * llama-server (its absence is said). Also --spec ngram is taken. */
+static void test_serve(const char *model) {
+    proc_result r = proc_runf("%s/cachet bench serve --model '%s' --clients 2 --requests 2 --max-tokens 4 "
+                              "--system 64 --parallel 2 --threads 2 --no-llama --json --spec ngram",
+                              proc_bin_dir(), model);
+    cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+    CHECK_MSG(j != NULL, "bench serve: %d %s", r.status, r.err);
+    cJSON *c = cJSON_GetObjectItem(j, "cachet");
+    if (j) {
+        CHECK_EQ_INT((long)num(c, "requests"), 4);
+        CHECK_EQ_INT((long)num(c, "failed"), 0);
+        CHECK_EQ_INT((long)num(c, "completion_tokens"), 16);
+        CHECK(num(c, "prompt_tokens") > 64 * 4 && num(c, "cached_tokens") > 0);
+        CHECK(num(c, "cached_share") > 0 && num(c, "cached_share") < 1);
+        CHECK(num(c, "wall_s") > 0 && num(c, "generated_tps") > 0);
+        CHECK(num(c, "latency_p50_s") > 0 && num(c, "latency_p95_s") >= num(c, "latency_p50_s"));
+        CHECK_EQ_STR(str(j, "spec"), "ngram");
+        CHECK(strstr(str(cJSON_GetObjectItem(j, "llama_server"), "note"), "not run") != NULL);
+    }
+    cJSON_Delete(j);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench serve --clients 0", proc_bin_dir());
+    CHECK_EQ_INT(r.status, 2);
+    proc_result_free(&r);
+}
+
 void test_bench(void) {
     const char *model = check_model_path();
     if (!model) {
@@ -109,4 +138,5 @@ void test_bench(void) {
     }
     CHECK_CASE(options) test_options(model);
     CHECK_CASE(json) test_json(model);
+    CHECK_CASE(serve) test_serve(model);
 }
