@@ -65,6 +65,9 @@ static const cli_engine_note bench_notes[] = {
     {"no-disk-cache", "bench never uses the disk tier"},
     {"kv-dir", "bench never uses the disk tier"},
     {"kv-disk-budget", "bench never uses the disk tier"},
+    {"spec", "not used: bench measures plain decode steps"},
+    {"spec-max", "not used"},
+    {"spec-ngram", "not used"},
     {"device", "compute on D: auto (a GPU when this build has CUDA and one is present), cpu,\n"
                "cuda, cuda:N (default auto; $CACHET_DEVICE sets it when absent); on a GPU the\n"
                "bandwidth is the GPU memory's, as the backend measures it, and llama.cpp is not run"},
