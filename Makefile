@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv synth-1b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -274,11 +274,21 @@ $(SYNTH_DIR)/llama-1b-%.gguf: $(BIN)/cachet-synth
 	@mkdir -p $(SYNTH_DIR)
 	$(BIN)/cachet-synth --preset llama-1b-$* -o $@
 
-# Bounded load test of cachet serve on loopback (clients x requests, shared prefixes).
+# N clients sharing a system prompt against cachet serve and, with LLAMA_CPP_DIR,
+# llama-server on the same model (cachet bench serve; docs/bench.md). MODEL,
+# BENCH_THREADS, BENCH_SERVE_ARGS (e.g. "--clients 8 --requests 6 --spec ngram").
+# scripts/bench-serve.sh is the curl load test with the server's RSS.
+BENCH_SERVE_ARGS ?=
 bench-serve: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@echo "make bench-serve: cachet serve (and llama-server with LLAMA_CPP_DIR) under N clients"
+	$(BIN)/cachet bench serve --model $(MODEL) --threads $(BENCH_THREADS) $(BENCH_SERVE_ARGS)
+
+# Prompt-lookup speculative decoding on an edit turn: decode tok/s with and
+# without --spec ngram, identical outputs (scripts/bench-spec.sh; MODEL).
+bench-spec: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
-	@echo "make bench-serve: a bounded load test of cachet serve on loopback"
-	sh scripts/bench-serve.sh $(BIN)
+	MODEL=$(MODEL) THREADS=$(BENCH_THREADS) sh scripts/bench-spec.sh $(BIN)
 
 bench-lint: $(BIN)/promptlint
 	@echo "make bench-lint: promptlint's speed on generated corpora"

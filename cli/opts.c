@@ -22,7 +22,10 @@ enum {
     E_CHAT_TEMPLATE,
     E_KV_TYPE,
     E_KV_TYPE_K,
-    E_KV_TYPE_V
+    E_KV_TYPE_V,
+    E_SPEC,
+    E_SPEC_MAX,
+    E_SPEC_NGRAM
 };
 
 static const struct {
@@ -59,6 +62,12 @@ static const struct {
      "chatml, gemma, llama3, llama3.1, mistral-v0, mistral-v1, mistral-v3,\n"
      "mistral-v3-tekken, phi3, phi3-mini, phi3-small, phi3-vision, deepseek-r1\n"
      "(default: recognised; unrecognised: chatml, with a warning)"},
+    {"spec", "MODE", E_SPEC,
+     "speculative decoding: ngram (draft from the sequence's own earlier tokens,\n"
+     "verify in one forward pass; output identical to plain decoding) or none\n"
+     "(default none)"},
+    {"spec-max", "N", E_SPEC_MAX, "tokens drafted per forward with --spec ngram, 1..64 (default 8)"},
+    {"spec-ngram", "N", E_SPEC_NGRAM, "longest match length tried with --spec ngram, 1..16 (default 3)"},
 };
 
 enum { N_ENGINE = sizeof k_engine / sizeof k_engine[0] };
@@ -131,6 +140,22 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
         if (c != E_KV_TYPE_K) e->mp.kv_type_v = t;
         return 1;
     }
+    case E_SPEC: {
+        util_err err;
+        if (eng_spec_mode_parse(&e->spec.mode, arg, &err)) {
+            fprintf(stderr, "cachet: option '--spec': %s\n", err.msg);
+            return CLI_EXIT_USAGE;
+        }
+        return 1;
+    }
+    case E_SPEC_MAX:
+        if (cli_parse_int("--spec-max", arg, 1, ENG_SPEC_MAX_DRAFT, &l)) return CLI_EXIT_USAGE;
+        e->spec.max_draft = (int)l;
+        return 1;
+    case E_SPEC_NGRAM:
+        if (cli_parse_int("--spec-ngram", arg, 1, 16, &l)) return CLI_EXIT_USAGE;
+        e->spec.ngram = (int)l;
+        return 1;
     default: return 0;
     }
 }

@@ -214,15 +214,45 @@ typedef struct eng_gen_stats {
     double prefill_tps;
     double decode_tps;
     eng_stop_reason stop_reason;
+    /* decoding (speculative or not): a decode forward evaluates the pending
+     * token, plus drafted tokens with --spec; tokens_per_forward is
+     * (decode_forwards + spec_accepted) / decode_forwards (1 without --spec) */
+    int decode_forwards;
+    int spec_drafted;          /* tokens a drafter proposed and a forward verified */
+    int spec_accepted;         /* of which sampling picked the same token */
+    double spec_accept_rate;   /* spec_accepted / spec_drafted (0: none drafted) */
+    double tokens_per_forward; /* 0 before the first decode forward */
 } eng_gen_stats;
 
 /* Called with each generated token and its decoded text (complete UTF-8
  * characters only; may be empty). Return nonzero to stop. */
 typedef int (*eng_token_cb)(void *user, int32_t id, const char *text, size_t len);
 
+/* Speculative decoding without a second model (prompt lookup): drafts the
+ * next tokens from the sequence's own earlier tokens (engine/spec.h),
+ * verifies the pending token and the draft in one forward pass
+ * (eng_seq_eval_all) and keeps the longest prefix that sampling itself
+ * picked: greedy output is identical to plain decoding, and sampled output
+ * too for the same seed (each token is sampled from the same logits with the
+ * same RNG draws; a deterministic draft is accepted iff the sampled token
+ * equals it, so the distribution is exact). The rest is truncated. */
+typedef enum eng_spec_mode { ENG_SPEC_NONE = 0, ENG_SPEC_NGRAM = 1 } eng_spec_mode;
+typedef struct eng_spec_params {
+    eng_spec_mode mode;
+    int max_draft; /* tokens drafted per forward; <= 0: ENG_SPEC_DEFAULT_DRAFT */
+    int ngram;     /* longest match length tried; <= 0: ENG_SPEC_DEFAULT_NGRAM */
+} eng_spec_params;
+#define ENG_SPEC_DEFAULT_DRAFT 8
+#define ENG_SPEC_DEFAULT_NGRAM 3
+#define ENG_SPEC_MAX_DRAFT     64
+/* "none" or "ngram" into *out; UTIL_EINVAL with a message naming the text
+ * otherwise. */
+int eng_spec_mode_parse(eng_spec_mode *out, const char *name, util_err *err);
+
 typedef struct eng_gen_params {
     int max_tokens; /* <= 0: until the context is full */
     eng_sample_params sample;
+    eng_spec_params spec;  /* zeroed: plain decoding */
     eng_token_cb on_token; /* eng_generate only; the step API returns each token */
     void *user;
 } eng_gen_params;
