@@ -59,7 +59,7 @@ LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
 .PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint synth-1b cuda test-cuda gpu-check install \
-        uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
+        uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
@@ -228,6 +228,12 @@ model:
 # the gemma3 suites (they say "skipped" without it); not part of `make model`.
 model-gemma3:
 	@sh scripts/fetch-model.sh gemma3
+
+# The perplexity text (models/pride-and-prejudice.txt, SHA-256 checked): Pride
+# and Prejudice from the Debian package r-cran-janeaustenr; docs/perplexity.md.
+# The perplexity suite says "skipped" without it.
+ppl-text:
+	@sh scripts/fetch-ppl-text.sh
 
 # llama.cpp's vocab-only GGUFs with its tokenizer tests (.inp/.out), SHA-256
 # checked; the vocabs suite says "skipped" without them.
