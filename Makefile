@@ -68,6 +68,8 @@ help:
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make model-gemma3  fetch Gemma 3 270M Q4_K_M into models/ (the gemma3 suites need it)"
+	@echo "make ppl-text  fetch the perplexity text (Pride and Prejudice, Debian r-cran-janeaustenr)"
+	@echo "make ppl       cachet perplexity over the whole text, SmolLM2 and Gemma 3 (slow)"
 	@echo "make vocabs    fetch llama.cpp's vocab-only GGUFs and tokenizer tests into models/vocab/"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
 	@echo "make install   cachet, promptlint, their data and the model into PREFIX (PREFIX=\$$HOME/.local: no root)"
@@ -234,6 +236,12 @@ model-gemma3:
 # The perplexity suite says "skipped" without it.
 ppl-text:
 	@sh scripts/fetch-ppl-text.sh
+
+# cachet perplexity over the whole text at ctx 512, SmolLM2 and Gemma 3 (tens of
+# minutes on 2 cores; THREADS=, CHUNKS=, PPL_ARGS=--exact, LLAMA_CPP_DIR= for
+# llama-perplexity beside it): the full-text figures of docs/perplexity.md.
+ppl: $(BIN)/cachet
+	@sh scripts/ppl.sh
 
 # llama.cpp's vocab-only GGUFs with its tokenizer tests (.inp/.out), SHA-256
 # checked; the vocabs suite says "skipped" without them.
