@@ -213,4 +213,12 @@ void test_perplexity(void) {
         else
             test_exact(m, text);
     }
+    CHECK_CASE(gemma3) {
+        if (!g || !t)
+            CHECK_SKIP("%s is absent (%s)",
+                       g ? "models/pride-and-prejudice.txt" : "models/gemma-3-270m-q4_k_m.gguf",
+                       g ? "make ppl-text" : "make model-gemma3");
+        else
+            test_llama(gemma, text, "llama_ppl_gemma3.txt", GEMMA3_CHUNKS);
+    }
 }
