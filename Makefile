@@ -175,6 +175,8 @@ test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	@test -f models/gemma-3-270m-q4_k_m.gguf || $(MAKE) --no-print-directory model-gemma3 || \
 	    echo "make test: could not fetch Gemma 3 270M (make model-gemma3); the gemma3 suite will say skipped"
+	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text || \
+	    echo "make test: could not fetch the perplexity text (make ppl-text); the perplexity suite will say skipped"
 	@test -f models/vocab/ggml-vocab-llama-bpe.gguf || $(MAKE) --no-print-directory vocabs || \
 	    echo "make test: could not fetch the vocabularies (make vocabs); the vocabs suites will say skipped"
 	@echo "make test: every suite (a few minutes); the last line is 'N passed, N failed, N skipped'"
