@@ -60,9 +60,7 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
     s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
     s->kv.pages = s->pages;
-    s->kv.page_tokens = P;
-    s->kv.n_layer = m->hp.n_layer;
-    s->kv.kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view_init(&s->kv, P, m->hp.n_layer, m->hp.n_kv_head * m->hp.head_dim, m->kv_type_k, m->kv_type_v);
     int rc = UTIL_OK;
     if (!s->pages || !s->nodes || !s->toks || scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
@@ -132,7 +130,7 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user) {
 /* Makes page i writable: a page shared with the cache is copied first. */
 static int make_private(eng_seq *s, int i, util_err *err) {
     if (!s->nodes[i]) return UTIL_OK;
-    uint16_t *copy;
+    void *copy;
     int rc = eng_kvcache_page_alloc(s->m->cache, &copy, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
@@ -175,6 +173,13 @@ static uint64_t step_key(const eng_seq *s, int want_logits) {
     return h;
 }
 
+/* The model's forward pass over this sequence alone (a batch of one entry). */
+static int forward1(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err) {
+    eng_fwd_entry e = {.seq = s, .toks = toks, .n_tok = n, .n_logits = n_logits, .pass = pass};
+    eng_fwd_batch b = {.e = &e, .n = 1, .n_tok = n, .n_logits = n_logits, .sc = &s->sc};
+    return s->m->arch->forward(s->m, &b, err);
+}
+
 /* Evaluates n tokens of the given pass (see eng_pass in backend.h); logits:
  * NULL, the last token's (all == 0) or every token's ([n][n_vocab], all == 1;
  * the scratch holds n_batch rows of logits). */
@@ -192,16 +197,15 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
     int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
-    const eng_forward_fn forward = s->m->arch->forward;
     if (pass == ENG_PASS_DECODE && n == 1 && be->ops->step_begin) {
         /* a decode step: the backend may replay a recording of it */
         if ((rc = be->ops->step_begin(be, step_key(s, logits != NULL), &s->kv, toks[0], s->len, err)) < 0)
             return rc;
-        rc = forward(s, toks, 1, pass, logits != NULL, err);
+        rc = forward1(s, toks, 1, pass, logits != NULL, err);
         int again = be->ops->step_end(be, rc != UTIL_OK, err);
         if (rc) return rc;
         if (again < 0) return again;
-        if (again && (rc = forward(s, toks, 1, pass, logits != NULL, err))) return rc;
+        if (again && (rc = forward1(s, toks, 1, pass, logits != NULL, err))) return rc;
         s->toks[s->len++] = toks[0];
         if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
         return UTIL_OK;
@@ -210,7 +214,7 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
         int n_logits = !logits ? 0 : all ? chunk : last;
-        rc = forward(s, toks + done, chunk, pass, n_logits, err);
+        rc = forward1(s, toks + done, chunk, pass, n_logits, err);
         if (rc) return rc;
         if (all && (rc = be->ops->to_host(be, logits + (size_t)done * (size_t)nv, s->sc.logits,
                                           (size_t)chunk * (size_t)nv * sizeof(float), err)))
