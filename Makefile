@@ -59,7 +59,7 @@ LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
 .PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b cuda test-cuda gpu-check install \
-        uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
+        uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
@@ -68,6 +68,8 @@ help:
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make model-gemma3  fetch Gemma 3 270M Q4_K_M into models/ (the gemma3 suites need it)"
+	@echo "make ppl-text  fetch the perplexity text (Pride and Prejudice, Debian r-cran-janeaustenr)"
+	@echo "make ppl       cachet perplexity over the whole text, SmolLM2 and Gemma 3 (slow)"
 	@echo "make vocabs    fetch llama.cpp's vocab-only GGUFs and tokenizer tests into models/vocab/"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
 	@echo "make install   cachet, promptlint, their data and the model into PREFIX (PREFIX=\$$HOME/.local: no root)"
@@ -174,6 +176,8 @@ test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	@test -f models/gemma-3-270m-q4_k_m.gguf || $(MAKE) --no-print-directory model-gemma3 || \
 	    echo "make test: could not fetch Gemma 3 270M (make model-gemma3); the gemma3 suite will say skipped"
+	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text || \
+	    echo "make test: could not fetch the perplexity text (make ppl-text); the perplexity suite will say skipped"
 	@test -f models/vocab/ggml-vocab-llama-bpe.gguf || $(MAKE) --no-print-directory vocabs || \
 	    echo "make test: could not fetch the vocabularies (make vocabs); the vocabs suites will say skipped"
 	@echo "make test: every suite (a few minutes); the last line is 'N passed, N failed, N skipped'"
@@ -229,6 +233,18 @@ model:
 # the gemma3 suites (they say "skipped" without it); not part of `make model`.
 model-gemma3:
 	@sh scripts/fetch-model.sh gemma3
+
+# The perplexity text (models/pride-and-prejudice.txt, SHA-256 checked): Pride
+# and Prejudice from the Debian package r-cran-janeaustenr; docs/perplexity.md.
+# The perplexity suite says "skipped" without it.
+ppl-text:
+	@sh scripts/fetch-ppl-text.sh
+
+# cachet perplexity over the whole text at ctx 512, SmolLM2 and Gemma 3 (tens of
+# minutes on 2 cores; THREADS=, CHUNKS=, PPL_ARGS=--exact, LLAMA_CPP_DIR= for
+# llama-perplexity beside it): the full-text figures of docs/perplexity.md.
+ppl: $(BIN)/cachet
+	@sh scripts/ppl.sh
 
 # llama.cpp's vocab-only GGUFs with its tokenizer tests (.inp/.out), SHA-256
 # checked; the vocabs suite says "skipped" without them.
