@@ -151,6 +151,23 @@ void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer 
  * the logits of all of them into sc->logits. */
 int eng_fwd_head(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 
+/* --- what batch.c uses of a sequence (seq.c) ----------------------------- */
+
+/* Scratch for n_batch rows and logits_rows rows of logits; UTIL_ENOMEM. */
+int eng_scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, int n_batch, int logits_rows);
+void eng_scratch_release(eng_backend *be, eng_scratch *sc);
+/* Checks n tokens fit and are in the vocabulary and makes their positions
+ * writable (seq_eval's checks), without evaluating them. */
+int eng_seq_batch_prepare(eng_seq *s, const int32_t *toks, int n, util_err *err);
+/* eng_seq_set_tokens without the evaluation: the sequence keeps or adopts
+ * the longest reusable prefix of toks[0..n-1) (at most n - 1 tokens) and
+ * counts the query; the caller computes toks[s->len..n) (in a batch) and
+ * commits. */
+int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, int *cached_disk,
+                  util_err *err);
+/* Appends n evaluated tokens (after the forward pass). */
+void eng_seq_batch_advance(eng_seq *s, const int32_t *toks, int n);
+
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);
