@@ -105,7 +105,8 @@ struct eng_model {
     unsigned char *layer_swa;  /* n_layer flags from model.c's swa_read (NULL: no sliding layers) */
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;
-    eng_kvcache *cache; /* KV page pool + prefix tree, shared by all sequences */
+    eng_kvcache *cache;            /* KV page pool + prefix tree, shared by all sequences */
+    uint32_t kv_type_k, kv_type_v; /* KV element types (ENG_TYPE_F16, _Q8_0, _Q4_0) */
 };
 
 
@@ -114,8 +115,8 @@ struct eng_seq {
     int n_ctx;
     int len;
     int n_batch;
-    int32_t *toks;    /* the len tokens held */
-    uint16_t **pages; /* page table: page i holds positions i*P .. i*P+P-1 */
+    int32_t *toks; /* the len tokens held */
+    void **pages;  /* page table: page i holds positions i*P .. i*P+P-1 */
     eng_kv_node *
         *nodes;  /* nodes[i]: the cache node page i belongs to (pinned, read-only), or NULL if private */
     int n_pages; /* pages present */

@@ -60,9 +60,7 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
     s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
     s->kv.pages = s->pages;
-    s->kv.page_tokens = P;
-    s->kv.n_layer = m->hp.n_layer;
-    s->kv.kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view_init(&s->kv, P, m->hp.n_layer, m->hp.n_kv_head * m->hp.head_dim, m->kv_type_k, m->kv_type_v);
     int rc = UTIL_OK;
     if (!s->pages || !s->nodes || !s->toks || scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
@@ -132,7 +130,7 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user) {
 /* Makes page i writable: a page shared with the cache is copied first. */
 static int make_private(eng_seq *s, int i, util_err *err) {
     if (!s->nodes[i]) return UTIL_OK;
-    uint16_t *copy;
+    void *copy;
     int rc = eng_kvcache_page_alloc(s->m->cache, &copy, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
