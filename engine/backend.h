@@ -126,6 +126,10 @@ typedef struct eng_backend_ops {
     int (*n_threads)(const eng_backend *be);
     /* Tokens per forward call the backend is best at (sequences' default). */
     int n_batch;
+    /* 1: matmul gives the same values whatever the pass (one path for prompt
+     * and decode tokens), so a forward pass may run rows of both in one call
+     * (a prompt chunk riding with decode steps reads the weights once). */
+    int pass_blind;
 
     /* --- memory ----------------------------------------------------------- */
     /* Backend memory of `bytes` (64-byte aligned), or NULL when out of it. */

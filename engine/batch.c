@@ -21,7 +21,8 @@ int eng_fwd_embed(const eng_model *m, const eng_fwd_batch *b, float *x, util_err
 }
 
 /* y = W x over rows of each entry (its n_tok, or its n_logits for the head),
- * one call per run of entries with the same pass. */
+ * one call per run of entries with the same pass (one call for all on a
+ * backend whose matmul ignores the pass). */
 static int fwd_matmul_rows(const eng_model *m, const eng_fwd_batch *b, const eng_weight *w, const float *x,
                            float *y, int head, util_err *err) {
     eng_backend *be = m->be;
@@ -29,7 +30,8 @@ static int fwd_matmul_rows(const eng_model *m, const eng_fwd_batch *b, const eng
     for (int i = 0; i < b->n;) {
         eng_pass pass = b->e[i].pass;
         int rows = 0;
-        for (; i < b->n && b->e[i].pass == pass; i++) rows += head ? b->e[i].n_logits : b->e[i].n_tok;
+        for (; i < b->n && (b->e[i].pass == pass || be->ops->pass_blind); i++)
+            rows += head ? b->e[i].n_logits : b->e[i].n_tok;
         if (rows == 0) continue;
         int rc = be->ops->matmul(be, w, x + row * (size_t)w->cols, y + row * (size_t)w->rows, rows, pass,
                                  err);
@@ -150,7 +152,8 @@ static int batch_grow(eng_batch *b, int n, int rows, int n_logits, util_err *err
 
 int eng_batch_eval(eng_batch *b, const eng_batch_item *items, int n, util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "batch: nothing to evaluate");
-    if (n == 1) /* alone: the sequence's own path (chunks, a backend's recorded decode step) */
+    if (n == 1 && (items[0].n_tok > 1 || !items[0].prompt))
+        /* alone: the sequence's own path (chunks, a backend's recorded decode step) */
         return eng_seq_eval(items[0].seq, items[0].toks, items[0].n_tok, items[0].logits, err);
     int rows = 0, n_logits = 0, rc;
     for (int i = 0; i < n; i++) {
@@ -168,7 +171,7 @@ int eng_batch_eval(eng_batch *b, const eng_batch_item *items, int n, util_err *e
     int k = 0;
     for (int pass = ENG_PASS_DECODE; pass >= ENG_PASS_PROMPT; pass--)
         for (int i = 0; i < n; i++) {
-            eng_pass p = items[i].n_tok > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
+            eng_pass p = items[i].n_tok > 1 || items[i].prompt ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
             if ((int)p != pass) continue;
             b->e[k] = (eng_fwd_entry){.seq = items[i].seq,
                                       .toks = items[i].toks,

@@ -175,12 +175,14 @@ int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util
 typedef struct eng_batch eng_batch;
 
 /* One sequence's part of a batched evaluation: n_tok >= 1 tokens appended to
- * seq (one token is a decode step, more a prompt chunk, as in eng_seq_eval);
- * logits: NULL, or n_vocab floats for the last token's logits. */
+ * seq (one token is a decode step, more a prompt chunk, as in eng_seq_eval;
+ * prompt = 1: prompt tokens even when n_tok is 1, as eng_seq_set_tokens
+ * computes them); logits: NULL, or n_vocab floats for the last token's. */
 typedef struct eng_batch_item {
     eng_seq *seq;
     const int32_t *toks;
     int n_tok;
+    int prompt;
     float *logits;
 } eng_batch_item;
 

@@ -316,6 +316,7 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
             it[k++] = (eng_batch_item){.seq = g->s,
                                        .toks = g->prompt + from,
                                        .n_tok = c[2] - from,
+                                       .prompt = 1,
                                        .logits = c[2] == g->n_prompt ? g->logits : NULL};
         } else if (g->pending >= 0) {
             it[k++] = (eng_batch_item){.seq = g->s, .toks = &g->pending, .n_tok = 1, .logits = g->logits};

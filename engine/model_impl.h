@@ -138,7 +138,7 @@ static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_la
 /* x = the embedding rows of every entry's tokens. */
 int eng_fwd_embed(const eng_model *m, const eng_fwd_batch *b, float *x, util_err *err);
 /* y = W x over the batch's n_tok rows (one call per run of entries with the
- * same pass). */
+ * same pass; one call for all on a pass_blind backend). */
 int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight *w, const float *x, float *y,
                    util_err *err);
 /* Per entry, on its rows of sc->q / sc->k / sc->v: RoPE of q and k at its

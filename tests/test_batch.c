@@ -127,6 +127,10 @@ static void check_mixed(eng_model *m) {
                   round);
     }
     CHECK_EQ_INT(eng_seq_len(s[2]), 12);
+    /* one prompt token alone takes the batch's own path (a prompt pass) */
+    eng_batch_item one = {.seq = s[0], .toks = &ids[10], .n_tok = 1, .prompt = 1, .logits = l};
+    CHECK(eng_batch_eval(b, &one, 1, &err) == 0 && eng_seq_eval(s[3], &ids[10], 1, l + 3 * nv, &err) == 0);
+    CHECK_MSG(memcmp(l, l + 3 * nv, nv * sizeof(float)) == 0, "a lone prompt token differs");
     /* refused: nothing, a sequence twice, a token outside the vocabulary */
     int32_t bad = eng_model_n_vocab(m);
     eng_batch_item twice[2] = {{.seq = s[0], .toks = ids, .n_tok = 1},

@@ -436,6 +436,7 @@ static const eng_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .n_threads = cpu_n_threads,
     .n_batch = 64,
+    .pass_blind = 1,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .to_dev = cpu_copy,
