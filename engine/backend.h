@@ -128,6 +128,10 @@ typedef struct eng_backend_ops {
     int n_batch;
     /* 1: kv_store and attention take q8_0 and q4_0 rows besides f16 (--kv-type). */
     int kv_quant;
+    /* 1: matmul gives the same values whatever the pass (one path for prompt
+     * and decode tokens), so a forward pass may run rows of both in one call
+     * (a prompt chunk riding with decode steps reads the weights once). */
+    int pass_blind;
 
     /* --- memory ----------------------------------------------------------- */
     /* Backend memory of `bytes` (64-byte aligned), or NULL when out of it. */

@@ -3,6 +3,8 @@
  * per-sequence RoPE / KV store / attention, the output head). Results of a
  * sequence do not depend on the others in the pass (batch-invariant ops).
  * Does not sample, schedule or own pages (seq.c does). */
+#include <stdlib.h>
+
 #include "model_impl.h"
 
 /* --- forward-pass parts ---------------------------------------------------- */
@@ -19,7 +21,8 @@ int eng_fwd_embed(const eng_model *m, const eng_fwd_batch *b, float *x, util_err
 }
 
 /* y = W x over rows of each entry (its n_tok, or its n_logits for the head),
- * one call per run of entries with the same pass. */
+ * one call per run of entries with the same pass (one call for all on a
+ * backend whose matmul ignores the pass). */
 static int fwd_matmul_rows(const eng_model *m, const eng_fwd_batch *b, const eng_weight *w, const float *x,
                            float *y, int head, util_err *err) {
     eng_backend *be = m->be;
@@ -27,7 +30,8 @@ static int fwd_matmul_rows(const eng_model *m, const eng_fwd_batch *b, const eng
     for (int i = 0; i < b->n;) {
         eng_pass pass = b->e[i].pass;
         int rows = 0;
-        for (; i < b->n && b->e[i].pass == pass; i++) rows += head ? b->e[i].n_logits : b->e[i].n_tok;
+        for (; i < b->n && (b->e[i].pass == pass || be->ops->pass_blind); i++)
+            rows += head ? b->e[i].n_logits : b->e[i].n_tok;
         if (rows == 0) continue;
         int rc = be->ops->matmul(be, w, x + row * (size_t)w->cols, y + row * (size_t)w->rows, rows, pass,
                                  err);
@@ -96,4 +100,97 @@ int eng_fwd_head(const eng_model *m, const eng_fwd_batch *b, util_err *err) {
         row += (size_t)e->n_tok;
     }
     return fwd_matmul_rows(m, b, &m->output, sc->xb, sc->logits, 1, err);
+}
+
+/* --- several sequences in one pass ----------------------------------------- */
+
+struct eng_batch {
+    eng_model *m;
+    eng_scratch sc; /* rows for every entry of a pass, grown on demand */
+    eng_fwd_entry *e;
+    int *item; /* e[j] is items[item[j]] */
+    int cap;
+};
+
+int eng_batch_new(eng_batch **out, eng_model *m, util_err *err) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) return util_err_set(err, UTIL_ENOMEM, "batch: out of memory");
+    (*out)->m = m;
+    return UTIL_OK;
+}
+
+void eng_batch_free(eng_batch *b) {
+    if (!b) return;
+    if (b->sc.x) eng_scratch_release(b->m->be, &b->sc);
+    free(b->e);
+    free(b->item);
+    free(b);
+}
+
+/* Room for n entries, rows rows and n_logits rows of logits. */
+static int batch_grow(eng_batch *b, int n, int rows, int n_logits, util_err *err) {
+    if (n > b->cap) {
+        eng_fwd_entry *e = realloc(b->e, (size_t)n * sizeof *e);
+        if (e) b->e = e;
+        int *item = e ? realloc(b->item, (size_t)n * sizeof *item) : NULL;
+        if (!item) return util_err_set(err, UTIL_ENOMEM, "batch: out of memory");
+        b->item = item;
+        b->cap = n;
+    }
+    if (b->sc.x && rows <= b->sc.n_batch && n_logits <= b->sc.logits_rows) return UTIL_OK;
+    int want = rows > b->sc.n_batch ? rows : b->sc.n_batch;
+    int want_logits = n_logits > b->sc.logits_rows ? n_logits : b->sc.logits_rows;
+    want = (want + 15) / 16 * 16;
+    want_logits = (want_logits + 7) / 8 * 8;
+    eng_scratch sc;
+    if (eng_scratch_init(b->m->be, &sc, &b->m->hp, want, want_logits))
+        return util_err_set(err, UTIL_ENOMEM, "batch: out of memory for %d rows", want);
+    if (b->sc.x) eng_scratch_release(b->m->be, &b->sc);
+    b->sc = sc;
+    return UTIL_OK;
+}
+
+int eng_batch_eval(eng_batch *b, const eng_batch_item *items, int n, util_err *err) {
+    if (n <= 0) return util_err_set(err, UTIL_EINVAL, "batch: nothing to evaluate");
+    if (n == 1 && (items[0].n_tok > 1 || !items[0].prompt))
+        /* alone: the sequence's own path (chunks, a backend's recorded decode step) */
+        return eng_seq_eval(items[0].seq, items[0].toks, items[0].n_tok, items[0].logits, err);
+    int rows = 0, n_logits = 0, rc;
+    for (int i = 0; i < n; i++) {
+        if (items[i].seq->m != b->m)
+            return util_err_set(err, UTIL_EINVAL, "batch: sequence %d belongs to another model", i);
+        for (int j = 0; j < i; j++)
+            if (items[j].seq == items[i].seq)
+                return util_err_set(err, UTIL_EINVAL, "batch: sequence %d appears twice", i);
+        if ((rc = eng_seq_batch_prepare(items[i].seq, items[i].toks, items[i].n_tok, err))) return rc;
+        rows += items[i].n_tok;
+        n_logits += items[i].logits != NULL;
+    }
+    if ((rc = batch_grow(b, n, rows, n_logits, err))) return rc;
+    /* decode steps first, then prompt chunks: one matmul call per pass */
+    int k = 0;
+    for (int pass = ENG_PASS_DECODE; pass >= ENG_PASS_PROMPT; pass--)
+        for (int i = 0; i < n; i++) {
+            eng_pass p = items[i].n_tok > 1 || items[i].prompt ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
+            if ((int)p != pass) continue;
+            b->e[k] = (eng_fwd_entry){.seq = items[i].seq,
+                                      .toks = items[i].toks,
+                                      .n_tok = items[i].n_tok,
+                                      .n_logits = items[i].logits != NULL,
+                                      .pass = p};
+            b->item[k++] = i;
+        }
+    eng_fwd_batch fb = {.e = b->e, .n = n, .n_tok = rows, .n_logits = n_logits, .sc = &b->sc};
+    if ((rc = b->m->arch->forward(b->m, &fb, err))) return rc;
+    eng_backend *be = b->m->be;
+    size_t nv = (size_t)b->m->hp.n_vocab, row = 0;
+    for (int j = 0; j < n; j++) {
+        const eng_batch_item *it = &items[b->item[j]];
+        if (!it->logits) continue;
+        if ((rc = be->ops->to_host(be, it->logits, b->sc.logits + row * nv, nv * sizeof(float), err)))
+            return rc;
+        row++;
+    }
+    for (int i = 0; i < n; i++) eng_seq_batch_advance(items[i].seq, items[i].toks, items[i].n_tok);
+    return UTIL_OK;
 }

@@ -186,6 +186,36 @@ int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err
  * tokens). Each row equals what eng_seq_eval would give for that token. */
 int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err);
 
+/* --- several sequences in one forward pass ------------------------------- */
+/* A batch evaluates tokens of several sequences of one model in one forward
+ * pass: every weight is read once for all of them (decode of several
+ * requests at the cost of about one), while each sequence keeps its own pages
+ * and positions. A sequence's results are bit-identical to evaluating it
+ * alone (batch-invariant ops), so cache hits stay exact. The batch owns
+ * scratch rows for all its entries (grown on demand); not thread-safe. */
+typedef struct eng_batch eng_batch;
+
+/* One sequence's part of a batched evaluation: n_tok >= 1 tokens appended to
+ * seq (one token is a decode step, more a prompt chunk, as in eng_seq_eval;
+ * prompt = 1: prompt tokens even when n_tok is 1, as eng_seq_set_tokens
+ * computes them); logits: NULL, or n_vocab floats for the last token's. */
+typedef struct eng_batch_item {
+    eng_seq *seq;
+    const int32_t *toks;
+    int n_tok;
+    int prompt;
+    float *logits;
+} eng_batch_item;
+
+/* Caller frees with eng_batch_free (before the model). */
+int eng_batch_new(eng_batch **out, eng_model *m, util_err *err);
+void eng_batch_free(eng_batch *b);
+/* Evaluates n items (distinct sequences of b's model: UTIL_EINVAL
+ * otherwise) in one forward pass: as eng_seq_eval on each, in one. The rows
+ * of all items are one pass: callers bound them (prompt chunks of a few dozen
+ * tokens). On failure no sequence has advanced. */
+int eng_batch_eval(eng_batch *b, const eng_batch_item *items, int n, util_err *err);
+
 /* --- generation --------------------------------------------------------- */
 
 /* Why a generation ended. */
@@ -211,6 +241,7 @@ typedef struct eng_gen_stats {
     double ttft_ms;       /* first prefill call -> first token sampled */
     double prefill_ms;    /* first prefill call -> end of the last chunk */
     double decode_ms;     /* first token sampled -> the end */
+    double match_ms;      /* matching the prompt against the prefix cache (eng_gen_step_batch) */
     double prefill_tps;
     double decode_tps;
     eng_stop_reason stop_reason;
@@ -319,6 +350,18 @@ int eng_gen_prompt_left(const eng_gen *g);
  * failure ends it too (ENG_STOP_ERROR) and returns the code with err set.
  * UTIL_EINVAL once it has ended. */
 int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err);
+/* One step of n generations (of b's model) in one forward pass: a
+ * generation with prompt left contributes its next prefill chunk, up to
+ * `chunk` tokens past what its sequence holds or the prefix cache offers
+ * (<= 0: all that is left; reused tokens counted as eng_gen_prefill counts
+ * them), the others their pending token; then each whose prompt is done
+ * samples, as eng_gen_step, into out[i]. One still prefilling gets
+ * out[i].id = -1 and done 0. Each gets the tokens and logits eng_gen_step
+ * gives it alone. UTIL_EINVAL if one had ended. When the pass fails with
+ * n > 1 no generation has advanced (the caller may step them one at a time
+ * to find which fails); with n == 1 the generation has ended, as after a
+ * failed eng_gen_step. */
+int eng_gen_step_batch(eng_gen **g, int n, eng_batch *b, int chunk, eng_gen_token *out, util_err *err);
 /* Ends the generation as canceled (no-op once it has ended); no step after. */
 void eng_gen_cancel(eng_gen *g);
 /* The bytes of an incomplete UTF-8 character still held back (at the end of

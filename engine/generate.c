@@ -408,3 +408,69 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
     free(ids);
     return rc;
 }
+
+/* --- several generations in one forward pass -------------------------------- */
+
+int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_token *out, util_err *err) {
+    if (n <= 0) return util_err_set(err, UTIL_EINVAL, "generate: no generations to step");
+    for (int i = 0; i < n; i++)
+        if (gens[i]->done) return util_err_set(err, UTIL_EINVAL, "generate: the generation has ended");
+    eng_batch_item *it = malloc((size_t)n * sizeof *it);
+    int *cached = malloc((size_t)n * 3 * sizeof *cached); /* memory, disk, target per generation */
+    if (!it || !cached) {
+        free(it);
+        free(cached);
+        return util_err_set(err, UTIL_ENOMEM, "generate: out of memory");
+    }
+    /* each generation's part: its pending token, or its next prompt chunk
+     * past what it holds or the cache offers (counted as eng_gen_prefill) */
+    int k = 0, rc = UTIL_OK;
+    for (int i = 0; i < n && rc == UTIL_OK; i++) {
+        eng_gen *g = gens[i];
+        int *c = &cached[3 * i];
+        c[2] = -1;
+        if (g->prefilled < g->n_prompt) {
+            if (g->t_prefill0 == 0) g->t_prefill0 = util_now_ms();
+            double t0 = util_now_ms();
+            if ((rc = eng_seq_reuse(g->s, g->prompt, g->n_prompt, &c[0], &c[1], err))) break;
+            g->st.match_ms += util_now_ms() - t0;
+            int from = eng_seq_len(g->s);
+            c[2] = chunk <= 0 || chunk >= g->n_prompt - from ? g->n_prompt : from + chunk;
+            it[k++] = (eng_batch_item){.seq = g->s,
+                                       .toks = g->prompt + from,
+                                       .n_tok = c[2] - from,
+                                       .prompt = 1,
+                                       .logits = c[2] == g->n_prompt ? g->logits : NULL};
+        } else if (g->pending >= 0) {
+            it[k++] = (eng_batch_item){.seq = g->s, .toks = &g->pending, .n_tok = 1, .logits = g->logits};
+        }
+    }
+    if (rc == UTIL_OK && k > 0) rc = eng_batch_eval(b, it, k, err);
+    if (rc && n == 1) gen_finish(gens[0], ENG_STOP_ERROR);
+    /* then each samples, as eng_gen_step (with nothing left to evaluate) */
+    for (int i = 0; i < n && rc == UTIL_OK; i++) {
+        eng_gen *g = gens[i];
+        const int *c = &cached[3 * i];
+        if (c[2] >= 0) {
+            eng_seq_commit(g->s);
+            int gained = c[0] + c[1] - g->prefilled;
+            if (gained > 0) {
+                g->st.cached_tokens += gained;
+                g->st.cached_tokens_disk += c[1] < gained ? c[1] : gained;
+            }
+            g->prefilled = c[2];
+            if (c[2] == g->n_prompt) g->st.prefill_ms = util_now_ms() - g->t_prefill0;
+        }
+        g->pending = -1;
+        if (g->prefilled < g->n_prompt) { /* still prefilling: no token yet */
+            memset(&out[i], 0, sizeof out[i]);
+            out[i].id = -1;
+            out[i].text = "";
+            continue;
+        }
+        rc = eng_gen_step(g, &out[i], err);
+    }
+    free(it);
+    free(cached);
+    return rc;
+}

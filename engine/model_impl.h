@@ -146,7 +146,7 @@ static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_la
 /* x = the embedding rows of every entry's tokens. */
 int eng_fwd_embed(const eng_model *m, const eng_fwd_batch *b, float *x, util_err *err);
 /* y = W x over the batch's n_tok rows (one call per run of entries with the
- * same pass). */
+ * same pass; one call for all on a pass_blind backend). */
 int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight *w, const float *x, float *y,
                    util_err *err);
 /* Per entry, on its rows of sc->q / sc->k / sc->v: RoPE of q and k at its
@@ -159,6 +159,23 @@ void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer 
 /* The output head: norm of each entry's last n_logits rows of sc->x, then
  * the logits of all of them into sc->logits. */
 int eng_fwd_head(const eng_model *m, const eng_fwd_batch *b, util_err *err);
+
+/* --- what batch.c uses of a sequence (seq.c) ----------------------------- */
+
+/* Scratch for n_batch rows and logits_rows rows of logits; UTIL_ENOMEM. */
+int eng_scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, int n_batch, int logits_rows);
+void eng_scratch_release(eng_backend *be, eng_scratch *sc);
+/* Checks n tokens fit and are in the vocabulary and makes their positions
+ * writable (seq_eval's checks), without evaluating them. */
+int eng_seq_batch_prepare(eng_seq *s, const int32_t *toks, int n, util_err *err);
+/* eng_seq_set_tokens without the evaluation: the sequence keeps or adopts
+ * the longest reusable prefix of toks[0..n-1) (at most n - 1 tokens) and
+ * counts the query; the caller computes toks[s->len..n) (in a batch) and
+ * commits. */
+int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, int *cached_disk,
+                  util_err *err);
+/* Appends n evaluated tokens (after the forward pass). */
+void eng_seq_batch_advance(eng_seq *s, const int32_t *toks, int n);
 
 /* --- architectures (arch_*.c) -------------------------------------------- */
 

@@ -332,8 +332,8 @@ static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
     return i;
 }
 
-int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, int *cached_memory,
-                       int *cached_disk, util_err *err) {
+int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, int *cached_disk,
+                  util_err *err) {
     if (cached_memory) *cached_memory = 0;
     if (cached_disk) *cached_disk = 0;
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "empty prompt");
@@ -376,7 +376,41 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
     eng_kvcache_count_query(s->m->cache, n, reused, from_disk);
     if (cached_memory) *cached_memory = reused - from_disk;
     if (cached_disk) *cached_disk = from_disk;
-    int rc = seq_eval(s, toks + s->len, n - s->len, logits, 0, ENG_PASS_PROMPT, err);
+    return UTIL_OK;
+}
+
+int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, int *cached_memory,
+                       int *cached_disk, util_err *err) {
+    int rc = eng_seq_reuse(s, toks, n, cached_memory, cached_disk, err);
+    if (rc) return rc;
+    rc = seq_eval(s, toks + s->len, n - s->len, logits, 0, ENG_PASS_PROMPT, err);
     if (rc == UTIL_OK) eng_seq_commit(s);
     return rc;
+}
+
+/* --- batch.c's access: evaluation of several sequences in one pass -------- */
+
+int eng_scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, int n_batch, int logits_rows) {
+    return scratch_init(be, sc, hp, n_batch, logits_rows);
+}
+
+void eng_scratch_release(eng_backend *be, eng_scratch *sc) { scratch_release(be, sc); }
+
+int eng_seq_batch_prepare(eng_seq *s, const int32_t *toks, int n, util_err *err) {
+    if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
+    if (s->len + n > s->n_ctx)
+        return util_err_set(err, UTIL_ERANGE,
+                            "prompt of %d tokens does not fit: %d already in context, limit %d", n, s->len,
+                            s->n_ctx);
+    int32_t nv = s->m->hp.n_vocab;
+    for (int i = 0; i < n; i++)
+        if (toks[i] < 0 || toks[i] >= nv)
+            return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%d)", toks[i], nv);
+    int rc = prepare_pages(s, s->len, s->len + n, err);
+    return rc ? rc : prepare_swa(s, s->len + n, err); /* sliding layers' pages too (gemma3) */
+}
+
+void eng_seq_batch_advance(eng_seq *s, const int32_t *toks, int n) {
+    memcpy(s->toks + s->len, toks, (size_t)n * sizeof *toks);
+    s->len += n;
 }

@@ -79,6 +79,7 @@ typedef struct serve_job {
     char *stop[SERVE_MAX_STOP];
     int n_stop, max_stop_len;
     double t_submit;
+    double t_admit; /* when it got a sequence (0: still queued); the scheduler's */
     /* outputs: read and written under the scheduler lock */
     util_buf text;     /* generated text so far (stop strings cut off) */
     size_t text_ready; /* bytes of text safe to send (no partial stop, no half char) */
@@ -137,6 +138,10 @@ void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_to
                               int completion_tokens, double ttft_s, double total_s, int canceled);
 /* Speculative decoding of a finished generation (its eng_gen_stats). */
 void serve_metrics_spec(serve_metrics *m, const eng_gen_stats *st);
+/* Where a finished generation's time went (seconds): queued, matching its
+ * prompt against the prefix cache, prefilling, decoding. */
+void serve_metrics_phases(serve_metrics *m, double queue_s, double match_s, double prefill_s,
+                          double decode_s);
 /* Scheduler state, published by the scheduler thread after each step. */
 void serve_metrics_sched(serve_metrics *m, int running, int waiting, const eng_cache_stats *cs);
 /* Appends the Prometheus text exposition to out. */

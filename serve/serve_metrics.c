@@ -1,6 +1,7 @@
 /* serve/serve_metrics.c: the counters behind `cachet serve`'s GET /metrics,
  * rendered as Prometheus text: requests by status, tokens, the prefix-cache
- * hit counters, latency histograms and KV memory. Thread-safe (one mutex);
+ * hit counters, latency histograms (whole requests and their phases: queue,
+ * prefix match, prefill, decode) and KV memory. Thread-safe (one mutex);
  * does not call the engine (the scheduler publishes its stats here). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,9 @@
 
 #include "serve_impl.h"
 
-static const double bucket_bounds[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+/* From 1 ms: the phases of a request (a prefix match, a short prefill) take milliseconds. */
+static const double bucket_bounds[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                       1,     2.5,   5,    10,    30,   60,  120};
 enum { N_BUCKETS = sizeof bucket_bounds / sizeof bucket_bounds[0] };
 
 typedef struct histogram {
@@ -26,7 +29,8 @@ struct serve_metrics {
     uint64_t prompt_tokens, cached_tokens, cached_disk, completion_tokens;
     uint64_t generations, canceled;
     histogram ttft, latency;
-    uint64_t forwards, drafted, accepted; /* decoding (--spec: drafts) */
+    uint64_t forwards, drafted, accepted;    /* decoding (--spec: drafts) */
+    histogram queue, match, prefill, decode; /* per-request phases */
     int running, waiting;
     eng_cache_stats cs;
 };
@@ -89,6 +93,16 @@ void serve_metrics_spec(serve_metrics *m, const eng_gen_stats *st) {
     m->forwards += (uint64_t)st->decode_forwards;
     m->drafted += (uint64_t)st->spec_drafted;
     m->accepted += (uint64_t)st->spec_accepted;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void serve_metrics_phases(serve_metrics *m, double queue_s, double match_s, double prefill_s,
+                          double decode_s) {
+    pthread_mutex_lock(&m->mu);
+    observe(&m->queue, queue_s);
+    observe(&m->match, match_s);
+    observe(&m->prefill, prefill_s);
+    observe(&m->decode, decode_s);
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -156,6 +170,12 @@ int serve_metrics_render(serve_metrics *m, util_buf *b) {
     metric(b, "cachet_requests_waiting", "gauge", "requests queued for a sequence", s.waiting);
     render_hist(b, "cachet_time_to_first_token_seconds", "submit to first generated token", &s.ttft);
     render_hist(b, "cachet_request_duration_seconds", "submit to last generated token", &s.latency);
+    render_hist(b, "cachet_request_queue_seconds", "submit to getting a sequence (time queued)", &s.queue);
+    render_hist(b, "cachet_request_prefix_match_seconds", "matching the prompt against the prefix cache",
+                &s.match);
+    render_hist(b, "cachet_request_prefill_seconds", "first prefill chunk to the end of the last one",
+                &s.prefill);
+    render_hist(b, "cachet_request_decode_seconds", "first generated token to the last", &s.decode);
     metric(b, "cachet_engine_prefix_cache_queries_total", "counter",
            "prompt tokens looked up in the engine's radix tree (once per prefill chunk)",
            (double)s.cs.queries);

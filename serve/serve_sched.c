@@ -1,11 +1,13 @@
 /* serve/serve_sched.c: the scheduler of `cachet serve`: one thread that owns
  * every engine call (the backend runs one forward pass at a time), a pool of
  * sequences, a queue ordered longest-cached-prefix-first with a starvation
- * bound, and step-by-step interleaving on the engine's generation steps
- * (eng_gen): a prompt is prefilled in chunks, then each running request
- * decodes one token per round; stop strings and held-back text are applied
- * here. Knows nothing of HTTP; sampling, detokenizing and the stop checks of
- * the model are the engine's. */
+ * bound, and rounds of one batched engine step (eng_gen_step_batch) for all
+ * running requests: each decodes one token, and a new prompt is prefilled in
+ * chunks riding in the same forward pass; stop strings, held-back text and
+ * per-request timing (log line, /metrics) are applied here. Knows nothing of
+ * HTTP; sampling, detokenizing and the stop checks of the model are the
+ * engine's. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +36,11 @@ struct serve_sched {
     int n_queue;
     slot *slots;
     int n_ctx;
+    eng_batch *batch; /* the rounds' forward passes */
+    slot **run;       /* a round's running slots, */
+    eng_gen **gens;   /* their generations */
+    eng_gen_token *out;
+    unsigned long n_done; /* requests finished (numbers the log lines) */
     /* Token streams of recently finished requests: what the cache most likely
      * holds, used only to order the queue (the engine has no lookup without
      * side effects yet). */
@@ -202,6 +209,19 @@ static int append_text(serve_job *j, const char *p, size_t len) {
     return 0;
 }
 
+/* Where a finished request's time went: a line in the server log (stderr)
+ * and the phase histograms of /metrics. */
+static void report_timing(serve_sched *s, const serve_job *j, const eng_gen_stats *st, serve_finish f) {
+    double queue = j->t_admit > 0 ? j->t_admit - j->t_submit : serve_now() - j->t_submit;
+    double match = st->match_ms / 1e3, prefill = st->prefill_ms / 1e3, decode = st->decode_ms / 1e3;
+    serve_metrics_phases(s->metrics, queue, match, prefill, decode);
+    fprintf(stderr,
+            "cachet serve: request %lu %s: prompt %d tokens (%d cached), %d generated; queue %.3f s, "
+            "prefix match %.3f s, prefill %.3f s, decode %.3f s\n",
+            ++s->n_done, serve_finish_name(f), j->n_prompt, st->cached_tokens, st->generated_tokens, queue,
+            match, prefill, decode);
+}
+
 static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *e) {
     serve_job *j = sl->job;
     char tail[16];
@@ -211,6 +231,7 @@ static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *
     memcpy(tail, held, k);
     eng_gen_stats st;
     eng_gen_end(sl->gen, &st); /* commits: the reply is the next turn's prefix */
+    report_timing(s, j, &st, f);
     sl->gen = NULL;
     serve_metrics_spec(s->metrics, &st);
     int n_gen = st.generated_tokens;
@@ -252,61 +273,66 @@ static void fail(serve_sched *s, slot *sl, int code, const util_err *err) {
     finish(s, sl, SERVE_FINISH_ERROR, &e);
 }
 
-/* One prefill chunk of the generation; the first reaches past the estimated
- * cached prefix (eng_gen_prefill counts each reused token once). */
-static void prefill_step(serve_sched *s, slot *sl) {
+/* What a round's step gave one request: the cached counts so far, and a
+ * token (none while its prompt is still being prefilled) whose text goes
+ * through the stop strings. */
+static void after_step(serve_sched *s, slot *sl, const eng_gen_token *t) {
     serve_job *j = sl->job;
-    int first = eng_gen_prompt_left(sl->gen) == j->n_prompt;
-    util_err err;
-    util_err_clear(&err);
-    int rc = eng_gen_prefill(sl->gen, first ? sl->est + s->p.prefill_chunk : s->p.prefill_chunk, &err);
-    if (rc) {
-        fail(s, sl, rc, &err);
-        return;
-    }
     eng_gen_stats st = eng_gen_get_stats(sl->gen);
+    double now = serve_now();
+    int token = t->id >= 0, eog = t->done && t->stop == ENG_STOP_EOG, stopped = eog;
     pthread_mutex_lock(&s->mu);
     j->cached_tokens = st.cached_tokens;
     j->cached_disk = st.cached_tokens_disk;
-    pthread_mutex_unlock(&s->mu);
-}
-
-/* One decode step of the generation; its text goes through the stop strings. */
-static void decode_step(serve_sched *s, slot *sl) {
-    serve_job *j = sl->job;
-    eng_gen_token t;
-    util_err err;
-    util_err_clear(&err);
-    int rc = eng_gen_step(sl->gen, &t, &err);
-    if (rc) {
-        fail(s, sl, rc, &err);
-        return;
-    }
-    double now = serve_now();
-    int eog = t.done && t.stop == ENG_STOP_EOG, stopped = eog;
-    pthread_mutex_lock(&s->mu);
-    if (j->t_first == 0) j->t_first = now;
-    if (!eog) {
-        stopped = append_text(j, t.text, t.len);
+    if (token && j->t_first == 0) j->t_first = now;
+    if (token && !eog) {
+        stopped = append_text(j, t->text, t->len);
         pthread_cond_broadcast(&j->cond);
     }
     pthread_mutex_unlock(&s->mu);
     if (stopped)
         finish(s, sl, SERVE_FINISH_STOP, NULL);
-    else if (t.done)
+    else if (t->done)
         finish(s, sl, SERVE_FINISH_LENGTH, NULL); /* max_tokens or the context is full */
 }
 
-static void step(serve_sched *s, slot *sl) {
-    pthread_mutex_lock(&s->mu);
-    int cancel = sl->job->cancel || s->cancel_all;
-    pthread_mutex_unlock(&s->mu);
-    if (cancel)
-        finish(s, sl, SERVE_FINISH_CANCELED, NULL);
-    else if (eng_gen_prompt_left(sl->gen) > 0)
-        prefill_step(s, sl);
-    else
-        decode_step(s, sl);
+/* One round: canceled requests finish; every other running request takes
+ * its step (a decode token, or its next prompt chunk) in one forward pass.
+ * When that pass fails, each takes its step alone, so only the one that
+ * fails (the KV memory is full, say) ends with an error. */
+static void run_round(serve_sched *s) {
+    int n = 0;
+    for (int i = 0; i < s->p.parallel; i++) {
+        slot *sl = &s->slots[i];
+        if (!sl->job) continue;
+        pthread_mutex_lock(&s->mu);
+        int cancel = sl->job->cancel || s->cancel_all;
+        pthread_mutex_unlock(&s->mu);
+        if (cancel) {
+            finish(s, sl, SERVE_FINISH_CANCELED, NULL);
+            continue;
+        }
+        s->run[n] = sl;
+        s->gens[n++] = sl->gen;
+    }
+    if (n == 0) return;
+    util_err err;
+    util_err_clear(&err);
+    int rc = eng_gen_step_batch(s->gens, n, s->batch, s->p.prefill_chunk, s->out, &err);
+    for (int i = 0; i < n; i++) {
+        if (rc && n > 1) {
+            util_err_clear(&err);
+            int rc1 = eng_gen_step_batch(&s->gens[i], 1, s->batch, s->p.prefill_chunk, &s->out[i], &err);
+            if (rc1) {
+                fail(s, s->run[i], rc1, &err);
+                continue;
+            }
+        } else if (rc) {
+            fail(s, s->run[i], rc, &err);
+            continue;
+        }
+        after_step(s, s->run[i], &s->out[i]);
+    }
 }
 
 /* --- the thread ------------------------------------------------------------------ */
@@ -331,6 +357,7 @@ static int admit(serve_sched *s) {
             }
             sl->job = j;
             sl->est = est < j->n_prompt ? est : j->n_prompt - 1;
+            j->t_admit = serve_now();
         }
         if (sl->job) running++;
     }
@@ -376,8 +403,7 @@ static void *sched_main(void *arg) {
             continue;
         }
         pthread_mutex_unlock(&s->mu);
-        for (int i = 0; i < s->p.parallel; i++)
-            if (s->slots[i].job) step(s, &s->slots[i]);
+        run_round(s);
         eng_cache_stats cs = eng_model_cache_stats(s->m);
         int still = 0;
         for (int i = 0; i < s->p.parallel; i++) still += s->slots[i].job != NULL;
@@ -396,6 +422,10 @@ static void free_slots(serve_sched *s) {
         eng_seq_free(s->slots[i].seq);
     }
     free(s->slots);
+    free(s->run);
+    free(s->gens);
+    free(s->out);
+    eng_batch_free(s->batch);
     for (int i = 0; i < N_RECENT; i++) free(s->recent[i]);
 }
 
@@ -408,11 +438,18 @@ int serve_sched_new(serve_sched **out, eng_model *m, const serve_sched_params *p
     s->p = *p;
     s->metrics = metrics;
     s->slots = calloc((size_t)p->parallel, sizeof *s->slots);
-    if (!s->slots) {
+    s->run = calloc((size_t)p->parallel, sizeof *s->run);
+    s->gens = calloc((size_t)p->parallel, sizeof *s->gens);
+    s->out = calloc((size_t)p->parallel, sizeof *s->out);
+    if (!s->slots || !s->run || !s->gens || !s->out) {
+        free(s->slots);
+        free(s->run);
+        free(s->gens);
+        free(s->out);
         free(s);
         return util_err_set(err, UTIL_ENOMEM, "out of memory");
     }
-    int rc = UTIL_OK;
+    int rc = eng_batch_new(&s->batch, m, err);
     for (int i = 0; i < p->parallel && rc == UTIL_OK; i++)
         rc = eng_seq_new(&s->slots[i].seq, m, p->n_ctx, err);
     if (rc == UTIL_OK) s->n_ctx = eng_seq_n_ctx(s->slots[0].seq);

@@ -25,6 +25,7 @@
 #include "../engine/chat.h"
 #include "../engine/engine.h"
 #include "../util/buf.h"
+#include "../util/fs.h"
 #include "../util/text.h"
 #include "check.h"
 #include "helpers.h"
@@ -982,6 +983,18 @@ void test_serve(void) {
             CHECK_EQ_INT((long)metric(&s, "cachet_generation_tokens_total"), u.completion);
             CHECK(u.cached * 2 > u.prompt); /* shared prefixes: most of the prompt came from the cache */
             CHECK(metric(&s, "cachet_kv_bytes_in_use") > 0);
+            /* per-request phases: an observation per finished request, and a log line */
+            double gens = metric(&s, "cachet_generations_total");
+            CHECK(gens > 0 && metric(&s, "cachet_request_queue_seconds_count") >= gens &&
+                  metric(&s, "cachet_request_prefix_match_seconds_count") >= gens &&
+                  metric(&s, "cachet_request_prefill_seconds_count") >= gens &&
+                  metric(&s, "cachet_request_decode_seconds_count") >= gens);
+            char *log = NULL;
+            size_t n_log = 0;
+            util_err err;
+            CHECK(util_read_file(&log, &n_log, s.log, &err) == 0 && log && strstr(log, "prefix match ") &&
+                  strstr(log, ", decode "));
+            free(log);
         }
         CHECK_CASE(disconnect) test_disconnect(&s);
         CHECK_CASE(graceful_stop) test_graceful_stop(&s);

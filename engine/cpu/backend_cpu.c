@@ -477,6 +477,7 @@ static const eng_backend_ops cpu_ops = {
     .n_threads = cpu_n_threads,
     .n_batch = 64,
     .kv_quant = 1,
+    .pass_blind = 1,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .to_dev = cpu_copy,
