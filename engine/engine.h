@@ -183,7 +183,10 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user);
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err);
 /* The same, writing every token's logits: logits holds n x n_vocab floats,
  * row i the distribution after toks[i] (perplexity, verifying drafted
- * tokens). Each row equals what eng_seq_eval would give for that token. */
+ * tokens). Each row equals what eng_seq_eval would give for that token.
+ * Truncating back to any of these rows afterwards keeps the sequence's KV
+ * (sliding-window layers release nothing past the first row of the last
+ * n_batch-row chunk until the next evaluation). */
 int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err);
 
 /* --- several sequences in one forward pass ------------------------------- */

@@ -212,6 +212,9 @@ static int gen_verify(eng_gen *g, util_err *err) {
     int k = g->spec.max_draft, room = s->n_ctx - len - 1, left = g->max_tokens - g->st.generated_tokens - 1;
     k = k < room ? k : room;
     k = k < left ? k : left;
+    /* pending + drafts in one chunk: a sliding-window sequence trims its old
+     * pages only between chunks, so truncating back to any row stays possible */
+    k = k < s->sc.n_batch - 1 ? k : s->sc.n_batch - 1;
     if (k < 1) return UTIL_OK;
     memcpy(g->hist, s->toks, (size_t)len * sizeof *g->hist);
     g->hist[len] = g->pending;
@@ -233,6 +236,9 @@ static int gen_verify(eng_gen *g, util_err *err) {
     }
     g->st.spec_accepted += acc;
     eng_seq_truncate(s, len + 1 + acc); /* pending and the accepted drafts */
+    if (s->len != len + 1 + acc)        /* the KV of that point was released (see eng_seq_eval_all) */
+        return util_err_set(err, UTIL_EINTERNAL, "speculative decoding: cannot return to position %d",
+                            len + 1 + acc);
     g->pending = -1;
     return UTIL_OK;
 }
@@ -416,7 +422,7 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
     for (int i = 0; i < n; i++)
         if (gens[i]->done) return util_err_set(err, UTIL_EINVAL, "generate: the generation has ended");
     eng_batch_item *it = malloc((size_t)n * sizeof *it);
-    int *cached = malloc((size_t)n * 3 * sizeof *cached); /* memory, disk, target per generation */
+    int *cached = malloc((size_t)n * 4 * sizeof *cached); /* memory, disk, target, batched decode */
     if (!it || !cached) {
         free(it);
         free(cached);
@@ -427,8 +433,9 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
     int k = 0, rc = UTIL_OK;
     for (int i = 0; i < n && rc == UTIL_OK; i++) {
         eng_gen *g = gens[i];
-        int *c = &cached[3 * i];
+        int *c = &cached[4 * i];
         c[2] = -1;
+        c[3] = 0;
         if (g->prefilled < g->n_prompt) {
             if (g->t_prefill0 == 0) g->t_prefill0 = util_now_ms();
             double t0 = util_now_ms();
@@ -441,8 +448,10 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
                                        .n_tok = c[2] - from,
                                        .prompt = 1,
                                        .logits = c[2] == g->n_prompt ? g->logits : NULL};
-        } else if (g->pending >= 0) {
+        } else if (g->pending >= 0 && g->spec.mode == ENG_SPEC_NONE) {
+            /* (a speculative generation verifies its drafts alone, in eng_gen_step) */
             it[k++] = (eng_batch_item){.seq = g->s, .toks = &g->pending, .n_tok = 1, .logits = g->logits};
+            c[3] = 1;
         }
     }
     if (rc == UTIL_OK && k > 0) rc = eng_batch_eval(b, it, k, err);
@@ -450,7 +459,7 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
     /* then each samples, as eng_gen_step (with nothing left to evaluate) */
     for (int i = 0; i < n && rc == UTIL_OK; i++) {
         eng_gen *g = gens[i];
-        const int *c = &cached[3 * i];
+        const int *c = &cached[4 * i];
         if (c[2] >= 0) {
             eng_seq_commit(g->s);
             int gained = c[0] + c[1] - g->prefilled;
@@ -461,7 +470,10 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
             g->prefilled = c[2];
             if (c[2] == g->n_prompt) g->st.prefill_ms = util_now_ms() - g->t_prefill0;
         }
-        g->pending = -1;
+        if (c[3]) { /* its pending token was evaluated in the batch */
+            g->pending = -1;
+            g->st.decode_forwards++;
+        }
         if (g->prefilled < g->n_prompt) { /* still prefilling: no token yet */
             memset(&out[i], 0, sizeof out[i]);
             out[i].id = -1;

@@ -285,7 +285,9 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
         done += chunk;
         if (s->progress && n > chunk) s->progress(s->progress_user, done, n);
     }
-    if (s->m->kv_split) swa_trim(s);
+    /* trimmed at rest, except after eval_all: its caller may truncate back to
+     * any of the rows (verifying drafts), so the window of each stays */
+    if (s->m->kv_split && !all) swa_trim(s);
     if (logits && !all) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
     return UTIL_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -68,4 +69,12 @@ void th_ids_str(char *out, size_t cap, const int32_t *ids, size_t n) {
     out[0] = '\0';
     for (size_t i = 0; i < n && w + 16 < cap; i++)
         w += (size_t)snprintf(out + w, cap - w, i ? " %d" : "%d", (int)ids[i]);
+}
+
+const char *th_gemma3_path(void) {
+    static char buf[4096];
+    const char *m = getenv("CACHET_GEMMA3_MODEL");
+    if (m && *m) return m;
+    snprintf(buf, sizeof buf, "%s/models/gemma-3-270m-q4_k_m.gguf", check_root());
+    return access(buf, R_OK) == 0 ? buf : NULL;
 }

@@ -56,6 +56,11 @@ static inline float th_rng_normal(uint64_t *s) {
 eng_model *th_open_model_at(const char *file, int line, const char *path, int threads, int exact);
 eng_model *th_open_model_with_at(const char *file, int line, const char *path, const eng_model_params *mp);
 
+/* The second real model: $CACHET_GEMMA3_MODEL, else
+ * models/gemma-3-270m-q4_k_m.gguf under the checkout (make model-gemma3);
+ * NULL when absent (the caller skips with a reason). */
+const char *th_gemma3_path(void);
+
 /* --- tokens ------------------------------------------------------------------ */
 
 /* The ids of text (add_special: the model's BOS; parse_special: special-token

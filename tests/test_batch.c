@@ -232,15 +232,6 @@ static void check_model(eng_model *m) {
     check_gen(m);
 }
 
-/* $CACHET_GEMMA3_MODEL, else models/gemma-3-270m-q4_k_m.gguf; NULL if absent. */
-static const char *gemma_path(void) {
-    static char buf[4096];
-    const char *m = getenv("CACHET_GEMMA3_MODEL");
-    if (m && *m) return m;
-    snprintf(buf, sizeof buf, "%s/models/gemma-3-270m-q4_k_m.gguf", check_root());
-    return access(buf, R_OK) == 0 ? buf : NULL;
-}
-
 void test_batch(void) {
     eng_model *m = th_open_model(NULL, 2, 0);
     if (!m) return;
@@ -249,7 +240,7 @@ void test_batch(void) {
     if (mx) CHECK_CASE(exact_eval) check_model(mx);
     eng_model_free(mx);
     CHECK_CASE(gemma3_eval) {
-        const char *gp = gemma_path();
+        const char *gp = th_gemma3_path();
         eng_model *g = gp ? th_open_model(gp, 2, 0) : NULL;
         if (!gp)
             CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");

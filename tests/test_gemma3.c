@@ -27,15 +27,6 @@
 #define EXACT_TOL     1e-2
 #define N_CTX         4096
 
-/* $CACHET_GEMMA3_MODEL, else models/gemma-3-270m-q4_k_m.gguf; NULL if absent. */
-static const char *gemma_path(void) {
-    static char buf[4096];
-    const char *m = getenv("CACHET_GEMMA3_MODEL");
-    if (m && *m) return m;
-    snprintf(buf, sizeof buf, "%s/models/gemma-3-270m-q4_k_m.gguf", check_root());
-    return access(buf, R_OK) == 0 ? buf : NULL;
-}
-
 /* --- golden files (rows: golden_rows_load of gemma3/logits_index.tsv) ----- */
 
 /* tests/golden/gemma3/<kind>_<name>.f32 (float32[n_vocab]); NULL if absent. */
@@ -621,7 +612,7 @@ static void test_paths(const char *path) {
 
 void test_gemma3(void) {
     CHECK_CASE(kv_formula) test_kv_formula();
-    const char *path = gemma_path();
+    const char *path = th_gemma3_path();
     if (!path) {
         CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");
         return;

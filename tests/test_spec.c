@@ -213,6 +213,33 @@ static void test_edit_turn(eng_model *m) {
     free(u);
 }
 
+/* Gemma 3 (sliding-window layers of 512 positions that drop their old pages):
+ * a repetitive prompt past the window, so drafts are accepted and rejected
+ * while the window moves; speculative == plain, greedy. */
+static void test_gemma3_window(void) {
+    const char *gp = th_gemma3_path();
+    if (!gp) {
+        CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");
+        return;
+    }
+    eng_model *g = th_open_model(gp, 2, 0);
+    if (!g) return;
+    char text[16384];
+    size_t len = 0;
+    for (int i = 1; i <= 60 && len + 256 < sizeof text; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "Item %d: the inventory lists %d crates of apples, shipped on pallet %c.\n",
+                                i, i * 7 % 23, 'A' + i % 5);
+    size_t n = 0;
+    int32_t *ids = th_tokenize(eng_model_tokenizer(g), text, 1, 0, &n);
+    CHECK_MSG(n > 600, "only %zu prompt tokens: the window (512) is not passed", n);
+    eng_sample_params greedy = eng_sample_defaults();
+    greedy.temp = 0;
+    if (ids) same_as_plain(g, "gemma3 past the window", ids, (int)n, 96, &greedy, 2048);
+    free(ids);
+    eng_model_free(g);
+}
+
 /* The agent with --spec ngram on an edit turn (the file pasted in the task):
  * the same reply as without, and `cachet stats` reports the drafts. Both runs
  * share a temporary state and cache directory (the second reuses the first's
@@ -292,4 +319,5 @@ void test_spec(void) {
     CHECK_CASE(edit_turn) test_edit_turn(m);
     eng_model_free(m);
     CHECK_CASE(agent_turn) test_agent_turn(check_model_path());
+    CHECK_CASE(gemma3_window) test_gemma3_window();
 }
