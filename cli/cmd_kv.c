@@ -189,6 +189,60 @@ static int read_model(kv_calc *c) {
     return 0;
 }
 
+/* After the options: the preset's or the file's shape under what the command
+ * line gave, the sliding layers of a pattern, and the checks that need all of
+ * it. Returns CLI_GO_ON or an exit status after printing why. */
+static int settle(kv_calc *c, const char *pattern) {
+    /* what the command line gave wins over a preset's or a file's */
+    long win = c->window, nswa = c->nswa, mla = c->mla_rank, rope = c->rope_dim, hdv = c->hd_v;
+    long layers = c->layers, kvh = c->kvh, hd = c->hd, heads = c->heads, ps = c->pat_s, pg = c->pat_g;
+    if (c->model && c->preset) {
+        fprintf(stderr, "cachet kv: give --model or --preset, not both\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (c->preset && apply_preset(c)) return CLI_EXIT_USAGE;
+    if (c->model) {
+        int rc = read_model(c);
+        if (rc) return rc;
+    }
+    if (c->model || c->preset) {
+        if (layers) c->layers = layers;
+        if (kvh) c->kvh = kvh;
+        if (hd) c->hd = hd;
+        if (hdv) c->hd_v = hdv;
+        if (heads) c->heads = heads;
+        if (win) c->window = win;
+        if (nswa > 0 || pattern) c->nswa = nswa > 0 ? nswa : 0;
+        if (pattern) c->pat_s = ps, c->pat_g = pg;
+        if (mla) c->mla_rank = mla;
+        if (rope > 0) c->rope_dim = rope;
+    } else if (!c->layers || !(c->kvh || c->mla_rank) || !(c->hd || c->mla_rank)) {
+        fprintf(stderr,
+                "cachet kv: give --model, --preset, or all of --layers, --kv-heads and --head-dim\n%s",
+                kv_usage);
+        return CLI_EXIT_USAGE;
+    }
+    if (c->hd_v == 0) c->hd_v = c->hd;
+    if (c->pat_s > 0 && c->sinks < 0) { /* layer il slides iff il % (S + G) < S */
+        c->nswa = 0;
+        for (long il = 0; il < c->layers; il++) c->nswa += il % (c->pat_s + c->pat_g) < c->pat_s;
+    }
+    if (c->sinks >= 0) {
+        if (c->window <= 0 || pattern || nswa > 0 || c->budget) {
+            fprintf(stderr, "cachet kv: --sinks goes with --window (the recent positions every layer keeps), "
+                            "without --pattern, --sliding-layers or --budget-tokens\n");
+            return CLI_EXIT_USAGE;
+        }
+        c->nswa = 0;
+    } else if (c->nswa > c->layers || (c->nswa > 0) != (c->window > 0)) {
+        fprintf(stderr,
+                "cachet kv: --window goes with --pattern or --sliding-layers (at most --layers sliding), "
+                "or with --sinks\n");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_GO_ON;
+}
+
 static int parse_kv(kv_calc *c, int argc, char **argv) {
     enum {
         O_MODEL = 1,
@@ -253,7 +307,6 @@ static int parse_kv(kv_calc *c, int argc, char **argv) {
                 {O_ROPE, "--rope-dim", 0, 1 << 20, &c->rope_dim},
                 {O_SINKS, "--sinks", 0, 1 << 30, &c->sinks},
                 {O_BUDGET, "--budget-tokens", 1, 1L << 40, &c->budget}};
-    long win = 0, nswa = -1, mla = 0, rope = -1, hdv = 0;
     const char *pattern = NULL;
     int c_, sinks_given = 0;
     optind = 1;
@@ -292,54 +345,7 @@ static int parse_kv(kv_calc *c, int argc, char **argv) {
     }
     if (pattern && parse_pattern(c, pattern)) return CLI_EXIT_USAGE;
     if (!sinks_given) c->sinks = -1;
-    /* what the command line gave wins over a preset's or a file's */
-    win = c->window, nswa = c->nswa, mla = c->mla_rank, rope = c->rope_dim, hdv = c->hd_v;
-    long layers = c->layers, kvh = c->kvh, hd = c->hd, heads = c->heads, ps = c->pat_s, pg = c->pat_g;
-    if (c->model && c->preset) {
-        fprintf(stderr, "cachet kv: give --model or --preset, not both\n");
-        return CLI_EXIT_USAGE;
-    }
-    if (c->preset && apply_preset(c)) return CLI_EXIT_USAGE;
-    if (c->model) {
-        int rc = read_model(c);
-        if (rc) return rc;
-    }
-    if (c->model || c->preset) {
-        if (layers) c->layers = layers;
-        if (kvh) c->kvh = kvh;
-        if (hd) c->hd = hd;
-        if (hdv) c->hd_v = hdv;
-        if (heads) c->heads = heads;
-        if (win) c->window = win;
-        if (nswa > 0 || pattern) c->nswa = nswa > 0 ? nswa : 0;
-        if (pattern) c->pat_s = ps, c->pat_g = pg;
-        if (mla) c->mla_rank = mla;
-        if (rope > 0) c->rope_dim = rope;
-    } else if (!c->layers || !(c->kvh || c->mla_rank) || !(c->hd || c->mla_rank)) {
-        fprintf(stderr,
-                "cachet kv: give --model, --preset, or all of --layers, --kv-heads and --head-dim\n%s",
-                kv_usage);
-        return CLI_EXIT_USAGE;
-    }
-    if (c->hd_v == 0) c->hd_v = c->hd;
-    if (c->pat_s > 0 && c->sinks < 0) { /* layer il slides iff il % (S + G) < S */
-        c->nswa = 0;
-        for (long il = 0; il < c->layers; il++) c->nswa += il % (c->pat_s + c->pat_g) < c->pat_s;
-    }
-    if (c->sinks >= 0) {
-        if (c->window <= 0 || pattern || nswa > 0 || c->budget) {
-            fprintf(stderr, "cachet kv: --sinks goes with --window (the recent positions every layer keeps), "
-                            "without --pattern, --sliding-layers or --budget-tokens\n");
-            return CLI_EXIT_USAGE;
-        }
-        c->nswa = 0;
-    } else if (c->nswa > c->layers || (c->nswa > 0) != (c->window > 0)) {
-        fprintf(stderr,
-                "cachet kv: --window goes with --pattern or --sliding-layers (at most --layers sliding), "
-                "or with --sinks\n");
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_GO_ON;
+    return settle(c, pattern);
 }
 
 /* --- the figures ---------------------------------------------------------------- */
