@@ -441,7 +441,9 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
                                        .n_tok = c[2] - from,
                                        .prompt = 1,
                                        .logits = c[2] == g->n_prompt ? g->logits : NULL};
-        } else if (g->pending >= 0) {
+        } else if (g->pending >= 0 && g->spec.mode != ENG_SPEC_NGRAM) {
+            /* (a speculative generation verifies a draft in its own pass, in eng_gen_step) */
+            c[2] = -2; /* its pending token is in the pass */
             it[k++] = (eng_batch_item){.seq = g->s, .toks = &g->pending, .n_tok = 1, .logits = g->logits};
         }
     }
@@ -461,7 +463,10 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
             g->prefilled = c[2];
             if (c[2] == g->n_prompt) g->st.prefill_ms = util_now_ms() - g->t_prefill0;
         }
-        g->pending = -1;
+        if (c[2] == -2) {
+            g->pending = -1;
+            g->st.decode_forwards++;
+        }
         if (g->prefilled < g->n_prompt) { /* still prefilling: no token yet */
             memset(&out[i], 0, sizeof out[i]);
             out[i].id = -1;
