@@ -150,13 +150,15 @@ out:
 
 /* eng_gen_step_batch: three greedy generations started at different rounds,
  * their prompts prefilled in chunks of 8 riding with the others' decode
- * steps, give the tokens each gives alone (eng_generate). */
-static void check_gen(eng_model *m) {
+ * steps, give the tokens each gives alone (eng_generate); with --spec ngram
+ * too (a speculative one verifies its drafts in its own pass). */
+static void check_gen(eng_model *m, int spec) {
     enum { N = 3, MAX_NEW = 6 };
     const eng_tokenizer *t = eng_model_tokenizer(m);
     util_err err;
     eng_gen_params gp = {.max_tokens = MAX_NEW, .sample = eng_sample_defaults()};
     gp.sample.temp = 0;
+    if (spec) gp.spec.mode = ENG_SPEC_NGRAM; /* greedy: the same tokens as plain decoding */
     eng_seq *s[N] = {0};
     eng_gen *g[N] = {0};
     int32_t *ids[N] = {0}, *want[N] = {0}, got[N][MAX_NEW];
@@ -229,7 +231,8 @@ static void check_model(eng_model *m) {
     check_decode(m, 2);
     check_decode(m, 5);
     check_mixed(m);
-    check_gen(m);
+    check_gen(m, 0);
+    check_gen(m, 1);
 }
 
 void test_batch(void) {
