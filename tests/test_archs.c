@@ -1,6 +1,7 @@
-/* tests/test_archs.c: the qwen2 and qwen3 forward passes, and llama with Llama
- * 3's rope scaling (rope_freqs), on synthetic models (tests/synth, the real
- * qwen2 / Qwen 3.5 / Llama 3 vocabularies from models/vocab/,
+/* tests/test_archs.c: the qwen2, qwen3 and phi3 forward passes, llama with
+ * Llama 3's rope scaling (rope_freqs) and llama at Mistral's shapes, on
+ * synthetic models (tests/synth, the real qwen2 / Qwen 3.5 / Llama 3 / Phi-3 /
+ * llama-spm vocabularies from models/vocab/,
  * "skipped" without `make vocabs`) against tests/golden/archs/: llama.cpp's
  * last-position logits and greedy tokens (default path) and a float64 numpy
  * pass (exact path). The files are written here with the flags of
@@ -31,14 +32,41 @@ typedef struct arch_model {
     const char *name, *arch, *vocab; /* golden rows' name, the engine's architecture */
     synth_arch a;
     int head_dim, rope_freqs;
+    int embd, heads, kv_heads, ff, swa_window; /* 0: 128, 4, 2, 256, synth's default */
+    float rope_base;                           /* 0: synth's default (10000) */
 } arch_model;
 
-/* gen_archs.py's MODELS: 2 layers, embd 128, 4/2 heads, ff 256, q8_0, seed 7. */
+/* gen_archs.py's MODELS: 2 layers, q8_0, seed 7; embd 128, 4/2 heads, ff 256
+ * unless given. phi3: head dim 96 as Phi-3 mini, and a 4-position window in
+ * the file that llama.cpp ignores (so must cachet: the prompts are longer);
+ * mistral: 4 query heads per kv head, rope base 1e6. */
 static const arch_model arch_models[] = {
-    {"qwen2", "qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0, 0},
-    {"qwen3", "qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64, 0},
-    {"llama3", "llama", "llama-bpe", SYNTH_ARCH_LLAMA, 0, 1},
+    {"qwen2", "qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3", "qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64, 0, 0, 0, 0, 0, 0, 0},
+    {"llama3", "llama", "llama-bpe", SYNTH_ARCH_LLAMA, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"phi3", "phi3", "phi-3", SYNTH_ARCH_PHI3, 0, 0, 192, 2, 2, 256, 4, 0},
+    {"mistral", "llama", "llama-spm", SYNTH_ARCH_LLAMA, 0, 0, 256, 8, 2, 512, 0, 1e6f},
 };
+
+/* The synth parameters of am (its vocabulary not yet read). */
+static synth_params model_params(const arch_model *am) {
+    synth_params p = synth_defaults();
+    p.arch = am->a;
+    p.n_layer = 2;
+    p.n_embd = am->embd ? am->embd : 128;
+    p.n_head = am->heads ? am->heads : 4;
+    p.n_kv_head = am->kv_heads ? am->kv_heads : 2;
+    p.head_dim = am->head_dim;
+    p.rope_freqs = am->rope_freqs;
+    p.n_ff = am->ff ? am->ff : 256;
+    if (am->swa_window) p.swa_window = am->swa_window;
+    if (am->rope_base > 0) p.rope_base = am->rope_base;
+    p.wtype = ENG_TYPE_Q8_0;
+    p.etype = ENG_TYPE_Q8_0;
+    p.seed = 7;
+    p.n_threads = 1;
+    return p;
+}
 
 static int write_model(const arch_model *am, const char *path) {
     char vocab[4096];
@@ -47,20 +75,8 @@ static int write_model(const arch_model *am, const char *path) {
         CHECK_SKIP("%s absent (run `make vocabs`)", vocab);
         return -1;
     }
-    synth_params p = synth_defaults();
-    p.arch = am->a;
+    synth_params p = model_params(am);
     p.vocab = vocab;
-    p.n_layer = 2;
-    p.n_embd = 128;
-    p.n_head = 4;
-    p.n_kv_head = 2;
-    p.head_dim = am->head_dim;
-    p.rope_freqs = am->rope_freqs;
-    p.n_ff = 256;
-    p.wtype = ENG_TYPE_Q8_0;
-    p.etype = ENG_TYPE_Q8_0;
-    p.seed = 7;
-    p.n_threads = 1;
     util_err err;
     int rc = synth_write(path, &p, &err);
     CHECK_MSG(rc == 0, "synth_write %s: %s", am->name, rc ? err.msg : "");
@@ -213,10 +229,7 @@ static void test_files(void) {
         snprintf(vocab, sizeof vocab, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), am->vocab);
         CHECK(eng_gguf_open(&g, path, &err) == 0 && eng_gguf_open(&v, vocab, &err) == 0);
         if (g && v) {
-            synth_params p = synth_defaults();
-            p.arch = am->a;
-            p.n_layer = 2, p.n_embd = 128, p.n_head = 4, p.n_kv_head = 2, p.head_dim = am->head_dim;
-            p.n_ff = 256, p.rope_freqs = am->rope_freqs;
+            synth_params p = model_params(am);
             CHECK(synth_vocab_size(vocab, &p.n_vocab, &err) == 0);
             CHECK_MSG(eng_gguf_tensor_count(g) == synth_tensor_count(&p), "%s: %lld tensors, want %d",
                       am->name, (long long)eng_gguf_tensor_count(g), synth_tensor_count(&p));

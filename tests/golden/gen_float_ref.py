@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Float reference for the llama and gemma3 forward passes (and for qwen2's
-Q/K/V biases, qwen3's q/k head norms, their NEOX rope and llama 3's
+Q/K/V biases, qwen3's q/k head norms, phi3's fused attn_qkv and gate|up ffn_up,
+their NEOX rope and llama 3's
 rope_freqs, in the llama Model; tests/golden/archs/gen_archs.py imports it):
 an independent
 implementation in numpy (float64) over weights dequantized by the `gguf`
@@ -52,7 +53,7 @@ def load(model):
     hp["hd"] = hp["n_embd"] // hp["n_head"]
     if a + ".attention.key_length" in r.fields:
         hp["hd"] = int(field(a + ".attention.key_length"))
-    hp["neox"] = a in ("qwen2", "qwen3")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX: half-split pairs
+    hp["neox"] = a in ("qwen2", "qwen3", "phi3")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX: half-split pairs
 
     def w(name):
         t = tensors[name]
@@ -62,10 +63,18 @@ def load(model):
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}
     W["out"] = w("output.weight") if "output.weight" in tensors else W["E"]
     W["rope_freqs"] = w("rope_freqs.weight") if "rope_freqs.weight" in tensors else 1.0  # llama 3 scaling
+    Q, KV = hp["n_head"] * hp["hd"], hp["n_kv"] * hp["hd"]
     for l in range(hp["n_layer"]):
+        fused = f"blk.{l}.attn_qkv.weight" in tensors  # phi3: q|k|v rows, ffn_up holds gate|up
         L = {k: w(f"blk.{l}.{k}.weight") for k in
-             ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm",
-              "ffn_gate", "ffn_up", "ffn_down")}
+             ("attn_norm", "attn_output", "ffn_norm", "ffn_up", "ffn_down") +
+             (() if fused else ("attn_q", "attn_k", "attn_v")) + (() if a == "phi3" else ("ffn_gate",))}
+        if fused:
+            qkv = w(f"blk.{l}.attn_qkv.weight")
+            L["attn_q"], L["attn_k"], L["attn_v"] = qkv[:Q], qkv[Q:Q + KV], qkv[Q + KV:]
+        if a == "phi3":
+            F = L["ffn_up"].shape[0] // 2
+            L["ffn_gate"], L["ffn_up"] = L["ffn_up"][:F], L["ffn_up"][F:]
         for k in ("attn_q_norm", "attn_k_norm"):  # qwen3: RMSNorm of each q/k head
             if f"blk.{l}.{k}.weight" in tensors:
                 L[k] = w(f"blk.{l}.{k}.weight")

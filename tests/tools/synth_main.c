@@ -25,7 +25,7 @@ static const char usage[] =
     "  --preset NAME       tiny (default), llama-1b, llama-1b-q4_k_m, llama-1b-q4_0,\n"
     "                      llama-1b-q8_0, smollm2-135m, gemma3-270m;\n"
     "                      options given with it override it, wherever they stand\n"
-    "  --arch A            llama, gemma3, qwen2 or qwen3\n"
+    "  --arch A            llama, gemma3, qwen2, qwen3 or phi3\n"
     "  --layers N          blocks\n"
     "  --embd N            residual width\n"
     "  --heads N           query heads\n"
@@ -37,7 +37,8 @@ static const char usage[] =
     "  --vocab-file PATH   copy the tokenizer of a vocab-only GGUF (sets the tokens)\n"
     "  --ctx N             training context written to the metadata\n"
     "  --rope-base F       rope frequency base\n"
-    "  --swa-window N      gemma3 sliding window (every 6th layer is global)\n"
+    "  --swa-window N      gemma3 sliding window (every 6th layer is global); phi3\n"
+    "                      writes it as its files do (llama.cpp ignores it)\n"
     "  --type T            layer matrices: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0\n"
     "                      q4_k q5_k q6_k\n"
     "  --embd-type T       token_embd\n"
@@ -186,8 +187,10 @@ static int apply_opt(synth_params *p, int c, const char *a) {
             p->arch = SYNTH_ARCH_QWEN2;
         else if (strcmp(a, "qwen3") == 0)
             p->arch = SYNTH_ARCH_QWEN3;
+        else if (strcmp(a, "phi3") == 0)
+            p->arch = SYNTH_ARCH_PHI3;
         else
-            return bad("option '--arch': '%s' is not llama, gemma3, qwen2 or qwen3", a);
+            return bad("option '--arch': '%s' is not llama, gemma3, qwen2, qwen3 or phi3", a);
         return 0;
     case O_LAYERS: return parse_int("--layers", a, 1, 1 << 24, &p->n_layer) ? 2 : 0;
     case O_EMBD: return parse_int("--embd", a, 1, 1 << 24, &p->n_embd) ? 2 : 0;
@@ -334,6 +337,7 @@ int main(int argc, char **argv) {
            p.arch == SYNTH_ARCH_GEMMA3  ? "gemma3"
            : p.arch == SYNTH_ARCH_QWEN2 ? "qwen2"
            : p.arch == SYNTH_ARCH_QWEN3 ? "qwen3"
+           : p.arch == SYNTH_ARCH_PHI3  ? "phi3"
                                         : "llama",
            ps, (double)params / 1e6, ss, (double)size / (1024.0 * 1024.0),
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);

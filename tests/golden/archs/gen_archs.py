@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Goldens for the qwen2 and qwen3 architectures, and llama with Llama 3's rope
-scaling (rope_freqs.weight), on synthetic models.
+"""Goldens for the qwen2, qwen3 and phi3 architectures, llama with Llama 3's
+rope scaling (rope_freqs.weight) and llama at Mistral's shapes, on synthetic
+models.
 
 Writes each model with bin/cachet-synth (seeded; the same flags give the same
 bytes, and tests/test_archs.c writes the same files through synth_write), with
@@ -43,14 +44,25 @@ MODELS = {
     "llama3": ["--arch", "llama", "--vocab-file", "models/vocab/ggml-vocab-llama-bpe.gguf", "--layers", "2",
                "--embd", "128", "--heads", "4", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
                "--embd-type", "q8_0", "--rope-base", "10000", "--rope-freqs", "--seed", "7"],
+    # fused attn_qkv and gate|up ffn_up, head dim 96 as Phi-3 mini, a 4-position window llama.cpp ignores
+    "phi3": ["--arch", "phi3", "--vocab-file", "models/vocab/ggml-vocab-phi-3.gguf", "--layers", "2",
+             "--embd", "192", "--heads", "2", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
+             "--embd-type", "q8_0", "--swa-window", "4", "--seed", "7"],
+    # Mistral's shapes: llama, the llama-spm vocabulary, 4 query heads per kv head, rope base 1e6
+    "mistral": ["--arch", "llama", "--vocab-file", "models/vocab/ggml-vocab-llama-spm.gguf", "--layers", "2",
+                "--embd", "256", "--heads", "8", "--kv-heads", "2", "--ff", "512", "--type", "q8_0",
+                "--embd-type", "q8_0", "--rope-base", "1000000", "--seed", "7"],
 }
 PROMPTS = {
     "france": "The capital of France is",
     "chat": "<|im_start|>user\nWrite a haiku about caching.<|im_end|>\n<|im_start|>assistant\n",
+    "phichat": "<|user|>\nWrite a haiku about caching.<|end|>\n<|assistant|>\n",
+    "inst": "[INST] Write a haiku about caching. [/INST]",
     # long enough (about 400 tokens) that llama 3's divided angles move the logits
     "long": " ".join("Line %d: the cache keeps every prefix it has seen, page by page." % i for i in range(25)),
 }
-ARCH_PROMPTS = {"qwen2": ["france", "chat"], "qwen3": ["france", "chat"], "llama3": ["france", "long"]}
+ARCH_PROMPTS = {"qwen2": ["france", "chat"], "qwen3": ["france", "chat"], "llama3": ["france", "long"],
+                "phi3": ["france", "phichat"], "mistral": ["france", "inst"]}
 N_GEN = 32
 
 
