@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../agent/format.h"
 #include "../agent/toolcall.h"
 #include "../engine/chat.h"
 #include "../engine/gguf.h"
@@ -841,10 +842,107 @@ static void test_real_vocabs(void) {
     }
 }
 
+/* --- the agent's conversations: tiers 0-1 stable, tool results once ----------------- */
+
+/* The agent's conversation as it grows over two turns with a tool call
+ * (agent/loop.c: the system prompt, tier 2 as the family's table says,
+ * results in its role), rendered by agent_format_render after each step:
+ * under every family the system prompt (tiers 0-1) is in every rendering,
+ * at the same offset, after the same bytes. */
+static void test_tiers(void) {
+    static const char sys[] = "You are cachet.\n\n# Tools\nread_file(path)"; /* tiers 0-1 */
+    static const char t2[] = "Session: 2024-07-26, linux, /ws";
+    for (int fi = ENG_CHAT_CHATML; fi <= ENG_CHAT_DEEPSEEK_R1; fi++) {
+        eng_chat_format f = (eng_chat_format)fi;
+        const agent_format *af = agent_format_of(f);
+        eng_chat *c = NULL;
+        util_err e;
+        CHECK(eng_chat_new_format(&c, f, "<s>", "</s>", &e) == 0);
+        if (!c) continue;
+        char u1[128];
+        snprintf(u1, sizeof u1, "%s\n\nRead a.c", t2);
+        eng_chat_msg m[8];
+        size_t n = 0;
+        m[n++] = (eng_chat_msg){"system", sys};
+        if (af->tier2 == AGENT_TIER2_SYSTEM) m[n++] = (eng_chat_msg){"system", t2};
+        m[n++] = (eng_chat_msg){"user", af->tier2 == AGENT_TIER2_SYSTEM ? "Read a.c" : u1};
+        const size_t steps[] = {n, n + 2, n + 4};
+        m[n++] = (eng_chat_msg){"assistant", "<tool_call>{\"name\": \"read_file\"}</tool_call>"};
+        m[n++] = (eng_chat_msg){af->tool_result_role,
+                                "<tool_response>\n{\"result\": \"int x;\"}\n</tool_response>"};
+        m[n++] = (eng_chat_msg){"assistant", "It declares x."};
+        m[n++] = (eng_chat_msg){"user", "Thanks."};
+        char *first = NULL;
+        size_t at0 = 0;
+        for (size_t k = 0; k < 3; k++) {
+            util_buf b;
+            util_buf_init(&b);
+            eng_tok_span *plain = NULL;
+            size_t np = 0;
+            int rc = agent_format_render(af, c, m, steps[k], &b, &plain, &np, &e);
+            CHECK_MSG(rc == 0, "%s step %zu: %s", eng_chat_format_name(f), k, rc ? e.msg : "");
+            const char *at = rc ? NULL : strstr(b.data, sys);
+            CHECK_MSG(at != NULL, "%s step %zu: the system prompt is not rendered", eng_chat_format_name(f),
+                      k);
+            if (at && k == 0) {
+                at0 = (size_t)(at - b.data);
+                first = strndup(b.data, at0 + sizeof sys - 1);
+            } else if (at && first) {
+                CHECK_MSG((size_t)(at - b.data) == at0 && memcmp(b.data, first, at0 + sizeof sys - 1) == 0,
+                          "%s step %zu: tiers 0-1 moved (offset %zu, was %zu)", eng_chat_format_name(f), k,
+                          (size_t)(at - b.data), at0);
+            }
+            free(plain);
+            util_buf_release(&b);
+        }
+        free(first);
+        eng_chat_free(c);
+    }
+}
+
+/* Qwen's templates wrap each tool result in <tool_response> themselves:
+ * eng_chat_wraps_tool_results says so (plain ChatML does not), and the
+ * agent's bare result (agent_toolresult_format_as, wrapped 0) renders with
+ * one wrapper, not two. */
+static void test_tool_response_once(void) {
+    static const char *const tpls[] = {"<|im_start|> <tool_response>", "<|im_start|>"};
+    for (int k = 0; k < 2; k++) {
+        cw w;
+        cw_begin(&w);
+        cw_str(&w, "tokenizer.chat_template", tpls[k]);
+        eng_gguf *g = cw_open(&w);
+        eng_chat *c = NULL;
+        util_err e;
+        CHECK(g && eng_chat_new(&c, g, &e) == 0);
+        if (c) {
+            int wraps = eng_chat_wraps_tool_results(c);
+            CHECK_MSG(wraps == (k == 0), "template %d: wraps %d", k, wraps);
+            util_buf r, b;
+            util_buf_init(&r);
+            util_buf_init(&b);
+            CHECK(agent_toolresult_format_as(&r, "read_file", 1, "int x;", !wraps) == 0);
+            eng_chat_msg m[] = {
+                {"user", "Read a.c"}, {"assistant", "<tool_call>{}</tool_call>"}, {"tool", r.data}};
+            CHECK(eng_chat_render(c, m, 3, 1, &b, &e) == 0);
+            int count = 0;
+            for (const char *p = b.data; p && (p = strstr(p, "<tool_response>")); p++) count++;
+            CHECK_MSG(count == 1, "template %d: %d <tool_response> in %s", k, count, b.data);
+            CHECK(strstr(b.data, "{\"name\":\"read_file\",\"result\":\"int x;\"}") != NULL);
+            util_buf_release(&r);
+            util_buf_release(&b);
+        }
+        eng_chat_free(c);
+        eng_gguf_free(g);
+        util_buf_release(&w.b);
+    }
+}
+
 void test_chat(void) {
     CHECK_CASE(detection) test_detection();
     CHECK_CASE(gemma) test_gemma();
     CHECK_CASE(smollm2) test_smollm2();
     CHECK_CASE(golden) test_golden();
+    CHECK_CASE(tiers) test_tiers();
+    CHECK_CASE(tool_response) test_tool_response_once();
     CHECK_CASE(real_vocabs) test_real_vocabs();
 }
