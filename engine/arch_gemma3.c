@@ -30,8 +30,7 @@ int eng_gemma3_hparams(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
-int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
-                       util_err *err) {
+int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err) {
     const eng_model *m = s->m;
     const eng_hparams *hp = &m->hp;
     eng_backend *be = m->be;
@@ -105,9 +104,9 @@ int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, in
         op->add(be, sc->x, sc->xb, nE);
     }
 
-    /* --- output head: only the last token's logits are needed ------------ */
-    if (!want_logits) return UTIL_OK;
-    const float *last = sc->x + (size_t)(n - 1) * (size_t)E;
-    op->rmsnorm(be, sc->xb, last, m->output_norm, E, 1, hp->eps);
-    return op->matmul(be, &m->output, sc->xb, sc->logits, 1, pass, err);
+    /* --- output head: logits of the last n_logits tokens only ----------- */
+    if (n_logits <= 0) return UTIL_OK;
+    const float *rows = sc->x + (size_t)(n - n_logits) * (size_t)E;
+    op->rmsnorm(be, sc->xb, rows, m->output_norm, E, n_logits, hp->eps);
+    return op->matmul(be, &m->output, sc->xb, sc->logits, n_logits, pass, err);
 }

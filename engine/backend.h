@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../util/err.h"
+#include "quant.h"
 
 /* A 2-D weight: `rows` rows of `cols` contiguous values in ggml type `type`. */
 typedef struct eng_weight {
@@ -27,23 +28,50 @@ typedef struct eng_weight {
     void *dev_f16;    /* a second backend copy, as f16 rows (CUDA's prefill GEMM), or NULL */
 } eng_weight;
 
-/* Where a layer's K and V rows live: a page table of f16 pages, each page
- * laid out [layer][k|v][page_tokens][kv_dim]. */
+/* Where a layer's K and V rows live: a page table of byte pages, each page
+ * laid out [layer][K rows][V rows], page_tokens rows each; a row holds the
+ * kv_dim values of one position in type_k (K) or type_v (V), ggml type ids:
+ * ENG_TYPE_F16, ENG_TYPE_Q8_0 or ENG_TYPE_Q4_0 (blocks of 32 values never
+ * straddle a head: head_dim % 32 == 0 for the block types). Fill it with
+ * eng_kv_view_init; the byte sizes come from there and eng_kv_page_bytes. */
 typedef struct eng_kv_view {
-    uint16_t *const *pages;
+    void *const *pages;
     int page_tokens;
     int n_layer;
     int kv_dim;
+    uint32_t type_k, type_v;
+    size_t k_row, v_row; /* bytes of one position's K row and V row */
 } eng_kv_view;
 
-static inline uint16_t *eng_kv_k(const eng_kv_view *kv, int layer, int pos) {
-    uint16_t *page = kv->pages[pos / kv->page_tokens];
-    return page +
-           ((size_t)layer * 2 * kv->page_tokens + (size_t)(pos % kv->page_tokens)) * (size_t)kv->kv_dim;
+/* Sets the shape, the types and the row sizes (pages is left to the caller). */
+static inline void eng_kv_view_init(eng_kv_view *kv, int page_tokens, int n_layer, int kv_dim,
+                                    uint32_t type_k, uint32_t type_v) {
+    kv->page_tokens = page_tokens;
+    kv->n_layer = n_layer;
+    kv->kv_dim = kv_dim;
+    kv->type_k = type_k;
+    kv->type_v = type_v;
+    kv->k_row = eng_type_row_size(type_k, kv_dim);
+    kv->v_row = eng_type_row_size(type_v, kv_dim);
 }
 
-static inline uint16_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
-    return eng_kv_k(kv, layer, pos) + (size_t)kv->page_tokens * (size_t)kv->kv_dim;
+/* Bytes of one page: every layer's K and V rows of page_tokens positions.
+ * The one formula for the pool, the disk tier and copies. */
+static inline size_t eng_kv_page_bytes(const eng_kv_view *kv) {
+    return (size_t)kv->n_layer * (size_t)kv->page_tokens * (kv->k_row + kv->v_row);
+}
+
+/* The K row of a position (its kv_dim values), then the V row. */
+static inline uint8_t *eng_kv_k(const eng_kv_view *kv, int layer, int pos) {
+    uint8_t *page = (uint8_t *)kv->pages[pos / kv->page_tokens];
+    return page + (size_t)layer * (size_t)kv->page_tokens * (kv->k_row + kv->v_row) +
+           (size_t)(pos % kv->page_tokens) * kv->k_row;
+}
+
+static inline uint8_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
+    uint8_t *page = (uint8_t *)kv->pages[pos / kv->page_tokens];
+    return page + (size_t)layer * (size_t)kv->page_tokens * (kv->k_row + kv->v_row) +
+           (size_t)kv->page_tokens * kv->k_row + (size_t)(pos % kv->page_tokens) * kv->v_row;
 }
 
 /* What a forward pass carries: prompt tokens, or one generated token. It is
@@ -151,7 +179,8 @@ typedef struct eng_backend_ops {
     void (*rmsnorm)(eng_backend *be, float *y, const float *x, const float *w, int n, int n_rows, float eps);
     /* Rotates n_rot dims of each head of each token at positions pos0 + t. */
     void (*rope)(eng_backend *be, const eng_rope_args *a);
-    /* Stores k and v ([n_tok][kv_dim]) as f16 at positions pos0.. of a layer. */
+    /* Stores k and v ([n_tok][kv_dim]) at positions pos0.. of a layer, in the
+     * view's types. */
     void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
                      int n_tok, int pos0);
     void (*attention)(eng_backend *be, const eng_attn_args *a);

@@ -160,6 +160,10 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user);
  * n > 1 tokens are computed as a prompt, one token as a decode step (on CUDA
  * the two take different matmul paths; eng_seq_set_tokens is always a prompt). */
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err);
+/* The same, writing every token's logits: logits holds n x n_vocab floats,
+ * row i the distribution after toks[i] (perplexity, verifying drafted
+ * tokens). Each row equals what eng_seq_eval would give for that token. */
+int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err);
 
 /* --- generation --------------------------------------------------------- */
 

@@ -21,15 +21,15 @@ struct eng_kv_node {
     int pins;
     uint64_t last_use;
     uint64_t hash; /* disk chain hash */
-    uint16_t *page;
+    void *page;
 };
 
 struct eng_kvcache {
     eng_kvcache_params p;
     pthread_mutex_t mu;
-    eng_kv_node root;      /* sentinel: no page, depth -1 */
-    eng_kv_node *all;      /* every real node */
-    uint16_t **free_pages; /* stack of pooled pages (pages are never written here) */
+    eng_kv_node root;  /* sentinel: no page, depth -1 */
+    eng_kv_node *all;  /* every real node */
+    void **free_pages; /* stack of pooled pages (pages are never written here) */
     uint64_t n_free, free_cap;
     void *staging;         /* one host page for the disk tier */
     uint64_t pages_total;  /* allocated from the system (in use + free + cached) */
@@ -42,25 +42,25 @@ struct eng_kvcache {
 
 enum { P = ENG_KV_PAGE_TOKENS };
 
-static size_t page_bytes(const eng_kvcache *c) { return c->p.page_elems * sizeof(uint16_t); }
+static size_t page_bytes(const eng_kvcache *c) { return c->p.page_bytes; }
 size_t eng_kvcache_page_bytes(const eng_kvcache *c) { return page_bytes(c); }
 int eng_kvcache_reuse(const eng_kvcache *c) { return c->p.reuse; }
 
 /* Page memory: the backend's, or the host's when the cache has no backend. */
-static uint16_t *mem_alloc(eng_kvcache *c) {
+static void *mem_alloc(eng_kvcache *c) {
     if (c->p.be) return c->p.be->ops->alloc(c->p.be, page_bytes(c));
     void *p = NULL;
     return posix_memalign(&p, 64, page_bytes(c)) ? NULL : p;
 }
 
-static void mem_release(eng_kvcache *c, uint16_t *page) {
+static void mem_release(eng_kvcache *c, void *page) {
     if (c->p.be)
         c->p.be->ops->release(c->p.be, page);
     else
         free(page);
 }
 
-static int mem_to_host(eng_kvcache *c, void *dst, const uint16_t *page) {
+static int mem_to_host(eng_kvcache *c, void *dst, const void *page) {
     if (!c->p.be) {
         memcpy(dst, page, page_bytes(c));
         return 0;
@@ -68,7 +68,7 @@ static int mem_to_host(eng_kvcache *c, void *dst, const uint16_t *page) {
     return c->p.be->ops->to_host(c->p.be, dst, page, page_bytes(c), NULL);
 }
 
-static int mem_to_dev(eng_kvcache *c, uint16_t *page, const void *src) {
+static int mem_to_dev(eng_kvcache *c, void *page, const void *src) {
     if (!c->p.be) {
         memcpy(page, src, page_bytes(c));
         return 0;
@@ -132,12 +132,12 @@ void eng_kvcache_free(eng_kvcache *c) {
 /* --- pages and eviction ------------------------------------------------- */
 
 /* Removes a leaf node with no pins from the tree; returns its page. */
-static uint16_t *node_remove(eng_kvcache *c, eng_kv_node *n) {
+static void *node_remove(eng_kvcache *c, eng_kv_node *n) {
     eng_kv_node **pp = &n->parent->child;
     while (*pp != n) pp = &(*pp)->next;
     *pp = n->next;
     node_unlink_all(c, n);
-    uint16_t *page = n->page;
+    void *page = n->page;
     free(n);
     c->pages_cached--;
     return page;
@@ -155,7 +155,7 @@ static eng_kv_node *evict_candidate(eng_kvcache *c) {
     return best;
 }
 
-static int page_alloc_locked(eng_kvcache *c, uint16_t **out, util_err *err) {
+static int page_alloc_locked(eng_kvcache *c, void **out, util_err *err) {
     if (c->n_free) {
         *out = c->free_pages[--c->n_free];
         return UTIL_OK;
@@ -176,12 +176,12 @@ static int page_alloc_locked(eng_kvcache *c, uint16_t **out, util_err *err) {
     if (c->free_cap < c->pages_total + 1) {
         uint64_t cap = c->free_cap ? c->free_cap * 2 : 64;
         if (cap > c->max_pages) cap = c->max_pages;
-        uint16_t **fp = realloc(c->free_pages, (size_t)cap * sizeof *fp);
+        void **fp = realloc(c->free_pages, (size_t)cap * sizeof *fp);
         if (!fp) return util_err_set(err, UTIL_ENOMEM, "kv cache: out of memory");
         c->free_pages = fp;
         c->free_cap = cap;
     }
-    uint16_t *p = mem_alloc(c);
+    void *p = mem_alloc(c);
     if (!p)
         return util_err_set(err, UTIL_ENOMEM, "kv cache: out of %s memory for a page of %zu bytes",
                             c->p.be ? c->p.be->ops->name : "host", page_bytes(c));
@@ -190,18 +190,18 @@ static int page_alloc_locked(eng_kvcache *c, uint16_t **out, util_err *err) {
     return UTIL_OK;
 }
 
-int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err) {
+int eng_kvcache_page_alloc(eng_kvcache *c, void **out, util_err *err) {
     pthread_mutex_lock(&c->mu);
     int rc = page_alloc_locked(c, out, err);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
-static void page_free_locked(eng_kvcache *c, uint16_t *page) {
+static void page_free_locked(eng_kvcache *c, void *page) {
     c->free_pages[c->n_free++] = page; /* free_cap >= pages_total > n_free */
 }
 
-void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page) {
+void eng_kvcache_page_free(eng_kvcache *c, void *page) {
     if (!page) return;
     pthread_mutex_lock(&c->mu);
     page_free_locked(c, page);
@@ -216,8 +216,7 @@ static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
     return i;
 }
 
-static eng_kv_node *node_new(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
-                             uint16_t *page) {
+static eng_kv_node *node_new(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok, void *page) {
     eng_kv_node *n = calloc(1, sizeof *n);
     if (!n) return NULL;
     n->parent = parent;
@@ -241,7 +240,7 @@ static eng_kv_node *node_new(eng_kvcache *c, eng_kv_node *parent, const int32_t 
 static eng_kv_node *disk_lookup(eng_kvcache *c, eng_kv_node *at, const int32_t *toks, int avail) {
     if (!c->disk || !eng_kvdisk_enabled(c->disk) || avail <= 0) return NULL;
     uint64_t parent_hash = at == &c->root ? 0 : at->hash;
-    uint16_t *page = NULL;
+    void *page = NULL;
     for (int k = avail < P ? avail : P; k >= 1; k--) {
         uint64_t h = eng_kvdisk_hash(c->p.fingerprint, parent_hash, toks, k);
         if (!page && page_alloc_locked(c, &page, NULL)) return NULL;
@@ -310,13 +309,13 @@ void eng_kvcache_unpin(eng_kvcache *c, eng_kv_node *node) {
     pthread_mutex_unlock(&c->mu);
 }
 
-uint16_t *eng_kvcache_node_page(const eng_kv_node *node) { return node->page; }
+void *eng_kvcache_node_page(const eng_kv_node *node) { return node->page; }
 int eng_kvcache_node_ntok(const eng_kv_node *node) { return node->ntok; }
 
 /* --- insertion ---------------------------------------------------------- */
 
 eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
-                                uint16_t *page) {
+                                void *page) {
     if (!c->p.reuse || ntok < 1 || ntok > P) return NULL;
     pthread_mutex_lock(&c->mu);
     eng_kv_node *at = parent ? parent : &c->root;

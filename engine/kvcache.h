@@ -23,7 +23,7 @@ typedef struct eng_kvcache eng_kvcache;
 typedef struct eng_kv_node eng_kv_node;
 
 typedef struct eng_kvcache_params {
-    size_t page_elems;     /* f16 values per page */
+    size_t page_bytes;     /* bytes per page (eng_kv_page_bytes) */
     uint64_t fingerprint;  /* model + KV-affecting settings */
     uint64_t budget_bytes; /* memory budget for all pages (tree + private) */
     int reuse;             /* 0: --no-cache (pool only, no tree) */
@@ -40,8 +40,8 @@ void eng_kvcache_free(eng_kvcache *c);
 
 /* Pages: allocation evicts unpinned leaves when over budget; fails with
  * UTIL_ENOMEM (message names --kv-budget) when everything left is in use. */
-int eng_kvcache_page_alloc(eng_kvcache *c, uint16_t **out, util_err *err);
-void eng_kvcache_page_free(eng_kvcache *c, uint16_t *page);
+int eng_kvcache_page_alloc(eng_kvcache *c, void **out, util_err *err);
+void eng_kvcache_page_free(eng_kvcache *c, void *page);
 size_t eng_kvcache_page_bytes(const eng_kvcache *c);
 /* 0 when prefix reuse is off (--no-cache): nothing is matched or kept. */
 int eng_kvcache_reuse(const eng_kvcache *c);
@@ -61,7 +61,7 @@ void eng_kvcache_match(eng_kvcache *c, const int32_t *toks, int n, int max_token
                        eng_kv_match *m);
 void eng_kvcache_unpin(eng_kvcache *c, eng_kv_node *node);
 /* Page data of a node (read-only; never written after insertion). */
-uint16_t *eng_kvcache_node_page(const eng_kv_node *node);
+void *eng_kvcache_node_page(const eng_kv_node *node);
 int eng_kvcache_node_ntok(const eng_kv_node *node);
 
 /* Inserts page `page_index` (tokens toks[0..ntok), 1 <= ntok <= P) under
@@ -70,7 +70,7 @@ int eng_kvcache_node_ntok(const eng_kv_node *node);
  * are bit-identical), page is freed and that node is returned. The returned
  * node is pinned for the caller. NULL when reuse is off (page untouched). */
 eng_kv_node *eng_kvcache_insert(eng_kvcache *c, eng_kv_node *parent, const int32_t *toks, int ntok,
-                                uint16_t *page);
+                                void *page);
 
 eng_cache_stats eng_kvcache_get_stats(eng_kvcache *c);
 void eng_kvcache_count_query(eng_kvcache *c, int queried, int hit, int hit_disk);

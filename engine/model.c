@@ -468,10 +468,12 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     eng_model_params none;
     memset(&none, 0, sizeof none);
     if (!params) params = &none;
-    eng_model_shape sh = eng_model_get_shape(m);
-    size_t page_elems = ENG_KV_PAGE_TOKENS * (size_t)eng_kv_bytes_per_token(&sh, 1.0); /* 1 byte: values */
+    m->kv_type_k = m->kv_type_v = ENG_TYPE_F16;
+    eng_kv_view kv;
+    eng_kv_view_init(&kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer, m->hp.n_kv_head * m->hp.head_dim, m->kv_type_k,
+                     m->kv_type_v);
     eng_kvcache_params cp = {
-        .page_elems = page_elems,
+        .page_bytes = eng_kv_page_bytes(&kv),
         .fingerprint = model_fingerprint(m),
         .budget_bytes = params->kv_budget ? params->kv_budget : (1ull << 30),
         .reuse = !params->no_cache,

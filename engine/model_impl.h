@@ -37,10 +37,12 @@ typedef struct eng_layer {
 } eng_layer;
 
 /* Runs n tokens at positions s->len .. s->len + n - 1 through the model
- * (n <= s->sc.n_batch, KV pages present); writes the last token's logits to
- * s->sc.logits when want_logits. pass says whether they are prompt tokens or
- * a generated one; it goes to every op that takes it. Does not advance s->len. */
-typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits,
+ * (n <= s->sc.n_batch, KV pages present); writes the logits of the last
+ * n_logits tokens (0 <= n_logits <= n, at most s->sc.logits_rows) to
+ * s->sc.logits, [n_logits][n_vocab]. pass says whether they are prompt tokens
+ * or a generated one; it goes to every op that takes it. Does not advance
+ * s->len. */
+typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits,
                               util_err *err);
 
 /* One architecture: the entry model.c's table holds for a
@@ -68,6 +70,7 @@ typedef struct eng_arch {
 /* Scratch activations for up to n_batch tokens. */
 typedef struct eng_scratch {
     int n_batch;
+    int logits_rows; /* rows of n_vocab in logits: 1, or n_batch after eng_seq_eval_all */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *logits;
 } eng_scratch;
 
@@ -87,7 +90,8 @@ struct eng_model {
     unsigned char *layer_swa;  /* n_layer flags from model.c's swa_read (NULL: no sliding layers) */
     const float **norm_copies; /* aligned copies of norm vectors (freed with the model) */
     int n_norm_copies;
-    eng_kvcache *cache; /* KV page pool + prefix tree, shared by all sequences */
+    eng_kvcache *cache;            /* KV page pool + prefix tree, shared by all sequences */
+    uint32_t kv_type_k, kv_type_v; /* KV element types (ENG_TYPE_F16, _Q8_0, _Q4_0) */
 };
 
 
@@ -96,8 +100,8 @@ struct eng_seq {
     int n_ctx;
     int len;
     int n_batch;
-    int32_t *toks;    /* the len tokens held */
-    uint16_t **pages; /* page table: page i holds positions i*P .. i*P+P-1 */
+    int32_t *toks; /* the len tokens held */
+    void **pages;  /* page table: page i holds positions i*P .. i*P+P-1 */
     eng_kv_node *
         *nodes;  /* nodes[i]: the cache node page i belongs to (pinned, read-only), or NULL if private */
     int n_pages; /* pages present */
@@ -117,9 +121,9 @@ static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_la
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err);
+int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err);
 int eng_gemma3_hparams(eng_model *m, util_err *err);
-int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int want_logits, util_err *err);
+int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err);
 int eng_phi3_hparams(eng_model *m, util_err *err);
 
 #endif

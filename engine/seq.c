@@ -19,12 +19,15 @@ static void scratch_release(eng_backend *be, eng_scratch *sc) {
     memset(sc, 0, sizeof *sc);
 }
 
-static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, int n_batch) {
+/* logits_rows: 1 (the last token's logits) or n_batch (eng_seq_eval_all). */
+static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, int n_batch,
+                        int logits_rows) {
 #define falloc(n) ((float *)be->ops->alloc(be, (n) * sizeof(float) + 64))
     size_t b = (size_t)n_batch, E = (size_t)hp->n_embd;
     size_t Q = (size_t)hp->n_head * (size_t)hp->head_dim, KV = (size_t)hp->n_kv_head * (size_t)hp->head_dim;
     size_t big = E > Q ? E : Q;
     sc->n_batch = n_batch;
+    sc->logits_rows = logits_rows;
     sc->x = falloc(b * E);
     sc->xb = falloc(b * big);
     sc->q = falloc(b * Q);
@@ -33,7 +36,7 @@ static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp,
     sc->att = falloc(b * Q);
     sc->hb = falloc(b * (size_t)hp->n_ff);
     sc->hb2 = falloc(b * (size_t)hp->n_ff);
-    sc->logits = falloc((size_t)hp->n_vocab);
+    sc->logits = falloc((size_t)logits_rows * (size_t)hp->n_vocab);
     if (!sc->x || !sc->xb || !sc->q || !sc->k || !sc->v || !sc->att || !sc->hb || !sc->hb2 || !sc->logits) {
         scratch_release(be, sc);
         return UTIL_ENOMEM;
@@ -57,11 +60,9 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
     s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
     s->kv.pages = s->pages;
-    s->kv.page_tokens = P;
-    s->kv.n_layer = m->hp.n_layer;
-    s->kv.kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view_init(&s->kv, P, m->hp.n_layer, m->hp.n_kv_head * m->hp.head_dim, m->kv_type_k, m->kv_type_v);
     int rc = UTIL_OK;
-    if (!s->pages || !s->nodes || !s->toks || scratch_init(m->be, &s->sc, &m->hp, s->n_batch))
+    if (!s->pages || !s->nodes || !s->toks || scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
     else
         rc = m->be->ops->reserve(m->be, n_ctx, err);
@@ -111,7 +112,8 @@ void eng_seq_set_batch(eng_seq *s, int n_batch) {
     if (n_batch < 1) n_batch = 1;
     if (n_batch == s->sc.n_batch) return;
     eng_scratch sc;
-    if (scratch_init(s->m->be, &sc, &s->m->hp, n_batch) == UTIL_OK) {
+    int rows = s->sc.logits_rows > 1 ? n_batch : 1;
+    if (scratch_init(s->m->be, &sc, &s->m->hp, n_batch, rows) == UTIL_OK) {
         scratch_release(s->m->be, &s->sc);
         s->sc = sc;
         s->n_batch = n_batch;
@@ -128,7 +130,7 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user) {
 /* Makes page i writable: a page shared with the cache is copied first. */
 static int make_private(eng_seq *s, int i, util_err *err) {
     if (!s->nodes[i]) return UTIL_OK;
-    uint16_t *copy;
+    void *copy;
     int rc = eng_kvcache_page_alloc(s->m->cache, &copy, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
@@ -171,8 +173,11 @@ static uint64_t step_key(const eng_seq *s, int want_logits) {
     return h;
 }
 
-/* Evaluates n tokens of the given pass (see eng_pass in backend.h). */
-static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, eng_pass pass, util_err *err) {
+/* Evaluates n tokens of the given pass (see eng_pass in backend.h); logits:
+ * NULL, the last token's (all == 0) or every token's ([n][n_vocab], all == 1;
+ * the scratch holds n_batch rows of logits). */
+static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int all, eng_pass pass,
+                    util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
     if (s->len + n > s->n_ctx)
         return util_err_set(err, UTIL_ERANGE,
@@ -202,20 +207,37 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, eng_p
     for (int done = 0; done < n;) {
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
-        rc = forward(s, toks + done, chunk, pass, last && logits, err);
+        int n_logits = !logits ? 0 : all ? chunk : last;
+        rc = forward(s, toks + done, chunk, pass, n_logits, err);
         if (rc) return rc;
+        if (all && (rc = be->ops->to_host(be, logits + (size_t)done * (size_t)nv, s->sc.logits,
+                                          (size_t)chunk * (size_t)nv * sizeof(float), err)))
+            return rc;
         memcpy(s->toks + s->len, toks + done, (size_t)chunk * sizeof *toks);
         s->len += chunk;
         done += chunk;
         if (s->progress && n > chunk) s->progress(s->progress_user, done, n);
     }
-    if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
+    if (logits && !all) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
     return UTIL_OK;
 }
 
 /* Several tokens are a prompt; one token is a decode step. */
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
-    return seq_eval(s, toks, n, logits, n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE, err);
+    return seq_eval(s, toks, n, logits, 0, n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE, err);
+}
+
+int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
+    if (!logits) return util_err_set(err, UTIL_EINVAL, "eng_seq_eval_all: no logits buffer");
+    if (s->sc.logits_rows < s->sc.n_batch) {
+        eng_scratch sc;
+        if (scratch_init(s->m->be, &sc, &s->m->hp, s->sc.n_batch, s->sc.n_batch))
+            return util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d rows of logits",
+                                s->sc.n_batch);
+        scratch_release(s->m->be, &s->sc);
+        s->sc = sc;
+    }
+    return seq_eval(s, toks, n, logits, 1, n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE, err);
 }
 
 void eng_seq_commit(eng_seq *s) {
@@ -276,7 +298,7 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
     eng_kvcache_count_query(s->m->cache, n, reused, from_disk);
     if (cached_memory) *cached_memory = reused - from_disk;
     if (cached_disk) *cached_disk = from_disk;
-    int rc = seq_eval(s, toks + s->len, n - s->len, logits, ENG_PASS_PROMPT, err);
+    int rc = seq_eval(s, toks + s->len, n - s->len, logits, 0, ENG_PASS_PROMPT, err);
     if (rc == UTIL_OK) eng_seq_commit(s);
     return rc;
 }

@@ -359,16 +359,18 @@ static void test_attention(eng_backend *g, eng_backend *c) {
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         int nh = shapes[si].n_head, nkv = shapes[si].n_kv, hd = shapes[si].hd, win = shapes[si].window;
         int kvd = nkv * hd, qd = nh * hd, np = (NPOS + P - 1) / P;
-        size_t page_elems = (size_t)L * 2 * P * (size_t)kvd;
-        uint16_t *hp[8], *dp[8];
+        eng_kv_view hv, dv;
+        eng_kv_view_init(&hv, P, L, kvd, ENG_TYPE_F16, ENG_TYPE_F16);
+        dv = hv;
+        size_t page_bytes = eng_kv_page_bytes(&hv);
+        void *hp[8], *dp[8];
         int pages_ok = 1;
         for (int i = 0; i < np; i++) {
-            hp[i] = calloc(page_elems, sizeof(uint16_t));
-            dp[i] = g->ops->alloc(g, page_elems * sizeof(uint16_t));
+            hp[i] = calloc(page_bytes, 1);
+            dp[i] = g->ops->alloc(g, page_bytes);
             /* zeroed like the host pages: layer 0 and the positions past NPOS
              * are never stored, and the pages are compared whole below */
-            pages_ok &= hp[i] && dp[i] &&
-                        g->ops->to_dev(g, dp[i], hp[i], page_elems * sizeof(uint16_t), &err) == 0;
+            pages_ok &= hp[i] && dp[i] && g->ops->to_dev(g, dp[i], hp[i], page_bytes, &err) == 0;
         }
         CHECK_MSG(pages_ok, "kv pages (hd %d)", hd);
         if (!pages_ok) {
@@ -380,7 +382,8 @@ static void test_attention(eng_backend *g, eng_backend *c) {
         }
         /* the CPU's attention scratch (scores per thread) is sized by reserve */
         CHECK(c->ops->reserve(c, NPOS, &err) == 0 && g->ops->reserve(g, NPOS, &err) == 0);
-        eng_kv_view hv = {hp, P, L, kvd}, dv = {dp, P, L, kvd};
+        hv.pages = hp;
+        dv.pages = dp;
         float *k = malloc((size_t)NPOS * (size_t)kvd * sizeof(float)),
               *v = malloc((size_t)NPOS * (size_t)kvd * sizeof(float));
         fill(k, (size_t)NPOS * (size_t)kvd, 2.0f);
@@ -394,10 +397,10 @@ static void test_attention(eng_backend *g, eng_backend *c) {
             c->ops->kv_store(c, &hv, 1, k + (size_t)p0 * (size_t)kvd, v + (size_t)p0 * (size_t)kvd, n, p0);
         }
         int same = 1;
-        uint16_t *back = malloc(page_elems * sizeof(uint16_t));
+        void *back = malloc(page_bytes);
         for (int i = 0; i < np; i++) {
-            CHECK(g->ops->to_host(g, back, dp[i], page_elems * sizeof(uint16_t), &err) == 0);
-            same &= memcmp(back, hp[i], page_elems * sizeof(uint16_t)) == 0;
+            CHECK(g->ops->to_host(g, back, dp[i], page_bytes, &err) == 0);
+            same &= memcmp(back, hp[i], page_bytes) == 0;
         }
         CHECK_MSG(same, "kv_store: pages differ from the CPU's (hd %d)", hd);
         free(back);

@@ -226,6 +226,56 @@ static void test_batch_invariance(eng_model *m1, eng_model *m2) {
     free(ids);
 }
 
+/* eng_seq_eval_all: row i equals the logits of the same prefix evaluated
+ * token by token (eng_seq_eval, one decode step each), whatever the chunk
+ * size (rows cross n_batch chunks), and the last row equals eng_seq_eval's. */
+static void test_eval_all(eng_model *m) {
+    const eng_tokenizer *t = eng_model_tokenizer(m);
+    const char *text = "Perplexity scores every position: def f(x):\n    return x * 2  # doubled\n"
+                       "and a few more words so that the prompt crosses two chunks of sixteen tokens.";
+    size_t n = 0;
+    util_err err;
+    int32_t *ids = th_tokenize(t, text, 0, 1, &n);
+    CHECK(n > 34);
+    size_t nv = (size_t)eng_model_n_vocab(m);
+    float *all = malloc(n * nv * sizeof(float)), *one = malloc(nv * sizeof(float));
+    float *all2 = malloc(n * nv * sizeof(float));
+    eng_seq *s = NULL, *s1 = NULL;
+    if (!ids || !all || !one || !all2 || eng_seq_new(&s, m, 512, &err) || eng_seq_new(&s1, m, 512, &err)) {
+        CHECK_MSG(0, "setup: %s", err.msg);
+        goto out;
+    }
+    eng_seq_set_batch(s, 16);
+    CHECK_EQ_INT(eng_seq_eval_all(s, ids, (int)n, all, &err), 0);
+    CHECK_EQ_INT(eng_seq_len(s), (int)n);
+    for (size_t i = 0; i < n; i++) {
+        if (eng_seq_eval(s1, ids + i, 1, one, &err)) {
+            CHECK_MSG(0, "eng_seq_eval at %zu: %s", i, err.msg);
+            break;
+        }
+        CHECK_MSG(memcmp(one, all + i * nv, nv * sizeof(float)) == 0,
+                  "row %zu differs from a token-by-token run", i);
+    }
+    /* another chunking, and appended in two calls */
+    eng_seq_truncate(s, 0);
+    eng_seq_set_batch(s, 7);
+    int cut = (int)n / 2;
+    CHECK(eng_seq_eval_all(s, ids, cut, all2, &err) == 0 &&
+          eng_seq_eval_all(s, ids + cut, (int)n - cut, all2 + (size_t)cut * nv, &err) == 0);
+    CHECK_MSG(memcmp(all, all2, n * nv * sizeof(float)) == 0, "rows depend on the chunk size or the split");
+    eng_seq_truncate(s, 0);
+    CHECK(eng_seq_eval(s, ids, (int)n, one, &err) == 0);
+    CHECK_MSG(memcmp(one, all + (n - 1) * nv, nv * sizeof(float)) == 0, "last row differs from eng_seq_eval");
+    CHECK_EQ_INT(eng_seq_eval_all(s, ids, 1, NULL, &err), UTIL_EINVAL);
+out:
+    eng_seq_free(s);
+    eng_seq_free(s1);
+    free(all);
+    free(all2);
+    free(one);
+    free(ids);
+}
+
 static void test_limits(eng_model *m) {
     eng_seq *s = NULL;
     util_err err;
@@ -456,10 +506,12 @@ void test_engine(void) {
     CHECK_CASE(limits) test_limits(m2);
     CHECK_CASE(gen_steps) test_gen_steps(m2);
     CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
+    CHECK_CASE(eval_all) test_eval_all(m2);
     CHECK_CASE(golden) test_golden(m2);
     eng_model *mx = th_open_model(NULL, 2, 1);
     if (mx) {
         CHECK_CASE(exact_batch_invariance) test_batch_invariance(NULL, mx);
+        CHECK_CASE(exact_eval_all) test_eval_all(mx);
         CHECK_CASE(exact) test_exact(mx);
     }
     eng_model_free(mx);

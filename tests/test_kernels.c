@@ -274,18 +274,16 @@ static void test_tiles(void) {
 enum { T_HEADS = 6, T_KV = 2, T_HD = 64, T_CTX = 80 };
 
 typedef struct kv_fixture {
-    uint16_t *pages[T_CTX / 16];
+    void *pages[T_CTX / 16];
     eng_kv_view kv;
 } kv_fixture;
 
 static void kv_init(kv_fixture *f, uint64_t *rs) {
-    f->kv.page_tokens = 16;
-    f->kv.n_layer = 1;
-    f->kv.kv_dim = T_KV * T_HD;
+    eng_kv_view_init(&f->kv, 16, 1, T_KV * T_HD, ENG_TYPE_F16, ENG_TYPE_F16);
     for (int i = 0; i < T_CTX / 16; i++) {
-        f->pages[i] = malloc((size_t)2 * 16 * T_KV * T_HD * sizeof(uint16_t));
-        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++)
-            f->pages[i][j] = eng_f32_to_f16(2.0f * th_rng_unit(rs));
+        uint16_t *pg = malloc(eng_kv_page_bytes(&f->kv));
+        for (int j = 0; j < 2 * 16 * T_KV * T_HD; j++) pg[j] = eng_f32_to_f16(2.0f * th_rng_unit(rs));
+        f->pages[i] = pg;
     }
     f->kv.pages = f->pages;
 }
@@ -365,8 +363,8 @@ static void check_attention_sources(uint64_t *rs) {
     float sc[T_CTX + 32];
     rand_vec(q, nq, 3.0f, rs);
     for (int p = 0; p < T_CTX; p++) {
-        k.f16_to_f32(kf + (size_t)p * ld, eng_kv_k(&f.kv, 0, p), ld);
-        k.f16_to_f32(vf + (size_t)p * ld, eng_kv_v(&f.kv, 0, p), ld);
+        k.f16_to_f32(kf + (size_t)p * ld, (const uint16_t *)eng_kv_k(&f.kv, 0, p), ld);
+        k.f16_to_f32(vf + (size_t)p * ld, (const uint16_t *)eng_kv_v(&f.kv, 0, p), ld);
     }
     eng_attn_args a = {.q = q,
                        .kv = &f.kv,
@@ -437,7 +435,7 @@ static void check_elementwise(eng_backend *ref, eng_backend *fast, uint64_t *rs)
     fast->ops->kv_store(fast, &f2.kv, 0, x, x + 128, 3, 30);
     int same = 1;
     for (int i = 0; i < T_CTX / 16; i++)
-        same &= memcmp(f1.pages[i], f2.pages[i], (size_t)2 * 16 * T_KV * T_HD * sizeof(uint16_t)) == 0;
+        same &= memcmp(f1.pages[i], f2.pages[i], eng_kv_page_bytes(&f1.kv)) == 0;
     CHECK_MSG(same, "%s kv_store", fast->ops->name);
     kv_release(&f1);
     kv_release(&f2);

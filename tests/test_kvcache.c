@@ -11,7 +11,7 @@
 enum { P = ENG_KV_PAGE_TOKENS, ELEMS = 64 };
 
 static eng_kvcache *new_cache(int pages) {
-    eng_kvcache_params p = {.page_elems = ELEMS,
+    eng_kvcache_params p = {.page_bytes = ELEMS * 2,
                             .fingerprint = 42,
                             .budget_bytes = (uint64_t)pages * ELEMS * 2,
                             .reuse = 1,
@@ -28,9 +28,10 @@ static int insert_chain(eng_kvcache *c, const int32_t *toks, int n, uint16_t tag
     eng_kv_node *parent = NULL;
     int pages = 0;
     for (int i = 0; i < n; i += P, pages++) {
-        uint16_t *pg;
+        void *page;
         util_err err;
-        if (eng_kvcache_page_alloc(c, &pg, &err)) return -1;
+        if (eng_kvcache_page_alloc(c, &page, &err)) return -1;
+        uint16_t *pg = page;
         for (int k = 0; k < ELEMS; k++) pg[k] = (uint16_t)(tag + pages);
         int ntok = n - i < P ? n - i : P;
         eng_kv_node *node = eng_kvcache_insert(c, parent, toks + i, ntok, pg);
@@ -68,7 +69,7 @@ static void test_basics(void) {
     CHECK_EQ_INT(match(c, a, 100, 99, path, &nn), 50);
     CHECK_EQ_INT(nn, 4);
     CHECK_EQ_INT(eng_kvcache_node_ntok(path[3]), 2);
-    CHECK_EQ_INT(eng_kvcache_node_page(path[1])[0], 101);
+    CHECK_EQ_INT(((const uint16_t *)eng_kvcache_node_page(path[1]))[0], 101);
     unpin_all(c, path, nn);
     CHECK_EQ_INT(match(c, a, 100, 37, path, &nn), 37);
     CHECK_EQ_INT(nn, 3);
@@ -85,11 +86,11 @@ static void test_basics(void) {
     unpin_all(c, path, nn);
 
     /* Duplicate insert of an equal page returns the existing node. */
-    uint16_t *pg;
+    void *pg;
     util_err err;
     CHECK(eng_kvcache_page_alloc(c, &pg, &err) == 0);
     eng_kv_node *dup = eng_kvcache_insert(c, NULL, a, P, pg);
-    CHECK(eng_kvcache_node_page(dup)[0] == 100); /* the first chain's page */
+    CHECK(((const uint16_t *)eng_kvcache_node_page(dup))[0] == 100); /* the first chain's page */
     eng_kvcache_unpin(c, dup);
 
     eng_cache_stats st = eng_kvcache_get_stats(c);
@@ -119,7 +120,7 @@ static void test_basics(void) {
     match(c, x, 32, 31, pins[0], &pn[0]);
     match(c, y, 32, 31, pins[1], &pn[1]);
     match(c, z, 48, 47, pins[2], &pn[2]);
-    uint16_t *extra;
+    void *extra;
     int rc = eng_kvcache_page_alloc(c, &extra, &err);
     CHECK_EQ_INT(rc, UTIL_ENOMEM);
     CHECK(strstr(err.msg, "--kv-budget") != NULL);
@@ -129,7 +130,7 @@ static void test_basics(void) {
     eng_kvcache_free(c);
 
     /* reuse off: nothing is matched or inserted. */
-    eng_kvcache_params p = {.page_elems = ELEMS, .budget_bytes = 1 << 20, .reuse = 0};
+    eng_kvcache_params p = {.page_bytes = ELEMS * 2, .budget_bytes = 1 << 20, .reuse = 0};
     CHECK(eng_kvcache_new(&c, &p, &err) == 0);
     CHECK(eng_kvcache_page_alloc(c, &pg, &err) == 0);
     CHECK(eng_kvcache_insert(c, NULL, x, P, pg) == NULL);

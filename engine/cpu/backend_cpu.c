@@ -219,7 +219,8 @@ static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, cons
                          int n_tok, int pos0) {
     cpu_backend *cb = (cpu_backend *)be;
     for (int t = 0; t < n_tok; t++) {
-        uint16_t *kd = eng_kv_k(kv, layer, pos0 + t), *vd = eng_kv_v(kv, layer, pos0 + t);
+        uint16_t *kd = (uint16_t *)eng_kv_k(kv, layer, pos0 + t),
+                 *vd = (uint16_t *)eng_kv_v(kv, layer, pos0 + t);
         const float *ks = k + (size_t)t * (size_t)kv->kv_dim, *vs = v + (size_t)t * (size_t)kv->kv_dim;
         if (cb->k.f32_to_f16) {
             cb->k.f32_to_f16(kd, ks, (size_t)kv->kv_dim);
@@ -303,7 +304,7 @@ static void attn_one(const eng_attn_args *a, int t, int h, float *sc) {
     float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float mx = -INFINITY;
     for (int j = lo; j <= p; j++) {
-        const uint16_t *k = eng_kv_k(a->kv, a->layer, j) + (size_t)g * (size_t)hd;
+        const uint16_t *k = (const uint16_t *)eng_kv_k(a->kv, a->layer, j) + (size_t)g * (size_t)hd;
         float s = 0.0f;
         for (int d = 0; d < hd; d++) s += q[d] * eng_f16_to_f32(k[d]);
         s *= a->scale;
@@ -319,7 +320,7 @@ static void attn_one(const eng_attn_args *a, int t, int h, float *sc) {
     float inv = 1.0f / sum;
     memset(o, 0, (size_t)hd * sizeof(float));
     for (int j = lo; j <= p; j++) {
-        const uint16_t *v = eng_kv_v(a->kv, a->layer, j) + (size_t)g * (size_t)hd;
+        const uint16_t *v = (const uint16_t *)eng_kv_v(a->kv, a->layer, j) + (size_t)g * (size_t)hd;
         float wj = sc[j - lo] * inv;
         for (int d = 0; d < hd; d++) o[d] += wj * eng_f16_to_f32(v[d]);
     }
@@ -350,8 +351,8 @@ static void attn_convert(void *arg, int ith, int nth) {
     const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
     int n = at->j1 - at->j0, p0 = at->j0 + n * ith / nth, p1 = at->j0 + n * (ith + 1) / nth;
     for (int p = p0; p < p1; p++) {
-        at->cb->k.f16_to_f32(at->kf + (size_t)p * ld, eng_kv_k(a->kv, a->layer, p), ld);
-        at->cb->k.f16_to_f32(at->vf + (size_t)p * ld, eng_kv_v(a->kv, a->layer, p), ld);
+        at->cb->k.f16_to_f32(at->kf + (size_t)p * ld, (const uint16_t *)eng_kv_k(a->kv, a->layer, p), ld);
+        at->cb->k.f16_to_f32(at->vf + (size_t)p * ld, (const uint16_t *)eng_kv_v(a->kv, a->layer, p), ld);
     }
 }
 

@@ -59,7 +59,7 @@ AVX2_INLINE void attn_scores(const eng_attn_args *a, const float *q, int g, int 
         const uint16_t *kp[4];
         for (int i = 0; i < 4; i++) {
             int j = j0 + i < nk ? j0 + i : nk - 1;
-            kp[i] = eng_kv_k(a->kv, a->layer, lo + j) + (size_t)g * (size_t)hd;
+            kp[i] = (const uint16_t *)eng_kv_k(a->kv, a->layer, lo + j) + (size_t)g * (size_t)hd;
         }
         __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
         for (int d = 0; d < hd; d += 8) {
@@ -107,7 +107,8 @@ AVX2_FN static void attn_head(const eng_attn_args *a, int t, int h, float *sc) {
         __m256 acc[8];
         for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();
         for (int j = 0; j < nk; j++) {
-            const uint16_t *v = eng_kv_v(a->kv, a->layer, lo + j) + (size_t)g * (size_t)hd + d0;
+            const uint16_t *v = (const uint16_t *)eng_kv_v(a->kv, a->layer, lo + j) + (size_t)g * (size_t)hd +
+                                d0;
             const __m256 wj = _mm256_set1_ps(sc[j] * inv);
             for (int i = 0; i < nd; i++) acc[i] = _mm256_fmadd_ps(wj, LDH(v + 8 * i), acc[i]);
         }

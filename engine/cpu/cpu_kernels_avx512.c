@@ -76,7 +76,7 @@ AVX512_INLINE kv_src kv_row(const eng_attn_args *a, const float *conv, size_t ld
     if (conv)
         r.f32 = conv + (size_t)j * ld + off;
     else
-        r.f16 = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + off;
+        r.f16 = (const uint16_t *)(v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + off;
     return r;
 }
 

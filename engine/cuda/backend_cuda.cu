@@ -55,9 +55,9 @@ typedef struct cuda_backend {
     size_t yn_cap; /* values */
     int32_t *ids;
     size_t ids_cap;
-    uint16_t **ptab;      /* device copy of the page table */
-    size_t ptab_cap;      /* entries */
-    uint16_t **ptab_host; /* what ptab holds */
+    uint8_t **ptab;   /* device copy of the page table */
+    size_t ptab_cap;  /* entries */
+    void **ptab_host; /* what ptab holds */
     size_t ptab_n;
     char failed[160]; /* a failure in an op without an error path, reported by to_host */
     /* decode-step recording (CUDA graphs; step_begin in backend.h) */
@@ -446,12 +446,12 @@ static int cuda_get_rows(eng_backend *be, const eng_weight *w, const int32_t *id
 
 /* The device page table for the first n pages of kv, uploaded when it changed
  * (new pages, copy-on-write, another sequence). NULL when out of memory. */
-static uint16_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int n_pos) {
+static uint8_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int n_pos) {
     size_t n = (size_t)((n_pos + kv->page_tokens - 1) / kv->page_tokens);
     if (n <= cb->ptab_n && memcmp(cb->ptab_host, kv->pages, n * sizeof *kv->pages) == 0) return cb->ptab;
     if (n > cb->ptab_cap) {
         size_t cap = n + n / 2 + 64;
-        uint16_t **h = (uint16_t **)realloc(cb->ptab_host, cap * sizeof *h);
+        void **h = (void **)realloc(cb->ptab_host, cap * sizeof *h);
         if (!h) return NULL;
         cb->ptab_host = h;
         size_t dcap = 0;
@@ -461,7 +461,7 @@ static uint16_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int 
             cudaStreamSynchronize(cb->stream); /* queued kernels may still read it */
             cudaFree(cb->ptab);
         }
-        cb->ptab = (uint16_t **)d;
+        cb->ptab = (uint8_t **)d;
         cb->ptab_cap = cap;
         cb->ptab_n = 0;
     }
@@ -476,8 +476,8 @@ static uint16_t *const *page_table(cuda_backend *cb, const eng_kv_view *kv, int 
     return cb->ptab;
 }
 
-static cu_kv kv_of(uint16_t *const *table, const eng_kv_view *kv) {
-    cu_kv k = {table, kv->page_tokens, kv->n_layer, kv->kv_dim};
+static cu_kv kv_of(uint8_t *const *table, const eng_kv_view *kv) {
+    cu_kv k = {table, kv->page_tokens, kv->n_layer, kv->kv_dim, kv->k_row, kv->v_row};
     return k;
 }
 
@@ -485,7 +485,7 @@ static void cuda_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, con
                           int n_tok, int pos0) {
     cuda_backend *cb = cb_use(be);
     if (step_skip(cb, {U(kv), (uint64_t)layer, U(k), U(v), (uint64_t)n_tok})) return;
-    uint16_t *const *t = page_table(cb, kv, pos0 + n_tok);
+    uint8_t *const *t = page_table(cb, kv, pos0 + n_tok);
     if (!t) {
         snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
         return;
@@ -538,7 +538,7 @@ static void cuda_attention(eng_backend *be, const eng_attn_args *a) {
         cb->att_heads = a->n_head;
         cb->att_hd = a->head_dim;
     }
-    uint16_t *const *t = page_table(cb, a->kv, a->pos0 + a->n_tok);
+    uint8_t *const *t = page_table(cb, a->kv, a->pos0 + a->n_tok);
     if (!t) {
         snprintf(cb->failed, sizeof cb->failed, "cannot upload the KV page table");
         return;
@@ -621,7 +621,7 @@ static int cuda_step_begin(eng_backend *be, uint64_t key, const eng_kv_view *kv,
         if ((e = att_grow(cb, mp, 1)) != cudaSuccess) return cu_fail(err, e, "attention scratch");
     }
     cb->rec_bad = 0;
-    uint16_t *const *t = page_table(cb, kv, pos0 + 1);
+    uint8_t *const *t = page_table(cb, kv, pos0 + 1);
     if (!t) return util_err_set(err, UTIL_EIO, "cuda: cannot upload the KV page table");
     cb->cur_hash = 0xcbf29ce484222325ull;
     int slot = 0;

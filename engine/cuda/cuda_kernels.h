@@ -52,13 +52,14 @@ void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int 
              const int *pos_dev, float base, float freq_scale, int neox, const float *ff);
 
 /* The paged KV cache as the kernels see it: pages[i] holds positions
- * i*page_tokens .. i*page_tokens + page_tokens - 1, laid out
- * [layer][k|v][page_tokens][kv_dim] as f16 (engine/backend.h). */
+ * i*page_tokens .. i*page_tokens + page_tokens - 1, laid out [layer][K rows]
+ * [V rows] with rows of k_row / v_row bytes (engine/backend.h's eng_kv_view). */
 typedef struct cu_kv {
-    uint16_t *const *pages; /* device array of device page pointers */
+    uint8_t *const *pages; /* device array of device page pointers */
     int page_tokens;
     int n_layer;
     int kv_dim;
+    size_t k_row, v_row; /* bytes of one position's K row and V row */
 } cu_kv;
 
 /* Stores k and v ([n_tok][kv_dim] f32) as f16 (round to nearest even) at

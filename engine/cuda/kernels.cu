@@ -522,9 +522,11 @@ void cu_rope(cudaStream_t s, float *x, int n_tok, int n_head, int head_dim, int 
 
 /* Element (layer, kv, pos, c) of the cache (kv 0 for K, 1 for V). */
 __device__ __forceinline__ uint16_t *cu_kv_at(const cu_kv &kv, int layer, int which, int pos) {
-    uint16_t *page = kv.pages[pos / kv.page_tokens];
-    return page + ((size_t)(layer * 2 + which) * (size_t)kv.page_tokens + (size_t)(pos % kv.page_tokens)) *
-                      (size_t)kv.kv_dim;
+    uint8_t *page = kv.pages[pos / kv.page_tokens] +
+                    (size_t)layer * (size_t)kv.page_tokens * (kv.k_row + kv.v_row);
+    const size_t row = (size_t)(pos % kv.page_tokens);
+    return (uint16_t *)(which ? page + (size_t)kv.page_tokens * kv.k_row + row * kv.v_row
+                              : page + row * kv.k_row);
 }
 
 __global__ void cu_kv_store_k(cu_kv kv, int layer, const float *__restrict__ k, const float *__restrict__ v,
