@@ -23,7 +23,7 @@ static const char usage[] =
     "\n"
     "  -o, --output PATH   the file to write (required; replaced only when complete)\n"
     "  --preset NAME       tiny (default), llama-1b, llama-1b-q4_k_m, llama-1b-q4_0,\n"
-    "                      llama-1b-q8_0, smollm2-135m, gemma3-270m;\n"
+    "                      llama-1b-q8_0, mistral-7b-q4_k_m, smollm2-135m, gemma3-270m;\n"
     "                      options given with it override it, wherever they stand\n"
     "  --arch A            llama, gemma3, qwen2, qwen3 or phi3\n"
     "  --layers N          blocks\n"
@@ -60,6 +60,11 @@ static const char usage[] =
     "                Q4_K_M: q4_K layers, q6_K attn_v and ffn_down in the more-bits\n"
     "                layers, q6_K embedding (it is the head); Q4_0: q4_0 layers, q6_K\n"
     "                embedding; Q8_0: q8_0 throughout\n"
+    "  mistral-7b-q4_k_m\n"
+    "                llama, 32 layers, embd 4096, 32/8 heads, ff 14336, vocab 32000,\n"
+    "                ctx 32768, rope 1e6, untied; Q4_K_M: q4_K layers and embedding,\n"
+    "                q6_K attn_v/ffn_down in the more-bits layers, q6_K output (7.24B\n"
+    "                parameters, 4.1 GiB)\n"
     "  smollm2-135m  llama, 30 layers, embd 576, 9/3 heads, ff 1536, vocab 49152,\n"
     "                ctx 8192, rope 100000, tied (134.5M parameters)\n"
     "  gemma3-270m   gemma3, 18 layers, embd 640, 4/1 heads, head dim 256, ff 2048,\n"
@@ -157,6 +162,13 @@ static int apply_preset(synth_params *p, const char *name) {
         } else {
             return -1;
         }
+        return 0;
+    }
+    if (strcmp(name, "mistral-7b-q4_k_m") == 0) {
+        p->n_layer = 32, p->n_embd = 4096, p->n_head = 32, p->n_kv_head = 8, p->n_ff = 14336;
+        p->n_vocab = 32000, p->n_ctx = 32768, p->rope_base = 1e6f, p->tied = 0;
+        p->wtype = ENG_TYPE_Q4_K, p->mix_type = ENG_TYPE_Q6_K, p->etype = ENG_TYPE_Q4_K;
+        p->otype = ENG_TYPE_Q6_K;
         return 0;
     }
     if (strcmp(name, "smollm2-135m") == 0) {
