@@ -1,11 +1,8 @@
 #!/bin/sh
-# scripts/rss-7b.sh: cachet on a 7B-shaped model without copying its weights:
-# writes the mistral-7b-q4_k_m synthetic model (cachet-synth; 4.1 GiB, once,
-# under build/synth), generates a few tokens from it, and prints the process's
-# peak RSS (VmHWM) split into file-backed pages (the mmap'd weights, shared
-# with the page cache) and anonymous memory (KV, scratch, tables), sampled
-# from /proc/PID/status. Fails if the anonymous part reaches a quarter of the
-# file (a copy of the weights). Does not measure speed.
+# scripts/rss-7b.sh: writes the mistral-7b-q4_k_m synthetic model once (4.1 GiB,
+# build/synth), generates a few tokens from it and prints the peak RSS (VmHWM) split
+# into file-backed (the mmap'd weights) and anonymous memory, from /proc/PID/status;
+# fails if the anonymous part reaches a quarter of the file. Does not measure speed.
 # usage: scripts/rss-7b.sh [BIN_DIR]   (env: MODEL7B=path THREADS=n TOKENS=4)
 set -eu
 

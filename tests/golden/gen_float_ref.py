@@ -36,7 +36,7 @@ from gguf import GGUFReader
 from gguf.quants import dequantize
 
 
-def load(model):
+def load(model, dtype=np.float64):  # dtype: how the weights are held (float32 halves a 1B model's 8 GB)
     r = GGUFReader(model)
     tensors = {t.name: t for t in r.tensors}
 
@@ -57,7 +57,7 @@ def load(model):
 
     def w(name):
         t = tensors[name]
-        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64)
+        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=dtype)
         return a.reshape([int(x) for x in reversed(t.shape)]) if a.ndim == 1 and len(t.shape) > 1 else a
 
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}
@@ -120,7 +120,7 @@ class Model:
         hp, W = self.hp, self.W
         n, H, KV, hd = len(ids), hp["n_head"], hp["n_kv"], hp["hd"]
         pos = np.arange(self.pos, self.pos + n, dtype=np.float64)
-        x = W["E"][ids]
+        x = W["E"][ids].astype(np.float64)
         for l, L in enumerate(W["layers"]):
             a = self.rms(x, L["attn_norm"])
             q = self.rope(self.proj(a, L, "attn_q", H), pos)
@@ -169,7 +169,7 @@ def load_gemma3(model):
 
     def w(name):
         t = tensors[name]
-        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64)
+        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=dtype)
         return a.reshape([int(x) for x in reversed(t.shape)]) if a.ndim == 1 and len(t.shape) > 1 else a
 
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}
