@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint synth-1b rss-7b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b rss-7b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -76,6 +76,7 @@ help:
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
+	@echo "make bench-kv  quantized KV (--kv-type): bytes/token, decode speed, quality vs f16"
 	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
 	@echo "make rss-7b    peak RSS of a 7B-shaped Q4_K_M (4.1 GiB, written once under build/synth)"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
@@ -279,15 +280,30 @@ $(SYNTH_DIR)/llama-1b-%.gguf: $(BIN)/cachet-synth
 rss-7b: $(BIN)/cachet $(BIN)/cachet-synth
 	sh scripts/rss-7b.sh $(BIN)
 
-# Bounded load test of cachet serve on loopback (clients x requests, shared prefixes).
+# N clients sharing a system prompt against cachet serve and, with LLAMA_CPP_DIR,
+# llama-server on the same model (cachet bench serve; docs/bench.md). MODEL,
+# BENCH_THREADS, BENCH_SERVE_ARGS (e.g. "--clients 8 --requests 6 --spec ngram").
+# scripts/bench-serve.sh is the curl load test with the server's RSS.
+BENCH_SERVE_ARGS ?=
 bench-serve: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@echo "make bench-serve: cachet serve (and llama-server with LLAMA_CPP_DIR) under N clients"
+	$(BIN)/cachet bench serve --model $(MODEL) --threads $(BENCH_THREADS) $(BENCH_SERVE_ARGS)
+
+# Prompt-lookup speculative decoding on an edit turn: decode tok/s with and
+# without --spec ngram, identical outputs (scripts/bench-spec.sh; MODEL).
+bench-spec: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
-	@echo "make bench-serve: a bounded load test of cachet serve on loopback"
-	sh scripts/bench-serve.sh $(BIN)
+	MODEL=$(MODEL) THREADS=$(BENCH_THREADS) sh scripts/bench-spec.sh $(BIN)
 
 bench-lint: $(BIN)/promptlint
 	@echo "make bench-lint: promptlint's speed on generated corpora"
 	sh scripts/bench-lint.sh $(BIN)/promptlint
+
+bench-kv: $(BIN)/cachet $(BIN)/cachet-tests
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@echo "make bench-kv: per --kv-type: KV bytes/token, tokens in 80 GiB, decode after 4,096 tokens, quality"
+	BIN=$(BIN) MODEL=$(MODEL) sh scripts/bench-kv.sh
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)

@@ -1,6 +1,7 @@
 /* cli/cmd_kv.c: `cachet kv`, the KV-cache memory calculator: bytes per token
  * (layers x kv heads x head dim x 2 for K and V x bytes per value) and how many
- * tokens fit in a memory size; for a model file also what its GQA/MQA saves
+ * tokens fit in a memory size, for each KV type (--kv-type, K and V apart:
+ * whole 32-value blocks for q8_0/q4_0); for a model file also what its GQA/MQA saves
  * against full multi-head attention and, with sliding-window layers, the
  * window-aware figure (global vs sliding layers) against keeping every
  * position. Reads only GGUF metadata. */
@@ -19,7 +20,7 @@
 static const char kv_usage[] =
     "usage: cachet kv (--model PATH | --layers L --kv-heads H --head-dim D)\n"
     "                 [--heads N] [--window W --sliding-layers S] [--ctx N]\n"
-    "                 [--dtype f32|f16|q8_0] [--memory SIZE] [--json]\n"
+    "                 [--kv-type T] [--kv-type-k T] [--kv-type-v T] [--memory SIZE] [--json]\n"
     "\n"
     "KV-cache bytes per token and how many tokens fit in a memory size.\n"
     "\n"
@@ -31,7 +32,10 @@ static const char kv_usage[] =
     "  --window W       sliding window in positions (read from --model)\n"
     "  --sliding-layers S  of the layers, those with the window (read from --model)\n"
     "  --ctx N          context for the window-aware split (default: 8192)\n"
-    "  --dtype T        f16 (default), f32 or q8_0 (34 bytes per 32 values)\n"
+    "  --kv-type T      keys and values as f16 (default), q8_0 (34 bytes per 32\n"
+    "                   values) or q4_0 (18 bytes per 32), as `cachet --kv-type`\n"
+    "  --kv-type-k T    the keys' type alone; --kv-type-v T: the values'\n"
+    "  --dtype T        f32, or any --kv-type type, for keys and values\n"
     "  --memory SIZE    e.g. 80GB (10^9 bytes) or 80GiB (2^30 bytes); default 80GB\n"
     "  --json           print {\"bytes_per_token\", \"tokens\", ...}\n";
 
@@ -48,7 +52,23 @@ static void group(char *buf, size_t cap, double v) {
 }
 
 int cli_cmd_kv(int argc, char **argv) {
-    enum { O_MODEL = 1, O_LAYERS, O_KVH, O_HD, O_HEADS, O_DTYPE, O_MEM, O_JSON, O_HELP, O_WIN, O_SWA, O_CTX };
+    enum {
+        O_MODEL = 1,
+        O_LAYERS,
+        O_KVH,
+        O_HD,
+        O_HEADS,
+        O_DTYPE,
+        O_MEM,
+        O_JSON,
+        O_HELP,
+        O_WIN,
+        O_SWA,
+        O_CTX,
+        O_KVT,
+        O_KVTK,
+        O_KVTV
+    };
     static const struct option opts[] = {{"model", required_argument, 0, O_MODEL},
                                          {"layers", required_argument, 0, O_LAYERS},
                                          {"kv-heads", required_argument, 0, O_KVH},
@@ -61,8 +81,11 @@ int cli_cmd_kv(int argc, char **argv) {
                                          {"window", required_argument, 0, O_WIN},
                                          {"sliding-layers", required_argument, 0, O_SWA},
                                          {"ctx", required_argument, 0, O_CTX},
+                                         {"kv-type", required_argument, 0, O_KVT},
+                                         {"kv-type-k", required_argument, 0, O_KVTK},
+                                         {"kv-type-v", required_argument, 0, O_KVTV},
                                          {0, 0, 0, 0}};
-    const char *model = NULL, *dtype = "f16", *mem = "80GB";
+    const char *model = NULL, *tk = "f16", *tv = "f16", *mem = "80GB";
     long layers = 0, kvh = 0, hd = 0, heads = 0, window = 0, nswa = 0, ctx = 8192;
     int json = 0, c;
     optind = 1;
@@ -91,7 +114,10 @@ int cli_cmd_kv(int argc, char **argv) {
         case O_CTX:
             if (cli_parse_int("--ctx", optarg, 1, 1L << 40, &ctx)) return CLI_EXIT_USAGE;
             break;
-        case O_DTYPE: dtype = optarg; break;
+        case O_DTYPE: tk = tv = optarg; break;
+        case O_KVT: tk = tv = optarg; break;
+        case O_KVTK: tk = optarg; break;
+        case O_KVTV: tv = optarg; break;
         case O_MEM: mem = optarg; break;
         case O_JSON: json = 1; break;
         case O_HELP: fputs(kv_usage, stdout); return CLI_EXIT_OK;
@@ -100,17 +126,21 @@ int cli_cmd_kv(int argc, char **argv) {
             return CLI_EXIT_USAGE;
         }
     }
-    double bytes_per_value;
-    if (strcmp(dtype, "f16") == 0)
-        bytes_per_value = 2;
-    else if (strcmp(dtype, "f32") == 0)
-        bytes_per_value = 4;
-    else if (strcmp(dtype, "q8_0") == 0)
-        bytes_per_value = 34.0 / 32.0;
-    else {
-        fprintf(stderr, "cachet kv: --dtype must be f16, f32 or q8_0, not '%s'\n", dtype);
+    /* bytes per value: K's and V's mean (f32 is --dtype's alone: no cache type) */
+    double bk = strcmp(tk, "f32") == 0 ? 4 : 0, bv = strcmp(tv, "f32") == 0 ? 4 : 0;
+    uint32_t id;
+    if (!bk && eng_kv_type_parse(&id, tk, NULL) == 0) bk = eng_kv_type_bytes(id);
+    if (!bv && eng_kv_type_parse(&id, tv, NULL) == 0) bv = eng_kv_type_bytes(id);
+    if (!bk || !bv) {
+        fprintf(stderr, "cachet kv: a KV type must be f16, q8_0, q4_0 (or f32), not '%s'\n", !bk ? tk : tv);
         return CLI_EXIT_USAGE;
     }
+    const double bytes_per_value = (bk + bv) / 2;
+    char types[48];
+    if (strcmp(tk, tv) == 0)
+        snprintf(types, sizeof types, "%s", tk);
+    else
+        snprintf(types, sizeof types, "K %s, V %s", tk, tv);
     util_err err;
     util_err_clear(&err);
     uint64_t mem_bytes;
@@ -170,7 +200,7 @@ int cli_cmd_kv(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "tokens", (double)ntok);
         cJSON_AddNumberToObject(o, "memory_bytes", (double)mem_bytes);
         cJSON_AddStringToObject(o, "memory_unit", binary ? "binary" : "decimal");
-        cJSON_AddStringToObject(o, "dtype", dtype);
+        cJSON_AddStringToObject(o, "dtype", strcmp(tk, tv) == 0 ? tk : "mixed");
         cJSON_AddNumberToObject(o, "layers", (double)layers);
         cJSON_AddNumberToObject(o, "kv_heads", (double)kvh);
         cJSON_AddNumberToObject(o, "head_dim", (double)hd);
@@ -188,6 +218,8 @@ int cli_cmd_kv(int argc, char **argv) {
             cJSON_AddNumberToObject(o, "heads", (double)heads);
             cJSON_AddNumberToObject(o, "mha_bytes_per_token", mha);
         }
+        cJSON_AddStringToObject(o, "kv_type_k", tk);
+        cJSON_AddStringToObject(o, "kv_type_v", tv);
         char *s = cJSON_PrintUnformatted(o);
         if (s) puts(s);
         free(s);
@@ -199,7 +231,7 @@ int cli_cmd_kv(int argc, char **argv) {
     group(b, sizeof b, (double)mem_bytes);
     group(t, sizeof t, (double)ntok);
     printf("KV cache: %ld layers x %ld kv heads x %ld dims x 2 (K and V) x %g bytes (%s)\n", layers, kvh, hd,
-           bytes_per_value, dtype);
+           bytes_per_value, types);
     printf("bytes per token: %s\n", a);
     printf("tokens in %s (%s bytes; %s): %s (about %.0fk)\n", mem, b,
            binary ? "binary units, 1 GiB = 2^30 bytes" : "decimal units, 1 GB = 10^9 bytes", t,

@@ -28,7 +28,8 @@ static void usage(FILE *f) {
         "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
         "  info       what a GGUF model file is: architecture, parameters, tensor types, window\n"
         "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
-        "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
+        "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT;\n"
+        "             'cachet bench serve': N clients against cachet serve and llama-server\n"
         "  version    the version and the commit built from (also --version)\n"
         "\n"
         "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
@@ -63,6 +64,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "serve") == 0) return cli_cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "cache") == 0)
         return cli_cmd_bench_cache(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "serve") == 0)
+        return cli_cmd_bench_serve(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "cachet: unknown command '%s'\n", cmd);
     usage(stderr);

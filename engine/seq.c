@@ -2,7 +2,10 @@
  * cache are read-only and copied before a write: copy-on-write), its tokens,
  * its scratch activations (in backend memory), and evaluation of tokens in
  * chunks of n_batch. Results do not depend on n_batch or on which pages came
- * from the cache (batch-invariant backend). The tree lives in kvcache.c. */
+ * from the cache (batch-invariant backend). The tree lives in kvcache.c.
+ * Sliding-window layers (m->kv_split) have a page table of their own holding
+ * only the window of the next position: older pages are released as it
+ * moves, so such a sequence can resume only where its window is held. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,11 +61,16 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->max_pages = (n_ctx + P - 1) / P;
     s->pages = calloc((size_t)s->max_pages, sizeof *s->pages);
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
+    s->spages = calloc((size_t)s->max_pages, sizeof *s->spages);
     s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
+    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view_init(&s->kv, P, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_kv_view_init(&s->kv_swa, P, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
     s->kv.pages = s->pages;
-    eng_kv_view_init(&s->kv, P, m->hp.n_layer, m->hp.n_kv_head * m->hp.head_dim, m->kv_type_k, m->kv_type_v);
+    s->kv_swa.pages = s->spages;
     int rc = UTIL_OK;
-    if (!s->pages || !s->nodes || !s->toks || scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
+    if (!s->pages || !s->nodes || !s->spages || !s->toks ||
+        scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
     else
         rc = m->be->ops->reserve(m->be, n_ctx, err);
@@ -74,10 +82,35 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     return UTIL_OK;
 }
 
+/* Drops sliding page i: a private one goes back to the pool, a shared one is
+ * unmapped (the node keeps it while a marked end needs it). */
+static void release_swa(eng_seq *s, int i) {
+    if (!s->spages[i]) return;
+    if (s->nodes[i])
+        eng_kvcache_swa_unpin(s->m->cache, s->nodes[i]);
+    else
+        eng_kvcache_swa_free(s->m->cache, s->spages[i]);
+    s->spages[i] = NULL;
+}
+
+/* Releases the sliding pages no query from position s->len on can see. */
+static void swa_trim(eng_seq *s) {
+    int lo = eng_kvcache_swa_first(s->m->cache, s->len);
+    for (int i = s->swa_lo; i < lo && i < s->n_pages; i++) release_swa(s, i);
+    if (lo > s->swa_lo) s->swa_lo = lo;
+}
+
+/* Whether the sequence holds what a continuation at position n needs: the
+ * sliding pages of its window (always, without sliding layers). */
+static int can_resume_at(const eng_seq *s, int n) {
+    return !s->m->kv_split || n == 0 || eng_kvcache_swa_first(s->m->cache, n) >= s->swa_lo;
+}
+
 /* Drops pages from index `from` on: private ones go back to the pool, shared
  * ones are unpinned. */
 static void release_pages(eng_seq *s, int from) {
     for (int i = from; i < s->n_pages; i++) {
+        release_swa(s, i);
         if (s->nodes[i])
             eng_kvcache_unpin(s->m->cache, s->nodes[i]);
         else
@@ -86,13 +119,15 @@ static void release_pages(eng_seq *s, int from) {
         s->nodes[i] = NULL;
     }
     if (from < s->n_pages) s->n_pages = from;
+    if (s->swa_lo > from) s->swa_lo = from;
 }
 
 void eng_seq_free(eng_seq *s) {
     if (!s) return;
-    if (s->pages && s->nodes) release_pages(s, 0);
+    if (s->pages && s->nodes && s->spages) release_pages(s, 0);
     free(s->pages);
     free(s->nodes);
+    free(s->spages);
     free(s->toks);
     scratch_release(s->m->be, &s->sc);
     free(s);
@@ -104,6 +139,7 @@ const int32_t *eng_seq_tokens(const eng_seq *s) { return s->toks; }
 
 void eng_seq_truncate(eng_seq *s, int n) {
     if (n < 0 || n >= s->len) return;
+    if (!can_resume_at(s, n)) n = 0; /* the window of n was released */
     s->len = n;
     release_pages(s, (n + P - 1) / P);
 }
@@ -127,19 +163,28 @@ void eng_seq_set_progress(eng_seq *s, eng_progress_fn fn, void *user) {
 
 /* --- pages -------------------------------------------------------------- */
 
-/* Makes page i writable: a page shared with the cache is copied first. */
+/* Makes page i writable: a page shared with the cache is copied first (its
+ * sliding page too, when mapped). */
 static int make_private(eng_seq *s, int i, util_err *err) {
     if (!s->nodes[i]) return UTIL_OK;
-    void *copy;
-    int rc = eng_kvcache_page_alloc(s->m->cache, &copy, err);
-    if (rc) return rc;
+    eng_kvcache *c = s->m->cache;
     eng_backend *be = s->m->be;
-    rc = be->ops->copy(be, copy, s->pages[i], eng_kvcache_page_bytes(s->m->cache), err);
+    void *copy, *scopy = NULL;
+    int rc = eng_kvcache_page_alloc(c, &copy, err);
+    if (rc) return rc;
+    rc = be->ops->copy(be, copy, s->pages[i], eng_kvcache_page_bytes(c), err);
+    if (rc == UTIL_OK && s->spages[i] && (rc = eng_kvcache_swa_alloc(c, &scopy, err)) == UTIL_OK &&
+        (rc = be->ops->copy(be, scopy, s->spages[i], eng_kvcache_swa_page_bytes(c), err)))
+        eng_kvcache_swa_free(c, scopy);
     if (rc) {
-        eng_kvcache_page_free(s->m->cache, copy);
+        eng_kvcache_page_free(c, copy);
         return rc;
     }
-    eng_kvcache_unpin(s->m->cache, s->nodes[i]);
+    if (s->spages[i]) {
+        eng_kvcache_swa_unpin(c, s->nodes[i]);
+        s->spages[i] = scopy;
+    }
+    eng_kvcache_unpin(c, s->nodes[i]);
     s->nodes[i] = NULL;
     s->pages[i] = copy;
     return UTIL_OK;
@@ -160,17 +205,38 @@ static int prepare_pages(eng_seq *s, int from, int end, util_err *err) {
     return UTIL_OK;
 }
 
+/* Sliding layers: releases what the chunk at s->len no longer sees, then
+ * allocates sliding pages for positions [s->len, end) (pages made private by
+ * prepare_pages already). */
+static int prepare_swa(eng_seq *s, int end, util_err *err) {
+    if (!s->m->kv_split) return UTIL_OK;
+    swa_trim(s);
+    for (int i = s->len / P; i < (end + P - 1) / P; i++) {
+        if (s->spages[i]) continue;
+        int rc = eng_kvcache_swa_alloc(s->m->cache, &s->spages[i], err);
+        if (rc) return rc;
+    }
+    return UTIL_OK;
+}
+
 /* --- evaluation --------------------------------------------------------- */
 
 /* What a decode step's op calls depend on besides the position and token:
  * every buffer they name (see eng_backend_ops.step_begin). */
 static uint64_t step_key(const eng_seq *s, int want_logits) {
-    const void *ptrs[] = {s->sc.x,   s->sc.xb, s->sc.q,   s->sc.k,      s->sc.v,
-                          s->sc.att, s->sc.hb, s->sc.hb2, s->sc.logits, &s->kv};
+    const void *ptrs[] = {s->sc.x,  s->sc.xb,  s->sc.q,      s->sc.k, s->sc.v,   s->sc.att,
+                          s->sc.hb, s->sc.hb2, s->sc.logits, &s->kv,  &s->kv_swa};
     uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)want_logits;
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         h = (h ^ (uint64_t)(uintptr_t)ptrs[i]) * 0x100000001B3ull;
     return h;
+}
+
+/* The model's forward pass over this sequence alone (a batch of one entry). */
+static int forward1(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err) {
+    eng_fwd_entry e = {.seq = s, .toks = toks, .n_tok = n, .n_logits = n_logits, .pass = pass};
+    eng_fwd_batch b = {.e = &e, .n = 1, .n_tok = n, .n_logits = n_logits, .sc = &s->sc};
+    return s->m->arch->forward(s->m, &b, err);
 }
 
 /* Evaluates n tokens of the given pass (see eng_pass in backend.h); logits:
@@ -190,16 +256,16 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
     int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
-    const eng_forward_fn forward = s->m->arch->forward;
+    if (n == 1 && (rc = prepare_swa(s, s->len + 1, err))) return rc;
     if (pass == ENG_PASS_DECODE && n == 1 && be->ops->step_begin) {
         /* a decode step: the backend may replay a recording of it */
         if ((rc = be->ops->step_begin(be, step_key(s, logits != NULL), &s->kv, toks[0], s->len, err)) < 0)
             return rc;
-        rc = forward(s, toks, 1, pass, logits != NULL, err);
+        rc = forward1(s, toks, 1, pass, logits != NULL, err);
         int again = be->ops->step_end(be, rc != UTIL_OK, err);
         if (rc) return rc;
         if (again < 0) return again;
-        if (again && (rc = forward(s, toks, 1, pass, logits != NULL, err))) return rc;
+        if (again && (rc = forward1(s, toks, 1, pass, logits != NULL, err))) return rc;
         s->toks[s->len++] = toks[0];
         if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
         return UTIL_OK;
@@ -208,7 +274,8 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
         int chunk = n - done < s->sc.n_batch ? n - done : s->sc.n_batch;
         int last = done + chunk == n;
         int n_logits = !logits ? 0 : all ? chunk : last;
-        rc = forward(s, toks + done, chunk, pass, n_logits, err);
+        if (n > 1 && (rc = prepare_swa(s, s->len + chunk, err))) return rc;
+        rc = forward1(s, toks + done, chunk, pass, n_logits, err);
         if (rc) return rc;
         if (all && (rc = be->ops->to_host(be, logits + (size_t)done * (size_t)nv, s->sc.logits,
                                           (size_t)chunk * (size_t)nv * sizeof(float), err)))
@@ -218,6 +285,7 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
         done += chunk;
         if (s->progress && n > chunk) s->progress(s->progress_user, done, n);
     }
+    if (s->m->kv_split) swa_trim(s);
     if (logits && !all) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
     return UTIL_OK;
 }
@@ -251,7 +319,11 @@ void eng_seq_commit(eng_seq *s) {
         if (!node) return;
         s->nodes[i] = node;
         s->pages[i] = eng_kvcache_node_page(node);
+        if (s->spages[i]) s->spages[i] = eng_kvcache_give_swa(s->m->cache, node, s->spages[i]);
     }
+    /* the window of this end stays in the tree: a request extending it hits here */
+    if (s->m->kv_split && used > 0 && used <= s->n_pages)
+        eng_kvcache_mark_end(s->m->cache, s->nodes[used - 1]);
 }
 
 static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
@@ -272,6 +344,7 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
      * With reuse off (--no-cache) not even this sequence's own KV is kept. */
     int keep = eng_kvcache_reuse(s->m->cache) ? common_prefix(s->toks, s->len, toks, n) : 0;
     if (keep > n - 1) keep = n - 1;
+    if (!can_resume_at(s, keep)) keep = 0; /* its window was released: only the cache may help */
     eng_kv_node **path = malloc(((size_t)n / P + 2) * sizeof *path);
     if (!path) return util_err_set(err, UTIL_ENOMEM, "out of memory");
     eng_kv_match m;
@@ -283,14 +356,19 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
         for (int i = 0; i < m.n_nodes; i++) {
             s->pages[i] = eng_kvcache_node_page(path[i]);
             s->nodes[i] = path[i];
+            s->spages[i] = i >= m.swa_first ? eng_kvcache_node_swa_page(path[i]) : NULL;
         }
         s->n_pages = m.n_nodes;
+        s->swa_lo = m.swa_first;
         memcpy(s->toks, toks, (size_t)m.tokens * sizeof *toks);
         s->len = m.tokens;
         reused = m.tokens;
         from_disk = m.from_disk;
     } else {
-        for (int i = 0; i < m.n_nodes; i++) eng_kvcache_unpin(s->m->cache, path[i]);
+        for (int i = 0; i < m.n_nodes; i++) {
+            if (i >= m.swa_first) eng_kvcache_swa_unpin(s->m->cache, path[i]);
+            eng_kvcache_unpin(s->m->cache, path[i]);
+        }
         s->len = keep;
         release_pages(s, (keep + P - 1) / P);
     }

@@ -2,7 +2,8 @@
  * model-gemma3`) on the real file: the forward pass against llama.cpp's
  * goldens (tests/golden/gemma3/), batch invariance
  * across a sliding window, the tokenizer on the 262k vocabulary, the
- * window-aware KV formula and what `cachet info` reads; generate --chat,
+ * window-aware KV formula and what `cachet info` reads, the sliding layers'
+ * window-only KV (live pages, cache hits from memory and disk, fallback); generate --chat,
  * bench, bench cache, the agent and serve run on it. Every case skips, with the reason, when the model
  * is absent; none of it needs Python or llama.cpp at test time. */
 #include <curl/curl.h>
@@ -229,6 +230,252 @@ static void test_batch_invariance(eng_model *m1, eng_model *m2) {
     golden_rows_free(rows, n);
 }
 
+/* --- sliding-window KV: the live sequence, the prefix cache ---------------- */
+
+enum { T_LEN = 3001 };
+
+/* T_LEN tokens: the long golden prompt, repeated (malloc'd; NULL if absent). */
+static int32_t *long_tokens(void) {
+    golden_row rows[16];
+    int n = golden_rows_load("gemma3/logits_index.tsv", rows, 16);
+    golden_row *r = NULL;
+    for (int i = 0; i < n; i++)
+        if (!r || rows[i].n_prompt > r->n_prompt) r = &rows[i];
+    int32_t *t = r && r->n_prompt >= 600 ? malloc(T_LEN * sizeof *t) : NULL;
+    for (int i = 0; t && i < T_LEN; i++) t[i] = r->prompt[i % r->n_prompt];
+    golden_rows_free(rows, n);
+    CHECK_MSG(t, "no long golden prompt");
+    return t;
+}
+
+/* A request's logits through the prefix cache; cached tokens go to *mem and
+ * *disk (malloc'd logits; NULL on failure). */
+static float *cached_run(eng_model *m, const int32_t *t, int n, int *mem, int *disk) {
+    eng_seq *s = NULL;
+    util_err err;
+    float *lg = malloc((size_t)eng_model_n_vocab(m) * sizeof(float));
+    int rc = eng_seq_new(&s, m, N_CTX, &err);
+    if (rc == 0) rc = eng_seq_set_tokens(s, t, n, lg, mem, disk, &err);
+    CHECK_MSG(rc == 0, "set_tokens: %s", rc ? err.msg : "");
+    eng_seq_free(s);
+    if (rc) free(lg);
+    return rc ? NULL : lg;
+}
+
+static int same_logits(const eng_model *m, const float *a, const float *b) {
+    return a && b && memcmp(a, b, (size_t)eng_model_n_vocab(m) * sizeof(float)) == 0;
+}
+
+/* Cold logits of T[0..ends[i]) for each i: one sequence without a cache,
+ * evaluated piece by piece (chunking does not change a token's values:
+ * batch_invariance). Also checks the live sequence's pages at its end
+ * (T_LEN positions) against the window-aware formula. */
+static float **cold_logits(eng_model *cold, const int32_t *t, const int *ends, int n_ends) {
+    eng_seq *s = NULL;
+    util_err err;
+    int nv = eng_model_n_vocab(cold), rc = eng_seq_new(&s, cold, N_CTX, &err);
+    float **out = calloc((size_t)n_ends, sizeof *out);
+    for (int i = 0; rc == 0 && i < n_ends; i++) {
+        out[i] = malloc((size_t)nv * sizeof(float));
+        rc = eng_seq_eval(s, t + eng_seq_len(s), ends[i] - eng_seq_len(s), out[i], &err);
+    }
+    CHECK_MSG(rc == 0, "cold: %s", rc ? err.msg : "");
+    if (rc == 0) {
+        /* the live sequence at T_LEN positions: every page of the global
+         * layers, the window (+ the page being written) of the sliding ones */
+        eng_cache_stats cs = eng_model_cache_stats(cold);
+        eng_model_shape sh = eng_model_get_shape(cold);
+        double glob, slid, total = eng_kv_bytes_ctx(&sh, 2, (uint64_t)eng_seq_len(s), &glob, &slid);
+        CHECK_EQ_INT(eng_seq_len(s), T_LEN);
+        CHECK_EQ_INT(cs.pages_in_use, (T_LEN + 15) / 16);
+        CHECK_EQ_INT(cs.swa_pages_in_use, (uint64_t)slid / cs.swa_page_bytes);
+        CHECK_EQ_INT(cs.swa_pages_in_use, 33); /* positions 2490 .. 3000: pages 155 .. 187 */
+        CHECK_MSG((double)cs.bytes_in_use == total, "kv bytes %llu, formula %.0f",
+                  (unsigned long long)cs.bytes_in_use, total);
+    }
+    eng_seq_free(s);
+    return out;
+}
+
+/* Hits at prefix lengths 1, 511, 512, 513, 1000, 3000 (around and far past
+ * the 512-position window) equal cold runs, from memory (the prefix ends where
+ * a sequence committed, as a request that extends an earlier one) and from
+ * disk (a fresh cache over the same directory). */
+static void test_swa_hits(eng_model *cold, const char *path, const int32_t *t, float **ref, const int *lens,
+                          int n_lens) {
+    char dir[] = "/tmp/cachet-g3kv-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    eng_model_params mp = {.n_threads = 2, .kv_dir = dir};
+    eng_model *a = th_open_model_with(path, &mp);
+    eng_seq *s = NULL;
+    util_err err;
+    if (!a || eng_seq_new(&s, a, N_CTX, &err)) {
+        CHECK_MSG(0, "open");
+        eng_model_free(a);
+        return;
+    }
+    for (int i = 0; i < n_lens; i++) {
+        int L = lens[i], mem = -1, disk = -1;
+        int rc = eng_seq_set_tokens(s, t, L, NULL, NULL, NULL, &err); /* commits: an end at L */
+        CHECK_MSG(rc == 0, "prefix %d: %s", L, rc ? err.msg : "");
+        float *lg = cached_run(a, t, L + 1, &mem, &disk);
+        CHECK_MSG(mem == L && disk == 0, "prefix %d: %d cached from memory, %d from disk", L, mem, disk);
+        CHECK_MSG(same_logits(a, lg, ref[i]), "prefix %d from memory: logits differ from cold", L);
+        free(lg);
+    }
+    eng_seq_free(s);
+    eng_model_free(a); /* flushes the disk tier */
+    for (int i = 0; i < n_lens; i++) {
+        eng_model *b = th_open_model_with(path, &mp); /* cold memory, warm disk */
+        int L = lens[i], mem = -1, disk = -1;
+        float *lg = b ? cached_run(b, t, L + 1, &mem, &disk) : NULL;
+        CHECK_MSG(disk == L && mem == 0, "prefix %d: %d cached from disk, %d from memory", L, disk, mem);
+        CHECK_MSG(same_logits(cold, lg, ref[i]), "prefix %d from disk: logits differ from cold", L);
+        free(lg);
+        eng_model_free(b);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    proc_result r = proc_run(cmd);
+    proc_result_free(&r);
+    (void)cold;
+}
+
+/* The agent's case: each request extends the previous request and reply
+ * (T[0..557) + reply, + 40 tokens + reply, ...), each in a new sequence; each
+ * hits at the previous end and equals the cold logits. Then a request whose
+ * match reaches where the sliding pages were dropped (inside a 600-token
+ * continuation committed only at its end) falls back to the last point whose
+ * window is held (the page boundary before the first prompt's end) and is
+ * exact too. */
+static void test_swa_conversation(const char *path, const int32_t *t, float **ref, const int *ends) {
+    eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1};
+    eng_model *m = th_open_model_with(path, &mp);
+    if (!m) return;
+    util_err err;
+    int prev_end = 0;
+    for (int turn = 0; turn < 3; turn++) {
+        int p = ends[turn], e = p + 16, mem = -1, disk = -1, rc;
+        eng_seq *s = NULL;
+        float *lg = malloc((size_t)eng_model_n_vocab(m) * sizeof(float));
+        if ((rc = eng_seq_new(&s, m, N_CTX, &err)) == 0)
+            rc = eng_seq_set_tokens(s, t, p, lg, &mem, &disk, &err);
+        CHECK_MSG(rc == 0, "turn %d: %s", turn + 1, rc ? err.msg : "");
+        CHECK_MSG(mem == prev_end, "turn %d: %d cached, the previous request ended at %d", turn + 1, mem,
+                  prev_end);
+        CHECK_MSG(same_logits(m, lg, ref[turn]), "turn %d: logits differ from cold", turn + 1);
+        for (int i = p; rc == 0 && i < e; i++) rc = eng_seq_eval(s, t + i, 1, NULL, &err); /* the reply */
+        eng_seq_commit(s); /* as eng_gen_end */
+        eng_seq_free(s);
+        free(lg);
+        prev_end = e;
+    }
+    eng_model_free(m);
+
+    /* the fallback, on a fresh cache: an end at 557, then 600 more committed at 1157 */
+    m = th_open_model_with(path, &mp);
+    eng_seq *s = NULL;
+    int rc = m ? eng_seq_new(&s, m, N_CTX, &err) : -1;
+    if (rc == 0) rc = eng_seq_set_tokens(s, t, ends[0], NULL, NULL, NULL, &err);
+    if (rc == 0) rc = eng_seq_eval(s, t + ends[0], 600, NULL, &err);
+    CHECK_MSG(rc == 0, "fallback set-up: %s", rc ? err.msg : "");
+    eng_seq_commit(s);
+    eng_seq_free(s);
+    int mem = -1, disk = -1;
+    float *lg = m ? cached_run(m, t, ends[3], &mem, &disk) : NULL;
+    CHECK_MSG(mem == ends[0] / 16 * 16, "fallback: %d cached, expected %d", mem, ends[0] / 16 * 16);
+    CHECK_MSG(same_logits(m, lg, ref[3]), "fallback: logits differ from cold");
+    free(lg);
+    eng_model_free(m);
+}
+
+static void test_swa(eng_model *cold, const char *path) {
+    int32_t *t = long_tokens();
+    if (!t) return;
+    /* cold points: the hits' requests (L + 1), the conversation's prompts,
+     * the fallback's request (858 tokens), the end */
+    static const int lens[] = {1, 511, 512, 513, 1000, 3000};
+    static const int conv[] = {557, 613, 669, 858};
+    int ends[] = {2, 512, 513, 514, 557, 613, 669, 858, 1001, 3001};
+    float **ref = cold_logits(cold, t, ends, 10);
+    if (ref[9]) {
+        float *hits[] = {ref[0], ref[1], ref[2], ref[3], ref[8], ref[9]};
+        float *turns[] = {ref[4], ref[5], ref[6], ref[7]};
+        test_swa_hits(cold, path, t, hits, lens, 6);
+        test_swa_conversation(path, t, turns, conv);
+    }
+    for (int i = 0; i < 10; i++) free(ref[i]);
+    free(ref);
+    free(t);
+}
+
+/* kB of a /proc/self/status field (RssAnon, RssFile), or -1. */
+static long status_kb(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') v = strtol(line + n + 1, NULL, 10);
+    if (f) fclose(f);
+    return v;
+}
+
+/* The memory evidence (docs/prefix-cache.md): a live 8,192-token sequence's
+ * KV measured (the pool's bytes in use, and the process's RSS growth)
+ * against the window-aware formula and keeping every position. Slow (an
+ * 8k prefill), so it runs only with CACHET_GEMMA3_MEM=1; it prints the
+ * figures and checks the pool equals the formula. */
+static void test_memory_8k(const char *path) {
+    const char *on = getenv("CACHET_GEMMA3_MEM");
+    if (!on || strcmp(on, "1") != 0) {
+        CHECK_SKIP("an 8,192-token prefill: run with CACHET_GEMMA3_MEM=1");
+        return;
+    }
+    enum { N = 8192 };
+    int32_t *t = long_tokens(), *big = malloc(N * sizeof *big);
+    eng_model_params mp = {.n_threads = 2, .no_disk_cache = 1};
+    eng_model *m = t && big ? th_open_model_with(path, &mp) : NULL;
+    if (!m) {
+        free(t);
+        free(big);
+        return;
+    }
+    for (int i = 0; i < N; i++) big[i] = t[i % T_LEN];
+    /* anonymous memory only: the mmap'd weights (RssFile) grow as they are read */
+    long rss0 = status_kb("RssAnon"), file0 = status_kb("RssFile");
+    eng_seq *s = NULL;
+    util_err err;
+    int rc = eng_seq_new(&s, m, N, &err);
+    long rss1 = status_kb("RssAnon");
+    if (rc == 0) rc = eng_seq_set_tokens(s, big, N, NULL, NULL, NULL, &err);
+    long rss2 = status_kb("RssAnon"), file2 = status_kb("RssFile");
+    CHECK_MSG(rc == 0, "8k prefill: %s", rc ? err.msg : "");
+    eng_cache_stats cs = eng_model_cache_stats(m);
+    eng_model_shape sh = eng_model_get_shape(m);
+    double glob, slid, aware = eng_kv_bytes_ctx(&sh, 2, N, &glob, &slid);
+    double all = eng_kv_bytes_per_token(&sh, 2) * N;
+    printf(
+        "  live %d-token sequence: pool %llu B in use (%llu global pages x %zu B + %llu sliding x %llu B)\n",
+        N, (unsigned long long)cs.bytes_in_use, (unsigned long long)cs.pages_in_use,
+        eng_model_kv_page_bytes(m), (unsigned long long)cs.swa_pages_in_use,
+        (unsigned long long)cs.swa_page_bytes);
+    printf("  window-aware formula %.0f B (global %.0f + sliding %.0f); keeping every position %.0f B\n",
+           aware, glob, slid, all);
+    printf(
+        "  RssAnon: %ld kB at open, +%ld kB for the sequence (scratch), +%ld kB after the prefill (KV pages, "
+        "attention scratch); RssFile (weights read) %ld -> %ld kB\n",
+        rss0, rss1 - rss0, rss2 - rss1, file0, file2);
+    CHECK_MSG((double)cs.bytes_in_use == aware - (double)cs.swa_page_bytes ||
+                  (double)cs.bytes_in_use == aware,
+              "pool %llu B vs formula %.0f B", (unsigned long long)cs.bytes_in_use, aware);
+    CHECK((double)cs.bytes_in_use < all / 4);
+    eng_seq_free(s);
+    eng_model_free(m);
+    free(big);
+    free(t);
+}
+
 /* --- memory and metadata (cachet kv, cachet info) ------------------------- */
 
 /* The window-aware formula on shapes alone: Gemma 3 27B at 128k (62 layers,
@@ -388,6 +635,13 @@ void test_gemma3(void) {
     CHECK_CASE(golden) test_golden(m2);
     CHECK_CASE(batch_invariance) test_batch_invariance(m1, m2);
     eng_model_free(m1);
+    CHECK_CASE(sliding_window) {
+        eng_model_params cp = {.n_threads = 2, .no_cache = 1};
+        eng_model *cold = th_open_model_with(path, &cp);
+        if (cold) test_swa(cold, path);
+        eng_model_free(cold);
+    }
+    CHECK_CASE(memory_8k) test_memory_8k(path);
     eng_model *mx = th_open_model(path, 2, 1);
     if (mx) CHECK_CASE(exact) test_exact(mx);
     eng_model_free(mx);
