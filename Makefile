@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b rss-7b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -80,6 +80,7 @@ help:
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
 	@echo "make bench-kv  quantized KV (--kv-type): bytes/token, decode speed, quality vs f16"
 	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
+	@echo "make rss-7b    peak RSS of a 7B-shaped Q4_K_M (4.1 GiB, written once under build/synth)"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
 	@echo "make test-cuda GPU vs CPU tests (skips without a GPU)"
 	@echo "make gpu-check the GPU machine's whole check: tests + benchmark"
@@ -289,6 +290,11 @@ synth-1b: $(SYNTH_1B)
 $(SYNTH_DIR)/llama-1b-%.gguf: $(BIN)/cachet-synth
 	@mkdir -p $(SYNTH_DIR)
 	$(BIN)/cachet-synth --preset llama-1b-$* -o $@
+
+# A 7B-shaped synthetic Q4_K_M (Mistral 7B's shape, 4.1 GiB, written once) opened
+# by mmap and run for a few tokens: peak RSS, file-backed vs anonymous (no copy).
+rss-7b: $(BIN)/cachet $(BIN)/cachet-synth
+	sh scripts/rss-7b.sh $(BIN)
 
 # N clients sharing a system prompt against cachet serve and, with LLAMA_CPP_DIR,
 # llama-server on the same model (cachet bench serve; docs/bench.md). MODEL,

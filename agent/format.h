@@ -22,6 +22,10 @@ typedef struct agent_format {
     const char *tool_use_prompt; /* prompts/ file with the tool-use instructions */
     agent_tier2_place tier2;
     const char *tool_result_role; /* "tool", or "user" where the template has no tool role */
+    int system_in_user;           /* 1: the template drops the system message (Phi-3 mini/medium),
+                                   * rejects it (Mistral v0) or moves it to the last user turn
+                                   * (Mistral v3/tekken: tiers 0-1 would move every turn), so
+                                   * agent_format_render opens the first user turn with it */
 } agent_format;
 
 /* The entry of family f; ChatML's for a family without one. Never NULL. */
@@ -30,5 +34,13 @@ const agent_format *agent_format_of(eng_chat_format f);
 /* Messages the conversation keeps across a reset: the system prompt, and
  * tier 2's message when it has one. */
 int agent_format_kept_messages(const agent_format *f);
+
+/* The agent's conversation (msgs[0] its system prompt) through the chat
+ * template with the generation prompt, as eng_chat_render_spans; with
+ * system_in_user the system prompt and a blank line open the first user
+ * message instead (a plain span like the rest of it), so tiers 0-1 stay
+ * the same bytes at the same place on every turn. */
+int agent_format_render(const agent_format *f, const eng_chat *c, const eng_chat_msg *msgs, size_t n,
+                        util_buf *out, eng_tok_span **plain, size_t *nplain, util_err *err);
 
 #endif

@@ -123,7 +123,7 @@ static int render(agent *a, util_buf *out, eng_chat_msg **cm, eng_tok_span **pla
     if (!*cm) return util_err_set(err, UTIL_ENOMEM, "out of memory");
     for (size_t i = 0; i < a->n_msgs; i++) (*cm)[i] = (eng_chat_msg){a->msgs[i].role, a->msgs[i].content};
     if (!a->be->uses_tokens) return agent_http_render(out, *cm, a->n_msgs, err);
-    return eng_chat_render_spans(eng_model_chat(a->m), *cm, a->n_msgs, 1, out, plain, nplain, err);
+    return agent_format_render(a->fmt, eng_model_chat(a->m), *cm, a->n_msgs, out, plain, nplain, err);
 }
 
 /* --- one request ------------------------------------------------------------------------ */
@@ -421,7 +421,10 @@ static int run_calls(agent *a, const agent_toolcalls *calls, util_err *err) {
             rc = event(a, e, err);
         else
             cJSON_Delete(e);
-        agent_toolresult_format(&msg, c->name, ok, out.data);
+        /* bare where the template wraps each result itself (Qwen's <tool_response>) */
+        int wrapped = !(a->m && strcmp(a->fmt->tool_result_role, "tool") == 0 &&
+                        eng_chat_wraps_tool_results(eng_model_chat(a->m)));
+        agent_toolresult_format_as(&msg, c->name, ok, out.data, wrapped);
         if (!rc) rc = push_msg(a, a->fmt->tool_result_role, msg.data ? msg.data : "", err);
         util_buf_release(&out);
         util_buf_release(&msg);

@@ -243,6 +243,10 @@ void agent_toolcalls_release(agent_toolcalls *c) {
 }
 
 int agent_toolresult_format(util_buf *out, const char *name, int ok, const char *text) {
+    return agent_toolresult_format_as(out, name, ok, text, 1);
+}
+
+int agent_toolresult_format_as(util_buf *out, const char *name, int ok, const char *text, int wrapped) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return UTIL_ENOMEM;
     cJSON_AddStringToObject(o, "name", name ? name : "");
@@ -250,7 +254,59 @@ int agent_toolresult_format(util_buf *out, const char *name, int ok, const char 
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!s) return UTIL_ENOMEM;
-    int rc = util_buf_printf(out, "<tool_response>\n%s\n</tool_response>", s);
+    int rc = wrapped ? util_buf_printf(out, "<tool_response>\n%s\n</tool_response>", s)
+                     : util_buf_puts(out, s);
     free(s);
     return rc;
+}
+
+static int dumps_string(util_buf *out, const char *s) {
+    int rc = util_buf_append(out, "\"", 1);
+    for (; s && *s && !rc; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8];
+        const char *e = ch == '"'    ? "\\\""
+                        : ch == '\\' ? "\\\\"
+                        : ch == '\n' ? "\\n"
+                        : ch == '\r' ? "\\r"
+                        : ch == '\t' ? "\\t"
+                        : ch == '\b' ? "\\b"
+                        : ch == '\f' ? "\\f"
+                                     : NULL;
+        if (!e && ch < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", ch);
+            e = esc;
+        }
+        rc = e ? util_buf_puts(out, e) : util_buf_append(out, s, 1);
+    }
+    return rc ? rc : util_buf_append(out, "\"", 1);
+}
+
+/* Python's repr of a float: the shortest digits that read back. */
+static int dumps_number(util_buf *out, double d) {
+    if (d > -1e16 && d < 1e16 && d == (double)(long long)d) return util_buf_printf(out, "%lld", (long long)d);
+    char buf[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    return util_buf_puts(out, buf);
+}
+
+int agent_json_dumps(util_buf *out, const cJSON *v) {
+    if (!v || cJSON_IsNull(v)) return util_buf_puts(out, "null");
+    if (cJSON_IsTrue(v)) return util_buf_puts(out, "true");
+    if (cJSON_IsFalse(v)) return util_buf_puts(out, "false");
+    if (cJSON_IsNumber(v)) return dumps_number(out, v->valuedouble);
+    if (cJSON_IsString(v)) return dumps_string(out, v->valuestring);
+    int obj = cJSON_IsObject(v), rc = util_buf_puts(out, obj ? "{" : "[");
+    const cJSON *it;
+    int k = 0;
+    cJSON_ArrayForEach(it, v) {
+        if (!rc && k++) rc = util_buf_puts(out, ", ");
+        if (!rc && obj) rc = dumps_string(out, it->string);
+        if (!rc && obj) rc = util_buf_puts(out, ": ");
+        if (!rc) rc = agent_json_dumps(out, it);
+    }
+    return rc ? rc : util_buf_puts(out, obj ? "}" : "]");
 }

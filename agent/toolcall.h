@@ -38,7 +38,15 @@ int agent_toolcalls_parse_for(agent_toolcalls *c, const char *text, eng_chat_for
 void agent_toolcalls_release(agent_toolcalls *c);
 
 /* The content of a tool-result message: <tool_response>{"name","result"|"error"}
- * </tool_response>. Appends to out. */
+ * </tool_response>, or (wrapped 0: for a template that wraps results itself,
+ * eng_chat_wraps_tool_results) the JSON object alone. Appends to out. */
 int agent_toolresult_format(util_buf *out, const char *name, int ok, const char *text);
+int agent_toolresult_format_as(util_buf *out, const char *name, int ok, const char *text, int wrapped);
+
+/* v as Python's json.dumps writes it (", " and ": " separators, non-ASCII
+ * kept, integral numbers below 1e16 without a fraction, others in the
+ * shortest form that reads back): the JSON text the chat templates' tojson
+ * prints, for eng_chat_render_ex. Appends to out. */
+int agent_json_dumps(util_buf *out, const cJSON *v);
 
 #endif

@@ -4,6 +4,9 @@
  * Renders messages to text, and to token ids in which only the template's own
  * markers are special tokens (eng_chat_tokenize): special-token text inside a
  * message is plain text, so a message cannot open or close a turn.
+ * Tool definitions, assistant tool calls and tool results are rendered as
+ * each family's template renders them (eng_chat_render_ex), from JSON text
+ * the caller writes as Python's json.dumps does (the templates' tojson).
  * Not a Jinja interpreter: an unknown template falls back to ChatML and says so. */
 #ifndef ENG_CHAT_H
 #define ENG_CHAT_H
@@ -40,6 +43,32 @@ typedef struct eng_chat_msg {
     const char *role;    /* "system", "user", "assistant", "tool" */
     const char *content; /* NUL-terminated */
 } eng_chat_msg;
+
+/* One tool call of an assistant turn. */
+typedef struct eng_chat_call {
+    const char *id;        /* NULL: none (Mistral needs 9 characters) */
+    const char *name;      /* the function's name */
+    const char *arguments; /* its arguments as JSON text in json.dumps form ({"path": "a.c"}); a
+                            * JSON string ("{\"path\": ...}") when the caller holds them as text */
+} eng_chat_call;
+
+/* What a message adds to role and content (eng_chat_extra.msg). */
+typedef struct eng_chat_msg_tools {
+    const eng_chat_call *calls; /* an assistant turn's tool calls; its content may then be NULL
+                                 * (JSON null: templates tell null from "") */
+    size_t n_calls;
+    const char *call_id; /* a tool result: the id of the call it answers (Mistral prints it) */
+} eng_chat_msg_tools;
+
+/* Tool definitions and per-message tool data for eng_chat_render_ex. */
+typedef struct eng_chat_extra {
+    const char *const *tools; /* n_tools definitions, each JSON text in json.dumps form:
+                               * {"type": "function", "function": {"name": ..., ...}} */
+    size_t n_tools;
+    const eng_chat_msg_tools *msg; /* NULL, or one entry per message */
+    int tools_in_system;           /* Llama 3.1: the definitions in the system header (its
+                                    * tools_in_user_message = false), not the first user turn */
+} eng_chat_extra;
 
 typedef struct eng_chat eng_chat;
 
@@ -80,6 +109,24 @@ int eng_chat_render(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int a
  * caller frees; offsets in out->data, in order), *nplain their count. */
 int eng_chat_render_spans(const eng_chat *c, const eng_chat_msg *msgs, size_t n, int add_generation_prompt,
                           util_buf *out, eng_tok_span **plain, size_t *nplain, util_err *err);
+
+/* eng_chat_render_spans with tools (x may be NULL: none) where the family's
+ * template has them: Qwen 2.5/3 (a <tools> block in the system turn,
+ * <tool_call> blocks), Llama 3.1 (definitions indented in the first user
+ * turn or the system header; one {"name", "parameters"} call per turn),
+ * Mistral v3/tekken ([AVAILABLE_TOOLS] before the last user turn,
+ * [TOOL_CALLS], [TOOL_RESULTS] with the call's id), DeepSeek R1 (tool-call
+ * and tool-output markers). Other families print what their templates do
+ * (definitions and calls ignored). plain may be NULL (no spans). Fails with
+ * UTIL_EINVAL where jinja2 raises (Llama 3.1 with two calls in one turn,
+ * Mistral ids not 9 long, a null content the template cannot print). */
+int eng_chat_render_ex(const eng_chat *c, const eng_chat_msg *msgs, size_t n, const eng_chat_extra *x,
+                       int add_generation_prompt, util_buf *out, eng_tok_span **plain, size_t *nplain,
+                       util_err *err);
+
+/* Whether the template wraps each tool result itself (Qwen 2.5/3's
+ * <tool_response> blocks): a caller must then send the bare result. */
+int eng_chat_wraps_tool_results(const eng_chat *c);
 
 /* The conversation's token ids: rendered, then encoded with the template's
  * markers (and the text it adds itself: Gemma's BOS, SmolLM2's default system

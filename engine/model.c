@@ -14,19 +14,30 @@
 /* --- architectures ------------------------------------------------------- */
 
 static const eng_arch eng_archs[] = {
-    {.name = "llama", .load_hparams = eng_llama_hparams, .forward = eng_llama_forward},
+    {.name = "llama",
+     .load_hparams = eng_llama_hparams,
+     .forward = eng_llama_forward,
+     .rope = ENG_ROPE_NORMAL},
     {.name = "gemma3",
      .load_hparams = eng_gemma3_hparams,
      .forward = eng_gemma3_forward,
-     .tensors = ENG_ARCH_QK_NORM | ENG_ARCH_POST_NORMS},
+     .tensors = ENG_ARCH_QK_NORM | ENG_ARCH_POST_NORMS,
+     .rope = ENG_ROPE_NEOX},
     {.name = "qwen2",
-     .load_hparams = eng_qwen_hparams,
-     .forward = eng_qwen2_forward,
-     .tensors = ENG_ARCH_QKV_BIAS},
+     .load_hparams = eng_llama_hparams,
+     .forward = eng_llama_forward,
+     .tensors = ENG_ARCH_QKV_BIAS,
+     .rope = ENG_ROPE_NEOX},
     {.name = "qwen3",
-     .load_hparams = eng_qwen_hparams,
-     .forward = eng_qwen3_forward,
-     .tensors = ENG_ARCH_QK_NORM},
+     .load_hparams = eng_llama_hparams,
+     .forward = eng_llama_forward,
+     .tensors = ENG_ARCH_QK_NORM,
+     .rope = ENG_ROPE_NEOX},
+    {.name = "phi3",
+     .load_hparams = eng_phi3_hparams,
+     .forward = eng_llama_forward,
+     .tensors = ENG_ARCH_FUSED,
+     .rope = ENG_ROPE_NEOX},
 };
 
 static const eng_arch *arch_find(const char *name) {
@@ -153,10 +164,8 @@ static const struct {
     const char *arch;
     int period, window;
 } swa_defaults[] = {
-    {"gemma3", 6, 0},
-    {"gemma2", 2, 4096},
-    {"gemma-embedding", 6, 0},
-    {"cohere2", 4, 0},
+    {"gemma3", 6, 0},  {"gemma2", 2, 4096}, {"gemma-embedding", 6, 0},
+    {"cohere2", 4, 0}, {"phi3", -1, 0}, /* -1: llama.cpp ignores the window its files declare (arch_llama.c) */
 };
 
 /* Sliding-window attention from a GGUF's "<arch>.*" keys, as llama.cpp reads
@@ -179,6 +188,7 @@ static int swa_read(const eng_gguf *g, const char *path, const char *arch, eng_h
     for (size_t i = 0; i < sizeof swa_defaults / sizeof swa_defaults[0]; i++)
         if (strcmp(swa_defaults[i].arch, arch) == 0)
             period = swa_defaults[i].period, window = swa_defaults[i].window;
+    if (period < 0) return UTIL_OK;
     char key[128];
     snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
     uint32_t w;
@@ -258,6 +268,50 @@ static int bind_weight(eng_model *m, eng_weight *w, const char *name, int64_t co
     return UTIL_OK;
 }
 
+/* Rows [r0, r0 + rows) of a bound weight, as a weight of its own (no copy:
+ * the rows are contiguous in the file). */
+static eng_weight weight_rows(const eng_weight *w, int64_t r0, int64_t rows) {
+    eng_weight v = *w;
+    v.data = (const unsigned char *)w->data + (size_t)r0 * w->row_bytes;
+    v.rows = rows;
+    return v;
+}
+
+/* phi3's fused tensors (ENG_ARCH_FUSED): attn_qkv's q|k|v rows when the
+ * file has it (else the three separate ones), and ffn_up's gate|up rows
+ * (llama.cpp's swiglu: the first half goes through silu). */
+static int bind_fused(eng_model *m, eng_layer *L, int il, util_err *err) {
+    const eng_hparams *hp = &m->hp;
+    int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
+            KV = (int64_t)hp->n_kv_head * hp->head_dim, F = hp->n_ff;
+    char n[96];
+    eng_weight w;
+    snprintf(n, sizeof n, "blk.%d.attn_qkv.weight", il);
+    int rc = bind_weight(m, &w, n, E, Q + 2 * KV, 1, err);
+    if (rc == UTIL_OK) {
+        L->wq = weight_rows(&w, 0, Q);
+        L->wk = weight_rows(&w, Q, KV);
+        L->wv = weight_rows(&w, Q + KV, KV);
+    } else if (rc != UTIL_ENOTFOUND) {
+        return rc;
+    } else {
+        const struct {
+            eng_weight *w;
+            const char *suffix;
+            int64_t rows;
+        } qkv[] = {{&L->wq, "attn_q", Q}, {&L->wk, "attn_k", KV}, {&L->wv, "attn_v", KV}};
+        for (int i = 0; i < 3; i++) {
+            snprintf(n, sizeof n, "blk.%d.%s.weight", il, qkv[i].suffix);
+            if ((rc = bind_weight(m, qkv[i].w, n, E, qkv[i].rows, 0, err))) return rc;
+        }
+    }
+    snprintf(n, sizeof n, "blk.%d.ffn_up.weight", il);
+    if ((rc = bind_weight(m, &w, n, E, 2 * F, 0, err))) return rc;
+    L->w_gate = weight_rows(&w, 0, F);
+    L->w_up = weight_rows(&w, F, F);
+    return UTIL_OK;
+}
+
 /* A norm vector as f32: the mapped data when it is f32, else a converted copy. */
 static int bind_norm(eng_model *m, const float **out, const char *name, int64_t n, util_err *err) {
     const eng_gguf_tensor *t = eng_gguf_find_tensor(m->gguf, name);
@@ -321,12 +375,16 @@ static int load_weights(eng_model *m, util_err *err) {
 #define B(field, suffix, len)                            \
     snprintf(n, sizeof n, "blk.%d." suffix ".bias", il); \
     if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
-        W(wq, "attn_q", E, Q)
-        W(wk, "attn_k", E, KV)
-        W(wv, "attn_v", E, KV)
+        if (m->arch->tensors & ENG_ARCH_FUSED) {
+            if ((rc = bind_fused(m, L, il, err))) return rc;
+        } else {
+            W(wq, "attn_q", E, Q)
+            W(wk, "attn_k", E, KV)
+            W(wv, "attn_v", E, KV)
+            W(w_gate, "ffn_gate", E, F)
+            W(w_up, "ffn_up", E, F)
+        }
         W(wo, "attn_output", Q, E)
-        W(w_gate, "ffn_gate", E, F)
-        W(w_up, "ffn_up", E, F)
         W(w_down, "ffn_down", F, E)
         N(attn_norm, "attn_norm", E)
         N(ffn_norm, "ffn_norm", E)

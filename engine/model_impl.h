@@ -72,6 +72,9 @@ enum {
     ENG_ARCH_QK_NORM = 1,    /* blk.N.attn_q_norm, attn_k_norm */
     ENG_ARCH_POST_NORMS = 2, /* blk.N.post_attention_norm, post_ffw_norm */
     ENG_ARCH_QKV_BIAS = 4,   /* blk.N.attn_q, attn_k, attn_v (.bias) */
+    ENG_ARCH_FUSED = 8,      /* blk.N.attn_qkv (q|k|v rows) when the file has it, and ffn_up
+                              * holding gate|up (2 n_ff rows, no ffn_gate): phi3. model.c
+                              * binds wq/wk/wv and w_gate/w_up as row ranges of them */
 };
 
 typedef struct eng_arch {
@@ -80,7 +83,8 @@ typedef struct eng_arch {
      * hyperparameters (already in m->hp); NULL: nothing to add. */
     int (*load_hparams)(eng_model *m, util_err *err);
     eng_forward_fn forward;
-    unsigned tensors; /* ENG_ARCH_* flags */
+    unsigned tensors;   /* ENG_ARCH_* flags */
+    eng_rope_mode rope; /* how the pass pairs rope dims (arch_llama.c's family) */
 } eng_arch;
 
 /* Scratch activations for up to n_batch tokens. */
@@ -183,8 +187,6 @@ int eng_llama_hparams(eng_model *m, util_err *err);
 int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 int eng_gemma3_hparams(eng_model *m, util_err *err);
 int eng_gemma3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
-int eng_qwen_hparams(eng_model *m, util_err *err);
-int eng_qwen2_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
-int eng_qwen3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
+int eng_phi3_hparams(eng_model *m, util_err *err);
 
 #endif

@@ -540,6 +540,7 @@ static const char *arch_name(synth_arch a) {
     return a == SYNTH_ARCH_GEMMA3  ? "gemma3"
            : a == SYNTH_ARCH_QWEN2 ? "qwen2"
            : a == SYNTH_ARCH_QWEN3 ? "qwen3"
+           : a == SYNTH_ARCH_PHI3  ? "phi3"
                                    : "llama";
 }
 
@@ -547,6 +548,7 @@ int synth_tensor_count(const synth_params *p) {
     int per_layer = p->arch == SYNTH_ARCH_GEMMA3  ? 13
                     : p->arch == SYNTH_ARCH_QWEN2 ? 12
                     : p->arch == SYNTH_ARCH_QWEN3 ? 11
+                    : p->arch == SYNTH_ARCH_PHI3  ? 6
                                                   : 9;
     return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1) + (p->rope_freqs ? 1 : 0);
 }
@@ -579,6 +581,7 @@ static tdesc *plan(const synth_params *p, int *count) {
     int64_t E = p->n_embd, hd = head_dim_of(p);
     int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd, F = p->n_ff;
     int gemma = p->arch == SYNTH_ARCH_GEMMA3, qwen2 = p->arch == SYNTH_ARCH_QWEN2;
+    int phi3 = p->arch == SYNTH_ARCH_PHI3;
     int qk_norm = gemma || p->arch == SYNTH_ARCH_QWEN3;
     float es = 2.0f / sqrtf((float)E); /* logits of order 1-2 */
     add_t(t, &n, "token_embd.weight", E, p->n_vocab, p->etype, T_MAT, es);
@@ -596,9 +599,13 @@ static tdesc *plan(const synth_params *p, int *count) {
         /* unit-variance projections; the residual writers at half that.
          * gemma3's norms are stored as 1 + w, so all of them sit near 1 */
         T("attn_norm", E, 1, T_NORM, 0)
-        T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
-        T("attn_k", E, KV, T_MAT, 1.0f / sqrtf((float)E))
-        TT("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E), mixed)
+        if (phi3) {
+            T("attn_qkv", E, Q + 2 * KV, T_MAT, 1.0f / sqrtf((float)E))
+        } else {
+            T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
+            T("attn_k", E, KV, T_MAT, 1.0f / sqrtf((float)E))
+            TT("attn_v", E, KV, T_MAT, 1.0f / sqrtf((float)E), mixed)
+        }
         if (qwen2) {
             snprintf(nm, sizeof nm, "blk.%d.attn_q.bias", il);
             add_t(t, &n, nm, Q, 1, 0, T_BIAS, 0.1f);
@@ -614,8 +621,12 @@ static tdesc *plan(const synth_params *p, int *count) {
         T("attn_output", Q, E, T_MAT, 0.5f / sqrtf((float)Q))
         if (gemma) T("post_attention_norm", E, 1, T_NORM, 0)
         T("ffn_norm", E, 1, T_NORM, 0)
-        T("ffn_gate", E, F, T_MAT, 1.0f / sqrtf((float)E))
-        T("ffn_up", E, F, T_MAT, 1.0f / sqrtf((float)E))
+        if (phi3) {
+            T("ffn_up", E, 2 * F, T_MAT, 1.0f / sqrtf((float)E)) /* gate | up */
+        } else {
+            T("ffn_gate", E, F, T_MAT, 1.0f / sqrtf((float)E))
+            T("ffn_up", E, F, T_MAT, 1.0f / sqrtf((float)E))
+        }
         TT("ffn_down", F, E, T_MAT, 0.5f / sqrtf((float)F), mixed)
         if (gemma) T("post_ffw_norm", E, 1, T_NORM, 0)
 #undef T
@@ -655,7 +666,7 @@ static int check_dims(const synth_params *p, util_err *err) {
         if (dims[i].v < dims[i].min || dims[i].v > SYNTH_MAX_DIM)
             return util_err_set(err, UTIL_EINVAL, "synth: %s %d is out of range [%d, %d]", dims[i].what,
                                 dims[i].v, dims[i].min, SYNTH_MAX_DIM);
-    if (p->arch < SYNTH_ARCH_LLAMA || p->arch > SYNTH_ARCH_QWEN3)
+    if (p->arch < SYNTH_ARCH_LLAMA || p->arch > SYNTH_ARCH_PHI3)
         return util_err_set(err, UTIL_EINVAL, "synth: unknown architecture %d", (int)p->arch);
     if (p->n_head % p->n_kv_head)
         return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads", p->n_head,
@@ -673,7 +684,8 @@ static int check_dims(const synth_params *p, util_err *err) {
                             synth_min_vocab(p));
     if (!(p->rope_base > 0) || !isfinite(p->rope_base))
         return util_err_set(err, UTIL_EINVAL, "synth: rope base must be positive");
-    if (p->arch == SYNTH_ARCH_GEMMA3 && (p->swa_window < 1 || p->swa_window > SYNTH_MAX_DIM))
+    if ((p->arch == SYNTH_ARCH_GEMMA3 || p->arch == SYNTH_ARCH_PHI3) &&
+        (p->swa_window < 1 || p->swa_window > SYNTH_MAX_DIM))
         return util_err_set(err, UTIL_EINVAL, "synth: sliding window %d is out of range [1, %d]",
                             p->swa_window, SYNTH_MAX_DIM);
     return UTIL_OK;
@@ -841,6 +853,10 @@ static void write_arch_keys(kvw *kv, const synth_params *p) {
     } else {
         kv_arch_u32(kv, a, "rope.dimension_count", hd);
         kv_arch_u32(kv, a, "vocab_size", (uint32_t)p->n_vocab);
+    }
+    if (p->arch == SYNTH_ARCH_PHI3) { /* as Phi-3's converter: a window llama.cpp ignores */
+        kv_arch_u32(kv, a, "attention.sliding_window", (uint32_t)p->swa_window);
+        kv_arch_u32(kv, a, "rope.scaling.original_context_length", (uint32_t)p->n_ctx);
     }
 }
 

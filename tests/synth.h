@@ -12,12 +12,14 @@
 
 #include "../util/err.h"
 
-/* qwen2: llama's tensors + Q/K/V biases; qwen3: + per-head Q/K norms. */
+/* qwen2: llama's tensors + Q/K/V biases; qwen3: + per-head Q/K norms;
+ * phi3: fused attn_qkv (q|k|v rows) and ffn_up holding gate|up (no ffn_gate). */
 typedef enum synth_arch {
     SYNTH_ARCH_LLAMA = 0,
     SYNTH_ARCH_GEMMA3 = 1,
     SYNTH_ARCH_QWEN2 = 2,
-    SYNTH_ARCH_QWEN3 = 3
+    SYNTH_ARCH_QWEN3 = 3,
+    SYNTH_ARCH_PHI3 = 4
 } synth_arch;
 
 /* Smallest vocabularies. llama: 3 control tokens + 256 byte tokens; gemma3:
@@ -33,7 +35,8 @@ typedef struct synth_params {
     int head_dim;      /* 0: n_embd / n_head (else written as attention.key_length; gemma3 always) */
     int n_ctx;         /* <arch>.context_length */
     float rope_base;   /* <arch>.rope.freq_base */
-    int swa_window;    /* gemma3.attention.sliding_window (the pattern is gemma3's fixed 6) */
+    int swa_window;    /* gemma3.attention.sliding_window (the pattern is gemma3's fixed 6); phi3
+                         * writes it too (its files declare one; llama.cpp ignores it) */
     uint32_t wtype;    /* ggml type of the layer matrices */
     uint32_t etype;    /* type of token_embd */
     uint32_t otype;    /* type of output.weight when not tied */
@@ -59,7 +62,7 @@ synth_params synth_defaults(void);
 int synth_min_vocab(const synth_params *p);
 
 /* Tensors synth_write writes for p: llama 2 + 9 per layer, gemma3 2 + 13,
- * qwen2 2 + 12, qwen3 2 + 11, + 1 if untied, + 1 with rope_freqs. */
+ * qwen2 2 + 12, qwen3 2 + 11, phi3 2 + 6, + 1 if untied, + 1 with rope_freqs. */
 int synth_tensor_count(const synth_params *p);
 
 /* Weights in the file (every tensor's element count, the head once if tied). */

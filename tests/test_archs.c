@@ -1,6 +1,7 @@
-/* tests/test_archs.c: the qwen2 and qwen3 forward passes, and llama with Llama
- * 3's rope scaling (rope_freqs), on synthetic models (tests/synth, the real
- * qwen2 / Qwen 3.5 / Llama 3 vocabularies from models/vocab/,
+/* tests/test_archs.c: the qwen2, qwen3 and phi3 forward passes, llama with
+ * Llama 3's rope scaling (rope_freqs) and llama at Mistral's shapes, on
+ * synthetic models (tests/synth, the real qwen2 / Qwen 3.5 / Llama 3 / Phi-3 /
+ * llama-spm vocabularies from models/vocab/,
  * "skipped" without `make vocabs`) against tests/golden/archs/: llama.cpp's
  * last-position logits and greedy tokens (default path) and a float64 numpy
  * pass (exact path). The files are written here with the flags of
@@ -31,14 +32,55 @@ typedef struct arch_model {
     const char *name, *arch, *vocab; /* golden rows' name, the engine's architecture */
     synth_arch a;
     int head_dim, rope_freqs;
+    int embd, heads, kv_heads, ff, swa_window; /* 0: 128, 4, 2, 256, synth's default */
+    float rope_base;                           /* 0: synth's default (10000) */
+    int big; /* 1: the llama-1b-q4_k_m preset's shape and types (the case big) */
 } arch_model;
 
-/* gen_archs.py's MODELS: 2 layers, embd 128, 4/2 heads, ff 256, q8_0, seed 7. */
+/* gen_archs.py's MODELS: 2 layers, q8_0, seed 7; embd 128, 4/2 heads, ff 256
+ * unless given. phi3: head dim 96 as Phi-3 mini, and a 4-position window in
+ * the file that llama.cpp ignores (so must cachet: the prompts are longer);
+ * mistral: 4 query heads per kv head, rope base 1e6. */
 static const arch_model arch_models[] = {
-    {"qwen2", "qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0, 0},
-    {"qwen3", "qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64, 0},
-    {"llama3", "llama", "llama-bpe", SYNTH_ARCH_LLAMA, 0, 1},
+    {"qwen2", "qwen2", "qwen2", SYNTH_ARCH_QWEN2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3", "qwen3", "qwen35", SYNTH_ARCH_QWEN3, 64, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"llama3", "llama", "llama-bpe", SYNTH_ARCH_LLAMA, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"phi3", "phi3", "phi-3", SYNTH_ARCH_PHI3, 0, 0, 192, 2, 2, 256, 4, 0, 0},
+    {"mistral", "llama", "llama-spm", SYNTH_ARCH_LLAMA, 0, 0, 256, 8, 2, 512, 0, 1e6f, 0},
 };
+
+/* gen_archs.py's llama1b: cachet-synth's llama-1b-q4_k_m preset (16 layers,
+ * embd 2048, 32/8 heads, ff 8192, rope base 5e5, q4_K layers with q6_K
+ * attn_v/ffn_down in llama.cpp's more-bits layers, q6_K tied embedding: 600
+ * MiB) with the llama-spm vocabulary; 16 greedy tokens. */
+static const arch_model big_model = {"llama1b", "llama", "llama-spm", SYNTH_ARCH_LLAMA, 0, 0, 2048, 32,
+                                     8,         8192,    0,           500000.0f,        1};
+#define N_GEN_BIG 16
+
+/* The synth parameters of am (its vocabulary not yet read). */
+static synth_params model_params(const arch_model *am) {
+    synth_params p = synth_defaults();
+    p.arch = am->a;
+    p.n_layer = 2;
+    p.n_embd = am->embd ? am->embd : 128;
+    p.n_head = am->heads ? am->heads : 4;
+    p.n_kv_head = am->kv_heads ? am->kv_heads : 2;
+    p.head_dim = am->head_dim;
+    p.rope_freqs = am->rope_freqs;
+    p.n_ff = am->ff ? am->ff : 256;
+    if (am->swa_window) p.swa_window = am->swa_window;
+    if (am->rope_base > 0) p.rope_base = am->rope_base;
+    p.wtype = ENG_TYPE_Q8_0;
+    p.etype = ENG_TYPE_Q8_0;
+    p.seed = 7;
+    p.n_threads = 1;
+    if (am->big) {
+        p.n_layer = 16, p.n_ctx = 8192;
+        p.wtype = ENG_TYPE_Q4_K, p.mix_type = ENG_TYPE_Q6_K, p.etype = ENG_TYPE_Q6_K;
+        p.n_threads = 0; /* the same bytes on any count */
+    }
+    return p;
+}
 
 static int write_model(const arch_model *am, const char *path) {
     char vocab[4096];
@@ -47,20 +89,8 @@ static int write_model(const arch_model *am, const char *path) {
         CHECK_SKIP("%s absent (run `make vocabs`)", vocab);
         return -1;
     }
-    synth_params p = synth_defaults();
-    p.arch = am->a;
+    synth_params p = model_params(am);
     p.vocab = vocab;
-    p.n_layer = 2;
-    p.n_embd = 128;
-    p.n_head = 4;
-    p.n_kv_head = 2;
-    p.head_dim = am->head_dim;
-    p.rope_freqs = am->rope_freqs;
-    p.n_ff = 256;
-    p.wtype = ENG_TYPE_Q8_0;
-    p.etype = ENG_TYPE_Q8_0;
-    p.seed = 7;
-    p.n_threads = 1;
     util_err err;
     int rc = synth_write(path, &p, &err);
     CHECK_MSG(rc == 0, "synth_write %s: %s", am->name, rc ? err.msg : "");
@@ -104,8 +134,9 @@ static size_t decided(const char *margins, double tol, size_t n) {
     return k;
 }
 
-/* One golden row against the model at one path (exact: the float64 columns). */
-static void check_row(eng_model *m, char **f, int exact) {
+/* One golden row against the model at one path (exact: the float64 columns),
+ * n_gen greedy tokens (the row's count) of which the first check_gen are run. */
+static void check_row(eng_model *m, char **f, int exact, int n_gen, int check_gen) {
     size_t np = 0, nl = 0, nx = 0, flen = 0, xlen = 0;
     int32_t *ids = golden_ids(f[2], &np), *lgreedy = golden_ids(f[3], &nl), *xgreedy = golden_ids(f[5], &nx);
     char name[128];
@@ -114,28 +145,31 @@ static void check_row(eng_model *m, char **f, int exact) {
     snprintf(name, sizeof name, "archs/%s_%s.float.f32", f[0], f[1]);
     float *f64 = (float *)golden_read(name, &xlen);
     int nv = eng_model_n_vocab(m);
-    CHECK_MSG(llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == N_GEN && nx == N_GEN,
-              "%s/%s: golden files", f[0], f[1]);
+    int files_ok = llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == (size_t)n_gen &&
+                   nx == (size_t)n_gen && check_gen <= n_gen && check_gen >= 1;
+    CHECK_MSG(files_ok, "%s/%s: golden files", f[0], f[1]);
     float *lg = malloc((size_t)nv * sizeof(float));
     int32_t out[N_GEN];
-    if (llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == N_GEN && nx == N_GEN && lg &&
-        run(m, ids, (int)np, lg, out, N_GEN) == 0) {
+    if (files_ok && lg && run(m, ids, (int)np, lg, out, check_gen) == 0) {
         const float *ref = exact ? f64 : llama;
         double spread = max_abs(f64, llama, nv);
         double tol = exact ? EXACT_TOL : fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * spread);
         double err = max_abs(lg, ref, nv);
         CHECK_MSG(err <= tol, "%s/%s %s: max abs logit error %.5f > %.3g", f[0], f[1],
                   exact ? "exact" : "default", err, tol);
-        CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "%s/%s: top-1 differs", f[0], f[1]);
+        /* top-1: always on the exact path; on the default one where llama.cpp's
+         * margin is above the bound (the 1B shape's random logits are flat) */
+        if (exact || decided(f[4], tol, 1) == 1)
+            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "%s/%s: top-1 differs", f[0], f[1]);
         const int32_t *want = exact ? xgreedy : lgreedy;
-        size_t agree = th_ids_agree(out, want, N_GEN);
-        size_t robust = exact ? N_GEN : decided(f[4], tol, N_GEN);
+        size_t agree = th_ids_agree(out, want, (size_t)check_gen);
+        size_t robust = exact ? (size_t)check_gen : decided(f[4], tol, (size_t)check_gen);
         CHECK_MSG(agree >= robust, "%s/%s %s: greedy differs at token %zu (decided steps %zu)", f[0], f[1],
                   exact ? "exact" : "default", agree, robust);
         fprintf(stderr,
                 "  %s %-6s %-7s %3zu tokens  max|dlogit| %.4f (bound %.3g)  greedy agrees %2zu/%d "
                 "(decided %zu)\n",
-                f[0], f[1], exact ? "exact" : "default", np, err, tol, agree, N_GEN, robust);
+                f[0], f[1], exact ? "exact" : "default", np, err, tol, agree, check_gen, robust);
     }
     free(lg);
     free(llama);
@@ -168,7 +202,7 @@ static void test_golden(int exact) {
         for (char *line = strtok_r(copy, "\n", &save); rc == 0 && line; line = strtok_r(NULL, "\n", &save)) {
             char *f[8];
             if (line[0] == '#' || golden_fields(line, f, 8) < 7 || strcmp(f[0], am->name) != 0) continue;
-            check_row(m, f, exact);
+            check_row(m, f, exact, N_GEN, N_GEN);
             rows++;
         }
         free(copy);
@@ -213,10 +247,7 @@ static void test_files(void) {
         snprintf(vocab, sizeof vocab, "%s/models/vocab/ggml-vocab-%s.gguf", check_root(), am->vocab);
         CHECK(eng_gguf_open(&g, path, &err) == 0 && eng_gguf_open(&v, vocab, &err) == 0);
         if (g && v) {
-            synth_params p = synth_defaults();
-            p.arch = am->a;
-            p.n_layer = 2, p.n_embd = 128, p.n_head = 4, p.n_kv_head = 2, p.head_dim = am->head_dim;
-            p.n_ff = 256, p.rope_freqs = am->rope_freqs;
+            synth_params p = model_params(am);
             CHECK(synth_vocab_size(vocab, &p.n_vocab, &err) == 0);
             CHECK_MSG(eng_gguf_tensor_count(g) == synth_tensor_count(&p), "%s: %lld tensors, want %d",
                       am->name, (long long)eng_gguf_tensor_count(g), synth_tensor_count(&p));
@@ -272,8 +303,71 @@ static void test_files(void) {
     rmdir(dir);
 }
 
+/* A /proc/self/status field in KiB (-1 if absent: not Linux). */
+static long proc_kib(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t k = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, k) == 0 && line[k] == ':') v = strtol(line + k + 1, NULL, 10);
+    if (f) fclose(f);
+    return v;
+}
+
+/* The 1B shape (big_model): written once, both paths; on the exact path
+ * (f32 activations, seconds per token at this size) only the shortest
+ * prompt and its first greedy token (the top-1). */
+static void test_big(void) {
+    char dir[] = "/tmp/cachet-archs-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    size_t len;
+    char *idx = golden_read("archs/index.tsv", &len);
+    CHECK_MSG(idx != NULL, "tests/golden/archs/index.tsv missing");
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.gguf", dir, big_model.name);
+    int rows = 0;
+    if (idx && write_model(&big_model, path) == 0) {
+        for (int exact = 0; exact < 2; exact++) {
+            eng_model_params mp = {.n_threads = 1, .no_cache = 1, .exact = exact, .device = "cpu"};
+            eng_model *m = NULL;
+            util_err err;
+            long anon0 = proc_kib("RssAnon");
+            int rc = eng_model_open(&m, path, &mp, &err);
+            CHECK_MSG(rc == 0, "open %s: %s", big_model.name, rc ? err.msg : "");
+            char *copy = strdup(idx), *save = NULL;
+            for (char *line = strtok_r(copy, "\n", &save); rc == 0 && line;
+                 line = strtok_r(NULL, "\n", &save)) {
+                char *f[8];
+                if (line[0] == '#' || golden_fields(line, f, 8) < 7 || strcmp(f[0], big_model.name) != 0)
+                    continue;
+                if (exact && strcmp(f[1], "france") != 0) continue;
+                check_row(m, f, exact, N_GEN_BIG, exact ? 1 : N_GEN_BIG);
+                rows++;
+            }
+            /* the weights are mapped, not copied: anonymous memory grows by the KV,
+             * scratch and tables only (the file is 600 MiB) */
+            long anon1 = proc_kib("RssAnon");
+            if (rc == 0 && anon0 >= 0 && anon1 >= 0) {
+                CHECK_MSG(anon1 - anon0 < 75 * 1024,
+                          "%s: anonymous memory grew by %ld KiB (a copy of the weights?)",
+                          exact ? "exact" : "default", anon1 - anon0);
+                fprintf(stderr, "  llama1b %s: RssAnon +%ld MiB over the run (the 609 MiB file is mapped)\n",
+                        exact ? "exact" : "default", (anon1 - anon0) / 1024);
+            }
+            free(copy);
+            eng_model_free(m);
+        }
+        CHECK_MSG(rows == 4, "%d llama1b golden rows run, want 3 default + 1 exact", rows);
+    }
+    unlink(path);
+    free(idx);
+    rmdir(dir);
+}
+
 void test_archs(void) {
     CHECK_CASE(files) test_files();
     CHECK_CASE(llama_cpp) test_golden(0);
     CHECK_CASE(exact) test_golden(1);
+    CHECK_CASE(big) test_big();
 }

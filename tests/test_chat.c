@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "../agent/format.h"
+#include "../agent/toolcall.h"
 #include "../engine/chat.h"
 #include "../engine/gguf.h"
 #include "../engine/tokenizer.h"
@@ -543,29 +545,72 @@ static void test_detection(void) {
 /* --- goldens: jinja2's renderings of the real templates ------------------------------ */
 
 /* tests/golden/chat/renderings.json (tests/golden/gen_chat.py) holds each
- * template's renderings of a fixed set of conversations. A case is checked
- * here when its conversation has no tools (tool calls are not rendered in C
- * yet) and it sets no extra template variable; the template's family is the
- * generator's "variant" (qwen2.5 and qwen3 are ChatML). */
+ * template's renderings of a fixed set of conversations. Every case is
+ * checked here but those that set enable_thinking (a template variable
+ * cachet does not take): tool definitions, calls and results through
+ * eng_chat_render_ex with the JSON text agent_json_dumps writes; the
+ * template's family is the generator's "variant" (qwen2.5 and qwen3 are
+ * ChatML). */
 static int golden_format(const char *variant, eng_chat_format *f) {
     util_err e;
     if (strcmp(variant, "qwen2.5") == 0 || strcmp(variant, "qwen3") == 0) variant = "chatml";
     return eng_chat_format_parse(variant, f, &e) == 0 ? 0 : -1;
 }
 
-/* The conversation as messages, or 0 if it has tools or tool calls. */
-static size_t golden_msgs(const cJSON *conv, eng_chat_msg *m, size_t cap) {
-    if (cJSON_IsTrue(cJSON_GetObjectItem(conv, "tools"))) return 0;
-    const cJSON *msgs = cJSON_GetObjectItem(conv, "messages"), *it;
-    size_t n = 0;
+/* One conversation as render_ex's input; the strings live in the cJSON
+ * document or in bufs (released by golden_conv_release). */
+typedef struct golden_conv {
+    eng_chat_msg m[16];
+    eng_chat_msg_tools t[16];
+    eng_chat_call calls[16];
+    const char *tools[8];
+    util_buf bufs[32];
+    size_t n, nb;
+    eng_chat_extra x;
+} golden_conv;
+
+static const char *golden_dumps(golden_conv *g, const cJSON *v) {
+    if (g->nb == sizeof g->bufs / sizeof g->bufs[0]) return NULL;
+    util_buf *b = &g->bufs[g->nb++];
+    util_buf_init(b);
+    agent_json_dumps(b, v);
+    util_buf_append(b, "", 0);
+    return b->data;
+}
+
+static void golden_conv_release(golden_conv *g) {
+    for (size_t i = 0; i < g->nb; i++) util_buf_release(&g->bufs[i]);
+}
+
+/* The conversation (with tools when it has them); 0 if it does not fit. */
+static size_t golden_msgs(const cJSON *conv, const cJSON *tools, golden_conv *g) {
+    memset(g, 0, sizeof *g);
+    const cJSON *msgs = cJSON_GetObjectItem(conv, "messages"), *it, *tc;
+    size_t nc = 0;
+    if (cJSON_IsTrue(cJSON_GetObjectItem(conv, "tools")))
+        cJSON_ArrayForEach(it, tools) if (g->x.n_tools < 8) g->tools[g->x.n_tools++] = golden_dumps(g, it);
+    g->x.tools = g->tools;
+    g->x.msg = g->t;
     cJSON_ArrayForEach(it, msgs) {
         const cJSON *role = cJSON_GetObjectItem(it, "role"), *content = cJSON_GetObjectItem(it, "content");
-        if (n == cap || !cJSON_IsString(role) || !cJSON_IsString(content) ||
-            cJSON_GetObjectItem(it, "tool_calls"))
+        if (g->n == 16 || !cJSON_IsString(role) || !(cJSON_IsString(content) || cJSON_IsNull(content)))
             return 0;
-        m[n++] = (eng_chat_msg){role->valuestring, content->valuestring};
+        eng_chat_msg_tools *t = &g->t[g->n];
+        t->calls = &g->calls[nc];
+        cJSON_ArrayForEach(tc, cJSON_GetObjectItem(it, "tool_calls")) {
+            const cJSON *fn = cJSON_GetObjectItem(tc, "function");
+            if (nc == 16) return 0;
+            eng_chat_call *c = &g->calls[nc++];
+            c->id = cJSON_GetStringValue(cJSON_GetObjectItem(tc, "id"));
+            c->name = cJSON_GetStringValue(cJSON_GetObjectItem(fn, "name"));
+            c->arguments = golden_dumps(g, cJSON_GetObjectItem(fn, "arguments"));
+            t->n_calls++;
+        }
+        t->call_id = cJSON_GetStringValue(cJSON_GetObjectItem(it, "tool_call_id"));
+        g->m[g->n++] = (eng_chat_msg){role->valuestring,
+                                      cJSON_IsString(content) ? content->valuestring : NULL};
     }
-    return n;
+    return g->n;
 }
 
 /* A Python string literal of s (for a stand-in template). */
@@ -645,30 +690,39 @@ static int golden_plain_case(const cJSON *cs) {
     cJSON_ArrayForEach(it, cs) {
         const char *k = it->string;
         if (strcmp(k, "conversation") && strcmp(k, "add_generation_prompt") && strcmp(k, "output") &&
-            strcmp(k, "error"))
+            strcmp(k, "error") && strcmp(k, "tools_in_user_message"))
             return 0;
     }
     return 1;
 }
 
 /* Renders every case of one template; counts the cases checked. */
-static void golden_template(const cJSON *tpl, const cJSON *convs, const char *variant, int *checked) {
+static void golden_template(const cJSON *tpl, const cJSON *convs, const cJSON *tools, const char *variant,
+                            int *checked, int *with_tools) {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "name"));
     eng_chat *c = golden_chat(tpl, variant, 0);
     if (!c) return;
     const cJSON *cs;
     cJSON_ArrayForEach(cs, cJSON_GetObjectItem(tpl, "cases")) {
         const char *conv = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "conversation"));
-        eng_chat_msg m[16];
-        size_t n = golden_msgs(cJSON_GetObjectItem(convs, conv), m, 16);
-        if (!n || !golden_plain_case(cs)) continue;
+        golden_conv g;
+        size_t n = golden_msgs(cJSON_GetObjectItem(convs, conv), tools, &g);
+        if (!n || !golden_plain_case(cs)) {
+            golden_conv_release(&g);
+            continue;
+        }
+        g.x.tools_in_system = cJSON_IsFalse(cJSON_GetObjectItem(cs, "tools_in_user_message"));
         int gen = cJSON_IsTrue(cJSON_GetObjectItem(cs, "add_generation_prompt"));
         const char *want = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "output"));
         util_buf b;
         util_buf_init(&b);
         util_err e;
         util_err_clear(&e);
-        int rc = eng_chat_render(c, m, n, gen, &b, &e);
+        int rc = eng_chat_render_ex(c, g.m, n, &g.x, gen, &b, NULL, NULL, &e);
+        int calls = 0;
+        for (size_t i = 0; i < n; i++) calls += g.t[i].n_calls > 0 || strcmp(g.m[i].role, "tool") == 0;
+        *with_tools += g.x.n_tools > 0 || calls > 0;
+        golden_conv_release(&g);
         if (want) {
             CHECK_MSG(rc == 0, "%s %s gen=%d: %s", name, conv, gen, e.msg);
             CHECK_MSG(rc != 0 || strcmp(b.data, want) == 0, "%s %s gen=%d:\n got: %s\nwant: %s", name, conv,
@@ -696,7 +750,7 @@ static void test_golden(void) {
     CHECK(doc != NULL);
     if (!doc) return;
     const cJSON *convs = cJSON_GetObjectItem(doc, "conversations"), *tpl;
-    int checked = 0, templates = 0;
+    int checked = 0, templates = 0, with_tools = 0;
     cJSON_ArrayForEach(tpl, cJSON_GetObjectItem(doc, "templates")) {
         const char *variant = cJSON_GetStringValue(cJSON_GetObjectItem(tpl, "variant"));
         eng_chat_format f;
@@ -706,11 +760,13 @@ static void test_golden(void) {
             continue;
         }
         if (strncmp(variant, "qwen", 4) == 0) variant = "chatml";
-        golden_template(tpl, convs, variant, &checked);
+        golden_template(tpl, convs, cJSON_GetObjectItem(doc, "tools"), variant, &checked, &with_tools);
         templates++;
     }
-    printf("  chat goldens: %d renderings of %d templates checked\n", checked, templates);
-    CHECK(checked >= 150);
+    printf("  chat goldens: %d renderings of %d templates checked (%d with tools, calls or results)\n",
+           checked, templates, with_tools);
+    CHECK(checked >= 300);
+    CHECK(with_tools >= 150);
     cJSON_Delete(doc);
 }
 
@@ -786,10 +842,107 @@ static void test_real_vocabs(void) {
     }
 }
 
+/* --- the agent's conversations: tiers 0-1 stable, tool results once ----------------- */
+
+/* The agent's conversation as it grows over two turns with a tool call
+ * (agent/loop.c: the system prompt, tier 2 as the family's table says,
+ * results in its role), rendered by agent_format_render after each step:
+ * under every family the system prompt (tiers 0-1) is in every rendering,
+ * at the same offset, after the same bytes. */
+static void test_tiers(void) {
+    static const char sys[] = "You are cachet.\n\n# Tools\nread_file(path)"; /* tiers 0-1 */
+    static const char t2[] = "Session: 2024-07-26, linux, /ws";
+    for (int fi = ENG_CHAT_CHATML; fi <= ENG_CHAT_DEEPSEEK_R1; fi++) {
+        eng_chat_format f = (eng_chat_format)fi;
+        const agent_format *af = agent_format_of(f);
+        eng_chat *c = NULL;
+        util_err e;
+        CHECK(eng_chat_new_format(&c, f, "<s>", "</s>", &e) == 0);
+        if (!c) continue;
+        char u1[128];
+        snprintf(u1, sizeof u1, "%s\n\nRead a.c", t2);
+        eng_chat_msg m[8];
+        size_t n = 0;
+        m[n++] = (eng_chat_msg){"system", sys};
+        if (af->tier2 == AGENT_TIER2_SYSTEM) m[n++] = (eng_chat_msg){"system", t2};
+        m[n++] = (eng_chat_msg){"user", af->tier2 == AGENT_TIER2_SYSTEM ? "Read a.c" : u1};
+        const size_t steps[] = {n, n + 2, n + 4};
+        m[n++] = (eng_chat_msg){"assistant", "<tool_call>{\"name\": \"read_file\"}</tool_call>"};
+        m[n++] = (eng_chat_msg){af->tool_result_role,
+                                "<tool_response>\n{\"result\": \"int x;\"}\n</tool_response>"};
+        m[n++] = (eng_chat_msg){"assistant", "It declares x."};
+        m[n++] = (eng_chat_msg){"user", "Thanks."};
+        char *first = NULL;
+        size_t at0 = 0;
+        for (size_t k = 0; k < 3; k++) {
+            util_buf b;
+            util_buf_init(&b);
+            eng_tok_span *plain = NULL;
+            size_t np = 0;
+            int rc = agent_format_render(af, c, m, steps[k], &b, &plain, &np, &e);
+            CHECK_MSG(rc == 0, "%s step %zu: %s", eng_chat_format_name(f), k, rc ? e.msg : "");
+            const char *at = rc ? NULL : strstr(b.data, sys);
+            CHECK_MSG(at != NULL, "%s step %zu: the system prompt is not rendered", eng_chat_format_name(f),
+                      k);
+            if (at && k == 0) {
+                at0 = (size_t)(at - b.data);
+                first = strndup(b.data, at0 + sizeof sys - 1);
+            } else if (at && first) {
+                CHECK_MSG((size_t)(at - b.data) == at0 && memcmp(b.data, first, at0 + sizeof sys - 1) == 0,
+                          "%s step %zu: tiers 0-1 moved (offset %zu, was %zu)", eng_chat_format_name(f), k,
+                          (size_t)(at - b.data), at0);
+            }
+            free(plain);
+            util_buf_release(&b);
+        }
+        free(first);
+        eng_chat_free(c);
+    }
+}
+
+/* Qwen's templates wrap each tool result in <tool_response> themselves:
+ * eng_chat_wraps_tool_results says so (plain ChatML does not), and the
+ * agent's bare result (agent_toolresult_format_as, wrapped 0) renders with
+ * one wrapper, not two. */
+static void test_tool_response_once(void) {
+    static const char *const tpls[] = {"<|im_start|> <tool_response>", "<|im_start|>"};
+    for (int k = 0; k < 2; k++) {
+        cw w;
+        cw_begin(&w);
+        cw_str(&w, "tokenizer.chat_template", tpls[k]);
+        eng_gguf *g = cw_open(&w);
+        eng_chat *c = NULL;
+        util_err e;
+        CHECK(g && eng_chat_new(&c, g, &e) == 0);
+        if (c) {
+            int wraps = eng_chat_wraps_tool_results(c);
+            CHECK_MSG(wraps == (k == 0), "template %d: wraps %d", k, wraps);
+            util_buf r, b;
+            util_buf_init(&r);
+            util_buf_init(&b);
+            CHECK(agent_toolresult_format_as(&r, "read_file", 1, "int x;", !wraps) == 0);
+            eng_chat_msg m[] = {
+                {"user", "Read a.c"}, {"assistant", "<tool_call>{}</tool_call>"}, {"tool", r.data}};
+            CHECK(eng_chat_render(c, m, 3, 1, &b, &e) == 0);
+            int count = 0;
+            for (const char *p = b.data; p && (p = strstr(p, "<tool_response>")); p++) count++;
+            CHECK_MSG(count == 1, "template %d: %d <tool_response> in %s", k, count, b.data);
+            CHECK(strstr(b.data, "{\"name\":\"read_file\",\"result\":\"int x;\"}") != NULL);
+            util_buf_release(&r);
+            util_buf_release(&b);
+        }
+        eng_chat_free(c);
+        eng_gguf_free(g);
+        util_buf_release(&w.b);
+    }
+}
+
 void test_chat(void) {
     CHECK_CASE(detection) test_detection();
     CHECK_CASE(gemma) test_gemma();
     CHECK_CASE(smollm2) test_smollm2();
     CHECK_CASE(golden) test_golden();
+    CHECK_CASE(tiers) test_tiers();
+    CHECK_CASE(tool_response) test_tool_response_once();
     CHECK_CASE(real_vocabs) test_real_vocabs();
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Float reference for the llama and gemma3 forward passes (and for qwen2's
-Q/K/V biases, qwen3's q/k head norms, their NEOX rope and llama 3's
+Q/K/V biases, qwen3's q/k head norms, phi3's fused attn_qkv and gate|up ffn_up,
+their NEOX rope and llama 3's
 rope_freqs, in the llama Model; tests/golden/archs/gen_archs.py imports it):
 an independent
 implementation in numpy (float64) over weights dequantized by the `gguf`
@@ -35,7 +36,7 @@ from gguf import GGUFReader
 from gguf.quants import dequantize
 
 
-def load(model):
+def load(model, dtype=np.float64):  # dtype: how the weights are held (float32 halves a 1B model's 8 GB)
     r = GGUFReader(model)
     tensors = {t.name: t for t in r.tensors}
 
@@ -52,20 +53,28 @@ def load(model):
     hp["hd"] = hp["n_embd"] // hp["n_head"]
     if a + ".attention.key_length" in r.fields:
         hp["hd"] = int(field(a + ".attention.key_length"))
-    hp["neox"] = a in ("qwen2", "qwen3")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX: half-split pairs
+    hp["neox"] = a in ("qwen2", "qwen3", "phi3")  # llama.cpp's LLAMA_ROPE_TYPE_NEOX: half-split pairs
 
     def w(name):
         t = tensors[name]
-        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64)
+        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=dtype)
         return a.reshape([int(x) for x in reversed(t.shape)]) if a.ndim == 1 and len(t.shape) > 1 else a
 
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}
     W["out"] = w("output.weight") if "output.weight" in tensors else W["E"]
     W["rope_freqs"] = w("rope_freqs.weight") if "rope_freqs.weight" in tensors else 1.0  # llama 3 scaling
+    Q, KV = hp["n_head"] * hp["hd"], hp["n_kv"] * hp["hd"]
     for l in range(hp["n_layer"]):
+        fused = f"blk.{l}.attn_qkv.weight" in tensors  # phi3: q|k|v rows, ffn_up holds gate|up
         L = {k: w(f"blk.{l}.{k}.weight") for k in
-             ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm",
-              "ffn_gate", "ffn_up", "ffn_down")}
+             ("attn_norm", "attn_output", "ffn_norm", "ffn_up", "ffn_down") +
+             (() if fused else ("attn_q", "attn_k", "attn_v")) + (() if a == "phi3" else ("ffn_gate",))}
+        if fused:
+            qkv = w(f"blk.{l}.attn_qkv.weight")
+            L["attn_q"], L["attn_k"], L["attn_v"] = qkv[:Q], qkv[Q:Q + KV], qkv[Q + KV:]
+        if a == "phi3":
+            F = L["ffn_up"].shape[0] // 2
+            L["ffn_gate"], L["ffn_up"] = L["ffn_up"][:F], L["ffn_up"][F:]
         for k in ("attn_q_norm", "attn_k_norm"):  # qwen3: RMSNorm of each q/k head
             if f"blk.{l}.{k}.weight" in tensors:
                 L[k] = w(f"blk.{l}.{k}.weight")
@@ -111,7 +120,7 @@ class Model:
         hp, W = self.hp, self.W
         n, H, KV, hd = len(ids), hp["n_head"], hp["n_kv"], hp["hd"]
         pos = np.arange(self.pos, self.pos + n, dtype=np.float64)
-        x = W["E"][ids]
+        x = W["E"][ids].astype(np.float64)
         for l, L in enumerate(W["layers"]):
             a = self.rms(x, L["attn_norm"])
             q = self.rope(self.proj(a, L, "attn_q", H), pos)
@@ -160,7 +169,7 @@ def load_gemma3(model):
 
     def w(name):
         t = tensors[name]
-        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float64)
+        a = np.asarray(dequantize(t.data, t.tensor_type), dtype=dtype)
         return a.reshape([int(x) for x in reversed(t.shape)]) if a.ndim == 1 and len(t.shape) > 1 else a
 
     W = {"E": w("token_embd.weight"), "out_norm": w("output_norm.weight"), "layers": []}

@@ -23,9 +23,9 @@ static const char usage[] =
     "\n"
     "  -o, --output PATH   the file to write (required; replaced only when complete)\n"
     "  --preset NAME       tiny (default), llama-1b, llama-1b-q4_k_m, llama-1b-q4_0,\n"
-    "                      llama-1b-q8_0, smollm2-135m, gemma3-270m;\n"
+    "                      llama-1b-q8_0, mistral-7b-q4_k_m, smollm2-135m, gemma3-270m;\n"
     "                      options given with it override it, wherever they stand\n"
-    "  --arch A            llama, gemma3, qwen2 or qwen3\n"
+    "  --arch A            llama, gemma3, qwen2, qwen3 or phi3\n"
     "  --layers N          blocks\n"
     "  --embd N            residual width\n"
     "  --heads N           query heads\n"
@@ -37,7 +37,8 @@ static const char usage[] =
     "  --vocab-file PATH   copy the tokenizer of a vocab-only GGUF (sets the tokens)\n"
     "  --ctx N             training context written to the metadata\n"
     "  --rope-base F       rope frequency base\n"
-    "  --swa-window N      gemma3 sliding window (every 6th layer is global)\n"
+    "  --swa-window N      gemma3 sliding window (every 6th layer is global); phi3\n"
+    "                      writes it as its files do (llama.cpp ignores it)\n"
     "  --type T            layer matrices: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0\n"
     "                      q4_k q5_k q6_k\n"
     "  --embd-type T       token_embd\n"
@@ -59,6 +60,11 @@ static const char usage[] =
     "                Q4_K_M: q4_K layers, q6_K attn_v and ffn_down in the more-bits\n"
     "                layers, q6_K embedding (it is the head); Q4_0: q4_0 layers, q6_K\n"
     "                embedding; Q8_0: q8_0 throughout\n"
+    "  mistral-7b-q4_k_m\n"
+    "                llama, 32 layers, embd 4096, 32/8 heads, ff 14336, vocab 32000,\n"
+    "                ctx 32768, rope 1e6, untied; Q4_K_M: q4_K layers and embedding,\n"
+    "                q6_K attn_v/ffn_down in the more-bits layers, q6_K output (7.24B\n"
+    "                parameters, 4.1 GiB)\n"
     "  smollm2-135m  llama, 30 layers, embd 576, 9/3 heads, ff 1536, vocab 49152,\n"
     "                ctx 8192, rope 100000, tied (134.5M parameters)\n"
     "  gemma3-270m   gemma3, 18 layers, embd 640, 4/1 heads, head dim 256, ff 2048,\n"
@@ -158,6 +164,13 @@ static int apply_preset(synth_params *p, const char *name) {
         }
         return 0;
     }
+    if (strcmp(name, "mistral-7b-q4_k_m") == 0) {
+        p->n_layer = 32, p->n_embd = 4096, p->n_head = 32, p->n_kv_head = 8, p->n_ff = 14336;
+        p->n_vocab = 32000, p->n_ctx = 32768, p->rope_base = 1e6f, p->tied = 0;
+        p->wtype = ENG_TYPE_Q4_K, p->mix_type = ENG_TYPE_Q6_K, p->etype = ENG_TYPE_Q4_K;
+        p->otype = ENG_TYPE_Q6_K;
+        return 0;
+    }
     if (strcmp(name, "smollm2-135m") == 0) {
         p->n_layer = 30, p->n_embd = 576, p->n_head = 9, p->n_kv_head = 3, p->n_ff = 1536;
         p->n_vocab = 49152, p->n_ctx = 8192, p->rope_base = 100000.0f;
@@ -186,8 +199,10 @@ static int apply_opt(synth_params *p, int c, const char *a) {
             p->arch = SYNTH_ARCH_QWEN2;
         else if (strcmp(a, "qwen3") == 0)
             p->arch = SYNTH_ARCH_QWEN3;
+        else if (strcmp(a, "phi3") == 0)
+            p->arch = SYNTH_ARCH_PHI3;
         else
-            return bad("option '--arch': '%s' is not llama, gemma3, qwen2 or qwen3", a);
+            return bad("option '--arch': '%s' is not llama, gemma3, qwen2, qwen3 or phi3", a);
         return 0;
     case O_LAYERS: return parse_int("--layers", a, 1, 1 << 24, &p->n_layer) ? 2 : 0;
     case O_EMBD: return parse_int("--embd", a, 1, 1 << 24, &p->n_embd) ? 2 : 0;
@@ -334,6 +349,7 @@ int main(int argc, char **argv) {
            p.arch == SYNTH_ARCH_GEMMA3  ? "gemma3"
            : p.arch == SYNTH_ARCH_QWEN2 ? "qwen2"
            : p.arch == SYNTH_ARCH_QWEN3 ? "qwen3"
+           : p.arch == SYNTH_ARCH_PHI3  ? "phi3"
                                         : "llama",
            ps, (double)params / 1e6, ss, (double)size / (1024.0 * 1024.0),
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);

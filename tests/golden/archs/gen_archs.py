@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Goldens for the qwen2 and qwen3 architectures, and llama with Llama 3's rope
-scaling (rope_freqs.weight), on synthetic models.
+"""Goldens for the qwen2, qwen3 and phi3 architectures, llama with Llama 3's
+rope scaling (rope_freqs.weight) and llama at Mistral's shapes, on synthetic
+models.
 
 Writes each model with bin/cachet-synth (seeded; the same flags give the same
 bytes, and tests/test_archs.c writes the same files through synth_write), with
@@ -12,7 +13,8 @@ llama.cpp's on these vocabularies: tests/golden/vocabs). Then:
   - float64 numpy (../gen_float_ref.py's Model): -> <arch>_<prompt>.float.f32,
     greedy ids and margins.
 Usage (from the repository root, after make all):
-  tests/golden/archs/gen_archs.py [--llama-src DIR] [--llama-build DIR]
+  tests/golden/archs/gen_archs.py [--llama-src DIR] [--llama-build DIR] [NAME...]
+(no NAME: every model but llama1b, the 1B shape; name it to remake its rows)
 Build line of the harness (what this script runs):
   g++ -O1 -std=c++17 -I$SRC/include -I$SRC/ggml/include llama_logits_ref.cpp -o llama_logits_ref
       $BUILD/src/libllama.a $BUILD/ggml/src/libggml.a $BUILD/ggml/src/libggml-cpu.a
@@ -43,22 +45,50 @@ MODELS = {
     "llama3": ["--arch", "llama", "--vocab-file", "models/vocab/ggml-vocab-llama-bpe.gguf", "--layers", "2",
                "--embd", "128", "--heads", "4", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
                "--embd-type", "q8_0", "--rope-base", "10000", "--rope-freqs", "--seed", "7"],
+    # fused attn_qkv and gate|up ffn_up, head dim 96 as Phi-3 mini, a 4-position window llama.cpp ignores
+    "phi3": ["--arch", "phi3", "--vocab-file", "models/vocab/ggml-vocab-phi-3.gguf", "--layers", "2",
+             "--embd", "192", "--heads", "2", "--kv-heads", "2", "--ff", "256", "--type", "q8_0",
+             "--embd-type", "q8_0", "--swa-window", "4", "--seed", "7"],
+    # Mistral's shapes: llama, the llama-spm vocabulary, 4 query heads per kv head, rope base 1e6
+    "mistral": ["--arch", "llama", "--vocab-file", "models/vocab/ggml-vocab-llama-spm.gguf", "--layers", "2",
+                "--embd", "256", "--heads", "8", "--kv-heads", "2", "--ff", "512", "--type", "q8_0",
+                "--embd-type", "q8_0", "--rope-base", "1000000", "--seed", "7"],
+    # the 1B shape in llama-quantize's Q4_K_M mix (16 layers, embd 2048, 32/8 heads, ff 8192), with the
+    # llama-spm vocabulary (32000 tokens, the preset's count): 600 MiB; not run unless named
+    "llama1b": ["--preset", "llama-1b-q4_k_m", "--vocab-file", "models/vocab/ggml-vocab-llama-spm.gguf",
+                "--seed", "7"],
 }
+BIG = {"llama1b"}  # run only when named on the command line (minutes, 4 GB for the float reference)
 PROMPTS = {
     "france": "The capital of France is",
     "chat": "<|im_start|>user\nWrite a haiku about caching.<|im_end|>\n<|im_start|>assistant\n",
+    "phichat": "<|user|>\nWrite a haiku about caching.<|end|>\n<|assistant|>\n",
+    "inst": "[INST] Write a haiku about caching. [/INST]",
     # long enough (about 400 tokens) that llama 3's divided angles move the logits
     "long": " ".join("Line %d: the cache keeps every prefix it has seen, page by page." % i for i in range(25)),
+    "medium": " ".join("Line %d: the cache keeps every prefix it has seen, page by page." % i for i in range(6)),
 }
-ARCH_PROMPTS = {"qwen2": ["france", "chat"], "qwen3": ["france", "chat"], "llama3": ["france", "long"]}
+ARCH_PROMPTS = {"qwen2": ["france", "chat"], "qwen3": ["france", "chat"], "llama3": ["france", "long"],
+                "phi3": ["france", "phichat"], "mistral": ["france", "inst"],
+                "llama1b": ["france", "inst", "medium"]}
 N_GEN = 32
+N_GEN_MODEL = {"llama1b": 16}  # tests/test_archs.c's n_gen
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-src", default="/work/ref/llama_cpp_python-0.3.36/vendor/llama.cpp")
     ap.add_argument("--llama-build", default="/work/ref/build")
+    ap.add_argument("names", nargs="*", help="models to (re)make (default: all but %s); the index keeps the "
+                    "others' rows" % ", ".join(sorted(BIG)))
     a = ap.parse_args()
+    names = a.names or [x for x in MODELS if x not in BIG]
+    index = os.path.join(HERE, "index.tsv")
+    kept = {}
+    if os.path.exists(index):
+        for line in open(index, encoding="utf-8"):
+            if not line.startswith("#") and line.strip() and line.split("\t")[0] not in names:
+                kept.setdefault(line.split("\t")[0], []).append(line.rstrip("\n"))
     tmp = tempfile.mkdtemp()
     ref = os.path.join(tmp, "llama_logits_ref")
     libs = ["src/libllama.a", "ggml/src/libggml.a", "ggml/src/libggml-cpu.a", "ggml/src/libggml-base.a"]
@@ -68,9 +98,13 @@ def main():
                           [os.path.join(a.llama_build, x) for x in libs] + ["-lpthread", "-lgomp", "-ldl"])
     rows = []
     for arch, flags in MODELS.items():
+        if arch not in names:
+            rows += kept.get(arch, [])
+            continue
+        n_gen = N_GEN_MODEL.get(arch, N_GEN)
         model = os.path.join(tmp, arch + ".gguf")
         subprocess.check_call(["bin/cachet-synth", "-o", model, "--threads", "1"] + flags)
-        hp, W = load(model)
+        hp, W = load(model, np.float32 if arch in BIG else np.float64)  # f32 storage, f64 arithmetic
         for name in ARCH_PROMPTS[arch]:
             text = PROMPTS[name]
             ids = subprocess.check_output(["bin/cachet", "tokenize", "--model", model, text]).decode().split()
@@ -83,29 +117,30 @@ def main():
                 subprocess.check_output([ref, model, out, "1"] + ids)
                 print("llama3 %s: rope_freqs moves llama.cpp's logits by %.4f" % (name, np.abs(
                     np.fromfile(plain + ".f32", dtype="<f4") - np.fromfile(out, dtype="<f4")).max()))
-            line = subprocess.check_output([ref, model, out, str(N_GEN)] + ids).decode().rstrip("\n")
+            line = subprocess.check_output([ref, model, out, str(n_gen)] + ids).decode().rstrip("\n")
             lgreedy, lmargins = line.split("\t")
             m = Model(hp, W)
             lg = m.forward([int(x) for x in ids])
             lg.astype("<f4").tofile(os.path.join(HERE, "%s_%s.float.f32" % (arch, name)))
             first = lg.copy()
             greedy, margins = [], []
-            for step in range(N_GEN):
+            for step in range(n_gen):
                 top = np.argsort(-lg, kind="stable")[:2]
                 greedy.append(int(top[0]))
                 margins.append(float(lg[top[0]] - lg[top[1]]))
-                if step < N_GEN - 1:
+                if step < n_gen - 1:
                     lg = m.forward([greedy[-1]])
             llama = np.fromfile(out, dtype="<f4")
             print("%s %-7s n=%3d  |float64 - llama.cpp| max %.4f  greedy same: %s" %
                   (arch, name, len(ids), np.abs(first - llama).max(), " ".join(map(str, greedy)) == lgreedy))
             rows.append("\t".join([arch, name, " ".join(ids), lgreedy, lmargins, " ".join(map(str, greedy)),
                                    " ".join("%.4f" % x for x in margins)]))
-    with open(os.path.join(HERE, "index.tsv"), "w", encoding="utf-8", newline="\n") as f:
+        os.unlink(model)
+    with open(index, "w", encoding="utf-8", newline="\n") as f:
         f.write("# llama.cpp (llama-cpp-python 0.3.36's vendored source, libllama via llama_logits_ref.cpp, CPU, "
                 "1 thread, flash attention off) and the float64 reference (gen_float_ref.py); gen_archs.py\n")
-        f.write("# fields: arch  prompt  prompt_ids  llama_greedy(%d)  llama_margins  float_greedy  float_margins\n"
-                % N_GEN)
+        f.write("# fields: arch  prompt  prompt_ids  llama_greedy(%d; llama1b %d)  llama_margins  float_greedy  "
+                "float_margins\n" % (N_GEN, N_GEN_MODEL["llama1b"]))
         f.write("\n".join(rows) + "\n")
 
 
