@@ -58,8 +58,8 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint synth-1b cuda test-cuda gpu-check install \
-        uninstall clean format check-format fuzz deps model model-gemma3 vocabs help
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b cuda test-cuda gpu-check install \
+        uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
 
@@ -68,6 +68,8 @@ help:
 	@echo "make deps      install missing Debian packages (needs root)"
 	@echo "make model     fetch the default model into models/ and verify it"
 	@echo "make model-gemma3  fetch Gemma 3 270M Q4_K_M into models/ (the gemma3 suites need it)"
+	@echo "make ppl-text  fetch the perplexity text (Pride and Prejudice, Debian r-cran-janeaustenr)"
+	@echo "make ppl       cachet perplexity over the whole text, SmolLM2 and Gemma 3 (slow)"
 	@echo "make vocabs    fetch llama.cpp's vocab-only GGUFs and tokenizer tests into models/vocab/"
 	@echo "make           build bin/cachet, bin/promptlint, bin/cachet-tests"
 	@echo "make install   cachet, promptlint, their data and the model into PREFIX (PREFIX=\$$HOME/.local: no root)"
@@ -76,6 +78,7 @@ help:
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
+	@echo "make bench-kv  quantized KV (--kv-type): bytes/token, decode speed, quality vs f16"
 	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
 	@echo "make test-cuda GPU vs CPU tests (skips without a GPU)"
@@ -173,6 +176,8 @@ test: all check-layers
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	@test -f models/gemma-3-270m-q4_k_m.gguf || $(MAKE) --no-print-directory model-gemma3 || \
 	    echo "make test: could not fetch Gemma 3 270M (make model-gemma3); the gemma3 suite will say skipped"
+	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text || \
+	    echo "make test: could not fetch the perplexity text (make ppl-text); the perplexity suite will say skipped"
 	@test -f models/vocab/ggml-vocab-llama-bpe.gguf || $(MAKE) --no-print-directory vocabs || \
 	    echo "make test: could not fetch the vocabularies (make vocabs); the vocabs suites will say skipped"
 	@echo "make test: every suite (a few minutes); the last line is 'N passed, N failed, N skipped'"
@@ -229,6 +234,18 @@ model:
 model-gemma3:
 	@sh scripts/fetch-model.sh gemma3
 
+# The perplexity text (models/pride-and-prejudice.txt, SHA-256 checked): Pride
+# and Prejudice from the Debian package r-cran-janeaustenr; docs/perplexity.md.
+# The perplexity suite says "skipped" without it.
+ppl-text:
+	@sh scripts/fetch-ppl-text.sh
+
+# cachet perplexity over the whole text at ctx 512, SmolLM2 and Gemma 3 (tens of
+# minutes on 2 cores; THREADS=, CHUNKS=, PPL_ARGS=--exact, LLAMA_CPP_DIR= for
+# llama-perplexity beside it): the full-text figures of docs/perplexity.md.
+ppl: $(BIN)/cachet
+	@sh scripts/ppl.sh
+
 # llama.cpp's vocab-only GGUFs with its tokenizer tests (.inp/.out), SHA-256
 # checked; the vocabs suite says "skipped" without them.
 vocabs:
@@ -273,15 +290,30 @@ $(SYNTH_DIR)/llama-1b-%.gguf: $(BIN)/cachet-synth
 	@mkdir -p $(SYNTH_DIR)
 	$(BIN)/cachet-synth --preset llama-1b-$* -o $@
 
-# Bounded load test of cachet serve on loopback (clients x requests, shared prefixes).
+# N clients sharing a system prompt against cachet serve and, with LLAMA_CPP_DIR,
+# llama-server on the same model (cachet bench serve; docs/bench.md). MODEL,
+# BENCH_THREADS, BENCH_SERVE_ARGS (e.g. "--clients 8 --requests 6 --spec ngram").
+# scripts/bench-serve.sh is the curl load test with the server's RSS.
+BENCH_SERVE_ARGS ?=
 bench-serve: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@echo "make bench-serve: cachet serve (and llama-server with LLAMA_CPP_DIR) under N clients"
+	$(BIN)/cachet bench serve --model $(MODEL) --threads $(BENCH_THREADS) $(BENCH_SERVE_ARGS)
+
+# Prompt-lookup speculative decoding on an edit turn: decode tok/s with and
+# without --spec ngram, identical outputs (scripts/bench-spec.sh; MODEL).
+bench-spec: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
-	@echo "make bench-serve: a bounded load test of cachet serve on loopback"
-	sh scripts/bench-serve.sh $(BIN)
+	MODEL=$(MODEL) THREADS=$(BENCH_THREADS) sh scripts/bench-spec.sh $(BIN)
 
 bench-lint: $(BIN)/promptlint
 	@echo "make bench-lint: promptlint's speed on generated corpora"
 	sh scripts/bench-lint.sh $(BIN)/promptlint
+
+bench-kv: $(BIN)/cachet $(BIN)/cachet-tests
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@echo "make bench-kv: per --kv-type: KV bytes/token, tokens in 80 GiB, decode after 4,096 tokens, quality"
+	BIN=$(BIN) MODEL=$(MODEL) sh scripts/bench-kv.sh
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)

@@ -25,6 +25,7 @@ typedef struct agent_gen_req {
     int (*should_stop)(void *user);                           /* polled (Ctrl-C) */
     void (*on_note)(void *user, const char *kind, const char *text);
     void *user;
+    const eng_spec_params *spec; /* token backends: speculative decoding (NULL: none) */
 } agent_gen_req;
 
 typedef struct agent_gen_res {

@@ -44,6 +44,7 @@ static int engine_generate(agent_backend *b, const agent_gen_req *rq, util_buf *
     engine_be *e = (engine_be *)b;
     gen_ctx g = {rq, text, 0};
     eng_gen_params gp = {.max_tokens = rq->max_tokens, .sample = *rq->sp, .on_token = on_token, .user = &g};
+    if (rq->spec) gp.spec = *rq->spec;
     res->cached_reported = 1;
     return eng_generate(e->seq, rq->toks, rq->n_toks, &gp, &res->ids, &res->n_ids, &res->st, err);
 }

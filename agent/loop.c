@@ -210,6 +210,11 @@ static void request_event(cJSON *e, const agent_gen_res *g, const eng_cache_stat
     cJSON_AddNumberToObject(e, "ttft_ms", st->ttft_ms);
     cJSON_AddNumberToObject(e, "prefill_tps", st->prefill_tps);
     cJSON_AddNumberToObject(e, "decode_tps", st->decode_tps);
+    if (st->spec_drafted > 0) { /* --spec: what the drafts saved */
+        cJSON_AddNumberToObject(e, "decode_forwards", st->decode_forwards);
+        cJSON_AddNumberToObject(e, "spec_drafted", st->spec_drafted);
+        cJSON_AddNumberToObject(e, "spec_accepted", st->spec_accepted);
+    }
     if (c0) {
         cJSON_AddNumberToObject(e, "engine_queries", (double)(c1->queries - c0->queries));
         cJSON_AddNumberToObject(e, "engine_hits", (double)(c1->hits - c0->hits));
@@ -285,8 +290,8 @@ static int request(agent *a, int round, util_buf *reply, agent_gen_res *g, util_
     req_io io = {.a = a};
     agent_visible_init(&io.vis, a->o.on_text, a->o.user);
     agent_gen_req rq = {
-        toks,    (int)n,  cm, a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text ? io_text : NULL,
-        io_stop, io_note, &io};
+        toks,    (int)n,  cm,  a->n_msgs, a->o.max_tokens, &a->o.sp, a->o.on_text ? io_text : NULL,
+        io_stop, io_note, &io, &a->o.spec};
     a->req_t0 = util_now_ms();
     if (!rc) rc = a->be->generate(a->be, &rq, reply, g, err);
     agent_visible_flush(&io.vis);

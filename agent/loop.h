@@ -32,6 +32,7 @@ typedef struct agent_opts {
     int yes;        /* run writes and shell commands without asking */
     eng_model_params mp;
     eng_sample_params sp;
+    eng_spec_params spec;     /* the embedded engine's speculative decoding (--spec) */
     agent_confirm_fn confirm; /* NULL: no TTY */
     void *confirm_user;
     /* streamed reply text, <tool_call> blocks left out (visible.h); return

@@ -52,6 +52,11 @@ void agent_stats_compute(const cJSON *events, agent_session_stats *s) {
             long p = (long)num(e, "prompt_tokens"), c = (long)num(e, "cached_tokens");
             if (first_turn < 0) first_turn = turn;
             s->generated_tokens += (long)num(e, "generated_tokens");
+            if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "spec_drafted"))) {
+                s->spec_forwards += (long)num(e, "decode_forwards");
+                s->spec_drafted += (long)num(e, "spec_drafted");
+                s->spec_accepted += (long)num(e, "spec_accepted");
+            }
             if (s->requests == 0)
                 s->ttft_cold_ms = num(e, "ttft_ms");
             else {

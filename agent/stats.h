@@ -27,6 +27,8 @@ typedef struct agent_session_stats {
      * that leaves the field out): left out of the token sums above */
     int unreported;
     long unreported_prompt_tokens;
+    /* speculative decoding (--spec), over the requests that used it */
+    long spec_forwards, spec_drafted, spec_accepted;
 } agent_session_stats;
 
 /* Summarizes a session's events (an array as agent_session_load gives). */

@@ -42,6 +42,9 @@ static const cli_engine_note bench_cache_notes[] = {
     {"no-cache", "set per phase: cold runs without the cache, warm runs with it"},
     {"no-disk-cache", "set per phase: the disk tier is measured in a new process"},
     {"kv-dir", "where the disk phase's temporary directory is made (default /tmp)"},
+    {"spec", "not used: TTFT is prefill and one token"},
+    {"spec-max", "not used"},
+    {"spec-ngram", "not used"},
     {0, 0}};
 
 static void usage(FILE *f) {

@@ -21,10 +21,12 @@ int cli_cmd_generate(int argc, char **argv); /* cmd_generate.c */
 int cli_cmd_tokenize(int argc, char **argv); /* cmd_tokenize.c: tokenize, detokenize */
 int cli_cmd_detokenize(int argc, char **argv);
 int cli_cmd_kv(int argc, char **argv);          /* cmd_kv.c */
+int cli_cmd_perplexity(int argc, char **argv);  /* cmd_perplexity.c */
 int cli_cmd_info(int argc, char **argv);        /* cmd_info.c */
 int cli_cmd_serve(int argc, char **argv);       /* cmd_serve.c */
 int cli_cmd_bench(int argc, char **argv);       /* cmd_bench.c */
 int cli_cmd_bench_cache(int argc, char **argv); /* bench_cache.c */
+int cli_cmd_bench_serve(int argc, char **argv); /* bench_serve.c */
 /* The agent (cmd_agent.c): no command, -p, --resume; prompt. */
 int cli_cmd_agent(int argc, char **argv);
 int cli_cmd_prompt(int argc, char **argv);

@@ -209,6 +209,7 @@ static int parse_cli(cli_agent *c, int argc, char **argv, int allow_print) {
     int st = cli_engine_finish(&c->e, !c->ao.http.url || !allow_print);
     if (st != CLI_GO_ON) return st;
     c->ao.mp = c->e.mp;
+    c->ao.spec = c->e.spec;
     c->ao.n_ctx = c->e.n_ctx;
     c->ao.model_path = c->e.path;
     if (cli_data_dir(c->data, sizeof c->data, c->data_dir_opt)) return CLI_EXIT_FAIL;

@@ -247,6 +247,11 @@ static void print_json(const stream_ctx *sc, const int32_t *ids, int n, const en
     cJSON_AddNumberToObject(o, "prefill_tps", st->prefill_tps);
     cJSON_AddNumberToObject(o, "decode_tps", st->decode_tps);
     cJSON_AddStringToObject(o, "stop_reason", eng_stop_reason_name(st->stop_reason));
+    cJSON_AddNumberToObject(o, "decode_forwards", st->decode_forwards);
+    cJSON_AddNumberToObject(o, "spec_drafted", st->spec_drafted);
+    cJSON_AddNumberToObject(o, "spec_accepted", st->spec_accepted);
+    cJSON_AddNumberToObject(o, "spec_accept_rate", st->spec_accept_rate);
+    cJSON_AddNumberToObject(o, "tokens_per_forward", st->tokens_per_forward);
     eng_cache_stats cs = eng_model_cache_stats(m);
     cJSON *c = cJSON_AddObjectToObject(o, "cache");
     cJSON_AddNumberToObject(c, "prefix_cache_queries", (double)cs.queries);
@@ -304,7 +309,8 @@ int cli_cmd_generate(int argc, char **argv) {
     }
     eng_seq_set_progress(seq, on_progress, &pc); /* a line on a terminal only (status.h) */
     pc.t0_ms = util_now_ms();
-    eng_gen_params gp = {.max_tokens = o.max_tokens, .sample = o.sp, .on_token = on_token, .user = &sc};
+    eng_gen_params gp = {
+        .max_tokens = o.max_tokens, .sample = o.sp, .spec = o.e.spec, .on_token = on_token, .user = &sc};
     eng_gen_stats stats;
     int grc = eng_generate(seq, prompt, (int)n_prompt, &gp, &out_ids, &n_out, &stats, &err);
     cli_progress_clear(&pc.line);

@@ -22,7 +22,9 @@ static const char serve_usage[] =
     "POST /v1/completions, GET /v1/models, GET /health, GET /metrics (Prometheus).\n"
     "Every client shares one warm prefix cache.\n"
     "\n"
-    "  --model-name NAME     the model id clients send (default: the file name without .gguf)\n"
+    "  --model-name NAME     the model id /v1/models lists and replies carry (default: the file\n"
+    "                        name without .gguf); requests may name any model\n"
+    "  --strict-model        refuse (404) a request whose model is not that id\n"
     "  --host ADDR           address to bind, IPv4 or IPv6 (default 127.0.0.1)\n"
     "  --port N              port (default 8080; 0 picks a free one, printed at start)\n"
     "  --api-key-env VAR     require 'Authorization: Bearer $VAR' on /v1/ routes\n"
@@ -75,6 +77,7 @@ enum {
     O_TOPP,
     O_MINP,
     O_SEED,
+    O_STRICT,
     O_HELP
 };
 
@@ -85,6 +88,7 @@ static int parse_one(serve_opts *o, int c, const char *a) {
     switch (c) {
     case O_NAME: o->p.model_name = a; return 0;
     case O_HOST: o->p.host = a; return 0;
+    case O_STRICT: o->p.strict_model = 1; return 0;
     case O_KEY: o->api_key_env = a; return 0;
     case O_PORT: return cli_parse_int("--port", a, 0, 65535, &l) ? CLI_EXIT_USAGE : (o->p.port = (int)l, 0);
     case O_PAR:
@@ -140,6 +144,7 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
                                         {"top-p", required_argument, 0, O_TOPP},
                                         {"min-p", required_argument, 0, O_MINP},
                                         {"seed", required_argument, 0, O_SEED},
+                                        {"strict-model", no_argument, 0, O_STRICT},
                                         {"help", no_argument, 0, O_HELP},
                                         {0, 0, 0, 0}};
     struct option opts[64];
@@ -169,6 +174,7 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
     int st = cli_engine_finish(&o->e, 1);
     o->p.model_path = o->e.path;
     o->p.mp = o->e.mp;
+    o->p.spec = o->e.spec;
     o->p.n_ctx = o->e.n_ctx;
     return st;
 }

@@ -54,6 +54,12 @@ static cJSON *session_json(const cJSON *events, const agent_session_stats *s, co
     cJSON_AddNumberToObject(o, "engine_queries", (double)s->engine_queries);
     cJSON_AddNumberToObject(o, "engine_hits", (double)s->engine_hits);
     cJSON_AddNumberToObject(o, "requests_cached_unreported", s->unreported);
+    cJSON_AddNumberToObject(o, "spec_drafted", (double)s->spec_drafted);
+    cJSON_AddNumberToObject(o, "spec_accepted", (double)s->spec_accepted);
+    cJSON_AddNumberToObject(o, "spec_accept_rate", agent_stats_rate(s->spec_accepted, s->spec_drafted));
+    cJSON_AddNumberToObject(
+        o, "tokens_per_forward",
+        s->spec_forwards > 0 ? (double)(s->spec_forwards + s->spec_accepted) / (double)s->spec_forwards : 0);
     cJSON_AddNumberToObject(o, "prompt_tokens_cached_unreported", (double)s->unreported_prompt_tokens);
     cJSON_AddNumberToObject(o, "cost_without_cache",
                             agent_stats_cost(s->prompt_tokens, s->cached_tokens, pr, 0));
@@ -100,6 +106,12 @@ static void print_session(const cJSON *events, const agent_session_stats *s, con
     if (s->requests)
         printf("  TTFT cold %.0f ms (first request), warm %.0f ms (mean of %d)\n", s->ttft_cold_ms,
                s->ttft_warm_ms, s->n_warm);
+    if (s->spec_drafted)
+        printf(
+            "  speculative decoding: %ld of %ld drafted tokens accepted (%.0f%%), %.2f tokens per forward\n",
+            s->spec_accepted, s->spec_drafted, 100 * agent_stats_rate(s->spec_accepted, s->spec_drafted),
+            s->spec_forwards > 0 ? (double)(s->spec_forwards + s->spec_accepted) / (double)s->spec_forwards
+                                 : 0.0);
     if (s->unreported)
         printf("  %d requests (%ld prompt tokens) whose server did not report cached tokens are left out\n",
                s->unreported, s->unreported_prompt_tokens);

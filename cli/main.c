@@ -1,7 +1,7 @@
 /* cli/main.c: the cachet command line: dispatches subcommands. No
  * arguments or options only: the agent (interactive, -p TASK, --resume);
- * prompt, sessions and stats inspect it; generate, tokenize, kv, serve and
- * bench run the embedded engine directly. */
+ * prompt, sessions and stats inspect it; generate, tokenize, kv, perplexity,
+ * serve and bench run the embedded engine directly. */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,9 +26,11 @@ static void usage(FILE *f) {
         "  tokenize   print the token ids of a text, a file or stdin\n"
         "  detokenize write the bytes of token ids (arguments, a file or stdin)\n"
         "  kv         KV-cache bytes per token and tokens that fit in a memory size\n"
+        "  perplexity perplexity of the model over a text file, as llama.cpp's llama-perplexity\n"
         "  info       what a GGUF model file is: architecture, parameters, tensor types, window\n"
         "  serve      OpenAI-compatible HTTP server on 127.0.0.1 (see cachet serve --help)\n"
-        "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT\n"
+        "  bench      speed side by side with llama.cpp; 'cachet bench cache': prefix cache TTFT;\n"
+        "             'cachet bench serve': N clients against cachet serve and llama-server\n"
         "  version    the version and the commit built from (also --version)\n"
         "\n"
         "cachet --help-agent lists the agent's options; cachet <command> --help those of a command.\n",
@@ -59,10 +61,13 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "tokenize") == 0) return cli_cmd_tokenize(argc - 1, argv + 1);
     if (strcmp(cmd, "detokenize") == 0) return cli_cmd_detokenize(argc - 1, argv + 1);
     if (strcmp(cmd, "kv") == 0) return cli_cmd_kv(argc - 1, argv + 1);
+    if (strcmp(cmd, "perplexity") == 0) return cli_cmd_perplexity(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0) return cli_cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return cli_cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "cache") == 0)
         return cli_cmd_bench_cache(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "serve") == 0)
+        return cli_cmd_bench_serve(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "cachet: unknown command '%s'\n", cmd);
     usage(stderr);

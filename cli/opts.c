@@ -19,7 +19,13 @@ enum {
     E_EXACT,
     E_DEVICE,
     E_DEBUG,
-    E_CHAT_TEMPLATE
+    E_CHAT_TEMPLATE,
+    E_KV_TYPE,
+    E_KV_TYPE_K,
+    E_KV_TYPE_V,
+    E_SPEC,
+    E_SPEC_MAX,
+    E_SPEC_NGRAM
 };
 
 static const struct {
@@ -36,6 +42,11 @@ static const struct {
     {"kv-budget", "SIZE", E_KV_BUDGET, "KV-cache memory (pages of 16 tokens), e.g. 512MiB (default 1GiB)"},
     {"kv-disk-budget", "SIZE", E_KV_DISK_BUDGET, "disk tier size limit (default 2GiB)"},
     {"kv-dir", "DIR", E_KV_DIR, "disk tier directory (default $XDG_CACHE_HOME/cachet/kv)"},
+    {"kv-type", "T", E_KV_TYPE,
+     "KV-cache element type of keys and values: f16 (default), q8_0 (34 bytes\n"
+     "per 32 values) or q4_0 (18 bytes per 32), as llama.cpp's --cache-type-k/-v"},
+    {"kv-type-k", "T", E_KV_TYPE_K, "the keys' type alone (after --kv-type: overrides it)"},
+    {"kv-type-v", "T", E_KV_TYPE_V, "the values' type alone"},
     {"no-cache", NULL, E_NO_CACHE, "do not reuse cached prefixes (for comparisons)"},
     {"no-disk-cache", NULL, E_NO_DISK, "keep the prefix cache in memory only"},
     {"exact", NULL, E_EXACT,
@@ -51,6 +62,12 @@ static const struct {
      "chatml, gemma, llama3, llama3.1, mistral-v0, mistral-v1, mistral-v3,\n"
      "mistral-v3-tekken, phi3, phi3-mini, phi3-small, phi3-vision, deepseek-r1\n"
      "(default: recognised; unrecognised: chatml, with a warning)"},
+    {"spec", "MODE", E_SPEC,
+     "speculative decoding: ngram (draft from the sequence's own earlier tokens,\n"
+     "verify in one forward pass; output identical to plain decoding) or none\n"
+     "(default none)"},
+    {"spec-max", "N", E_SPEC_MAX, "tokens drafted per forward with --spec ngram, 1..64 (default 8)"},
+    {"spec-ngram", "N", E_SPEC_NGRAM, "longest match length tried with --spec ngram, 1..16 (default 3)"},
 };
 
 enum { N_ENGINE = sizeof k_engine / sizeof k_engine[0] };
@@ -106,6 +123,39 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
         return 1;
     }
     case E_DEVICE: return cli_parse_device(&e->mp.device, arg) ? CLI_EXIT_USAGE : 1;
+    case E_KV_TYPE:
+    case E_KV_TYPE_K:
+    case E_KV_TYPE_V: {
+        uint32_t t;
+        util_err err;
+        if (eng_kv_type_parse(&t, arg, &err)) {
+            fprintf(stderr, "cachet: option '--%s': %s\n",
+                    c == E_KV_TYPE     ? "kv-type"
+                    : c == E_KV_TYPE_K ? "kv-type-k"
+                                       : "kv-type-v",
+                    err.msg);
+            return CLI_EXIT_USAGE;
+        }
+        if (c != E_KV_TYPE_V) e->mp.kv_type_k = t;
+        if (c != E_KV_TYPE_K) e->mp.kv_type_v = t;
+        return 1;
+    }
+    case E_SPEC: {
+        util_err err;
+        if (eng_spec_mode_parse(&e->spec.mode, arg, &err)) {
+            fprintf(stderr, "cachet: option '--spec': %s\n", err.msg);
+            return CLI_EXIT_USAGE;
+        }
+        return 1;
+    }
+    case E_SPEC_MAX:
+        if (cli_parse_int("--spec-max", arg, 1, ENG_SPEC_MAX_DRAFT, &l)) return CLI_EXIT_USAGE;
+        e->spec.max_draft = (int)l;
+        return 1;
+    case E_SPEC_NGRAM:
+        if (cli_parse_int("--spec-ngram", arg, 1, 16, &l)) return CLI_EXIT_USAGE;
+        e->spec.ngram = (int)l;
+        return 1;
     default: return 0;
     }
 }

@@ -2,7 +2,7 @@
  * model (generate, tokenize, the agent and prompt, serve, bench, bench
  * cache): --model, --threads, --ctx-size, the prefix cache's --kv-budget,
  * --kv-disk-budget, --kv-dir, --no-cache, --no-disk-cache, and --exact,
- * --device, --debug. Parsed by one function and printed in each --help from
+ * --device, --debug, --spec (speculative decoding; bench ignores it). Parsed by one function and printed in each --help from
  * the same table, so a command cannot drift from the others. Options of a
  * single command stay in its cmd_*.c. */
 #ifndef CLI_OPTS_H
@@ -25,10 +25,11 @@ typedef enum cli_engine_set { CLI_ENGINE_ALL = 0, CLI_ENGINE_MODEL_ONLY = 1 } cl
 enum { CLI_OPT_ENGINE = 0x1000 };
 
 typedef struct cli_engine {
-    const char *model;   /* --model as given; NULL: the search order (util/path.h) */
-    eng_model_params mp; /* --threads, --kv-*, --no-cache, --no-disk-cache, --exact, --device, --debug */
-    int n_ctx;           /* --ctx-size; 0: the model's */
-    char path[PATH_MAX]; /* the model file, found by cli_engine_finish */
+    const char *model;    /* --model as given; NULL: the search order (util/path.h) */
+    eng_model_params mp;  /* --threads, --kv-*, --no-cache, --no-disk-cache, --exact, --device, --debug */
+    int n_ctx;            /* --ctx-size; 0: the model's */
+    eng_spec_params spec; /* --spec, --spec-max, --spec-ngram (generation commands) */
+    char path[PATH_MAX];  /* the model file, found by cli_engine_finish */
 } cli_engine;
 
 /* A different help line for one engine option in one command's --help (its

@@ -4,7 +4,7 @@
  * attention and the FFN, q/k RMSNorm per head, NEOX RoPE with the local base
  * on sliding-window layers and the global base (and scaling) on the others,
  * GeGLU (tanh GELU), tied or separate output head. Reads top to bottom over
- * backend calls; owns no memory (the sequence's scratch and KV). */
+ * backend calls; owns no memory (the pass's scratch, each sequence's KV). */
 #include <math.h>
 
 #include "model_impl.h"
@@ -30,83 +30,60 @@ int eng_gemma3_hparams(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
-int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err) {
-    const eng_model *m = s->m;
+int eng_gemma3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err) {
     const eng_hparams *hp = &m->hp;
     eng_backend *be = m->be;
     const eng_backend_ops *op = be->ops;
-    eng_scratch *sc = &s->sc;
-    int E = hp->n_embd, F = hp->n_ff, hd = hp->head_dim, pos0 = s->len;
-    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)F;
+    eng_scratch *sc = b->sc;
+    int E = hp->n_embd, hd = hp->head_dim, n = b->n_tok;
+    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)hp->n_ff;
     int rc;
 
     /* --- embeddings, scaled by sqrt(n_embd) ------------------------------ */
-    if ((rc = op->get_rows(be, &m->tok_embd, toks, n, sc->x, err))) return rc;
+    if ((rc = eng_fwd_embed(m, b, sc->x, err))) return rc;
     op->scale(be, sc->x, sqrtf((float)E), nE);
 
     for (int il = 0; il < hp->n_layer; il++) {
         const eng_layer *L = &m->layers[il];
-        const eng_kv_view *kv = eng_seq_layer_kv(s, L);
 
         /* --- attention: q/k normed per head, roped, q scaled ------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, pass, err)) ||
-            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, pass, err)) ||
-            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
+        if ((rc = eng_fwd_matmul(m, b, &L->wq, sc->xb, sc->q, err)) ||
+            (rc = eng_fwd_matmul(m, b, &L->wk, sc->xb, sc->k, err)) ||
+            (rc = eng_fwd_matmul(m, b, &L->wv, sc->xb, sc->v, err)))
             return rc;
         op->rmsnorm(be, sc->q, sc->q, L->attn_q_norm, hd, n * hp->n_head, hp->eps);
         op->rmsnorm(be, sc->k, sc->k, L->attn_k_norm, hd, n * hp->n_kv_head, hp->eps);
-        eng_rope_args rq = {
-            .x = sc->q,
-            .n_tok = n,
-            .n_head = hp->n_head,
+        const eng_rope_args rope = {
             .head_dim = hd,
             .n_rot = hp->n_rot,
-            .pos0 = pos0,
             .base = L->swa ? hp->rope_base_swa : hp->rope_base,
             .freq_scale = L->swa ? hp->rope_freq_scale_swa : hp->rope_freq_scale,
             .mode = ENG_ROPE_NEOX,
         };
-        eng_rope_args rk = rq;
-        rk.x = sc->k;
-        rk.n_head = hp->n_kv_head;
-        op->rope(be, &rq);
-        op->rope(be, &rk);
-        op->scale(be, sc->q, hp->q_scale, (size_t)n * (size_t)hp->n_head * (size_t)hd);
-        op->kv_store(be, kv, L->kv_slot, sc->k, sc->v, n, pos0);
-        eng_attn_args a = {
-            .out = sc->att,
-            .q = sc->q,
-            .kv = kv,
-            .layer = L->kv_slot,
-            .n_tok = n,
-            .pos0 = pos0,
+        const eng_attn_args attn = {
             .n_head = hp->n_head,
             .n_kv_head = hp->n_kv_head,
             .head_dim = hd,
             .scale = 1.0f,
             .window = L->swa ? hp->n_swa : 0,
-            .pass = pass,
         };
-        op->attention(be, &a);
-        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;
+        eng_fwd_attend(m, b, L, &rope, hp->q_scale, &attn);
+        if ((rc = eng_fwd_matmul(m, b, &L->wo, sc->att, sc->xb, err))) return rc;
         op->rmsnorm(be, sc->xb, sc->xb, L->post_attn_norm, E, n, hp->eps);
         op->add(be, sc->x, sc->xb, nE);
 
         /* --- feed-forward (GeGLU), post-normed ---------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, pass, err)) ||
-            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, pass, err)))
+        if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
+            (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
             return rc;
         op->geglu(be, sc->hb, sc->hb, sc->hb2, nF);
-        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, pass, err))) return rc;
+        if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
         op->rmsnorm(be, sc->xb, sc->xb, L->post_ffw_norm, E, n, hp->eps);
         op->add(be, sc->x, sc->xb, nE);
     }
 
-    /* --- output head: logits of the last n_logits tokens only ----------- */
-    if (n_logits <= 0) return UTIL_OK;
-    const float *rows = sc->x + (size_t)(n - n_logits) * (size_t)E;
-    op->rmsnorm(be, sc->xb, rows, m->output_norm, E, n_logits, hp->eps);
-    return op->matmul(be, &m->output, sc->xb, sc->logits, n_logits, pass, err);
+    /* --- output head: logits of each entry's last n_logits tokens ------- */
+    return eng_fwd_head(m, b, err);
 }

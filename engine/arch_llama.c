@@ -3,7 +3,7 @@
  * GGUF converter permutes Q/K rows into adjacent pairs; angles divided by
  * rope_freqs.weight when the file has it: Llama 3's scaling), SwiGLU, tied or
  * separate output head. Reads top to bottom over backend calls; owns no
- * memory (the sequence's scratch and KV). model.c's table lists it. */
+ * memory (the pass's scratch, each sequence's KV). model.c's table lists it. */
 #include <math.h>
 
 #include "model_impl.h"
@@ -19,77 +19,56 @@ int eng_llama_hparams(eng_model *m, util_err *err) {
     return UTIL_OK;
 }
 
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err) {
-    const eng_model *m = s->m;
+int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err) {
     const eng_hparams *hp = &m->hp;
     eng_backend *be = m->be;
     const eng_backend_ops *op = be->ops;
-    eng_scratch *sc = &s->sc;
-    int E = hp->n_embd, F = hp->n_ff, hd = hp->head_dim, pos0 = s->len;
-    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)F;
+    eng_scratch *sc = b->sc;
+    int E = hp->n_embd, hd = hp->head_dim, n = b->n_tok;
+    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)hp->n_ff;
+    const eng_rope_args rope = {
+        .head_dim = hd,
+        .n_rot = hp->n_rot,
+        .base = hp->rope_base,
+        .freq_scale = hp->rope_freq_scale,
+        .freq_factors = m->rope_freqs,
+        .mode = ENG_ROPE_NORMAL,
+    };
+    const eng_attn_args attn = {
+        .n_head = hp->n_head,
+        .n_kv_head = hp->n_kv_head,
+        .head_dim = hd,
+        .scale = 1.0f / sqrtf((float)hd),
+        .window = 0,
+    };
     int rc;
 
     /* --- embeddings ------------------------------------------------------ */
-    if ((rc = op->get_rows(be, &m->tok_embd, toks, n, sc->x, err))) return rc;
+    if ((rc = eng_fwd_embed(m, b, sc->x, err))) return rc;
 
     for (int il = 0; il < hp->n_layer; il++) {
         const eng_layer *L = &m->layers[il];
 
-        /* --- attention --------------------------------------------------- */
+        /* --- attention: projections over all rows, then per sequence ----- */
         op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->wq, sc->xb, sc->q, n, pass, err)) ||
-            (rc = op->matmul(be, &L->wk, sc->xb, sc->k, n, pass, err)) ||
-            (rc = op->matmul(be, &L->wv, sc->xb, sc->v, n, pass, err)))
+        if ((rc = eng_fwd_matmul(m, b, &L->wq, sc->xb, sc->q, err)) ||
+            (rc = eng_fwd_matmul(m, b, &L->wk, sc->xb, sc->k, err)) ||
+            (rc = eng_fwd_matmul(m, b, &L->wv, sc->xb, sc->v, err)))
             return rc;
-        eng_rope_args rq = {
-            .x = sc->q,
-            .n_tok = n,
-            .n_head = hp->n_head,
-            .head_dim = hd,
-            .n_rot = hp->n_rot,
-            .pos0 = pos0,
-            .base = hp->rope_base,
-            .freq_scale = hp->rope_freq_scale,
-            .freq_factors = m->rope_freqs,
-            .mode = ENG_ROPE_NORMAL,
-        };
-        eng_rope_args rk = rq;
-        rk.x = sc->k;
-        rk.n_head = hp->n_kv_head;
-        op->rope(be, &rq);
-        op->rope(be, &rk);
-        op->kv_store(be, &s->kv, il, sc->k, sc->v, n, pos0);
-        eng_attn_args a = {
-            .out = sc->att,
-            .q = sc->q,
-            .kv = &s->kv,
-            .layer = il,
-            .n_tok = n,
-            .pos0 = pos0,
-            .n_head = hp->n_head,
-            .n_kv_head = hp->n_kv_head,
-            .head_dim = hd,
-            .scale = 1.0f / sqrtf((float)hd),
-            .window = 0,
-            .pass = pass,
-        };
-        op->attention(be, &a);
-        if ((rc = op->matmul(be, &L->wo, sc->att, sc->xb, n, pass, err))) return rc;
+        eng_fwd_attend(m, b, L, &rope, 0, &attn);
+        if ((rc = eng_fwd_matmul(m, b, &L->wo, sc->att, sc->xb, err))) return rc;
         op->add(be, sc->x, sc->xb, nE);
 
         /* --- feed-forward (SwiGLU) --------------------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = op->matmul(be, &L->w_gate, sc->xb, sc->hb, n, pass, err)) ||
-            (rc = op->matmul(be, &L->w_up, sc->xb, sc->hb2, n, pass, err)))
+        if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
+            (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
             return rc;
         op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
-        if ((rc = op->matmul(be, &L->w_down, sc->hb, sc->xb, n, pass, err))) return rc;
+        if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
         op->add(be, sc->x, sc->xb, nE);
     }
 
-    /* --- output head: logits of the last n_logits tokens only ----------- */
-    if (n_logits <= 0) return UTIL_OK;
-    const float *rows = sc->x + (size_t)(n - n_logits) * (size_t)E;
-    op->rmsnorm(be, sc->xb, rows, m->output_norm, E, n_logits, hp->eps);
-    return op->matmul(be, &m->output, sc->xb, sc->logits, n_logits, pass, err);
+    /* --- output head: logits of each entry's last n_logits tokens ------- */
+    return eng_fwd_head(m, b, err);
 }

@@ -126,6 +126,8 @@ typedef struct eng_backend_ops {
     int (*n_threads)(const eng_backend *be);
     /* Tokens per forward call the backend is best at (sequences' default). */
     int n_batch;
+    /* 1: kv_store and attention take q8_0 and q4_0 rows besides f16 (--kv-type). */
+    int kv_quant;
 
     /* --- memory ----------------------------------------------------------- */
     /* Backend memory of `bytes` (64-byte aligned), or NULL when out of it. */

@@ -33,7 +33,19 @@ typedef struct eng_model_params {
                              * $CACHET_DEVICE when it is set, else "auto" */
     const char *chat_template; /* a chat family by name (--chat-template, see
                                 * eng_chat_format_parse); NULL: the model's */
+    uint32_t kv_type_k;        /* KV cache element type of keys, a ggml type id from
+                                * eng_kv_type_parse (f16, q8_0, q4_0); 0: f16 */
+    uint32_t kv_type_v;        /* of values; 0: f16 */
 } eng_model_params;
+
+/* A --kv-type name read: "f16", "q8_0" or "q4_0" (llama.cpp's --cache-type-k/-v
+ * names and blocks: 32 values and an f16 scale per block) to its ggml type id.
+ * UTIL_EINVAL, with a message naming the text, for anything else. */
+int eng_kv_type_parse(uint32_t *out, const char *name, util_err *err);
+/* The name of a KV type id ("f16"; 0 reads as f16), or NULL for one that is not a KV type. */
+const char *eng_kv_type_name(uint32_t type);
+/* Bytes per value of a KV type: 2 (f16), 34/32 (q8_0), 18/32 (q4_0); 0 for another id. */
+double eng_kv_type_bytes(uint32_t type);
 
 /* A --device name read: "auto", "cpu", "cuda" (device 0) or "cuda:N" (N in
  * 0..64, digits only). The engine's one reading of these names (engine/
@@ -95,7 +107,8 @@ typedef struct eng_model_shape {
 } eng_model_shape;
 /* Bytes of KV cache one token takes in a model of shape sh: layers x kv heads
  * x head dim x 2 (K and V) x elem_bytes (2 for f16, 4 for f32, 34/32 for
- * q8_0). The one formula: the model's pages and `cachet kv` both use it. */
+ * q8_0, 18/32 for q4_0; K and V in different types: their mean). The one
+ * formula: the model's pages and `cachet kv` both use it. */
 double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
 /* KV bytes of a sequence of n_ctx positions for a window-aware cache, split
  * into the global layers (every position, in pages of ENG_KV_PAGE_TOKENS)
@@ -105,8 +118,11 @@ double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes);
  * eng_kv_bytes_per_token x n_ctx. */
 double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n_ctx, double *global,
                         double *sliding);
-/* The same for the model's own KV (f16 values). */
+/* The same for the model's own KV, in its K and V types (--kv-type): whole
+ * blocks, so exactly what its pages hold per token. */
 size_t eng_model_kv_bytes_per_token(const eng_model *m);
+/* The model's KV types (ggml ids; see eng_kv_type_name). */
+void eng_model_kv_types(const eng_model *m, uint32_t *type_k, uint32_t *type_v);
 eng_model_shape eng_model_get_shape(const eng_model *m);
 /* Reads the shape from a GGUF file's metadata alone (any architecture). */
 int eng_model_shape_read(const char *path, eng_model_shape *out, util_err *err);
@@ -198,15 +214,45 @@ typedef struct eng_gen_stats {
     double prefill_tps;
     double decode_tps;
     eng_stop_reason stop_reason;
+    /* decoding (speculative or not): a decode forward evaluates the pending
+     * token, plus drafted tokens with --spec; tokens_per_forward is
+     * (decode_forwards + spec_accepted) / decode_forwards (1 without --spec) */
+    int decode_forwards;
+    int spec_drafted;          /* tokens a drafter proposed and a forward verified */
+    int spec_accepted;         /* of which sampling picked the same token */
+    double spec_accept_rate;   /* spec_accepted / spec_drafted (0: none drafted) */
+    double tokens_per_forward; /* 0 before the first decode forward */
 } eng_gen_stats;
 
 /* Called with each generated token and its decoded text (complete UTF-8
  * characters only; may be empty). Return nonzero to stop. */
 typedef int (*eng_token_cb)(void *user, int32_t id, const char *text, size_t len);
 
+/* Speculative decoding without a second model (prompt lookup): drafts the
+ * next tokens from the sequence's own earlier tokens (engine/spec.h),
+ * verifies the pending token and the draft in one forward pass
+ * (eng_seq_eval_all) and keeps the longest prefix that sampling itself
+ * picked: greedy output is identical to plain decoding, and sampled output
+ * too for the same seed (each token is sampled from the same logits with the
+ * same RNG draws; a deterministic draft is accepted iff the sampled token
+ * equals it, so the distribution is exact). The rest is truncated. */
+typedef enum eng_spec_mode { ENG_SPEC_NONE = 0, ENG_SPEC_NGRAM = 1 } eng_spec_mode;
+typedef struct eng_spec_params {
+    eng_spec_mode mode;
+    int max_draft; /* tokens drafted per forward; <= 0: ENG_SPEC_DEFAULT_DRAFT */
+    int ngram;     /* longest match length tried; <= 0: ENG_SPEC_DEFAULT_NGRAM */
+} eng_spec_params;
+#define ENG_SPEC_DEFAULT_DRAFT 8
+#define ENG_SPEC_DEFAULT_NGRAM 3
+#define ENG_SPEC_MAX_DRAFT     64
+/* "none" or "ngram" into *out; UTIL_EINVAL with a message naming the text
+ * otherwise. */
+int eng_spec_mode_parse(eng_spec_mode *out, const char *name, util_err *err);
+
 typedef struct eng_gen_params {
     int max_tokens; /* <= 0: until the context is full */
     eng_sample_params sample;
+    eng_spec_params spec;  /* zeroed: plain decoding */
     eng_token_cb on_token; /* eng_generate only; the step API returns each token */
     void *user;
 } eng_gen_params;

@@ -1,14 +1,16 @@
 /* engine/generate.c: one generation on one sequence, step by step (eng_gen:
  * begin, prefill in one call or in chunks, decode steps, end), owning the
  * sampler, the streaming detokenizer, the stop checks and the timing every
- * generation reports (TTFT, prefill and decode tokens/s); eng_generate is
- * those steps in a loop. Does not render chat templates, apply stop strings
- * or print anything. */
+ * generation reports (TTFT, prefill and decode tokens/s), and speculative
+ * decoding (--spec ngram: draft, verify in one forward, keep what sampling
+ * picked); eng_generate is those steps in a loop. Does not render chat
+ * templates, apply stop strings or print anything. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/time.h"
 #include "model_impl.h"
+#include "spec.h"
 
 const char *eng_stop_reason_name(eng_stop_reason r) {
     switch (r) {
@@ -41,7 +43,25 @@ struct eng_gen {
     double t_prefill0; /* first prefill call (0: none yet) */
     double t_decode0;  /* first sample */
     double t_end;      /* when it ended (0: running) */
+    /* speculative decoding (engine.h eng_spec_params); see gen_verify */
+    eng_spec_params spec; /* mode NONE: plain decoding */
+    int32_t *hist;        /* n_ctx: the sequence's tokens + pending, for the drafter */
+    int32_t *draft;       /* max_draft + 1: pending, then the drafted tokens */
+    float *rows;          /* (max_draft + 1) x n_vocab: logits of each */
+    int32_t *queue;       /* max_draft + 1: tokens sampled ahead, returned one a step */
+    int nq, qi;           /* queue[qi..nq) not returned yet */
+    int n_returned;       /* tokens a step returned (an end-of-generation one too) */
 };
+
+int eng_spec_mode_parse(eng_spec_mode *out, const char *name, util_err *err) {
+    if (strcmp(name, "none") == 0)
+        *out = ENG_SPEC_NONE;
+    else if (strcmp(name, "ngram") == 0)
+        *out = ENG_SPEC_NGRAM;
+    else
+        return util_err_set(err, UTIL_EINVAL, "speculative decoding '%s': expected 'ngram' or 'none'", name);
+    return UTIL_OK;
+}
 
 static void gen_finish(eng_gen *g, eng_stop_reason why) {
     if (g->done) return;
@@ -62,7 +82,36 @@ static eng_gen_stats gen_stats(const eng_gen *g) {
     st.decode_tps = st.generated_tokens > 1 && st.decode_ms > 0
                         ? (st.generated_tokens - 1) / (st.decode_ms / 1e3)
                         : 0;
+    st.spec_accept_rate = st.spec_drafted > 0 ? (double)st.spec_accepted / st.spec_drafted : 0;
+    st.tokens_per_forward = st.decode_forwards > 0
+                                ? (double)(st.decode_forwards + st.spec_accepted) / st.decode_forwards
+                                : 0;
     return st;
+}
+
+/* The speculative-decoding buffers, when p asks for it; 0 or UTIL_ENOMEM. */
+static int gen_spec_init(eng_gen *g, const eng_spec_params *p) {
+    g->spec = *p;
+    if (p->mode != ENG_SPEC_NGRAM) {
+        g->spec.mode = ENG_SPEC_NONE;
+        return UTIL_OK;
+    }
+    if (g->spec.max_draft <= 0) g->spec.max_draft = ENG_SPEC_DEFAULT_DRAFT;
+    if (g->spec.max_draft > ENG_SPEC_MAX_DRAFT) g->spec.max_draft = ENG_SPEC_MAX_DRAFT;
+    if (g->spec.ngram <= 0) g->spec.ngram = ENG_SPEC_DEFAULT_NGRAM;
+    size_t k = (size_t)g->spec.max_draft + 1;
+    g->hist = malloc((size_t)g->s->n_ctx * sizeof *g->hist);
+    g->draft = malloc(k * sizeof *g->draft);
+    g->queue = malloc(k * sizeof *g->queue);
+    g->rows = malloc(k * (size_t)g->s->m->hp.n_vocab * sizeof *g->rows);
+    return g->hist && g->draft && g->queue && g->rows ? UTIL_OK : UTIL_ENOMEM;
+}
+
+static void gen_spec_release(eng_gen *g) {
+    free(g->hist);
+    free(g->draft);
+    free(g->queue);
+    free(g->rows);
 }
 
 int eng_gen_begin(eng_gen **out, eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_params *p,
@@ -85,11 +134,12 @@ int eng_gen_begin(eng_gen **out, eng_seq *s, const int32_t *prompt, int n_prompt
     g->prompt = malloc((size_t)n_prompt * sizeof *g->prompt);
     g->logits = malloc((size_t)nv * sizeof(float));
     int rc = UTIL_OK;
-    if (!g->prompt || !g->logits)
+    if (!g->prompt || !g->logits || gen_spec_init(g, &p->spec))
         rc = util_err_set(err, UTIL_ENOMEM, "generate: out of memory");
     else
         rc = eng_sampler_new(&g->smp, &p->sample, nv, err);
     if (rc) {
+        gen_spec_release(g);
         free(g->prompt);
         free(g->logits);
         free(g);
@@ -147,6 +197,75 @@ static int gen_detok(eng_gen *g, int32_t id, size_t *len, util_err *err) {
     return UTIL_OK;
 }
 
+/* --- speculative decoding ------------------------------------------------------ */
+
+/* Drafts after the pending token, evaluates pending + draft in one forward and
+ * samples row by row while sampling picks the drafted token: the tokens
+ * sampled (each the token plain decoding would have sampled there, with the
+ * same logits and RNG draws) go to the queue, already given to the sampler's
+ * history; the sequence keeps pending + the accepted drafts. Returns 0 with
+ * nothing queued when there was no draft (the caller decodes plainly). */
+static int gen_verify(eng_gen *g, util_err *err) {
+    eng_seq *s = g->s;
+    int nv = s->m->hp.n_vocab, len = s->len;
+    /* no more tokens than max_tokens allows, and room in the context */
+    int k = g->spec.max_draft, room = s->n_ctx - len - 1, left = g->max_tokens - g->st.generated_tokens - 1;
+    k = k < room ? k : room;
+    k = k < left ? k : left;
+    if (k < 1) return UTIL_OK;
+    memcpy(g->hist, s->toks, (size_t)len * sizeof *g->hist);
+    g->hist[len] = g->pending;
+    k = eng_spec_ngram_draft(g->hist, len + 1, g->spec.ngram, k, g->draft + 1);
+    if (k < 1) return UTIL_OK;
+    g->draft[0] = g->pending;
+    int rc = eng_seq_eval_all(s, g->draft, k + 1, g->rows, err);
+    if (rc) return rc;
+    g->st.decode_forwards++;
+    g->st.spec_drafted += k;
+    int acc = 0;
+    g->nq = g->qi = 0;
+    for (int i = 0; i <= k; i++) {
+        int32_t id = eng_sampler_sample(g->smp, g->rows + (size_t)i * (size_t)nv);
+        eng_sampler_accept(g->smp, id);
+        g->queue[g->nq++] = id;
+        if (i == k || id != g->draft[i + 1] || eng_tokenizer_is_eog(s->m->tok, id)) break;
+        acc++;
+    }
+    g->st.spec_accepted += acc;
+    eng_seq_truncate(s, len + 1 + acc); /* pending and the accepted drafts */
+    g->pending = -1;
+    return UTIL_OK;
+}
+
+/* The next token: one sampled ahead by a verify, or sampled now after
+ * evaluating the pending token (a plain decode step); given to the sampler's
+ * history either way. */
+static int gen_next(eng_gen *g, int32_t *id, util_err *err) {
+    int rc;
+    if (g->qi < g->nq) {
+        *id = g->queue[g->qi++];
+        return UTIL_OK;
+    }
+    if (g->pending >= 0 && g->spec.mode == ENG_SPEC_NGRAM) {
+        if ((rc = gen_verify(g, err))) return rc;
+        if (g->qi < g->nq) {
+            *id = g->queue[g->qi++];
+            return UTIL_OK;
+        }
+    }
+    if (g->pending >= 0) {
+        /* the previous step's token, evaluated only now that it is needed */
+        if ((rc = eng_seq_eval(g->s, &g->pending, 1, g->logits, err))) return rc;
+        g->pending = -1;
+        g->st.decode_forwards++;
+    }
+    *id = eng_sampler_sample(g->smp, g->logits);
+    eng_sampler_accept(g->smp, *id);
+    return UTIL_OK;
+}
+
+/* --- decode steps (continued) ---------------------------------------------------- */
+
 int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err) {
     memset(out, 0, sizeof *out);
     out->id = -1;
@@ -154,22 +273,18 @@ int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err) {
     if (g->done) return util_err_set(err, UTIL_EINVAL, "generate: the generation has ended");
     int rc;
     if (g->prefilled < g->n_prompt && (rc = eng_gen_prefill(g, 0, err))) return rc;
-    if (g->pending >= 0) {
-        /* the previous step's token, evaluated only now that it is needed */
-        if ((rc = eng_seq_eval(g->s, &g->pending, 1, g->logits, err))) {
-            gen_finish(g, ENG_STOP_ERROR);
-            return rc;
-        }
-        g->pending = -1;
+    int32_t id;
+    if ((rc = gen_next(g, &id, err))) {
+        gen_finish(g, ENG_STOP_ERROR);
+        return rc;
     }
-    int32_t id = eng_sampler_sample(g->smp, g->logits);
+    g->n_returned++;
     if (!g->sampled) {
         double now = util_now_ms();
         g->sampled = 1;
         g->st.ttft_ms = now - g->t_prefill0;
         g->t_decode0 = now;
     }
-    eng_sampler_accept(g->smp, id);
     out->id = id;
     if (eng_tokenizer_is_eog(g->s->m->tok, id)) {
         gen_finish(g, ENG_STOP_EOG);
@@ -182,12 +297,14 @@ int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err) {
         }
         out->text = g->text;
         out->len = len;
+        /* positions plain decoding would hold now: the prompt and every
+         * token before this one (a verify may have computed more) */
         if (g->st.generated_tokens >= g->max_tokens)
             gen_finish(g, ENG_STOP_MAX_TOKENS);
-        else if (g->s->len >= g->s->n_ctx)
+        else if (g->n_prompt + g->n_returned - 1 >= g->s->n_ctx)
             gen_finish(g, ENG_STOP_CONTEXT_FULL);
-        else
-            g->pending = id;
+        else if (g->qi == g->nq)
+            g->pending = id; /* a queued token is evaluated already */
     }
     out->done = g->done;
     out->stop = g->st.stop_reason;
@@ -214,8 +331,14 @@ eng_gen_stats eng_gen_get_stats(const eng_gen *g) { return gen_stats(g); }
 void eng_gen_end(eng_gen *g, eng_gen_stats *stats) {
     if (!g) return;
     gen_finish(g, ENG_STOP_CANCELED); /* no-op when a step or an error ended it */
-    eng_seq_commit(g->s);             /* the reply is the next turn's prefix */
+    /* a verify may have computed tokens past the last one returned: keep what
+     * plain decoding would hold */
+    int plain = g->n_prompt + g->n_returned - 1;
+    if (g->spec.mode == ENG_SPEC_NGRAM && g->n_returned > 0 && g->s->len > plain)
+        eng_seq_truncate(g->s, plain);
+    eng_seq_commit(g->s); /* the reply is the next turn's prefix */
     if (stats) *stats = gen_stats(g);
+    gen_spec_release(g);
     eng_sampler_free(g->smp);
     free(g->text);
     free(g->logits);

@@ -407,8 +407,14 @@ static int upload_weights(eng_model *m, util_err *err) {
  * same backend kernels. The trailing version is bumped whenever a kernel's
  * arithmetic changes under an unchanged backend name. */
 static uint64_t model_fingerprint(const eng_model *m) {
-    char desc[160];
-    int n = snprintf(desc, sizeof desc, "kv=f16;page=%d;backend=%s;v3", ENG_KV_PAGE_TOKENS, m->be->ops->name);
+    char desc[192], kv[32];
+    /* "kv=f16" as before quantized KV existed, so f16 pages on disk stay valid */
+    if (m->kv_type_k == ENG_TYPE_F16 && m->kv_type_v == ENG_TYPE_F16)
+        snprintf(kv, sizeof kv, "f16");
+    else
+        snprintf(kv, sizeof kv, "k:%s,v:%s", eng_kv_type_name(m->kv_type_k), eng_kv_type_name(m->kv_type_v));
+    int n = snprintf(desc, sizeof desc, "kv=%s;page=%d;backend=%s;v3", kv, ENG_KV_PAGE_TOKENS,
+                     m->be->ops->name);
     if (m->kv_split && n > 0 &&
         (size_t)n < sizeof desc) /* pages hold the global layers only; v1 of the split */
         snprintf(desc + n, sizeof desc - (size_t)n, ";swa-split=%dx%d;v1", m->hp.n_swa, m->hp.n_layer_swa);
@@ -421,7 +427,22 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     eng_model_params none;
     memset(&none, 0, sizeof none);
     if (!params) params = &none;
-    m->kv_type_k = m->kv_type_v = ENG_TYPE_F16;
+    m->kv_type_k = params->kv_type_k ? params->kv_type_k : ENG_TYPE_F16;
+    m->kv_type_v = params->kv_type_v ? params->kv_type_v : ENG_TYPE_F16;
+    const uint32_t types[2] = {m->kv_type_k, m->kv_type_v};
+    for (int i = 0; i < 2; i++) {
+        const char *name = eng_kv_type_name(types[i]), *which = i ? "--kv-type-v" : "--kv-type-k";
+        if (!name) return util_err_set(err, UTIL_EINVAL, "%s: type id %u is not a KV type", which, types[i]);
+        if (types[i] == ENG_TYPE_F16) continue;
+        if (m->hp.head_dim % 32)
+            return util_err_set(err, UTIL_EINVAL,
+                                "%s %s: head_dim %d is not a multiple of its 32-value blocks", which, name,
+                                m->hp.head_dim);
+        if (!m->be->ops->kv_quant)
+            return util_err_set(err, UTIL_EUNSUPPORTED,
+                                "%s %s: the %s backend stores KV only as f16 (use --device cpu)", which, name,
+                                m->be->ops->name);
+    }
     int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
     eng_kv_view kv, kv_swa;
     eng_kv_view_init(&kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
@@ -568,7 +589,41 @@ double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes) {
 
 size_t eng_model_kv_bytes_per_token(const eng_model *m) {
     eng_model_shape sh = eng_model_get_shape(m);
-    return (size_t)eng_kv_bytes_per_token(&sh, sizeof(uint16_t)); /* f16 */
+    return (size_t)eng_kv_bytes_per_token(
+        &sh, (eng_kv_type_bytes(m->kv_type_k) + eng_kv_type_bytes(m->kv_type_v)) / 2);
+}
+
+void eng_model_kv_types(const eng_model *m, uint32_t *type_k, uint32_t *type_v) {
+    *type_k = m->kv_type_k;
+    *type_v = m->kv_type_v;
+}
+
+/* --- KV element types ---------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    uint32_t type;
+} k_kv_types[] = {{"f16", ENG_TYPE_F16}, {"q8_0", ENG_TYPE_Q8_0}, {"q4_0", ENG_TYPE_Q4_0}};
+
+int eng_kv_type_parse(uint32_t *out, const char *name, util_err *err) {
+    for (size_t i = 0; name && i < sizeof k_kv_types / sizeof k_kv_types[0]; i++)
+        if (strcmp(name, k_kv_types[i].name) == 0) {
+            *out = k_kv_types[i].type;
+            return UTIL_OK;
+        }
+    return util_err_set(err, UTIL_EINVAL, "KV type '%s': expected f16, q8_0 or q4_0", name ? name : "");
+}
+
+const char *eng_kv_type_name(uint32_t type) {
+    if (type == 0) type = ENG_TYPE_F16;
+    for (size_t i = 0; i < sizeof k_kv_types / sizeof k_kv_types[0]; i++)
+        if (k_kv_types[i].type == type) return k_kv_types[i].name;
+    return NULL;
+}
+
+double eng_kv_type_bytes(uint32_t type) {
+    const eng_type_traits *t = eng_kv_type_name(type) ? eng_type_get(type ? type : ENG_TYPE_F16) : NULL;
+    return t ? (double)t->bytes / (double)t->blck : 0.0;
 }
 
 double eng_kv_bytes_ctx(const eng_model_shape *sh, double elem_bytes, uint64_t n_ctx, double *global,

@@ -37,14 +37,33 @@ typedef struct eng_layer {
     int kv_slot; /* the layer of its KV view (eng_seq_layer_kv): its index among its kind */
 } eng_layer;
 
-/* Runs n tokens at positions s->len .. s->len + n - 1 through the model
- * (n <= s->sc.n_batch, KV pages present); writes the logits of the last
- * n_logits tokens (0 <= n_logits <= n, at most s->sc.logits_rows) to
- * s->sc.logits, [n_logits][n_vocab]. pass says whether they are prompt tokens
- * or a generated one; it goes to every op that takes it. Does not advance
- * s->len. */
-typedef int (*eng_forward_fn)(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits,
-                              util_err *err);
+/* One sequence's part of a forward pass: n_tok tokens at positions
+ * seq->len .. seq->len + n_tok - 1 (KV pages present), the logits of its last
+ * n_logits (0 <= n_logits <= n_tok). pass says whether they are prompt tokens
+ * or a generated one; it goes to every op that takes it. */
+typedef struct eng_fwd_entry {
+    eng_seq *seq;
+    const int32_t *toks;
+    int n_tok;
+    int n_logits;
+    eng_pass pass;
+} eng_fwd_entry;
+
+/* A forward pass over n entries (distinct sequences): their rows lie one
+ * after another in the scratch (entry 0's n_tok rows first), and their
+ * logits too ([b->n_logits][n_vocab] in sc->logits, entry order). Matmuls,
+ * norms and activations run over all rows at once (weights read once per
+ * pass); RoPE, kv_store and attention run per entry, at its positions over
+ * its KV (eng_fwd_attend). One entry is a single sequence's pass. */
+typedef struct eng_fwd_batch {
+    const eng_fwd_entry *e;
+    int n;
+    int n_tok, n_logits;    /* sums over the entries */
+    struct eng_scratch *sc; /* n_batch >= n_tok, logits_rows >= n_logits */
+} eng_fwd_batch;
+
+/* Runs a batch through the model. Does not advance any sequence's len. */
+typedef int (*eng_forward_fn)(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 
 /* One architecture: the entry model.c's table holds for a
  * general.architecture name. Adding one is an entry plus its arch_*.c. */
@@ -122,14 +141,33 @@ static inline const eng_kv_view *eng_seq_layer_kv(const eng_seq *s, const eng_la
     return L->kv_swa ? &s->kv_swa : &s->kv;
 }
 
+/* --- forward-pass parts every architecture shares (batch.c) ------------- */
+
+/* x = the embedding rows of every entry's tokens. */
+int eng_fwd_embed(const eng_model *m, const eng_fwd_batch *b, float *x, util_err *err);
+/* y = W x over the batch's n_tok rows (one call per run of entries with the
+ * same pass). */
+int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight *w, const float *x, float *y,
+                   util_err *err);
+/* Per entry, on its rows of sc->q / sc->k / sc->v: RoPE of q and k at its
+ * positions (rope: the architecture's arguments; x, n_tok, n_head and pos0
+ * are filled in), q *= q_scale (0: not scaled), k and v stored in its KV
+ * view of layer L, attention into sc->att (attn: the architecture's
+ * arguments; out, q, kv, layer, n_tok, pos0 and pass are filled in). */
+void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer *L, const eng_rope_args *rope,
+                    float q_scale, const eng_attn_args *attn);
+/* The output head: norm of each entry's last n_logits rows of sc->x, then
+ * the logits of all of them into sc->logits. */
+int eng_fwd_head(const eng_model *m, const eng_fwd_batch *b, util_err *err);
+
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);
-int eng_llama_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err);
+int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 int eng_gemma3_hparams(eng_model *m, util_err *err);
-int eng_gemma3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err);
+int eng_gemma3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 int eng_qwen_hparams(eng_model *m, util_err *err);
-int eng_qwen2_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err);
-int eng_qwen3_forward(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err);
+int eng_qwen2_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
+int eng_qwen3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 
 #endif

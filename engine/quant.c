@@ -1,8 +1,9 @@
 /* engine/quant.c: the generic quant traits table (quant.h) and its scalar
  * references: f16/bf16 conversions, dequantizers (ggml's formulas) and the
- * activation quantizers rounding like ggml's quantize_row_q8_{0,1,K}_ref. Knows
- * no backend: the CPU's dot products and kernels are cpu/quant_cpu.c's. Does not
- * contain SIMD, threading or weight quantizers (weights come quantized). */
+ * activation quantizers rounding like ggml's quantize_row_q8_{0,1,K}_ref, and
+ * q4_0's (a KV-cache format: --kv-type). Knows no backend: the CPU's dot products
+ * and kernels are cpu/quant_cpu.c's. Does not contain SIMD, threading or weight
+ * quantizers (weights come quantized). */
 #include "quant.h"
 
 #include <math.h>
@@ -262,6 +263,31 @@ static void q8_0_from_float(const float *x, void *dst, int64_t n) {
     }
 }
 
+/* As ggml's quantize_row_q4_0_ref: d = max / -8 with max the value of largest
+ * magnitude (so it maps to -8), nibbles min(15, trunc(x / d + 8.5)). The KV
+ * cache's q4_0 (the weights' q4_0 comes quantized in the file). */
+static void q4_0_from_float(const float *x, void *dst, int64_t n) {
+    eng_block_q4_0 *b = dst;
+    for (int64_t i = 0; i < n / ENG_QK; i++, b++, x += ENG_QK) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < ENG_QK; j++) {
+            if (amax < fabsf(x[j])) {
+                amax = fabsf(x[j]);
+                max = x[j];
+            }
+        }
+        const float d = max / -8.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b->d = eng_f32_to_f16(d);
+        for (int j = 0; j < ENG_QK / 2; j++) {
+            int lo = (int8_t)(x[j] * id + 8.5f), hi = (int8_t)(x[j + 16] * id + 8.5f);
+            lo = lo < 15 ? lo : 15;
+            hi = hi < 15 ? hi : 15;
+            b->qs[j] = (uint8_t)(lo | hi << 4);
+        }
+    }
+}
+
 static void q8_1_from_float(const float *x, void *dst, int64_t n) {
     eng_block_q8_1 *b = dst;
     for (int64_t i = 0; i < n / ENG_QK; i++, b++, x += ENG_QK) {
@@ -319,6 +345,12 @@ static void q8_k_from_float(const float *x, void *dst, int64_t n) {
         .name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq), \
         .from_float = (quant), .vec_dot_type = (id)                                               \
     }
+/* A weight type that is also a KV-cache format: it quantizes too (from_float). */
+#define KVTYPE(nm, block, elems, deq, quant, act)                                                 \
+    {                                                                                             \
+        .name = (nm), .blck = (elems), .bytes = sizeof(block), .supported = 1, .to_float = (deq), \
+        .from_float = (quant), .vec_dot_type = (act)                                              \
+    }
 /* Known to ggml, not computed here: listed so files holding them open and the
  * loader can name the type it does not support. */
 #define KNOWN(nm, block, elems) \
@@ -328,7 +360,7 @@ static const eng_type_traits eng_types[ENG_TYPE_COUNT] = {
     [ENG_TYPE_F32] = ACT("f32", ENG_TYPE_F32, float, 1, f32_to_float, f32_from_float),
     [ENG_TYPE_F16] = ACT("f16", ENG_TYPE_F16, uint16_t, 1, f16_to_float, f16_from_float),
     [ENG_TYPE_BF16] = ACT("bf16", ENG_TYPE_BF16, uint16_t, 1, bf16_to_float, bf16_from_float),
-    [ENG_TYPE_Q4_0] = TYPE("q4_0", eng_block_q4_0, ENG_QK, q4_0_to_float, ENG_TYPE_Q8_0),
+    [ENG_TYPE_Q4_0] = KVTYPE("q4_0", eng_block_q4_0, ENG_QK, q4_0_to_float, q4_0_from_float, ENG_TYPE_Q8_0),
     [ENG_TYPE_Q4_1] = TYPE("q4_1", eng_block_q4_1, ENG_QK, q4_1_to_float, ENG_TYPE_Q8_1),
     [ENG_TYPE_Q5_0] = TYPE("q5_0", eng_block_q5_0, ENG_QK, q5_0_to_float, ENG_TYPE_Q8_0),
     [ENG_TYPE_Q5_1] = TYPE("q5_1", eng_block_q5_1, ENG_QK, q5_1_to_float, ENG_TYPE_Q8_1),
@@ -361,6 +393,7 @@ static const eng_type_traits eng_types[ENG_TYPE_COUNT] = {
 
 #undef TYPE
 #undef ACT
+#undef KVTYPE
 #undef KNOWN
 
 const eng_type_traits *eng_type_get(uint32_t type) {

@@ -59,7 +59,8 @@ typedef struct eng_type_traits {
     size_t bytes;                 /* bytes per block */
     int supported;                /* 0: the id is known (for messages) but cannot be computed */
     eng_to_float_fn to_float;     /* scalar reference (supported types) */
-    eng_from_float_fn from_float; /* activation formats (f32, f16, bf16, q8_0, q8_1, q8_K) */
+    eng_from_float_fn from_float; /* activation formats (f32, f16, bf16, q8_0, q8_1, q8_K) and
+                                   * KV formats (f16, q8_0, q4_0) */
     eng_type vec_dot_type;        /* the activation format its dot products take
                                    * (ENG_TYPE_COUNT for unsupported types) */
 } eng_type_traits;

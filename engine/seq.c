@@ -232,6 +232,13 @@ static uint64_t step_key(const eng_seq *s, int want_logits) {
     return h;
 }
 
+/* The model's forward pass over this sequence alone (a batch of one entry). */
+static int forward1(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n_logits, util_err *err) {
+    eng_fwd_entry e = {.seq = s, .toks = toks, .n_tok = n, .n_logits = n_logits, .pass = pass};
+    eng_fwd_batch b = {.e = &e, .n = 1, .n_tok = n, .n_logits = n_logits, .sc = &s->sc};
+    return s->m->arch->forward(s->m, &b, err);
+}
+
 /* Evaluates n tokens of the given pass (see eng_pass in backend.h); logits:
  * NULL, the last token's (all == 0) or every token's ([n][n_vocab], all == 1;
  * the scratch holds n_batch rows of logits). */
@@ -249,17 +256,16 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
     int rc = prepare_pages(s, s->len, s->len + n, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
-    const eng_forward_fn forward = s->m->arch->forward;
     if (n == 1 && (rc = prepare_swa(s, s->len + 1, err))) return rc;
     if (pass == ENG_PASS_DECODE && n == 1 && be->ops->step_begin) {
         /* a decode step: the backend may replay a recording of it */
         if ((rc = be->ops->step_begin(be, step_key(s, logits != NULL), &s->kv, toks[0], s->len, err)) < 0)
             return rc;
-        rc = forward(s, toks, 1, pass, logits != NULL, err);
+        rc = forward1(s, toks, 1, pass, logits != NULL, err);
         int again = be->ops->step_end(be, rc != UTIL_OK, err);
         if (rc) return rc;
         if (again < 0) return again;
-        if (again && (rc = forward(s, toks, 1, pass, logits != NULL, err))) return rc;
+        if (again && (rc = forward1(s, toks, 1, pass, logits != NULL, err))) return rc;
         s->toks[s->len++] = toks[0];
         if (logits) return be->ops->to_host(be, logits, s->sc.logits, (size_t)nv * sizeof(float), err);
         return UTIL_OK;
@@ -269,7 +275,7 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
         int last = done + chunk == n;
         int n_logits = !logits ? 0 : all ? chunk : last;
         if (n > 1 && (rc = prepare_swa(s, s->len + chunk, err))) return rc;
-        rc = forward(s, toks + done, chunk, pass, n_logits, err);
+        rc = forward1(s, toks + done, chunk, pass, n_logits, err);
         if (rc) return rc;
         if (all && (rc = be->ops->to_host(be, logits + (size_t)done * (size_t)nv, s->sc.logits,
                                           (size_t)chunk * (size_t)nv * sizeof(float), err)))

@@ -2,14 +2,15 @@
  * runs once over the whole file (multiline, JIT when available; those that
  * need a digit only over the lines that have one); matches are
  * filtered by context (code, examples, constant qualifiers) and classed by how
- * often they change. Also finds order-unstable constructs and suppression
- * comments. Does not decide what is an error (lint_rules.c does). */
+ * often they change. Order-unstable constructs and suppression comments are
+ * lint_detect_order.c. Does not decide what is an error (lint_rules.c does). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lint_detect.h"
+#include "lint_detect_impl.h"
 #include "lint_registry.h"
 
 /* --- pattern text ------------------------------------------------------------
@@ -28,7 +29,7 @@
     "(?:\\d{4}|\\d{2})(?![\\d.]\\d)"
 #define MNAME_DATE                                                                             \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?\\b(?:,?\\h+\\d{4})?|" \
-    "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\b\\.?(?:,?\\h+\\d{4})?)"
+    "(?:the\\h+)?\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\b\\.?(?:,?\\h+\\d{4})?)"
 #define MNAME_DATE_Y                                                                   \
     "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?,?\\h+\\d{4}|" \
     "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\.?,?\\h+\\d{4})"
@@ -53,6 +54,7 @@
     "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"    \
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                      \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"                \
+    "(?:\\h*\\([^()\\n]{1,24}\\))?"                                                           \
     "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"  \
     "(?:\\*\\*|__|[\"'])?\\h*"
 
@@ -77,16 +79,24 @@ enum {
 
 /* A date as written after a strong label ("The current date is 2075-19-01"):
  * numbers in date shape, valid or not. */
+/* A date written with CJK or Hangul units: 2025年3月3日, 2025년 3월 3일. */
+#define CJK_DATE \
+    "\\d{4}\\xe5\\xb9\\xb4\\h*\\d{1,2}\\xe6\\x9c\\x88\\h*\\d{1,2}\\xe6\\x97\\xa5|\\d{4}\\xeb\\x85\\x84\\h*\\d{1,2}\\xec\\x9b\\x94\\h*\\d{1,2}\\xec\\x9d\\xbc"
 #define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
 /* Facts about the user's machine, stated in prose or as a labelled line. */
-#define ENV_KEY                                                                                               \
-    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|"              \
-    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                              \
-    "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|" \
+#define ENV_KEY                                                                                                     \
+    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|(?:git\\h+)?branch|" \
+    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                                    \
+    "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|"       \
     "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
 #define ENV_VALUE                                                           \
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
+
+/* A known operating system or shell, not one of a list ("bash or zsh"). */
+#define OS_VALUE                                                                                             \
+    "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|powershell|" \
+    "pwsh|cmd(?:\\.exe)?)\\b(?!\\h*(?:,|/|\\bor\\b|\\band\\b))"
 
 typedef struct pat_def {
     const char *re;
@@ -94,113 +104,177 @@ typedef struct pat_def {
     int kind;
     int vclass;
     int subday;
-    /* every match that is kept holds a digit on its own line (matches never
-     * run across lines): lines without a digit are skipped (scan_digit) */
+    /* 1: every match that is kept holds a digit on its own line (matches
+     * never run across lines): lines without a digit are skipped; 2: a bare
+     * weekday on one line: only lines without a digit that hold a weekday's
+     * first three letters are searched (scan_digit on those lines); 3: an
+     * e-mail address on one line: only lines with an '@'; 4: a "Label:"
+     * line: only lines with a ':' */
     int digit;
+    int rendered; /* lint_span.rendered for its matches */
 } pat_def;
 
 static const pat_def k_literals[] = {
     /* timestamps: machine-made, volatile even without a label */
     {"(?i)(?<![\\w])(?:" ISO_DT ")(?![\\w:])|(?<![\\w])" RFC2822, PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1,
-     1},
+     1, 0},
     {"(?i)(?<![\\w])(?:" MNAME_DATE_Y "|" ISO_DATE "|" NUM_DATE
      "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
-     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1},
+     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1, 0},
     /* a date, weekday, time or epoch labelled as the current one */
     {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
      ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
      "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+    /* the same with a bare weekday ("It's Monday"), on the lines the one above
+     * does not search: no digit, a weekday's first three letters */
+    {"(?i)" LABEL "\\K" WDAY "\\b", PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 2, 0},
     {"(?i)(\\b(?:ts|timestamp|epoch|unix(?:[\\h_]?time)?|created(?:_at)?|updated(?:_at)?)\\b)"
      "\\h*[:=]\\h*[\"']?\\K" UNIX_TS,
-     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1},
+     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1, 0},
     /* a strong label with a date-shaped value, valid or not */
     {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
      "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)\\h*"
-     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K" LOOSE_DATE,
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K(?:" LOOSE_DATE "|" CJK_DATE ")",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* the label is a heading or a caption line, the value starts the next line */
     {"(?im)^\\h*(?:#{1,6}\\h*|\\*\\*|__)?((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
      "day)|today|date|time|timestamp)\\h*(?:\\*\\*|__)?\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
      "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
      "(?:at\\h+)?" TOD ")?)",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     /* the current month or year */
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
      ",?\\h+\\d{4}|\\d{4})\\b",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* Chinese and Japanese labels of the current date */
     {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
      "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
      "\\xe6\\x97\\xb6\\xe9\\x97\\xb4|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
      "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1},
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+    /* Korean labels of the current date: 오늘 날짜, 현재 날짜 */
+    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0\\x81))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
+     "|" CJK_DATE ")",
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
      "['\"`]?\\K" ENV_VALUE,
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0},
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
+    /* the same labels inside a sentence or a tool comment, with a known OS or
+     * shell as the value: "... on behalf of the user. Operating System: windows." */
+    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
+     LINT_VC_SESSION, 0, 4, 1},
+    {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
+     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
+    /* the repository's state when the prompt is built: "Current branch:
+     * feature/x", git log lines ("abc1234 fix build") under a caption */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+|git\\h+)?branch(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K"
+     "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
+    {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
+     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 4, 1},
+    /* what the editor has open: "Open file: src/app.ts", "Active file: ..." */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?"
+     "(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
+     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 4, 1},
+    /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
+    {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*", PM_ALWAYS,
+     LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 1},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
-     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0},
+     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0, 0},
     /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
     {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
-     "in|is\\h+in|(?:current\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|locale\\h*(?:is|:))\\h*\\K"
+     "in|is\\h+in|lives\\h+in|(?:current\\h+|approximate\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|"
+     "locale\\h*(?:is|:))\\h*\\K"
      "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0},
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
-     LINT_K_LOCATION, LINT_VC_USER, 0, 0},
+     LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
+    /* a labelled location or user agent line: "- Location: Oslo, Norway" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
+     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?user[\\h-]?agent(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Za-z][^\\n]{2,300}",
+     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
+    /* an IANA time zone or a locale code given as someone's: "Her timezone is
+     * Europe/Oslo", "Locale: nb-NO" */
+    {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
+     "Europe|Indian|Pacific)/[A-Z][\\w+-]*(?:/[A-Z][\\w+-]*)?)",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?locale(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
+     "(?=\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
     /* shell output inserted when a command file runs: !`git status` */
-    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0},
+    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0, 0},
     {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
-     LINT_K_RELTIME, LINT_VC_CALL, 0, 1},
+     LINT_K_RELTIME, LINT_VC_CALL, 0, 1, 0},
+    /* a day named relative to now with a time: "Updated yesterday at 14:05" */
+    {"(?i)\\b(?:yesterday|today|tonight|tomorrow)\\h+at\\h+\\K" TOD, PM_ALWAYS, LINT_K_RELTIME, LINT_VC_CALL,
+     1, 1, 1},
+    /* a tag that names the current date or time around its value:
+     * <current_date>2025-03-03</current_date> */
+    {"(?i)<(current[_-]?(?:date|time|datetime|date[_-]?time)|today|todays?[_-]date|date|datetime|timestamp|"
+     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
+     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD ")",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
-     1, 0},
+     1, 0, 0},
     /* ids, nonces, hashes */
     {"(?i)(?<![\\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w-])", PM_UUID,
-     LINT_K_UUID, LINT_VC_CALL, 0, 0},
+     LINT_K_UUID, LINT_VC_CALL, 0, 0, 0},
     {"(?i)\\b(request|req|session|trace|span|correlation|conversation|run|job|message|msg|"
      "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
      "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
-     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0, 1},
+     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0, 1, 0},
     {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K(?=[A-Za-z+/=_-]*\\d)[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
-     LINT_K_NONCE, LINT_VC_CALL, 0, 1},
+     LINT_K_NONCE, LINT_VC_CALL, 0, 1, 0},
     {"(?i)\\b(?:commit|sha(?:-?1|-?256)?|hash|head|rev(?:ision)?|checksum|digest|etag|"
      "build[\\h_-]?id)\\b\\h*(?:is\\h+|at\\h+|[:=#@]\\h*)?[\"'`]?\\K[0-9a-f]{7,64}(?![\\w])",
-     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1},
-    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1},
+     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1, 0},
+    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1, 0},
     /* people, places, machines */
     {"(?:(?i:\\byou(?:'re|\\h+are)?(?:\\h+now)?\\h+(?:talking|speaking|chatting|working|"
      "conversing)\\h+(?:to|with))|(?i:\\b(?:hello|hi|hey|dear|greetings|welcome(?:\\h+back)?|"
      "good\\h+(?:morning|afternoon|evening)),?)|(?i:\\bthe\\h+user(?:'s\\h+name)?\\h+is"
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
-     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0},
+     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
-     "name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
+     "name(?:\\h+of\\h+the\\h+user)?)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0},
+     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
+    /* the user's handle or e-mail address in an identity position: "Username:
+     * maria_j", "The user's email address is maria@harbor.dev" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 4, 1},
+    {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
+     "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
+     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3, 1},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
      "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
      "default|guest|daytona|gitpod|vercel|devuser|appuser|pi|ubuntu-user)\\b)"
      "[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
      "(?!(?:user|username|you|public|default|example)\\b)\\w[\\w.-]*",
-     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0, 0},
+     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0, 0, 0},
     {"(?<![\\w.])(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
      "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(?!\\w)(?!\\.\\d)|(?i)(?<![\\w:])"
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
-     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 0},
+     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 1, 0}, /* a full IPv6 of letters only does not occur */
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
      "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
      "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
      "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
-     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0},
+     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0, 0},
     /* counters, stated as the conversation's position: "This is turn 7",
      * "Message #12", "turn: 7", "turn 3 of 10" (not "round 5's review") */
     {"(?i)\\b(?:(?:this\\h+is|you\\h+are\\h+(?:on|in|at)|we\\h+are\\h+(?:on|in|at)|current(?:ly)?"
@@ -211,7 +285,7 @@ static const pat_def k_literals[] = {
      "(?:turn|message|round|attempt|request)\\b)(?!\\h*(?:%|ms\\b|s\\b|sec|min|hour|day|tokens?\\b|"
      "words?\\b|char|times\\b|[.,]\\d))|(?im)^\\h*(?:turn|message|round|iteration|exchange)"
      "(?:[\\h_]?(?:count|number|index))?\\h*[:=]\\h*\\d+\\h*(?=$|<!--)",
-     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0, 1},
+     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 0},
 };
 #define N_LITERALS (sizeof k_literals / sizeof k_literals[0])
 
@@ -260,8 +334,10 @@ static const struct {
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
+     "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
+     "previous_\\w+|tickets?(?:_\\w+)?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
-     "query|input|contents?))"},
+     "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
      "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
      "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
@@ -275,7 +351,7 @@ static const struct {
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
                    "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
                    "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
-                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone)"},
+                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+)"},
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 
@@ -350,35 +426,36 @@ static const struct {
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
     "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
+/* A caption or tag that opens a list of the user's own settings ("The user
+ * has the following system preferences:", <user-preferences>): its "Key:
+ * value" items are the user's. */
+#define USER_BLOCK                                                                                      \
+    "(?i)(?:\\buser(?:'s)?\\h+(?:has\\h+the\\h+following\\h+)?(?:\\w+\\h+)?(?:preferences|settings|"    \
+    "profile|information|info|details)\\b[^\\n]{0,60}:\\h*$|<user[-_]?(?:preferences|settings|profile|" \
+    "info(?:rmation)?|details)>\\h*$|<(env|environment(?:_info|_details|_context)?|system_info|"        \
+    "workspace_info)>\\h*$)"
+/* A tag, at the start of a line, that holds what one request brings: search
+ * results, the user's query, selected text, a pasted page, an attachment. */
+#define CONTENT_TAG                                                                                 \
+    "^\\h*<((?:search|web)_?results?|search_result|user_?(?:query|question|request|input|message)|" \
+    "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"        \
+    "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|" \
+    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results|"     \
+    "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|" \
+    "memory)"                                                                                       \
+    "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
+#define USER_ITEM \
+    "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
 #define DURATION_CTX                                                                                  \
     "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
     "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"      \
     "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan)\\h*$"
 
-enum {
-    RX_EXAMPLE = 0,
-    RX_CONST,
-    RX_SUBDAY,
-    RX_ORDER_MAP,
-    RX_ORDER_GLOB,
-    RX_ORDER_TOOLS,
-    RX_TOOL_HEADING,
-    RX_TOOL_ITEM,
-    RX_DIR_HTML,
-    RX_DIR_JINJA,
-    RX_CTX_CALL,
-    RX_CTX_DAY,
-    RX_CTX_TURN,
-    RX_CTX_SESSION,
-    RX_CTX_USER,
-    RX_DURATION,
-    RX_MISC_COUNT
-};
 
 static const char *const k_misc[RX_MISC_COUNT] = {
-    EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB, ORDER_TOOLS, TOOL_HEADING,
-    TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,    CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,
+    EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
+    TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG,
 };
 
 struct lint_detect {
@@ -416,14 +493,14 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++)
         rc = compile_one(&d->ph[i], k_placeholders[i].re, PCRE2_MULTILINE, err);
     for (size_t i = 0; i < N_NAMES && !rc; i++) {
-        char buf[1024];
+        char buf[2048];
         snprintf(buf, sizeof buf, "^%s$", k_names[i].re);
         rc = compile_one(&d->names[i], buf, PCRE2_CASELESS, err);
     }
     for (size_t i = 0; i < RX_MISC_COUNT && !rc; i++)
         rc = compile_one(&d->misc[i], k_misc[i],
                          (i == RX_TOOL_HEADING || i == RX_TOOL_ITEM) ? PCRE2_MULTILINE
-                         : i == RX_SUBDAY                            ? PCRE2_CASELESS
+                         : i == RX_SUBDAY || i == RX_CONTENT_TAG     ? PCRE2_CASELESS
                                                                      : 0,
                          err);
     if (!rc) {
@@ -646,8 +723,7 @@ int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const c
 }
 
 /* Calls fn for each match of re in t (ov: the ovector). Stops on error. */
-typedef int (*match_fn)(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
-                        void *arg);
+typedef lint_match_fn match_fn;
 
 static int scan(const lint_detect *d, pcre2_code *re, const lint_text *t, match_fn fn, void *arg) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
@@ -676,16 +752,37 @@ static int scan(const lint_detect *d, pcre2_code *re, const lint_text *t, match_
     return rc;
 }
 
-/* The lines of t that hold an ASCII digit, in order; *n their count. NULL
- * with *n 0 when there are none or memory runs out (then *oom is set). */
-static size_t *digit_lines(const lint_text *t, size_t *n, int *oom) {
+/* Whether s[0..n) holds a weekday's first three letters (any case). */
+static int has_weekday_stem(const char *s, size_t n) {
+    static const char k[7][4] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+    for (size_t i = 0; i + 3 <= n; i++) {
+        char c = (char)(s[i] | 0x20);
+        if (c != 'm' && c != 't' && c != 'w' && c != 'f' && c != 's') continue;
+        char b = (char)(s[i + 1] | 0x20), d = (char)(s[i + 2] | 0x20);
+        for (int w = 0; w < 7; w++)
+            if (k[w][0] == c && k[w][1] == b && k[w][2] == d) return 1;
+    }
+    return 0;
+}
+
+/* The lines of t a pattern of pat_def.digit mode searches, in order (1: the
+ * lines with an ASCII digit; 2: the lines without one that hold a weekday
+ * stem; 3: the lines with an '@'; 4: with a ':'); *n their count. NULL with *n 0 when there
+ * are none or memory runs out (then *oom is set). */
+static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     size_t *v = NULL, cap = 0;
     *n = 0;
     *oom = 0;
     for (size_t l = 0; l < t->n_lines; l++) {
         size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
-        while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
-        if (i == e) continue;
+        if (mode >= 3) {
+            if (!memchr(t->data + i, mode == 3 ? '@' : ':', e - i)) continue;
+        } else {
+            while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
+            if (mode == 1 ? i == e
+                          : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
+                continue;
+        }
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 256;
             size_t *p = realloc(v, nc * sizeof *p);
@@ -965,8 +1062,13 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     const char *v = t->data + s;
     size_t n = e - s;
     if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
-    lint_span sp = {s,       e, p ? p->kind : LINT_K_CUSTOM, p ? p->vclass : LINT_VC_TURN, p ? p->subday : 0,
-                    a->label};
+    lint_span sp = {s,
+                    e,
+                    p ? p->kind : LINT_K_CUSTOM,
+                    p ? p->vclass : LINT_VC_TURN,
+                    p ? p->subday : 0,
+                    a->label,
+                    p ? p->rendered : 0};
     if (!p) return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
     if (example_context(d, t, s)) return UTIL_OK;
     size_t ctx_at = s; /* where the constant-qualifier check looks back from */
@@ -988,7 +1090,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         if (const_context(d, t, ctx_at)) return UTIL_OK;
         break;
     case PM_ALWAYS:
-        if (p->kind == LINT_K_DATETIME && (const_context(d, t, s) || in_url_or_quoted(t, s, e)))
+        if ((p->kind == LINT_K_DATETIME || p->kind == LINT_K_RELTIME) &&
+            (const_context(d, t, s) || in_url_or_quoted(t, s, e)))
             return UTIL_OK;
         break;
     case PM_NAME:
@@ -1048,6 +1151,39 @@ typedef struct ph_arg {
     lint_spanv *out, *unknown;
 } ph_arg;
 
+/* Whether the ${ ... } starting at off holds an expression that picks text
+ * from state (a ?: conditional, && or ||): a TS/JS template literal that
+ * renders differently as that state changes. Reads up to 4 KiB, across
+ * lines, skipping quoted strings and nested braces. */
+static int conditional_interpolation(const lint_text *t, size_t off) {
+    const char *d = t->data;
+    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
+    int depth = 0, q = 0, cond = 0;
+    for (size_t i = off + 2; i < end; i++) {
+        char c = d[i];
+        if (q) {
+            if (c == '\\')
+                i++;
+            else if (c == q)
+                q = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"' || c == '`')
+            q = c;
+        else if (c == '{')
+            depth++;
+        else if (c == '}') {
+            if (depth-- == 0) return cond == 2 || cond == 3;
+        } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
+            cond |= 1;
+        else if (c == ':' && (cond & 1))
+            cond |= 2;
+        else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
+            cond = 3;
+    }
+    return 0;
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1068,18 +1204,23 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         if (vc == LINT_VC_NONE) return UTIL_OK;
         known = 1;
     }
+    if (vc == LINT_VC_NONE && !known && !fill_in && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
+        conditional_interpolation(t, ov[0])) {
+        vc = LINT_VC_TURN; /* text chosen from state at render time */
+        known = 1;
+    }
     if (vc == LINT_VC_NONE && !known) {
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
         if (vc == LINT_VC_NONE) {
             if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
-            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL};
+            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0};
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
     if (vc == LINT_VC_NONE) return UTIL_OK;
-    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL};
+    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
 
@@ -1089,23 +1230,143 @@ static int span_cmp(const void *x, const void *y) {
     return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
 }
 
+/* Whether [a, b) holds only a stand-in for a value, not the value: empty,
+ * "...", {x}, [x], <x>. */
+static int stand_in(const char *d, size_t a, size_t b) {
+    while (a < b && isspace((unsigned char)d[a])) a++;
+    while (b > a && isspace((unsigned char)d[b - 1])) b--;
+    if (a == b) return 1;
+    if ((d[a] == '{' && d[b - 1] == '}') || (d[a] == '[' && d[b - 1] == ']') ||
+        (d[a] == '<' && d[b - 1] == '>'))
+        return 1;
+    return b - a <= 3 && d[a] == '.';
+}
+
+/* Text pasted inside a tag that names per-request content (CONTENT_TAG) in a
+ * rendered prompt (not a template: there the tag's text is the template's
+ * own): the first text of its body is per turn, unless the body is a
+ * stand-in ("<user_query>{question}</user_query>") or an example. */
+static int content_tags(const lint_detect *d, const lint_text *t, lint_spanv *out) {
+    if (t->is_template) return UTIL_OK;
+    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+    if (!md) return UTIL_ENOMEM;
+    int rc = UTIL_OK;
+    for (size_t l = 0; l < t->n_lines && !rc; l++) {
+        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
+        const char *p = t->data + ls;
+        if (le - ls > 2000 || !memchr(p, '<', le - ls) ||
+            (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)))
+            continue;
+        if (pcre2_match(d->misc[RX_CONTENT_TAG], (PCRE2_SPTR)p, le - ls, 0, 0, md, d->mctx) < 0) continue;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        char closer[64]; /* a tag, not a word in prose: it is closed later */
+        int cl = snprintf(closer, sizeof closer, "</%.*s>", (int)(ov[3] - ov[2]), p + ov[2]);
+        size_t lim = t->len - (ls + ov[1]) > 65536 ? 65536 : t->len - (ls + ov[1]);
+        if (cl <= 0 || (size_t)cl >= sizeof closer) continue;
+        const char *body = t->data + ls + ov[1];
+        const char *cp = memmem(body, lim, closer, (size_t)cl);
+        /* "<user_query" again before it closes: the first was a word in prose */
+        const char *op = cp ? memmem(body, (size_t)(cp - body), closer + 2, (size_t)cl - 3) : NULL;
+        if (!cp || (op && op > body && op[-1] == '<')) continue;
+        size_t a = ls + ov[1], nl = l;
+        if (a >= le) { /* the body starts on a later line: its first non-blank one */
+            for (nl = l + 1; nl < t->n_lines; nl++) {
+                size_t s2 = t->line_start[nl], e2 = lint_text_line_end(t, nl);
+                while (s2 < e2 && isspace((unsigned char)t->data[s2])) s2++;
+                if (s2 < e2) {
+                    a = s2;
+                    break;
+                }
+            }
+            if (nl >= t->n_lines) break;
+        }
+        size_t b = lint_text_line_end(t, nl);
+        const char *close = memmem(t->data + a, b - a, "</", 2);
+        if (close) b = (size_t)(close - t->data);
+        if (a >= b || stand_in(t->data, a, b) || lint_text_in_code(t, a) || lint_text_in_quiet(t, a) ||
+            (t->flags[nl] & (LINT_LF_FENCE | LINT_LF_EXAMPLE)))
+            continue;
+        while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
+        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1};
+        if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
+    }
+    pcre2_match_data_free(md);
+    return rc;
+}
+
+/* The "Key: value" items of a list of the user's settings (USER_BLOCK): each
+ * value is the user's, up to the first line that is not an item. */
+static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out) {
+    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+    if (!md) return UTIL_ENOMEM;
+    int rc = UTIL_OK, open = 0;
+    for (size_t l = 0; l < t->n_lines && !rc; l++) {
+        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
+        const char *p = t->data + ls;
+        size_t n = le - ls;
+        if (n > 400 || (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER))) {
+            open = 0;
+            continue;
+        }
+        if (open && pcre2_match(d->misc[RX_USER_ITEM], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) >= 0) {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            size_t a = ls + ov[0], b = ls + ov[1];
+            while (b > a && (t->data[b - 1] == ' ' || t->data[b - 1] == '\t')) b--;
+            if (b > a && !lint_text_in_code(t, a) && !lint_text_in_quiet(t, a)) {
+                lint_span sp = {a,
+                                b,
+                                open == 2 ? LINT_K_ENV : LINT_K_PROFILE,
+                                open == 2 ? LINT_VC_SESSION : LINT_VC_USER,
+                                0,
+                                NULL,
+                                1};
+                if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
+            }
+            continue;
+        }
+        open = 0;     /* 1: the user's settings; 2: an environment block (<env>) */
+        size_t z = n; /* an opener ends in ':' or '>' */
+        while (z > 0 && isspace((unsigned char)p[z - 1])) z--;
+        if (z > 0 && (p[z - 1] == ':' || p[z - 1] == '>') &&
+            pcre2_match(d->misc[RX_USER_BLOCK], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) > 0) {
+            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            open = pcre2_get_ovector_count(md) > 1 && ov[2] != PCRE2_UNSET ? 2 : 1;
+        }
+    }
+    pcre2_match_data_free(md);
+    return rc;
+}
+
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
-    for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++) {
+    for (size_t i = 0; i < N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
         ph_arg a = {&k_placeholders[i], cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
-    size_t ndl;
-    int oom;
-    size_t *dl = digit_lines(t, &ndl, &oom);
-    if (oom) rc = UTIL_ENOMEM;
+    size_t ndl, nwl;
+    int oom, oom2;
+    size_t *dl = digit_lines(t, 1, &ndl, &oom);
+    size_t *wl = digit_lines(t, 2, &nwl, &oom2), nal;
+    int oom3;
+    size_t *al = digit_lines(t, 3, &nal, &oom3), ncl;
+    int oom4;
+    size_t *cl = digit_lines(t, 4, &ncl, &oom4);
+    if (oom || oom2 || oom3 || oom4) rc = UTIL_ENOMEM;
     for (size_t i = 0; i < N_LITERALS && !rc; i++) {
         lit_arg a = {&k_literals[i], cfg, out, NULL};
-        rc = k_literals[i].digit ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
-                                 : scan(d, d->lit[i], t, on_literal, &a);
+        rc = k_literals[i].digit == 4   ? scan_digit(d, d->lit[i], t, cl, ncl, on_literal, &a)
+             : k_literals[i].digit == 3 ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
+             : k_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
+             : k_literals[i].digit      ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
+                                        : scan(d, d->lit[i], t, on_literal, &a);
     }
     free(dl);
+    free(wl);
+    free(al);
+    free(cl);
+    if (!rc) rc = user_blocks(d, t, out);
+    if (!rc) rc = content_tags(d, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;
@@ -1129,6 +1390,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
                 p->label = out->v[i].label;
             }
             p->subday |= out->v[i].subday;
+            p->rendered &= out->v[i].rendered;
             continue;
         }
         out->v[w++] = out->v[i];
@@ -1137,193 +1399,16 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     return UTIL_OK;
 }
 
-/* --- order-unstable constructs -------------------------------------------------- */
+/* --- for lint_detect_order.c ------------------------------------------------------ */
 
-typedef struct order_arg {
-    lint_order_hit **v;
-    size_t *n, cap;
-    int why;
-} order_arg;
-
-static int push_order(order_arg *a, size_t s, size_t e, const char *detail, size_t dl) {
-    if (*a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 8;
-        lint_order_hit *p = realloc(*a->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        *a->v = p;
-        a->cap = nc;
-    }
-    lint_order_hit *h = &(*a->v)[(*a->n)++];
-    h->start = s;
-    h->end = e;
-    h->why = a->why;
-    snprintf(h->detail, sizeof h->detail, "%.*s", (int)(dl < 90 ? dl : 90), detail);
-    return UTIL_OK;
+int lint_detect_scan(const lint_detect *d, pcre2_code *re, const lint_text *t, lint_match_fn fn, void *arg) {
+    return scan(d, re, t, fn, arg);
 }
 
-static int on_order(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups, void *argp) {
-    order_arg *a = argp;
-    (void)d;
-    if (lint_text_in_code(t, ov[0]) && !t->is_template) return UTIL_OK;
-    if (a->why == LINT_ORDER_TOOLS_LOOP && ngroups > 1)
-        return push_order(a, ov[0], ov[1], t->data + ov[2], ov[3] - ov[2]);
-    return push_order(a, ov[0], ov[1], t->data + ov[0], ov[1] - ov[0]);
-}
+pcre2_code *lint_detect_rx(const lint_detect *d, int which) { return d->misc[which]; }
 
-/* Bullet lists under a heading that names tools ("## Tools", "## Available
- * functions") must be sorted by name: a run of items, each a name followed by
- * ':', a dash or '(' (a tool list, not prose bullets), ended by prose. */
-static int tool_lists(const lint_detect *d, const lint_text *t, order_arg *a) {
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(d->misc[RX_TOOL_ITEM], NULL);
-    if (!md) return UTIL_ENOMEM;
-    int in_tools = 0;
-    char prev[64] = "";
-    size_t indent = (size_t)-1, items = 0, bad_s = 0, bad_e = 0;
-    int not_tools = 0;
-    char det[96] = "";
-    int rc = UTIL_OK;
-    for (size_t i = 0; i <= t->n_lines && !rc; i++) {
-        int end_run = i == t->n_lines;
-        size_t s = 0, e = 0;
-        if (!end_run) {
-            s = t->line_start[i], e = lint_text_line_end(t, i);
-            if (t->flags[i] & LINT_LF_FENCE) continue;
-            if (s < e && t->data[s] == '#') end_run = 1;
-        }
-        int m = -1;
-        PCRE2_SIZE *ov = NULL;
-        if (!end_run && in_tools) {
-            m = pcre2_match(d->misc[RX_TOOL_ITEM], (PCRE2_SPTR)(t->data + s), e - s, 0, 0, md, d->mctx);
-            ov = pcre2_get_ovector_pointer(md);
-            int blank = 1;
-            for (size_t k = s; k < e; k++)
-                if (!isspace((unsigned char)t->data[k])) blank = 0;
-            /* a line of prose (not an item, not a continuation) ends the list */
-            if (m < 3 && !blank && !isspace((unsigned char)t->data[s])) end_run = 1;
-        }
-        if (end_run) {
-            if (in_tools && items >= 2 && bad_e > bad_s && !not_tools) {
-                a->why = LINT_ORDER_TOOL_LIST;
-                rc = push_order(a, bad_s, bad_e, det, strlen(det));
-            }
-            in_tools = i < t->n_lines && s < e && t->data[s] == '#' &&
-                       match_in(d, d->misc[RX_TOOL_HEADING], t->data, s, e);
-            prev[0] = '\0';
-            indent = (size_t)-1;
-            items = bad_s = bad_e = 0;
-            not_tools = 0;
-            continue;
-        }
-        if (!in_tools || m < 3) continue;
-        size_t ind = ov[3] - ov[2];
-        if (indent == (size_t)-1) indent = ind;
-        if (ind != indent) continue;
-        items++;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(ov[5] - ov[4]), t->data + s + ov[4]);
-        /* tool names are identifiers (read_file, Bash, web-search); a list of
-         * products or topics ("Multi-cloud") is not a tool list */
-        int upper = 0, hyphen = 0;
-        for (const char *q = name; *q; q++) upper |= isupper((unsigned char)*q), hyphen |= *q == '-';
-        if (upper && hyphen) not_tools = 1;
-        if (prev[0] && strcasecmp(name, prev) < 0 && bad_e == bad_s) {
-            snprintf(det, sizeof det, "'%s' comes after '%s'", name, prev);
-            bad_s = s + ov[4], bad_e = s + ov[5];
-        }
-        snprintf(prev, sizeof prev, "%s", name);
-    }
-    pcre2_match_data_free(md);
-    return rc;
-}
+pcre2_match_context *lint_detect_mctx(const lint_detect *d) { return d->mctx; }
 
-int lint_detect_order(const lint_detect *d, const lint_text *t, lint_order_hit **out, size_t *n,
-                      util_err *err) {
-    *out = NULL;
-    *n = 0;
-    order_arg a = {out, n, 0, 0};
-    static const int k_which[][2] = {{RX_ORDER_MAP, LINT_ORDER_MAP_LOOP},
-                                     {RX_ORDER_GLOB, LINT_ORDER_GLOB},
-                                     {RX_ORDER_TOOLS, LINT_ORDER_TOOLS_LOOP}};
-    int rc = UTIL_OK;
-    for (size_t i = 0; i < 3 && !rc; i++) {
-        a.why = k_which[i][1];
-        rc = scan(d, d->misc[k_which[i][0]], t, on_order, &a);
-    }
-    if (!rc) rc = tool_lists(d, t, &a);
-    if (rc) return util_err_set(err, rc, "out of memory");
-    return UTIL_OK;
-}
-
-/* --- suppression comments ---------------------------------------------------------- */
-
-typedef struct dir_arg {
-    lint_directive **v;
-    size_t *n, cap;
-} dir_arg;
-
-static int on_directive(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
-                        void *argp) {
-    dir_arg *a = argp;
-    (void)d;
-    if (ngroups < 2 || (lint_text_in_code(t, ov[0]) && !t->is_template)) return UTIL_OK;
-    if (*a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 8;
-        lint_directive *p = realloc(*a->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        *a->v = p;
-        a->cap = nc;
-    }
-    lint_directive *dv = &(*a->v)[(*a->n)++];
-    memset(dv, 0, sizeof *dv);
-    dv->line = lint_text_line_of(t, ov[0]);
-    const char *k = t->data + ov[2];
-    size_t kl = ov[3] - ov[2];
-    dv->kind = kl == 17   ? LINT_DIR_NEXT_LINE
-               : kl == 12 ? (k[8] == 'f' ? LINT_DIR_FILE : LINT_DIR_LINE)
-               : kl == 7  ? LINT_DIR_DISABLE
-                          : LINT_DIR_ENABLE;
-    dv->codes = 0;
-    const char *c = ngroups > 2 && ov[4] != PCRE2_UNSET ? t->data + ov[4] : "";
-    size_t cl = ngroups > 2 && ov[4] != PCRE2_UNSET ? ov[5] - ov[4] : 0;
-    size_t i = 0;
-    while (i < cl) {
-        while (i < cl && (c[i] == ',' || c[i] == ' ' || c[i] == '\t' || c[i] == '=')) i++;
-        size_t s = i;
-        while (i < cl && c[i] != ',' && c[i] != ' ' && c[i] != '\t') i++;
-        if (i == s) break;
-        int id = lint_rule_find(c + s, i - s);
-        if (id < 0) {
-            if (!dv->bad[0]) snprintf(dv->bad, sizeof dv->bad, "%.*s", (int)(i - s), c + s);
-        } else {
-            dv->codes |= 1u << id;
-        }
-    }
-    if (!dv->codes && !dv->bad[0]) dv->codes = ~0u;
-    size_t ls = t->line_start[dv->line], le = lint_text_line_end(t, dv->line);
-    const char *p = t->data + ls, *e = t->data + le;
-    while (p < e && (*p == ' ' || *p == '\t')) p++;
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
-    dv->alone = (size_t)(p - t->data) == ov[0] && (size_t)(e - t->data) == ov[1];
-    return UTIL_OK;
-}
-
-int lint_detect_directives(const lint_detect *d, const lint_text *t, lint_directive **out, size_t *n,
-                           util_err *err) {
-    *out = NULL;
-    *n = 0;
-    dir_arg a = {out, n, 0};
-    int rc = scan(d, d->misc[RX_DIR_HTML], t, on_directive, &a);
-    if (!rc) rc = scan(d, d->misc[RX_DIR_JINJA], t, on_directive, &a);
-    if (rc) return util_err_set(err, rc, "out of memory");
-    /* both scans append in order; merge them by line */
-    for (size_t i = 1; i < *n; i++) {
-        lint_directive x = (*out)[i];
-        size_t j = i;
-        while (j > 0 && (*out)[j - 1].line > x.line) {
-            (*out)[j] = (*out)[j - 1];
-            j--;
-        }
-        (*out)[j] = x;
-    }
-    return UTIL_OK;
+int lint_detect_match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t a, size_t b) {
+    return match_in(d, re, s, a, b);
 }

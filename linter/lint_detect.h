@@ -18,6 +18,9 @@ typedef struct lint_span {
     int vclass;        /* lint_vclass */
     int subday;        /* finer than a day (PL003) */
     const char *label; /* custom pattern name, or NULL */
+    int rendered;      /* a literal only a rendered prompt holds per request (a
+                        * branch, a pasted search result): in a committed
+                        * AGENTS.md or SKILL.md it is the file's own fixed text */
 } lint_span;
 
 typedef struct lint_spanv {

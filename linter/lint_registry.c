@@ -105,7 +105,8 @@ const char *lint_kind_name(int kind) {
                                                 "environment fact",
                                                 "command output",
                                                 "location",
-                                                "profile field"};
+                                                "profile field",
+                                                "request content"};
     return kind >= 0 && kind < LINT_K_COUNT ? k[kind] : "?";
 }
 

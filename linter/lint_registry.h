@@ -44,6 +44,7 @@ typedef enum lint_kind {
     LINT_K_SHELL,    /* a command's output inserted when the prompt runs: !`git status` */
     LINT_K_LOCATION, /* where the user is: city, country, time zone */
     LINT_K_PROFILE,  /* a chat participant's profile field: pronouns, bio */
+    LINT_K_CONTENT,  /* per-request text pasted in a tag: <search_results>, <user_query> */
     LINT_K_COUNT
 } lint_kind;
 

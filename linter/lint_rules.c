@@ -96,7 +96,7 @@ static void describe(char *out, size_t cap, const lint_text *t, const lint_span 
  * markers ([INST], [END CONTEXT]) are skipped. roles counts the role words
  * among them (user, assistant, ...); colon: the text ends in ':'. */
 typedef struct words {
-    int n, roles, colon;
+    int n, alpha, roles, colon; /* alpha: the words with a letter */
 } words;
 
 static int role_word(const char *w, size_t n) {
@@ -140,7 +140,7 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
     const char *s = t->data;
     memset(out, 0, sizeof *out);
     size_t ws = 0;
-    int in_word = 0;
+    int in_word = 0, has_alpha = 0;
     char last = 0;
     for (size_t i = a; i < b; i++) {
         size_t skip = i;
@@ -151,6 +151,7 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
         if (skip > i) {
             if (in_word) {
                 out->n++;
+                out->alpha += has_alpha;
                 out->roles += role_word(s + ws, i - ws);
             }
             in_word = 0;
@@ -158,10 +159,22 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
             continue;
         }
         char c = s[i];
+        if (c == '\\' && i + 1 < b && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
+            if (in_word) { /* an escaped newline or tab in a serialized string: a space */
+                out->n++;
+                out->alpha += has_alpha;
+                out->roles += role_word(s + ws, i - ws);
+            }
+            in_word = 0;
+            i++;
+            continue;
+        }
         int w = isalnum((unsigned char)c) || ((unsigned char)c & 0x80) || c == '_';
-        if (w && !in_word) ws = i;
+        if (w && !in_word) ws = i, has_alpha = 0;
+        if (w && (isalpha((unsigned char)c) || ((unsigned char)c & 0x80))) has_alpha = 1;
         if (!w && in_word) {
             out->n++;
+            out->alpha += has_alpha;
             out->roles += role_word(s + ws, i - ws);
         }
         in_word = w;
@@ -169,9 +182,22 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
     }
     if (in_word) {
         out->n++;
+        out->alpha += has_alpha;
         out->roles += role_word(s + ws, b - ws);
     }
     out->colon = last == ':';
+}
+
+/* Whether [a, b) is a delimiter line: text between runs of 3+ of one
+ * punctuation character ("---BEGIN RETRIEVED DOCUMENTS---", "=== END ==="). */
+static int delimiter_line(const char *s, size_t a, size_t b) {
+    while (a < b && isspace((unsigned char)s[a])) a++;
+    while (b > a && isspace((unsigned char)s[b - 1])) b--;
+    if (b - a < 7 || !strchr("-=*+~<>#_", s[a]) || s[a] == '\0') return 0;
+    size_t i = a, j = b;
+    while (i < b && s[i] == s[a]) i++;
+    while (j > i && strchr("-=*+~<>#_", s[j - 1]) && s[j - 1] != '\0') j--;
+    return i - a >= 3 && b - j >= 3;
 }
 
 /* Whether [a, b) of a line holds stable prompt text: at least min_words
@@ -183,13 +209,27 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
 static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     words w;
     count_words(t, a, b, &w);
-    if (w.n < min_words) return 0;
+    if ((min_words > 1 ? w.alpha : w.n) < min_words) return 0; /* next to a value: words, not numbers */
+    if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0;   /* a delimiter around what follows */
     if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
     if (w.colon) return 0;                 /* a caption or answer cue: what it introduces decides */
     const char *p = t->data + t->line_start[line], *e = t->data + b;
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;
     return 1;
+}
+
+/* Whether the words before a value only introduce it: they end in "is",
+ * "are", "was" or "were" ("The user's question is {{ question }}"). */
+static int introduces(const char *d, size_t a, size_t b) {
+    while (b > a &&
+           (isspace((unsigned char)d[b - 1]) || d[b - 1] == '"' || d[b - 1] == '\'' || d[b - 1] == '`'))
+        b--;
+    size_t w = b;
+    while (w > a && isalpha((unsigned char)d[w - 1])) w--;
+    size_t n = b - w;
+    return (n == 2 && !strncasecmp(d + w, "is", 2)) || (n == 3 && !strncasecmp(d + w, "are", 3)) ||
+           (n == 3 && !strncasecmp(d + w, "was", 3)) || (n == 4 && !strncasecmp(d + w, "were", 4));
 }
 
 /* --- the volatile rules (PL001, PL002, PL003) ---------------------------------- */
@@ -205,6 +245,8 @@ typedef struct file_ctx {
 static int is_relevant(const file_ctx *f, const lint_span *s) {
     if (s->vclass == LINT_VC_NONE) return 0;
     if (f->role == LINT_ROLE_USER && s->vclass == LINT_VC_USER) return 0;
+    if (s->rendered && (f->role == LINT_ROLE_STABLE || f->role == LINT_ROLE_SKILL))
+        return 0; /* committed text of AGENTS.md or SKILL.md: fixed, not pasted per request */
     return 1;
 }
 
@@ -238,10 +280,11 @@ static long *line_token_suffix(file_ctx *f, size_t from, size_t to, int *est) {
 }
 
 typedef struct vstate {
-    size_t *first, *last; /* per line: first and last relevant span */
-    unsigned char *stable;
-    size_t last_stable; /* (size_t)-1 when no line is stable */
-    long *suf;          /* line token suffix sums from suf_from to last_stable */
+    size_t *first, *last;  /* per line: first and last relevant span */
+    unsigned char *stable; /* per line: 1 stable text after its values (or no value), 2 only
+                            * before its first value (stable for the lines above only) */
+    size_t last_stable;    /* (size_t)-1 when no line is stable */
+    long *suf;             /* line token suffix sums from suf_from to last_stable */
     size_t suf_from;
     int est;
 } vstate;
@@ -301,6 +344,18 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
     return UTIL_OK;
 }
 
+/* What line i's first relevant value is, and how many more the line holds. */
+static void line_what(const file_ctx *f, const lint_spanv *sv, const vstate *v, size_t i, char *what,
+                      size_t cap) {
+    describe(what, cap, f->t, &sv->v[v->first[i]]);
+    int more = 0;
+    for (size_t k = v->first[i] + 1; k <= v->last[i]; k++) more += is_relevant(f, &sv->v[k]);
+    if (more) {
+        size_t l = strlen(what);
+        snprintf(what + l, cap - l, " (and %d more on this line)", more);
+    }
+}
+
 static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *unk, pendv *out) {
     const lint_text *t = f->t;
     size_t n = t->n_lines, region = t->boundary_line;
@@ -320,38 +375,35 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     v.last_stable = (size_t)-1;
     for (size_t i = 0; i < region && !rc; i++) {
         if (t->flags[i] & (LINT_LF_NO_OUTPUT | LINT_LF_BOUNDARY | LINT_LF_DIRECTIVE | LINT_LF_FRONTMATTER |
-                           LINT_LF_PREFILL))
+                           LINT_LF_PREFILL | LINT_LF_FENCE_MARK))
             continue;
         size_t le = lint_text_line_end(t, i);
         if (v.first[i] == (size_t)-1)
             v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
-        else
-            v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5);
+        else if (!(v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5)) &&
+                 stable_text(t, i, t->line_start[i], sv->v[v.first[i]].start, 5) &&
+                 !introduces(t->data, t->line_start[i], sv->v[v.first[i]].start))
+            v.stable[i] = 2; /* fixed words before this line's value: stable for the lines above */
         if (v.stable[i]) v.last_stable = i;
     }
     for (size_t i = 0; i < n && !rc; i++) {
         if (v.first[i] == (size_t)-1) continue;
         const lint_span *s = &sv->v[v.first[i]];
         char what[240];
-        describe(what, sizeof what, t, s);
-        int more = 0;
-        for (size_t k = v.first[i] + 1; k <= v.last[i]; k++) more += is_relevant(f, &sv->v[k]);
-        if (more) {
-            size_t l = strlen(what);
-            snprintf(what + l, sizeof what - l, " (and %d more on this line)", more);
-        }
         int before = i < region && v.last_stable != (size_t)-1 &&
-                     (i < v.last_stable || (i == v.last_stable && v.stable[i]));
+                     (i < v.last_stable || (i == v.last_stable && v.stable[i] == 1));
         if (before) reported[i] = 1;
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
-            long tok;
-            int est;
-            if ((rc = tokens_after(f, &v, sv, i, s->end, &tok, &est))) break;
             pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
             if (!p) {
                 rc = UTIL_ENOMEM;
                 break;
             }
+            if (p == &out->spill) continue; /* past the listing cap: counted, never printed */
+            line_what(f, sv, &v, i, what, sizeof what);
+            long tok;
+            int est;
+            if ((rc = tokens_after(f, &v, sv, i, s->end, &tok, &est))) break;
             p->tokens = tok;
             p->estimated = est;
             snprintf(p->msg, sizeof p->msg,
@@ -361,6 +413,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             continue;
         }
         if (before) continue; /* PL001 is off: do not fall back to weaker rules */
+        line_what(f, sv, &v, i, what, sizeof what);
         int stable_role = f->role == LINT_ROLE_STABLE || f->role == LINT_ROLE_SKILL;
         if (stable_role && i < region && (f->enabled & (1u << LINT_R_VOLATILE_IN_STABLE_FILE))) {
             pending *p = pend_new(out, LINT_R_VOLATILE_IN_STABLE_FILE, s->start, s->end);

@@ -212,6 +212,41 @@ static int announces_dialogues(const char *w, size_t wl) {
     return 0;
 }
 
+/* Length of a role marker starting w ("User:", "Human:", "Q:" when asks,
+ * "Assistant:", "AI:", "A:" when !asks), or 0. */
+static size_t turn_marker(const char *w, size_t wl, int asks) {
+    static const char *const k_ask[] = {"user:", "human:", "q:", "customer:", "question:", NULL};
+    static const char *const k_ans[] = {"assistant:", "ai:", "a:", "bot:", "answer:", "model:", NULL};
+    char c = wl ? (char)(w[0] | 0x20) : 0;
+    if (asks ? !strchr("uhqc", c) : !strchr("abm", c)) return 0; /* most lines: one compare */
+    for (const char *const *m = asks ? k_ask : k_ans; *m; m++) {
+        size_t ml = strlen(*m);
+        if (wl > ml && strncasecmp(w, *m, ml) == 0) return ml;
+    }
+    return 0;
+}
+
+/* Whether line i is the question of a few-shot exchange: "User: ..." with
+ * text, and the next non-blank line an answer "Assistant: ..." with text;
+ * neither holds a template field. Returns the answer's line, or 0. */
+static size_t fewshot_pair(const lint_text *t, size_t i) {
+    const char *w, *e = t->data + lint_text_line_end(t, i);
+    int lv;
+    size_t wl = strip_deco(t->data + t->line_start[i], e, &w, &lv);
+    size_t ml = turn_marker(w, wl, 1);
+    if (!ml || count_words(w + ml, wl - ml) == 0 || memchr(w, '{', wl)) return 0;
+    size_t k = i + 1;
+    for (; k < t->n_lines; k++) {
+        const char *q, *qe = t->data + lint_text_line_end(t, k);
+        size_t ql = strip_deco(t->data + t->line_start[k], qe, &q, &lv);
+        if (ql == 0) continue;
+        size_t al = turn_marker(q, ql, 0);
+        if (!al || count_words(q + al, ql - al) == 0 || memchr(q, '{', ql)) return 0;
+        return k;
+    }
+    return 0;
+}
+
 static void mark_examples(lint_text *t) {
     size_t n = t->n_lines;
     for (size_t i = 0; i < n; i++) {
@@ -267,6 +302,8 @@ static void mark_examples(lint_text *t) {
                 }
             }
             end = k < n ? k : n - 1;
+        } else if ((end = fewshot_pair(t, i)) != 0) {
+            /* a few-shot exchange: the question and its answer */
         } else if (announces_dialogues(w, wl)) {
             /* sample conversations run to the next heading or the end */
             size_t k = i + 1;
@@ -283,6 +320,46 @@ static void mark_examples(lint_text *t) {
         for (size_t k = i; k <= end && k < n; k++) t->flags[k] |= LINT_LF_EXAMPLE;
         if (end > i) i = end;
     }
+}
+
+/* Length of a placeholder at p ({{ x }}, ${x}, {name}, $NAME), or 0. */
+static size_t placeholder_at(const char *p, const char *e) {
+    const char *q = p;
+    if (*q == '$' && q + 1 < e && (isupper((unsigned char)q[1]) || q[1] == '_')) {
+        for (q++; q < e && (isalnum((unsigned char)*q) || *q == '_');) q++;
+        return (size_t)(q - p);
+    }
+    if (*q == '$') q++;
+    if (q >= e || *q != '{') return 0;
+    if (q + 1 < e && q[1] == '{') {
+        const char *c = memmem(q + 2, (size_t)(e - q - 2), "}}", 2);
+        if (!c || c == q + 2 || memchr(q + 2, '{', (size_t)(c - q - 2))) return 0;
+        return (size_t)(c + 2 - p);
+    }
+    const char *c = memchr(q + 1, '}', (size_t)(e - q - 1));
+    if (!c || c == q + 1) return 0;
+    for (const char *k = q + 1; k < c; k++)
+        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && !(*k == ' ' && q > p))
+            return 0; /* {name} / {a.b}; ${...} may hold spaces */
+    if (!isalpha((unsigned char)q[1]) && q[1] != '_') return 0;
+    return (size_t)(c + 1 - p);
+}
+
+/* Whether a fenced block's body (lines a..b-1) holds only placeholders, at
+ * least one, and blank lines: a slot that the placeholders fill
+ * ("```swift\n{{selected}}\n```"), not an example. */
+static int slot_body(const lint_text *t, size_t a, size_t b) {
+    int any = 0;
+    for (size_t i = a; i < b; i++) {
+        const char *e = t->data + lint_text_line_end(t, i);
+        for (const char *p = skip_ws(t->data + t->line_start[i], e); p < e;) {
+            size_t l = placeholder_at(p, e);
+            if (!l) return 0;
+            any = 1;
+            p = skip_ws(p + l, e);
+        }
+    }
+    return any;
 }
 
 /* --- the index ----------------------------------------------------------- */
@@ -315,9 +392,18 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
     t->line_start[n] = len + 1;
     t->boundary_line = n;
 
+    /* The first and last non-blank lines: a fence around the whole file is
+     * how collections publish a prompt, not an example inside one. */
+    size_t first_nb = n, last_nb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (skip_ws(data + t->line_start[i], data + lint_text_line_end(t, i)) <
+            data + lint_text_line_end(t, i)) {
+            if (first_nb == n) first_nb = i;
+            last_nb = i;
+        }
     char fch = 0;
-    size_t fcount = 0, fstart = 0;
-    int in_fence = 0;
+    size_t fcount = 0, fstart = 0, fline = 0;
+    int in_fence = 0, whole_info = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
         char c;
@@ -328,6 +414,11 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                 const char *q = skip_invisible(skip_ws(p, e), e);
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
+                    t->flags[i] |= LINT_LF_FENCE_MARK;
+                    if ((fline == first_nb && i == last_nb && whole_info) || slot_body(t, fline + 1, i)) {
+                        for (size_t k = fline + 1; k < i; k++) t->flags[k] &= (unsigned char)~LINT_LF_FENCE;
+                        continue; /* prompt text, not code */
+                    }
                     if (add_code(t, fstart, (size_t)(e - data))) return UTIL_ENOMEM;
                 }
             }
@@ -338,7 +429,16 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             fch = c;
             fcount = cnt;
             fstart = t->line_start[i];
-            t->flags[i] |= LINT_LF_FENCE;
+            fline = i;
+            /* a whole-file fence counts as the prompt only without a language
+             * or with a text one (```, ```text, ```markdown) */
+            const char *info = skip_ws(skip_invisible(skip_ws(p, e), e) + cnt, e);
+            size_t il = (size_t)(e - info);
+            whole_info = il == 0 || (il == 4 && !strncasecmp(info, "text", 4)) ||
+                         (il == 8 && !strncasecmp(info, "markdown", 8)) ||
+                         (il == 2 && !strncasecmp(info, "md", 2)) ||
+                         (il == 9 && !strncasecmp(info, "plaintext", 9));
+            t->flags[i] |= LINT_LF_FENCE | LINT_LF_FENCE_MARK;
             continue;
         }
         for (size_t m = 0; m < n_markers; m++) {

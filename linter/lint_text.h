@@ -19,6 +19,7 @@ enum {
     LINT_LF_FRONTMATTER = 16, /* YAML frontmatter: metadata, not prompt text */
     LINT_LF_EXAMPLE = 32,     /* inside an example block (<example>, "Example:" ... blank) */
     LINT_LF_PREFILL = 64,     /* after the last role marker, an assistant's: a prefill */
+    LINT_LF_FENCE_MARK = 128, /* a fence line itself (```lang): markup, not prompt text */
 };
 
 /* The template dialect of a file, and so its semantics (lint_tmpl.c decides). */
@@ -40,6 +41,8 @@ typedef struct lint_text {
     lint_range *code;     /* sorted, disjoint: fenced blocks and inline code */
     size_t n_code, cap_code;
     int is_template;      /* jinja/mustache placeholders render inside code too */
+    int curly_only;       /* a template by its extension: only its own tags render, so
+                           * {x}, ${x}, $x and %(x)s are literal text there */
     int fill_ins;         /* markdown, not a template: {x}, ${x} in prose are fill-ins
                            * for the model or documentation, not render-time fields */
     size_t boundary_line; /* first boundary line index, or n_lines */

@@ -100,12 +100,13 @@ static int in_list(const char *s, size_t n, const char *const *list) {
 }
 
 static const char *const k_keywords[] = {
-    "and",      "or",     "not",      "in",      "is",      "if",       "else",        "elif",    "true",
-    "false",    "none",   "True",     "False",   "None",    "defined",  "undefined",   "string",  "mapping",
-    "iterable", "number", "sequence", "boolean", "integer", "float",    "divisibleby", "odd",     "even",
-    "equalto",  "sameas", "lower",    "upper",   "as",      "with",     "without",     "context", "recursive",
-    "nil",      "eq",     "ne",       "lt",      "le",      "gt",       "ge",          "len",     "index",
-    "print",    "printf", "println",  "html",    "js",      "urlquery", NULL};
+    "and",         "or",       "not",       "in",      "is",       "if",      "else",    "elif",
+    "true",        "false",    "none",      "True",    "False",    "None",    "defined", "undefined",
+    "string",      "mapping",  "iterable",  "number",  "sequence", "boolean", "integer", "float",
+    "divisibleby", "odd",      "even",      "equalto", "sameas",   "lower",   "upper",   "as",
+    "with",        "without",  "recursive", "nil",     "eq",       "ne",      "lt",      "le",
+    "gt",          "ge",       "len",       "index",   "print",    "printf",  "println", "html",
+    "js",          "urlquery", NULL};
 
 /* Names known to hold stable text: never an unknown placeholder. */
 static const char *const k_stable_roots[] = {"loop",
@@ -270,6 +271,21 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1;
         return LINT_VC_NONE;
     }
+    if (root_n < n) { /* an unknown object's attribute can say: ctx.cwd, env.date */
+        int k2 = 0, s2 = 0;
+        (void)lint_detect_name_info(s->d, s->cfg, root, root_n, &s2, &k2);
+        const char *seg = path + n;
+        while (seg > path && seg[-1] != '.') seg--;
+        size_t sl = (size_t)(path + n - seg);
+        static const char *const k_generic[] = {"name", "title", "type", "kind", "label", "version", NULL};
+        if (!k2 && seg > path && sl > 0 && !in_list(seg, sl, k_generic)) {
+            for (size_t k = 0; k < sl; k++)
+                if (!lint_tmpl_is_ident(seg[k])) return LINT_VC_NONE;
+            vc = lint_detect_name_info(s->d, s->cfg, seg, sl, subday, known);
+            if (vc != LINT_VC_NONE) return vc;
+            *known = 0;
+        }
+    }
     return LINT_VC_NONE;
 }
 
@@ -426,6 +442,16 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
     if (!filter && !call && in_list(root, rn, k_keywords)) {
         *was_kw = 1;
         return root_end;
+    }
+    if (!filter && !call && lint_tmpl_word_is(root, rn, "context")) { /* "with context": a keyword */
+        size_t k = st;
+        while (k > 0 && (d[k - 1] == ' ' || d[k - 1] == '\t')) k--;
+        size_t w = k;
+        while (w > 0 && lint_tmpl_is_ident(d[w - 1])) w--;
+        if (lint_tmpl_word_is(d + w, k - w, "with") || lint_tmpl_word_is(d + w, k - w, "without")) {
+            *was_kw = 1;
+            return root_end;
+        }
     }
     if (filter) { /* a filter name: only its arguments matter */
         if (call) eval_expr(s, call_a, call_b, EM_ARGS, ev, NULL);
@@ -612,7 +638,7 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
 
 static void push_span(scan *s, lint_spanv *v, size_t a, size_t b, int vclass, int subday) {
     if (!s->emit || s->rc || b <= a) return;
-    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL};
+    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL, 0};
     if (lint_spanv_push(v, &sp)) s->rc = UTIL_ENOMEM;
 }
 
@@ -714,6 +740,15 @@ static void do_loop(scan *s, size_t i) {
     size_t end = s->tags.v[g->match].end;
     quiet(s, g->end, end);
     s->quiet_until = end;
+    /* a chat template's loop over the messages: everything after it is the
+     * conversation's tail, not stable text */
+    size_t a = in_a;
+    while (a < in_b && d[a] == ' ') a++;
+    size_t w = a;
+    while (w < in_b && lint_tmpl_is_ident(d[w])) w++;
+    if (s->emit && !s->tail_from &&
+        (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages")))
+        s->tail_from = end;
 }
 
 static void do_set(scan *s, size_t i) {
@@ -1033,6 +1068,121 @@ static size_t frontmatter(lint_text *t, const char *rel) {
     return (size_t)-1;
 }
 
+/* --- serialized prompts (LangChain load_prompt YAML/JSON) ------------------------- */
+
+/* Whether line i starts with key at column 0 ("key:" in YAML, "key": in JSON,
+ * indented in JSON); returns the offset after the ':' or 0. */
+static size_t key_line(const lint_text *t, size_t i, const char *key, int json) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    size_t kl = strlen(key);
+    if (json) {
+        while (p < e && (*p == ' ' || *p == '\t')) p++;
+        if (p >= e || *p != '"') return 0;
+        p++;
+    }
+    if ((size_t)(e - p) <= kl || memcmp(p, key, kl) != 0) return 0;
+    p += kl;
+    if (json) {
+        if (p >= e || *p != '"') return 0;
+        p++;
+        while (p < e && *p == ' ') p++;
+    }
+    if (p >= e || *p != ':') return 0;
+    return (size_t)(p + 1 - t->data);
+}
+
+/* The names of input_variables ([a, b] or a YAML "- a" list) from offset at. */
+static int serialized_inputs(scan *s, size_t line, size_t at) {
+    const lint_text *t = s->t;
+    const char *d = t->data;
+    size_t i = at;
+    while (i < t->len && (d[i] == ' ' || d[i] == '\t')) i++;
+    if (i < t->len && d[i] == '[') {
+        for (i++; i < t->len && d[i] != ']';) {
+            if (lint_tmpl_is_ident(d[i]) && !isdigit((unsigned char)d[i])) {
+                size_t a = i;
+                while (i < t->len && lint_tmpl_is_ident(d[i])) i++;
+                if (add_input(s, d + a, i - a)) return UTIL_ENOMEM;
+            } else {
+                i++;
+            }
+        }
+        return UTIL_OK;
+    }
+    for (size_t k = line + 1; k < t->n_lines; k++) { /* - name */
+        const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
+        while (p < e && *p == ' ') p++;
+        if (p >= e || *p != '-') break;
+        for (p++; p < e && (*p == ' ' || *p == '"' || *p == '\''); p++) {}
+        const char *q = p;
+        while (q < e && lint_tmpl_is_ident(*q)) q++;
+        if (q > p && add_input(s, p, (size_t)(q - p))) return UTIL_ENOMEM;
+    }
+    return UTIL_OK;
+}
+
+/* A prompt saved by LangChain (load_prompt: .yaml/.yml/.json with
+ * input_variables and template): only the template value is prompt text,
+ * the other keys are metadata like frontmatter, and its {name} fields named
+ * in input_variables are filled per call. */
+static int serialized_prompt(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    int json = rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0;
+    if (!json && !(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
+        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
+        return UTIL_OK;
+    size_t tl = (size_t)-1, vat = 0, il = (size_t)-1, iat = 0;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        size_t a;
+        if (tl == (size_t)-1 && (a = key_line(t, i, "template", json))) tl = i, vat = a;
+        if (il == (size_t)-1 && (a = key_line(t, i, "input_variables", json))) il = i, iat = a;
+    }
+    if (tl == (size_t)-1 || il == (size_t)-1) return UTIL_OK;
+    const char *d = t->data;
+    /* the value: one JSON line, or YAML lines up to the next top-level key */
+    size_t last = tl;
+    if (!json)
+        for (size_t k = tl + 1; k < t->n_lines; k++) {
+            const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
+            const char *q = p;
+            while (q < e && (lint_tmpl_is_ident(*q) || *q == '-')) q++;
+            if (q > p && q < e && *q == ':' && !isspace((unsigned char)*p)) break;
+            last = k;
+        }
+    while (vat < t->len && d[vat] == ' ') vat++;
+    char quote = 0;
+    if (vat < t->len && (d[vat] == '\'' || d[vat] == '"'))
+        quote = d[vat++];
+    else if (!json && vat < t->len && (d[vat] == '|' || d[vat] == '>'))
+        vat = lint_text_line_end(t, tl);
+    size_t vend = lint_text_line_end(t, last);
+    if (quote) { /* the closing quote and what follows it */
+        size_t k = vend;
+        while (k > vat && (d[k - 1] == ' ' || d[k - 1] == ',')) k--;
+        if (k > vat && d[k - 1] == quote) vend = k - 1;
+    }
+    for (size_t k = 0; k < t->n_lines; k++)
+        if (k < tl || k > last) t->flags[k] |= LINT_LF_FRONTMATTER;
+    int rc = lint_text_add_quiet(t, 0, vat);
+    if (!rc && vend < t->len) rc = lint_text_add_quiet(t, vend, t->len);
+    if (!rc) rc = serialized_inputs(s, il, iat);
+    /* the declared fields no name classes are filled per call */
+    for (size_t i = vat; !rc && i < vend; i++) {
+        if (d[i] != '{' || (i + 1 < vend && d[i + 1] == '{') || (i > vat && d[i - 1] == '{')) continue;
+        size_t a = i + 1, b = a;
+        while (b < vend && lint_tmpl_is_ident(d[b])) b++;
+        if (b >= vend || d[b] != '}' || b == a || !is_input(s, d + a, b - a)) continue;
+        int sub = 0, known = 0;
+        if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
+            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0};
+            if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
+        }
+        i = b;
+    }
+    return rc;
+}
+
 /* --- the entry point ----------------------------------------------------------------- */
 
 int lint_tmpl_name(const char *rel) {
@@ -1159,7 +1309,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     scan s;
     memset(&s, 0, sizeof s);
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
-    t->is_template = lint_tmpl_name(rel) || has_statements(t);
+    t->curly_only = lint_tmpl_name(rel);
+    t->is_template = t->curly_only || has_statements(t);
     t->fill_ins = !t->is_template && markdown_name(rel);
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;
@@ -1167,6 +1318,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
         rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));
         if (!rc) rc = read_inputs(&s, 0, fm);
     }
+    if (!rc) rc = serialized_prompt(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
     if (!rc) rc = lint_tmpl_count_emitting(&s);
@@ -1181,6 +1333,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     lint_text_ranges_finish(t);
     if (!rc) mark_no_output(t);
     if (!rc) mark_prefill(&s);
+    if (!rc && s.tail_from) /* the conversation's tail: after the messages loop */
+        for (size_t i = lint_text_line_of(t, s.tail_from) + 1; i < t->n_lines; i++)
+            t->flags[i] |= LINT_LF_PREFILL;
     bind_clear(&s.binds);
     bind_clear(&s.seen);
     for (size_t i = 0; i < s.n_inputs; i++) free(s.inputs[i]);

@@ -107,6 +107,8 @@ typedef struct scan {
     unsigned char *vloop; /* per tag: an emitting loop over volatile data */
     int emit;             /* second pass: spans and quiet ranges */
     size_t quiet_until;   /* inside a quiet body up to here */
+    size_t tail_from;     /* end of the first emitting loop over messages (the
+                           * conversation: what follows it is its tail), or 0 */
     lint_spanv *spans, *unknown;
     int rc;
 } scan;

@@ -213,6 +213,25 @@ static void classify_curly(const char *d, tag *g) {
     }
 }
 
+/* Whether the inside of {{ }} is a reference written as one hyphenated or
+ * namespaced word ({{slack-message-INT}}, {{tool:bash}}): text that a
+ * product fills or documents, not an expression; read so only outside
+ * template files, where Jinja would take it as a subtraction. */
+static int hyphen_reference(const char *d, size_t a, size_t b) {
+    int joins = 0;
+    if (a >= b || !isalnum((unsigned char)d[a]) || !isalnum((unsigned char)d[b - 1])) return 0;
+    for (size_t k = a; k < b; k++) {
+        char c = d[k];
+        if (c == '-' || c == ':') {
+            if (!isalnum((unsigned char)d[k - 1]) || !isalnum((unsigned char)d[k + 1])) return 0;
+            joins++;
+        } else if (!isalnum((unsigned char)c) && c != '_') {
+            return 0;
+        }
+    }
+    return joins > 0;
+}
+
 int lint_tmpl_tokenize(scan *s) {
     lint_text *t = s->t;
     const char *d = t->data;
@@ -289,6 +308,10 @@ int lint_tmpl_tokenize(scan *s) {
             size_t k = g.a;
             while (k < g.b && (d[k] == '-' || d[k] == ' ')) k++;
             if (!bang && k + 1 < g.b && d[k] == '/' && d[k + 1] == '*') g.a = k;
+            if (!bang && !t->is_template && hyphen_reference(d, g.a, g.b)) {
+                i = g.end; /* plain text */
+                continue;
+            }
             classify_curly(d, &g);
         } else {
             i++;

@@ -13,7 +13,7 @@ if [ -n "${LLAMA_CPP_DIR:-}" ] && [ ! -x "$LLAMA_CPP_DIR/bin/llama-bench" ] &&
     echo "bench: LLAMA_CPP_DIR='$LLAMA_CPP_DIR' holds no llama-bench (see docs/bench.md)" >&2
 fi
 load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
-echo "bench: load average $load before the run (ratios are the result; other work on the machine is noise)" >&2
+echo "bench: load average $load before the run (cachet bench withholds ratios above 0.5 per core; --force)" >&2
 if [ -n "${MODEL:-}" ]; then
     [ -f "$MODEL" ] || { echo "bench: no model file '$MODEL'" >&2; exit 2; }
     set -- --model "$MODEL" "$@"

@@ -195,7 +195,9 @@ static int build_prompt(serve_ctx *srv, const serve_request *r, int32_t **ids, s
 /* Checks and turns a parsed request into a submitted job (k->job). */
 static int start_job(conn *k, serve_request *r, serve_error *e) {
     serve_ctx *srv = k->srv;
-    if (r->model && strcmp(r->model, srv->model_id) != 0) {
+    /* One model is served: clients send whatever their configuration names
+     * (llama-server takes any name too); the reply says which model answered. */
+    if (srv->p.strict_model && r->model && strcmp(r->model, srv->model_id) != 0) {
         serve_error_set(e, 404, "invalid_request_error", "model_not_found", "model",
                         "the model '%s' does not exist; this server serves '%s'", r->model, srv->model_id);
         return UTIL_ENOTFOUND;
@@ -531,7 +533,8 @@ int serve_start(serve_server **out, const serve_params *p, util_err *err) {
                                  .n_ctx = p->n_ctx,
                                  .prefill_chunk = p->prefill_chunk,
                                  .max_queue = p->max_queue,
-                                 .max_passed_over = 4};
+                                 .max_passed_over = 4,
+                                 .spec = p->spec};
         if (!(srv->metrics = serve_metrics_new()))
             rc = util_err_set(err, UTIL_ENOMEM, "out of memory");
         else

@@ -16,6 +16,10 @@ typedef struct serve_params {
     const char *model_path; /* the GGUF file (the caller found it) */
     const char *model_name; /* the id clients send and /v1/models lists; NULL:
                              * util_model_id, the file name without .gguf */
+    int strict_model;       /* 1: a request naming another model gets 404
+                             * model_not_found; 0: any name is taken (one model
+                             * is served, as llama-server does) and the reply
+                             * carries the served id */
     const char *host;       /* IPv4 or IPv6 address to bind */
     int port;               /* 0: a free one (serve_port says which) */
     const char *api_key;    /* NULL or "": no auth; else required as
@@ -31,6 +35,7 @@ typedef struct serve_params {
     int n_ctx;              /* context per request; <= 0: the model's */
     eng_model_params mp;    /* for eng_model_open (its strings must outlive the server) */
     eng_sample_params sp;   /* sampling defaults for requests that do not set them */
+    eng_spec_params spec;   /* speculative decoding of every request (--spec; zeroed: none) */
 } serve_params;
 
 /* The defaults: 127.0.0.1:8080, 4 parallel, 64 queued, 512 max tokens, 1 MiB

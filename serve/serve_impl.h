@@ -97,11 +97,12 @@ typedef struct serve_sched serve_sched;
 typedef struct serve_metrics serve_metrics;
 
 typedef struct serve_sched_params {
-    int parallel;        /* sequences (requests decoding at once) */
-    int n_ctx;           /* per sequence; <= 0: the model's */
-    int prefill_chunk;   /* prompt tokens per scheduling step */
-    int max_queue;       /* waiting requests beyond which submit fails (503) */
-    int max_passed_over; /* starvation bound of the longest-prefix-first order */
+    int parallel;         /* sequences (requests decoding at once) */
+    int n_ctx;            /* per sequence; <= 0: the model's */
+    int prefill_chunk;    /* prompt tokens per scheduling step */
+    int max_queue;        /* waiting requests beyond which submit fails (503) */
+    int max_passed_over;  /* starvation bound of the longest-prefix-first order */
+    eng_spec_params spec; /* speculative decoding of every generation (--spec) */
 } serve_sched_params;
 
 /* Starts the scheduler thread; it owns every engine call on m from now on. */
@@ -134,6 +135,8 @@ void serve_metrics_request(serve_metrics *m, int status);
 /* One finished generation: token counts and latencies (seconds; ttft < 0: none). */
 void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_tokens, int cached_disk,
                               int completion_tokens, double ttft_s, double total_s, int canceled);
+/* Speculative decoding of a finished generation (its eng_gen_stats). */
+void serve_metrics_spec(serve_metrics *m, const eng_gen_stats *st);
 /* Scheduler state, published by the scheduler thread after each step. */
 void serve_metrics_sched(serve_metrics *m, int running, int waiting, const eng_cache_stats *cs);
 /* Appends the Prometheus text exposition to out. */

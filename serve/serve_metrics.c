@@ -26,6 +26,7 @@ struct serve_metrics {
     uint64_t prompt_tokens, cached_tokens, cached_disk, completion_tokens;
     uint64_t generations, canceled;
     histogram ttft, latency;
+    uint64_t forwards, drafted, accepted; /* decoding (--spec: drafts) */
     int running, waiting;
     eng_cache_stats cs;
 };
@@ -83,6 +84,14 @@ void serve_metrics_generation(serve_metrics *m, int prompt_tokens, int cached_to
     pthread_mutex_unlock(&m->mu);
 }
 
+void serve_metrics_spec(serve_metrics *m, const eng_gen_stats *st) {
+    pthread_mutex_lock(&m->mu);
+    m->forwards += (uint64_t)st->decode_forwards;
+    m->drafted += (uint64_t)st->spec_drafted;
+    m->accepted += (uint64_t)st->spec_accepted;
+    pthread_mutex_unlock(&m->mu);
+}
+
 void serve_metrics_sched(serve_metrics *m, int running, int waiting, const eng_cache_stats *cs) {
     pthread_mutex_lock(&m->mu);
     m->running = running;
@@ -136,6 +145,13 @@ int serve_metrics_render(serve_metrics *m, util_buf *b) {
            (double)s.generations);
     metric(b, "cachet_generations_canceled_total", "counter", "generations stopped because the client left",
            (double)s.canceled);
+    metric(b, "cachet_decode_forwards_total", "counter",
+           "decode forward passes (with --spec, each verifies a draft)", (double)s.forwards);
+    metric(b, "cachet_spec_draft_tokens_total", "counter", "tokens drafted (--spec)", (double)s.drafted);
+    metric(b, "cachet_spec_accepted_tokens_total", "counter",
+           "of which accepted (tokens per forward: "
+           "(forwards + accepted) / forwards)",
+           (double)s.accepted);
     metric(b, "cachet_requests_running", "gauge", "requests holding a sequence", s.running);
     metric(b, "cachet_requests_waiting", "gauge", "requests queued for a sequence", s.waiting);
     render_hist(b, "cachet_time_to_first_token_seconds", "submit to first generated token", &s.ttft);

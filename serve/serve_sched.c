@@ -212,6 +212,7 @@ static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *
     eng_gen_stats st;
     eng_gen_end(sl->gen, &st); /* commits: the reply is the next turn's prefix */
     sl->gen = NULL;
+    serve_metrics_spec(s->metrics, &st);
     int n_gen = st.generated_tokens;
     remember(s, eng_seq_tokens(sl->seq), eng_seq_len(sl->seq));
     eng_seq_truncate(sl->seq, 0); /* an idle sequence pins no pages */
@@ -319,7 +320,7 @@ static int admit(serve_sched *s) {
             int est = 0;
             serve_job *j = pick(s, &est);
             util_err err;
-            eng_gen_params gp = {.max_tokens = j->max_tokens, .sample = j->sp};
+            eng_gen_params gp = {.max_tokens = j->max_tokens, .sample = j->sp, .spec = s->p.spec};
             if (eng_gen_begin(&sl->gen, sl->seq, j->prompt, j->n_prompt, &gp, &err)) {
                 serve_error_set(&j->err, 500, "server_error", NULL, NULL, "%s", err.msg);
                 j->finish = SERVE_FINISH_ERROR;

@@ -99,12 +99,16 @@ static void test_engine_options(void) {
                                        "--no-disk-cache",
                                        "--exact",
                                        "--device cpu",
+                                       "--kv-type q8_0",
+                                       "--kv-type-k q4_0",
+                                       "--kv-type-v f16",
                                        "--debug"};
     static const char *const bad[][3] = {{"--threads 0", "--threads", "integer"},
                                          {"--ctx-size abc", "--ctx-size", "integer"},
                                          {"--kv-budget lots", "--kv-budget", "looks like 512MiB"},
                                          {"--kv-disk-budget 0", "--kv-disk-budget", "more than 0"},
-                                         {"--device tpu", "--device", "not a device"}};
+                                         {"--device tpu", "--device", "not a device"},
+                                         {"--kv-type q5_1", "--kv-type", "expected f16, q8_0 or q4_0"}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         proc_result r = proc_runf("%s/cachet %s --help", proc_bin_dir(), cmds[c]);
         CHECK_MSG(r.status == 0, "cachet %s --help: exit %d", cmds[c], r.status);
@@ -315,6 +319,28 @@ static void test_kv(const char *model) {
     CHECK_EQ_STR(r.out, "{\"bytes_per_token\":753664,\"tokens\":113975,\"memory_bytes\":85899345920,"
                         "\"memory_unit\":\"binary\",\"dtype\":\"f16\",\"layers\":46,\"kv_heads\":32,"
                         "\"head_dim\":128}\n");
+    proc_result_free(&r);
+    /* --kv-type: whole blocks (q8_0 34 B, q4_0 18 B per 32 values), K and V apart */
+    static const struct {
+        const char *args, *bytes;
+    } kvt[] = {{"--kv-type q8_0", "\"bytes_per_token\":400384,"},
+               {"--kv-type q4_0", "\"bytes_per_token\":211968,"},
+               {"--kv-type-k q8_0 --kv-type-v q4_0", "\"bytes_per_token\":306176,"},
+               {"--kv-type q8_0 --kv-type-v f16", "\"bytes_per_token\":577024,"},
+               {"--dtype f32", "\"bytes_per_token\":1507328,"}};
+    for (size_t i = 0; i < sizeof kvt / sizeof kvt[0]; i++) {
+        r = proc_runf("%s/cachet kv --layers 46 --kv-heads 32 --head-dim 128 --json %s", proc_bin_dir(),
+                      kvt[i].args);
+        CHECK_MSG(r.status == 0 && strstr(r.out, kvt[i].bytes) != NULL, "%s: %s", kvt[i].args, r.out);
+        proc_result_free(&r);
+    }
+    r = proc_runf("%s/cachet kv --layers 46 --kv-heads 16 --head-dim 128 --kv-type-k q8_0 --kv-type-v q4_0",
+                  proc_bin_dir());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "153,088") && strstr(r.out, "(q8_0)") && strstr(r.out, "(q4_0)"),
+              "%s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet kv --layers 4 --kv-heads 2 --head-dim 64 --kv-type q5_1", proc_bin_dir());
+    CHECK_MSG(r.status == 2 && strstr(r.err, "q5_1"), "%d %s", r.status, r.err);
     proc_result_free(&r);
     r = proc_runf("%s/cachet kv --model '%s' --memory 1GiB", proc_bin_dir(), model);
     CHECK_EQ_INT(r.status, 0);

@@ -2,7 +2,9 @@
  * (tests/realprompts, labelled by hand before any run) and on the fixture
  * corpus (tests/lint), with one per-file definition for all three sets.
  * Checks precision and recall >= 0.95 on the fixtures. The held-out part is
- * printed but not yet checked: promptlint does not reach 0.95 on it yet, and
+ * printed whole and per batch (v1: the first 214 files; v2 to v4: files added
+ * later, LABELS.tsv column 7) but not yet checked: promptlint does not reach
+ * 0.95 on it yet, and
  * the check (LINT_REAL_HELD_GATE below) is turned on once it does. The
  * development part is printed so the gap is visible. Does not check exact
  * findings (test_lint.c does that for the fixtures).
@@ -40,6 +42,13 @@
 typedef struct score {
     int files, tp, fp, fn;
 } score;
+
+static void score_add(score *to, const score *s) {
+    to->files += s->files;
+    to->tp += s->tp;
+    to->fp += s->fp;
+    to->fn += s->fn;
+}
 
 static double prec(const score *s) { return s->tp + s->fp ? (double)s->tp / (s->tp + s->fp) : 1.0; }
 static double rec(const score *s) { return s->tp + s->fn ? (double)s->tp / (s->tp + s->fn) : 1.0; }
@@ -122,7 +131,11 @@ static const char *upstream_path(char *out, size_t cap, const char *sources, siz
     return NULL;
 }
 
-static void score_real(score *dev, score *held) {
+#define N_BATCHES 4
+
+/* Scores the real corpus: dev, held, and each per batch (index 0: the
+ * first batch, v1, no batch column; index k: batch v(k+1)). */
+static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score held_b[N_BATCHES]) {
     lint_options o = {0};
     o.no_model = 1;
     o.no_config = 1;
@@ -154,10 +167,14 @@ static void score_real(score *dev, score *held) {
         char *nl = memchr(line, '\n', (size_t)(tsv + len - line));
         next = nl ? nl + 1 : tsv + len;
         if (nl) *nl = '\0';
-        /* file, split, label, line, kind, why */
-        char *f[5];
-        if (tsv_fields(line, f, 5) < 4) continue;
+        /* file, split, label, line, kind, why[, batch] */
+        char *f[7];
+        int nf = tsv_fields(line, f, 7);
+        if (nf < 4) continue;
         int is_held = strcmp(f[1], "held") == 0;
+        int batch = nf >= 7 && f[6][0] == 'v' ? (int)strtol(f[6] + 1, NULL, 10) - 1 : 0;
+        CHECK_MSG(batch >= 0 && batch < N_BATCHES, "LABELS.tsv: '%s' has an unknown batch", f[0]);
+        if (batch < 0 || batch >= N_BATCHES) batch = 0;
         int positive = strcmp(f[2], "positive") == 0;
         int at = positive ? (int)strtol(f[3], NULL, 10) : 0;
         CHECK_MSG(!positive || at > 0, "LABELS.tsv: '%s' is positive without a line", f[0]);
@@ -166,7 +183,10 @@ static void score_real(score *dev, score *held) {
         char up[1024];
         const char *as = upstream_path(up, sizeof up, src, slen, f[0]);
         CHECK_MSG(as != NULL, "SOURCES.tsv has no line for '%s'", f[0]);
-        score_file(c, path, as, at, show && !is_held, is_held ? held : dev);
+        score one = {0};
+        score_file(c, path, as, at, show && !is_held, &one);
+        score_add(is_held ? held : dev, &one);
+        score_add(is_held ? &held_b[batch] : &dev_b[batch], &one);
     }
     free(src);
     free(tsv);
@@ -269,11 +289,21 @@ static void print_score(const char *name, const score *s) {
 }
 
 void test_lint_real(void) {
-    score dev = {0}, held = {0}, fix = {0};
-    score_real(&dev, &held);
+    score dev = {0}, held = {0}, fix = {0}, dev_b[N_BATCHES] = {{0}}, held_b[N_BATCHES] = {{0}};
+    score_real(&dev, &held, dev_b, held_b);
     score_fixtures(&fix);
     print_score("dev", &dev);
+    for (int b = 0; b < N_BATCHES; b++) {
+        char name[16];
+        snprintf(name, sizeof name, "dev v%d", b + 1);
+        print_score(name, &dev_b[b]);
+    }
     print_score("held", &held);
+    for (int b = 0; b < N_BATCHES; b++) {
+        char name[16];
+        snprintf(name, sizeof name, "held v%d", b + 1);
+        print_score(name, &held_b[b]);
+    }
     print_score("fixtures", &fix);
     CHECK_MSG(dev.files + held.files >= 150, "real corpus has %d files, want >= 150", dev.files + held.files);
     CHECK_MSG(held.files * 4 >= dev.files, "held part too small (%d vs %d dev)", held.files, dev.files);

@@ -3,8 +3,8 @@
  * stopped with SIGTERM (SIGKILL if it hangs; it also dies with the runner);
  * libcurl is the client. Covers the routes, streaming, prefix sharing,
  * scheduling order, bad input, auth, disconnects, a small load and shutdown,
- * slow clients against /health, and turn markers in a client's message
- * staying text. */
+ * slow clients against /health, turn markers in a client's message staying
+ * text, any model name (--strict-model: only the served one) and --spec. */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -610,8 +610,6 @@ static void test_bad_input(const server *s) {
     expect_error(s, chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}", -1, NULL, 400,
                  NULL);
     expect_error(s, "/v1/completions", "{\"prompt\":42}", -1, NULL, 400, NULL);
-    expect_error(s, chat, "{\"model\":\"gpt-9\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", -1,
-                 NULL, 404, "model_not_found");
     /* a prompt beyond the server's --ctx-size 512 */
     util_buf big;
     util_buf_init(&big);
@@ -632,6 +630,107 @@ static void test_bad_input(const server *s) {
     free(huge);
     /* and without a length (chunked): read, dropped, then 413 */
     CHECK_EQ_INT(post_chunked(s, "/v1/completions", 200000), 413);
+}
+
+/* One model is served: a request naming any model (what a client's
+ * configuration says) is answered, and the reply names the served id; a
+ * streamed reply does too. */
+static void test_any_model_name(const server *s, usage_sum *u) {
+    const char *names[] = {"gpt-4o", "SmolLM2-135M-Instruct.Q4_1", "llama"};
+    for (int i = 0; i < 3; i++) {
+        char body[256];
+        snprintf(body, sizeof body,
+                 "{\"model\":\"%s\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hi.\"}],"
+                 "\"max_tokens\":4,\"temperature\":0%s}",
+                 names[i], i == 2 ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}" : "");
+        http_resp r = {0};
+        http(s, "/v1/chat/completions", body, -1, NULL, 0, &r);
+        CHECK_MSG(r.status == 200, "model '%s': status %ld %s", names[i], r.status, body_of(&r));
+        if (i < 2) {
+            cJSON *o = cJSON_Parse(body_of(&r));
+            CHECK_EQ_STR(json_str(o, "model", NULL), "SmolLM2-135M-Instruct.Q4_1");
+            if (o && r.status == 200) add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+            cJSON_Delete(o);
+        } else {
+            /* every event names the served model; the usage event counts */
+            const char *p = body_of(&r);
+            int events = 0;
+            while ((p = strstr(p, "data: {")) != NULL) {
+                const char *nl = strchr(p, '\n');
+                char *line = strndup(p + 6, nl ? (size_t)(nl - p - 6) : strlen(p + 6));
+                cJSON *ev = line ? cJSON_Parse(line) : NULL;
+                CHECK_EQ_STR(json_str(ev, "model", NULL), "SmolLM2-135M-Instruct.Q4_1");
+                if (cJSON_GetObjectItemCaseSensitive(ev, "usage"))
+                    add_usage(u, cJSON_GetObjectItemCaseSensitive(ev, "usage"));
+                cJSON_Delete(ev);
+                free(line);
+                events++;
+                p += 6;
+            }
+            CHECK(events >= 2);
+        }
+        util_buf_release(&r.body);
+    }
+}
+
+/* --strict-model: another name is a 404 model_not_found; the served id and
+ * no name at all are answered. */
+static void test_strict_model(void) {
+    server s;
+    int started = server_start(&s, "--ctx-size 256 --parallel 1 --strict-model") == 0;
+    CHECK_MSG(started, "server did not start");
+    if (!started) return;
+    const char *chat = "/v1/chat/completions";
+    expect_error(&s, chat, "{\"model\":\"gpt-9\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", -1,
+                 NULL, 404, "model_not_found");
+    const char *ok[] = {
+        "{\"model\":\"SmolLM2-135M-Instruct.Q4_1\",\"messages\":[{\"role\":\"user\",\"content\":"
+        "\"x\"}],\"max_tokens\":2}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}"};
+    for (int i = 0; i < 2; i++) {
+        http_resp r = {0};
+        http(&s, chat, ok[i], -1, NULL, 0, &r);
+        CHECK_MSG(r.status == 200, "strict %d: status %ld %s", i, r.status, body_of(&r));
+        util_buf_release(&r.body);
+    }
+    CHECK_EQ_INT(server_stop(&s), 0);
+}
+
+/* A completion whose answer repeats its prompt, greedy: the text. */
+static char *spec_completion(const server *s, usage_sum *u) {
+    const char *body =
+        "{\"prompt\":\"1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3,\","
+        "\"max_tokens\":24,\"temperature\":0}";
+    http_resp r = {0};
+    http(s, "/v1/completions", body, -1, NULL, 0, &r);
+    cJSON *o = cJSON_Parse(body_of(&r));
+    CHECK_MSG(r.status == 200 && choice_text(o), "completions: %ld %s", r.status, body_of(&r));
+    char *t = choice_text(o) ? strdup(choice_text(o)) : NULL;
+    if (t && u) add_usage(u, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+    cJSON_Delete(o);
+    util_buf_release(&r.body);
+    return t;
+}
+
+/* --spec ngram: the same greedy text as the plain server, and /metrics counts
+ * the drafts (accepted <= drafted; no drafts without --spec). */
+static void test_spec(const server *plain, usage_sum *u) {
+    server s;
+    int started = server_start(&s, "--ctx-size 256 --parallel 2 --spec ngram --spec-max 6") == 0;
+    CHECK_MSG(started, "server did not start");
+    if (!started) return;
+    char *a = spec_completion(plain, u), *b = spec_completion(&s, NULL);
+    CHECK_MSG(a && b && strcmp(a, b) == 0, "plain '%s', spec '%s'", a ? a : "", b ? b : "");
+    double drafted = metric(&s, "cachet_spec_draft_tokens_total");
+    double accepted = metric(&s, "cachet_spec_accepted_tokens_total");
+    double forwards = metric(&s, "cachet_decode_forwards_total");
+    CHECK_MSG(drafted > 0 && accepted > 0 && accepted <= drafted && forwards > 0 && forwards + accepted <= 24,
+              "drafted %g accepted %g forwards %g", drafted, accepted, forwards);
+    CHECK_EQ_INT((long)metric(plain, "cachet_spec_draft_tokens_total"), 0);
+    CHECK(metric(plain, "cachet_decode_forwards_total") > 0);
+    free(a);
+    free(b);
+    CHECK_EQ_INT(server_stop(&s), 0);
 }
 
 /* 70 clients (more than the 64 connection slots) that send a request line,
@@ -872,6 +971,8 @@ void test_serve(void) {
         CHECK_CASE(special_tokens) test_special_tokens(&s, &u);
         CHECK_CASE(shared_prefix) test_shared_prefix(&s, &u);
         CHECK_CASE(bad_input) test_bad_input(&s);
+        CHECK_CASE(any_model_name) test_any_model_name(&s, &u);
+        CHECK_CASE(spec) test_spec(&s, &u);
         CHECK_CASE(slow_clients) test_slow_clients(&s);
         CHECK_CASE(load) {
             test_load(&s, &u, 4, 5);
@@ -892,6 +993,7 @@ void test_serve(void) {
         if (started) test_longest_prefix_first(&s);
         CHECK_EQ_INT(server_stop(&s), 0);
     }
+    CHECK_CASE(strict_model) test_strict_model();
     CHECK_CASE(auth) test_auth();
     CHECK_CASE(request_timeout) test_request_timeout();
     curl_global_cleanup();

@@ -5,6 +5,7 @@
  * count, chunking or tokens per call. No kernels here beyond the scalar references. */
 #include <math.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "../backend.h"
 #include "../quant.h"
+#include "../quant_impl.h"
 #include "cpu_features.h"
 #include "cpu_kernels.h"
 #include "quant_cpu.h"
@@ -215,22 +217,29 @@ static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
     }
 }
 
+/* One row of n values into a KV row of `type`: f16 by the level's converter
+ * (or the reference), q8_0 and q4_0 by the reference quantizers (quant.c, as
+ * ggml's quantize_row_*_ref): a few rows per token, never the bottleneck. */
+static void kv_store_row(const cpu_backend *cb, uint8_t *dst, const float *src, uint32_t type, int n) {
+    if (type != ENG_TYPE_F16) {
+        eng_type_get(type)->from_float(src, dst, n);
+        return;
+    }
+    uint16_t *d = (uint16_t *)dst;
+    if (cb->k.f32_to_f16) {
+        cb->k.f32_to_f16(d, src, (size_t)n);
+        return;
+    }
+    for (int i = 0; i < n; i++) d[i] = eng_f32_to_f16(src[i]);
+}
+
 static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
                          int n_tok, int pos0) {
     cpu_backend *cb = (cpu_backend *)be;
     for (int t = 0; t < n_tok; t++) {
-        uint16_t *kd = (uint16_t *)eng_kv_k(kv, layer, pos0 + t),
-                 *vd = (uint16_t *)eng_kv_v(kv, layer, pos0 + t);
-        const float *ks = k + (size_t)t * (size_t)kv->kv_dim, *vs = v + (size_t)t * (size_t)kv->kv_dim;
-        if (cb->k.f32_to_f16) {
-            cb->k.f32_to_f16(kd, ks, (size_t)kv->kv_dim);
-            cb->k.f32_to_f16(vd, vs, (size_t)kv->kv_dim);
-            continue;
-        }
-        for (int i = 0; i < kv->kv_dim; i++) {
-            kd[i] = eng_f32_to_f16(ks[i]);
-            vd[i] = eng_f32_to_f16(vs[i]);
-        }
+        const size_t off = (size_t)t * (size_t)kv->kv_dim;
+        kv_store_row(cb, eng_kv_k(kv, layer, pos0 + t), k + off, kv->type_k, kv->kv_dim);
+        kv_store_row(cb, eng_kv_v(kv, layer, pos0 + t), v + off, kv->type_v, kv->kv_dim);
     }
 }
 
@@ -294,19 +303,41 @@ typedef struct attn_task {
     atomic_int next;
 } attn_task;
 
+/* Value i of a KV row of `type`, by the dequantizers' formulas (quant.c): the
+ * scalar reference reads the cache one value at a time. */
+static float kv_value(const uint8_t *row, uint32_t type, int i) {
+    uint16_t d;
+    if (type == ENG_TYPE_Q8_0) {
+        const uint8_t *b = row + (size_t)(i / ENG_QK) * sizeof(eng_block_q8_0);
+        memcpy(&d, b, sizeof d);
+        return (float)(int8_t)b[offsetof(eng_block_q8_0, qs) + i % ENG_QK] * eng_f16_to_f32(d);
+    }
+    if (type == ENG_TYPE_Q4_0) {
+        const uint8_t *b = row + (size_t)(i / ENG_QK) * sizeof(eng_block_q4_0);
+        const int j = i % ENG_QK;
+        const uint8_t q = b[offsetof(eng_block_q4_0, qs) + j % (ENG_QK / 2)];
+        memcpy(&d, b, sizeof d);
+        return (float)((j < ENG_QK / 2 ? q & 0xF : q >> 4) - 8) * eng_f16_to_f32(d);
+    }
+    memcpy(&d, row + 2 * (size_t)i, sizeof d);
+    return eng_f16_to_f32(d);
+}
+
 /* One (token, head): scores over visible keys in position order, softmax with
  * the max subtracted, then the weighted sum of values in position order. */
 static void attn_one(const eng_attn_args *a, int t, int h, float *sc) {
     int hd = a->head_dim, p = a->pos0 + t;
     int g = h / (a->n_head / a->n_kv_head);
     int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+    const uint32_t tk = a->kv->type_k, tv = a->kv->type_v;
+    const size_t koff = eng_type_row_size(tk, (int64_t)g * hd), voff = eng_type_row_size(tv, (int64_t)g * hd);
     const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float mx = -INFINITY;
     for (int j = lo; j <= p; j++) {
-        const uint16_t *k = (const uint16_t *)eng_kv_k(a->kv, a->layer, j) + (size_t)g * (size_t)hd;
+        const uint8_t *k = eng_kv_k(a->kv, a->layer, j) + koff;
         float s = 0.0f;
-        for (int d = 0; d < hd; d++) s += q[d] * eng_f16_to_f32(k[d]);
+        for (int d = 0; d < hd; d++) s += q[d] * kv_value(k, tk, d);
         s *= a->scale;
         sc[j - lo] = s;
         if (s > mx) mx = s;
@@ -320,9 +351,9 @@ static void attn_one(const eng_attn_args *a, int t, int h, float *sc) {
     float inv = 1.0f / sum;
     memset(o, 0, (size_t)hd * sizeof(float));
     for (int j = lo; j <= p; j++) {
-        const uint16_t *v = (const uint16_t *)eng_kv_v(a->kv, a->layer, j) + (size_t)g * (size_t)hd;
+        const uint8_t *v = eng_kv_v(a->kv, a->layer, j) + voff;
         float wj = sc[j - lo] * inv;
-        for (int d = 0; d < hd; d++) o[d] += wj * eng_f16_to_f32(v[d]);
+        for (int d = 0; d < hd; d++) o[d] += wj * kv_value(v, tv, d);
     }
 }
 
@@ -344,6 +375,15 @@ static void attn_run(void *arg, int ith, int nth) {
     }
 }
 
+/* A KV row of n values to f32: exact, the same values the kernels dequantize
+ * as they load (f16 by the level's converter, blocks by quant.c's to_float). */
+static void kv_row_f32(const cpu_backend *cb, float *dst, const uint8_t *row, uint32_t type, size_t n) {
+    if (type == ENG_TYPE_F16)
+        cb->k.f16_to_f32(dst, (const uint16_t *)row, n);
+    else
+        eng_type_get(type)->to_float(row, dst, (int64_t)n);
+}
+
 /* Keys and values of positions j0 .. j1-1 to f32 (exact), split by position. */
 static void attn_convert(void *arg, int ith, int nth) {
     attn_task *at = arg;
@@ -351,8 +391,8 @@ static void attn_convert(void *arg, int ith, int nth) {
     const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
     int n = at->j1 - at->j0, p0 = at->j0 + n * ith / nth, p1 = at->j0 + n * (ith + 1) / nth;
     for (int p = p0; p < p1; p++) {
-        at->cb->k.f16_to_f32(at->kf + (size_t)p * ld, (const uint16_t *)eng_kv_k(a->kv, a->layer, p), ld);
-        at->cb->k.f16_to_f32(at->vf + (size_t)p * ld, (const uint16_t *)eng_kv_v(a->kv, a->layer, p), ld);
+        kv_row_f32(at->cb, at->kf + (size_t)p * ld, eng_kv_k(a->kv, a->layer, p), a->kv->type_k, ld);
+        kv_row_f32(at->cb, at->vf + (size_t)p * ld, eng_kv_v(a->kv, a->layer, p), a->kv->type_v, ld);
     }
 }
 
@@ -436,6 +476,7 @@ static const eng_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .n_threads = cpu_n_threads,
     .n_batch = 64,
+    .kv_quant = 1,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .to_dev = cpu_copy,

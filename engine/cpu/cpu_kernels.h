@@ -11,11 +11,13 @@
 #include "../backend.h"
 
 typedef struct cpu_kern {
-    /* Attention of query token t, head h, over keys lo..p in position order;
+    /* Attention of query token t, head h, over keys lo..p in position order,
+     * reading the pages in the view's K and V types (f16, q8_0, q4_0);
      * sc holds at least p + 16 floats of scratch. Needs head_dim % 8 == 0. */
     void (*attn_head)(const eng_attn_args *a, int t, int h, float *sc);
     /* The same, reading keys and values as f32: row j of kv head g at kf + j * ld
-     * + g * head_dim (NULL: converted from the pages on the fly, same results).
+     * + g * head_dim (NULL: dequantized from the pages, whatever their types,
+     * on the fly: the same values, the same results).
      * Needs head_dim 64, 128 or 256. Preferred when present. */
     void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf, size_t ld,
                           float *sc);

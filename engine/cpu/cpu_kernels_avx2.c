@@ -1,11 +1,16 @@
 /* engine/cpu/cpu_kernels_avx2.c: AVX2+FMA+F16C versions of the CPU backend's
- * non-matmul kernels: attention per (token, head) with a fixed order over keys,
- * a polynomial exp, RMSNorm with a double-precision sum, SwiGLU, f32 -> f16. Each
- * result depends only on its inputs (never on batch size or thread), and differs
- * from the scalar reference by summation order and exp rounding (see tests). */
+ * non-matmul kernels: attention per (token, head) with a fixed order over keys
+ * (f16, q8_0 or q4_0 KV rows), a polynomial exp, RMSNorm with a double-precision
+ * sum, SwiGLU, f32 -> f16. Each result depends only on its inputs (never on
+ * batch size or thread), and differs from the scalar reference by summation
+ * order and exp rounding (see tests). */
 #include "cpu_kernels.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../quant_impl.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -49,25 +54,57 @@ AVX2_INLINE __m128 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
     return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
 }
 
-#define LDH(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+/* KV rows as the pages hold them (f16, q8_0 or q4_0), 8 values at a time,
+ * dequantized as they load ((float)q * d, quant.c's formula); see the choice
+ * of dequantizing over integer dots in cpu_kernels_avx512.c. */
+enum { KV_F16 = 0, KV_Q8_0 = 1, KV_Q4_0 = 2 };
+
+static int kv_kind(uint32_t type) {
+    return type == ENG_TYPE_Q8_0 ? KV_Q8_0 : type == ENG_TYPE_Q4_0 ? KV_Q4_0 : KV_F16;
+}
+
+AVX2_INLINE float half_at(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return _cvtsh_ss(h);
+}
+
+/* Values d .. d+7 of a row (d a multiple of 8). */
+AVX2_INLINE __m256 kv_load8(const uint8_t *row, int d, const int kind) {
+    if (kind == KV_F16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 2 * (size_t)d)));
+    if (kind == KV_Q8_0) {
+        const uint8_t *b = row + (size_t)(d / ENG_QK) * sizeof(eng_block_q8_0);
+        const __m128i q = _mm_loadl_epi64((const __m128i *)(b + offsetof(eng_block_q8_0, qs) + d % ENG_QK));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), _mm256_set1_ps(half_at(b)));
+    }
+    const uint8_t *b = row + (size_t)(d / ENG_QK) * sizeof(eng_block_q4_0);
+    const int j = d % ENG_QK;
+    __m256i x = _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64((const __m128i *)(b + offsetof(eng_block_q4_0, qs) + j % 16)));
+    x = j >= 16 ? _mm256_srli_epi32(x, 4) : _mm256_and_si256(x, _mm256_set1_epi32(0xF));
+    x = _mm256_sub_epi32(x, _mm256_set1_epi32(8));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(x), _mm256_set1_ps(half_at(b)));
+}
 
 /* Scores of keys lo + j, j < nk, in blocks of four (the last block repeats the last
  * key so every score goes through the same code). */
-AVX2_INLINE void attn_scores(const eng_attn_args *a, const float *q, int g, int lo, int nk, float *sc) {
+AVX2_INLINE void attn_scores(const eng_attn_args *a, const float *q, int g, int lo, int nk, float *sc,
+                             const int kind) {
     const int hd = a->head_dim;
+    const size_t off = eng_type_row_size(a->kv->type_k, (int64_t)g * hd);
     for (int j0 = 0; j0 < nk; j0 += 4) {
-        const uint16_t *kp[4];
+        const uint8_t *kp[4];
         for (int i = 0; i < 4; i++) {
             int j = j0 + i < nk ? j0 + i : nk - 1;
-            kp[i] = (const uint16_t *)eng_kv_k(a->kv, a->layer, lo + j) + (size_t)g * (size_t)hd;
+            kp[i] = eng_kv_k(a->kv, a->layer, lo + j) + off;
         }
         __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
         for (int d = 0; d < hd; d += 8) {
             __m256 qv = _mm256_loadu_ps(q + d);
-            c0 = _mm256_fmadd_ps(qv, LDH(kp[0] + d), c0);
-            c1 = _mm256_fmadd_ps(qv, LDH(kp[1] + d), c1);
-            c2 = _mm256_fmadd_ps(qv, LDH(kp[2] + d), c2);
-            c3 = _mm256_fmadd_ps(qv, LDH(kp[3] + d), c3);
+            c0 = _mm256_fmadd_ps(qv, kv_load8(kp[0], d, kind), c0);
+            c1 = _mm256_fmadd_ps(qv, kv_load8(kp[1], d, kind), c1);
+            c2 = _mm256_fmadd_ps(qv, kv_load8(kp[2], d, kind), c2);
+            c3 = _mm256_fmadd_ps(qv, kv_load8(kp[3], d, kind), c3);
         }
         __m128 s = _mm_mul_ps(reduce4(c0, c1, c2, c3), _mm_set1_ps(a->scale));
         float tmp[4];
@@ -92,14 +129,15 @@ AVX2_INLINE float softmax_exp(float *sc, int nk) {
     return hsum8(sum);
 }
 
-AVX2_FN static void attn_head(const eng_attn_args *a, int t, int h, float *sc) {
+AVX2_INLINE void attn_head_body(const eng_attn_args *a, int t, int h, float *sc, const int kk, const int kv) {
     const int hd = a->head_dim, p = a->pos0 + t;
     const int g = h / (a->n_head / a->n_kv_head);
     const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
     const int nk = p - lo + 1;
+    const size_t voff = eng_type_row_size(a->kv->type_v, (int64_t)g * hd);
     const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
     float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
-    attn_scores(a, q, g, lo, nk, sc);
+    attn_scores(a, q, g, lo, nk, sc, kk);
     const float inv = 1.0f / softmax_exp(sc, nk);
     /* out = sum_j (e_j / sum) v_j, over keys in order, 64 dims at a time */
     for (int d0 = 0; d0 < hd; d0 += 64) {
@@ -107,16 +145,37 @@ AVX2_FN static void attn_head(const eng_attn_args *a, int t, int h, float *sc) {
         __m256 acc[8];
         for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();
         for (int j = 0; j < nk; j++) {
-            const uint16_t *v = (const uint16_t *)eng_kv_v(a->kv, a->layer, lo + j) + (size_t)g * (size_t)hd +
-                                d0;
+            const uint8_t *v = eng_kv_v(a->kv, a->layer, lo + j) + voff;
             const __m256 wj = _mm256_set1_ps(sc[j] * inv);
-            for (int i = 0; i < nd; i++) acc[i] = _mm256_fmadd_ps(wj, LDH(v + 8 * i), acc[i]);
+            for (int i = 0; i < nd; i++) acc[i] = _mm256_fmadd_ps(wj, kv_load8(v, d0 + 8 * i, kv), acc[i]);
         }
         for (int i = 0; i < nd; i++) _mm256_storeu_ps(o + d0 + 8 * i, acc[i]);
     }
 }
 
-#undef LDH
+/* One function per (K kind, V kind): the body with constant kinds. */
+#define HEAD_FN(KK, KV)                                                                          \
+    AVX2_FN static void attn_head_##KK##_##KV(const eng_attn_args *a, int t, int h, float *sc) { \
+        attn_head_body(a, t, h, sc, KK, KV);                                                     \
+    }
+HEAD_FN(0, 0)
+HEAD_FN(0, 1)
+HEAD_FN(0, 2)
+HEAD_FN(1, 0)
+HEAD_FN(1, 1)
+HEAD_FN(1, 2)
+HEAD_FN(2, 0)
+HEAD_FN(2, 1)
+HEAD_FN(2, 2)
+#undef HEAD_FN
+
+static void attn_head(const eng_attn_args *a, int t, int h, float *sc) {
+    static void (*const fns[3][3])(const eng_attn_args *, int, int,
+                                   float *) = {{attn_head_0_0, attn_head_0_1, attn_head_0_2},
+                                               {attn_head_1_0, attn_head_1_1, attn_head_1_2},
+                                               {attn_head_2_0, attn_head_2_1, attn_head_2_2}};
+    fns[kv_kind(a->kv->type_k)][kv_kind(a->kv->type_v)](a, t, h, sc);
+}
 
 AVX2_FN static void rmsnorm_row(float *y, const float *x, const float *w, int n, float eps) {
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();

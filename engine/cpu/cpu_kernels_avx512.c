@@ -1,11 +1,16 @@
 /* engine/cpu/cpu_kernels_avx512.c: AVX-512 attention per (token, head): scores for 16
  * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
- * 16-lane exp, the value sum in key order, over keys and values converted to f32
- * once per call (prefill) or as they are loaded (decode): the same values, the
- * same results. The other non-matmul kernels stay at the AVX2 level. */
+ * 16-lane exp, the value sum in key order, over keys and values (f16, q8_0 or
+ * q4_0 rows) converted to f32 once per call (prefill) or as they are loaded
+ * (decode): the same values, the same results. The other non-matmul kernels stay
+ * at the AVX2 level. */
 #include "cpu_kernels.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../quant_impl.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -63,52 +68,79 @@ AVX512_INLINE __m512 reduce16(const __m512 *a) {
     return _mm512_add_ps(_mm512_shuffle_f32x4(l3[0], l3[1], 0x88), _mm512_shuffle_f32x4(l3[0], l3[1], 0xDD));
 }
 
-/* Where row j of kv head g starts: in the converted f32 rows, or in the f16 pages
- * (then each 16 values are converted as they are loaded: the same values). */
+/* How a kernel reads keys or values: rows converted to f32 (prefill), or the
+ * pages themselves in the cache's type, dequantized 16 values at a time as
+ * they are loaded: the same values as the conversion (quant.c's formulas,
+ * (float)q * d), so the same results. Blocks are dequantized, not dotted as
+ * integers with a q8-quantized query as llama.cpp's CPU path does: the query
+ * keeps its f32 precision (no second rounding in the scores), the prefill
+ * (converted) and decode (in-register) paths give bit-identical values, which
+ * batch invariance needs, and decode attention is bound by the bytes read,
+ * which the block types cut, not by the few instructions per block. */
+enum { KV_F32 = 0, KV_F16 = 1, KV_Q8_0 = 2, KV_Q4_0 = 3, KV_KINDS = 4 };
+
+static int kv_kind(uint32_t type) {
+    return type == ENG_TYPE_Q8_0 ? KV_Q8_0 : type == ENG_TYPE_Q4_0 ? KV_Q4_0 : KV_F16;
+}
+
+/* Where row j of kv head g starts: in the converted f32 rows, or in the pages. */
 typedef struct kv_src {
     const float *f32;
-    const uint16_t *f16;
+    const uint8_t *raw;
 } kv_src;
 
 AVX512_INLINE kv_src kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j, int g) {
-    const size_t off = (size_t)g * (size_t)a->head_dim;
     kv_src r = {NULL, NULL};
-    if (conv)
-        r.f32 = conv + (size_t)j * ld + off;
-    else
-        r.f16 = (const uint16_t *)(v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) + off;
+    if (conv) {
+        r.f32 = conv + (size_t)j * ld + (size_t)g * (size_t)a->head_dim;
+    } else {
+        const uint32_t type = v ? a->kv->type_v : a->kv->type_k;
+        r.raw = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) +
+                eng_type_row_size(type, (int64_t)g * a->head_dim);
+    }
     return r;
 }
 
-/* Values c*16 .. c*16+15 of a row. */
-AVX512_INLINE __m512 kv_load(kv_src r, int c, const int f16) {
-    return f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r.f16 + 16 * c)))
-               : _mm512_loadu_ps(r.f32 + 16 * c);
+AVX512_INLINE float half_at(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return _cvtsh_ss(h);
 }
 
-/* The kernel for nc = head_dim / 16 chunks, a constant, so q and the output stay
- * in registers. */
-AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
-                             size_t ld, float *sc, const int nc, const int f16) {
-    const int hd = a->head_dim, p = a->pos0 + t;
-    const int g = h / (a->n_head / a->n_kv_head);
-    const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
-    const int nk = p - lo + 1;
-    const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
-    float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
+/* Values c*16 .. c*16+15 of a row (a q8_0 or q4_0 block holds chunks 2b, 2b+1;
+ * q4_0's low nibbles are the first 16 values of a block, the high ones the rest). */
+AVX512_INLINE __m512 kv_load(kv_src r, int c, const int kind) {
+    if (kind == KV_F32) return _mm512_loadu_ps(r.f32 + 16 * c);
+    if (kind == KV_F16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r.raw + 32 * c)));
+    if (kind == KV_Q8_0) {
+        const uint8_t *b = r.raw + (size_t)(c >> 1) * sizeof(eng_block_q8_0);
+        const __m128i q = _mm_loadu_si128((const __m128i *)(b + offsetof(eng_block_q8_0, qs) + 16 * (c & 1)));
+        return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(half_at(b)));
+    }
+    const uint8_t *b = r.raw + (size_t)(c >> 1) * sizeof(eng_block_q4_0);
+    __m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + offsetof(eng_block_q4_0, qs))));
+    x = (c & 1) ? _mm512_srli_epi32(x, 4) : _mm512_and_si512(x, _mm512_set1_epi32(0xF));
+    x = _mm512_sub_epi32(x, _mm512_set1_epi32(8));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_set1_ps(half_at(b)));
+}
+
+/* Scores of keys lo .. lo + nk - 1 into sc, 16 keys at a time (the last block
+ * repeats the last key); returns their max. nc = head_dim / 16 and the kind
+ * are constants, so q stays in registers. */
+AVX512_INLINE float scores_body(const eng_attn_args *a, const float *q, int g, int lo, int nk,
+                                const float *kf, size_t ld, float *sc, const int nc, const int kind) {
     __m512 qv[HD_MAX / 16];
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) qv[c] = _mm512_loadu_ps(q + 16 * c);
-    /* scores, 16 keys at a time; the last block repeats the last key */
     __m512 vmx = _mm512_set1_ps(-INFINITY);
     for (int j0 = 0; j0 < nk; j0 += 16) {
         __m512 acc[16];
         for (int i = 0; i < 16; i++) {
             int j = j0 + i < nk ? j0 + i : nk - 1;
             const kv_src k = kv_row(a, kf, ld, 0, lo + j, g);
-            __m512 s = _mm512_mul_ps(qv[0], kv_load(k, 0, f16));
+            __m512 s = _mm512_mul_ps(qv[0], kv_load(k, 0, kind));
 #pragma GCC unroll 16
-            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], kv_load(k, c, f16), s);
+            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], kv_load(k, c, kind), s);
             acc[i] = s;
         }
         __m512 s = _mm512_mul_ps(reduce16(acc), _mm512_set1_ps(a->scale));
@@ -116,20 +148,14 @@ AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *
         _mm512_mask_storeu_ps(sc + j0, (__mmask16)((1u << valid) - 1), s);
         vmx = _mm512_max_ps(vmx, s); /* the repeated key does not change the max */
     }
-    /* softmax: exp and its sum in 16-lane partial sums from key 0 */
-    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
-    __m512 sum = _mm512_setzero_ps();
-    for (int j = 0; j < nk; j += 16) {
-        __mmask16 m = (__mmask16)(nk - j >= 16 ? 0xFFFF : (1u << (nk - j)) - 1);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, sc + j), vmx));
-        e = _mm512_maskz_mov_ps(m, e);
-        _mm512_mask_storeu_ps(sc + j, m, e);
-        sum = _mm512_add_ps(sum, e);
-    }
-    const float inv = 1.0f / hsum16(sum);
-    /* out = sum_j (e_j / sum) v_j over keys in order; up to head_dim 128 the even
-     * and odd keys go to two sums (added at the end) so the fma latency does not
-     * bound the loop */
+    return _mm512_reduce_max_ps(vmx);
+}
+
+/* o = sum_j (sc[j] * inv) v_j over keys in order; up to head_dim 128 the even
+ * and odd keys go to two sums (added at the end) so the fma latency does not
+ * bound the loop. */
+AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
+                               const float *sc, float inv, float *o, const int nc, const int kind) {
     enum { SETS_MAX = 2 };
     const int sets = nc <= 8 ? 2 : 1;
     __m512 acc[SETS_MAX][HD_MAX / 16];
@@ -139,12 +165,12 @@ AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *
         kv_src v = kv_row(a, vf, ld, 1, lo + j, g);
         __m512 wj = _mm512_set1_ps(sc[j] * inv);
 #pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, kv_load(v, c, f16), acc[0][c]);
+        for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, kv_load(v, c, kind), acc[0][c]);
         if (sets == 2 && j + 1 < nk) {
             v = kv_row(a, vf, ld, 1, lo + j + 1, g);
             wj = _mm512_set1_ps(sc[j + 1] * inv);
 #pragma GCC unroll 16
-            for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, kv_load(v, c, f16), acc[1][c]);
+            for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, kv_load(v, c, kind), acc[1][c]);
         }
     }
 #pragma GCC unroll 16
@@ -152,17 +178,55 @@ AVX512_INLINE void attn_body(const eng_attn_args *a, int t, int h, const float *
         _mm512_storeu_ps(o + 16 * c, sets == 2 ? _mm512_add_ps(acc[0][c], acc[1][c]) : acc[0][c]);
 }
 
+/* One function per (chunks, kind): the bodies with constant arguments. */
+typedef float (*scores_fn)(const eng_attn_args *, const float *, int, int, int, const float *, size_t,
+                           float *);
+typedef void (*values_fn)(const eng_attn_args *, int, int, int, const float *, size_t, const float *, float,
+                          float *);
+#define KV_FNS(NC, K)                                                                                       \
+    AVX512_FN static float scores_##NC##_##K(const eng_attn_args *a, const float *q, int g, int lo, int nk, \
+                                             const float *kf, size_t ld, float *sc) {                       \
+        return scores_body(a, q, g, lo, nk, kf, ld, sc, NC, K);                                             \
+    }                                                                                                       \
+    AVX512_FN static void values_##NC##_##K(const eng_attn_args *a, int g, int lo, int nk, const float *vf, \
+                                            size_t ld, const float *sc, float inv, float *o) {              \
+        values_body(a, g, lo, nk, vf, ld, sc, inv, o, NC, K);                                               \
+    }
+#define KV_FNS_NC(NC) KV_FNS(NC, 0) KV_FNS(NC, 1) KV_FNS(NC, 2) KV_FNS(NC, 3)
+KV_FNS_NC(4)
+KV_FNS_NC(8)
+KV_FNS_NC(16)
+static const scores_fn k_scores[3][KV_KINDS] = {{scores_4_0, scores_4_1, scores_4_2, scores_4_3},
+                                                {scores_8_0, scores_8_1, scores_8_2, scores_8_3},
+                                                {scores_16_0, scores_16_1, scores_16_2, scores_16_3}};
+static const values_fn k_values[3][KV_KINDS] = {{values_4_0, values_4_1, values_4_2, values_4_3},
+                                                {values_8_0, values_8_1, values_8_2, values_8_3},
+                                                {values_16_0, values_16_1, values_16_2, values_16_3}};
+#undef KV_FNS_NC
+#undef KV_FNS
+
 AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
                                 size_t ld, float *sc) {
-    const int f16 = kf == NULL;
-    switch (a->head_dim * 2 + f16) { /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
-    case 128: attn_body(a, t, h, kf, vf, ld, sc, 4, 0); break;
-    case 129: attn_body(a, t, h, kf, vf, ld, sc, 4, 1); break;
-    case 256: attn_body(a, t, h, kf, vf, ld, sc, 8, 0); break;
-    case 257: attn_body(a, t, h, kf, vf, ld, sc, 8, 1); break;
-    case 512: attn_body(a, t, h, kf, vf, ld, sc, 16, 0); break;
-    default: attn_body(a, t, h, kf, vf, ld, sc, 16, 1); break;
+    const int hd = a->head_dim, p = a->pos0 + t;
+    const int g = h / (a->n_head / a->n_kv_head);
+    const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+    const int nk = p - lo + 1;
+    const int sz = hd == 64 ? 0 : hd == 128 ? 1 : 2; /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
+    const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
+    float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
+    const float mx = k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)](a, q, g, lo, nk, kf, ld, sc);
+    /* softmax: exp and its sum in 16-lane partial sums from key 0 */
+    const __m512 vmx = _mm512_set1_ps(mx);
+    __m512 sum = _mm512_setzero_ps();
+    for (int j = 0; j < nk; j += 16) {
+        __mmask16 m = (__mmask16)(nk - j >= 16 ? 0xFFFF : (1u << (nk - j)) - 1);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, sc + j), vmx));
+        e = _mm512_maskz_mov_ps(m, e);
+        _mm512_mask_storeu_ps(sc + j, m, e);
+        sum = _mm512_add_ps(sum, e);
     }
+    const float inv = 1.0f / hsum16(sum);
+    k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)](a, g, lo, nk, vf, ld, sc, inv, o);
 }
 
 /* f16 -> f32 of n values (exact). */

@@ -1,0 +1,48 @@
+/* linter/lint_detect_impl.h: what lint_detect.c shares with
+ * lint_detect_order.c: the ids of its context patterns, its scanning loop
+ * and a one-range match. Private to those two files. */
+#ifndef LINT_DETECT_IMPL_H
+#define LINT_DETECT_IMPL_H
+
+#include <stddef.h>
+
+#include "lint_config.h" /* pcre2 */
+#include "lint_text.h"
+
+typedef struct lint_detect lint_detect; /* as in lint_detect.h */
+
+enum {
+    RX_EXAMPLE = 0,
+    RX_CONST,
+    RX_SUBDAY,
+    RX_ORDER_MAP,
+    RX_ORDER_GLOB,
+    RX_ORDER_TOOLS,
+    RX_TOOL_HEADING,
+    RX_TOOL_ITEM,
+    RX_DIR_HTML,
+    RX_DIR_JINJA,
+    RX_CTX_CALL,
+    RX_CTX_DAY,
+    RX_CTX_TURN,
+    RX_CTX_SESSION,
+    RX_CTX_USER,
+    RX_DURATION,
+    RX_USER_BLOCK,
+    RX_USER_ITEM,
+    RX_CONTENT_TAG,
+    RX_MISC_COUNT
+};
+
+/* Calls fn for each match of re in t (ov: the ovector). Stops on error. */
+typedef int (*lint_match_fn)(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
+                             void *arg);
+int lint_detect_scan(const lint_detect *d, pcre2_code *re, const lint_text *t, lint_match_fn fn, void *arg);
+/* The compiled context pattern RX_... */
+pcre2_code *lint_detect_rx(const lint_detect *d, int which);
+/* The match context (its match limit). */
+pcre2_match_context *lint_detect_mctx(const lint_detect *d);
+/* Whether re matches somewhere in s[a, b). */
+int lint_detect_match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t a, size_t b);
+
+#endif
