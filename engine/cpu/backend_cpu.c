@@ -173,6 +173,13 @@ static const float *rope_table(cpu_backend *cb, int n_tok, int n_rot, int pos0, 
         float *cs = cb->rope_cs + (size_t)t * (size_t)half * 2;
         float theta = (float)(pos0 + t) * freq_scale;
         for (int i = 0; i < half; i++) {
+            if (cb->exact) { /* the angle in double: f32's running product drifts by ~1e-4 rad at
+                              * position 2,000 (llama.cpp's drift, which the default path keeps) */
+                double th = (double)(pos0 + t) * (double)freq_scale * pow((double)base, -2.0 * i / n_rot);
+                cs[2 * i] = (float)cos(th);
+                cs[2 * i + 1] = (float)sin(th);
+                continue;
+            }
             cs[2 * i] = cosf(theta);
             cs[2 * i + 1] = sinf(theta);
             theta *= theta_scale;
@@ -204,6 +211,11 @@ static void cpu_rope(eng_backend *be, const eng_rope_args *a) {
             } else {
                 float th = ff ? theta / ff[i] : theta; /* as ggml: theta_base / freq_factor */
                 c = cosf(th), s = sinf(th);
+                if (cb->exact) { /* in double, as rope_table */
+                    double thd = (double)(pos0 + t) * (double)freq_scale *
+                                 pow((double)base, -2.0 * i / n_rot) / (ff ? (double)ff[i] : 1.0);
+                    c = (float)cos(thd), s = (float)sin(thd);
+                }
             }
             for (int h = 0; h < n_head; h++) {
                 float *xh = xt + (size_t)h * (size_t)head_dim;
@@ -551,6 +563,7 @@ int eng_backend_cpu_set_exact(eng_backend *be) {
             .level = ENG_SIMD_SCALAR, .act_bytes = eng_exact_act_bytes, .act_quantize = eng_exact_act};
     }
     size_t l = strlen(cb->name);
-    snprintf(cb->name + l, sizeof cb->name - l, "-exact");
+    snprintf(cb->name + l, sizeof cb->name - l, "-exact2"); /* 2: RoPE angles in double */
+    cb->rope_n = -1;                                        /* no table of the other numerics */
     return UTIL_OK;
 }
