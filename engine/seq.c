@@ -239,11 +239,9 @@ static int forward1(eng_seq *s, const int32_t *toks, int n, eng_pass pass, int n
     return s->m->arch->forward(s->m, &b, err);
 }
 
-/* Evaluates n tokens of the given pass (see eng_pass in backend.h); logits:
- * NULL, the last token's (all == 0) or every token's ([n][n_vocab], all == 1;
- * the scratch holds n_batch rows of logits). */
-static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int all, eng_pass pass,
-                    util_err *err) {
+/* Checks n tokens to append (count, context room, ids) and makes their
+ * global pages writable (prepare_pages). */
+static int append_prepare(eng_seq *s, const int32_t *toks, int n, util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
     if (s->len + n > s->n_ctx)
         return util_err_set(err, UTIL_ERANGE,
@@ -254,6 +252,16 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
         if (toks[i] < 0 || toks[i] >= nv)
             return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%d)", toks[i], nv);
     int rc = prepare_pages(s, s->len, s->len + n, err);
+    return rc;
+}
+
+/* Evaluates n tokens of the given pass (see eng_pass in backend.h); logits:
+ * NULL, the last token's (all == 0) or every token's ([n][n_vocab], all == 1;
+ * the scratch holds n_batch rows of logits). */
+static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int all, eng_pass pass,
+                    util_err *err) {
+    int32_t nv = s->m->hp.n_vocab;
+    int rc = append_prepare(s, toks, n, err);
     if (rc) return rc;
     eng_backend *be = s->m->be;
     if (n == 1 && (rc = prepare_swa(s, s->len + 1, err))) return rc;
@@ -399,16 +407,7 @@ int eng_scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, in
 void eng_scratch_release(eng_backend *be, eng_scratch *sc) { scratch_release(be, sc); }
 
 int eng_seq_batch_prepare(eng_seq *s, const int32_t *toks, int n, util_err *err) {
-    if (n <= 0) return util_err_set(err, UTIL_EINVAL, "nothing to evaluate");
-    if (s->len + n > s->n_ctx)
-        return util_err_set(err, UTIL_ERANGE,
-                            "prompt of %d tokens does not fit: %d already in context, limit %d", n, s->len,
-                            s->n_ctx);
-    int32_t nv = s->m->hp.n_vocab;
-    for (int i = 0; i < n; i++)
-        if (toks[i] < 0 || toks[i] >= nv)
-            return util_err_set(err, UTIL_ERANGE, "token id %d outside the vocabulary (%d)", toks[i], nv);
-    int rc = prepare_pages(s, s->len, s->len + n, err);
+    int rc = append_prepare(s, toks, n, err);
     return rc ? rc : prepare_swa(s, s->len + n, err); /* sliding layers' pages too (gemma3) */
 }
 
