@@ -1,6 +1,7 @@
 /* tests/golden_io.c: see golden_io.h. */
 #include "golden_io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +87,24 @@ void golden_rows_free(golden_row *rows, int n) {
         free(rows[i].margins);
         free(rows[i].logits_file);
     }
+}
+
+double golden_spread(const char *file, const char *name) {
+    size_t len;
+    char *data = golden_read(file, &len);
+    double v = 0;
+    char *save = NULL;
+    for (char *line = data ? strtok_r(data, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[3];
+        if (line[0] != '#' && golden_fields(line, f, 3) == 3 && strcmp(f[0], name) == 0)
+            v = strtod(f[1], NULL);
+    }
+    free(data);
+    return v;
+}
+
+double golden_max_abs(const float *a, const float *b, int n) {
+    double mx = 0;
+    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
+    return mx;
 }

@@ -29,4 +29,10 @@ typedef struct golden_row {
 int golden_rows_load(const char *index, golden_row *rows, int max);
 void golden_rows_free(golden_row *rows, int n);
 
+/* llama.cpp's flash-attention spread for prompt `name` from a spread file
+ * (tests/golden/<file>: name, spread per line); 0 if unknown. */
+double golden_spread(const char *file, const char *name);
+/* max |a[i] - b[i]| over n values, in double. */
+double golden_max_abs(const float *a, const float *b, int n);
+
 #endif

@@ -97,12 +97,6 @@ static int write_model(const arch_model *am, const char *path) {
     return rc ? -1 : 0;
 }
 
-static double max_abs(const float *a, const float *b, int n) {
-    double mx = 0;
-    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
-    return mx;
-}
-
 /* Logits after the prompt, then n_gen greedy ids (out) one decode at a time. */
 static int run(eng_model *m, const int32_t *ids, int n, float *first, int32_t *out, int n_gen) {
     eng_seq *s = NULL;
@@ -152,9 +146,9 @@ static void check_row(eng_model *m, char **f, int exact, int n_gen, int check_ge
     int32_t out[N_GEN];
     if (files_ok && lg && run(m, ids, (int)np, lg, out, check_gen) == 0) {
         const float *ref = exact ? f64 : llama;
-        double spread = max_abs(f64, llama, nv);
+        double spread = golden_max_abs(f64, llama, nv);
         double tol = exact ? EXACT_TOL : fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * spread);
-        double err = max_abs(lg, ref, nv);
+        double err = golden_max_abs(lg, ref, nv);
         CHECK_MSG(err <= tol, "%s/%s %s: max abs logit error %.5f > %.3g", f[0], f[1],
                   exact ? "exact" : "default", err, tol);
         /* top-1: always on the exact path; on the default one where llama.cpp's

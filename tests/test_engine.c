@@ -69,26 +69,6 @@ static void greedy(eng_model *m, const int32_t *ids, int n, int n_gen, int32_t *
     free(lg);
 }
 
-/* llama.cpp's flash-attention spread for a prompt (0 if unknown). */
-static double spread_of(const char *name) {
-    size_t len;
-    char *data = golden_read("spread.tsv", &len);
-    double v = 0;
-    char *save = NULL;
-    for (char *line = data ? strtok_r(data, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
-        char *f[3];
-        if (line[0] != '#' && golden_fields(line, f, 3) == 3 && strcmp(f[0], name) == 0) v = atof(f[1]);
-    }
-    free(data);
-    return v;
-}
-
-static double max_abs(const float *a, const float *b, int n) {
-    double mx = 0;
-    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
-    return mx;
-}
-
 /* The default path against llama.cpp. */
 static void test_golden(eng_model *m) {
     golden_row rows[16];
@@ -104,10 +84,11 @@ static void test_golden(eng_model *m) {
             size_t xlen;
             snprintf(fname, sizeof fname, "float_%s.f32", r->name);
             float *exact = (float *)golden_read(fname, &xlen);
-            double dist = exact && xlen == flen ? max_abs(exact, ref, nv) : 0;
+            double dist = exact && xlen == flen ? golden_max_abs(exact, ref, nv) : 0;
             free(exact);
-            double tol = fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * fmax(spread_of(r->name), dist));
-            double err = max_abs(lg, ref, nv);
+            double tol = fmax(LOGIT_TOL_MIN,
+                              SPREAD_FACTOR * fmax(golden_spread("spread.tsv", r->name), dist));
+            double err = golden_max_abs(lg, ref, nv);
             CHECK_MSG(err <= tol, "prompt '%s': max abs logit error %.5f > %.3g", r->name, err, tol);
             CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "prompt '%s': top-1 differs", r->name);
             int32_t *out = calloc(r->n_greedy + 1, sizeof *out);
@@ -157,7 +138,7 @@ static void test_exact(eng_model *m) {
         int32_t *want = golden_ids(f[1], &ng);
         float *lg = ref ? eval_logits(m, r->prompt, (int)r->n_prompt, 64) : NULL;
         if (lg && flen == (size_t)nv * sizeof(float)) {
-            double err = max_abs(lg, ref, nv);
+            double err = golden_max_abs(lg, ref, nv);
             CHECK_MSG(err <= EXACT_TOL, "exact '%s': max abs logit error %.5f > %g", r->name, err, EXACT_TOL);
             CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "exact '%s': top-1 differs", r->name);
             int32_t *out = calloc(ng + 1, sizeof *out);

@@ -42,26 +42,6 @@ static float *read_f32(const char *kind, const char *name, int nv) {
     return v;
 }
 
-/* llama.cpp's flash-attention spread for a prompt (0 if unknown). */
-static double spread_of(const char *name) {
-    size_t len;
-    char *data = golden_read("gemma3/spread.tsv", &len);
-    double v = 0;
-    char *save = NULL;
-    for (char *line = data ? strtok_r(data, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
-        char *f[3];
-        if (line[0] != '#' && golden_fields(line, f, 3) == 3 && strcmp(f[0], name) == 0) v = atof(f[1]);
-    }
-    free(data);
-    return v;
-}
-
-static double max_abs(const float *a, const float *b, int n) {
-    double mx = 0;
-    for (int i = 0; i < n; i++) mx = fmax(mx, fabs((double)a[i] - b[i]));
-    return mx;
-}
-
 /* The last position's logits of ids evaluated in chunks of batch (malloc'd). */
 static float *eval_logits(eng_model *m, const int32_t *ids, int n, int batch) {
     eng_seq *s = NULL;
@@ -115,10 +95,11 @@ static void test_golden(eng_model *m) {
         float *lg = ref ? eval_logits(m, r->prompt, (int)r->n_prompt, 64) : NULL;
         if (lg) {
             float *exact = read_f32("float", r->name, nv);
-            double dist = exact ? max_abs(exact, ref, nv) : 0;
+            double dist = exact ? golden_max_abs(exact, ref, nv) : 0;
             free(exact);
-            double tol = fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * fmax(spread_of(r->name), dist));
-            double err = max_abs(lg, ref, nv);
+            double tol = fmax(LOGIT_TOL_MIN,
+                              SPREAD_FACTOR * fmax(golden_spread("gemma3/spread.tsv", r->name), dist));
+            double err = golden_max_abs(lg, ref, nv);
             CHECK_MSG(err <= tol, "prompt '%s': max abs logit error %.5f > %.3g", r->name, err, tol);
             CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "prompt '%s': top-1 differs", r->name);
             int32_t out[64];
@@ -159,7 +140,7 @@ static void test_exact(eng_model *m) {
         if (!ref) continue;
         float *lg = eval_logits(m, r->prompt, (int)r->n_prompt, 64);
         if (lg) {
-            double err = max_abs(lg, ref, nv);
+            double err = golden_max_abs(lg, ref, nv);
             CHECK_MSG(err <= EXACT_TOL, "exact '%s': max abs logit error %.5f > %g", r->name, err, EXACT_TOL);
             CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "exact '%s': top-1 differs", r->name);
             fprintf(stderr, "  float64   %-15s %5zu tokens  max|dlogit| %.5f\n", r->name, r->n_prompt, err);
