@@ -128,6 +128,26 @@ static void test_serve(const char *model) {
     r = proc_runf("%s/cachet bench serve --clients 0", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
+    /* a system prompt over the context: every request fails, and the first
+     * failure's status and body are printed (text and JSON) */
+    r = proc_runf("%s/cachet bench serve --model '%s' --clients 1 --requests 2 --max-tokens 4 --system 600 "
+                  "--ctx-size 128 --parallel 1 --threads 2 --no-llama",
+                  proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.out, "cachet serve: first failure: HTTP 400: ") &&
+                  strstr(r.out, "context_length_exceeded"),
+              "no first failure in: %s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench serve --model '%s' --clients 1 --requests 1 --max-tokens 4 --system 600 "
+                  "--ctx-size 128 --parallel 1 --threads 2 --no-llama --json",
+                  proc_bin_dir(), model);
+    j = cJSON_Parse(r.out);
+    c = cJSON_GetObjectItem(j, "cachet");
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(c && (long)num(c, "failed") == 1 && strstr(str(c, "first_failure"), "HTTP 400"), "json: %s",
+              r.out);
+    cJSON_Delete(j);
+    proc_result_free(&r);
 }
 
 void test_bench(void) {
