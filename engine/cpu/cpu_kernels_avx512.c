@@ -2,8 +2,9 @@
  * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
  * 16-lane exp, the value sum in key order, over keys and values (f16, q8_0 or
  * q4_0 rows) converted to f32 once per call (prefill) or as they are loaded
- * (decode): the same values, the same results. The other non-matmul kernels stay
- * at the AVX2 level. */
+ * (decode): the same values, the same results. Rows are addressed a page at a
+ * time with the next 16 prefetched, and no call sits in a loop (it spilled the
+ * accumulators). The other non-matmul kernels stay at the AVX2 level. */
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -89,16 +90,44 @@ typedef struct kv_src {
     const uint8_t *raw;
 } kv_src;
 
-AVX512_INLINE kv_src kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j, int g) {
-    kv_src r = {NULL, NULL};
+/* Rows lo + j0 .. lo + j0 + 15 of kv head g (past lo + nk - 1: the last row
+ * again) into r. In the pages they are addressed page by page (one division
+ * per 16 rows, the head's offset goff computed once per call: per row they
+ * cost more than the 128 bytes a row's head reads), and the next 16 rows are
+ * prefetched: a layer's rows of one page are ~6 KB, the next page's far
+ * away, where the hardware prefetcher does not follow. */
+AVX512_INLINE void kv_rows16(const eng_attn_args *a, const float *conv, size_t ld, int v, int g, size_t goff,
+                             size_t bytes, int lo, int j0, int nk, kv_src *r) {
+    const int last = lo + nk - 1;
+    int pos = lo + j0;
     if (conv) {
-        r.f32 = conv + (size_t)j * ld + (size_t)g * (size_t)a->head_dim;
-    } else {
-        const uint32_t type = v ? a->kv->type_v : a->kv->type_k;
-        r.raw = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) +
-                eng_type_row_size(type, (int64_t)g * a->head_dim);
+        for (int i = 0; i < 16; i++, pos += pos < last) {
+            r[i].f32 = conv + (size_t)pos * ld + (size_t)g * (size_t)a->head_dim;
+            r[i].raw = NULL;
+        }
+        return;
     }
-    return r;
+    const eng_kv_view *kv = a->kv;
+    const int pt = kv->page_tokens;
+    const size_t row = v ? kv->v_row : kv->k_row;
+    const size_t base = (size_t)a->layer * (size_t)pt * (kv->k_row + kv->v_row) +
+                        (v ? (size_t)pt * kv->k_row : 0) + goff;
+    int page = pos / pt, in = pos % pt;
+    const uint8_t *p = (const uint8_t *)kv->pages[page] + base + (size_t)in * row;
+    for (int i = 0; i < 16; i++) {
+        r[i].raw = p;
+        r[i].f32 = NULL;
+        if (pos < last) {
+            pos++;
+            p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
+        }
+    }
+    /* the next block: from pos (the row after this block's last), up to 16 rows */
+    for (int i = 0; i < 16 && pos < last; i++) {
+        pos++;
+        p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
+        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T0);
+    }
 }
 
 AVX512_INLINE float half_at(const uint8_t *p) {
@@ -133,11 +162,16 @@ AVX512_INLINE float scores_body(const eng_attn_args *a, const float *q, int g, i
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) qv[c] = _mm512_loadu_ps(q + 16 * c);
     __m512 vmx = _mm512_set1_ps(-INFINITY);
+    /* no call in the loops: every zmm register is caller-saved, so a call per
+     * row (the row size, once) spilled the accumulators to the stack */
+    const size_t goff = kf ? 0 : eng_type_row_size(a->kv->type_k, (int64_t)g * a->head_dim);
+    const size_t bytes = kf ? 0 : eng_type_row_size(a->kv->type_k, a->head_dim);
+    kv_src rows[16];
     for (int j0 = 0; j0 < nk; j0 += 16) {
         __m512 acc[16];
+        kv_rows16(a, kf, ld, 0, g, goff, bytes, lo, j0, nk, rows);
         for (int i = 0; i < 16; i++) {
-            int j = j0 + i < nk ? j0 + i : nk - 1;
-            const kv_src k = kv_row(a, kf, ld, 0, lo + j, g);
+            const kv_src k = rows[i];
             __m512 s = _mm512_mul_ps(qv[0], kv_load(k, 0, kind));
 #pragma GCC unroll 16
             for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], kv_load(k, c, kind), s);
@@ -161,13 +195,17 @@ AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, co
     __m512 acc[SETS_MAX][HD_MAX / 16];
 #pragma GCC unroll 16
     for (int c = 0; c < nc; c++) acc[0][c] = _mm512_setzero_ps(), acc[1][c] = _mm512_setzero_ps();
-    for (int j = 0; j < nk; j += sets) { /* key j + e goes to sum e */
-        kv_src v = kv_row(a, vf, ld, 1, lo + j, g);
+    const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
+    const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
+    kv_src rows[16];
+    for (int j = 0; j < nk; j += sets) { /* key j + e goes to sum e (j0 even: pairs stay in a block) */
+        if (j % 16 == 0) kv_rows16(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows);
+        kv_src v = rows[j % 16];
         __m512 wj = _mm512_set1_ps(sc[j] * inv);
 #pragma GCC unroll 16
         for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, kv_load(v, c, kind), acc[0][c]);
         if (sets == 2 && j + 1 < nk) {
-            v = kv_row(a, vf, ld, 1, lo + j + 1, g);
+            v = rows[(j + 1) % 16];
             wj = _mm512_set1_ps(sc[j + 1] * inv);
 #pragma GCC unroll 16
             for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, kv_load(v, c, kind), acc[1][c]);
