@@ -17,6 +17,7 @@
 #include "check.h"
 #include "golden_io.h"
 #include "helpers.h"
+#include "proc.h"
 #include "synth.h"
 
 /* gen_mla.py's MODELS: 2 layers, embd 128, 4 heads, ff 256, kv LoRA rank 64,
@@ -308,9 +309,130 @@ static void test_modes(void) {
     rmdir(dir);
 }
 
+/* Runs cmd (on path) and removes a directory tree under /tmp. */
+static void rm_tree(const char *dir) {
+    proc_result r = proc_runf("rm -rf '%s'", dir);
+    proc_result_free(&r);
+}
+
+/* The latent cache: pages sized from the latent (layers x 16 x (rope +
+ * rank) x 2 bytes, against the naive heads' K and V); a memory hit and a
+ * disk hit (a fresh process-like model on the same directory) give the
+ * cold run's logits bit for bit; the naive mode, whose pages hold other
+ * values, finds nothing of the absorbed mode's on disk (the fingerprint
+ * names what a page holds). */
+static void test_cache(void) {
+    char dir[] = "/tmp/cachet-mla-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256], kvdir[300];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    snprintf(kvdir, sizeof kvdir, "%s/kv", dir);
+    if (write_mla(&mla_models[1], path, 0)) {
+        rm_tree(dir);
+        return;
+    }
+    int32_t toks[70];
+    for (int i = 0; i < 70; i++) toks[i] = 3 + (i * 37) % 250;
+    eng_model *cold = open_mla(path, 0, 0, 1, NULL, 0);
+    if (!cold) {
+        rm_tree(dir);
+        return;
+    }
+    CHECK_MSG(eng_model_kv_page_bytes(cold) == 2 * 16 * (16 + 64) * 2, "latent page %zu bytes",
+              eng_model_kv_page_bytes(cold));
+    CHECK(eng_model_kv_bytes_per_token(cold) == 2 * (16 + 64) * 2);
+    int nv = eng_model_n_vocab(cold);
+    float *want = malloc((size_t)nv * sizeof(float)), *got = malloc((size_t)nv * sizeof(float));
+    eng_seq *s = NULL;
+    util_err err;
+    /* cold: the whole prompt computed */
+    CHECK(eng_seq_new(&s, cold, 256, &err) == 0 && eng_seq_eval(s, toks, 70, want, &err) == 0);
+    eng_seq_free(s);
+    eng_model_free(cold);
+    /* warm memory: a first request of the first 50 tokens, then the 70 reuse them */
+    eng_model *m = open_mla(path, 0, 0, 0, kvdir, 0);
+    int mem = 0, disk = 0;
+    s = NULL;
+    CHECK(m && eng_seq_new(&s, m, 256, &err) == 0 &&
+          eng_seq_set_tokens(s, toks, 50, NULL, NULL, NULL, &err) == 0);
+    eng_seq_free(s);
+    s = NULL;
+    CHECK(m && eng_seq_new(&s, m, 256, &err) == 0 &&
+          eng_seq_set_tokens(s, toks, 70, got, &mem, &disk, &err) == 0);
+    CHECK_MSG(mem >= 48, "memory hit of %d tokens", mem);
+    CHECK_MSG(memcmp(want, got, (size_t)nv * sizeof(float)) == 0,
+              "memory hit: logits differ from the cold run");
+    eng_seq_free(s);
+    eng_model_flush_cache(m);
+    eng_model_free(m);
+    /* warm disk: a new model on the same directory */
+    m = open_mla(path, 0, 0, 0, kvdir, 0);
+    s = NULL;
+    mem = disk = 0;
+    CHECK(m && eng_seq_new(&s, m, 256, &err) == 0 &&
+          eng_seq_set_tokens(s, toks, 70, got, &mem, &disk, &err) == 0);
+    CHECK_MSG(disk >= 48 && mem == 0, "disk hit of %d tokens (memory %d)", disk, mem);
+    CHECK_MSG(memcmp(want, got, (size_t)nv * sizeof(float)) == 0,
+              "disk hit: logits differ from the cold run");
+    eng_seq_free(s);
+    eng_model_free(m);
+    /* the naive mode on the same directory: other pages, no hit */
+    m = open_mla(path, 1, 0, 0, kvdir, 0);
+    s = NULL;
+    mem = disk = -1;
+    CHECK(m && eng_seq_new(&s, m, 256, &err) == 0 &&
+          eng_seq_set_tokens(s, toks, 70, got, &mem, &disk, &err) == 0);
+    CHECK_MSG(mem == 0 && disk == 0, "naive mode reused %d + %d tokens of the latent cache", mem, disk);
+    if (m) CHECK(eng_model_kv_page_bytes(m) == 2 * 16 * 4 * 48 * 2 * 2);
+    eng_seq_free(s);
+    eng_model_free(m);
+    free(want);
+    free(got);
+    rm_tree(dir);
+}
+
+/* `cachet kv`: the file's latent against its MHA equivalent (heads x (K + V
+ * head dims) x layers x 2 bytes), and the DeepSeek presets. ds2: 2 x (64 +
+ * 16) x 2 = 320 B/token; MHA 4 x (48 + 32) x 2 x 2 = 1,280. V2-Lite: 27 x
+ * 576 x 2 = 31,104; MHA 16 x (192 + 128) x 27 x 2 = 276,480 (8.9x). V3: 61
+ * x 576 x 2 = 70,272; MHA 128 x 320 x 61 x 2 = 4,997,120 (71.1x). */
+static void test_kv_report(void) {
+    char dir[] = "/tmp/cachet-mla-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    const struct {
+        const char *args;
+        const char *want[3];
+    } cases[] = {
+        {"--model", {"bytes per token: 320", "it would be 1,280 bytes per token: MLA saves 4.0x", NULL}},
+        {"--preset deepseek-v2-lite",
+         {"bytes per token: 31,104", "276,480 bytes per token: MLA saves 8.9x", NULL}},
+        {"--preset deepseek-v3",
+         {"bytes per token: 70,272", "4,997,120 bytes per token: MLA saves 71.1x", NULL}},
+        {"--layers 27 --kv-heads 16 --heads 16 --head-dim 192 --head-dim-v 128 --mla-rank 512 --rope-dim 64 --json",
+         {"\"bytes_per_token\":31104", "\"mha_bytes_per_token\":276480", NULL}},
+    };
+    if (write_mla(&mla_models[0], path, 0) == 0)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char args[512];
+            snprintf(args, sizeof args, "%s%s%s", cases[i].args, i == 0 ? " " : "", i == 0 ? path : "");
+            proc_result r = proc_runf("%s/cachet kv %s", proc_bin_dir(), args);
+            CHECK_MSG(r.status == 0, "cachet kv %s: exit %d: %s", args, r.status, r.err);
+            for (int k = 0; cases[i].want[k]; k++)
+                CHECK_MSG(r.out && strstr(r.out, cases[i].want[k]), "cachet kv %s: no '%s' in:\n%s", args,
+                          cases[i].want[k], r.out);
+            proc_result_free(&r);
+        }
+    unlink(path);
+    rmdir(dir);
+}
+
 void test_mla(void) {
     CHECK_CASE(files) test_files();
     CHECK_CASE(modes) test_modes();
     CHECK_CASE(llama_cpp) test_golden(0);
     CHECK_CASE(exact) test_golden(1);
+    CHECK_CASE(cache) test_cache();
+    CHECK_CASE(kv) test_kv_report();
 }
