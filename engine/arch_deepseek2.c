@@ -66,9 +66,14 @@ int eng_deepseek2_hparams(eng_model *m, util_err *err) {
     } else {
         hp->head_dim = qk > V ? qk : V; /* [rope | nope | 0] keys, [v | 0] values */
     }
-    int nope_v = hp->qk_nope > V ? hp->qk_nope : V;
-    hp->scratch_extra = H * qk + (R + hp->n_rot) + hp->q_lora_rank + R +
-                        (hp->mla_absorbed ? 0 : H * (hp->qk_nope + V)) + nope_v + R + H * V;
+    int64_t nope_v = hp->qk_nope > V ? hp->qk_nope : V;
+    int64_t extra = (int64_t)H * qk + (R + hp->n_rot) + hp->q_lora_rank + R +
+                    (hp->mla_absorbed ? 0 : (int64_t)H * (hp->qk_nope + V)) + nope_v + R + (int64_t)H * V;
+    if (extra > (1 << 26))
+        return util_err_set(err, UTIL_EFORMAT,
+                            "model file '%s': deepseek2 attention of %lld values per token", m->path,
+                            (long long)extra);
+    hp->scratch_extra = (int)extra;
     return UTIL_OK;
 }
 
