@@ -29,7 +29,8 @@ static const char kv_usage[] =
     "\n"
     "  --model PATH       read the shape from a GGUF file (window, pattern and MLA too)\n"
     "  --preset NAME      a published model's config.json: gemma2-27b, gemma3-27b, llama3-8b,\n"
-    "                     llama3-70b, qwen2.5-7b, mistral-7b (v0.1), deepseek-v3\n"
+    "                     llama3-70b, qwen2.5-7b, mistral-7b (v0.1), deepseek-v2-lite,\n"
+    "                     deepseek-v3\n"
     "  --layers L         number of layers\n"
     "  --kv-heads H       key/value heads per layer\n"
     "  --head-dim D       dimensions per key head (and value head, unless --head-dim-v)\n"
@@ -66,7 +67,9 @@ static const char kv_usage[] =
  *   mistral-7b  mistralai/Mistral-7B-v0.1: 32 layers, 32 heads, 8 kv heads,
  *               hidden_size 4096 (head dim 128), sliding_window 4096 on every layer
  *   deepseek-v3 deepseek-ai/DeepSeek-V3: 61 layers, 128 heads, kv_lora_rank 512,
- *               qk_rope_head_dim 64, qk_nope_head_dim 128 (K head 192), v_head_dim 128 */
+ *               qk_rope_head_dim 64, qk_nope_head_dim 128 (K head 192), v_head_dim 128
+ *   deepseek-v2-lite  deepseek-ai/DeepSeek-V2-Lite: 27 layers, 16 heads, kv_lora_rank 512,
+ *               q_lora_rank null, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128 */
 typedef struct kv_preset {
     const char *name;
     int layers, heads, kvh, hd, hd_v, window, pat_s, pat_g, mla_rank, rope_dim;
@@ -78,6 +81,7 @@ static const kv_preset k_presets[] = {
     {"llama3-70b", 80, 64, 8, 128, 128, 0, 0, 0, 0, 0},
     {"qwen2.5-7b", 28, 28, 4, 128, 128, 0, 0, 0, 0, 0},
     {"mistral-7b", 32, 32, 8, 128, 128, 4096, 1, 0, 0, 0},
+    {"deepseek-v2-lite", 27, 16, 16, 192, 128, 0, 0, 0, 512, 64},
     {"deepseek-v3", 61, 128, 128, 192, 128, 0, 0, 0, 512, 64},
 };
 
@@ -145,7 +149,7 @@ static int apply_preset(kv_calc *c) {
     }
     fprintf(stderr,
             "cachet kv: unknown preset '%s' (gemma2-27b, gemma3-27b, llama3-8b, llama3-70b, qwen2.5-7b, "
-            "mistral-7b, deepseek-v3)\n",
+            "mistral-7b, deepseek-v2-lite, deepseek-v3)\n",
             c->preset);
     return CLI_EXIT_USAGE;
 }

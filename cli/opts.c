@@ -25,7 +25,8 @@ enum {
     E_KV_TYPE_V,
     E_SPEC,
     E_SPEC_MAX,
-    E_SPEC_NGRAM
+    E_SPEC_NGRAM,
+    E_MLA
 };
 
 static const struct {
@@ -47,6 +48,9 @@ static const struct {
      "per 32 values) or q4_0 (18 bytes per 32), as llama.cpp's --cache-type-k/-v"},
     {"kv-type-k", "T", E_KV_TYPE_K, "the keys' type alone (after --kv-type: overrides it)"},
     {"kv-type-v", "T", E_KV_TYPE_V, "the values' type alone"},
+    {"mla", "MODE", E_MLA,
+     "deepseek2's latent attention: absorbed (default: the cache holds the latent\n"
+     "and the RoPE key per token and layer) or naive (up-projected per-head K/V)"},
     {"no-cache", NULL, E_NO_CACHE, "do not reuse cached prefixes (for comparisons)"},
     {"no-disk-cache", NULL, E_NO_DISK, "keep the prefix cache in memory only"},
     {"exact", NULL, E_EXACT,
@@ -155,6 +159,13 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
     case E_SPEC_NGRAM:
         if (cli_parse_int("--spec-ngram", arg, 1, 16, &l)) return CLI_EXIT_USAGE;
         e->spec.ngram = (int)l;
+        return 1;
+    case E_MLA:
+        if (strcmp(arg, "naive") != 0 && strcmp(arg, "absorbed") != 0) {
+            fprintf(stderr, "cachet: option '--mla': '%s' is not naive or absorbed\n", arg);
+            return CLI_EXIT_USAGE;
+        }
+        e->mp.mla_naive = strcmp(arg, "naive") == 0;
         return 1;
     default: return 0;
     }

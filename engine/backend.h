@@ -41,6 +41,7 @@ typedef struct eng_kv_view {
     int kv_dim;
     uint32_t type_k, type_v;
     size_t k_row, v_row; /* bytes of one position's K row and V row */
+    int v_is_k;          /* 1: no V rows: values are the K rows (MLA's latent cache, eng_kv_view_latent) */
 } eng_kv_view;
 
 /* Sets the shape, the types and the row sizes (pages is left to the caller). */
@@ -53,6 +54,17 @@ static inline void eng_kv_view_init(eng_kv_view *kv, int page_tokens, int n_laye
     kv->type_v = type_v;
     kv->k_row = eng_type_row_size(type_k, kv_dim);
     kv->v_row = eng_type_row_size(type_v, kv_dim);
+    kv->v_is_k = 0;
+}
+
+/* Makes an initialized view one of K rows only, whose values are its keys
+ * (multi-head latent attention absorbed: each row holds the latent and the
+ * RoPE key, attended to as both): pages are half the size, kv_store writes
+ * the K rows alone and eng_kv_v returns the K row. */
+static inline void eng_kv_view_latent(eng_kv_view *kv) {
+    kv->v_is_k = 1;
+    kv->type_v = kv->type_k;
+    kv->v_row = 0;
 }
 
 /* Bytes of one page: every layer's K and V rows of page_tokens positions.
@@ -69,6 +81,7 @@ static inline uint8_t *eng_kv_k(const eng_kv_view *kv, int layer, int pos) {
 }
 
 static inline uint8_t *eng_kv_v(const eng_kv_view *kv, int layer, int pos) {
+    if (kv->v_is_k) return eng_kv_k(kv, layer, pos);
     uint8_t *page = (uint8_t *)kv->pages[pos / kv->page_tokens];
     return page + (size_t)layer * (size_t)kv->page_tokens * (kv->k_row + kv->v_row) +
            (size_t)kv->page_tokens * kv->k_row + (size_t)(pos % kv->page_tokens) * kv->v_row;

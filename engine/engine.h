@@ -36,6 +36,12 @@ typedef struct eng_model_params {
     uint32_t kv_type_k;        /* KV cache element type of keys, a ggml type id from
                                 * eng_kv_type_parse (f16, q8_0, q4_0); 0: f16 */
     uint32_t kv_type_v;        /* of values; 0: f16 */
+    int kv_f32;                /* 1: keys and values cached as f32 (CPU, scalar attention;
+                                * kv_type_* ignored): the reference cache for --exact
+                                * comparisons (tests) */
+    int mla_naive;             /* deepseek2: 1: the latent up-projected to per-head K/V and
+                                * cached so (--mla naive); 0: absorbed, the cache holding the
+                                * latent and the RoPE key only (--mla absorbed) */
 } eng_model_params;
 
 /* A --kv-type name read: "f16", "q8_0" or "q4_0" (llama.cpp's --cache-type-k/-v

@@ -38,6 +38,11 @@ static const eng_arch eng_archs[] = {
      .forward = eng_llama_forward,
      .tensors = ENG_ARCH_FUSED,
      .rope = ENG_ROPE_NEOX},
+    {.name = "deepseek2",
+     .load_hparams = eng_deepseek2_hparams,
+     .forward = eng_deepseek2_forward,
+     .tensors = ENG_ARCH_MLA,
+     .rope = ENG_ROPE_NORMAL},
 };
 
 static const eng_arch *arch_find(const char *name) {
@@ -312,6 +317,88 @@ static int bind_fused(eng_model *m, eng_layer *L, int il, util_err *err) {
     return UTIL_OK;
 }
 
+/* Keeps a malloc'd vector until the model is freed (the norm copies' list). */
+static int keep_vec(eng_model *m, float *v, util_err *err) {
+    const float **list = realloc(m->norm_copies, (size_t)(m->n_norm_copies + 1) * sizeof *list);
+    if (!v || !list) {
+        free(v);
+        if (list) m->norm_copies = list;
+        return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
+    }
+    m->norm_copies = list;
+    m->norm_copies[m->n_norm_copies++] = v;
+    return UTIL_OK;
+}
+
+static int bind_norm(eng_model *m, const float **out, const char *name, int64_t n, util_err *err);
+
+/* deepseek2's latent attention (ENG_ARCH_MLA): attn_q or attn_q_a +
+ * attn_q_a_norm + attn_q_b, attn_kv_a_mqa, attn_kv_a_norm, the unsplit
+ * attn_kv_b (llama.cpp's legacy layout: per head k_nope rows then v rows)
+ * and attn_output over n_head * v_head_dim; per head, W_UV as rows of
+ * attn_kv_b and W_UK transposed as an f32 copy (the absorbed query). The
+ * split attn_k_b / attn_v_b of newer conversions are refused. */
+static int bind_mla(eng_model *m, eng_layer *L, int il, eng_weight *heads, util_err *err) {
+    const eng_hparams *hp = &m->hp;
+    int64_t E = hp->n_embd, H = hp->n_head, qk = hp->qk_nope + hp->n_rot, R = hp->kv_lora_rank;
+    int64_t nope = hp->qk_nope, V = hp->v_head_dim;
+    char n[96];
+    int rc;
+    snprintf(n, sizeof n, "blk.%d.attn_k_b.weight", il);
+    if (eng_gguf_find_tensor(m->gguf, n))
+        return util_err_set(
+            err, UTIL_EUNSUPPORTED,
+            "model file '%s': deepseek2 with split attn_k_b/attn_v_b (a newer conversion) is not "
+            "supported: cachet reads the unsplit attn_kv_b",
+            m->path);
+#define MW(field, suffix, cols, rows)                      \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
+    if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
+#define MN(field, suffix, len)                             \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
+    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
+    if (hp->q_lora_rank > 0) {
+        MW(wq_a, "attn_q_a", E, hp->q_lora_rank)
+        MN(q_a_norm, "attn_q_a_norm", hp->q_lora_rank)
+        MW(wq_b, "attn_q_b", hp->q_lora_rank, H * qk)
+    } else {
+        MW(wq, "attn_q", E, H * qk)
+    }
+    MW(wkv_a, "attn_kv_a_mqa", E, R + hp->n_rot)
+    MN(kv_a_norm, "attn_kv_a_norm", R)
+    MW(wkv_b, "attn_kv_b", R, H * (nope + V))
+    MW(wo, "attn_output", H * V, E)
+#undef MW
+#undef MN
+    const eng_type_traits *tr = eng_type_get(L->wkv_b.type);
+    float *row = malloc((size_t)R * sizeof *row), *t = malloc((size_t)(H * R * nope) * sizeof *t);
+    if (!row || !t) {
+        free(row);
+        free(t);
+        return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
+    }
+    L->uk_t = heads;
+    L->uv = heads + H;
+    for (int64_t h = 0; h < H; h++) {
+        float *th = t + h * R * nope; /* [R][nope]: th[r][d] = W_UK_h[d][r] */
+        for (int64_t d = 0; d < nope; d++) {
+            tr->to_float((const unsigned char *)L->wkv_b.data +
+                             (size_t)(h * (nope + V) + d) * L->wkv_b.row_bytes,
+                         row, R);
+            for (int64_t r = 0; r < R; r++) th[r * nope + d] = row[r];
+        }
+        L->uk_t[h] = (eng_weight){.name = L->wkv_b.name,
+                                  .type = ENG_TYPE_F32,
+                                  .cols = nope,
+                                  .rows = R,
+                                  .row_bytes = (size_t)nope * sizeof(float),
+                                  .data = th};
+        L->uv[h] = weight_rows(&L->wkv_b, h * (nope + V) + nope, V);
+    }
+    free(row);
+    return keep_vec(m, t, err);
+}
+
 /* A norm vector as f32: the mapped data when it is f32, else a converted copy. */
 static int bind_norm(eng_model *m, const float **out, const char *name, int64_t n, util_err *err) {
     const eng_gguf_tensor *t = eng_gguf_find_tensor(m->gguf, name);
@@ -362,7 +449,10 @@ static int load_weights(eng_model *m, util_err *err) {
         (rc = bind_norm(m, &m->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, err)))
         return rc;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
-    if (!m->layers) return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
+    if (m->arch->tensors & ENG_ARCH_MLA)
+        m->mla_heads = calloc((size_t)hp->n_layer * 2 * (size_t)hp->n_head, sizeof *m->mla_heads);
+    if (!m->layers || ((m->arch->tensors & ENG_ARCH_MLA) && !m->mla_heads))
+        return util_err_set(err, UTIL_ENOMEM, "model file '%s': out of memory", m->path);
     for (int il = 0; il < hp->n_layer; il++) {
         eng_layer *L = &m->layers[il];
         char n[96];
@@ -377,6 +467,10 @@ static int load_weights(eng_model *m, util_err *err) {
     if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
         if (m->arch->tensors & ENG_ARCH_FUSED) {
             if ((rc = bind_fused(m, L, il, err))) return rc;
+        } else if (m->arch->tensors & ENG_ARCH_MLA) {
+            if ((rc = bind_mla(m, L, il, m->mla_heads + (size_t)il * 2 * (size_t)hp->n_head, err))) return rc;
+            W(w_gate, "ffn_gate", E, F)
+            W(w_up, "ffn_up", E, F)
         } else {
             W(wq, "attn_q", E, Q)
             W(wk, "attn_k", E, KV)
@@ -384,7 +478,9 @@ static int load_weights(eng_model *m, util_err *err) {
             W(w_gate, "ffn_gate", E, F)
             W(w_up, "ffn_up", E, F)
         }
-        W(wo, "attn_output", Q, E)
+        if (!(m->arch->tensors & ENG_ARCH_MLA)) {
+            W(wo, "attn_output", Q, E)
+        }
         W(w_down, "ffn_down", F, E)
         N(attn_norm, "attn_norm", E)
         N(ffn_norm, "ffn_norm", E)
@@ -435,9 +531,12 @@ static int upload_weights(eng_model *m, util_err *err) {
         return rc;
     for (int il = 0; il < m->hp.n_layer; il++) {
         eng_layer *L = &m->layers[il];
-        eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        eng_weight *w[] = {&L->wq,     &L->wk,   &L->wv,   &L->wo,    &L->w_gate, &L->w_up,
+                           &L->w_down, &L->wq_a, &L->wq_b, &L->wkv_a, &L->wkv_b};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
-            if ((rc = op->load(be, w[i], err))) return rc;
+            if (w[i]->data && (rc = op->load(be, w[i], err))) return rc;
+        for (int h = 0; L->uk_t && h < m->hp.n_head; h++)
+            if ((rc = op->load(be, &L->uk_t[h], err)) || (rc = op->load(be, &L->uv[h], err))) return rc;
         size_t E = (size_t)m->hp.n_embd, hd = (size_t)m->hp.head_dim;
         size_t Q = (size_t)m->hp.n_head * hd, KV = (size_t)m->hp.n_kv_head * hd;
         const struct {
@@ -451,6 +550,8 @@ static int upload_weights(eng_model *m, util_err *err) {
                     {&L->attn_k_norm, hd},
                     {&L->bq, Q},
                     {&L->bk, KV},
+                    {&L->q_a_norm, (size_t)m->hp.q_lora_rank},
+                    {&L->kv_a_norm, (size_t)m->hp.kv_lora_rank},
                     {&L->bv, KV}};
         for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
             if (*vecs[i].v && (rc = op->load_vec(be, *vecs[i].v, vecs[i].n, vecs[i].v, err))) return rc;
@@ -469,6 +570,8 @@ static uint64_t model_fingerprint(const eng_model *m) {
     /* "kv=f16" as before quantized KV existed, so f16 pages on disk stay valid */
     if (m->kv_type_k == ENG_TYPE_F16 && m->kv_type_v == ENG_TYPE_F16)
         snprintf(kv, sizeof kv, "f16");
+    else if (m->kv_type_k == ENG_TYPE_F32) /* kv_f32 (0 is f32's ggml id: not a KV type name) */
+        snprintf(kv, sizeof kv, "f32");
     else
         snprintf(kv, sizeof kv, "k:%s,v:%s", eng_kv_type_name(m->kv_type_k), eng_kv_type_name(m->kv_type_v));
     int n = snprintf(desc, sizeof desc, "kv=%s;page=%d;backend=%s;v3", kv, ENG_KV_PAGE_TOKENS,
@@ -476,6 +579,9 @@ static uint64_t model_fingerprint(const eng_model *m) {
     if (m->kv_split && n > 0 &&
         (size_t)n < sizeof desc) /* pages hold the global layers only; v1 of the split */
         snprintf(desc + n, sizeof desc - (size_t)n, ";swa-split=%dx%d;v1", m->hp.n_swa, m->hp.n_layer_swa);
+    if (m->arch->tensors & ENG_ARCH_MLA && n > 0 && (size_t)n < sizeof desc) /* what a page holds */
+        snprintf(desc + n, sizeof desc - (size_t)n, ";mla=%s:%dx%d;v1",
+                 m->hp.mla_absorbed ? "latent" : "heads", m->hp.n_kv_head, m->hp.head_dim);
     uint64_t h = eng_gguf_identity(m->gguf) ^ 0x9E3779B97F4A7C15ull;
     for (const char *p = desc; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001B3ull;
     return h;
@@ -487,11 +593,17 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
     if (!params) params = &none;
     m->kv_type_k = params->kv_type_k ? params->kv_type_k : ENG_TYPE_F16;
     m->kv_type_v = params->kv_type_v ? params->kv_type_v : ENG_TYPE_F16;
+    if (params->kv_f32) {
+        if (strncmp(m->be->ops->name, "cpu", 3) != 0)
+            return util_err_set(err, UTIL_EUNSUPPORTED, "an f32 KV cache needs the CPU backend");
+        m->kv_type_k = m->kv_type_v = ENG_TYPE_F32;
+    }
+    if (m->hp.mla_absorbed) m->kv_type_v = m->kv_type_k; /* the latent is read as keys and values */
     const uint32_t types[2] = {m->kv_type_k, m->kv_type_v};
     for (int i = 0; i < 2; i++) {
         const char *name = eng_kv_type_name(types[i]), *which = i ? "--kv-type-v" : "--kv-type-k";
         if (!name) return util_err_set(err, UTIL_EINVAL, "%s: type id %u is not a KV type", which, types[i]);
-        if (types[i] == ENG_TYPE_F16) continue;
+        if (types[i] == ENG_TYPE_F16 || params->kv_f32) continue;
         if (m->hp.head_dim % 32)
             return util_err_set(err, UTIL_EINVAL,
                                 "%s %s: head_dim %d is not a multiple of its 32-value blocks", which, name,
@@ -501,10 +613,8 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
                                 "%s %s: the %s backend stores KV only as f16 (use --device cpu)", which, name,
                                 m->be->ops->name);
     }
-    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
     eng_kv_view kv, kv_swa;
-    eng_kv_view_init(&kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
-    eng_kv_view_init(&kv_swa, ENG_KV_PAGE_TOKENS, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_model_kv_views(m, &kv, &kv_swa);
     eng_kvcache_params cp = {
         .page_bytes = eng_kv_page_bytes(&kv),
         .swa_page_bytes = eng_kv_page_bytes(&kv_swa),
@@ -569,6 +679,7 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         m->name = dup_str(name, name_len);
     else
         m->name = dup_str(archz, strlen(archz));
+    m->hp.mla_absorbed = (m->arch->tensors & ENG_ARCH_MLA) && !(params && params->mla_naive);
     if ((rc = load_hparams(m, archz, err)) || (rc = load_weights(m, err))) goto fail;
     if ((rc = eng_tokenizer_new(&m->tok, m->gguf, err))) {
         util_err_wrap(err, "model file '%s'", path);
@@ -585,6 +696,13 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
                              .n_threads = params ? params->n_threads : 0,
                              .exact = params && params->exact};
     if ((rc = eng_backend_open(&m->be, &bp, err))) goto fail;
+    if ((m->arch->tensors & ENG_ARCH_MLA) && strncmp(m->be->ops->name, "cpu", 3) != 0) {
+        rc = util_err_set(err, UTIL_EUNSUPPORTED,
+                          "model file '%s': deepseek2 (multi-head latent attention) runs on the CPU backend "
+                          "only, not %s: use --device cpu",
+                          path, m->be->ops->name);
+        goto fail;
+    }
     if ((rc = upload_weights(m, err))) {
         util_err_wrap(err, "model file '%s'", path);
         goto fail;
@@ -607,6 +725,7 @@ void eng_model_free(eng_model *m) {
     for (int i = 0; i < m->n_norm_copies; i++) free((void *)m->norm_copies[i]);
     free(m->norm_copies);
     free(m->layers);
+    free(m->mla_heads);
     free(m->layer_swa);
     free(m->name);
     free(m->path);
@@ -631,7 +750,8 @@ uint64_t eng_model_weight_bytes(const eng_model *m) {
     uint64_t b = (uint64_t)m->output.rows * m->output.row_bytes + (uint64_t)m->hp.n_embd * 4;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const eng_layer *L = &m->layers[il];
-        const eng_weight *w[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        const eng_weight *w[] = {&L->wq,     &L->wk,   &L->wv,   &L->wo,    &L->w_gate, &L->w_up,
+                                 &L->w_down, &L->wq_a, &L->wq_b, &L->wkv_a, &L->wkv_b};
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) b += (uint64_t)w[i]->rows * w[i]->row_bytes;
         b += 2 * (uint64_t)m->hp.n_embd * 4;
         if (L->post_attn_norm) b += 2 * (uint64_t)m->hp.n_embd * 4;
@@ -647,6 +767,8 @@ double eng_kv_bytes_per_token(const eng_model_shape *sh, double elem_bytes) {
 
 size_t eng_model_kv_bytes_per_token(const eng_model *m) {
     eng_model_shape sh = eng_model_get_shape(m);
+    if (m->hp.mla_absorbed) /* K rows only: the latent and the RoPE key */
+        return (size_t)((double)sh.n_layer * (double)sh.head_dim * eng_kv_type_bytes(m->kv_type_k));
     return (size_t)eng_kv_bytes_per_token(
         &sh, (eng_kv_type_bytes(m->kv_type_k) + eng_kv_type_bytes(m->kv_type_v)) / 2);
 }

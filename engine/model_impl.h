@@ -21,6 +21,13 @@ typedef struct eng_hparams {
     int n_swa, n_layer_swa;
     float rope_base_swa, rope_freq_scale_swa;
     float q_scale; /* multiplies q before attention (an architecture's load_hparams; 0: none) */
+    /* Multi-head latent attention (deepseek2, arch_deepseek2.c; 0 elsewhere):
+     * the file's ranks and head dims (qk_rope is n_rot). head_dim and
+     * n_kv_head then describe the attention as the cache holds it: naive,
+     * n_head heads of max(qk_nope + qk_rope, v_head_dim); absorbed, one
+     * head of qk_rope + kv_lora_rank (the latent, values = keys). */
+    int q_lora_rank, kv_lora_rank, qk_nope, v_head_dim, mla_absorbed;
+    int scratch_extra; /* floats per token of eng_scratch.ex the pass needs (0: none) */
 } eng_hparams;
 
 /* The tensors of one layer every architecture has, the ones some add (NULL
@@ -32,6 +39,14 @@ typedef struct eng_layer {
     const float *attn_q_norm, *attn_k_norm;      /* ENG_ARCH_QK_NORM: per head, over head_dim */
     const float *post_attn_norm, *post_ffw_norm; /* ENG_ARCH_POST_NORMS: over n_embd */
     const float *bq, *bk, *bv;                   /* ENG_ARCH_QKV_BIAS: over n_head / n_kv_head * head_dim */
+    /* ENG_ARCH_MLA (deepseek2): wq is attn_q, or NULL data with q_a/q_b
+     * (a q LoRA rank); kv_a = attn_kv_a_mqa (latent | rope key rows); kv_b
+     * the unsplit attn_kv_b; per head, uk_t (kv_lora_rank rows of qk_nope:
+     * W_UK transposed, f32, for the absorbed query) and uv (W_UV: v_head_dim
+     * rows of kv_b); wo reads n_head * v_head_dim. */
+    eng_weight wq_a, wq_b, wkv_a, wkv_b;
+    const float *q_a_norm, *kv_a_norm;
+    eng_weight *uk_t, *uv;
     int swa;     /* 1: a sliding-window layer (attends to the last hp.n_swa positions) */
     int kv_swa;  /* 1: its KV lives in the sliding pages (eng_model.kv_split) */
     int kv_slot; /* the layer of its KV view (eng_seq_layer_kv): its index among its kind */
@@ -72,6 +87,7 @@ enum {
     ENG_ARCH_QK_NORM = 1,    /* blk.N.attn_q_norm, attn_k_norm */
     ENG_ARCH_POST_NORMS = 2, /* blk.N.post_attention_norm, post_ffw_norm */
     ENG_ARCH_QKV_BIAS = 4,   /* blk.N.attn_q, attn_k, attn_v (.bias) */
+    ENG_ARCH_MLA = 16,       /* deepseek2's latent attention tensors (eng_layer's MLA fields) */
     ENG_ARCH_FUSED = 8,      /* blk.N.attn_qkv (q|k|v rows) when the file has it, and ffn_up
                               * holding gate|up (2 n_ff rows, no ffn_gate): phi3. model.c
                               * binds wq/wk/wv and w_gate/w_up as row ranges of them */
@@ -92,6 +108,7 @@ typedef struct eng_scratch {
     int n_batch;
     int logits_rows; /* rows of n_vocab in logits: 1, or n_batch after eng_seq_eval_all */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *logits;
+    float *ex; /* n_batch rows of hp.scratch_extra floats (NULL when 0): an architecture's own */
 } eng_scratch;
 
 struct eng_model {
@@ -112,8 +129,19 @@ struct eng_model {
     int n_norm_copies;
     eng_kvcache *cache;            /* KV page pool + prefix tree, shared by all sequences */
     uint32_t kv_type_k, kv_type_v; /* KV element types (ENG_TYPE_F16, _Q8_0, _Q4_0) */
-    int kv_split; /* 1: sliding layers have pages of their own (some layers slide, some not) */
+    int kv_split;          /* 1: sliding layers have pages of their own (some layers slide, some not) */
+    eng_weight *mla_heads; /* the layers' uk_t and uv entries (one block) */
 };
+
+/* The KV views of a sequence of m (pages left to the caller): the global
+ * layers' and the sliding layers'; latent rows under absorbed MLA. Inline:
+ * seq.c and model.c both size pages by it (no call from seq.c into model.c). */
+static inline void eng_model_kv_views(const eng_model *m, eng_kv_view *kv, eng_kv_view *kv_swa) {
+    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
+    eng_kv_view_init(kv, ENG_KV_PAGE_TOKENS, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_kv_view_init(kv_swa, ENG_KV_PAGE_TOKENS, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    if (m->hp.mla_absorbed) eng_kv_view_latent(kv);
+}
 
 
 struct eng_seq {
@@ -188,5 +216,7 @@ int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err)
 int eng_gemma3_hparams(eng_model *m, util_err *err);
 int eng_gemma3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 int eng_phi3_hparams(eng_model *m, util_err *err);
+int eng_deepseek2_hparams(eng_model *m, util_err *err);
+int eng_deepseek2_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err);
 
 #endif

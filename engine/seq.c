@@ -16,7 +16,7 @@ enum { P = ENG_KV_PAGE_TOKENS };
 /* --- scratch ------------------------------------------------------------ */
 
 static void scratch_release(eng_backend *be, eng_scratch *sc) {
-    float *bufs[] = {sc->x, sc->xb, sc->q, sc->k, sc->v, sc->att, sc->hb, sc->hb2, sc->logits};
+    float *bufs[] = {sc->x, sc->xb, sc->q, sc->k, sc->v, sc->att, sc->hb, sc->hb2, sc->logits, sc->ex};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) be->ops->release(be, bufs[i]);
     memset(sc, 0, sizeof *sc);
@@ -40,7 +40,9 @@ static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp,
     sc->hb = falloc(b * (size_t)hp->n_ff);
     sc->hb2 = falloc(b * (size_t)hp->n_ff);
     sc->logits = falloc((size_t)logits_rows * (size_t)hp->n_vocab);
-    if (!sc->x || !sc->xb || !sc->q || !sc->k || !sc->v || !sc->att || !sc->hb || !sc->hb2 || !sc->logits) {
+    sc->ex = hp->scratch_extra > 0 ? falloc(b * (size_t)hp->scratch_extra) : NULL;
+    if (!sc->x || !sc->xb || !sc->q || !sc->k || !sc->v || !sc->att || !sc->hb || !sc->hb2 || !sc->logits ||
+        (hp->scratch_extra > 0 && !sc->ex)) {
         scratch_release(be, sc);
         return UTIL_ENOMEM;
     }
@@ -63,9 +65,7 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     s->nodes = calloc((size_t)s->max_pages, sizeof *s->nodes);
     s->spages = calloc((size_t)s->max_pages, sizeof *s->spages);
     s->toks = malloc((size_t)n_ctx * sizeof *s->toks);
-    int n_slid = m->kv_split ? m->hp.n_layer_swa : 0, kv_dim = m->hp.n_kv_head * m->hp.head_dim;
-    eng_kv_view_init(&s->kv, P, m->hp.n_layer - n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
-    eng_kv_view_init(&s->kv_swa, P, n_slid, kv_dim, m->kv_type_k, m->kv_type_v);
+    eng_model_kv_views(m, &s->kv, &s->kv_swa);
     s->kv.pages = s->pages;
     s->kv_swa.pages = s->spages;
     int rc = UTIL_OK;

@@ -537,19 +537,21 @@ int synth_min_vocab(const synth_params *p) {
 }
 
 static const char *arch_name(synth_arch a) {
-    return a == SYNTH_ARCH_GEMMA3  ? "gemma3"
-           : a == SYNTH_ARCH_QWEN2 ? "qwen2"
-           : a == SYNTH_ARCH_QWEN3 ? "qwen3"
-           : a == SYNTH_ARCH_PHI3  ? "phi3"
-                                   : "llama";
+    return a == SYNTH_ARCH_GEMMA3      ? "gemma3"
+           : a == SYNTH_ARCH_QWEN2     ? "qwen2"
+           : a == SYNTH_ARCH_QWEN3     ? "qwen3"
+           : a == SYNTH_ARCH_PHI3      ? "phi3"
+           : a == SYNTH_ARCH_DEEPSEEK2 ? "deepseek2"
+                                       : "llama";
 }
 
 int synth_tensor_count(const synth_params *p) {
-    int per_layer = p->arch == SYNTH_ARCH_GEMMA3  ? 13
-                    : p->arch == SYNTH_ARCH_QWEN2 ? 12
-                    : p->arch == SYNTH_ARCH_QWEN3 ? 11
-                    : p->arch == SYNTH_ARCH_PHI3  ? 6
-                                                  : 9;
+    int per_layer = p->arch == SYNTH_ARCH_GEMMA3      ? 13
+                    : p->arch == SYNTH_ARCH_QWEN2     ? 12
+                    : p->arch == SYNTH_ARCH_QWEN3     ? 11
+                    : p->arch == SYNTH_ARCH_PHI3      ? 6
+                    : p->arch == SYNTH_ARCH_DEEPSEEK2 ? (p->q_lora_rank ? 12 : 10)
+                                                      : 9;
     return 2 + per_layer * p->n_layer + (p->tied ? 0 : 1) + (p->rope_freqs ? 1 : 0);
 }
 
@@ -581,7 +583,7 @@ static tdesc *plan(const synth_params *p, int *count) {
     int64_t E = p->n_embd, hd = head_dim_of(p);
     int64_t Q = p->n_head * hd, KV = p->n_kv_head * hd, F = p->n_ff;
     int gemma = p->arch == SYNTH_ARCH_GEMMA3, qwen2 = p->arch == SYNTH_ARCH_QWEN2;
-    int phi3 = p->arch == SYNTH_ARCH_PHI3;
+    int phi3 = p->arch == SYNTH_ARCH_PHI3, ds2 = p->arch == SYNTH_ARCH_DEEPSEEK2;
     int qk_norm = gemma || p->arch == SYNTH_ARCH_QWEN3;
     float es = 2.0f / sqrtf((float)E); /* logits of order 1-2 */
     add_t(t, &n, "token_embd.weight", E, p->n_vocab, p->etype, T_MAT, es);
@@ -599,7 +601,23 @@ static tdesc *plan(const synth_params *p, int *count) {
         /* unit-variance projections; the residual writers at half that.
          * gemma3's norms are stored as 1 + w, so all of them sit near 1 */
         T("attn_norm", E, 1, T_NORM, 0)
-        if (phi3) {
+        if (ds2) {
+            /* llama.cpp's order and shapes (the unsplit attn_kv_b of the
+             * converter before split k_b / v_b): per head, q and k are
+             * [nope | rope] and kv_b's rows [k_nope | v] */
+            int64_t qr = p->q_lora_rank, kvr = p->kv_lora_rank, qk = p->qk_nope + p->qk_rope;
+            if (qr) {
+                T("attn_q_a", E, qr, T_MAT, 1.0f / sqrtf((float)E))
+                T("attn_q_a_norm", qr, 1, T_NORM, 0)
+                T("attn_q_b", qr, p->n_head * qk, T_MAT, 1.0f / sqrtf((float)qr))
+            } else {
+                T("attn_q", E, p->n_head * qk, T_MAT, 1.0f / sqrtf((float)E))
+            }
+            T("attn_kv_a_mqa", E, kvr + p->qk_rope, T_MAT, 1.0f / sqrtf((float)E))
+            T("attn_kv_a_norm", kvr, 1, T_NORM, 0)
+            TT("attn_kv_b", kvr, p->n_head * (p->qk_nope + p->v_head_dim), T_MAT, 1.0f / sqrtf((float)kvr),
+               mixed)
+        } else if (phi3) {
             T("attn_qkv", E, Q + 2 * KV, T_MAT, 1.0f / sqrtf((float)E))
         } else {
             T("attn_q", E, Q, T_MAT, 1.0f / sqrtf((float)E))
@@ -618,7 +636,7 @@ static tdesc *plan(const synth_params *p, int *count) {
             T("attn_q_norm", hd, 1, T_NORM, 0)
             T("attn_k_norm", hd, 1, T_NORM, 0)
         }
-        T("attn_output", Q, E, T_MAT, 0.5f / sqrtf((float)Q))
+        T("attn_output", ds2 ? p->n_head * p->v_head_dim : Q, E, T_MAT, 0.5f / sqrtf((float)Q))
         if (gemma) T("post_attention_norm", E, 1, T_NORM, 0)
         T("ffn_norm", E, 1, T_NORM, 0)
         if (phi3) {
@@ -650,6 +668,11 @@ int64_t synth_param_count(const synth_params *p) {
     if (p->arch == SYNTH_ARCH_GEMMA3) layer += 2 * hd + 2 * E;
     if (p->arch == SYNTH_ARCH_QWEN3) layer += 2 * hd;
     if (p->arch == SYNTH_ARCH_QWEN2) layer += Q + 2 * KV;
+    if (p->arch == SYNTH_ARCH_DEEPSEEK2) {
+        int64_t H = p->n_head, qr = p->q_lora_rank, kvr = p->kv_lora_rank, qk = p->qk_nope + p->qk_rope;
+        layer = 2 * E + 3 * E * F + (qr ? E * qr + qr + qr * H * qk : E * H * qk) + E * (kvr + p->qk_rope) +
+                kvr + kvr * H * (p->qk_nope + p->v_head_dim) + H * p->v_head_dim * E;
+    }
     return E * V * (p->tied ? 1 : 2) + E + layer * p->n_layer + (p->rope_freqs ? hd / 2 : 0);
 }
 
@@ -666,8 +689,28 @@ static int check_dims(const synth_params *p, util_err *err) {
         if (dims[i].v < dims[i].min || dims[i].v > SYNTH_MAX_DIM)
             return util_err_set(err, UTIL_EINVAL, "synth: %s %d is out of range [%d, %d]", dims[i].what,
                                 dims[i].v, dims[i].min, SYNTH_MAX_DIM);
-    if (p->arch < SYNTH_ARCH_LLAMA || p->arch > SYNTH_ARCH_PHI3)
+    if (p->arch < SYNTH_ARCH_LLAMA || p->arch > SYNTH_ARCH_DEEPSEEK2)
         return util_err_set(err, UTIL_EINVAL, "synth: unknown architecture %d", (int)p->arch);
+    if (p->arch == SYNTH_ARCH_DEEPSEEK2) {
+        const struct {
+            const char *what;
+            int v, min;
+        } mla[] = {{"q lora rank", p->q_lora_rank, 0},
+                   {"kv lora rank", p->kv_lora_rank, 1},
+                   {"qk nope dims", p->qk_nope, 1},
+                   {"qk rope dims", p->qk_rope, 2},
+                   {"v head dims", p->v_head_dim, 1}};
+        for (size_t i = 0; i < sizeof mla / sizeof mla[0]; i++)
+            if (mla[i].v < mla[i].min || mla[i].v > SYNTH_MAX_DIM)
+                return util_err_set(err, UTIL_EINVAL, "synth: %s %d is out of range [%d, %d]", mla[i].what,
+                                    mla[i].v, mla[i].min, SYNTH_MAX_DIM);
+        if (p->qk_rope % 2)
+            return util_err_set(err, UTIL_EINVAL, "synth: qk rope dims %d is odd", p->qk_rope);
+        if (p->n_kv_head != p->n_head)
+            return util_err_set(err, UTIL_EINVAL,
+                                "synth: deepseek2 has as many kv heads as heads (%d, not %d)", p->n_head,
+                                p->n_kv_head);
+    }
     if (p->n_head % p->n_kv_head)
         return util_err_set(err, UTIL_EINVAL, "synth: %d heads are not a multiple of %d kv heads", p->n_head,
                             p->n_kv_head);
@@ -716,6 +759,10 @@ int synth_check(const synth_params *p, util_err *err) {
         {"ffn_down", p->n_ff, p->wtype},
         {"attn_v", p->n_embd, p->mix_type ? p->mix_type : p->wtype},
         {"ffn_down", p->n_ff, p->mix_type ? p->mix_type : p->wtype},
+        /* deepseek2's (0 elsewhere: no row to check) */
+        {"attn_q_b", p->q_lora_rank, p->wtype},
+        {"attn_kv_b", p->kv_lora_rank, p->mix_type ? p->mix_type : p->wtype},
+        {"attn_output", (int64_t)p->n_head * p->v_head_dim, p->wtype},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const eng_type_traits *tr = eng_type_get(rows[i].type);
@@ -842,12 +889,24 @@ static void write_arch_keys(kvw *kv, const synth_params *p) {
     kv_arch_u32(kv, a, "feed_forward_length", (uint32_t)p->n_ff);
     kv_arch_u32(kv, a, "attention.head_count", (uint32_t)p->n_head);
     kv_arch_u32(kv, a, "attention.head_count_kv", (uint32_t)p->n_kv_head);
-    if (gemma || p->head_dim) {
+    if ((gemma || p->head_dim) && p->arch != SYNTH_ARCH_DEEPSEEK2) {
         kv_arch_u32(kv, a, "attention.key_length", hd);
         kv_arch_u32(kv, a, "attention.value_length", hd);
     }
     kv_arch_f32(kv, a, "attention.layer_norm_rms_epsilon", gemma || qwen ? 1e-6f : 1e-5f);
     kv_arch_f32(kv, a, "rope.freq_base", p->rope_base);
+    if (p->arch == SYNTH_ARCH_DEEPSEEK2) { /* as the converter writes DeepSeek-V2(-Lite) */
+        kv_arch_u32(kv, a, "attention.key_length", (uint32_t)(p->qk_nope + p->qk_rope));
+        kv_arch_u32(kv, a, "attention.value_length", (uint32_t)p->v_head_dim);
+        kv_arch_u32(kv, a, "rope.dimension_count", (uint32_t)p->qk_rope);
+        kv_arch_u32(kv, a, "attention.q_lora_rank", (uint32_t)p->q_lora_rank);
+        kv_arch_u32(kv, a, "attention.kv_lora_rank", (uint32_t)p->kv_lora_rank);
+        kv_arch_u32(kv, a, "leading_dense_block_count", (uint32_t)p->n_layer); /* every layer dense */
+        kv_arch_u32(kv, a, "expert_feed_forward_length", (uint32_t)p->n_ff);
+        kv_arch_u32(kv, a, "expert_shared_count", 0);
+        kv_arch_u32(kv, a, "vocab_size", (uint32_t)p->n_vocab);
+        return;
+    }
     if (gemma) {
         kv_arch_u32(kv, a, "attention.sliding_window", (uint32_t)p->swa_window);
     } else {

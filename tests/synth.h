@@ -13,13 +13,17 @@
 #include "../util/err.h"
 
 /* qwen2: llama's tensors + Q/K/V biases; qwen3: + per-head Q/K norms;
- * phi3: fused attn_qkv (q|k|v rows) and ffn_up holding gate|up (no ffn_gate). */
+ * phi3: fused attn_qkv (q|k|v rows) and ffn_up holding gate|up (no ffn_gate);
+ * deepseek2: DeepSeek-V2's multi-head latent attention (attn_q, or attn_q_a +
+ * attn_q_a_norm + attn_q_b with a q LoRA rank; attn_kv_a_mqa, attn_kv_a_norm,
+ * the unsplit attn_kv_b) and dense SwiGLU FFNs in every layer (no MoE). */
 typedef enum synth_arch {
     SYNTH_ARCH_LLAMA = 0,
     SYNTH_ARCH_GEMMA3 = 1,
     SYNTH_ARCH_QWEN2 = 2,
     SYNTH_ARCH_QWEN3 = 3,
-    SYNTH_ARCH_PHI3 = 4
+    SYNTH_ARCH_PHI3 = 4,
+    SYNTH_ARCH_DEEPSEEK2 = 5
 } synth_arch;
 
 /* Smallest vocabularies. llama: 3 control tokens + 256 byte tokens; gemma3:
@@ -51,6 +55,9 @@ typedef struct synth_params {
                          * high 4, original context 8192) as its converter computes it */
     const char *vocab; /* a vocab-only GGUF (models/vocab/ggml-vocab-*.gguf) whose tokenizer.*
                          * keys are copied, n_vocab becoming its token count; NULL: synth's own */
+    /* deepseek2 (0 elsewhere): q_lora_rank 0 queries straight from n_embd
+     * (DeepSeek-V2-Lite); n_kv_head is written equal to n_head. */
+    int q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim;
 } synth_params;
 
 /* SmolLM2-like defaults at toy size: llama, 2 layers, n_embd 64, 4 heads, 2
@@ -62,7 +69,8 @@ synth_params synth_defaults(void);
 int synth_min_vocab(const synth_params *p);
 
 /* Tensors synth_write writes for p: llama 2 + 9 per layer, gemma3 2 + 13,
- * qwen2 2 + 12, qwen3 2 + 11, phi3 2 + 6, + 1 if untied, + 1 with rope_freqs. */
+ * qwen2 2 + 12, qwen3 2 + 11, phi3 2 + 6, deepseek2 2 + 10 (+ 2 with a q LoRA
+ * rank), + 1 if untied, + 1 with rope_freqs. */
 int synth_tensor_count(const synth_params *p);
 
 /* Weights in the file (every tensor's element count, the head once if tied). */

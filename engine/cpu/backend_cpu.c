@@ -252,7 +252,7 @@ static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, cons
     for (int t = 0; t < n_tok; t++) {
         const size_t off = (size_t)t * (size_t)kv->kv_dim;
         kv_store_row(cb, eng_kv_k(kv, layer, pos0 + t), k + off, kv->type_k, kv->kv_dim);
-        kv_store_row(cb, eng_kv_v(kv, layer, pos0 + t), v + off, kv->type_v, kv->kv_dim);
+        if (!kv->v_is_k) kv_store_row(cb, eng_kv_v(kv, layer, pos0 + t), v + off, kv->type_v, kv->kv_dim);
     }
 }
 
@@ -332,6 +332,11 @@ static float kv_value(const uint8_t *row, uint32_t type, int i) {
         const uint8_t q = b[offsetof(eng_block_q4_0, qs) + j % (ENG_QK / 2)];
         memcpy(&d, b, sizeof d);
         return (float)((j < ENG_QK / 2 ? q & 0xF : q >> 4) - 8) * eng_f16_to_f32(d);
+    }
+    if (type == ENG_TYPE_F32) {
+        float f;
+        memcpy(&f, row + 4 * (size_t)i, sizeof f);
+        return f;
     }
     memcpy(&d, row + 2 * (size_t)i, sizeof d);
     return eng_f16_to_f32(d);
@@ -446,9 +451,11 @@ static int attn_group_size(const cpu_backend *cb, const eng_attn_args *a) {
 /* The caller reserved scratch for pos0 + n_tok positions (see reserve). */
 static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
     cpu_backend *cb = (cpu_backend *)be;
-    attn_task at = {.a = a, .cb = cb, .fast = cb->k.attn_head && a->head_dim % 8 == 0};
+    /* f32 rows (the exact path's reference cache) by the scalar reference only */
+    const int f32 = a->kv->type_k == ENG_TYPE_F32 || a->kv->type_v == ENG_TYPE_F32;
+    attn_task at = {.a = a, .cb = cb, .fast = !f32 && cb->k.attn_head && a->head_dim % 8 == 0};
     atomic_init(&at.next, 0);
-    if (cb->k.attn_head_f32 && (a->head_dim == 64 || a->head_dim == 128 || a->head_dim == 256)) {
+    if (!f32 && cb->k.attn_head_f32 && (a->head_dim == 64 || a->head_dim == 128 || a->head_dim == 256)) {
         /* for a batch, convert every key once instead of once per head and query
          * token; a few tokens (or no buffer) convert as they load: the same values */
         at.fast = 2;

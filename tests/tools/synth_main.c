@@ -25,7 +25,8 @@ static const char usage[] =
     "  --preset NAME       tiny (default), llama-1b, llama-1b-q4_k_m, llama-1b-q4_0,\n"
     "                      llama-1b-q8_0, mistral-7b-q4_k_m, smollm2-135m, gemma3-270m;\n"
     "                      options given with it override it, wherever they stand\n"
-    "  --arch A            llama, gemma3, qwen2, qwen3 or phi3\n"
+    "  --arch A            llama, gemma3, qwen2, qwen3, phi3 or deepseek2 (DeepSeek-V2's\n"
+    "                      latent attention, dense FFNs only; --kv-heads is --heads)\n"
     "  --layers N          blocks\n"
     "  --embd N            residual width\n"
     "  --heads N           query heads\n"
@@ -33,6 +34,12 @@ static const char usage[] =
     "  --head-dim N        dims per head (0: embd / heads)\n"
     "  --ff N              feed-forward width\n"
     "  --vocab N           tokens (at least 259 for llama, 263 for gemma3)\n"
+    "  --q-lora-rank N     deepseek2: query LoRA rank (default 0: queries straight from\n"
+    "                      the residual, as DeepSeek-V2-Lite)\n"
+    "  --kv-lora-rank N    deepseek2: the latent's width (default 64; V2-Lite 512)\n"
+    "  --qk-nope N, --qk-rope N, --v-head-dim N\n"
+    "                      deepseek2: per-head key dims without / with RoPE and value\n"
+    "                      dims (default 32, 16, 32; V2-Lite 128, 64, 128)\n"
     "  --rope-freqs        write rope_freqs.weight (Llama 3.1's rope scaling)\n"
     "  --vocab-file PATH   copy the tokenizer of a vocab-only GGUF (sets the tokens)\n"
     "  --ctx N             training context written to the metadata\n"
@@ -101,6 +108,11 @@ enum {
     O_MTYPE,
     O_VOCABF,
     O_ROPEF,
+    O_QLORA,
+    O_KVLORA,
+    O_NOPE,
+    O_QROPE,
+    O_VHD,
 };
 
 /* A message for a bad option; returns the exit status 2. */
@@ -201,8 +213,10 @@ static int apply_opt(synth_params *p, int c, const char *a) {
             p->arch = SYNTH_ARCH_QWEN3;
         else if (strcmp(a, "phi3") == 0)
             p->arch = SYNTH_ARCH_PHI3;
+        else if (strcmp(a, "deepseek2") == 0)
+            p->arch = SYNTH_ARCH_DEEPSEEK2;
         else
-            return bad("option '--arch': '%s' is not llama, gemma3, qwen2, qwen3 or phi3", a);
+            return bad("option '--arch': '%s' is not llama, gemma3, qwen2, qwen3, phi3 or deepseek2", a);
         return 0;
     case O_LAYERS: return parse_int("--layers", a, 1, 1 << 24, &p->n_layer) ? 2 : 0;
     case O_EMBD: return parse_int("--embd", a, 1, 1 << 24, &p->n_embd) ? 2 : 0;
@@ -235,6 +249,11 @@ static int apply_opt(synth_params *p, int c, const char *a) {
     case O_NAME: p->name = a; return 0;
     case O_VOCABF: p->vocab = a; return 0;
     case O_ROPEF: p->rope_freqs = 1; return 0;
+    case O_QLORA: return parse_int("--q-lora-rank", a, 0, 1 << 24, &p->q_lora_rank) ? 2 : 0;
+    case O_KVLORA: return parse_int("--kv-lora-rank", a, 1, 1 << 24, &p->kv_lora_rank) ? 2 : 0;
+    case O_NOPE: return parse_int("--qk-nope", a, 1, 1 << 24, &p->qk_nope) ? 2 : 0;
+    case O_QROPE: return parse_int("--qk-rope", a, 2, 1 << 24, &p->qk_rope) ? 2 : 0;
+    case O_VHD: return parse_int("--v-head-dim", a, 1, 1 << 24, &p->v_head_dim) ? 2 : 0;
     default: return bad("internal: option %d", c);
     }
 }
@@ -277,6 +296,11 @@ int main(int argc, char **argv) {
                                          {"mix-type", required_argument, 0, O_MTYPE},
                                          {"vocab-file", required_argument, 0, O_VOCABF},
                                          {"rope-freqs", no_argument, 0, O_ROPEF},
+                                         {"q-lora-rank", required_argument, 0, O_QLORA},
+                                         {"kv-lora-rank", required_argument, 0, O_KVLORA},
+                                         {"qk-nope", required_argument, 0, O_NOPE},
+                                         {"qk-rope", required_argument, 0, O_QROPE},
+                                         {"v-head-dim", required_argument, 0, O_VHD},
                                          {0, 0, 0, 0}};
     /* Options are kept in order and applied after the preset, so they
      * override it wherever they stand on the line. */
@@ -324,6 +348,13 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < n && rc == 0; i++) rc = apply_opt(&p, codes[i], args[i]);
     if (rc) goto done;
+    if (p.arch == SYNTH_ARCH_DEEPSEEK2) { /* the latent shape's defaults; kv heads are the heads */
+        if (!p.kv_lora_rank) p.kv_lora_rank = 64;
+        if (!p.qk_nope) p.qk_nope = 32;
+        if (!p.qk_rope) p.qk_rope = 16;
+        if (!p.v_head_dim) p.v_head_dim = 32;
+        p.n_kv_head = p.n_head;
+    }
     util_err err;
     util_err_clear(&err);
     if (synth_check(&p, &err)) {
@@ -346,11 +377,12 @@ int main(int argc, char **argv) {
     group(ps, sizeof ps, (unsigned long long)params);
     group(ss, sizeof ss, size);
     printf("%s: %s, %s parameters (%.1fM), %s bytes (%.1f MiB), %.2f s\n", out,
-           p.arch == SYNTH_ARCH_GEMMA3  ? "gemma3"
-           : p.arch == SYNTH_ARCH_QWEN2 ? "qwen2"
-           : p.arch == SYNTH_ARCH_QWEN3 ? "qwen3"
-           : p.arch == SYNTH_ARCH_PHI3  ? "phi3"
-                                        : "llama",
+           p.arch == SYNTH_ARCH_GEMMA3      ? "gemma3"
+           : p.arch == SYNTH_ARCH_QWEN2     ? "qwen2"
+           : p.arch == SYNTH_ARCH_QWEN3     ? "qwen3"
+           : p.arch == SYNTH_ARCH_PHI3      ? "phi3"
+           : p.arch == SYNTH_ARCH_DEEPSEEK2 ? "deepseek2"
+                                            : "llama",
            ps, (double)params / 1e6, ss, (double)size / (1024.0 * 1024.0),
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 done:
