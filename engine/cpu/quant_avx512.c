@@ -269,12 +269,6 @@ static uint32_t rd32(const void *p) {
     return v;
 }
 
-static uint16_t rd16(const void *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
 /* The signed values of blocks x[0], x[1] (x[1] absent, zeros, when one). */
 AVX512_INLINE __m512i q80_values(const uint8_t *x, const int one) {
     __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
@@ -387,10 +381,11 @@ AVX512_Q8ACT_GEMM(q50, 22)
 
 /* --- q4_K / q6_K x q8_K ------------------------------------------------------------- */
 /* As the AVX2 tiles (quant_avx2.c), 64 values per register: per super-block the
- * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales), one
- * float fma per token for the scales and one for the mins (q4_K) or the -32
- * offset (q6_K), on the prepared q8_K layout (quant_simd.h); vec_dot runs the
- * same arithmetic on the reference layout (P = 0). Up to K_T tokens per pass. */
+ * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales); q6_K's
+ * -32 offset enters that integer sum (from the bsums), q4_K's mins a float term
+ * beside it, and each token ends the block with one fma by its scale; on the
+ * prepared q8_K layout (quant_simd.h); vec_dot runs the same arithmetic on the
+ * reference layout (P = 0). Up to K_T tokens per pass. */
 enum { K_T = 8 };
 
 #define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
@@ -411,12 +406,6 @@ AVX512_INLINE __m128i k_scales(const uint8_t *s) {
     u[2] = mn03;
     u[0] &= k1;
     return _mm_loadu_si128((const __m128i *)u);
-}
-
-/* acc += isum * (d * dy) - imin * (dm * dy); imin has 8 lanes. */
-AVX512_INLINE __m512 k_scale_acc(__m512 acc, __m512i isum, __m256i imin, float d, float dm, float dy) {
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d * dy), acc);
-    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(imin)), _mm512_set1_ps(dm * dy), acc);
 }
 
 /* One q4_K / q5_K super-block: 4-bit values at qs, fifth bits at qhp (q5_K;
@@ -458,12 +447,18 @@ AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *q
             isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
         }
     }
-    const float d = h2f(rd16(hd)), dm = h2f(rd16(hd + 2));
+    /* d over 16 lanes, -dmin over 8: per token the block's sum in float lanes
+     * (isum * d - imin * dmin), then one fma by the activations' scale */
+    const __m128 dmf = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(hd)));
+    const __m512 dv = _mm512_broadcastss_ps(dmf);
+    const __m256 mv = _mm256_broadcastss_ps(_mm_sub_ps(_mm_setzero_ps(), _mm_movehdup_ps(dmf)));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
         const char *A = a + (size_t)t * lda;
-        __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
-        acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
+        const __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
+        const __m256 m = _mm256_mul_ps(_mm256_cvtepi32_ps(imin), mv);
+        const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), dv, _mm512_zextps256_ps512(m));
+        acc[t] = _mm512_fmadd_ps(f, _mm512_set1_ps(*KA_D(A, P)), acc[t]);
     }
 }
 
@@ -482,9 +477,13 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     const __m512i sc16 = _mm512_zextsi256_si512(s16);
+    /* the -32 offset in the integer sum: it starts at -32 * sum_g scale_g * bsum_g */
+    const __m256i s16m = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(s16, 5));
     __m512i isum[K_T];
 #pragma GCC unroll 8
-    for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
+    for (int t = 0; t < T; t++)
+        isum[t] = _mm512_zextsi256_si512(
+            _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(a + (size_t)t * lda, P)), s16m));
 #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) {
         /* values 64c..64c+63: ql's 64 bytes of half c / 2 (low nibbles for even
@@ -515,12 +514,11 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
             isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
         }
     }
-    const float d = h2f(x->d);
+    const __m512 dv = _mm512_set1_ps(h2f(x->d));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
-        const char *A = a + (size_t)t * lda;
-        __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), s16);
-        acc[t] = k_scale_acc(acc[t], isum[t], corr, d, 32.0f * d, *KA_D(A, P));
+        const __m512 s = _mm512_mul_ps(dv, _mm512_set1_ps(*KA_D(a + (size_t)t * lda, P)));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), s, acc[t]);
     }
 }
 
