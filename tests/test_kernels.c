@@ -1,12 +1,13 @@
-/* tests/test_kernels.c: every SIMD kernel against its scalar reference, at each
- * level this CPU has (AVX2, AVX-512): quant dot products and activation quantizers,
- * gemm tiles (bit-identical to the 1x1 path whatever the tile), and the backend's
- * attention, RMSNorm, RoPE, SwiGLU, f16 stores; plus batch and thread invariance of
- * matmul and attention within each level. Tolerances are stated where they are used. */
+/* tests/test_kernels.c: every SIMD kernel against its scalar reference, at each level
+ * this CPU has (AVX2, AVX-512): quant dot products and activation quantizers, gemm tiles
+ * (bit-identical to the 1x1 path whatever the tile), the backend's attention, RMSNorm,
+ * RoPE, SwiGLU, f16 stores; batch and thread invariance of matmul and attention within
+ * each level; kernels/speed times gemm shapes. Tolerances are stated where used. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../engine/backend.h"
 #include "../engine/cpu/cpu_features.h"
@@ -541,10 +542,85 @@ static void test_levels(void) {
     free(saved);
 }
 
+/* --- kernel speed ------------------------------------------------------------ */
+
+/* The CPU time of one gemm shape, as the backend runs it (32-row chunks), for
+ * before/after comparisons of a kernel on a shared machine: user CPU time of one
+ * thread, the best of `reps`, in ns per weight byte per token. Always checks
+ * that the shape's results are those of the 1x1 path (first and last row, every
+ * token); prints the times with -v or CACHET_KERN_BENCH=REPS (default 1 rep of
+ * a small shape: cheap inside make test). Run alone:
+ *   CACHET_KERN_BENCH=20 bin/cachet-tests kernels/speed */
+static double cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void time_gemm(uint32_t type, eng_simd level, int64_t n, int64_t rows, int nt, int reps, int print,
+                      uint64_t *rs) {
+    eng_type_kernels k;
+    if (eng_type_kernels_get(type, level, &k)) return;
+    size_t rb = eng_type_row_size(type, n), lda = k.act_bytes(n);
+    uint8_t *w = zalloc64(rb * (size_t)rows);
+    float *x = malloc((size_t)n * (size_t)nt * sizeof(float));
+    float *y = malloc((size_t)rows * (size_t)nt * sizeof(float));
+    char *pa = zalloc64(lda * (size_t)nt);
+    for (int64_t r = 0; r < rows; r++) rand_row(type, w + rb * (size_t)r, n, rs);
+    rand_vec(x, (size_t)n * (size_t)nt, 1.0f, rs);
+    for (int t = 0; t < nt; t++) k.act_quantize(x + (size_t)t * (size_t)n, pa + lda * (size_t)t, n);
+    double best = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        double t0 = cpu_ns();
+        for (int64_t r0 = 0; r0 < rows; r0 += 32)
+            k.gemm(n, y + r0, (size_t)rows, w + rb * (size_t)r0, rb, rows - r0 < 32 ? (int)(rows - r0) : 32,
+                   pa, lda, nt);
+        double ns = cpu_ns() - t0;
+        if (rep == 0 || ns < best) best = ns;
+    }
+    int bad = 0;
+    for (int64_t r = 0; r < rows; r += rows - 1)
+        for (int t = 0; t < nt; t++) {
+            float y1;
+            k.gemm(n, &y1, 1, w + rb * (size_t)r, rb, 1, pa + lda * (size_t)t, lda, 1);
+            bad += memcmp(&y1, &y[(size_t)t * (size_t)rows + (size_t)r], sizeof y1) != 0;
+        }
+    CHECK_MSG(bad == 0, "%s %s nt=%d: %d results differ from the 1x1 path", eng_type_get(type)->name,
+              eng_simd_name(level), nt, bad);
+    if (print)
+        fprintf(stderr,
+                "  speed %-6s %-5s %4lld x %lld nt=%-3d %.4f ns per weight byte per token (best of %d)\n",
+                eng_simd_name(level), eng_type_get(type)->name, (long long)rows, (long long)n, nt,
+                best / ((double)rb * (double)rows * nt), reps);
+    free(w);
+    free(x);
+    free(y);
+    free(pa);
+}
+
+static void test_speed(void) {
+    static const uint32_t types[] = {ENG_TYPE_Q4_0, ENG_TYPE_Q4_1, ENG_TYPE_Q8_0,
+                                     ENG_TYPE_Q4_K, ENG_TYPE_Q5_K, ENG_TYPE_Q6_K};
+    const char *env = getenv("CACHET_KERN_BENCH");
+    long reps = env ? strtol(env, NULL, 10) : 0;
+    const int bench = reps > 0, print = bench || check_get()->verbose;
+    const int64_t rows = bench ? 1024 : 64; /* 1024 x 2048: about 1 MiB of q4_K, in L2 */
+    static const int nts[] = {1, 4, 64};
+    eng_simd lv[2];
+    int nl = levels(lv);
+    uint64_t rs = 11;
+    for (int l = 0; l < nl; l++)
+        for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+            for (size_t j = 0; j < sizeof nts / sizeof nts[0]; j++)
+                time_gemm(types[i], lv[l], 2048, rows, bench ? nts[j] : nts[j] % 17, bench ? (int)reps : 1,
+                          print, &rs);
+}
+
 void test_kernels(void) {
     CHECK_CASE(levels) test_levels();
     CHECK_CASE(dots) test_dots();
     CHECK_CASE(q8k_prep) test_q8k_prep();
     CHECK_CASE(tiles) test_tiles();
     CHECK_CASE(backend_ops) test_backend_ops();
+    CHECK_CASE(speed) test_speed();
 }

@@ -1,8 +1,8 @@
 /* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
- * q4_1, q8_0, q4_0, q5_0 two 32-blocks per register with vpdpbusd over prepared quads; q4_K,
- * q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over quant_simd.h's prepared q8_K.
- * Without VNNI a CPU runs the AVX2 level; other types keep the AVX2 kernels here. Per-function
- * target attributes; called only after run-time detection. */
+ * q4_1, q8_0, q5_0 two 32-blocks per register, q4_0 half of each of four, with vpdpbusd over
+ * prepared quads; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
+ * quant_simd.h's prepared q8_K. Without VNNI a CPU runs the AVX2 level; other types keep the
+ * AVX2 kernels here. Per-function target attributes; called only after run-time detection. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -269,12 +269,6 @@ static uint32_t rd32(const void *p) {
     return v;
 }
 
-static uint16_t rd16(const void *p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
 /* The signed values of blocks x[0], x[1] (x[1] absent, zeros, when one). */
 AVX512_INLINE __m512i q80_values(const uint8_t *x, const int one) {
     __m256i lo = _mm256_loadu_si256((const __m256i *)(x + 2));
@@ -296,8 +290,6 @@ AVX512_INLINE __m512i nibbles2(const uint8_t *q0, const uint8_t *q1, const int o
     return _mm512_maskz_add_epi8(one ? 0xFFFFFFFFull : ~0ull, z, _mm512_set1_epi8(bias));
 }
 
-AVX512_INLINE __m512i q40_values(const uint8_t *x, const int one) { return nibbles2(x + 2, x + 20, one, -8); }
-
 AVX512_INLINE __m512i q50_values(const uint8_t *x, const int one) {
     const __m512i v = nibbles2(x + 6, x + 28, one, -16);
     const uint64_t hb = (uint64_t)rd32(x + 2) | (one ? 0 : (uint64_t)rd32(x + 24) << 32);
@@ -313,7 +305,7 @@ AVX512_INLINE __m512i q8_start(__m512i w) {
 /* The tiled gemm and the vec_dot of one type of BB-byte 32-blocks whose values
  * pfx##_values gives: per quad the weights and their scales once, then for each
  * of the T tokens two vpdpbusd and two fma (block pairs into acc0, acc1). */
-#define AVX512_Q8ACT_GEMM(pfx, BB)                                                                          \
+#define AVX512_Q8ACT_QUAD(pfx, BB)                                                                          \
     AVX512_INLINE void pfx##_quad(const uint8_t *x, int nbq, const a80_quad *a, size_t lda_q, __m512 *acc0, \
                                   __m512 *acc1, const int T) {                                              \
         const __m512i idx_d = _mm512_setr_epi32((BB) / 2 << 16, (3 * (BB) / 2) << 16 | (BB), 0, 0, 0, 0, 0, \
@@ -343,54 +335,123 @@ AVX512_INLINE __m512i q8_start(__m512i w) {
                 acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(i23, dd), acc1[t]);  \
             }                                                                                               \
         }                                                                                                   \
-    }                                                                                                       \
-    AVX512_INLINE void pfx##_acc(const uint8_t *x, int nb, const a80_quad *a, size_t lda_q, __m512 *acc0,   \
-                                 __m512 *acc1, const int T) {                                               \
-        int q = 0;                                                                                          \
-        for (; 4 * q + 4 <= nb; q++) {                                                                      \
-            for (int o = 0; o < 4 * (BB); o += 64)                                                          \
-                _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + o, _MM_HINT_T0);            \
-            pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                           \
-        }                                                                                                   \
-        if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T);      \
-    }                                                                                                       \
-    AVX512_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,          \
-                                  const a80_quad *a, size_t lda_q, const int T) {                           \
-        for (int r = 0; r < nr; r++) {                                                                      \
-            __m512 acc0[8], acc1[8];                                                                        \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(),              \
-                                                                acc1[t] = _mm512_setzero_ps();              \
-            pfx##_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);                 \
-            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                             \
-                y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t]));                   \
-        }                                                                                                   \
-    }                                                                                                       \
-    AVX512_TILED_GEMM(pfx, a80_quad, Q80_T)                                                                 \
-    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {                    \
-        const uint8_t *x = w;                                                                               \
-        const eng_block_q8_0 *yb = a;                                                                       \
-        a80_quad buf[4] __attribute__((aligned(64)));                                                       \
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();                                      \
-        const int nb = (int)(n / 32);                                                                       \
-        for (int b0 = 0; b0 < nb; b0 += 16) {                                                               \
-            const int k = nb - b0 < 16 ? nb - b0 : 16;                                                      \
-            if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);                                               \
-            for (int i = 0; i < k; i++) a80_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d));      \
-            pfx##_acc(x + (BB) * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);                                   \
-        }                                                                                                   \
-        *s = hsum16(_mm512_add_ps(acc0, acc1));                                                             \
     }
 
-AVX512_Q8ACT_GEMM(q80, 34)
-AVX512_Q8ACT_GEMM(q40, 18)
-AVX512_Q8ACT_GEMM(q50, 22)
+/* q4_0 on its own quad layout: the first register holds values 0-15 of each of
+ * the four blocks, the second values 16-31 (the low and the high nibbles of the
+ * blocks' 16 bytes, block i in 128-bit lane i), so both take one vector of scales,
+ * d_w * d_a of block i over lanes 4i..4i+3, and a token costs one multiply, two
+ * vpdpbusd and two fma per quad. A prepared quad: the biased values in that order
+ * and each scale over its 4 lanes, 192 bytes as a80_quad. */
+typedef struct a40_quad {
+    uint8_t qs[128];
+    float d[16];
+} a40_quad;
+
+static size_t a40_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a40_quad); }
+
+AVX512_INLINE void a40_put(a40_quad *q, int i, const int8_t *qs, float d) {
+    const __m128i b = _mm_set1_epi8((char)0x80);
+    _mm_storeu_si128((__m128i *)(q->qs + 16 * i), _mm_xor_si128(_mm_loadu_si128((const __m128i *)qs), b));
+    _mm_storeu_si128((__m128i *)(q->qs + 64 + 16 * i),
+                     _mm_xor_si128(_mm_loadu_si128((const __m128i *)(qs + 16)), b));
+    _mm_storeu_ps(q->d + 4 * i, _mm_set1_ps(d));
+}
+
+AVX512_FN static void a40_quantize(const float *x, void *dst, int64_t n) {
+    a40_quad *o = dst;
+    const int64_t nb = n / 32;
+    if (nb & 3) memset(&o[nb / 4], 0, sizeof *o);
+    for (int64_t b = 0; b < nb; b++, x += 32) {
+        int8_t q[32];
+        int sum;
+        const float d = q8_block(x, q, &sum);
+        a40_put(&o[b / 4], (int)(b & 3), q, h2f(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT)));
+    }
+}
+
+AVX512_INLINE void q40_quad(const uint8_t *x, int nbq, const a40_quad *a, size_t lda_q, __m512 *acc0,
+                            __m512 *acc1, const int T) {
+    /* the 16 bytes of each block (zeros past nbq), block i in lane i */
+    __m512i r = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x + 2)));
+    if (nbq > 1) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 20)), 1);
+    if (nbq > 2) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 38)), 2);
+    if (nbq > 3) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 56)), 3);
+    const __m512i m4 = _mm512_set1_epi8(0x0F), b8 = _mm512_set1_epi8(-8);
+    const __mmask64 live = nbq == 4 ? ~0ull : (1ull << (16 * nbq)) - 1;
+    const __m512i w0 = _mm512_maskz_add_epi8(live, _mm512_and_si512(r, m4), b8);
+    const __m512i w1 = _mm512_maskz_add_epi8(live, _mm512_and_si512(_mm512_srli_epi16(r, 4), m4), b8);
+    const __m512i st0 = q8_start(w0), st1 = q8_start(w1);
+    /* the four d_w, each over its block's 4 lanes (zeros past nbq) */
+    const __m512i idx_d = _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i raw = _mm512_maskz_loadu_epi8(nbq == 4 ? (1ull << 56) - 1 : (1ull << (18 * nbq)) - 1, x);
+    const __m512 dw = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+        _mm512_castps128_ps512(_mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx_d, raw)))));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) {
+        const a40_quad *A = a + (size_t)t * lda_q;
+        const __m512 dd = _mm512_mul_ps(dw, _mm512_load_ps(A->d));
+        __m512i p = _mm512_dpbusd_epi32(st0, _mm512_load_si512(A->qs), w0);
+        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0[t]);
+        p = _mm512_dpbusd_epi32(st1, _mm512_load_si512(A->qs + 64), w1);
+        acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1[t]);
+    }
+}
+
+/* The rest of the gemm and the vec_dot over pfx##_quad, on prepared quads of type
+ * QT that PUT fills. */
+#define AVX512_Q8ACT_GEMM(pfx, BB, QT, PUT)                                                            \
+    AVX512_INLINE void pfx##_acc(const uint8_t *x, int nb, const QT *a, size_t lda_q, __m512 *acc0,    \
+                                 __m512 *acc1, const int T) {                                          \
+        int q = 0;                                                                                     \
+        for (; 4 * q + 4 <= nb; q++) {                                                                 \
+            for (int o = 0; o < 4 * (BB); o += 64)                                                     \
+                _mm_prefetch((const char *)x + 4 * (BB) * (size_t)q + PF_DIST + o, _MM_HINT_T0);       \
+            pfx##_quad(x + 4 * (BB) * (size_t)q, 4, a + q, lda_q, acc0, acc1, T);                      \
+        }                                                                                              \
+        if (4 * q < nb) pfx##_quad(x + 4 * (BB) * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, T); \
+    }                                                                                                  \
+    AVX512_INLINE void pfx##_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,     \
+                                  const QT *a, size_t lda_q, const int T) {                            \
+        for (int r = 0; r < nr; r++) {                                                                 \
+            __m512 acc0[8], acc1[8];                                                                   \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc0[t] = _mm512_setzero_ps(),         \
+                                                                acc1[t] = _mm512_setzero_ps();         \
+            pfx##_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, T);            \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                        \
+                y[(size_t)t * ldy + (size_t)r] = hsum16(_mm512_add_ps(acc0[t], acc1[t]));              \
+        }                                                                                              \
+    }                                                                                                  \
+    AVX512_TILED_GEMM(pfx, QT, Q80_T)                                                                  \
+    AVX512_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) {               \
+        const uint8_t *x = w;                                                                          \
+        const eng_block_q8_0 *yb = a;                                                                  \
+        QT buf[4] __attribute__((aligned(64)));                                                        \
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();                                 \
+        const int nb = (int)(n / 32);                                                                  \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                                          \
+            const int k = nb - b0 < 16 ? nb - b0 : 16;                                                 \
+            if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);                                          \
+            for (int i = 0; i < k; i++) PUT(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d));     \
+            pfx##_acc(x + (BB) * (size_t)b0, k, buf, 0, &acc0, &acc1, 1);                              \
+        }                                                                                              \
+        *s = hsum16(_mm512_add_ps(acc0, acc1));                                                        \
+    }
+
+AVX512_Q8ACT_QUAD(q80, 34)
+AVX512_Q8ACT_QUAD(q50, 22)
+AVX512_Q8ACT_GEMM(q80, 34, a80_quad, a80_put)
+AVX512_Q8ACT_GEMM(q50, 22, a80_quad, a80_put)
+AVX512_Q8ACT_GEMM(q40, 18, a40_quad, a40_put)
 
 /* --- q4_K / q6_K x q8_K ------------------------------------------------------------- */
 /* As the AVX2 tiles (quant_avx2.c), 64 values per register: per super-block the
- * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales), one
- * float fma per token for the scales and one for the mins (q4_K) or the -32
- * offset (q6_K), on the prepared q8_K layout (quant_simd.h); vec_dot runs the
- * same arithmetic on the reference layout (P = 0). Up to K_T tokens per pass. */
+ * integer sums by vpmaddubsw and vpdpwssd (the 16-bit sub-block scales); q6_K's
+ * -32 offset enters that integer sum (from the bsums), q4_K's mins a float term
+ * beside it, and each token ends the block with one fma by its scale; on the
+ * prepared q8_K layout (quant_simd.h); vec_dot runs the same arithmetic on the
+ * reference layout (P = 0). Up to K_T tokens per pass. */
 enum { K_T = 8 };
 
 #define KA_BYTES(P) ((P) ? sizeof(eng_q8k_prep) : sizeof(eng_block_q8_k))
@@ -411,12 +472,6 @@ AVX512_INLINE __m128i k_scales(const uint8_t *s) {
     u[2] = mn03;
     u[0] &= k1;
     return _mm_loadu_si128((const __m128i *)u);
-}
-
-/* acc += isum * (d * dy) - imin * (dm * dy); imin has 8 lanes. */
-AVX512_INLINE __m512 k_scale_acc(__m512 acc, __m512i isum, __m256i imin, float d, float dm, float dy) {
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d * dy), acc);
-    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(imin)), _mm512_set1_ps(dm * dy), acc);
 }
 
 /* One q4_K / q5_K super-block: 4-bit values at qs, fifth bits at qhp (q5_K;
@@ -458,12 +513,18 @@ AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *q
             isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
         }
     }
-    const float d = h2f(rd16(hd)), dm = h2f(rd16(hd + 2));
+    /* d over 16 lanes, -dmin over 8: per token the block's sum in float lanes
+     * (isum * d - imin * dmin), then one fma by the activations' scale */
+    const __m128 dmf = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(hd)));
+    const __m512 dv = _mm512_broadcastss_ps(dmf);
+    const __m256 mv = _mm256_broadcastss_ps(_mm_sub_ps(_mm_setzero_ps(), _mm_movehdup_ps(dmf)));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
         const char *A = a + (size_t)t * lda;
-        __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
-        acc[t] = k_scale_acc(acc[t], isum[t], imin, d, dm, *KA_D(A, P));
+        const __m256i imin = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), mins);
+        const __m256 m = _mm256_mul_ps(_mm256_cvtepi32_ps(imin), mv);
+        const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), dv, _mm512_zextps256_ps512(m));
+        acc[t] = _mm512_fmadd_ps(f, _mm512_set1_ps(*KA_D(A, P)), acc[t]);
     }
 }
 
@@ -482,9 +543,13 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     const __m512i sc16 = _mm512_zextsi256_si512(s16);
+    /* the -32 offset in the integer sum: it starts at -32 * sum_g scale_g * bsum_g */
+    const __m256i s16m = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(s16, 5));
     __m512i isum[K_T];
 #pragma GCC unroll 8
-    for (int t = 0; t < T; t++) isum[t] = _mm512_setzero_si512();
+    for (int t = 0; t < T; t++)
+        isum[t] = _mm512_zextsi256_si512(
+            _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(a + (size_t)t * lda, P)), s16m));
 #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) {
         /* values 64c..64c+63: ql's 64 bytes of half c / 2 (low nibbles for even
@@ -515,12 +580,11 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
             isum[t] = _mm512_dpwssd_epi32(isum[t], p, sc);
         }
     }
-    const float d = h2f(x->d);
+    const __m512 dv = _mm512_set1_ps(h2f(x->d));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
-        const char *A = a + (size_t)t * lda;
-        __m256i corr = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)KA_BS(A, P)), s16);
-        acc[t] = k_scale_acc(acc[t], isum[t], corr, d, 32.0f * d, *KA_D(A, P));
+        const __m512 s = _mm512_mul_ps(dv, _mm512_set1_ps(*KA_D(a + (size_t)t * lda, P)));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), s, acc[t]);
     }
 }
 
@@ -572,7 +636,7 @@ void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q80_dot, a80_bytes, a80_quantize, q80_gemm};
         break;
     case ENG_TYPE_Q4_0:
-        *k = (eng_type_kernels){ENG_SIMD_AVX512, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q40_dot, a40_bytes, a40_quantize, q40_gemm};
         break;
     case ENG_TYPE_Q5_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q50_dot, a80_bytes, a80_quantize, q50_gemm};
