@@ -335,7 +335,7 @@ static const struct {
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
+     "previous_\\w+|tickets?(?:_\\w+)?|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -444,6 +444,11 @@ static const struct {
     "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|" \
     "memory)"                                                                                       \
     "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
+/* Words that give the assistant's own name ("You're a helpful agent named
+ * '{{name}}'", "Your name is {name}"): the name is configured, not the user's. */
+#define SELF_NAME                                                                                \
+    "(?i)(?:\\b(?:agent|assistant|bot|chatbot|ai|model|persona|character|helper)\\h+(?:is\\h+)?" \
+    "(?:named|called)|\\byour\\h+name\\h+is|\\byou\\h+are\\h+(?:named|called))\\h*:?" CTX_TAIL
 #define USER_ITEM \
     "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
 #define DURATION_CTX                                                                                  \
@@ -455,7 +460,7 @@ static const struct {
 static const char *const k_misc[RX_MISC_COUNT] = {
     EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,
 };
 
 struct lint_detect {
@@ -666,6 +671,12 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
             return k[i].vclass;
         }
     return LINT_VC_NONE;
+}
+
+int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off) {
+    char buf[400];
+    size_t n = sentence_before(t, off, buf, sizeof buf);
+    return match_buf(d, d->misc[RX_SELF_NAME], buf, n);
 }
 
 int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
@@ -1219,7 +1230,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
-    if (vc == LINT_VC_NONE) return UTIL_OK;
+    if (vc == LINT_VC_NONE || (vc == LINT_VC_USER && lint_detect_self_name(d, t, ov[0]))) return UTIL_OK;
     lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }

@@ -828,6 +828,8 @@ static void do_expr(scan *s, size_t i) {
     vis v = {0};
     eval_expr(s, skip_helper(s, g->a, g->b), g->b, EM_OUTPUT, &ev, &v);
     int inside = s->quiet_until > g->start;
+    if (ev.vclass == LINT_VC_USER && lint_detect_self_name(s->d, s->t, g->start))
+        ev.vclass = LINT_VC_NONE; /* the assistant's own name: configured */
     if (!inside && ev.vclass != LINT_VC_NONE) {
         size_t a, b;
         span_for(s, g, &ev, &a, &b);
