@@ -1200,15 +1200,17 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     ph_arg *a = argp;
     if (ngroups < 2 || ov[2] == PCRE2_UNSET) return UTIL_OK;
     /* template tags are read by lint_tmpl.c; code is an example here */
-    if (lint_text_in_code(t, ov[0]) || lint_text_in_tag(t, ov[0]) || lint_text_in_quiet(t, ov[0]))
-        return UTIL_OK;
-    int subday = 0, known = 0;
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
+    int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
+    if ((lint_text_in_code(t, ov[0]) && !(arguments && t->command_file)) || lint_text_in_tag(t, ov[0]) ||
+        lint_text_in_quiet(t, ov[0]))
+        return UTIL_OK;
+    int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
      * Claude Code's $ARGUMENTS is a real one */
-    int fill_in = t->fill_ins && !(t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9));
+    int fill_in = t->fill_ins && !arguments;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);

@@ -1314,6 +1314,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->curly_only = lint_tmpl_name(rel);
     t->is_template = t->curly_only || has_statements(t);
     t->fill_ins = !t->is_template && markdown_name(rel);
+    t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;
     if (fm != (size_t)-1) {
