@@ -330,7 +330,7 @@ static const struct {
      "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
      "passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|calls?)|observations?|scratchpad|"
      "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|file_?name|filename|"
-     "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|visible_?files|open_?(?:tabs|files|"
+     "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"

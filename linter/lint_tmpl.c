@@ -1283,6 +1283,11 @@ static int markdown_name(const char *rel) {
     return 0;
 }
 
+/* Whether rel lies in a folder named prompts (src/app/prompts/x.md). */
+static int prompts_folder(const char *rel) {
+    return !strncmp(rel, "prompts/", 8) || strstr(rel, "/prompts/") != NULL;
+}
+
 /* A file of another extension is a template when statements ({% %}) or block
  * tags ({{#x}}, {{/x}}) appear outside its code spans. */
 static int has_statements(const lint_text *t) {
@@ -1383,7 +1388,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
     t->curly_only = lint_tmpl_name(rel);
     t->is_template = t->curly_only || has_statements(t);
-    t->fill_ins = !t->is_template && markdown_name(rel);
+    /* markdown in a prompts/ folder is a program's template: its {x} are fields */
+    t->fill_ins = !t->is_template && markdown_name(rel) && !prompts_folder(rel);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;
