@@ -200,7 +200,9 @@ static const pat_def k_literals[] = {
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     /* a labelled location or user agent line: "- Location: Oslo, Norway" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
-     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})",
+     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
+     /* the place is the whole value: "- **Location**: Store test files in tests/" is advice */
+     "(?=\\h*(?:\\([^)\\n]*\\))?\\h*[.;]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?user[\\h-]?agent(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Za-z][^\\n]{2,300}",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
