@@ -224,8 +224,8 @@ static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int 
  * instruction before it a caption. */
 static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     const char *d = t->data;
-    const char *nl = b - a > 2 ? memmem(d + a, b - a, "\\n", 2) : NULL;
-    if (!nl) return stable_part(t, line, a, b, min_words);
+    const char *bs = b - a > 2 ? memchr(d + a, '\\', b - a) : NULL;
+    if (!bs || !memmem(bs, (size_t)(d + b - bs), "\\n", 2)) return stable_part(t, line, a, b, min_words);
     for (size_t p = a; p < b;) {
         const char *e = p < b ? memmem(d + p, b - p, "\\n", 2) : NULL;
         size_t q = e ? (size_t)(e - d) : b;
