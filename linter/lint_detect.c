@@ -456,7 +456,7 @@ static const struct {
 #define DURATION_CTX                                                                                  \
     "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
     "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"      \
-    "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan)\\h*$"
+    "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan|\\bbetween\\h+\\d+\\h+and)\\h*$"
 
 
 static const char *const k_misc[RX_MISC_COUNT] = {
