@@ -547,11 +547,15 @@ int lint_config_select(const lint_config *c, const char *rel) {
     if (ext_in(b, k_prompt_ext)) return LINT_SEL_YES;
     for (size_t i = 0; i < c->n_prompt_globs; i++)
         if (lint_glob_match(c->prompt_globs[i], rel)) return text ? LINT_SEL_YES : LINT_SEL_NO;
+    size_t bl = strlen(b);
+    if (ends_ci(b, bl, ".toml")) { /* Gemini CLI custom commands */
+        const char *at = strstr(rel, ".gemini/commands/");
+        return at && (at == rel || at[-1] == '/') ? LINT_SEL_YES : LINT_SEL_NO;
+    }
     for (const char *const *d = k_prompt_dirs; *d; d++) {
         const char *at = strstr(rel, *d);
         if (at && (at == rel || at[-1] == '/') && text) return LINT_SEL_YES;
     }
-    size_t bl = strlen(b);
     /* a name that says so: Prompt.txt, system_prompt.md, "Agent Prompt v1.2.txt" */
     for (size_t i = 0; i + 6 <= bl; i++)
         if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))

@@ -200,7 +200,9 @@ static const pat_def k_literals[] = {
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     /* a labelled location or user agent line: "- Location: Oslo, Norway" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
-     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})",
+     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
+     /* the place is the whole value: "- **Location**: Store test files in tests/" is advice */
+     "(?=\\h*(?:\\([^)\\n]*\\))?\\h*[.;]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?user[\\h-]?agent(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Za-z][^\\n]{2,300}",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
@@ -330,12 +332,12 @@ static const struct {
      "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
      "passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|calls?)|observations?|scratchpad|"
      "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|file_?name|filename|"
-     "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|visible_?files|open_?(?:tabs|files|"
+     "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|"
+     "previous_\\w+|tickets?(?:_\\w+)?|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -444,18 +446,23 @@ static const struct {
     "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|" \
     "memory)"                                                                                       \
     "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
+/* Words that give the assistant's own name ("You're a helpful agent named
+ * '{{name}}'", "Your name is {name}"): the name is configured, not the user's. */
+#define SELF_NAME                                                                                \
+    "(?i)(?:\\b(?:agent|assistant|bot|chatbot|ai|model|persona|character|helper)\\h+(?:is\\h+)?" \
+    "(?:named|called)|\\byour\\h+name\\h+is|\\byou\\h+are\\h+(?:named|called))\\h*:?" CTX_TAIL
 #define USER_ITEM \
     "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
 #define DURATION_CTX                                                                                  \
     "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
     "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"      \
-    "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan)\\h*$"
+    "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan|\\bbetween\\h+\\d+\\h+and)\\h*$"
 
 
 static const char *const k_misc[RX_MISC_COUNT] = {
     EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,
 };
 
 struct lint_detect {
@@ -666,6 +673,12 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
             return k[i].vclass;
         }
     return LINT_VC_NONE;
+}
+
+int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off) {
+    char buf[400];
+    size_t n = sentence_before(t, off, buf, sizeof buf);
+    return match_buf(d, d->misc[RX_SELF_NAME], buf, n);
 }
 
 int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
@@ -1189,15 +1202,17 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     ph_arg *a = argp;
     if (ngroups < 2 || ov[2] == PCRE2_UNSET) return UTIL_OK;
     /* template tags are read by lint_tmpl.c; code is an example here */
-    if (lint_text_in_code(t, ov[0]) || lint_text_in_tag(t, ov[0]) || lint_text_in_quiet(t, ov[0]))
-        return UTIL_OK;
-    int subday = 0, known = 0;
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
+    int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
+    if ((lint_text_in_code(t, ov[0]) && !(arguments && t->command_file)) || lint_text_in_tag(t, ov[0]) ||
+        lint_text_in_quiet(t, ov[0]))
+        return UTIL_OK;
+    int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
      * Claude Code's $ARGUMENTS is a real one */
-    int fill_in = t->fill_ins && !(t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9));
+    int fill_in = t->fill_ins && !arguments;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
@@ -1219,7 +1234,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
-    if (vc == LINT_VC_NONE) return UTIL_OK;
+    if (vc == LINT_VC_NONE || (vc == LINT_VC_USER && lint_detect_self_name(d, t, ov[0]))) return UTIL_OK;
     lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }

@@ -55,6 +55,9 @@ int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const c
  * give a value there: "The current date is {}" (per day), "the user's
  * workspace is {path}" (per session). LINT_VC_NONE when they say nothing. */
 int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t off, int *subday);
+/* Whether the words before off in its sentence give the assistant's own name
+ * ("an agent named", "Your name is"): a per-user name there is configured. */
+int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off);
 
 /* Order-unstable constructs (PL004): appends spans (kind unused) with a
  * reason string index in vclass. */

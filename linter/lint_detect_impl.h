@@ -31,6 +31,7 @@ enum {
     RX_USER_BLOCK,
     RX_USER_ITEM,
     RX_CONTENT_TAG,
+    RX_SELF_NAME,
     RX_MISC_COUNT
 };
 

@@ -206,7 +206,7 @@ static int delimiter_line(const char *s, size_t a, size_t b) {
  * caption that introduces what follows (a line ending in ':' such as
  * "Output:" or "Here is the description of the command:", a short heading):
  * what a caption introduces is stable or not by itself. */
-static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     words w;
     count_words(t, a, b, &w);
     if ((min_words > 1 ? w.alpha : w.n) < min_words) return 0; /* next to a value: words, not numbers */
@@ -217,6 +217,22 @@ static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int 
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;
     return 1;
+}
+
+/* A serialized one-line template ("template": "...\\n...") is split at its
+ * escaped newlines first: a final "\\nSummary:" cue does not make the fixed
+ * instruction before it a caption. */
+static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+    const char *d = t->data;
+    const char *bs = b - a > 2 ? memchr(d + a, '\\', b - a) : NULL;
+    if (!bs || !memmem(bs, (size_t)(d + b - bs), "\\n", 2)) return stable_part(t, line, a, b, min_words);
+    for (size_t p = a; p < b;) {
+        const char *e = p < b ? memmem(d + p, b - p, "\\n", 2) : NULL;
+        size_t q = e ? (size_t)(e - d) : b;
+        if (q > p && stable_part(t, line, p, q, min_words)) return 1;
+        p = e ? q + 2 : b;
+    }
+    return 0;
 }
 
 /* Whether the words before a value only introduce it: they end in "is",

@@ -362,6 +362,19 @@ static int slot_body(const lint_text *t, size_t a, size_t b) {
     return any;
 }
 
+/* Whether a fence's info string names a template language. */
+static int template_language(const char *info, size_t il) {
+    static const char *const k[] = {"liquid", "jinja",    "jinja2",      "j2",       "django",
+                                    "twig",   "nunjucks", "njk",         "mustache", "handlebars",
+                                    "hbs",    "gotmpl",   "go-template", "gohtml",   "erb",
+                                    "ejs",    "tmpl",     "tpl",         NULL};
+    size_t n = 0;
+    while (n < il && !isspace((unsigned char)info[n]) && info[n] != '{') n++;
+    for (const char *const *w = k; *w; w++)
+        if (strlen(*w) == n && !strncasecmp(info, *w, n)) return 1;
+    return 0;
+}
+
 /* --- the index ----------------------------------------------------------- */
 
 int lint_text_init(lint_text *t, const char *data, size_t len, const char *const *markers, size_t n_markers,
@@ -403,7 +416,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         }
     char fch = 0;
     size_t fcount = 0, fstart = 0, fline = 0;
-    int in_fence = 0, whole_info = 0;
+    int in_fence = 0, whole_info = 0, tmpl_info = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
         char c;
@@ -415,7 +428,8 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
                     t->flags[i] |= LINT_LF_FENCE_MARK;
-                    if ((fline == first_nb && i == last_nb && whole_info) || slot_body(t, fline + 1, i)) {
+                    if ((fline == first_nb && i == last_nb && whole_info) ||
+                        (!tmpl_info && slot_body(t, fline + 1, i))) {
                         for (size_t k = fline + 1; k < i; k++) t->flags[k] &= (unsigned char)~LINT_LF_FENCE;
                         continue; /* prompt text, not code */
                     }
@@ -438,6 +452,9 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                          (il == 8 && !strncasecmp(info, "markdown", 8)) ||
                          (il == 2 && !strncasecmp(info, "md", 2)) ||
                          (il == 9 && !strncasecmp(info, "plaintext", 9));
+            /* a fence labelled with a template language shows its syntax
+             * (```liquid / {{ page.title }}): an example, never a slot */
+            tmpl_info = template_language(info, il);
             t->flags[i] |= LINT_LF_FENCE | LINT_LF_FENCE_MARK;
             continue;
         }

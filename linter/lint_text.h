@@ -45,6 +45,8 @@ typedef struct lint_text {
                            * {x}, ${x}, $x and %(x)s are literal text there */
     int fill_ins;         /* markdown, not a template: {x}, ${x} in prose are fill-ins
                            * for the model or documentation, not render-time fields */
+    int command_file;     /* markdown in a commands/ folder (Claude Code commands):
+                           * $ARGUMENTS is filled in there even inside code */
     size_t boundary_line; /* first boundary line index, or n_lines */
     /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
      * tags except their visible strings, comments, frontmatter, bodies of

@@ -828,6 +828,8 @@ static void do_expr(scan *s, size_t i) {
     vis v = {0};
     eval_expr(s, skip_helper(s, g->a, g->b), g->b, EM_OUTPUT, &ev, &v);
     int inside = s->quiet_until > g->start;
+    if (ev.vclass == LINT_VC_USER && lint_detect_self_name(s->d, s->t, g->start))
+        ev.vclass = LINT_VC_NONE; /* the assistant's own name: configured */
     if (!inside && ev.vclass != LINT_VC_NONE) {
         size_t a, b;
         span_for(s, g, &ev, &a, &b);
@@ -1183,6 +1185,76 @@ static int serialized_prompt(scan *s, const char *rel) {
     return rc;
 }
 
+/* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
+
+/* A Gemini CLI custom command: only the prompt value is prompt text (the
+ * description is metadata), {{args}} is what the user typed after the
+ * command, !{cmd} is the command's output and @{path} a file's content, all
+ * filled in when the command runs. */
+static int gemini_command(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".toml") == 0)) return UTIL_OK;
+    const char *d = t->data;
+    size_t pl = (size_t)-1, vat = 0;
+    for (size_t i = 0; i < t->n_lines && pl == (size_t)-1; i++) {
+        const char *p = d + t->line_start[i], *e = d + lint_text_line_end(t, i);
+        if (e - p < 7 || memcmp(p, "prompt", 6) != 0) continue;
+        p += 6;
+        while (p < e && *p == ' ') p++;
+        if (p >= e || *p != '=') continue;
+        for (p++; p < e && *p == ' '; p++) {}
+        if (p < e && (*p == '"' || *p == '\'')) pl = i, vat = (size_t)(p - d);
+    }
+    if (pl == (size_t)-1) return UTIL_OK;
+    char q = d[vat];
+    int triple = vat + 2 < t->len && d[vat + 1] == q && d[vat + 2] == q;
+    vat += triple ? 3 : 1;
+    size_t vend = t->len;
+    if (triple) {
+        char close[4] = {q, q, q, 0};
+        const char *c = vat < t->len ? memmem(d + vat, t->len - vat, close, 3) : NULL;
+        if (c) vend = (size_t)(c - d);
+    } else {
+        vend = lint_text_line_end(t, pl);
+        for (size_t k = vat; k < vend; k++)
+            if (d[k] == '\\')
+                k++;
+            else if (d[k] == q) {
+                vend = k;
+                break;
+            }
+    }
+    size_t last = lint_text_line_of(t, vend > vat ? vend - 1 : vat);
+    for (size_t k = 0; k < t->n_lines; k++)
+        if (k < pl || k > last) t->flags[k] |= LINT_LF_FRONTMATTER;
+    int rc = lint_text_add_quiet(t, 0, vat);
+    if (!rc && vend < t->len) rc = lint_text_add_quiet(t, vend, t->len);
+    for (size_t i = vat; !rc && i + 1 < vend; i++) {
+        size_t b = 0;
+        int kind = LINT_K_PLACEHOLDER;
+        if (d[i] == '{' && vend - i >= 8 && !memcmp(d + i, "{{args}}", 8)) {
+            b = i + 8;
+        } else if ((d[i] == '!' || d[i] == '@') && d[i + 1] == '{') {
+            int depth = 0; /* balanced braces, up to the line's end */
+            size_t le = lint_text_line_end(t, lint_text_line_of(t, i));
+            for (size_t k = i + 1; k < le && k < vend; k++)
+                if (d[k] == '{')
+                    depth++;
+                else if (d[k] == '}' && --depth == 0) {
+                    b = k + 1;
+                    break;
+                }
+            if (d[i] == '!') kind = LINT_K_SHELL;
+        }
+        if (!b) continue;
+        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0};
+        if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
+        i = b - 1;
+    }
+    return rc;
+}
+
 /* --- the entry point ----------------------------------------------------------------- */
 
 int lint_tmpl_name(const char *rel) {
@@ -1209,6 +1281,11 @@ static int markdown_name(const char *rel) {
     for (const char *const *e = k_md; *e; e++)
         if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
     return 0;
+}
+
+/* Whether rel lies in a folder named prompts (src/app/prompts/x.md). */
+static int prompts_folder(const char *rel) {
+    return !strncmp(rel, "prompts/", 8) || strstr(rel, "/prompts/") != NULL;
 }
 
 /* A file of another extension is a template when statements ({% %}) or block
@@ -1311,7 +1388,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
     t->curly_only = lint_tmpl_name(rel);
     t->is_template = t->curly_only || has_statements(t);
-    t->fill_ins = !t->is_template && markdown_name(rel);
+    /* markdown in a prompts/ folder is a program's template: its {x} are fields */
+    t->fill_ins = !t->is_template && markdown_name(rel) && !prompts_folder(rel);
+    t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;
     if (fm != (size_t)-1) {
@@ -1319,6 +1398,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
         if (!rc) rc = read_inputs(&s, 0, fm);
     }
     if (!rc) rc = serialized_prompt(&s, rel);
+    if (!rc) rc = gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
     if (!rc) rc = lint_tmpl_count_emitting(&s);
