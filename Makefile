@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b rss-7b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -80,6 +80,7 @@ help:
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
 	@echo "make bench-kv  quantized KV (--kv-type): bytes/token, decode speed, quality vs f16"
 	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
+	@echo "make synth-1b-spm the 1B synthetic llama (Q4_1) with the llama-spm vocabulary: the serve bench model"
 	@echo "make rss-7b    peak RSS of a 7B-shaped Q4_K_M (4.1 GiB, written once under build/synth)"
 	@echo "make cuda      the CUDA build under build/cuda/bin (needs nvcc + cuBLAS)"
 	@echo "make test-cuda GPU vs CPU tests (skips without a GPU)"
@@ -279,7 +280,7 @@ bench-cache: $(BIN)/cachet
 BENCH_THREADS ?= 2
 BENCH_ARGS ?=
 bench: $(BIN)/cachet
-	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B) $(SYNTH_1B_SPM),$(MODEL)),$(MODEL),model)
 	@MODEL=$(MODEL) THREADS=$(BENCH_THREADS) sh scripts/bench.sh $(BIN)/cachet $(BENCH_ARGS)
 
 # The 1B-shaped synthetic llama in the three mixes users download (Q4_K_M, Q4_0,
@@ -290,6 +291,18 @@ synth-1b: $(SYNTH_1B)
 $(SYNTH_DIR)/llama-1b-%.gguf: $(BIN)/cachet-synth
 	@mkdir -p $(SYNTH_DIR)
 	$(BIN)/cachet-synth --preset llama-1b-$* -o $@
+
+# The 1B preset (Q4_1) with llama.cpp's llama-spm vocabulary (make vocabs): real
+# text tokenizes as in a real model, so the serve bench's ~1,500-token system
+# prompt is ~1,950 tokens (the preset's own synthetic vocabulary makes it ~8,000,
+# over the 4,096-token context). The model of make bench-serve's 1B figures.
+SYNTH_1B_SPM := $(SYNTH_DIR)/llama-1b-spm.gguf
+SPM_VOCAB := models/vocab/ggml-vocab-llama-spm.gguf
+synth-1b-spm: $(SYNTH_1B_SPM)
+$(SYNTH_1B_SPM): $(BIN)/cachet-synth
+	@test -f $(SPM_VOCAB) || $(MAKE) --no-print-directory vocabs
+	@mkdir -p $(SYNTH_DIR)
+	$(BIN)/cachet-synth --preset llama-1b --vocab-file $(SPM_VOCAB) -o $@
 
 # A 7B-shaped synthetic Q4_K_M (Mistral 7B's shape, 4.1 GiB, written once) opened
 # by mmap and run for a few tokens: peak RSS, file-backed vs anonymous (no copy).
@@ -302,7 +315,7 @@ rss-7b: $(BIN)/cachet $(BIN)/cachet-synth
 # scripts/bench-serve.sh is the curl load test with the server's RSS.
 BENCH_SERVE_ARGS ?=
 bench-serve: $(BIN)/cachet
-	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B),$(MODEL)),$(MODEL),model)
+	@test -f $(MODEL) || $(MAKE) --no-print-directory $(if $(filter $(SYNTH_1B) $(SYNTH_1B_SPM),$(MODEL)),$(MODEL),model)
 	@echo "make bench-serve: cachet serve (and llama-server with LLAMA_CPP_DIR) under N clients"
 	$(BIN)/cachet bench serve --model $(MODEL) --threads $(BENCH_THREADS) $(BENCH_SERVE_ARGS)
 

@@ -67,6 +67,7 @@ typedef struct bs_result {
     char note[256];
     double wall_s, gen_tps, p50_s, p95_s, cached_share;
     long requests, failed, prompt_tokens, cached_tokens, completion_tokens;
+    char first_failure[320]; /* the first failed request's status and body ("": none) */
 } bs_result;
 
 /* --- the load --------------------------------------------------------------------- */
@@ -92,6 +93,7 @@ typedef struct bs_shared {
     double *lat; /* clients x requests latencies, seconds (-1: failed) */
     pthread_mutex_t mu;
     long prompt, cached, completion, failed;
+    char first_failure[320];
 } bs_shared;
 
 typedef struct bs_client {
@@ -146,16 +148,23 @@ static double one_request(bs_shared *sh, CURL *c, int client, int r) {
     curl_slist_free_all(h);
     free(body);
     cJSON *a = rc == CURLE_OK && status == 200 && resp.data ? cJSON_Parse(resp.data) : NULL;
-    util_buf_release(&resp);
     long pt = num_at(cJSON_GetObjectItem(a, "usage"), "prompt_tokens", NULL);
     long ct = num_at(cJSON_GetObjectItem(a, "usage"), "completion_tokens", NULL);
+    char why[sizeof sh->first_failure] = "";
+    if (rc != CURLE_OK)
+        snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
+    else if (pt < 0 || ct < 0) /* the body's start, one line */
+        snprintf(why, sizeof why, "HTTP %ld: %.256s", status, resp.data ? resp.data : "(no body)");
+    for (char *p = why; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    util_buf_release(&resp);
     /* cached prompt tokens: the OpenAI field, else llama-server's timings.cache_n */
     long ca = num_at(cJSON_GetObjectItem(a, "usage"), "prompt_tokens_details", "cached_tokens");
     if (ca < 0) ca = num_at(a, "timings", "cache_n");
     cJSON_Delete(a);
     pthread_mutex_lock(&sh->mu);
     if (pt < 0 || ct < 0) {
-        sh->failed++;
+        if (sh->failed++ == 0) snprintf(sh->first_failure, sizeof sh->first_failure, "%s", why);
         dt = -1;
     } else {
         sh->prompt += pt;
@@ -212,6 +221,7 @@ static void run_load(const bs_opts *o, const char *url, const char *system, bs_r
     r->prompt_tokens = sh.prompt;
     r->cached_tokens = sh.cached;
     r->completion_tokens = sh.completion;
+    snprintf(r->first_failure, sizeof r->first_failure, "%s", sh.first_failure);
     r->gen_tps = r->wall_s > 0 ? sh.completion / r->wall_s : 0;
     r->cached_share = sh.prompt > 0 ? (double)sh.cached / (double)sh.prompt : 0;
     if (k > 0) {
@@ -359,6 +369,7 @@ static void add_result(cJSON *j, const char *name, const bs_result *r) {
     cJSON_AddNumberToObject(o, "prompt_tokens", (double)r->prompt_tokens);
     cJSON_AddNumberToObject(o, "cached_tokens", (double)r->cached_tokens);
     cJSON_AddNumberToObject(o, "completion_tokens", (double)r->completion_tokens);
+    if (r->failed) cJSON_AddStringToObject(o, "first_failure", r->first_failure);
 }
 
 static void print_row(const char *name, const bs_result *r) {
@@ -497,6 +508,10 @@ int cli_cmd_bench_serve(int argc, char **argv) {
                "failed");
         print_row("cachet serve", &rc_cachet);
         print_row("llama-server", &rc_llama);
+        if (rc_cachet.ok && rc_cachet.failed)
+            printf("\ncachet serve: first failure: %s\n", rc_cachet.first_failure);
+        if (rc_llama.ok && rc_llama.failed)
+            printf("\nllama-server: first failure: %s\n", rc_llama.first_failure);
     }
     return rc_cachet.failed || (rc_llama.ok && rc_llama.failed) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

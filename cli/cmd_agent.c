@@ -405,8 +405,15 @@ int cli_cmd_prompt(int argc, char **argv) {
     if (!rc) rc = agent_tier2(&t2, c.data, ws, model_name, now, &err);
     if (!rc) rc = agent_tier3(&t3, c.data, ws, now, &err);
     if (!rc) {
-        eng_chat_msg m = {"system", p.system};
-        rc = eng_chat_render(chat, &m, 1, 0, &sys, &err);
+        /* the system prompt as the agent sends it: before an (empty) first
+         * user turn, as every family renders it (Gemma and Mistral fold it
+         * into that turn, Mistral v0 refuses a system turn and Phi-3 mini
+         * drops it: agent_format_render opens the user turn with it) */
+        eng_chat_msg m[2] = {{"system", p.system}, {"user", ""}};
+        eng_tok_span *plain = NULL;
+        size_t np = 0;
+        rc = agent_format_render(agent_format_of(family), chat, m, 2, &sys, &plain, &np, &err);
+        free(plain);
     }
     if (rc) {
         fprintf(stderr, "cachet: %s\n", err.msg);
@@ -449,8 +456,9 @@ int cli_cmd_prompt(int argc, char **argv) {
             printf("===== tier %d: %s (%ld tokens) =====\n%s\n", i, what[i], count_tokens(tok, texts[i]),
                    texts[i][0] == '\n' ? texts[i] + strspn(texts[i], "\n") : texts[i]);
         }
-        printf("===== end: the system message (tiers 0-1) is %ld tokens in the %s template =====\n",
-               count_tokens(tok, sys.data), format_name);
+        printf(
+            "===== end: the system prompt (tiers 0-1) opens the conversation with %ld tokens in the %s template =====\n",
+            count_tokens(tok, sys.data), format_name);
     }
     agent_prompt_release(&p);
 done:

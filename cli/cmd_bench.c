@@ -348,6 +348,22 @@ static int cachet_rep(const bench_opts *o, eng_seq *s, const int32_t *toks, floa
     return UTIL_OK;
 }
 
+/* Mean KV bytes one tg step reads after a depth-token context, over the
+ * n_gen steps (contexts depth+1 .. depth+n_gen): every position on global
+ * layers, at most the window on sliding-window layers (Gemma 3: 5 of 6
+ * layers see 512 positions however long the context). */
+static double decode_kv_read(const eng_model *m, int depth, int n_gen) {
+    eng_model_shape sh = eng_model_get_shape(m);
+    double per_layer = sh.n_layer > 0 ? (double)eng_model_kv_bytes_per_token(m) / sh.n_layer : 0;
+    int n_swa = sh.n_swa > 0 ? sh.n_layer_swa : 0;
+    double sum = 0;
+    for (int t = 1; t <= n_gen; t++) {
+        double c = (double)depth + t, cw = n_swa && c > sh.n_swa ? sh.n_swa : c;
+        sum += per_layer * ((sh.n_layer - n_swa) * c + n_swa * cw);
+    }
+    return n_gen > 0 ? sum / n_gen : 0;
+}
+
 /* Activations of a forward call of `batch` tokens, the logits buffers, the CPU
  * backend's prepared activations, attention rows and f32 copy of a layer's KV:
  * what a generation needs besides weights, KV pages and the process itself
@@ -405,8 +421,7 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     }
     r->weight_bytes = eng_model_weight_bytes(m);
     r->kv_per_token = eng_model_kv_bytes_per_token(m);
-    /* mean KV read over the tg steps: the context, then positions 1 .. n_gen */
-    r->decode_kv_bytes = (double)r->kv_per_token * (o->depth + (o->n_gen + 1) / 2.0);
+    r->decode_kv_bytes = decode_kv_read(m, o->depth, o->n_gen);
     r->decode_bytes = (double)r->weight_bytes + r->decode_kv_bytes;
     int tty = isatty(STDERR_FILENO);
     for (int i = 0; !rc && i < o->reps; i++) {
@@ -430,8 +445,12 @@ static int run_all(const bench_opts *o, bench_result *r, const char *exe, util_e
     if (!o->json && tty) fputs("\r\033[K", stderr);
     if (!rc) {
         snprintf(r->backend, sizeof r->backend, "%s", eng_model_backend(m));
-        uint64_t pages = (uint64_t)(n_ctx + 15) / 16;
-        r->kv_bytes = pages * eng_model_kv_page_bytes(m);
+        double g, w; /* window-aware: sliding layers keep their window */
+        eng_model_shape sh = eng_model_get_shape(m);
+        double per = eng_kv_bytes_per_token(&sh, 1.0);
+        r->kv_bytes = per > 0 ? (uint64_t)eng_kv_bytes_ctx(&sh, (double)r->kv_per_token / per,
+                                                           (uint64_t)n_ctx, &g, &w)
+                              : 0;
         r->scratch_bytes = scratch_estimate(m, o->batch, n_ctx) +
                            (uint64_t)rss0_pages * (uint64_t)sysconf(_SC_PAGESIZE);
         r->pp = stat_of(r->v_pp, o->reps);

@@ -363,8 +363,12 @@ int eng_gen_step(eng_gen *g, eng_gen_token *out, util_err *err);
  * generation with prompt left contributes its next prefill chunk, up to
  * `chunk` tokens past what its sequence holds or the prefix cache offers
  * (<= 0: all that is left; reused tokens counted as eng_gen_prefill counts
- * them), the others their pending token; then each whose prompt is done
- * samples, as eng_gen_step, into out[i]. One still prefilling gets
+ * them), the others their pending token; a generation whose chunk an
+ * earlier one of the step mostly computes too (the same prompt prefix at the
+ * same positions) waits this step and reuses it from the cache at the next,
+ * so a prefix shared by generations admitted together is computed once;
+ * then each whose prompt is done samples, as eng_gen_step, into out[i]. One
+ * still prefilling (or waiting) gets
  * out[i].id = -1 and done 0. Each gets the tokens and logits eng_gen_step
  * gives it alone. UTIL_EINVAL if one had ended. When the pass fails with
  * n > 1 no generation has advanced (the caller may step them one at a time

@@ -417,6 +417,29 @@ int eng_generate(eng_seq *s, const int32_t *prompt, int n_prompt, const eng_gen_
 
 /* --- several generations in one forward pass -------------------------------- */
 
+/* Whether generation i, about to prefill prompt[from, to), should wait a step
+ * because an earlier generation j of the same step computes at least half of
+ * that chunk itself (the same tokens from the same start: a shared prompt
+ * prefix, committed to the cache after the step, which i then reuses): N
+ * identical prompts arriving together compute the prefix once, not N times.
+ * Bounded: i waits only while another computes tokens it shares, each step
+ * moving that one a chunk further; never with reuse off (--no-cache). */
+static int gen_rides_on(eng_gen **gens, const int *cached, int i, int from, int to) {
+    const eng_gen *g = gens[i];
+    if (!eng_kvcache_reuse(g->s->m->cache)) return 0;
+    for (int j = 0; j < i; j++) {
+        const eng_gen *o = gens[j];
+        int o_to = cached[4 * j + 2];
+        if (o_to < 0 || o->s->m != g->s->m) continue; /* not prefilling this step */
+        int o_from = eng_seq_len(o->s);
+        if (o_from > from || o_to <= from) continue;
+        int n = o_to < g->n_prompt ? o_to : g->n_prompt, shared = 0;
+        while (shared < n && o->prompt[shared] == g->prompt[shared]) shared++;
+        if (2 * (shared - from) >= to - from) return 1;
+    }
+    return 0;
+}
+
 int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_token *out, util_err *err) {
     if (n <= 0) return util_err_set(err, UTIL_EINVAL, "generate: no generations to step");
     for (int i = 0; i < n; i++)
@@ -443,6 +466,10 @@ int eng_gen_step_batch(eng_gen **gens, int n, eng_batch *b, int chunk, eng_gen_t
             g->st.match_ms += util_now_ms() - t0;
             int from = eng_seq_len(g->s);
             c[2] = chunk <= 0 || chunk >= g->n_prompt - from ? g->n_prompt : from + chunk;
+            if (gen_rides_on(gens, cached, i, from, c[2])) {
+                c[2] = -1; /* waits a step, then reuses that chunk from the cache */
+                continue;
+            }
             it[k++] = (eng_batch_item){.seq = g->s,
                                        .toks = g->prompt + from,
                                        .n_tok = c[2] - from,

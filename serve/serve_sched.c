@@ -124,6 +124,9 @@ static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
     return i;
 }
 
+/* What the cache holds or is about to hold of j's prompt: the recent
+ * requests, and the prompts of running ones (a prefix one is still
+ * prefilling is computed once; a request sharing it rides on it). */
 static int estimate_cached(const serve_sched *s, const serve_job *j) {
     int best = 0;
     for (int i = 0; i < N_RECENT; i++)
@@ -131,6 +134,12 @@ static int estimate_cached(const serve_sched *s, const serve_job *j) {
             int l = common_prefix(s->recent[i], s->recent_len[i], j->prompt, j->n_prompt);
             if (l > best) best = l;
         }
+    for (int i = 0; i < s->p.parallel; i++) {
+        const serve_job *r = s->slots[i].job;
+        if (!r) continue;
+        int l = common_prefix(r->prompt, r->n_prompt, j->prompt, j->n_prompt);
+        if (l > best) best = l;
+    }
     return best;
 }
 

@@ -202,9 +202,42 @@ static void test_formats(void) {
     }
 }
 
+/* `cachet prompt` under every template family: where the family has no
+ * system turn (Mistral v0 refuses one, Phi-3 mini drops it, Mistral v3 moves it
+ * to the last user turn) the system prompt is counted as the agent sends it,
+ * opening the first user turn, so it is never refused nor counted as 0. */
+static void test_families(void) {
+    static const char *const fams[] = {"chatml",     "gemma",      "llama3", "llama3.1",  "mistral-v0",
+                                       "mistral-v1", "mistral-v3", "phi3",   "phi3-mini", "deepseek-r1"};
+    if (!check_model_path()) {
+        CHECK_MSG(0, "model missing");
+        return;
+    }
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        proc_result r = proc_runf(
+            "%s/cachet prompt --json --chat-template %s --workspace %s/examples/workspace "
+            "--model %s --now 100000",
+            proc_bin_dir(), fams[i], check_root(), check_model_path());
+        cJSON *o = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+        CHECK_MSG(o != NULL, "cachet prompt --chat-template %s: %d %s", fams[i], r.status, r.err);
+        if (o) {
+            cJSON *t = cJSON_GetObjectItem(o, "tiers");
+            double t01 = cJSON_GetObjectItem(cJSON_GetArrayItem(t, 0), "tokens")->valuedouble +
+                         cJSON_GetObjectItem(cJSON_GetArrayItem(t, 1), "tokens")->valuedouble;
+            double sys = cJSON_GetObjectItem(o, "system_message_tokens")->valuedouble;
+            CHECK_EQ_STR(cJSON_GetObjectItem(o, "chat_format")->valuestring, fams[i]);
+            CHECK_MSG(sys >= t01 && sys < t01 + 160, "%s: system message %.0f tokens, tiers 0-1 %.0f",
+                      fams[i], sys, t01);
+        }
+        cJSON_Delete(o);
+        proc_result_free(&r);
+    }
+}
+
 void test_agent_prompt(void) {
     CHECK_CASE(units) test_units();
     CHECK_CASE(formats) test_formats();
+    CHECK_CASE(families) test_families();
     char dir[] = "/tmp/cachet-prompt-XXXXXX";
     if (!mkdtemp(dir)) return;
     CHECK_CASE(assembly) { /* the second process reads the tree the assembly writes */

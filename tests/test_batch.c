@@ -2,7 +2,9 @@
  * eng_gen_step_batch): a sequence's logits are bit-identical alone or batched
  * with others (1, 2 and 5 sequences at different lengths, a prompt chunk
  * riding with decode steps), on SmolLM2's default and exact paths and on
- * Gemma 3 when its file is present; bad batches are refused. */
+ * Gemma 3 when its file is present; a prompt prefix shared by generations
+ * admitted together is computed once; bad batches are refused. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -226,6 +228,104 @@ out:
     eng_batch_free(b);
 }
 
+/* Four generations admitted together, three with one long prompt and one
+ * with that prompt plus another question, prefilled in chunks of 32: the
+ * shared prefix is computed once (the others wait a step and reuse each
+ * chunk from the cache), not four times, and each gives the tokens it gives
+ * alone (cache hits are exact). */
+static void check_shared_prefill(eng_model *m) {
+    enum { N = 4, MAX_NEW = 3, CHUNK = 32 };
+    const eng_tokenizer *t = eng_model_tokenizer(m);
+    util_err err;
+    eng_gen_params gp = {.max_tokens = MAX_NEW, .sample = eng_sample_defaults()};
+    gp.sample.temp = 0;
+    char text[4096];
+    size_t len = 0;
+    for (int i = 0; i < 30 && len < sizeof text - 200; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "Rule %d of the shared prompt: answer in %d words. ", i + 1, 3 * i + 7);
+    char other[4200];
+    snprintf(other, sizeof other, "%sWhich rule mentions forty words?", text);
+    eng_seq *s[N] = {0};
+    eng_gen *g[N] = {0};
+    int32_t *ids[N] = {0}, got[N][MAX_NEW];
+    size_t n_ids[N];
+    int n_got[N] = {0}, computed = 0, left = N;
+    eng_batch *b = NULL;
+    if (eng_batch_new(&b, m, &err)) {
+        CHECK_MSG(0, "eng_batch_new: %s", err.msg);
+        return;
+    }
+    for (int i = 0; i < N; i++) {
+        ids[i] = th_tokenize(t, i == N - 1 ? other : text, 0, 0, &n_ids[i]);
+        if (!ids[i] || eng_seq_new(&s[i], m, 512, &err) ||
+            eng_gen_begin(&g[i], s[i], ids[i], (int)n_ids[i], &gp, &err)) {
+            CHECK_MSG(0, "setup %d: %s", i, err.msg);
+            goto out;
+        }
+    }
+    int shared = 0; /* tokens the last prompt shares with the others */
+    while (shared < (int)n_ids[0] && shared < (int)n_ids[N - 1] && ids[0][shared] == ids[N - 1][shared])
+        shared++;
+    CHECK_MSG(n_ids[0] > 6 * CHUNK && shared > 5 * CHUNK, "prompt %zu tokens, shared %d", n_ids[0], shared);
+    for (int round = 0; left > 0 && round < 200; round++) {
+        eng_gen *run[N];
+        int idx[N], k = 0;
+        for (int i = 0; i < N; i++)
+            if (g[i]) {
+                run[k] = g[i];
+                idx[k++] = i;
+            }
+        eng_gen_token out[N];
+        if (eng_gen_step_batch(run, k, b, CHUNK, out, &err)) {
+            CHECK_MSG(0, "eng_gen_step_batch: %s", err.msg);
+            goto out;
+        }
+        for (int j = 0; j < k; j++) {
+            int i = idx[j];
+            if (out[j].id >= 0 && !(out[j].done && out[j].stop == ENG_STOP_EOG) && n_got[i] < MAX_NEW)
+                got[i][n_got[i]++] = out[j].id;
+            if (out[j].done) {
+                eng_gen_stats st;
+                eng_gen_end(g[i], &st);
+                g[i] = NULL;
+                computed += st.computed_tokens;
+                CHECK_EQ_INT(st.cached_tokens + st.computed_tokens, (int)n_ids[i]);
+                left--;
+            }
+        }
+    }
+    CHECK_EQ_INT(left, 0);
+    /* the prompt once, the last token of each identical copy (always
+     * computed for its logits), the other question's own part and at most
+     * the one chunk where it leaves the shared prefix; four copies before */
+    int most = (int)n_ids[0] + (N - 2) + ((int)n_ids[N - 1] - shared) + CHUNK;
+    CHECK_MSG(computed <= most, "%d prompt tokens computed for 4 prompts of %zu (shared %d); want <= %d",
+              computed, n_ids[0], shared, most);
+    for (int i = 0; i < N; i++) {
+        eng_seq *alone = NULL;
+        int32_t *want = NULL;
+        int n_want = 0;
+        if (eng_seq_new(&alone, m, 512, &err) ||
+            eng_generate(alone, ids[i], (int)n_ids[i], &gp, &want, &n_want, NULL, &err)) {
+            CHECK_MSG(0, "alone %d: %s", i, err.msg);
+        } else {
+            CHECK_EQ_INT(n_got[i], n_want);
+            CHECK_MSG(n_got[i] == n_want && memcmp(got[i], want, (size_t)n_want * sizeof(int32_t)) == 0,
+                      "generation %d: tokens differ from alone", i);
+        }
+        free(want);
+        eng_seq_free(alone);
+    }
+out:
+    for (int i = 0; i < N; i++) {
+        eng_gen_end(g[i], NULL);
+        eng_seq_free(s[i]);
+        free(ids[i]);
+    }
+    eng_batch_free(b);
+}
+
 static void check_model(eng_model *m) {
     check_decode(m, 1);
     check_decode(m, 2);
@@ -233,6 +333,7 @@ static void check_model(eng_model *m) {
     check_mixed(m);
     check_gen(m, 0);
     check_gen(m, 1);
+    check_shared_prefill(m);
 }
 
 void test_batch(void) {

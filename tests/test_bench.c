@@ -2,7 +2,8 @@
  * --json fields of a tiny run after a context (--depth) beside a fake
  * llama-bench (a shell script that records its arguments): test names, bytes
  * per token with the context's KV, the bandwidth labels and buffer sizes, the
- * load check and the ratios it withholds; a tiny `cachet bench serve`. No
+ * load check and the ratios it withholds; the window-aware KV read on Gemma 3;
+ * a tiny `cachet bench serve` and its first-failure report. No
  * timing is asserted. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "../engine/engine.h"
 #include "check.h"
+#include "helpers.h"
 #include "proc.h"
 
 static void test_options(const char *model) {
@@ -128,6 +130,53 @@ static void test_serve(const char *model) {
     r = proc_runf("%s/cachet bench serve --clients 0", proc_bin_dir());
     CHECK_EQ_INT(r.status, 2);
     proc_result_free(&r);
+    /* a system prompt over the context: every request fails, and the first
+     * failure's status and body are printed (text and JSON) */
+    r = proc_runf("%s/cachet bench serve --model '%s' --clients 1 --requests 2 --max-tokens 4 --system 600 "
+                  "--ctx-size 128 --parallel 1 --threads 2 --no-llama",
+                  proc_bin_dir(), model);
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(strstr(r.out, "cachet serve: first failure: HTTP 400: ") &&
+                  strstr(r.out, "context_length_exceeded"),
+              "no first failure in: %s", r.out);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet bench serve --model '%s' --clients 1 --requests 1 --max-tokens 4 --system 600 "
+                  "--ctx-size 128 --parallel 1 --threads 2 --no-llama --json",
+                  proc_bin_dir(), model);
+    j = cJSON_Parse(r.out);
+    c = cJSON_GetObjectItem(j, "cachet");
+    CHECK_EQ_INT(r.status, 1);
+    CHECK_MSG(c && (long)num(c, "failed") == 1 && strstr(str(c, "first_failure"), "HTTP 400"), "json: %s",
+              r.out);
+    cJSON_Delete(j);
+    proc_result_free(&r);
+}
+
+/* Gemma 3 after a context longer than its window: decode's KV read counts
+ * every position on the global layers and the window on the sliding ones. */
+static void test_window(void) {
+    const char *gp = th_gemma3_path();
+    if (!gp) {
+        CHECK_SKIP("models/gemma-3-270m-q4_k_m.gguf is absent (make model-gemma3)");
+        return;
+    }
+    eng_model_shape sh;
+    util_err err;
+    CHECK_EQ_INT(eng_model_shape_read(gp, &sh, &err), 0);
+    CHECK_MSG(sh.n_swa == 512 && sh.n_layer_swa > 0 && sh.n_layer_swa < sh.n_layer, "swa %d, %d of %d layers",
+              sh.n_swa, sh.n_layer_swa, sh.n_layer);
+    proc_result r = proc_runf(
+        "env -u LLAMA_CPP_DIR %s/cachet bench --model '%s' --prompt-tokens 8 --gen-tokens 2 "
+        "--depth 600 --reps 1 --threads 2 --json",
+        proc_bin_dir(), gp);
+    cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+    CHECK_MSG(j != NULL, "bench --json: %d %s", r.status, r.err);
+    double layer = eng_kv_bytes_per_token(&sh, 2) / sh.n_layer, kv = num(j, "decode_kv_bytes_per_token");
+    /* contexts 601 and 602: their mean on global layers, 512 on sliding ones */
+    double want = layer * ((sh.n_layer - sh.n_layer_swa) * 601.5 + sh.n_layer_swa * 512.0);
+    CHECK_MSG(j && kv > want - 1 && kv < want + 1, "kv %.0f, want %.0f", kv, want);
+    cJSON_Delete(j);
+    proc_result_free(&r);
 }
 
 void test_bench(void) {
@@ -139,4 +188,5 @@ void test_bench(void) {
     CHECK_CASE(options) test_options(model);
     CHECK_CASE(json) test_json(model);
     CHECK_CASE(serve) test_serve(model);
+    CHECK_CASE(window) test_window();
 }

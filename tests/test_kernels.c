@@ -382,6 +382,24 @@ static void check_attention_sources(uint64_t *rs) {
             k.attn_head_f32(&a, t, h, NULL, NULL, ld, sc);
         }
     CHECK_MSG(memcmp(o1, o2, nq * sizeof(float)) == 0, "attn_head_f32: converted rows vs on the fly");
+    /* the heads of a kv head together (keys and values read once): each
+     * head's bits as alone, converted or on the fly, groups of 1 to 3 */
+    float *sg = malloc(sizeof(float) * CPU_ATTN_GROUP_MAX * (T_CTX + 32));
+    for (int nh = 1; nh <= 3 && k.attn_group_f32; nh++)
+        for (int conv = 0; conv < 2; conv++) {
+            float *o3 = calloc(nq, sizeof(float));
+            a.out = o3;
+            for (int t = 0; t < T_CTX; t += 7)
+                for (int h0 = 0; h0 < T_HEADS; h0 += 3)
+                    for (int h = h0; h < h0 + 3; h += nh) {
+                        int n = h0 + 3 - h < nh ? h0 + 3 - h : nh;
+                        k.attn_group_f32(&a, t, h, n, conv ? kf : NULL, conv ? vf : NULL, ld, sg, T_CTX + 32);
+                    }
+            CHECK_MSG(memcmp(o1, o3, nq * sizeof(float)) == 0,
+                      "attn_group_f32: %d heads (%s) differ from one", nh, conv ? "converted" : "on the fly");
+            free(o3);
+        }
+    free(sg);
     free(kf), free(vf), free(q), free(o1), free(o2);
     kv_release(&f);
 }

@@ -530,6 +530,21 @@ static void test_shared_prefix(const server *s, usage_sum *u) {
     for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, client_main, &c[i]);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     CHECK(c[0].ok && c[1].ok && c[0].cached >= 70 && c[1].cached >= 70);
+    /* two identical prompts with a long new part, concurrently: that part is
+     * prefilled once (one waits for the other's chunks and reuses them), so
+     * one of the two reuses all but the last prompt token */
+    static char long_user[4096];
+    size_t len = 0;
+    for (int i = 0; i < 25 && len < sizeof long_user - 100; i++)
+        len += (size_t)snprintf(long_user + len, sizeof long_user - len, "Step %d: copy file %d to %d. ", i,
+                                7 * i, 7 * i + 3);
+    client_arg d[2] = {{s, long_user, u, 0, 0, 0, 0, 0}, {s, long_user, u, 0, 0, 0, 0, 0}};
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, client_main, &d[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    long most = d[0].cached > d[1].cached ? d[0].cached : d[1].cached;
+    CHECK(d[0].ok && d[1].ok && d[0].prompt == d[1].prompt && d[0].prompt > 300);
+    CHECK_MSG(most == d[0].prompt - 1, "identical concurrent prompts of %ld tokens: cached %ld and %ld",
+              d[0].prompt, d[0].cached, d[1].cached);
 }
 
 /* With one sequence busy, a queued request whose prefix is cached goes

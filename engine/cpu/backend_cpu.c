@@ -33,7 +33,8 @@ typedef struct cpu_backend {
     void *act; /* prepared activations for the current matmul */
     size_t act_cap;
     float *scores;     /* per-thread attention score rows */
-    size_t scores_cap; /* floats per thread */
+    size_t scores_cap; /* floats per thread: CPU_ATTN_GROUP_MAX rows of scores_row */
+    size_t scores_row; /* floats per row */
     void *kvf;         /* the layer's keys and values as f32, for attn_head_f32 */
     size_t kvf_cap;
     float *rope_cs; /* cos/sin per (position, pair) for the last rope range */
@@ -309,7 +310,8 @@ static void cpu_scale(eng_backend *be, float *x, float s, size_t n) {
 typedef struct attn_task {
     const eng_attn_args *a;
     cpu_backend *cb;
-    int fast;       /* 1: attn_head, 2: attn_head_f32 */
+    int fast;       /* 1: attn_head, 2: attn_head_f32 (attn_group_f32 when group > 1) */
+    int group;      /* heads of a kv head per job (fast == 2) */
     float *kf, *vf; /* converted rows (fast == 2), or NULL */
     int j0, j1;     /* positions to convert */
     atomic_int next;
@@ -381,6 +383,14 @@ static void attn_run(void *arg, int ith, int nth) {
     const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
     int jobs = a->n_tok * a->n_head, j;
     (void)nth;
+    if (at->group > 1) { /* jobs of `group` heads sharing a kv head */
+        const int per = a->n_head / at->group;
+        jobs = a->n_tok * per;
+        while ((j = eng_pool_next(&at->next, jobs)) >= 0)
+            at->cb->k.attn_group_f32(a, j / per, j % per * at->group, at->group, at->kf, at->vf, ld, sc,
+                                     at->cb->scores_row);
+        return;
+    }
     while ((j = eng_pool_next(&at->next, jobs)) >= 0) {
         int t = j / a->n_head, h = j % a->n_head;
         if (at->fast == 2)
@@ -416,13 +426,26 @@ static void attn_convert(void *arg, int ith, int nth) {
 static int cpu_reserve(eng_backend *be, int n_ctx, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
     size_t need = ((size_t)n_ctx + 16 + 15) & ~(size_t)15; /* keeps each thread's row 64-byte aligned */
-    if (need <= cb->scores_cap) return UTIL_OK;
-    float *s = malloc(need * (size_t)cb->n_threads * sizeof(float));
+    if (need <= cb->scores_row) return UTIL_OK;
+    float *s = malloc(need * CPU_ATTN_GROUP_MAX * (size_t)cb->n_threads * sizeof(float));
     if (!s) return util_err_set(err, UTIL_ENOMEM, "cpu backend: attention scratch for %d tokens", n_ctx);
     free(cb->scores);
     cb->scores = s;
-    cb->scores_cap = need;
+    cb->scores_row = need;
+    cb->scores_cap = need * CPU_ATTN_GROUP_MAX;
     return UTIL_OK;
+}
+
+/* Heads per job of the f32 kernel: the query heads of a kv head read its
+ * keys and values once (GQA: 3 on SmolLM2, 4 on the 1B preset), as many as
+ * divide the group and still give every thread a job (a head's result does
+ * not depend on it, so neither on the thread count). */
+static int attn_group_size(const cpu_backend *cb, const eng_attn_args *a) {
+    const int r = a->n_head / a->n_kv_head;
+    if (!cb->k.attn_group_f32 || a->n_head % a->n_kv_head) return 1;
+    for (int s = CPU_ATTN_GROUP_MAX; s > 1; s--)
+        if (r % s == 0 && a->n_tok * (a->n_head / s) >= cb->n_threads) return s;
+    return 1;
 }
 
 /* The caller reserved scratch for pos0 + n_tok positions (see reserve). */
@@ -436,6 +459,7 @@ static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
         /* for a batch, convert every key once instead of once per head and query
          * token; a few tokens (or no buffer) convert as they load: the same values */
         at.fast = 2;
+        at.group = attn_group_size(cb, a);
         const int end = a->pos0 + a->n_tok;
         const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
         if (a->n_tok >= 4 && cpu_grow(&cb->kvf, &cb->kvf_cap, 2 * (size_t)end * ld * sizeof(float)) == 0) {

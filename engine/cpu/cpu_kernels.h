@@ -10,6 +10,8 @@
 
 #include "../backend.h"
 
+enum { CPU_ATTN_GROUP_MAX = 4 };
+
 typedef struct cpu_kern {
     /* Attention of query token t, head h, over keys lo..p in position order,
      * reading the pages in the view's K and V types (f16, q8_0, q4_0);
@@ -21,6 +23,12 @@ typedef struct cpu_kern {
      * Needs head_dim 64, 128 or 256. Preferred when present. */
     void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf, size_t ld,
                           float *sc);
+    /* attn_head_f32 for heads h0 .. h0 + nh - 1 of one kv head (1 <= nh <=
+     * CPU_ATTN_GROUP_MAX), reading each key and value once for all of them;
+     * head h0 + i's scratch at sc + i * scs. Each head's output has the bits
+     * attn_head_f32 gives it. */
+    void (*attn_group_f32)(const eng_attn_args *a, int t, int h0, int nh, const float *kf, const float *vf,
+                           size_t ld, float *sc, size_t scs);
     void (*f16_to_f32)(float *dst, const uint16_t *src, size_t n);
     /* y = x / sqrt(mean(x^2) + eps) * w for one row of n values. */
     void (*rmsnorm_row)(float *y, const float *x, const float *w, int n, float eps);

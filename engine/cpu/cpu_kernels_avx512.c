@@ -2,8 +2,11 @@
  * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
  * 16-lane exp, the value sum in key order, over keys and values (f16, q8_0 or
  * q4_0 rows) converted to f32 once per call (prefill) or as they are loaded
- * (decode): the same values, the same results. The other non-matmul kernels stay
- * at the AVX2 level. */
+ * (decode): the same values, the same results. The query heads of one kv head
+ * (GQA) can go together: each key and value is loaded and converted once for
+ * all of them, each head's arithmetic unchanged. Rows are addressed a page at a
+ * time with the next 16 prefetched, and no call sits in a loop (it spilled the
+ * accumulators). The other non-matmul kernels stay at the AVX2 level. */
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -19,7 +22,7 @@
 #define AVX512_FN     __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
-enum { HD_MAX = 256 };
+enum { HD_MAX = 256, GROUP_MAX = CPU_ATTN_GROUP_MAX };
 
 /* exp(x) for 16 lanes, the polynomial of exp8 in cpu_kernels_avx2.c. */
 AVX512_INLINE __m512 exp16(__m512 x) {
@@ -89,16 +92,44 @@ typedef struct kv_src {
     const uint8_t *raw;
 } kv_src;
 
-AVX512_INLINE kv_src kv_row(const eng_attn_args *a, const float *conv, size_t ld, int v, int j, int g) {
-    kv_src r = {NULL, NULL};
+/* Rows lo + j0 .. lo + j0 + 15 of kv head g (past lo + nk - 1: the last row
+ * again) into r. In the pages they are addressed page by page (one division
+ * per 16 rows, the head's offset goff computed once per call: per row they
+ * cost more than the 128 bytes a row's head reads), and the next 16 rows are
+ * prefetched: a layer's rows of one page are ~6 KB, the next page's far
+ * away, where the hardware prefetcher does not follow. */
+AVX512_INLINE void kv_rows16(const eng_attn_args *a, const float *conv, size_t ld, int v, int g, size_t goff,
+                             size_t bytes, int lo, int j0, int nk, kv_src *r) {
+    const int last = lo + nk - 1;
+    int pos = lo + j0;
     if (conv) {
-        r.f32 = conv + (size_t)j * ld + (size_t)g * (size_t)a->head_dim;
-    } else {
-        const uint32_t type = v ? a->kv->type_v : a->kv->type_k;
-        r.raw = (v ? eng_kv_v(a->kv, a->layer, j) : eng_kv_k(a->kv, a->layer, j)) +
-                eng_type_row_size(type, (int64_t)g * a->head_dim);
+        for (int i = 0; i < 16; i++, pos += pos < last) {
+            r[i].f32 = conv + (size_t)pos * ld + (size_t)g * (size_t)a->head_dim;
+            r[i].raw = NULL;
+        }
+        return;
     }
-    return r;
+    const eng_kv_view *kv = a->kv;
+    const int pt = kv->page_tokens;
+    const size_t row = v ? kv->v_row : kv->k_row;
+    const size_t base = (size_t)a->layer * (size_t)pt * (kv->k_row + kv->v_row) +
+                        (v ? (size_t)pt * kv->k_row : 0) + goff;
+    int page = pos / pt, in = pos % pt;
+    const uint8_t *p = (const uint8_t *)kv->pages[page] + base + (size_t)in * row;
+    for (int i = 0; i < 16; i++) {
+        r[i].raw = p;
+        r[i].f32 = NULL;
+        if (pos < last) {
+            pos++;
+            p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
+        }
+    }
+    /* the next block: from pos (the row after this block's last), up to 16 rows */
+    for (int i = 0; i < 16 && pos < last; i++) {
+        pos++;
+        p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
+        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T0);
+    }
 }
 
 AVX512_INLINE float half_at(const uint8_t *p) {
@@ -124,109 +155,166 @@ AVX512_INLINE __m512 kv_load(kv_src r, int c, const int kind) {
     return _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_set1_ps(half_at(b)));
 }
 
-/* Scores of keys lo .. lo + nk - 1 into sc, 16 keys at a time (the last block
- * repeats the last key); returns their max. nc = head_dim / 16 and the kind
- * are constants, so q stays in registers. */
-AVX512_INLINE float scores_body(const eng_attn_args *a, const float *q, int g, int lo, int nk,
-                                const float *kf, size_t ld, float *sc, const int nc, const int kind) {
-    __m512 qv[HD_MAX / 16];
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++) qv[c] = _mm512_loadu_ps(q + 16 * c);
-    __m512 vmx = _mm512_set1_ps(-INFINITY);
+/* Scores of keys lo .. lo + nk - 1 for the S query heads of kv head g (q[s],
+ * into sc + s * scs), 16 keys at a time (the last block repeats the last
+ * key); their maxima into mx[s]. Each key's chunks are loaded (converted)
+ * once for the S heads; each head's arithmetic is the one-head kernel's
+ * (mul, then fma per chunk in order, the fixed tree), so a head's scores do
+ * not depend on S. nc = head_dim / 16, the kind and S are constants. */
+AVX512_INLINE void scores_body(const eng_attn_args *a, const float *q, size_t qs, int g, int lo, int nk,
+                               const float *kf, size_t ld, float *sc, size_t scs, float *mx, const int nc,
+                               const int kind, const int S) {
+    __m512 vmx[GROUP_MAX];
+    for (int h = 0; h < S; h++) vmx[h] = _mm512_set1_ps(-INFINITY);
+    /* no call in the loops: every zmm register is caller-saved, so a call per
+     * row (the row size, once) spilled the accumulators to the stack */
+    const size_t goff = kf ? 0 : eng_type_row_size(a->kv->type_k, (int64_t)g * a->head_dim);
+    const size_t bytes = kf ? 0 : eng_type_row_size(a->kv->type_k, a->head_dim);
+    kv_src rows[16];
     for (int j0 = 0; j0 < nk; j0 += 16) {
-        __m512 acc[16];
+        __m512 acc[GROUP_MAX][16];
+        kv_rows16(a, kf, ld, 0, g, goff, bytes, lo, j0, nk, rows);
         for (int i = 0; i < 16; i++) {
-            int j = j0 + i < nk ? j0 + i : nk - 1;
-            const kv_src k = kv_row(a, kf, ld, 0, lo + j, g);
-            __m512 s = _mm512_mul_ps(qv[0], kv_load(k, 0, kind));
+            __m512 kc[HD_MAX / 16];
 #pragma GCC unroll 16
-            for (int c = 1; c < nc; c++) s = _mm512_fmadd_ps(qv[c], kv_load(k, c, kind), s);
-            acc[i] = s;
+            for (int c = 0; c < nc; c++) kc[c] = kv_load(rows[i], c, kind);
+#pragma GCC unroll 4
+            for (int h = 0; h < S; h++) {
+                const float *qh = q + (size_t)h * qs;
+                __m512 x = _mm512_mul_ps(_mm512_loadu_ps(qh), kc[0]);
+#pragma GCC unroll 16
+                for (int c = 1; c < nc; c++) x = _mm512_fmadd_ps(_mm512_loadu_ps(qh + 16 * c), kc[c], x);
+                acc[h][i] = x;
+            }
         }
-        __m512 s = _mm512_mul_ps(reduce16(acc), _mm512_set1_ps(a->scale));
         int valid = nk - j0 < 16 ? nk - j0 : 16;
-        _mm512_mask_storeu_ps(sc + j0, (__mmask16)((1u << valid) - 1), s);
-        vmx = _mm512_max_ps(vmx, s); /* the repeated key does not change the max */
-    }
-    return _mm512_reduce_max_ps(vmx);
-}
-
-/* o = sum_j (sc[j] * inv) v_j over keys in order; up to head_dim 128 the even
- * and odd keys go to two sums (added at the end) so the fma latency does not
- * bound the loop. */
-AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
-                               const float *sc, float inv, float *o, const int nc, const int kind) {
-    enum { SETS_MAX = 2 };
-    const int sets = nc <= 8 ? 2 : 1;
-    __m512 acc[SETS_MAX][HD_MAX / 16];
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++) acc[0][c] = _mm512_setzero_ps(), acc[1][c] = _mm512_setzero_ps();
-    for (int j = 0; j < nk; j += sets) { /* key j + e goes to sum e */
-        kv_src v = kv_row(a, vf, ld, 1, lo + j, g);
-        __m512 wj = _mm512_set1_ps(sc[j] * inv);
-#pragma GCC unroll 16
-        for (int c = 0; c < nc; c++) acc[0][c] = _mm512_fmadd_ps(wj, kv_load(v, c, kind), acc[0][c]);
-        if (sets == 2 && j + 1 < nk) {
-            v = kv_row(a, vf, ld, 1, lo + j + 1, g);
-            wj = _mm512_set1_ps(sc[j + 1] * inv);
-#pragma GCC unroll 16
-            for (int c = 0; c < nc; c++) acc[1][c] = _mm512_fmadd_ps(wj, kv_load(v, c, kind), acc[1][c]);
+        for (int h = 0; h < S; h++) {
+            __m512 x = _mm512_mul_ps(reduce16(acc[h]), _mm512_set1_ps(a->scale));
+            _mm512_mask_storeu_ps(sc + (size_t)h * scs + j0, (__mmask16)((1u << valid) - 1), x);
+            vmx[h] = _mm512_max_ps(vmx[h], x); /* the repeated key does not change the max */
         }
     }
-#pragma GCC unroll 16
-    for (int c = 0; c < nc; c++)
-        _mm512_storeu_ps(o + 16 * c, sets == 2 ? _mm512_add_ps(acc[0][c], acc[1][c]) : acc[0][c]);
+    for (int h = 0; h < S; h++) mx[h] = _mm512_reduce_max_ps(vmx[h]);
 }
 
-/* One function per (chunks, kind): the bodies with constant arguments. */
-typedef float (*scores_fn)(const eng_attn_args *, const float *, int, int, int, const float *, size_t,
-                           float *);
-typedef void (*values_fn)(const eng_attn_args *, int, int, int, const float *, size_t, const float *, float,
-                          float *);
-#define KV_FNS(NC, K)                                                                                       \
-    AVX512_FN static float scores_##NC##_##K(const eng_attn_args *a, const float *q, int g, int lo, int nk, \
-                                             const float *kf, size_t ld, float *sc) {                       \
-        return scores_body(a, q, g, lo, nk, kf, ld, sc, NC, K);                                             \
-    }                                                                                                       \
-    AVX512_FN static void values_##NC##_##K(const eng_attn_args *a, int g, int lo, int nk, const float *vf, \
-                                            size_t ld, const float *sc, float inv, float *o) {              \
-        values_body(a, g, lo, nk, vf, ld, sc, inv, o, NC, K);                                               \
+/* o[s] = sum_j (sc[s][j] * inv[s]) v_j over keys in order for the S heads;
+ * up to head_dim 128 the even and odd keys go to two sums (added at the end)
+ * so the fma latency does not bound the loop. Two chunks (a cache line of
+ * f16, a q8_0 or q4_0 block) per pass over the keys keep S x 2 x 2 sums in
+ * registers; each value's sums are the one-head kernel's. */
+AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
+                               const float *sc, size_t scs, const float *inv, float *o, size_t os,
+                               const int nc, const int kind, const int S) {
+    const int sets = nc <= 8 ? 2 : 1;
+    const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
+    const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
+    kv_src rows[16];
+    for (int c0 = 0; c0 < nc; c0 += 2) {
+        __m512 acc[GROUP_MAX][2][2];
+#pragma GCC unroll 4
+        for (int h = 0; h < S; h++)
+            acc[h][0][0] = acc[h][0][1] = acc[h][1][0] = acc[h][1][1] = _mm512_setzero_ps();
+        for (int j = 0; j < nk; j += sets) { /* key j + e goes to sum e (j even: pairs stay in a block) */
+            if (j % 16 == 0) kv_rows16(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows);
+            /* e = 0, then e = 1 written out: an index that is not a constant
+             * would keep the sums in memory */
+            __m512 v0 = kv_load(rows[j % 16], c0, kind), v1 = kv_load(rows[j % 16], c0 + 1, kind);
+#pragma GCC unroll 4
+            for (int h = 0; h < S; h++) {
+                const __m512 w = _mm512_set1_ps(sc[(size_t)h * scs + j] * inv[h]);
+                acc[h][0][0] = _mm512_fmadd_ps(w, v0, acc[h][0][0]);
+                acc[h][0][1] = _mm512_fmadd_ps(w, v1, acc[h][0][1]);
+            }
+            if (sets == 2 && j + 1 < nk) {
+                v0 = kv_load(rows[(j + 1) % 16], c0, kind);
+                v1 = kv_load(rows[(j + 1) % 16], c0 + 1, kind);
+#pragma GCC unroll 4
+                for (int h = 0; h < S; h++) {
+                    const __m512 w = _mm512_set1_ps(sc[(size_t)h * scs + j + 1] * inv[h]);
+                    acc[h][1][0] = _mm512_fmadd_ps(w, v0, acc[h][1][0]);
+                    acc[h][1][1] = _mm512_fmadd_ps(w, v1, acc[h][1][1]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int h = 0; h < S; h++) {
+            float *oh = o + (size_t)h * os + 16 * c0;
+            _mm512_storeu_ps(oh, sets == 2 ? _mm512_add_ps(acc[h][0][0], acc[h][1][0]) : acc[h][0][0]);
+            _mm512_storeu_ps(oh + 16, sets == 2 ? _mm512_add_ps(acc[h][0][1], acc[h][1][1]) : acc[h][0][1]);
+        }
     }
-#define KV_FNS_NC(NC) KV_FNS(NC, 0) KV_FNS(NC, 1) KV_FNS(NC, 2) KV_FNS(NC, 3)
+}
+
+/* One function per (chunks, kind, heads): the bodies with constant arguments. */
+typedef void (*scores_fn)(const eng_attn_args *, const float *, size_t, int, int, int, const float *, size_t,
+                          float *, size_t, float *);
+typedef void (*values_fn)(const eng_attn_args *, int, int, int, const float *, size_t, const float *, size_t,
+                          const float *, float *, size_t);
+#define KV_FNS(NC, K, S)                                                                                    \
+    AVX512_FN static void scores_##NC##_##K##_##S(const eng_attn_args *a, const float *q, size_t qs, int g, \
+                                                  int lo, int nk, const float *kf, size_t ld, float *sc,    \
+                                                  size_t scs, float *mx) {                                  \
+        scores_body(a, q, qs, g, lo, nk, kf, ld, sc, scs, mx, NC, K, S);                                    \
+    }                                                                                                       \
+    AVX512_FN static void values_##NC##_##K##_##S(const eng_attn_args *a, int g, int lo, int nk,            \
+                                                  const float *vf, size_t ld, const float *sc, size_t scs,  \
+                                                  const float *inv, float *o, size_t os) {                  \
+        values_body(a, g, lo, nk, vf, ld, sc, scs, inv, o, os, NC, K, S);                                   \
+    }
+#define KV_FNS_S(NC, K) KV_FNS(NC, K, 1) KV_FNS(NC, K, 2) KV_FNS(NC, K, 3) KV_FNS(NC, K, 4)
+#define KV_FNS_NC(NC)   KV_FNS_S(NC, 0) KV_FNS_S(NC, 1) KV_FNS_S(NC, 2) KV_FNS_S(NC, 3)
 KV_FNS_NC(4)
 KV_FNS_NC(8)
 KV_FNS_NC(16)
-static const scores_fn k_scores[3][KV_KINDS] = {{scores_4_0, scores_4_1, scores_4_2, scores_4_3},
-                                                {scores_8_0, scores_8_1, scores_8_2, scores_8_3},
-                                                {scores_16_0, scores_16_1, scores_16_2, scores_16_3}};
-static const values_fn k_values[3][KV_KINDS] = {{values_4_0, values_4_1, values_4_2, values_4_3},
-                                                {values_8_0, values_8_1, values_8_2, values_8_3},
-                                                {values_16_0, values_16_1, values_16_2, values_16_3}};
+#define ROW_S(NC, K, P) \
+    { P##_##NC##_##K##_1, P##_##NC##_##K##_2, P##_##NC##_##K##_3, P##_##NC##_##K##_4 }
+#define ROW_K(NC, P) \
+    { ROW_S(NC, 0, P), ROW_S(NC, 1, P), ROW_S(NC, 2, P), ROW_S(NC, 3, P) }
+static const scores_fn k_scores[3][KV_KINDS][GROUP_MAX] = {ROW_K(4, scores), ROW_K(8, scores),
+                                                           ROW_K(16, scores)};
+static const values_fn k_values[3][KV_KINDS][GROUP_MAX] = {ROW_K(4, values), ROW_K(8, values),
+                                                           ROW_K(16, values)};
+#undef ROW_K
+#undef ROW_S
 #undef KV_FNS_NC
+#undef KV_FNS_S
 #undef KV_FNS
 
-AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
-                                size_t ld, float *sc) {
+/* Query token t, heads h0 .. h0 + nh - 1 (one kv head's, nh <= GROUP_MAX):
+ * the keys and values are read once for all of them; each head's result is
+ * the one it gets alone. Score rows at sc + i * scs. */
+AVX512_FN static void attn_group(const eng_attn_args *a, int t, int h0, int nh, const float *kf,
+                                 const float *vf, size_t ld, float *sc, size_t scs) {
     const int hd = a->head_dim, p = a->pos0 + t;
-    const int g = h / (a->n_head / a->n_kv_head);
+    const int g = h0 / (a->n_head / a->n_kv_head);
     const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
     const int nk = p - lo + 1;
     const int sz = hd == 64 ? 0 : hd == 128 ? 1 : 2; /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
-    const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
-    float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h) * (size_t)hd;
-    const float mx = k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)](a, q, g, lo, nk, kf, ld, sc);
+    const size_t qs = (size_t)hd;                    /* heads of a token are adjacent */
+    const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h0) * (size_t)hd;
+    float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h0) * (size_t)hd;
+    float mx[GROUP_MAX], inv[GROUP_MAX];
+    k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)][nh - 1](a, q, qs, g, lo, nk, kf, ld, sc, scs, mx);
     /* softmax: exp and its sum in 16-lane partial sums from key 0 */
-    const __m512 vmx = _mm512_set1_ps(mx);
-    __m512 sum = _mm512_setzero_ps();
-    for (int j = 0; j < nk; j += 16) {
-        __mmask16 m = (__mmask16)(nk - j >= 16 ? 0xFFFF : (1u << (nk - j)) - 1);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, sc + j), vmx));
-        e = _mm512_maskz_mov_ps(m, e);
-        _mm512_mask_storeu_ps(sc + j, m, e);
-        sum = _mm512_add_ps(sum, e);
+    for (int h = 0; h < nh; h++) {
+        float *s = sc + (size_t)h * scs;
+        const __m512 vmx = _mm512_set1_ps(mx[h]);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < nk; j += 16) {
+            __mmask16 m = (__mmask16)(nk - j >= 16 ? 0xFFFF : (1u << (nk - j)) - 1);
+            __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + j), vmx));
+            e = _mm512_maskz_mov_ps(m, e);
+            _mm512_mask_storeu_ps(s + j, m, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        inv[h] = 1.0f / hsum16(sum);
     }
-    const float inv = 1.0f / hsum16(sum);
-    k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)](a, g, lo, nk, vf, ld, sc, inv, o);
+    k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)][nh - 1](a, g, lo, nk, vf, ld, sc, scs, inv, o, qs);
+}
+
+AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
+                                size_t ld, float *sc) {
+    attn_group(a, t, h, 1, kf, vf, ld, sc, 0);
 }
 
 /* f16 -> f32 of n values (exact). */
@@ -239,6 +327,7 @@ AVX512_FN static void f16_to_f32(float *dst, const uint16_t *src, size_t n) {
 
 void cpu_kern_avx512(cpu_kern *k) {
     k->attn_head_f32 = attn_head;
+    k->attn_group_f32 = attn_group;
     k->f16_to_f32 = f16_to_f32;
 }
 
