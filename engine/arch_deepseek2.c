@@ -36,15 +36,14 @@ static int ds2_u32(eng_model *m, const char *suffix, int *out, int required, uti
  * the scratch the pass needs beyond the shared buffers. */
 int eng_deepseek2_hparams(eng_model *m, util_err *err) {
     eng_hparams *hp = &m->hp;
-    int dense = 0, experts = 0, rc;
+    int dense = 0, rc;
     hp->v_head_dim = hp->head_dim;
     if ((rc = ds2_u32(m, "attention.q_lora_rank", &hp->q_lora_rank, 0, err)) ||
         (rc = ds2_u32(m, "attention.kv_lora_rank", &hp->kv_lora_rank, 1, err)) ||
         (rc = ds2_u32(m, "attention.value_length", &hp->v_head_dim, 0, err)) ||
-        (rc = ds2_u32(m, "leading_dense_block_count", &dense, 0, err)) ||
-        (rc = ds2_u32(m, "expert_count", &experts, 0, err)))
+        (rc = ds2_u32(m, "leading_dense_block_count", &dense, 0, err)))
         return rc;
-    if (experts > 0 && dense < hp->n_layer)
+    if (dense < hp->n_layer) /* llama.cpp: layers from leading_dense_block_count on are MoE */
         return util_err_set(err, UTIL_EUNSUPPORTED,
                             "model file '%s': deepseek2 with MoE layers (%d of %d) is not supported: dense "
                             "FFNs only",

@@ -428,11 +428,148 @@ static void test_kv_report(void) {
     rmdir(dir);
 }
 
+/* Two sequences in one pass (a prompt chunk beside a decode step, both
+ * modes) give each the logits it gets alone: the pass's gathers run over
+ * all rows, RoPE / store / attention per sequence. */
+static void test_batch(void) {
+    char dir[] = "/tmp/cachet-mla-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    int32_t a[24], bt[9];
+    for (int i = 0; i < 24; i++) a[i] = 3 + (i * 53) % 251;
+    for (int i = 0; i < 9; i++) bt[i] = 7 + (i * 29) % 240;
+    for (int naive = 0; naive < 2 && write_mla(&mla_models[1], path, 0) == 0; naive++) {
+        eng_model *m = open_mla(path, naive, 0, 1, NULL, 0);
+        if (!m) break;
+        int nv = eng_model_n_vocab(m);
+        float *la = malloc((size_t)nv * sizeof(float)), *lb = malloc((size_t)nv * sizeof(float));
+        float *wa = malloc((size_t)nv * sizeof(float)), *wb = malloc((size_t)nv * sizeof(float));
+        eng_seq *sa = NULL, *sb = NULL;
+        eng_batch *b = NULL;
+        util_err err;
+        /* alone: a's 20-token prompt then 4 decode steps; b's 9-token prompt */
+        int rc = eng_seq_new(&sa, m, 128, &err) || eng_seq_eval(sa, a, 20, NULL, &err);
+        for (int i = 20; rc == 0 && i < 24; i++) rc = eng_seq_eval(sa, &a[i], 1, wa, &err);
+        rc = rc || eng_seq_new(&sb, m, 128, &err) || eng_seq_eval(sb, bt, 9, wb, &err);
+        eng_seq_free(sa);
+        eng_seq_free(sb);
+        sa = sb = NULL;
+        /* batched: a's decode steps ride with b's prompt on the last one */
+        rc = rc || eng_seq_new(&sa, m, 128, &err) || eng_seq_new(&sb, m, 128, &err) ||
+             eng_batch_new(&b, m, &err) || eng_seq_eval(sa, a, 20, NULL, &err);
+        for (int i = 20; rc == 0 && i < 23; i++) rc = eng_seq_eval(sa, &a[i], 1, NULL, &err);
+        if (rc == 0) {
+            eng_batch_item items[2] = {{.seq = sa, .toks = &a[23], .n_tok = 1, .logits = la},
+                                       {.seq = sb, .toks = bt, .n_tok = 9, .prompt = 1, .logits = lb}};
+            rc = eng_batch_eval(b, items, 2, &err);
+        }
+        CHECK_MSG(rc == 0, "batch (%s): %s", naive ? "naive" : "absorbed", rc ? err.msg : "");
+        if (rc == 0) {
+            CHECK_MSG(memcmp(la, wa, (size_t)nv * sizeof(float)) == 0, "%s: the decode step differs batched",
+                      naive ? "naive" : "absorbed");
+            CHECK_MSG(memcmp(lb, wb, (size_t)nv * sizeof(float)) == 0, "%s: the prompt differs batched",
+                      naive ? "naive" : "absorbed");
+        }
+        eng_batch_free(b);
+        eng_seq_free(sa);
+        eng_seq_free(sb);
+        eng_model_free(m);
+        free(la);
+        free(lb);
+        free(wa);
+        free(wb);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* What the pass does not run is refused by name: MoE layers (a file whose
+ * leading dense block count is below its layer count). */
+static void test_refused(void) {
+    char dir[] = "/tmp/cachet-mla-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    if (write_mla(&mla_models[0], path, 0) == 0) {
+        FILE *f = fopen(path, "r+b");
+        static const char key[] = "deepseek2.leading_dense_block_count";
+        char buf[1 << 16];
+        size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+        char *at = n ? memmem(buf, n, key, sizeof key - 1) : NULL;
+        CHECK(at != NULL);
+        if (at) { /* key, u32 type, u32 value: 2 -> 1 */
+            long off = (long)(at - buf) + (long)sizeof key - 1 + 4;
+            uint32_t one = 1;
+            CHECK(fseek(f, off, SEEK_SET) == 0 && fwrite(&one, 4, 1, f) == 1);
+        }
+        if (f) fclose(f);
+        eng_model_params mp = {.n_threads = 1, .no_cache = 1, .device = "cpu"};
+        eng_model *m = NULL;
+        util_err err;
+        int rc = eng_model_open(&m, path, &mp, &err);
+        CHECK(rc == UTIL_EUNSUPPORTED);
+        CHECK_MSG(rc && strstr(err.msg, "MoE layers (1 of 2)"), "%s", rc ? err.msg : "opened");
+        eng_model_free(m);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+/* The f16 cache through the SIMD attention kernels (exact path; the f32
+ * cache of test_modes takes the scalar reference): at kv LoRA rank 96 +
+ * rope 32 the absorbed head is 128 wide, the width AVX-512's kernel takes
+ * (a latent view's values are its K rows there too). Naive and absorbed
+ * round different values to f16: within 1e-2, the same greedy tokens. */
+static void test_modes_f16(void) {
+    char dir[] = "/tmp/cachet-mla-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    synth_params p = mla_params(&mla_models[0], NULL);
+    p.kv_lora_rank = 96;
+    p.qk_rope = 32;
+    util_err err;
+    CHECK(synth_write(path, &p, &err) == 0);
+    int32_t prompt[20];
+    for (int i = 0; i < 20; i++) prompt[i] = 3 + (i * 61) % 250;
+    eng_model *mn = open_mla(path, 1, 1, 1, NULL, 0), *ma = open_mla(path, 0, 1, 1, NULL, 0);
+    eng_seq *sn = NULL, *sa = NULL;
+    int nv = mn ? eng_model_n_vocab(mn) : 1;
+    float *ln = malloc((size_t)nv * sizeof(float)), *la = malloc((size_t)nv * sizeof(float));
+    int rc = mn && ma ? 0 : -1, same = 1, steps = 0;
+    double worst = 0;
+    if (rc == 0) rc = eng_seq_new(&sn, mn, 128, &err) || eng_seq_new(&sa, ma, 128, &err);
+    if (rc == 0) rc = eng_seq_eval(sn, prompt, 20, ln, &err) || eng_seq_eval(sa, prompt, 20, la, &err);
+    for (; rc == 0 && steps < 8; steps++) {
+        worst = fmax(worst, golden_max_abs(ln, la, nv));
+        int32_t t = eng_argmax(ln, nv);
+        same &= t == eng_argmax(la, nv);
+        rc = eng_seq_eval(sn, &t, 1, ln, &err) || eng_seq_eval(sa, &t, 1, la, &err);
+    }
+    CHECK(rc == 0 && steps == 8);
+    CHECK_MSG(worst <= 1e-2 && same, "f16 cache, head 128: naive vs absorbed %.3g, greedy same %d", worst,
+              same);
+    fprintf(stderr, "  f16 cache, absorbed head 128: naive vs absorbed max|dlogit| %.2e over %d steps\n",
+            worst, steps);
+    eng_seq_free(sn);
+    eng_seq_free(sa);
+    eng_model_free(mn);
+    eng_model_free(ma);
+    free(ln);
+    free(la);
+    unlink(path);
+    rmdir(dir);
+}
+
 void test_mla(void) {
     CHECK_CASE(files) test_files();
     CHECK_CASE(modes) test_modes();
+    CHECK_CASE(modes_f16) test_modes_f16();
     CHECK_CASE(llama_cpp) test_golden(0);
     CHECK_CASE(exact) test_golden(1);
     CHECK_CASE(cache) test_cache();
     CHECK_CASE(kv) test_kv_report();
+    CHECK_CASE(batch) test_batch();
+    CHECK_CASE(refused) test_refused();
 }

@@ -111,6 +111,7 @@ AVX512_INLINE void kv_rows16(const eng_attn_args *a, const float *conv, size_t l
     }
     const eng_kv_view *kv = a->kv;
     const int pt = kv->page_tokens;
+    v = v && !kv->v_is_k; /* a latent view (absorbed MLA) has no V rows: its values are the K rows */
     const size_t row = v ? kv->v_row : kv->k_row;
     const size_t base = (size_t)a->layer * (size_t)pt * (kv->k_row + kv->v_row) +
                         (v ? (size_t)pt * kv->k_row : 0) + goff;
