@@ -25,7 +25,12 @@ enum {
     E_KV_TYPE_V,
     E_SPEC,
     E_SPEC_MAX,
-    E_SPEC_NGRAM
+    E_SPEC_NGRAM,
+    E_KV_SINKS,
+    E_KV_WINDOW,
+    E_KV_EVICT,
+    E_KV_BUDGET_TOKENS,
+    E_KV_RECENT
 };
 
 static const struct {
@@ -47,6 +52,16 @@ static const struct {
      "per 32 values) or q4_0 (18 bytes per 32), as llama.cpp's --cache-type-k/-v"},
     {"kv-type-k", "T", E_KV_TYPE_K, "the keys' type alone (after --kv-type: overrides it)"},
     {"kv-type-v", "T", E_KV_TYPE_V, "the values' type alone"},
+    {"kv-sinks", "N", E_KV_SINKS,
+     "StreamingLLM: keep the first N positions (attention sinks) with --kv-window"},
+    {"kv-window", "W", E_KV_WINDOW,
+     "StreamingLLM: keep the last W positions besides the sinks, evicting older ones so a\n"
+     "stream runs past the context in bounded memory (CPU only; no prefix cache)"},
+    {"kv-evict", "POLICY", E_KV_EVICT,
+     "h2o: keep --kv-budget-tokens positions per sequence, evicting per layer and KV head\n"
+     "the key of least accumulated attention outside the --kv-recent last (CPU only)"},
+    {"kv-budget-tokens", "B", E_KV_BUDGET_TOKENS, "positions a sequence keeps with --kv-evict h2o"},
+    {"kv-recent", "R", E_KV_RECENT, "recent positions --kv-evict h2o always keeps (default B/2)"},
     {"no-cache", NULL, E_NO_CACHE, "do not reuse cached prefixes (for comparisons)"},
     {"no-disk-cache", NULL, E_NO_DISK, "keep the prefix cache in memory only"},
     {"exact", NULL, E_EXACT,
@@ -156,12 +171,63 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
         if (cli_parse_int("--spec-ngram", arg, 1, 16, &l)) return CLI_EXIT_USAGE;
         e->spec.ngram = (int)l;
         return 1;
+    case E_KV_SINKS:
+        if (cli_parse_int("--kv-sinks", arg, 0, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_sinks = (int)l;
+        return 1;
+    case E_KV_WINDOW:
+        if (cli_parse_int("--kv-window", arg, 1, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_window = (int)l;
+        return 1;
+    case E_KV_EVICT:
+        if (strcmp(arg, "h2o") == 0) {
+            e->mp.kv_evict = ENG_KV_EVICT_H2O;
+        } else if (strcmp(arg, "none") == 0) {
+            e->mp.kv_evict = ENG_KV_EVICT_NONE;
+        } else {
+            fprintf(stderr,
+                    "cachet: option '--kv-evict': '%s' is not a policy (h2o or none; StreamingLLM is "
+                    "--kv-sinks/--kv-window)\n",
+                    arg);
+            return CLI_EXIT_USAGE;
+        }
+        return 1;
+    case E_KV_BUDGET_TOKENS:
+        if (cli_parse_int("--kv-budget-tokens", arg, 2, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_budget_tokens = (int)l;
+        return 1;
+    case E_KV_RECENT:
+        if (cli_parse_int("--kv-recent", arg, 1, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_recent = (int)l;
+        return 1;
     default: return 0;
     }
 }
 
 int cli_engine_finish(cli_engine *e, int find_model) {
     if (!e->mp.device && cli_parse_device(&e->mp.device, NULL)) return CLI_EXIT_USAGE;
+    if (e->mp.kv_sinks > 0 && e->mp.kv_window == 0) {
+        fprintf(stderr, "cachet: option '--kv-sinks' needs '--kv-window' (the recent positions kept)\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (e->mp.kv_evict == ENG_KV_EVICT_H2O && !e->mp.kv_budget_tokens) {
+        fprintf(stderr, "cachet: option '--kv-evict h2o' needs '--kv-budget-tokens B'\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (e->mp.kv_evict != ENG_KV_EVICT_H2O && (e->mp.kv_budget_tokens || e->mp.kv_recent)) {
+        fprintf(stderr, "cachet: options '--kv-budget-tokens' and '--kv-recent' need '--kv-evict h2o'\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (e->mp.kv_evict == ENG_KV_EVICT_H2O && e->mp.kv_window) {
+        fprintf(stderr, "cachet: '--kv-evict h2o' and '--kv-window' are two eviction policies: give one\n");
+        return CLI_EXIT_USAGE;
+    }
+    if ((e->mp.kv_window > 0 || e->mp.kv_evict) && e->spec.mode != ENG_SPEC_NONE) {
+        fprintf(stderr,
+                "cachet: option '--spec' does not combine with '--kv-window' or '--kv-evict' (they evict "
+                "what drafts would be verified against)\n");
+        return CLI_EXIT_USAGE;
+    }
     if (find_model && cli_model_path(e->path, sizeof e->path, e->model)) return CLI_EXIT_FAIL;
     return CLI_GO_ON;
 }
