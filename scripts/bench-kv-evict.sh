@@ -33,16 +33,22 @@ ppl() {
     "$BIN/cachet" perplexity -f "$TEXT" --model "$model" --threads "$THREADS" --json --stream "$STREAM" "$@" \
         2> "$ERR" | num ppl || true
 }
+# A Gemma-2-27B-shaped sequence (f16, `cachet kv --preset gemma2-27b`) holding
+# BUDGET positions: its KV bytes and how many such sequences 80 GiB holds.
+G27=$("$BIN/cachet" kv --preset gemma2-27b --json | num bytes_per_token)
+g27() { echo "$1 $G27" | awk '{b = $1 * $2; printf "%.0f MB | %d", b / 1e6, 80 * 2^30 / b}'; }
 row() { # technique budget ppl
     if [ -z "$3" ]; then
-        echo "| $name | $1 | $2 | not run: $(tail -1 "$ERR" | sed 's/^cachet perplexity: //') | |"
+        echo "| $name | $1 | $2 | $(g27 "$2") | not run: $(tail -1 "$ERR" | sed 's/^cachet perplexity: //') | |"
     else
-        echo "| $name | $1 | $2 | $3 | $(echo "$3 $base" | awk '{printf "%+.3f", $1 - $2}') |"
+        echo "| $name | $1 | $2 | $(g27 "$2") | $3 | $(echo "$3 $base" | awk '{printf "%+.3f", $1 - $2}') |"
     fi
 }
 
-echo "| model | technique | KV budget (tokens) | PPL | ΔPPL vs recompute at $CTX |"
-echo "|---|---|---|---|---|"
+echo "| model | technique | KV budget (tokens) | Gemma-2-27B-shaped KV per sequence | sequences in 80 GiB | PPL | ΔPPL vs recompute at $CTX |"
+echo "|---|---|---|---|---|---|---|"
+# MLA hook: the MLA helper adds its rows here (a latent cache is a bytes/token
+# change, not an eviction: its PPL is `cachet perplexity` on the MLA model).
 for model in $MODELS; do
     [ -f "$model" ] || { echo "bench-kv-evict: skipping absent $model" >&2; continue; }
     name=$(basename "$model" .gguf)
@@ -57,3 +63,5 @@ for model in $MODELS; do
         fi
     done
 done
+echo
+echo "load average during the run: $(uptime | sed 's/.*load average: //')"
