@@ -94,6 +94,17 @@ long eng_kvstream_evicted(const eng_kvstream *st) { return st->evicted; }
 int eng_kvstream_shift(const eng_kvstream *st) { return st->h2o ? (int)st->evicted : 0; }
 int eng_kvstream_is_h2o(const eng_kvstream *st) { return st->h2o; }
 
+void eng_kvstream_truncate(eng_kvstream *st, int len) {
+    if (len <= 0) {
+        st->evicted = 0;
+        memset(st->moved, 0, (size_t)st->n_layer);
+    }
+    if (!st->h2o || len >= st->cap) return;
+    if (len < 0) len = 0;
+    for (size_t lg = 0; lg < (size_t)st->n_layer * (size_t)st->n_kv_head; lg++)
+        memset(st->mass + lg * (size_t)st->cap + (size_t)len, 0, (size_t)(st->cap - len) * sizeof *st->mass);
+}
+
 static float *raw_row(const eng_kvstream *st, int layer, int pos) {
     return st->rawk + ((size_t)layer * (size_t)st->cap + (size_t)pos) * (size_t)st->kv_dim;
 }

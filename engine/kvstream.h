@@ -57,6 +57,10 @@ int eng_kvstream_h2o_victim(const float *m, int len, int recent);
  * head's masses. A no-op for StreamingLLM. */
 void eng_kvstream_observe(eng_kvstream *st, const eng_attn_args *a, int layer);
 
+/* The cache was cut to len positions: H2O forgets the masses of the slots
+ * from len on; at 0 the stream starts over (no evictions counted). */
+void eng_kvstream_truncate(eng_kvstream *st, int len);
+
 /* Evicts n positions after the sinks of a cache holding len (n <= len -
  * sinks): positions sinks + n .. len - 1 move to sinks .. len - n - 1 (the
  * value rows of every layer of the n_views views, the raw keys, toks); every

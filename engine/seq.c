@@ -165,6 +165,7 @@ void eng_seq_truncate(eng_seq *s, int n) {
     if (!can_resume_at(s, n)) n = 0; /* the window of n was released */
     s->len = n;
     release_pages(s, (n + P - 1) / P);
+    if (s->stream) eng_kvstream_truncate(s->stream, n);
 }
 
 void eng_seq_set_batch(eng_seq *s, int n_batch) {
@@ -399,6 +400,7 @@ static int stream_reuse(eng_seq *s, const int32_t *toks, int n, int keep, int *c
     (void)toks;
     if (eng_kvstream_evicted(s->stream) > 0) keep = 0;
     s->len = keep;
+    eng_kvstream_truncate(s->stream, keep);
     if (cached_memory) *cached_memory = keep;
     eng_kvcache_count_query(s->m->cache, n, keep, 0);
     return UTIL_OK;

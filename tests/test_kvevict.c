@@ -229,6 +229,10 @@ static void test_h2o_order(void) {
     const float m[4] = {1.1929f, 1.1929f, 0.9490f, 0.5f};
     CHECK_EQ_INT(eng_kvstream_h2o_victim(m, 4, 1), 2);
     CHECK_EQ_INT(eng_kvstream_h2o_victim(m, 4, 2), 0);
+    /* cut back to empty (a new prompt): the positions and masses start over */
+    eng_kvstream_truncate(st, 0);
+    CHECK_EQ_INT(eng_kvstream_shift(st), 0);
+    CHECK_EQ_INT((int)eng_kvstream_evicted(st), 0);
     eng_kvstream_free(st);
 }
 
