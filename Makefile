@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-kv-evict bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -333,6 +333,13 @@ bench-kv: $(BIN)/cachet $(BIN)/cachet-tests
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
 	@echo "make bench-kv: per --kv-type: KV bytes/token, tokens in 80 GiB, decode after 4,096 tokens, quality"
 	BIN=$(BIN) MODEL=$(MODEL) sh scripts/bench-kv.sh
+	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text
+	@echo "make bench-kv: eviction (StreamingLLM, H2O) against recomputation: PPL over a 2,304-token stream"
+	BIN=$(BIN) sh scripts/bench-kv-evict.sh
+
+bench-kv-evict: $(BIN)/cachet
+	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text
+	BIN=$(BIN) sh scripts/bench-kv-evict.sh
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)

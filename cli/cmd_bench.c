@@ -789,8 +789,8 @@ static int parse_bench(bench_opts *o, int argc, char **argv) {
                                         {"json", no_argument, 0, O_JSON},
                                         {"help", no_argument, 0, O_HELP},
                                         {0, 0, 0, 0}};
-    struct option opts[32];
-    if (cli_engine_longopts(opts, 32, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
+    struct option opts[64];
+    if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     long v;
     int c;
     optind = 1;

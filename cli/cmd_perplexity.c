@@ -20,35 +20,7 @@
 #include "../util/time.h"
 #include "cli.h"
 #include "opts.h"
-
-/* --- the arithmetic (perplexity.h) ---------------------------------------- */
-
-double cli_ppl_nll(const float *logits, int32_t n_vocab, int32_t tok) {
-    float max = logits[0];
-    for (int32_t i = 1; i < n_vocab; i++)
-        if (logits[i] > max) max = logits[i];
-    double sum = 0.0;
-    for (int32_t i = 0; i < n_vocab; i++) sum += expf(logits[i] - max);
-    return -((double)(logits[tok] - max) - log(sum));
-}
-
-void cli_ppl_add(cli_ppl_acc *a, double nll) {
-    a->nll += nll;
-    a->nll2 += nll * nll;
-    a->count++;
-}
-
-double cli_ppl_value(const cli_ppl_acc *a) { return a->count > 0 ? exp(a->nll / (double)a->count) : 0.0; }
-
-double cli_ppl_final(const cli_ppl_acc *a, double *err) {
-    *err = 0.0;
-    if (a->count == 0) return 0.0;
-    double mean = a->nll / (double)a->count;
-    double var = a->nll2 / (double)a->count - mean * mean;
-    double ppl = exp(mean);
-    if (a->count > 1 && var > 0) *err = sqrt(var / (double)(a->count - 1)) * ppl;
-    return ppl;
-}
+#include "perplexity_stream.h"
 
 /* --- options ---------------------------------------------------------------- */
 
@@ -67,22 +39,93 @@ static const char ppl_usage[] =
     "  --chunks N            evaluate the first N chunks only (default: all that fit)\n"
     "  --json                one JSON object: the figures and every chunk's\n"
     "\n"
+    "A stream longer than the KV cache (docs/kv-memory.md), instead of chunks: targets\n"
+    "ctx .. T-1 of the first T tokens, each scored once, token by token:\n"
+    "  --stream T            with --kv-sinks N --kv-window W: StreamingLLM (ctx = N + W;\n"
+    "                        --kv-sinks 0: the plain window); with --kv-evict h2o\n"
+    "                        --kv-budget-tokens B: H2O (ctx = B)\n"
+    "  --recompute C         or: a fresh context of the C tokens before each target (the\n"
+    "                        quality ceiling), recomputed every --stride targets\n"
+    "  --stride S            targets per recomputation, 1..C-1 (default 16)\n"
+    "\n"
+    "A recall probe of the KV options (docs/kv-memory.md): facts first, filler from the\n"
+    "text, one fact's cloze last, in prompts of --ctx tokens (default 512):\n"
+    "  --recall FACTS        lines CLOZE<TAB>ANSWER (scripts/recall-facts.tsv)\n"
+    "  --trials N            prompts, each asking the next fact (default 16)\n"
+    "\n"
     "engine options (the prefix cache is off: every chunk starts from an empty cache):\n";
 
-enum { P_FILE = 256, P_CTX, P_CHUNKS, P_JSON, P_HELP };
+enum { P_FILE = 256, P_CTX, P_CHUNKS, P_JSON, P_STREAM, P_RECOMPUTE, P_STRIDE, P_RECALL, P_TRIALS, P_HELP };
 
 typedef struct ppl_opts {
     const char *file;
     long ctx, chunks;
     int json;
+    cli_ppl_stream st;  /* --stream: tokens > 0 */
+    const char *recall; /* --recall FACTS */
+    long trials;
     cli_engine e;
 } ppl_opts;
 
+/* --stream's companions: exactly one of --kv-window and --recompute; the
+ * context is what the mode keeps. */
+static int stream_opts(ppl_opts *o) {
+    cli_ppl_stream *s = &o->st;
+    const char *bad = NULL;
+    if (o->recall) {
+        if (s->tokens || s->recompute || s->stride)
+            bad = "--recall goes without --stream, --recompute, --stride";
+        if (!o->ctx) o->ctx = 512;
+        if (!o->trials) o->trials = 16;
+        if (bad) fprintf(stderr, "cachet perplexity: %s\n", bad);
+        return bad ? CLI_EXIT_USAGE : CLI_GO_ON;
+    }
+    if (o->trials)
+        bad = "--trials goes with --recall";
+    else if (!s->tokens && (s->recompute || s->stride))
+        bad = "--recompute and --stride need --stream T";
+    else if (s->tokens && !s->recompute && !o->e.mp.kv_window && !o->e.mp.kv_evict)
+        bad = "--stream needs --kv-window W (StreamingLLM), --kv-evict h2o or --recompute C";
+    else if (s->recompute && (o->e.mp.kv_window || o->e.mp.kv_evict))
+        bad = "--recompute is the full-recomputation baseline: give it without --kv-window or --kv-evict";
+    else if (!s->tokens && (o->e.mp.kv_window || o->e.mp.kv_evict))
+        bad =
+            "--kv-window and --kv-evict need --stream T (chunks start from an empty cache: nothing is evicted)";
+    else if (s->tokens && o->ctx)
+        bad = "--ctx is for chunks; with --stream the context is --kv-sinks + --kv-window or --recompute";
+    if (bad) {
+        fprintf(stderr, "cachet perplexity: %s\n", bad);
+        return CLI_EXIT_USAGE;
+    }
+    if (!s->tokens) return CLI_GO_ON;
+    if (s->stride == 0) s->stride = 16;
+    if (s->recompute && s->stride >= s->recompute) {
+        fprintf(stderr, "cachet perplexity: --stride %ld must be below --recompute %ld\n", s->stride,
+                s->recompute);
+        return CLI_EXIT_USAGE;
+    }
+    s->sinks = o->e.mp.kv_sinks;
+    s->window = o->e.mp.kv_window;
+    if (o->e.mp.kv_evict == ENG_KV_EVICT_H2O) {
+        s->budget = o->e.mp.kv_budget_tokens;
+        s->recent = o->e.mp.kv_recent > 0 ? o->e.mp.kv_recent : s->budget / 2;
+    }
+    o->ctx = cli_ppl_stream_ctx(s);
+    return CLI_GO_ON;
+}
+
 static int parse_ppl(ppl_opts *o, int argc, char **argv) {
-    static const struct option own[] = {
-        {"file", required_argument, 0, P_FILE},     {"ctx", required_argument, 0, P_CTX},
-        {"chunks", required_argument, 0, P_CHUNKS}, {"json", no_argument, 0, P_JSON},
-        {"help", no_argument, 0, P_HELP},           {0, 0, 0, 0}};
+    static const struct option own[] = {{"file", required_argument, 0, P_FILE},
+                                        {"ctx", required_argument, 0, P_CTX},
+                                        {"chunks", required_argument, 0, P_CHUNKS},
+                                        {"json", no_argument, 0, P_JSON},
+                                        {"stream", required_argument, 0, P_STREAM},
+                                        {"recompute", required_argument, 0, P_RECOMPUTE},
+                                        {"stride", required_argument, 0, P_STRIDE},
+                                        {"recall", required_argument, 0, P_RECALL},
+                                        {"trials", required_argument, 0, P_TRIALS},
+                                        {"help", no_argument, 0, P_HELP},
+                                        {0, 0, 0, 0}};
     struct option opts[64];
     if (cli_engine_longopts(opts, 64, own, CLI_ENGINE_ALL)) return CLI_EXIT_FAIL;
     int c;
@@ -102,6 +145,19 @@ static int parse_ppl(ppl_opts *o, int argc, char **argv) {
             if (cli_parse_int("--chunks", optarg, 1, 1 << 30, &o->chunks)) return CLI_EXIT_USAGE;
             break;
         case P_JSON: o->json = 1; break;
+        case P_STREAM:
+            if (cli_parse_int("--stream", optarg, 2, 1 << 30, &o->st.tokens)) return CLI_EXIT_USAGE;
+            break;
+        case P_RECOMPUTE:
+            if (cli_parse_int("--recompute", optarg, 2, 1 << 20, &o->st.recompute)) return CLI_EXIT_USAGE;
+            break;
+        case P_RECALL: o->recall = optarg; break;
+        case P_TRIALS:
+            if (cli_parse_int("--trials", optarg, 1, 1 << 20, &o->trials)) return CLI_EXIT_USAGE;
+            break;
+        case P_STRIDE:
+            if (cli_parse_int("--stride", optarg, 1, 1 << 20, &o->st.stride)) return CLI_EXIT_USAGE;
+            break;
         case P_HELP:
             fputs(ppl_usage, stdout);
             cli_engine_usage(stdout, CLI_ENGINE_ALL, NULL);
@@ -122,6 +178,8 @@ static int parse_ppl(ppl_opts *o, int argc, char **argv) {
         fputs(ppl_usage, stderr);
         return CLI_EXIT_USAGE;
     }
+    int st = stream_opts(o);
+    if (st != CLI_GO_ON) return st;
     if (o->ctx == 0) o->ctx = o->e.n_ctx > 0 ? o->e.n_ctx : 512;
     o->e.n_ctx = (int)o->ctx;
     o->e.mp.no_cache = 1; /* chunks share no prefix worth caching */
@@ -285,6 +343,16 @@ int cli_cmd_perplexity(int argc, char **argv) {
         goto done;
     }
     int add_bos = eng_tokenizer_add_bos(t) && eng_tokenizer_bos(t) >= 0;
+    if (o.recall) {
+        if (cli_ppl_recall_run(m, toks, n_tok, o.recall, (int)o.ctx, (int)o.trials, o.json, &err)) goto fail;
+        rc = CLI_EXIT_OK;
+        goto done;
+    }
+    if (o.st.tokens) {
+        if (cli_ppl_stream_run(m, toks, n_tok, add_bos, &o.st, o.json, o.file, &err)) goto fail;
+        rc = CLI_EXIT_OK;
+        goto done;
+    }
     long n_max = (long)(n_tok / (size_t)o.ctx);
     r.n_chunk = (int)(o.chunks > 0 && o.chunks < n_max ? o.chunks : n_max);
     r.chunk_ppl = calloc((size_t)r.n_chunk, sizeof *r.chunk_ppl);

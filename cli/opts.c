@@ -26,7 +26,12 @@ enum {
     E_SPEC,
     E_SPEC_MAX,
     E_SPEC_NGRAM,
-    E_MLA
+    E_MLA,
+    E_KV_SINKS,
+    E_KV_WINDOW,
+    E_KV_EVICT,
+    E_KV_BUDGET_TOKENS,
+    E_KV_RECENT
 };
 
 static const struct {
@@ -51,6 +56,16 @@ static const struct {
     {"mla", "MODE", E_MLA,
      "deepseek2's latent attention: absorbed (default: the cache holds the latent\n"
      "and the RoPE key per token and layer) or naive (up-projected per-head K/V)"},
+    {"kv-sinks", "N", E_KV_SINKS,
+     "StreamingLLM: keep the first N positions (attention sinks) with --kv-window"},
+    {"kv-window", "W", E_KV_WINDOW,
+     "StreamingLLM: keep the last W positions besides the sinks, evicting older ones so a\n"
+     "stream runs past the context in bounded memory (CPU only; no prefix cache)"},
+    {"kv-evict", "POLICY", E_KV_EVICT,
+     "h2o: keep --kv-budget-tokens positions per sequence, evicting per layer and KV head\n"
+     "the key of least accumulated attention outside the --kv-recent last (CPU only)"},
+    {"kv-budget-tokens", "B", E_KV_BUDGET_TOKENS, "positions a sequence keeps with --kv-evict h2o"},
+    {"kv-recent", "R", E_KV_RECENT, "recent positions --kv-evict h2o always keeps (default B/2)"},
     {"no-cache", NULL, E_NO_CACHE, "do not reuse cached prefixes (for comparisons)"},
     {"no-disk-cache", NULL, E_NO_DISK, "keep the prefix cache in memory only"},
     {"exact", NULL, E_EXACT,
@@ -167,12 +182,63 @@ int cli_engine_parse(cli_engine *e, int c, const char *arg) {
         }
         e->mp.mla_naive = strcmp(arg, "naive") == 0;
         return 1;
+    case E_KV_SINKS:
+        if (cli_parse_int("--kv-sinks", arg, 0, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_sinks = (int)l;
+        return 1;
+    case E_KV_WINDOW:
+        if (cli_parse_int("--kv-window", arg, 1, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_window = (int)l;
+        return 1;
+    case E_KV_EVICT:
+        if (strcmp(arg, "h2o") == 0) {
+            e->mp.kv_evict = ENG_KV_EVICT_H2O;
+        } else if (strcmp(arg, "none") == 0) {
+            e->mp.kv_evict = ENG_KV_EVICT_NONE;
+        } else {
+            fprintf(stderr,
+                    "cachet: option '--kv-evict': '%s' is not a policy (h2o or none; StreamingLLM is "
+                    "--kv-sinks/--kv-window)\n",
+                    arg);
+            return CLI_EXIT_USAGE;
+        }
+        return 1;
+    case E_KV_BUDGET_TOKENS:
+        if (cli_parse_int("--kv-budget-tokens", arg, 2, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_budget_tokens = (int)l;
+        return 1;
+    case E_KV_RECENT:
+        if (cli_parse_int("--kv-recent", arg, 1, 1 << 20, &l)) return CLI_EXIT_USAGE;
+        e->mp.kv_recent = (int)l;
+        return 1;
     default: return 0;
     }
 }
 
 int cli_engine_finish(cli_engine *e, int find_model) {
     if (!e->mp.device && cli_parse_device(&e->mp.device, NULL)) return CLI_EXIT_USAGE;
+    if (e->mp.kv_sinks > 0 && e->mp.kv_window == 0) {
+        fprintf(stderr, "cachet: option '--kv-sinks' needs '--kv-window' (the recent positions kept)\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (e->mp.kv_evict == ENG_KV_EVICT_H2O && !e->mp.kv_budget_tokens) {
+        fprintf(stderr, "cachet: option '--kv-evict h2o' needs '--kv-budget-tokens B'\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (e->mp.kv_evict != ENG_KV_EVICT_H2O && (e->mp.kv_budget_tokens || e->mp.kv_recent)) {
+        fprintf(stderr, "cachet: options '--kv-budget-tokens' and '--kv-recent' need '--kv-evict h2o'\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (e->mp.kv_evict == ENG_KV_EVICT_H2O && e->mp.kv_window) {
+        fprintf(stderr, "cachet: '--kv-evict h2o' and '--kv-window' are two eviction policies: give one\n");
+        return CLI_EXIT_USAGE;
+    }
+    if ((e->mp.kv_window > 0 || e->mp.kv_evict) && e->spec.mode != ENG_SPEC_NONE) {
+        fprintf(stderr,
+                "cachet: option '--spec' does not combine with '--kv-window' or '--kv-evict' (they evict "
+                "what drafts would be verified against)\n");
+        return CLI_EXIT_USAGE;
+    }
     if (find_model && cli_model_path(e->path, sizeof e->path, e->model)) return CLI_EXIT_FAIL;
     return CLI_GO_ON;
 }

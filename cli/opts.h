@@ -2,7 +2,8 @@
  * model (generate, tokenize, the agent and prompt, serve, bench, bench
  * cache): --model, --threads, --ctx-size, the prefix cache's --kv-budget,
  * --kv-disk-budget, --kv-dir, --no-cache, --no-disk-cache, and --exact,
- * --device, --debug, --spec (speculative decoding; bench ignores it). Parsed by one function and printed in each --help from
+ * --device, --debug, --spec (speculative decoding; bench ignores it), KV
+ * eviction (--kv-sinks/--kv-window, --kv-evict h2o/--kv-budget-tokens/--kv-recent). Parsed by one function and printed in each --help from
  * the same table, so a command cannot drift from the others. Options of a
  * single command stay in its cmd_*.c. */
 #ifndef CLI_OPTS_H

@@ -1,4 +1,4 @@
-/* cli/perplexity.h: the arithmetic of `cachet perplexity` (cmd_perplexity.c),
+/* cli/perplexity.h: the arithmetic of `cachet perplexity` (perplexity.c),
  * llama.cpp's llama-perplexity reproduced: the negative log-likelihood of a
  * token from its logits row (log-softmax with a float max and a double sum of
  * expf, as perplexity.cpp does), its sum and sum of squares, and the final

@@ -141,6 +141,9 @@ typedef struct eng_backend_ops {
     int n_batch;
     /* 1: kv_store and attention take q8_0 and q4_0 rows besides f16 (--kv-type). */
     int kv_quant;
+    /* 1: KV pages are host memory the engine may move rows in (StreamingLLM's
+     * eviction, engine/kvstream.c) and kv_store takes v == NULL. */
+    int kv_stream;
     /* 1: matmul gives the same values whatever the pass (one path for prompt
      * and decode tokens), so a forward pass may run rows of both in one call
      * (a prompt chunk riding with decode steps reads the weights once). */
@@ -199,7 +202,7 @@ typedef struct eng_backend_ops {
     /* Rotates n_rot dims of each head of each token at positions pos0 + t. */
     void (*rope)(eng_backend *be, const eng_rope_args *a);
     /* Stores k and v ([n_tok][kv_dim]) at positions pos0.. of a layer, in the
-     * view's types. */
+     * view's types; v == NULL stores the keys alone (backends with kv_stream). */
     void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
                      int n_tok, int pos0);
     void (*attention)(eng_backend *be, const eng_attn_args *a);

@@ -63,10 +63,13 @@ void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer 
         rq.x = q;
         rq.n_tok = n;
         rq.n_head = hp->n_head;
-        rq.pos0 = pos0;
+        rq.pos0 = pos0 +
+                  (e->seq->stream ? eng_kvstream_shift(e->seq->stream) : 0); /* h2o: original positions */
         eng_rope_args rk = rq;
         rk.x = k;
         rk.n_head = hp->n_kv_head;
+        if (e->seq->stream) /* keep raw keys; rotate moved ones at their new positions */
+            eng_kvstream_attend(e->seq->stream, be, kv, (int)(L - m->layers), L->kv_slot, &rk, k, n, pos0);
         op->rope(be, &rq);
         op->rope(be, &rk);
         if (q_scale != 0) op->scale(be, q, q_scale, (size_t)n * Q);
@@ -80,6 +83,7 @@ void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer 
         a.pos0 = pos0;
         a.pass = e->pass;
         op->attention(be, &a);
+        if (e->seq->stream) eng_kvstream_observe(e->seq->stream, &a, (int)(L - m->layers)); /* h2o's masses */
         row += (size_t)n;
     }
 }

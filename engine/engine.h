@@ -42,7 +42,22 @@ typedef struct eng_model_params {
     int mla_naive;             /* deepseek2: 1: the latent up-projected to per-head K/V and
                                 * cached so (--mla naive); 0: absorbed, the cache holding the
                                 * latent and the RoPE key only (--mla absorbed) */
+    int kv_sinks;              /* StreamingLLM (--kv-sinks, --kv-window; kv_window > 0 turns it
+                                * on): every sequence keeps its first kv_sinks positions and the
+                                * last kv_window, evicting the oldest other one as it grows, at
+                                * positions re-assigned inside the cache (kvstream.h); such
+                                * sequences are private (never in the prefix cache nor on disk).
+                                * CPU only; Gemma 3: kv_sinks + kv_window <= its sliding window */
+    int kv_window;             /* 0: off */
+    int kv_evict;              /* ENG_KV_EVICT_H2O (--kv-evict h2o): H2O heavy hitters within
+                                * kv_budget_tokens slots per sequence, the last kv_recent kept
+                                * (0: half the budget); private sequences, CPU only, models
+                                * without sliding layers; not with kv_window */
+    int kv_budget_tokens;
+    int kv_recent;
 } eng_model_params;
+
+enum { ENG_KV_EVICT_NONE = 0, ENG_KV_EVICT_H2O = 1 };
 
 /* A --kv-type name read: "f16", "q8_0" or "q4_0" (llama.cpp's --cache-type-k/-v
  * names and blocks: 32 values and an f16 scale per block) to its ggml type id.

@@ -587,6 +587,62 @@ static uint64_t model_fingerprint(const eng_model *m) {
     return h;
 }
 
+/* StreamingLLM's settings (--kv-sinks, --kv-window): checked once here;
+ * sequences (seq.c) apply them. */
+static int stream_check(eng_model *m, const eng_model_params *p, util_err *err) {
+    m->kv_sinks = p->kv_sinks;
+    m->kv_window = p->kv_window;
+    if ((p->kv_window || p->kv_evict) && m->hp.kv_lora_rank > 0)
+        return util_err_set(err, UTIL_EUNSUPPORTED,
+                            "--kv-window / --kv-evict: deepseek2's latent cache (MLA) is not supported by "
+                            "the eviction policies (they move per-head K and V rows)");
+    if (p->kv_evict == ENG_KV_EVICT_H2O) {
+        int b = p->kv_budget_tokens, r = p->kv_recent > 0 ? p->kv_recent : p->kv_budget_tokens / 2;
+        if (p->kv_window)
+            return util_err_set(err, UTIL_EINVAL,
+                                "--kv-evict h2o and --kv-window are two policies: give one");
+        if (b < 2 || r < 1 || r >= b)
+            return util_err_set(
+                err, UTIL_EINVAL,
+                "--kv-evict h2o: --kv-budget-tokens %d, --kv-recent %d (need 1 <= recent < budget)", b, r);
+        if (!m->be->ops->kv_stream)
+            return util_err_set(
+                err, UTIL_EUNSUPPORTED,
+                "--kv-evict h2o moves KV rows in host memory; the %s backend cannot (use --device cpu)",
+                m->be->ops->name);
+        if (m->hp.n_swa > 0)
+            return util_err_set(
+                err, UTIL_EUNSUPPORTED,
+                "--kv-evict h2o: sliding-window layers mask by position, which h2o's slots do not "
+                "keep (model has a window of %d)",
+                m->hp.n_swa);
+        m->kv_h2o_budget = b;
+        m->kv_h2o_recent = r;
+    } else if (p->kv_evict || p->kv_budget_tokens || p->kv_recent) {
+        return util_err_set(err, UTIL_EINVAL, "--kv-budget-tokens and --kv-recent need --kv-evict h2o");
+    }
+    if (p->kv_sinks < 0 || p->kv_window < 0)
+        return util_err_set(err, UTIL_EINVAL, "--kv-sinks %d / --kv-window %d: negative", p->kv_sinks,
+                            p->kv_window);
+    if (p->kv_window == 0) {
+        if (p->kv_sinks > 0)
+            return util_err_set(err, UTIL_EINVAL,
+                                "--kv-sinks %d needs --kv-window (the recent positions kept)", p->kv_sinks);
+        return UTIL_OK;
+    }
+    if (!m->be->ops->kv_stream)
+        return util_err_set(err, UTIL_EUNSUPPORTED,
+                            "--kv-window: StreamingLLM moves KV rows in host memory; the %s backend cannot "
+                            "(use --device cpu)",
+                            m->be->ops->name);
+    if (m->kv_split && p->kv_sinks + p->kv_window > m->hp.n_swa)
+        return util_err_set(err, UTIL_EINVAL,
+                            "--kv-sinks %d + --kv-window %d = %d exceeds the model's sliding window of %d "
+                            "(its sliding layers would drop the sinks; not supported)",
+                            p->kv_sinks, p->kv_window, p->kv_sinks + p->kv_window, m->hp.n_swa);
+    return UTIL_OK;
+}
+
 static int open_cache(eng_model *m, const eng_model_params *params, util_err *err) {
     eng_model_params none;
     memset(&none, 0, sizeof none);
@@ -613,6 +669,8 @@ static int open_cache(eng_model *m, const eng_model_params *params, util_err *er
                                 "%s %s: the %s backend stores KV only as f16 (use --device cpu)", which, name,
                                 m->be->ops->name);
     }
+    int rc = stream_check(m, params, err);
+    if (rc) return rc;
     eng_kv_view kv, kv_swa;
     eng_model_kv_views(m, &kv, &kv_swa);
     eng_kvcache_params cp = {

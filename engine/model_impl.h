@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "gguf.h"
 #include "kvcache.h"
+#include "kvstream.h"
 
 /* The hyperparameters every architecture has (model.c reads them from the
  * "<arch>.*" keys with llama.cpp's defaults). */
@@ -129,8 +130,10 @@ struct eng_model {
     int n_norm_copies;
     eng_kvcache *cache;            /* KV page pool + prefix tree, shared by all sequences */
     uint32_t kv_type_k, kv_type_v; /* KV element types (ENG_TYPE_F16, _Q8_0, _Q4_0) */
-    int kv_split;          /* 1: sliding layers have pages of their own (some layers slide, some not) */
-    eng_weight *mla_heads; /* the layers' uk_t and uv entries (one block) */
+    int kv_split;            /* 1: sliding layers have pages of their own (some layers slide, some not) */
+    eng_weight *mla_heads;   /* the layers' uk_t and uv entries (one block) */
+    int kv_sinks, kv_window; /* StreamingLLM for every sequence (kv_window > 0; eng_model_params) */
+    int kv_h2o_budget, kv_h2o_recent; /* H2O for every sequence (budget > 0) */
 };
 
 /* The KV views of a sequence of m (pages left to the caller): the global
@@ -166,6 +169,7 @@ struct eng_seq {
     eng_scratch sc;
     eng_progress_fn progress;
     void *progress_user;
+    eng_kvstream *stream; /* StreamingLLM (m->kv_window > 0): len <= its cap; private */
 };
 
 /* The KV view a layer's keys and values live in (its layer there: kv_slot). */

@@ -52,9 +52,31 @@ static int scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp,
 
 /* --- lifecycle ---------------------------------------------------------- */
 
+/* StreamingLLM (m->kv_window > 0): the sequence keeps sinks + window
+ * positions; H2O (m->kv_h2o_budget > 0): budget slots. */
+static int stream_init(eng_seq *s, util_err *err) {
+    const eng_model *m = s->m;
+    if (m->kv_h2o_budget) {
+        if (m->kv_h2o_budget > s->n_ctx)
+            return util_err_set(err, UTIL_EINVAL, "--kv-budget-tokens %d exceeds the context of %d tokens",
+                                m->kv_h2o_budget, s->n_ctx);
+        return eng_kvstream_new_h2o(&s->stream, m->kv_h2o_budget, m->kv_h2o_recent, m->hp.n_layer,
+                                    m->hp.n_kv_head, m->hp.head_dim, err);
+    }
+    if (!m->kv_window) return UTIL_OK;
+    if (m->kv_sinks + m->kv_window > s->n_ctx)
+        return util_err_set(err, UTIL_EINVAL,
+                            "--kv-sinks %d + --kv-window %d = %d exceeds the context of %d tokens",
+                            m->kv_sinks, m->kv_window, m->kv_sinks + m->kv_window, s->n_ctx);
+    return eng_kvstream_new(&s->stream, m->kv_sinks, m->kv_window, m->hp.n_layer,
+                            m->hp.n_kv_head * m->hp.head_dim, err);
+}
+
 int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     *out = NULL;
-    if (n_ctx <= 0 || n_ctx > m->hp.n_ctx_train) n_ctx = m->hp.n_ctx_train;
+    /* a stream re-assigns positions inside its cache: its length may pass the training context */
+    if (n_ctx <= 0 || (n_ctx > m->hp.n_ctx_train && !m->kv_window && !m->kv_h2o_budget))
+        n_ctx = m->hp.n_ctx_train;
     eng_seq *s = calloc(1, sizeof *s);
     if (!s) return util_err_set(err, UTIL_ENOMEM, "sequence: out of memory");
     s->m = m;
@@ -72,8 +94,8 @@ int eng_seq_new(eng_seq **out, eng_model *m, int n_ctx, util_err *err) {
     if (!s->pages || !s->nodes || !s->spages || !s->toks ||
         scratch_init(m->be, &s->sc, &m->hp, s->n_batch, 1))
         rc = util_err_set(err, UTIL_ENOMEM, "sequence: out of memory for %d tokens", n_ctx);
-    else
-        rc = m->be->ops->reserve(m->be, n_ctx, err);
+    else if ((rc = stream_init(s, err)) == UTIL_OK)
+        rc = m->be->ops->reserve(m->be, s->stream ? eng_kvstream_cap(s->stream) : n_ctx, err);
     if (rc) {
         eng_seq_free(s);
         return rc;
@@ -130,6 +152,7 @@ void eng_seq_free(eng_seq *s) {
     free(s->spages);
     free(s->toks);
     scratch_release(s->m->be, &s->sc);
+    eng_kvstream_free(s->stream);
     free(s);
 }
 
@@ -142,6 +165,7 @@ void eng_seq_truncate(eng_seq *s, int n) {
     if (!can_resume_at(s, n)) n = 0; /* the window of n was released */
     s->len = n;
     release_pages(s, (n + P - 1) / P);
+    if (s->stream) eng_kvstream_truncate(s->stream, n);
 }
 
 void eng_seq_set_batch(eng_seq *s, int n_batch) {
@@ -300,9 +324,34 @@ static int seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int a
     return UTIL_OK;
 }
 
+/* A stream's evaluation: chunks that fit its cache; when it is full, the
+ * oldest position after the sinks is evicted before each token, so every
+ * token attends to the sinks and the window - 1 tokens before it. */
+static int stream_eval(eng_seq *s, const int32_t *toks, int n, float *logits, int all, eng_pass pass,
+                       util_err *err) {
+    int cap = eng_kvstream_cap(s->stream);
+    size_t nv = (size_t)s->m->hp.n_vocab;
+    for (int done = 0; done < n;) {
+        if (s->len == cap && eng_kvstream_is_h2o(s->stream)) {
+            s->len = eng_kvstream_evict_h2o(s->stream, &s->kv, s->toks, s->len);
+        } else if (s->len == cap) {
+            const eng_kv_view *views[2] = {&s->kv, &s->kv_swa};
+            s->len = eng_kvstream_evict(s->stream, views, s->m->kv_split ? 2 : 1, s->toks, s->len, 1);
+        }
+        int chunk = n - done < cap - s->len ? n - done : cap - s->len;
+        float *out = !logits ? NULL : all ? logits + (size_t)done * nv : done + chunk == n ? logits : NULL;
+        int rc = seq_eval(s, toks + done, chunk, out, all, chunk > 1 ? pass : ENG_PASS_DECODE, err);
+        if (rc) return rc;
+        done += chunk;
+    }
+    return UTIL_OK;
+}
+
 /* Several tokens are a prompt; one token is a decode step. */
 int eng_seq_eval(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
-    return seq_eval(s, toks, n, logits, 0, n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE, err);
+    eng_pass pass = n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
+    return s->stream ? stream_eval(s, toks, n, logits, 0, pass, err)
+                     : seq_eval(s, toks, n, logits, 0, pass, err);
 }
 
 int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util_err *err) {
@@ -315,10 +364,13 @@ int eng_seq_eval_all(eng_seq *s, const int32_t *toks, int n, float *logits, util
         scratch_release(s->m->be, &s->sc);
         s->sc = sc;
     }
-    return seq_eval(s, toks, n, logits, 1, n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE, err);
+    eng_pass pass = n > 1 ? ENG_PASS_PROMPT : ENG_PASS_DECODE;
+    return s->stream ? stream_eval(s, toks, n, logits, 1, pass, err)
+                     : seq_eval(s, toks, n, logits, 1, pass, err);
 }
 
 void eng_seq_commit(eng_seq *s) {
+    if (s->stream) return; /* private: its pages hold re-assigned positions */
     int used = (s->len + P - 1) / P;
     for (int i = 0; i < used && i < s->n_pages; i++) {
         if (s->nodes[i]) continue;
@@ -342,6 +394,18 @@ static int common_prefix(const int32_t *a, int na, const int32_t *b, int nb) {
     return i;
 }
 
+/* A stream matches nothing in the cache; it keeps its own prefix while
+ * nothing was evicted (then its cache positions are the token positions). */
+static int stream_reuse(eng_seq *s, const int32_t *toks, int n, int keep, int *cached_memory) {
+    (void)toks;
+    if (eng_kvstream_evicted(s->stream) > 0) keep = 0;
+    s->len = keep;
+    eng_kvstream_truncate(s->stream, keep);
+    if (cached_memory) *cached_memory = keep;
+    eng_kvcache_count_query(s->m->cache, n, keep, 0);
+    return UTIL_OK;
+}
+
 int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, int *cached_disk,
                   util_err *err) {
     if (cached_memory) *cached_memory = 0;
@@ -355,6 +419,7 @@ int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, in
     int keep = eng_kvcache_reuse(s->m->cache) ? common_prefix(s->toks, s->len, toks, n) : 0;
     if (keep > n - 1) keep = n - 1;
     if (!can_resume_at(s, keep)) keep = 0; /* its window was released: only the cache may help */
+    if (s->stream) return stream_reuse(s, toks, n, keep, cached_memory);
     eng_kv_node **path = malloc(((size_t)n / P + 2) * sizeof *path);
     if (!path) return util_err_set(err, UTIL_ENOMEM, "out of memory");
     eng_kv_match m;
@@ -393,7 +458,8 @@ int eng_seq_set_tokens(eng_seq *s, const int32_t *toks, int n, float *logits, in
                        int *cached_disk, util_err *err) {
     int rc = eng_seq_reuse(s, toks, n, cached_memory, cached_disk, err);
     if (rc) return rc;
-    rc = seq_eval(s, toks + s->len, n - s->len, logits, 0, ENG_PASS_PROMPT, err);
+    rc = s->stream ? stream_eval(s, toks + s->len, n - s->len, logits, 0, ENG_PASS_PROMPT, err)
+                   : seq_eval(s, toks + s->len, n - s->len, logits, 0, ENG_PASS_PROMPT, err);
     if (rc == UTIL_OK) eng_seq_commit(s);
     return rc;
 }
@@ -407,6 +473,7 @@ int eng_scratch_init(eng_backend *be, eng_scratch *sc, const eng_hparams *hp, in
 void eng_scratch_release(eng_backend *be, eng_scratch *sc) { scratch_release(be, sc); }
 
 int eng_seq_batch_prepare(eng_seq *s, const int32_t *toks, int n, util_err *err) {
+    if (s->stream) return util_err_set(err, UTIL_EUNSUPPORTED, "--kv-window: a stream is evaluated alone");
     int rc = append_prepare(s, toks, n, err);
     return rc ? rc : prepare_swa(s, s->len + n, err); /* sliding layers' pages too (gemma3) */
 }

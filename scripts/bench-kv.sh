@@ -8,7 +8,8 @@
 # quality case, until `cachet perplexity` gives delta-PPL). Speed is only a
 # result on a quiet machine. Usage: scripts/bench-kv.sh (MODEL=file.gguf (default
 # SmolLM2-135M-Instruct.Q4_1.gguf under models/)
-# DEPTH=4096 GEN=64 REPS=3 THREADS=2 BIN=bin TYPES="f16 q8_0 q4_0" QUALITY=0|1)
+# DEPTH=4096 GEN=64 REPS=3 THREADS=2 BIN=bin TYPES="f16 q8_0 q4_0" QUALITY=0|1
+# EVICT="sinks:4:1020 h2o:1024"; EVICT= for none)
 set -eu
 BIN=${BIN:-bin}
 DEPTH=${DEPTH:-4096}
@@ -59,6 +60,23 @@ for t in $TYPES; do
     done
     tps=$(sort -n "$TMP/tps" | awk '{v[NR] = $1} END {printf "%.1f", v[int((NR + 1) / 2)]}')
     echo "| $t | $bpt | $gb | $gt / $gw | $ctx | $tps |"
+done
+# Eviction rows (EVICT="sinks:N:W h2o:B ..."; f16): decode tok/s after the same
+# DEPTH-token prompt with a cache capped at N + W or B positions (the prompt
+# itself is evaluated token by token once the cache is full). Their quality is
+# scripts/bench-kv-evict.sh's (make bench-kv runs both).
+EVICT=${EVICT:-"sinks:4:1020 h2o:1024"}
+bpt16=$("$BIN/cachet" kv $MODEL_OPT --kv-type f16 --json | num bytes_per_token)
+for e in $EVICT; do
+    case $e in
+    sinks:*) w=${e##*:}; n=${e#sinks:}; n=${n%%:*}; opt="--kv-sinks $n --kv-window $w"; cap=$((n + w)) ;;
+    h2o:*) cap=${e#h2o:}; opt="--kv-evict h2o --kv-budget-tokens $cap" ;;
+    *) echo "bench-kv: EVICT entry '$e' is not sinks:N:W or h2o:B" >&2; exit 2 ;;
+    esac
+    "$BIN/cachet" generate $MODEL_OPT --json --no-cache --temp 0 --max-tokens "$GEN" --threads "$THREADS" \
+        --ctx-size "$CTX" $opt --prompt-file "$TMP/prompt" > "$TMP/out" 2> "$TMP/err" ||
+        { echo "bench-kv: cachet generate $opt failed: $(cat "$TMP/err")" >&2; exit 1; }
+    echo "| f16, $e ($cap positions kept) | $bpt16 x $cap = $((bpt16 * cap)) per sequence | | | $(num prompt_tokens < "$TMP/out") | $(num decode_tps < "$TMP/out" | awk '{printf "%.1f", $1}') |"
 done
 if [ "$QUALITY" = 1 ]; then
     echo

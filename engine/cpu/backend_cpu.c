@@ -252,7 +252,8 @@ static void cpu_kv_store(eng_backend *be, const eng_kv_view *kv, int layer, cons
     for (int t = 0; t < n_tok; t++) {
         const size_t off = (size_t)t * (size_t)kv->kv_dim;
         kv_store_row(cb, eng_kv_k(kv, layer, pos0 + t), k + off, kv->type_k, kv->kv_dim);
-        if (!kv->v_is_k) kv_store_row(cb, eng_kv_v(kv, layer, pos0 + t), v + off, kv->type_v, kv->kv_dim);
+        if (v && !kv->v_is_k)
+            kv_store_row(cb, eng_kv_v(kv, layer, pos0 + t), v + off, kv->type_v, kv->kv_dim);
     }
 }
 
@@ -520,6 +521,7 @@ static const eng_backend_ops cpu_ops = {
     .n_threads = cpu_n_threads,
     .n_batch = 64,
     .kv_quant = 1,
+    .kv_stream = 1,
     .pass_blind = 1,
     .alloc = cpu_alloc,
     .release = cpu_release,
