@@ -33,6 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from gen_float_ref import Model, load  # noqa: E402
+from harness import build_ref, golden_row, tokenize  # noqa: E402
 
 # Must match tests/test_archs.c's arch_models[].
 MODELS = {
@@ -90,12 +91,7 @@ def main():
             if not line.startswith("#") and line.strip() and line.split("\t")[0] not in names:
                 kept.setdefault(line.split("\t")[0], []).append(line.rstrip("\n"))
     tmp = tempfile.mkdtemp()
-    ref = os.path.join(tmp, "llama_logits_ref")
-    libs = ["src/libllama.a", "ggml/src/libggml.a", "ggml/src/libggml-cpu.a", "ggml/src/libggml-base.a"]
-    subprocess.check_call(["g++", "-O1", "-std=c++17", "-I" + os.path.join(a.llama_src, "include"),
-                           "-I" + os.path.join(a.llama_src, "ggml", "include"),
-                           os.path.join(HERE, "llama_logits_ref.cpp"), "-o", ref] +
-                          [os.path.join(a.llama_build, x) for x in libs] + ["-lpthread", "-lgomp", "-ldl"])
+    ref = build_ref(a.llama_src, a.llama_build, tmp)
     rows = []
     for arch, flags in MODELS.items():
         if arch not in names:
@@ -107,7 +103,7 @@ def main():
         hp, W = load(model, np.float32 if arch in BIG else np.float64)  # f32 storage, f64 arithmetic
         for name in ARCH_PROMPTS[arch]:
             text = PROMPTS[name]
-            ids = subprocess.check_output(["bin/cachet", "tokenize", "--model", model, text]).decode().split()
+            ids = tokenize(model, text)
             out = os.path.join(HERE, "%s_%s.f32" % (arch, name))
             if arch == "llama3":  # the same file without rope_freqs: how far the scaling moves the logits
                 plain = os.path.join(tmp, "plain.gguf")
@@ -117,24 +113,9 @@ def main():
                 subprocess.check_output([ref, model, out, "1"] + ids)
                 print("llama3 %s: rope_freqs moves llama.cpp's logits by %.4f" % (name, np.abs(
                     np.fromfile(plain + ".f32", dtype="<f4") - np.fromfile(out, dtype="<f4")).max()))
-            line = subprocess.check_output([ref, model, out, str(n_gen)] + ids).decode().rstrip("\n")
-            lgreedy, lmargins = line.split("\t")
-            m = Model(hp, W)
-            lg = m.forward([int(x) for x in ids])
-            lg.astype("<f4").tofile(os.path.join(HERE, "%s_%s.float.f32" % (arch, name)))
-            first = lg.copy()
-            greedy, margins = [], []
-            for step in range(n_gen):
-                top = np.argsort(-lg, kind="stable")[:2]
-                greedy.append(int(top[0]))
-                margins.append(float(lg[top[0]] - lg[top[1]]))
-                if step < n_gen - 1:
-                    lg = m.forward([greedy[-1]])
-            llama = np.fromfile(out, dtype="<f4")
-            print("%s %-7s n=%3d  |float64 - llama.cpp| max %.4f  greedy same: %s" %
-                  (arch, name, len(ids), np.abs(first - llama).max(), " ".join(map(str, greedy)) == lgreedy))
-            rows.append("\t".join([arch, name, " ".join(ids), lgreedy, lmargins, " ".join(map(str, greedy)),
-                                   " ".join("%.4f" % x for x in margins)]))
+            row = golden_row(ref, model, ids, Model(hp, W), "%s_%s" % (arch, name), "%s %-7s" % (arch, name),
+                             n_gen)
+            rows.append("\t".join([arch, name] + row))
         os.unlink(model)
     with open(index, "w", encoding="utf-8", newline="\n") as f:
         f.write("# llama.cpp (llama-cpp-python 0.3.36's vendored source, libllama via llama_logits_ref.cpp, CPU, "

@@ -28,6 +28,8 @@ import numpy as np
 from gguf import GGUFReader
 from gguf.quants import dequantize
 
+from harness import build_ref, golden_row, tokenize
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Must match tests/test_mla.c's mla_models[] and mla_params().
@@ -135,38 +137,17 @@ def main():
     ap.add_argument("--llama-build", default="/work/ref/build")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
-    ref = os.path.join(tmp, "llama_logits_ref")
-    libs = ["src/libllama.a", "ggml/src/libggml.a", "ggml/src/libggml-cpu.a", "ggml/src/libggml-base.a"]
-    subprocess.check_call(["g++", "-O1", "-std=c++17", "-I" + os.path.join(a.llama_src, "include"),
-                           "-I" + os.path.join(a.llama_src, "ggml", "include"),
-                           os.path.join(HERE, "llama_logits_ref.cpp"), "-o", ref] +
-                          [os.path.join(a.llama_build, x) for x in libs] + ["-lpthread", "-lgomp", "-ldl"])
+    ref = build_ref(a.llama_src, a.llama_build, tmp)
     rows = []
     for name, flags in MODELS.items():
         model = os.path.join(tmp, name + ".gguf")
         subprocess.check_call(["bin/cachet-synth", "-o", model, "--threads", "1"] + flags)
         hp, W = load(model)
         for pname, text in PROMPTS.items():
-            ids = subprocess.check_output(["bin/cachet", "tokenize", "--model", model, text]).decode().split()
-            out = os.path.join(HERE, "deepseek2_%s_%s.f32" % (name, pname))
-            line = subprocess.check_output([ref, model, out, str(N_GEN)] + ids).decode().rstrip("\n")
-            lgreedy, lmargins = line.split("\t")
-            m = DeepSeek2(hp, W)
-            lg = m.forward([int(x) for x in ids])
-            lg.astype("<f4").tofile(os.path.join(HERE, "deepseek2_%s_%s.float.f32" % (name, pname)))
-            first = lg.copy()
-            greedy, margins = [], []
-            for step in range(N_GEN):
-                top = np.argsort(-lg, kind="stable")[:2]
-                greedy.append(int(top[0]))
-                margins.append(float(lg[top[0]] - lg[top[1]]))
-                if step < N_GEN - 1:
-                    lg = m.forward([greedy[-1]])
-            llama = np.fromfile(out, dtype="<f4")
-            print("%s %-7s n=%3d  |float64 - llama.cpp| max %.4f  greedy same: %s" %
-                  (name, pname, len(ids), np.abs(first - llama).max(), " ".join(map(str, greedy)) == lgreedy))
-            rows.append("\t".join([name, pname, " ".join(ids), lgreedy, lmargins, " ".join(map(str, greedy)),
-                                   " ".join("%.4f" % x for x in margins)]))
+            ids = tokenize(model, text)
+            row = golden_row(ref, model, ids, DeepSeek2(hp, W), "deepseek2_%s_%s" % (name, pname),
+                             "%s %-7s" % (name, pname), N_GEN)
+            rows.append("\t".join([name, pname] + row))
         os.unlink(model)
     with open(os.path.join(HERE, "mla_index.tsv"), "w", encoding="utf-8", newline="\n") as f:
         f.write("# deepseek2 (tests/test_mla.c): llama.cpp (llama-cpp-python 0.3.36's vendored source, libllama via "
