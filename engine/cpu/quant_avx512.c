@@ -76,20 +76,20 @@ AVX512_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
  * other values 16-31 (the high nibbles), and the prepared activations are in the
  * same order, so a token's two vpdpbusd chain into one integer sum: lanes 4i..4i+3
  * hold block i's exact integer dot product, converted once and scaled by
- * d_w * d_a (over the block's 4 lanes) in one fma. vpdpbusd takes the nibbles
+ * d_w * d_a (the four products of a 128-bit multiply, each over its block's 4
+ * lanes) in one fma. vpdpbusd takes the nibbles
  * unsigned (0..15) and the activations signed: q4_0's -8 offset is the sum's
  * start, -8 * sum(q_a) in lane 4i (prepared once per token), and q4_1's m * s a
  * 4-lane fma beside it. Per token and quad: two vpdpbusd, one conversion, one
  * multiply, one fma (q4_1: one more); the weights are decoded once for all tokens.
- * A prepared quad (256 bytes): the values, each block's f16-rounded d over its 4
- * lanes, and per block the start (q4_0) or the f16-rounded s (q4_1, lanes 0-3). */
+ * A prepared quad (256 bytes, of which a token reads 208 for q4_0, 160 for q4_1):
+ * the values, the starts (q4_0), each block's f16-rounded d and f16-rounded s (q4_1). */
 typedef struct a4_quad {
     int8_t qs[128];
-    float d[16];
-    union {
-        int32_t st[16];
-        float s[16];
-    };
+    int32_t st[16];
+    float d[4];
+    float s[4];
+    float pad[8];
 } a4_quad;
 
 /* Tokens per weight pass: one accumulator per token (q4_1 one more of 4 lanes). */
@@ -102,13 +102,10 @@ static size_t a4_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a
 AVX512_INLINE void a4_put(a4_quad *q, int i, const int8_t *qs, float d, int sum, float s, const int M) {
     memcpy(q->qs + 16 * i, qs, 16);
     memcpy(q->qs + 64 + 16 * i, qs + 16, 16);
-    _mm_storeu_ps(q->d + 4 * i, _mm_set1_ps(d));
-    if (M) {
-        q->s[i] = s;
-        q->s[4 + 3 * i] = q->s[5 + 3 * i] = q->s[6 + 3 * i] = 0.0f;
-    } else {
-        _mm_storeu_si128((__m128i *)(q->st + 4 * i), _mm_setr_epi32(-8 * sum, 0, 0, 0));
-    }
+    q->d[i] = d;
+    q->s[i] = M ? s : 0.0f;
+    _mm_storeu_si128((__m128i *)(q->st + 4 * i), _mm_setr_epi32(M ? 0 : -8 * sum, 0, 0, 0));
+    if (i == 0) memset(q->pad, 0, sizeof q->pad);
 }
 
 AVX512_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M) {
@@ -149,16 +146,17 @@ AVX512_INLINE void q4_quad(const uint8_t *x, int nbq, const a4_quad *a, size_t l
                           : _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                               0);
     const __m256 f = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx, raw)));
-    const __m512 dw = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-                                            _mm512_castps256_ps512(f));
-    const __m128 mw = _mm256_extractf128_ps(f, 1);
+    const __m128 dw = _mm256_castps256_ps128(f), mw = _mm256_extractf128_ps(f, 1);
+    const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
         const a4_quad *A = a + (size_t)t * lda_q;
         __m512i p = M ? _mm512_setzero_si512() : _mm512_load_si512(A->st);
         p = _mm512_dpbusd_epi32(p, w0, _mm512_load_si512(A->qs));
         p = _mm512_dpbusd_epi32(p, w1, _mm512_load_si512(A->qs + 64));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, _mm512_load_ps(A->d)), acc[t]);
+        const __m512 dd = _mm512_permutexvar_ps(didx,
+                                                _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_load_ps(A->d))));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc[t]);
         if (M) macc[t] = _mm_fmadd_ps(mw, _mm_load_ps(A->s), macc[t]);
     }
 }
