@@ -142,6 +142,8 @@ void serve_metrics_spec(serve_metrics *m, const eng_gen_stats *st);
  * prompt against the prefix cache, prefilling, decoding. */
 void serve_metrics_phases(serve_metrics *m, double queue_s, double match_s, double prefill_s,
                           double decode_s);
+/* One round of the scheduler: a batched forward pass stepping n_seqs requests. */
+void serve_metrics_pass(serve_metrics *m, int n_seqs);
 /* Scheduler state, published by the scheduler thread after each step. */
 void serve_metrics_sched(serve_metrics *m, int running, int waiting, const eng_cache_stats *cs);
 /* Appends the Prometheus text exposition to out. */

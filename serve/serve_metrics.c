@@ -30,6 +30,7 @@ struct serve_metrics {
     uint64_t generations, canceled;
     histogram ttft, latency;
     uint64_t forwards, drafted, accepted;    /* decoding (--spec: drafts) */
+    uint64_t passes, pass_seqs;              /* the scheduler's batched passes, sequences in them */
     histogram queue, match, prefill, decode; /* per-request phases */
     int running, waiting;
     eng_cache_stats cs;
@@ -106,6 +107,13 @@ void serve_metrics_phases(serve_metrics *m, double queue_s, double match_s, doub
     pthread_mutex_unlock(&m->mu);
 }
 
+void serve_metrics_pass(serve_metrics *m, int n_seqs) {
+    pthread_mutex_lock(&m->mu);
+    m->passes++;
+    m->pass_seqs += (uint64_t)n_seqs;
+    pthread_mutex_unlock(&m->mu);
+}
+
 void serve_metrics_sched(serve_metrics *m, int running, int waiting, const eng_cache_stats *cs) {
     pthread_mutex_lock(&m->mu);
     m->running = running;
@@ -166,6 +174,12 @@ int serve_metrics_render(serve_metrics *m, util_buf *b) {
            "of which accepted (tokens per forward: "
            "(forwards + accepted) / forwards)",
            (double)s.accepted);
+    metric(b, "cachet_batch_passes_total", "counter",
+           "the scheduler's rounds: one batched forward pass each for every running request",
+           (double)s.passes);
+    metric(b, "cachet_batch_sequences_total", "counter",
+           "requests stepped in those passes (sequences per pass: this / cachet_batch_passes_total)",
+           (double)s.pass_seqs);
     metric(b, "cachet_requests_running", "gauge", "requests holding a sequence", s.running);
     metric(b, "cachet_requests_waiting", "gauge", "requests queued for a sequence", s.waiting);
     render_hist(b, "cachet_time_to_first_token_seconds", "submit to first generated token", &s.ttft);

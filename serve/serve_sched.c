@@ -328,6 +328,7 @@ static void run_round(serve_sched *s) {
     util_err err;
     util_err_clear(&err);
     int rc = eng_gen_step_batch(s->gens, n, s->batch, s->p.prefill_chunk, s->out, &err);
+    serve_metrics_pass(s->metrics, n);
     for (int i = 0; i < n; i++) {
         if (rc && n > 1) {
             util_err_clear(&err);

@@ -604,8 +604,8 @@ static void test_speed(void) {
     const char *env = getenv("CACHET_KERN_BENCH");
     long reps = env ? strtol(env, NULL, 10) : 0;
     const int bench = reps > 0, print = bench || check_get()->verbose;
-    const int64_t rows = bench ? 1024 : 64; /* 1024 x 2048: about 1 MiB of q4_K, in L2 */
-    static const int nts[] = {1, 4, 64};
+    const int64_t rows = bench ? 1024 : 64;    /* 1024 x 2048: about 1 MiB of q4_K, in L2 */
+    static const int nts[] = {1, 2, 4, 8, 64}; /* decode steps of 1-8 sequences, a prompt */
     eng_simd lv[2];
     int nl = levels(lv);
     uint64_t rs = 11;

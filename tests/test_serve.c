@@ -991,7 +991,14 @@ void test_serve(void) {
         CHECK_CASE(spec) test_spec(&s, &u);
         CHECK_CASE(slow_clients) test_slow_clients(&s);
         CHECK_CASE(load) {
+            double passes0 = metric(&s, "cachet_batch_passes_total");
+            double seqs0 = metric(&s, "cachet_batch_sequences_total");
             test_load(&s, &u, 4, 5);
+            /* 4 clients on 2 sequences: most rounds step both running requests in one pass */
+            double passes = metric(&s, "cachet_batch_passes_total") - passes0;
+            double seqs = metric(&s, "cachet_batch_sequences_total") - seqs0;
+            CHECK_MSG(passes > 0 && seqs > 1.3 * passes && seqs <= 2 * passes, "%g sequences in %g passes",
+                      seqs, passes);
             /* the server's counters are the sums of what clients were told (by whichever cases ran) */
             CHECK_EQ_INT((long)metric(&s, "cachet_prefix_cache_queries_total"), u.prompt);
             CHECK_EQ_INT((long)metric(&s, "cachet_prefix_cache_hits_total"), u.cached);

@@ -1,6 +1,6 @@
 /* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
- * q4_1, q8_0, q5_0 two 32-blocks per register, q4_0 half of each of four, with vpdpbusd over
- * prepared quads; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
+ * q8_0, q5_0 two 32-blocks per register, q4_0 and q4_1 half of each of four (one integer sum
+ * per block and token), with vpdpbusd over prepared quads; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
  * quant_simd.h's prepared q8_K. Without VNNI a CPU runs the AVX2 level; other types keep the
  * AVX2 kernels here. Per-function target attributes; called only after run-time detection. */
 #include <stddef.h>
@@ -18,10 +18,9 @@
 #define AVX512_FN     __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
-/* Tokens per weight pass: q4_1 keeps three accumulators per token (even and odd
- * block pairs, m * s terms: independent chains, so one token is not latency
- * bound), q8_0 two; both fit the 32 vector registers. */
-enum { Q41_T = 6, Q80_T = 8 };
+/* Tokens per weight pass of q8_0 and q5_0: two accumulators per token, which
+ * fit the 32 vector registers. */
+enum { Q80_T = 8 };
 
 /* Software prefetch distance along a weight row (and on into the next rows): a
  * decode step streams every weight once, and the hardware prefetchers stop at
@@ -71,114 +70,141 @@ AVX512_INLINE float q8_block(const float *x, int8_t *q, int *sum) {
 
 AVX512_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
-/* --- q4_1 x q8_1 ------------------------------------------------------------------ */
-/* Rows are walked in quads of four 32-blocks (two 512-bit registers). Prepared
- * activation quad: the q8_1 values (zeros past the end of the row), each block's
- * f16-rounded scale over its 8 lanes, and the f16 sums s at odd lanes [0 s0 0 s1 0
- * s2 0 s3], the layout of the weights' (d, m) pairs, so one 8-lane fma adds m * s. */
-typedef struct a41_quad {
+/* --- q4_0 x q8_0, q4_1 x q8_1 --------------------------------------------------------- */
+/* Rows are walked in quads of four 32-blocks. One register holds values 0-15 of
+ * each block (the low nibbles of its 16 bytes, block i in 128-bit lane i), the
+ * other values 16-31 (the high nibbles), and the prepared activations are in the
+ * same order, so a token's two vpdpbusd chain into one integer sum: lanes 4i..4i+3
+ * hold block i's exact integer dot product, converted once and scaled by
+ * d_w * d_a (the four products of a 128-bit multiply, each over its block's 4
+ * lanes) in one fma. vpdpbusd takes the nibbles
+ * unsigned (0..15) and the activations signed: q4_0's -8 offset is the sum's
+ * start, -8 * sum(q_a) in lane 4i (prepared once per token), and q4_1's m * s a
+ * 4-lane fma beside it. Per token and quad: two vpdpbusd, one conversion, one
+ * multiply, one fma (q4_1: one more); the weights are decoded once for all tokens.
+ * A prepared quad (256 bytes, of which a token reads 208 for q4_0, 160 for q4_1):
+ * the values, the starts (q4_0), each block's f16-rounded d and f16-rounded s (q4_1). */
+typedef struct a4_quad {
     int8_t qs[128];
-    float d[32];
-    float s[16];
-} a41_quad;
+    int32_t st[16];
+    float d[4];
+    float s[4];
+    float pad[8];
+} a4_quad;
 
-static size_t a41_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a41_quad); }
+/* Tokens per weight pass: one accumulator per token (q4_1 one more of 4 lanes). */
+enum { Q4_T = 8 };
 
-static void a41_put(a41_quad *q, int i, const int8_t *qs, float d, float s) {
-    memcpy(q->qs + 32 * i, qs, 32);
-    for (int l = 0; l < 8; l++) q->d[8 * i + l] = d;
-    q->s[2 * i] = 0.0f;
-    q->s[2 * i + 1] = s;
+static size_t a4_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a4_quad); }
+
+/* Block i of quad q: values qs, scale d; sum the integer sum of qs (q4_0's start)
+ * or s (q4_1). */
+AVX512_INLINE void a4_put(a4_quad *q, int i, const int8_t *qs, float d, int sum, float s, const int M) {
+    memcpy(q->qs + 16 * i, qs, 16);
+    memcpy(q->qs + 64 + 16 * i, qs + 16, 16);
+    q->d[i] = d;
+    q->s[i] = M ? s : 0.0f;
+    _mm_storeu_si128((__m128i *)(q->st + 4 * i), _mm_setr_epi32(M ? 0 : -8 * sum, 0, 0, 0));
+    if (i == 0) memset(q->pad, 0, sizeof q->pad);
 }
 
-AVX512_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
-    a41_quad *o = dst;
+AVX512_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M) {
+    a4_quad *o = dst;
     const int64_t nb = n / 32;
     if (nb & 3) memset(&o[nb / 4], 0, sizeof *o);
     for (int64_t b = 0; b < nb; b++, x += 32) {
         int8_t q[32];
         int sum;
         const float d = q8_block(x, q, &sum);
-        const uint16_t dh = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
-        const uint16_t sh = _cvtss_sh((float)sum * d, _MM_FROUND_TO_NEAREST_INT);
-        a41_put(&o[b / 4], (int)(b & 3), q, h2f(dh), h2f(sh));
+        const float dh = h2f(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
+        const float sh = M ? h2f(_cvtss_sh((float)sum * d, _MM_FROUND_TO_NEAREST_INT)) : 0.0f;
+        a4_put(&o[b / 4], (int)(b & 3), q, dh, sum, sh, M);
     }
 }
 
-/* Nibbles of blocks x[0] and x[1] (x[1] absent when one), in the activations'
- * order: [x0 low, x0 high, x1 low, x1 high]. */
-AVX512_INLINE __m512i q41_nibbles(const uint8_t *x, int one) {
-    __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x + 4)));
-    __m512i z = one ? _mm512_zextsi256_si512(lo)
-                    : _mm512_inserti64x4(
-                          _mm512_castsi256_si512(lo),
-                          _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x + 24))), 1);
-    z = _mm512_srlv_epi64(z, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4));
-    return _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
-}
+AVX512_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 0); }
+AVX512_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
 
-/* One quad of nbq blocks (1..4; fewer only at the end of a row): weights loaded
- * once, then the same arithmetic for each of the T tokens. */
-AVX512_INLINE void q41_quad(const uint8_t *x, int nbq, const a41_quad *a, size_t lda_q, __m512 *acc0,
-                            __m512 *acc1, __m256 *macc, const int T) {
-    const __m512i idx_dm = _mm512_setr_epi32(0x00010000, 0x000B000A, 0x00150014, 0x001F001E, 0, 0, 0, 0, 0, 0,
-                                             0, 0, 0, 0, 0, 0);
-    __m512i raw = nbq == 4 ? _mm512_loadu_si512(x) : _mm512_maskz_loadu_epi8((1ull << (20 * nbq)) - 1, x);
-    /* [d0 m0 d1 m1 d2 m2 d3 m3], zeros for absent blocks */
-    const __m256 f = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx_dm, raw)));
-    const __m512 fz = _mm512_castps256_ps512(f);
-    const __m512 dv01 = _mm512_permutexvar_ps(
-        _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), fz);
-    const __m512i wq01 = q41_nibbles(x, nbq == 1);
-    __m512 dv23 = _mm512_setzero_ps();
-    __m512i wq23 = _mm512_setzero_si512();
-    if (nbq > 2) {
-        dv23 = _mm512_permutexvar_ps(_mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 6, 6, 6, 6, 6, 6, 6, 6), fz);
-        wq23 = q41_nibbles(x + 40, nbq == 3);
-    }
+/* One quad of nbq blocks (1..4; fewer only at the end of a row) of q4_0 (M = 0,
+ * 18-byte blocks) or q4_1 (M = 1, 20-byte blocks): the weights decoded once, then
+ * the same arithmetic for each of the T tokens. Absent blocks are zeros. */
+AVX512_INLINE void q4_quad(const uint8_t *x, int nbq, const a4_quad *a, size_t lda_q, __m512 *acc,
+                           __m128 *macc, const int T, const int M) {
+    const int bb = M ? 20 : 18, qo = M ? 4 : 2;
+    __m512i r = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x + qo)));
+    if (nbq > 1) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1);
+    if (nbq > 2) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 2 * bb + qo)), 2);
+    if (nbq > 3) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 3 * bb + qo)), 3);
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i w0 = _mm512_and_si512(r, m4), w1 = _mm512_and_si512(_mm512_srli_epi16(r, 4), m4);
+    /* the f16 scales (zeros past nbq): q4_0 [d0 d1 d2 d3], q4_1 [d0 d1 d2 d3 m0 m1 m2 m3] */
+    const uint64_t live = M ? (nbq == 4 ? ~0ull : (1ull << (20 * nbq)) - 1)
+                            : (nbq == 4 ? (1ull << 56) - 1 : (1ull << (18 * nbq)) - 1);
+    const __m512i raw = _mm512_maskz_loadu_epi8(live, x);
+    const __m512i idx = M ? _mm512_setr_epi32(10 << 16, 30 << 16 | 20, 11 << 16 | 1, 31 << 16 | 21, 0, 0, 0,
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0)
+                          : _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                              0);
+    const __m256 f = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx, raw)));
+    const __m128 dw = _mm256_castps256_ps128(f), mw = _mm256_extractf128_ps(f, 1);
+    const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
-        const a41_quad *A = a + (size_t)t * lda_q;
-        __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq01, _mm512_load_si512(A->qs));
-        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv01, _mm512_load_ps(A->d)), acc0[t]);
-        if (nbq > 2) {
-            p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq23, _mm512_load_si512(A->qs + 64));
-            acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dv23, _mm512_load_ps(A->d + 16)),
-                                      acc1[t]);
-        }
-        macc[t] = _mm256_fmadd_ps(f, _mm256_load_ps(A->s), macc[t]);
+        const a4_quad *A = a + (size_t)t * lda_q;
+        __m512i p = M ? _mm512_setzero_si512() : _mm512_load_si512(A->st);
+        p = _mm512_dpbusd_epi32(p, w0, _mm512_load_si512(A->qs));
+        p = _mm512_dpbusd_epi32(p, w1, _mm512_load_si512(A->qs + 64));
+        const __m512 dd = _mm512_permutexvar_ps(didx,
+                                                _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_load_ps(A->d))));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc[t]);
+        if (M) macc[t] = _mm_fmadd_ps(mw, _mm_load_ps(A->s), macc[t]);
     }
 }
 
 /* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
-AVX512_INLINE void q41_acc(const uint8_t *x, int nb, const a41_quad *a, size_t lda_q, __m512 *acc0,
-                           __m512 *acc1, __m256 *macc, const int T) {
+AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_quad *a, size_t lda_q, __m512 *acc, __m128 *macc,
+                          const int T, const int M) {
+    const size_t qb = M ? 80 : 72;
     int q = 0;
     for (; 4 * q + 4 <= nb; q++) {
-        _mm_prefetch((const char *)x + 80 * (size_t)q + PF_DIST, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + 80 * (size_t)q + PF_DIST + 64, _MM_HINT_T0);
-        q41_quad(x + 80 * (size_t)q, 4, a + q, lda_q, acc0, acc1, macc, T);
+        _mm_prefetch((const char *)x + qb * (size_t)q + PF_DIST, _MM_HINT_T0);
+        _mm_prefetch((const char *)x + qb * (size_t)q + PF_DIST + 64, _MM_HINT_T0);
+        q4_quad(x + qb * (size_t)q, 4, a + q, lda_q, acc, macc, T, M);
     }
-    if (4 * q < nb) q41_quad(x + 80 * (size_t)q, nb - 4 * q, a + q, lda_q, acc0, acc1, macc, T);
+    if (4 * q < nb) q4_quad(x + qb * (size_t)q, nb - 4 * q, a + q, lda_q, acc, macc, T, M);
 }
 
 /* The row's result from its accumulators, in one fixed order. */
-AVX512_INLINE float q41_result(__m512 acc0, __m512 acc1, __m256 macc) {
-    return hsum16(_mm512_add_ps(acc0, acc1)) + hsum8(macc);
+AVX512_INLINE float q4_result(__m512 acc, __m128 macc, const int M) {
+    float s = hsum16(acc);
+    if (M) {
+        __m128 v = _mm_add_ps(macc, _mm_movehl_ps(macc, macc));
+        s += _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
+    }
+    return s;
 }
 
-AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
-                            const a41_quad *a, size_t lda_q, const int T) {
+AVX512_INLINE void q4_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
+                           size_t lda_q, const int M, const int T) {
     for (int r = 0; r < nr; r++) {
-        __m512 acc0[8], acc1[8]; /* T <= 8 for TILE_SWITCH; q41 uses T <= Q41_T */
-        __m256 macc[8];
+        __m512 acc[Q4_T];
+        __m128 macc[Q4_T];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++)
-            acc0[t] = _mm512_setzero_ps(), acc1[t] = _mm512_setzero_ps(), macc[t] = _mm256_setzero_ps();
-        q41_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc0, acc1, macc, T);
+        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps(), macc[t] = _mm_setzero_ps();
+        q4_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc, macc, T, M);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = q41_result(acc0[t], acc1[t], macc[t]);
+        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = q4_result(acc[t], macc[t], M);
     }
+}
+
+AVX512_INLINE void q40_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
+                            size_t lda_q, const int T) {
+    q4_tile(nb, y, ldy, w, ldw, nr, a, lda_q, 0, T);
+}
+
+AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
+                            size_t lda_q, const int T) {
+    q4_tile(nb, y, ldy, w, ldw, nr, a, lda_q, 1, T);
 }
 
 /* Calls tile(..., T) with T = nt as a constant, nt in 1..8. */
@@ -209,24 +235,43 @@ AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t 
         }                                                                                                \
     }
 
-AVX512_TILED_GEMM(q41, a41_quad, Q41_T)
+AVX512_TILED_GEMM(q40, a4_quad, Q4_T)
+AVX512_TILED_GEMM(q41, a4_quad, Q4_T)
 
-/* The same arithmetic on reference q8_1 activations, rearranged in chunks. */
+/* The same arithmetic on reference q8_0 / q8_1 activations, rearranged in chunks. */
+AVX512_FN static void q40_dot(int64_t n, float *s, const void *w, const void *a) {
+    const eng_block_q8_0 *yb = a;
+    a4_quad buf[4] __attribute__((aligned(64)));
+    __m512 acc = _mm512_setzero_ps();
+    __m128 macc = _mm_setzero_ps();
+    const int nb = (int)(n / 32);
+    for (int b0 = 0; b0 < nb; b0 += 16) {
+        const int k = nb - b0 < 16 ? nb - b0 : 16;
+        if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
+        for (int i = 0; i < k; i++) {
+            int sum = 0;
+            for (int j = 0; j < 32; j++) sum += yb[b0 + i].qs[j];
+            a4_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), sum, 0.0f, 0);
+        }
+        q4_acc((const uint8_t *)w + 18 * (size_t)b0, k, buf, 0, &acc, &macc, 1, 0);
+    }
+    *s = q4_result(acc, macc, 0);
+}
+
 AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
-    const uint8_t *x = w;
     const eng_block_q8_1 *yb = a;
-    a41_quad buf[4] __attribute__((aligned(64)));
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    __m256 macc = _mm256_setzero_ps();
+    a4_quad buf[4] __attribute__((aligned(64)));
+    __m512 acc = _mm512_setzero_ps();
+    __m128 macc = _mm_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
         const int k = nb - b0 < 16 ? nb - b0 : 16;
         if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
         for (int i = 0; i < k; i++)
-            a41_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), h2f(yb[b0 + i].s));
-        q41_acc(x + 20 * (size_t)b0, k, buf, 0, &acc0, &acc1, &macc, 1);
+            a4_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), 0, h2f(yb[b0 + i].s), 1);
+        q4_acc((const uint8_t *)w + 20 * (size_t)b0, k, buf, 0, &acc, &macc, 1, 1);
     }
-    *s = q41_result(acc0, acc1, macc);
+    *s = q4_result(acc, macc, 1);
 }
 
 /* --- q8_0, q4_0, q5_0 x q8_0 ---------------------------------------------------------- */
@@ -337,68 +382,6 @@ AVX512_INLINE __m512i q8_start(__m512i w) {
         }                                                                                                   \
     }
 
-/* q4_0 on its own quad layout: the first register holds values 0-15 of each of
- * the four blocks, the second values 16-31 (the low and the high nibbles of the
- * blocks' 16 bytes, block i in 128-bit lane i), so both take one vector of scales,
- * d_w * d_a of block i over lanes 4i..4i+3, and a token costs one multiply, two
- * vpdpbusd and two fma per quad. A prepared quad: the biased values in that order
- * and each scale over its 4 lanes, 192 bytes as a80_quad. */
-typedef struct a40_quad {
-    uint8_t qs[128];
-    float d[16];
-} a40_quad;
-
-static size_t a40_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a40_quad); }
-
-AVX512_INLINE void a40_put(a40_quad *q, int i, const int8_t *qs, float d) {
-    const __m128i b = _mm_set1_epi8((char)0x80);
-    _mm_storeu_si128((__m128i *)(q->qs + 16 * i), _mm_xor_si128(_mm_loadu_si128((const __m128i *)qs), b));
-    _mm_storeu_si128((__m128i *)(q->qs + 64 + 16 * i),
-                     _mm_xor_si128(_mm_loadu_si128((const __m128i *)(qs + 16)), b));
-    _mm_storeu_ps(q->d + 4 * i, _mm_set1_ps(d));
-}
-
-AVX512_FN static void a40_quantize(const float *x, void *dst, int64_t n) {
-    a40_quad *o = dst;
-    const int64_t nb = n / 32;
-    if (nb & 3) memset(&o[nb / 4], 0, sizeof *o);
-    for (int64_t b = 0; b < nb; b++, x += 32) {
-        int8_t q[32];
-        int sum;
-        const float d = q8_block(x, q, &sum);
-        a40_put(&o[b / 4], (int)(b & 3), q, h2f(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT)));
-    }
-}
-
-AVX512_INLINE void q40_quad(const uint8_t *x, int nbq, const a40_quad *a, size_t lda_q, __m512 *acc0,
-                            __m512 *acc1, const int T) {
-    /* the 16 bytes of each block (zeros past nbq), block i in lane i */
-    __m512i r = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x + 2)));
-    if (nbq > 1) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 20)), 1);
-    if (nbq > 2) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 38)), 2);
-    if (nbq > 3) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 56)), 3);
-    const __m512i m4 = _mm512_set1_epi8(0x0F), b8 = _mm512_set1_epi8(-8);
-    const __mmask64 live = nbq == 4 ? ~0ull : (1ull << (16 * nbq)) - 1;
-    const __m512i w0 = _mm512_maskz_add_epi8(live, _mm512_and_si512(r, m4), b8);
-    const __m512i w1 = _mm512_maskz_add_epi8(live, _mm512_and_si512(_mm512_srli_epi16(r, 4), m4), b8);
-    const __m512i st0 = q8_start(w0), st1 = q8_start(w1);
-    /* the four d_w, each over its block's 4 lanes (zeros past nbq) */
-    const __m512i idx_d = _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i raw = _mm512_maskz_loadu_epi8(nbq == 4 ? (1ull << 56) - 1 : (1ull << (18 * nbq)) - 1, x);
-    const __m512 dw = _mm512_permutexvar_ps(
-        _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-        _mm512_castps128_ps512(_mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx_d, raw)))));
-#pragma GCC unroll 8
-    for (int t = 0; t < T; t++) {
-        const a40_quad *A = a + (size_t)t * lda_q;
-        const __m512 dd = _mm512_mul_ps(dw, _mm512_load_ps(A->d));
-        __m512i p = _mm512_dpbusd_epi32(st0, _mm512_load_si512(A->qs), w0);
-        acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0[t]);
-        p = _mm512_dpbusd_epi32(st1, _mm512_load_si512(A->qs + 64), w1);
-        acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1[t]);
-    }
-}
-
 /* The rest of the gemm and the vec_dot over pfx##_quad, on prepared quads of type
  * QT that PUT fills. */
 #define AVX512_Q8ACT_GEMM(pfx, BB, QT, PUT)                                                            \
@@ -443,7 +426,6 @@ AVX512_Q8ACT_QUAD(q80, 34)
 AVX512_Q8ACT_QUAD(q50, 22)
 AVX512_Q8ACT_GEMM(q80, 34, a80_quad, a80_put)
 AVX512_Q8ACT_GEMM(q50, 22, a80_quad, a80_put)
-AVX512_Q8ACT_GEMM(q40, 18, a40_quad, a40_put)
 
 /* --- q4_K / q6_K x q8_K ------------------------------------------------------------- */
 /* As the AVX2 tiles (quant_avx2.c), 64 values per register: per super-block the
@@ -630,13 +612,13 @@ AVX512_K_GEMM(q5k, eng_block_q5_k)
 void eng_quant_avx512_kernels(uint32_t type, eng_type_kernels *k) {
     switch (type) {
     case ENG_TYPE_Q4_1:
-        *k = (eng_type_kernels){ENG_SIMD_AVX512, q41_dot, a41_bytes, a41_quantize, q41_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q41_dot, a4_bytes, a41_quantize, q41_gemm};
         break;
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q80_dot, a80_bytes, a80_quantize, q80_gemm};
         break;
     case ENG_TYPE_Q4_0:
-        *k = (eng_type_kernels){ENG_SIMD_AVX512, q40_dot, a40_bytes, a40_quantize, q40_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX512, q40_dot, a4_bytes, a40_quantize, q40_gemm};
         break;
     case ENG_TYPE_Q5_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX512, q50_dot, a80_bytes, a80_quantize, q50_gemm};
