@@ -43,7 +43,13 @@ static const char serve_usage[] =
     "engine options:\n";
 
 static const cli_engine_note serve_notes[] = {
-    {"ctx-size", "context length per request, at least 16 (default: the model's)"}, {0, 0}};
+    {"ctx-size", "context length per request, at least 16 (default: the model's)"},
+    {"kv-window", "refused by serve (see --kv-evict)"},
+    {"kv-sinks", "refused by serve (see --kv-evict)"},
+    {"kv-evict", "refused by serve: an evicting sequence's rows are private (never shared\n"
+                 "through the prefix cache) and it cannot join batched steps; use it with\n"
+                 "generate, perplexity or the agent"},
+    {0, 0}};
 
 static void usage(FILE *f) {
     fputs(serve_usage, f);
@@ -169,6 +175,12 @@ static int parse_opts(serve_opts *o, int argc, char **argv) {
     }
     if (optind < argc) {
         fprintf(stderr, "cachet serve: unexpected argument '%s'\n", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    if (o->e.mp.kv_window > 0 || o->e.mp.kv_sinks > 0 || o->e.mp.kv_evict != ENG_KV_EVICT_NONE) {
+        fprintf(stderr, "cachet serve: '--kv-window', '--kv-sinks' and '--kv-evict' are not served: an "
+                        "evicting sequence keeps its rows private (no prefix-cache sharing) and cannot join "
+                        "batched steps; use them with generate, perplexity or the agent\n");
         return CLI_EXIT_USAGE;
     }
     int st = cli_engine_finish(&o->e, 1);

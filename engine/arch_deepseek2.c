@@ -203,7 +203,7 @@ int eng_deepseek2_forward(const eng_model *m, const eng_fwd_batch *b, util_err *
     const eng_backend_ops *op = be->ops;
     eng_scratch *sc = b->sc;
     int E = hp->n_embd, n = b->n_tok, R = hp->kv_lora_rank, rope_dims = hp->n_rot;
-    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)hp->n_ff;
+    size_t nE = (size_t)n * (size_t)E;
     const mla_bufs x = mla_split(hp, sc);
     const eng_rope_args rope = {
         .head_dim = hp->head_dim,
@@ -252,13 +252,7 @@ int eng_deepseek2_forward(const eng_model *m, const eng_fwd_batch *b, util_err *
         op->add(be, sc->x, sc->xb, nE);
 
         /* --- feed-forward (SwiGLU; every layer dense) --------------------- */
-        op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
-            return rc;
-        op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
-        if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
-        op->add(be, sc->x, sc->xb, nE);
+        if ((rc = eng_fwd_ffn_swiglu(m, b, L, err))) return rc;
     }
 
     /* --- output head: logits of each entry's last n_logits tokens ------- */

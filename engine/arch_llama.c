@@ -50,7 +50,7 @@ int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err)
     eng_scratch *sc = b->sc;
     int E = hp->n_embd, hd = hp->head_dim, n = b->n_tok;
     int Q = hp->n_head * hd, KV = hp->n_kv_head * hd;
-    size_t nE = (size_t)n * (size_t)E, nF = (size_t)n * (size_t)hp->n_ff;
+    size_t nE = (size_t)n * (size_t)E;
     const eng_rope_args rope = {
         .head_dim = hd,
         .n_rot = hp->n_rot,
@@ -94,13 +94,7 @@ int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err)
         op->add(be, sc->x, sc->xb, nE);
 
         /* --- feed-forward (SwiGLU) --------------------------------------- */
-        op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
-            return rc;
-        op->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
-        if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
-        op->add(be, sc->x, sc->xb, nE);
+        if ((rc = eng_fwd_ffn_swiglu(m, b, L, err))) return rc;
     }
 
     /* --- output head: logits of each entry's last n_logits tokens ------- */

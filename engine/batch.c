@@ -121,6 +121,23 @@ int eng_fwd_head(const eng_model *m, const eng_fwd_batch *b, util_err *err) {
     return fwd_matmul_rows(m, b, &m->output, sc->xb, sc->logits, 1, err);
 }
 
+/* x += W_down(silu(W_gate n) * W_up n), n = RMSNorm(x) with L's ffn_norm. */
+int eng_fwd_ffn_swiglu(const eng_model *m, const eng_fwd_batch *b, const eng_layer *L, util_err *err) {
+    const eng_hparams *hp = &m->hp;
+    eng_backend *be = m->be;
+    eng_scratch *sc = b->sc;
+    size_t n = (size_t)b->n_tok, nE = n * (size_t)hp->n_embd, nF = n * (size_t)hp->n_ff;
+    int rc;
+    be->ops->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, hp->n_embd, b->n_tok, hp->eps);
+    if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
+        (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
+        return rc;
+    be->ops->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
+    if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
+    be->ops->add(be, sc->x, sc->xb, nE);
+    return UTIL_OK;
+}
+
 /* --- several sequences in one pass ----------------------------------------- */
 
 struct eng_batch {

@@ -195,6 +195,9 @@ void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer 
 /* The output head: norm of each entry's last n_logits rows of sc->x, then
  * the logits of all of them into sc->logits. */
 int eng_fwd_head(const eng_model *m, const eng_fwd_batch *b, util_err *err);
+/* The SwiGLU feed-forward block of layer L with its pre-norm and residual
+ * (llama family, deepseek2's dense layers): sc->x += FFN(RMSNorm(sc->x)). */
+int eng_fwd_ffn_swiglu(const eng_model *m, const eng_fwd_batch *b, const eng_layer *L, util_err *err);
 
 /* --- what batch.c uses of a sequence (seq.c) ----------------------------- */
 

@@ -85,4 +85,32 @@ size_t th_ids_agree(const int32_t *a, const int32_t *b, size_t n);
 /* "1 2 3" into out (cap bytes, always terminated; cut short when full). */
 void th_ids_str(char *out, size_t cap, const int32_t *ids, size_t n);
 
+/* --- architecture goldens (tests/golden/archs/, gen_archs.py, gen_mla.py) --- */
+
+/* How one golden row is checked: its files are archs/<prefix><name>_<shape>.f32
+ * (llama.cpp's last-position logits) and .float.f32 (the float64 reference). */
+typedef struct th_arch_check {
+    const char *prefix; /* "" or "deepseek2_" */
+    const char *mode;   /* a label printed with the row ("" for none) */
+    int exact;          /* 1: against float64 within exact_tol, greedy all the same */
+    int n_gen;          /* greedy ids the row holds */
+    int check_gen;      /* of which the first check_gen are run (1 .. n_gen) */
+    double exact_tol;
+    double tol_min;       /* the default path: within max(tol_min, */
+    double spread_factor; /* spread_factor x llama.cpp's distance from float64) */
+} th_arch_check;
+
+/* Logits after prompt ids[0..n) into first, then n_gen greedy ids into out
+ * one decode at a time (a 512-position sequence). 0, or -1 after a failed
+ * check. */
+int th_eval_greedy(eng_model *m, const int32_t *ids, int n, float *first, int32_t *out, int n_gen);
+/* Leading steps of a golden row's margins (space-separated, llama.cpp's top-1
+ * minus top-2 per greedy step) before one falls below tol: the steps whose
+ * choice a run within tol must share. */
+size_t th_margins_decided(const char *margins, double tol, size_t n);
+/* Checks model m against golden row f (name, shape, prompt ids, llama.cpp's
+ * greedy ids, its margins, float64 greedy ids, ...): the logit bound, top-1
+ * where decided, greedy agreement; prints the row's figures. */
+void th_arch_golden_row(eng_model *m, char **f, const th_arch_check *c);
+
 #endif

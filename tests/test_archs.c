@@ -97,80 +97,11 @@ static int write_model(const arch_model *am, const char *path) {
     return rc ? -1 : 0;
 }
 
-/* Logits after the prompt, then n_gen greedy ids (out) one decode at a time. */
-static int run(eng_model *m, const int32_t *ids, int n, float *first, int32_t *out, int n_gen) {
-    eng_seq *s = NULL;
-    util_err err;
-    int nv = eng_model_n_vocab(m);
-    float *lg = malloc((size_t)nv * sizeof(float));
-    int rc = lg ? eng_seq_new(&s, m, 512, &err) : -1;
-    if (rc == 0) rc = eng_seq_eval(s, ids, n, lg, &err);
-    if (rc == 0) memcpy(first, lg, (size_t)nv * sizeof(float));
-    for (int i = 0; rc == 0 && i < n_gen; i++) {
-        out[i] = eng_argmax(lg, nv);
-        if (i + 1 < n_gen) rc = eng_seq_eval(s, &out[i], 1, lg, &err);
-    }
-    CHECK_MSG(rc == 0, "eval: %s", rc && lg ? err.msg : "");
-    eng_seq_free(s);
-    free(lg);
-    return rc;
-}
-
-/* Steps of ref until its margin falls below tol (where the choice is decided). */
-static size_t decided(const char *margins, double tol, size_t n) {
-    size_t k = 0;
-    for (const char *p = margins; k < n; k++) {
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || v < tol) break;
-        p = end;
-    }
-    return k;
-}
-
 /* One golden row against the model at one path (exact: the float64 columns),
  * n_gen greedy tokens (the row's count) of which the first check_gen are run. */
 static void check_row(eng_model *m, char **f, int exact, int n_gen, int check_gen) {
-    size_t np = 0, nl = 0, nx = 0, flen = 0, xlen = 0;
-    int32_t *ids = golden_ids(f[2], &np), *lgreedy = golden_ids(f[3], &nl), *xgreedy = golden_ids(f[5], &nx);
-    char name[128];
-    snprintf(name, sizeof name, "archs/%s_%s.f32", f[0], f[1]);
-    float *llama = (float *)golden_read(name, &flen);
-    snprintf(name, sizeof name, "archs/%s_%s.float.f32", f[0], f[1]);
-    float *f64 = (float *)golden_read(name, &xlen);
-    int nv = eng_model_n_vocab(m);
-    int files_ok = llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == (size_t)n_gen &&
-                   nx == (size_t)n_gen && check_gen <= n_gen && check_gen >= 1;
-    CHECK_MSG(files_ok, "%s/%s: golden files", f[0], f[1]);
-    float *lg = malloc((size_t)nv * sizeof(float));
-    int32_t out[N_GEN];
-    if (files_ok && lg && run(m, ids, (int)np, lg, out, check_gen) == 0) {
-        const float *ref = exact ? f64 : llama;
-        double spread = golden_max_abs(f64, llama, nv);
-        double tol = exact ? EXACT_TOL : fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * spread);
-        double err = golden_max_abs(lg, ref, nv);
-        CHECK_MSG(err <= tol, "%s/%s %s: max abs logit error %.5f > %.3g", f[0], f[1],
-                  exact ? "exact" : "default", err, tol);
-        /* top-1: always on the exact path; on the default one where llama.cpp's
-         * margin is above the bound (the 1B shape's random logits are flat) */
-        if (exact || decided(f[4], tol, 1) == 1)
-            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "%s/%s: top-1 differs", f[0], f[1]);
-        const int32_t *want = exact ? xgreedy : lgreedy;
-        size_t agree = th_ids_agree(out, want, (size_t)check_gen);
-        size_t robust = exact ? (size_t)check_gen : decided(f[4], tol, (size_t)check_gen);
-        CHECK_MSG(agree >= robust, "%s/%s %s: greedy differs at token %zu (decided steps %zu)", f[0], f[1],
-                  exact ? "exact" : "default", agree, robust);
-        fprintf(stderr,
-                "  %s %-6s %-7s %3zu tokens  max|dlogit| %.4f (bound %.3g)  greedy agrees %2zu/%d "
-                "(decided %zu)\n",
-                f[0], f[1], exact ? "exact" : "default", np, err, tol, agree, check_gen, robust);
-    }
-    free(lg);
-    free(llama);
-    free(f64);
-    free(ids);
-    free(lgreedy);
-    free(xgreedy);
+    const th_arch_check c = {"", "", exact, n_gen, check_gen, EXACT_TOL, LOGIT_TOL_MIN, SPREAD_FACTOR};
+    th_arch_golden_row(m, f, &c);
 }
 
 static void test_golden(int exact) {

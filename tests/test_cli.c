@@ -630,11 +630,29 @@ static void test_print_fake(void) {
     proc_result_free(&r);
 }
 
+/* serve refuses the eviction policies at startup, by name, before it opens a
+ * model: their sequences keep private rows and cannot join batched steps. */
+static void test_serve_refuses_eviction(void) {
+    static const char *const args[] = {"--kv-sinks 4 --kv-window 60", "--kv-window 64",
+                                       "--kv-evict h2o --kv-budget-tokens 64"};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        proc_result r = proc_runf("%s/cachet serve --model /nonexistent/m.gguf --port 0 %s", proc_bin_dir(),
+                                  args[i]);
+        CHECK_MSG(r.status == 2 && strstr(r.err, "are not served") && strstr(r.err, "--kv-evict"),
+                  "cachet serve %s: exit %d: %s", args[i], r.status, r.err);
+        proc_result_free(&r);
+    }
+    proc_result r = proc_runf("%s/cachet serve --help", proc_bin_dir());
+    CHECK_MSG(r.status == 0 && strstr(r.out, "refused by serve"), "serve --help: %s", r.out);
+    proc_result_free(&r);
+}
+
 void test_cli(void) {
     CHECK_CASE(usage) test_usage();
     CHECK_CASE(engine_options) test_engine_options();
     CHECK_CASE(version) test_version();
     CHECK_CASE(print_fake) test_print_fake();
+    CHECK_CASE(serve_refuses_eviction) test_serve_refuses_eviction();
     const char *model = check_model_path();
     if (!model) {
         CHECK_MSG(0, "default model missing: run 'make model'");

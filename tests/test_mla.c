@@ -89,79 +89,14 @@ static eng_model *open_mla(const char *path, int naive, int exact, int no_cache,
     return m;
 }
 
-/* Logits after the prompt (first), then n_gen greedy ids one decode at a time. */
-static int run(eng_model *m, const int32_t *ids, int n, float *first, int32_t *out, int n_gen) {
-    eng_seq *s = NULL;
-    util_err err;
-    int nv = eng_model_n_vocab(m);
-    float *lg = malloc((size_t)nv * sizeof(float));
-    int rc = lg ? eng_seq_new(&s, m, 512, &err) : -1;
-    if (rc == 0) rc = eng_seq_eval(s, ids, n, lg, &err);
-    if (rc == 0) memcpy(first, lg, (size_t)nv * sizeof(float));
-    for (int i = 0; rc == 0 && i < n_gen; i++) {
-        out[i] = eng_argmax(lg, nv);
-        if (i + 1 < n_gen) rc = eng_seq_eval(s, &out[i], 1, lg, &err);
-    }
-    CHECK_MSG(rc == 0, "eval: %s", rc && lg ? err.msg : "");
-    eng_seq_free(s);
-    free(lg);
-    return rc;
-}
-
-/* Steps of a margins list until one falls below tol (where the choice is decided). */
-static size_t decided(const char *margins, double tol, size_t n) {
-    size_t k = 0;
-    for (const char *p = margins; k < n; k++) {
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || v < tol) break;
-        p = end;
-    }
-    return k;
-}
-
-/* One golden row (tests/golden/archs/mla_index.tsv) at one path and mode:
- * the default path within SPREAD_FACTOR x llama.cpp's distance from float64
- * (at least LOGIT_TOL_MIN) of llama.cpp, greedy the same while its margin is
- * above that; the exact path within EXACT_TOL of float64, greedy the same. */
+/* One golden row at one path and mode: the default path within
+ * SPREAD_FACTOR x llama.cpp's distance from float64 (at least LOGIT_TOL_MIN)
+ * of llama.cpp, greedy the same while its margin is above that; the exact
+ * path within EXACT_TOL of float64, greedy the same. */
 static void check_row(eng_model *m, char **f, int exact, const char *mode) {
-    size_t np = 0, nl = 0, nx = 0, flen = 0, xlen = 0;
-    int32_t *ids = golden_ids(f[2], &np), *lgreedy = golden_ids(f[3], &nl), *xgreedy = golden_ids(f[5], &nx);
-    char name[128];
-    snprintf(name, sizeof name, "archs/deepseek2_%s_%s.f32", f[0], f[1]);
-    float *llama = (float *)golden_read(name, &flen);
-    snprintf(name, sizeof name, "archs/deepseek2_%s_%s.float.f32", f[0], f[1]);
-    float *f64 = (float *)golden_read(name, &xlen);
-    int nv = eng_model_n_vocab(m);
-    int files_ok = llama && f64 && flen == (size_t)nv * 4 && xlen == flen && nl == N_GEN && nx == N_GEN;
-    CHECK_MSG(files_ok, "%s/%s: golden files", f[0], f[1]);
-    float *lg = malloc((size_t)nv * sizeof(float));
-    int32_t out[N_GEN];
-    if (files_ok && lg && run(m, ids, (int)np, lg, out, N_GEN) == 0) {
-        const float *ref = exact ? f64 : llama;
-        double spread = golden_max_abs(f64, llama, nv);
-        double tol = exact ? EXACT_TOL : fmax(LOGIT_TOL_MIN, SPREAD_FACTOR * spread);
-        double err = golden_max_abs(lg, ref, nv);
-        CHECK_MSG(err <= tol, "%s/%s %s %s: max abs logit error %.5f > %.3g", f[0], f[1], mode,
-                  exact ? "exact" : "default", err, tol);
-        if (exact || decided(f[4], tol, 1) == 1)
-            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "%s/%s %s: top-1 differs", f[0], f[1], mode);
-        const int32_t *want = exact ? xgreedy : lgreedy;
-        size_t agree = th_ids_agree(out, want, N_GEN);
-        size_t robust = exact ? N_GEN : decided(f[4], tol, N_GEN);
-        CHECK_MSG(agree >= robust, "%s/%s %s %s: greedy differs at token %zu (decided steps %zu)", f[0], f[1],
-                  mode, exact ? "exact" : "default", agree, robust);
-        fprintf(
-            stderr,
-            "  %s %-6s %-8s %-7s %3zu tokens  max|dlogit| %.4f (bound %.3g)  greedy %2zu/%d (decided %zu)\n",
-            f[0], f[1], mode, exact ? "exact" : "default", np, err, tol, agree, N_GEN, robust);
-    }
-    free(lg);
-    free(llama);
-    free(f64);
-    free(ids);
-    free(lgreedy);
-    free(xgreedy);
+    const th_arch_check c = {"deepseek2_", mode,      exact,         N_GEN,
+                             N_GEN,        EXACT_TOL, LOGIT_TOL_MIN, SPREAD_FACTOR};
+    th_arch_golden_row(m, f, &c);
 }
 
 /* Every golden row, both modes, on the default (exact = 0) or exact path. */
