@@ -206,6 +206,12 @@ typedef struct eng_backend_ops {
     void (*kv_store)(eng_backend *be, const eng_kv_view *kv, int layer, const float *k, const float *v,
                      int n_tok, int pos0);
     void (*attention)(eng_backend *be, const eng_attn_args *a);
+    /* Optional (NULL: callers call attention once per entry): the attention of
+     * n argument sets of one layer (the same heads, head_dim and scale; each its
+     * own view, tokens and positions) in one call. Each entry's output has the
+     * bits attention gives it alone; entries whose views share pages (a prefix
+     * from the prefix cache) may read those rows once for all of them. */
+    void (*attention_batch)(eng_backend *be, const eng_attn_args *a, int n);
     /* out = silu(gate) * up, elementwise over n (out may alias gate). */
     void (*swiglu)(eng_backend *be, float *out, const float *gate, const float *up, size_t n);
     /* out = gelu_tanh(gate) * up. */

@@ -46,6 +46,9 @@ int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight 
     return fwd_matmul_rows(m, b, w, x, y, 0, err);
 }
 
+/* Entries per attention_batch call (the args live on the stack). */
+enum { ATTEND_BATCH = 16 };
+
 void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer *L, const eng_rope_args *rope,
                     float q_scale, const eng_attn_args *attn) {
     eng_backend *be = m->be;
@@ -54,37 +57,49 @@ void eng_fwd_attend(const eng_model *m, const eng_fwd_batch *b, const eng_layer 
     eng_scratch *sc = b->sc;
     size_t Q = (size_t)hp->n_head * (size_t)hp->head_dim, KV = (size_t)hp->n_kv_head * (size_t)hp->head_dim;
     size_t row = 0;
-    for (int i = 0; i < b->n; i++) {
-        const eng_fwd_entry *e = &b->e[i];
-        const eng_kv_view *kv = eng_seq_layer_kv(e->seq, L);
-        float *q = sc->q + row * Q, *k = sc->k + row * KV, *v = sc->v + row * KV;
-        int n = e->n_tok, pos0 = e->seq->len;
-        eng_rope_args rq = *rope;
-        rq.x = q;
-        rq.n_tok = n;
-        rq.n_head = hp->n_head;
-        rq.pos0 = pos0 +
-                  (e->seq->stream ? eng_kvstream_shift(e->seq->stream) : 0); /* h2o: original positions */
-        eng_rope_args rk = rq;
-        rk.x = k;
-        rk.n_head = hp->n_kv_head;
-        if (e->seq->stream) /* keep raw keys; rotate moved ones at their new positions */
-            eng_kvstream_attend(e->seq->stream, be, kv, (int)(L - m->layers), L->kv_slot, &rk, k, n, pos0);
-        op->rope(be, &rq);
-        op->rope(be, &rk);
-        if (q_scale != 0) op->scale(be, q, q_scale, (size_t)n * Q);
-        op->kv_store(be, kv, L->kv_slot, k, v, n, pos0);
-        eng_attn_args a = *attn;
-        a.out = sc->att + row * Q;
-        a.q = q;
-        a.kv = kv;
-        a.layer = L->kv_slot;
-        a.n_tok = n;
-        a.pos0 = pos0;
-        a.pass = e->pass;
-        op->attention(be, &a);
-        if (e->seq->stream) eng_kvstream_observe(e->seq->stream, &a, (int)(L - m->layers)); /* h2o's masses */
-        row += (size_t)n;
+    eng_attn_args as[ATTEND_BATCH];
+    for (int i0 = 0; i0 < b->n; i0 += ATTEND_BATCH) {
+        const int n = b->n - i0 < ATTEND_BATCH ? b->n - i0 : ATTEND_BATCH;
+        for (int j = 0; j < n; j++) { /* rope and store each entry's rows, then attend all */
+            const eng_fwd_entry *e = &b->e[i0 + j];
+            const eng_kv_view *kv = eng_seq_layer_kv(e->seq, L);
+            float *q = sc->q + row * Q, *k = sc->k + row * KV, *v = sc->v + row * KV;
+            int nt = e->n_tok, pos0 = e->seq->len;
+            eng_rope_args rq = *rope;
+            rq.x = q;
+            rq.n_tok = nt;
+            rq.n_head = hp->n_head;
+            rq.pos0 = pos0 +
+                      (e->seq->stream ? eng_kvstream_shift(e->seq->stream) : 0); /* h2o: original positions */
+            eng_rope_args rk = rq;
+            rk.x = k;
+            rk.n_head = hp->n_kv_head;
+            if (e->seq->stream) /* keep raw keys; rotate moved ones at their new positions */
+                eng_kvstream_attend(e->seq->stream, be, kv, (int)(L - m->layers), L->kv_slot, &rk, k, nt,
+                                    pos0);
+            op->rope(be, &rq);
+            op->rope(be, &rk);
+            if (q_scale != 0) op->scale(be, q, q_scale, (size_t)nt * Q);
+            op->kv_store(be, kv, L->kv_slot, k, v, nt, pos0);
+            eng_attn_args *a = &as[j];
+            *a = *attn;
+            a->out = sc->att + row * Q;
+            a->q = q;
+            a->kv = kv;
+            a->layer = L->kv_slot;
+            a->n_tok = nt;
+            a->pos0 = pos0;
+            a->pass = e->pass;
+            row += (size_t)nt;
+        }
+        if (op->attention_batch && n > 1)
+            op->attention_batch(be, as, n);
+        else
+            for (int j = 0; j < n; j++) op->attention(be, &as[j]);
+        for (int j = 0; j < n; j++) {
+            const eng_fwd_entry *e = &b->e[i0 + j];
+            if (e->seq->stream) eng_kvstream_observe(e->seq->stream, &as[j], (int)(L - m->layers)); /* h2o */
+        }
     }
 }
 

@@ -3,7 +3,8 @@
  * with others (1, 2 and 5 sequences at different lengths, a prompt chunk
  * riding with decode steps), on SmolLM2's default and exact paths and on
  * Gemma 3 when its file is present; a prompt prefix shared by generations
- * admitted together is computed once; bad batches are refused. */
+ * admitted together is computed once; sequences sharing a long prefix's
+ * pages decode batched as alone; bad batches are refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,90 @@ out:
     eng_batch_free(b);
 }
 
+/* Three sequences holding one prompt prefix of more than two attention pieces
+ * (CPU_ATTN_CHUNK = 256 positions) from the prefix cache, so their views share
+ * those pages, each with its own suffix of a different length: batched decode
+ * steps (one attention call reading the shared rows once for all three) give
+ * each the logits of its steps alone. */
+static void check_shared_pages(eng_model *m) {
+    enum { N = 3, CTX = 1024 };
+    const eng_tokenizer *t = eng_model_tokenizer(m);
+    size_t nv = (size_t)eng_model_n_vocab(m);
+    util_err err;
+    char *text = malloc(16384);
+    size_t len = 0, n_pre = 0;
+    int32_t *pre = NULL;
+    for (int r = 0; r < 64 && n_pre < 560; r++) { /* a prefix of at least 560 tokens */
+        len += (size_t)snprintf(text + len, 16384 - len, "Rule %d of the shared prompt: %s %s\n", r + 1,
+                                texts[3], texts[4]);
+        free(pre);
+        pre = th_tokenize(t, text, 0, 0, &n_pre);
+        if (!pre) break;
+    }
+    static const char *const suffix[N] = {" Now", " What is the capital of France?", " 1, 2, 3, 4, 5, 6, 7,"};
+    eng_seq *alone[N] = {0}, *batched[N] = {0};
+    float *la = malloc(N * nv * sizeof(float)), *lb = malloc(N * nv * sizeof(float));
+    int32_t next[N];
+    eng_batch *b = NULL;
+    if (!pre || n_pre < 560 || !la || !lb || eng_batch_new(&b, m, &err)) {
+        CHECK_MSG(0, "setup: prefix of %zu tokens", n_pre);
+        goto out;
+    }
+    for (int i = 0; i < N; i++) {
+        size_t n_suf = 0;
+        int32_t *suf = th_tokenize(t, suffix[i], 0, 0, &n_suf);
+        int32_t *ids = suf ? malloc((n_pre + n_suf) * sizeof(int32_t)) : NULL;
+        int cached = 0, ok = ids != NULL;
+        if (ok) {
+            memcpy(ids, pre, n_pre * sizeof(int32_t));
+            memcpy(ids + n_pre, suf, n_suf * sizeof(int32_t));
+        }
+        ok = ok && eng_seq_new(&alone[i], m, CTX, &err) == 0 && eng_seq_new(&batched[i], m, CTX, &err) == 0 &&
+             eng_seq_set_tokens(batched[i], ids, (int)(n_pre + n_suf), lb + i * nv, &cached, NULL, &err) ==
+                 0 &&
+             eng_seq_set_tokens(alone[i], ids, (int)(n_pre + n_suf), la + i * nv, NULL, NULL, &err) == 0;
+        free(suf);
+        free(ids);
+        if (!ok) {
+            CHECK_MSG(0, "prefill %d: %s", i, err.msg);
+            goto out;
+        }
+        /* the second and third take the prefix's pages from the cache */
+        CHECK_MSG(i == 0 || cached >= 512, "sequence %d: %d tokens from the cache", i, cached);
+        CHECK_MSG(memcmp(la + i * nv, lb + i * nv, nv * sizeof(float)) == 0, "prefill %d differs", i);
+        next[i] = argmax(la + i * nv, nv);
+    }
+    for (int step = 0; step < N_STEPS; step++) {
+        eng_batch_item it[N];
+        for (int i = 0; i < N; i++) {
+            if (eng_seq_eval(alone[i], &next[i], 1, la + i * nv, &err)) {
+                CHECK_MSG(0, "eng_seq_eval: %s", err.msg);
+                goto out;
+            }
+            it[i] = (eng_batch_item){.seq = batched[i], .toks = &next[i], .n_tok = 1, .logits = lb + i * nv};
+        }
+        int rc = eng_batch_eval(b, it, N, &err);
+        CHECK_MSG(rc == 0, "eng_batch_eval: %s", rc ? err.msg : "");
+        if (rc) goto out;
+        for (int i = 0; i < N; i++) {
+            CHECK_MSG(memcmp(la + i * nv, lb + i * nv, nv * sizeof(float)) == 0,
+                      "shared prefix of %zu tokens, step %d: sequence %d's logits differ batched", n_pre,
+                      step, i);
+            next[i] = argmax(la + i * nv, nv);
+        }
+    }
+out:
+    for (int i = 0; i < N; i++) {
+        eng_seq_free(alone[i]);
+        eng_seq_free(batched[i]);
+    }
+    eng_batch_free(b);
+    free(pre);
+    free(text);
+    free(la);
+    free(lb);
+}
+
 static void check_model(eng_model *m) {
     check_decode(m, 1);
     check_decode(m, 2);
@@ -340,6 +425,7 @@ void test_batch(void) {
     eng_model *m = th_open_model(NULL, 2, 0);
     if (!m) return;
     CHECK_CASE(eval) check_model(m);
+    CHECK_CASE(shared_pages) check_shared_pages(m);
     eng_model *mx = th_open_model(NULL, 2, 1);
     if (mx) CHECK_CASE(exact_eval) check_model(mx);
     eng_model_free(mx);

@@ -272,7 +272,8 @@ static void test_tiles(void) {
 
 /* --- backend ops ----------------------------------------------------------- */
 
-enum { T_HEADS = 6, T_KV = 2, T_HD = 64, T_CTX = 80 };
+/* T_CTX past two multiples of CPU_ATTN_CHUNK: three pieces, the last a partial one */
+enum { T_HEADS = 6, T_KV = 2, T_HD = 64, T_CTX = 592 };
 
 typedef struct kv_fixture {
     void *pages[T_CTX / 16];
@@ -329,7 +330,9 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
     float *q = malloc(nq * sizeof(float)), *o1 = calloc(nq, sizeof(float)), *o2 = calloc(nq, sizeof(float));
     rand_vec(q, nq, 3.0f, rs);
     CHECK(ref->ops->reserve(ref, T_CTX, NULL) == 0 && fast->ops->reserve(fast, T_CTX, NULL) == 0);
-    for (int window = 0; window <= 24; window += 24) {
+    static const int windows[] = {0, 24, 300};
+    for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+        const int window = windows[wi];
         run_attn(ref, &f, q, o1, 0, T_CTX, window);
         run_attn(fast, &f, q, o2, 0, T_CTX, window);
         double err = 0;
@@ -338,7 +341,7 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
                   err);
         /* chunked the way prefill and decode call it: the same bits */
         memset(o1, 0, nq * sizeof(float));
-        static const int cuts[] = {0, 1, 17, 18, 50, 79, T_CTX};
+        static const int cuts[] = {0, 1, 17, 18, 50, 79, 255, 256, 257, 300, 511, 513, T_CTX};
         for (size_t c = 0; c + 1 < sizeof cuts / sizeof cuts[0]; c++)
             run_attn(fast, &f, q, o1, cuts[c], cuts[c + 1] - cuts[c], window);
         CHECK_MSG(memcmp(o1, o2, nq * sizeof(float)) == 0, "%s attention depends on chunking",
@@ -350,58 +353,60 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
     kv_release(&f);
 }
 
-/* The f32 attention kernel gives the same bits reading rows converted up front
- * or converting them on the fly (the backend's path when its buffer cannot grow). */
+/* The chunk kernel gives the same bits reading rows converted up front or
+ * converting them as it loads them, and a query head's partial does not depend
+ * on the other heads of the call (1 to 4, from any tokens). */
 static void check_attention_sources(uint64_t *rs) {
     cpu_kern k = {0};
     cpu_kern_avx512(&k);
-    if (!k.attn_head_f32 || eng_cpu_detect() < ENG_SIMD_AVX512) return;
+    if (!k.attn_chunk_f32 || eng_cpu_detect() < ENG_SIMD_AVX512) return;
+    enum { C = CPU_ATTN_CHUNK, SCS = CPU_ATTN_CHUNK + 32, NQ = T_HEADS * 5 };
     kv_fixture f;
     kv_init(&f, rs);
-    const size_t ld = T_KV * T_HD, nq = (size_t)T_CTX * T_HEADS * T_HD;
+    const size_t ld = T_KV * T_HD;
     float *kf = malloc(sizeof(float) * T_CTX * ld), *vf = malloc(sizeof(float) * T_CTX * ld);
-    float *q = malloc(nq * sizeof(float)), *o1 = calloc(nq, sizeof(float)), *o2 = calloc(nq, sizeof(float));
-    float sc[T_CTX + 32];
-    rand_vec(q, nq, 3.0f, rs);
+    float *q = malloc(sizeof(float) * NQ * T_HD), *sc = malloc(sizeof(float) * CPU_ATTN_GROUP_MAX * SCS);
+    float *o[3], *ml[3];
+    for (int i = 0; i < 3; i++)
+        o[i] = calloc(NQ * T_HD, sizeof(float)), ml[i] = calloc(NQ * 2, sizeof(float));
+    rand_vec(q, NQ * T_HD, 3.0f, rs);
     for (int p = 0; p < T_CTX; p++) {
         k.f16_to_f32(kf + (size_t)p * ld, (const uint16_t *)eng_kv_k(&f.kv, 0, p), ld);
         k.f16_to_f32(vf + (size_t)p * ld, (const uint16_t *)eng_kv_v(&f.kv, 0, p), ld);
     }
-    eng_attn_args a = {.q = q,
-                       .kv = &f.kv,
-                       .n_tok = T_CTX,
-                       .n_head = T_HEADS,
-                       .n_kv_head = T_KV,
-                       .head_dim = T_HD,
-                       .scale = 0.125f,
-                       .window = 20};
-    for (int t = 0; t < T_CTX; t += 7)
-        for (int h = 0; h < T_HEADS; h++) {
-            a.out = o1;
-            k.attn_head_f32(&a, t, h, kf, vf, ld, sc);
-            a.out = o2;
-            k.attn_head_f32(&a, t, h, NULL, NULL, ld, sc);
+    eng_attn_args a = {.kv = &f.kv, .n_head = T_HEADS, .n_kv_head = T_KV, .head_dim = T_HD, .scale = 0.125f};
+    static const int pieces[][2] = {{0, 1}, {0, 17}, {0, C}, {C, 80}, {2 * C - 40, 40}, {37, 219}};
+    for (size_t pc = 0; pc < sizeof pieces / sizeof pieces[0]; pc++) {
+        const int j0 = pieces[pc][0], nk = pieces[pc][1];
+        for (int g = 0; g < T_KV; g++) {
+            for (int src = 0; src < 2; src++) /* one query head per call */
+                for (int i = 0; i < NQ; i++) {
+                    cpu_attn_q qi = {q + (size_t)i * T_HD, o[src] + (size_t)i * T_HD, ml[src] + 2 * i};
+                    k.attn_chunk_f32(&a, g, j0, nk, &qi, 1, src ? kf : NULL, src ? vf : NULL, ld, sc, SCS);
+                }
+            CHECK_MSG(memcmp(o[0], o[1], sizeof(float) * NQ * T_HD) == 0 &&
+                          memcmp(ml[0], ml[1], sizeof(float) * NQ * 2) == 0,
+                      "attn_chunk_f32 keys %d+%d: converted rows vs on the fly", j0, nk);
+            for (int nq = 2; nq <= CPU_ATTN_GROUP_MAX; nq++) {
+                memset(o[2], 0, sizeof(float) * NQ * T_HD);
+                for (int i = 0; i < NQ; i += nq) {
+                    cpu_attn_q qs[CPU_ATTN_GROUP_MAX];
+                    int n = NQ - i < nq ? NQ - i : nq;
+                    for (int x = 0; x < n; x++) /* heads of the group in a scattered order */
+                        qs[x] = (cpu_attn_q){q + (size_t)(i + n - 1 - x) * T_HD,
+                                             o[2] + (size_t)(i + n - 1 - x) * T_HD,
+                                             ml[2] + 2 * (i + n - 1 - x)};
+                    k.attn_chunk_f32(&a, g, j0, nk, qs, n, nq % 2 ? kf : NULL, nq % 2 ? vf : NULL, ld, sc,
+                                     SCS);
+                }
+                CHECK_MSG(memcmp(o[0], o[2], sizeof(float) * NQ * T_HD) == 0 &&
+                              memcmp(ml[0], ml[2], sizeof(float) * NQ * 2) == 0,
+                          "attn_chunk_f32 keys %d+%d: %d heads per call differ from one", j0, nk, nq);
+            }
         }
-    CHECK_MSG(memcmp(o1, o2, nq * sizeof(float)) == 0, "attn_head_f32: converted rows vs on the fly");
-    /* the heads of a kv head together (keys and values read once): each
-     * head's bits as alone, converted or on the fly, groups of 1 to 3 */
-    float *sg = malloc(sizeof(float) * CPU_ATTN_GROUP_MAX * (T_CTX + 32));
-    for (int nh = 1; nh <= 3 && k.attn_group_f32; nh++)
-        for (int conv = 0; conv < 2; conv++) {
-            float *o3 = calloc(nq, sizeof(float));
-            a.out = o3;
-            for (int t = 0; t < T_CTX; t += 7)
-                for (int h0 = 0; h0 < T_HEADS; h0 += 3)
-                    for (int h = h0; h < h0 + 3; h += nh) {
-                        int n = h0 + 3 - h < nh ? h0 + 3 - h : nh;
-                        k.attn_group_f32(&a, t, h, n, conv ? kf : NULL, conv ? vf : NULL, ld, sg, T_CTX + 32);
-                    }
-            CHECK_MSG(memcmp(o1, o3, nq * sizeof(float)) == 0,
-                      "attn_group_f32: %d heads (%s) differ from one", nh, conv ? "converted" : "on the fly");
-            free(o3);
-        }
-    free(sg);
-    free(kf), free(vf), free(q), free(o1), free(o2);
+    }
+    for (int i = 0; i < 3; i++) free(o[i]), free(ml[i]);
+    free(kf), free(vf), free(q), free(sc);
     kv_release(&f);
 }
 
@@ -598,6 +603,84 @@ static void time_gemm(uint32_t type, eng_simd level, int64_t n, int64_t rows, in
     free(pa);
 }
 
+/* Decode attention (one token per sequence, all heads, one layer of f16 pages
+ * in a 4-layer page layout) of n_seq sequences of depth + 5 i positions, the
+ * first `shared` positions on the same pages (a prefix from the prefix cache),
+ * the rest on each sequence's own: one attention_batch call (when the backend
+ * has one) against one attention call per sequence, which must give the same
+ * bits. Prints the CPU time of one thread per layer call, best of reps, and
+ * the distinct KV bytes read over that time. */
+static void time_attn(eng_backend *be, int n_head, int n_kv, int depth, int n_seq, int shared, int reps,
+                      int print, uint64_t *rs) {
+    enum { PT = 16, NL = 4, LAYER = 2, MAXS = 8 };
+    const int hd = 64, kvd = n_kv * hd, top = depth + 5 * (n_seq - 1) + 1;
+    eng_kv_view kv[MAXS];
+    void **pages[MAXS];
+    const int np = (top + PT - 1) / PT, nshared = shared / PT;
+    size_t distinct = 0;
+    for (int i = 0; i < n_seq; i++) {
+        eng_kv_view_init(&kv[i], PT, NL, kvd, ENG_TYPE_F16, ENG_TYPE_F16);
+        pages[i] = calloc((size_t)np, sizeof(void *));
+        for (int pg = 0; pg < np; pg++) {
+            if (i > 0 && pg < nshared) {
+                pages[i][pg] = pages[0][pg];
+                continue;
+            }
+            uint16_t *page = zalloc64(eng_kv_page_bytes(&kv[i]));
+            uint16_t *rows = page + (size_t)LAYER * PT * 2 * (size_t)kvd;
+            for (size_t j = 0; j < (size_t)PT * 2 * (size_t)kvd; j++)
+                rows[j] = eng_f32_to_f16(2.0f * th_rng_unit(rs));
+            pages[i][pg] = page;
+        }
+        kv[i].pages = pages[i];
+        distinct += (size_t)(i == 0 ? depth + 1 : depth + 5 * i + 1 - shared) * 2 * (size_t)kvd * 2;
+    }
+    const size_t nq = (size_t)n_head * (size_t)hd;
+    float *q = malloc(sizeof(float) * nq * MAXS), *o1 = calloc(nq * MAXS, sizeof(float)),
+          *o2 = calloc(nq * MAXS, sizeof(float));
+    rand_vec(q, nq * MAXS, 3.0f, rs);
+    eng_attn_args as[MAXS];
+    for (int i = 0; i < n_seq; i++)
+        as[i] = (eng_attn_args){.out = o1 + nq * (size_t)i,
+                                .q = q + nq * (size_t)i,
+                                .kv = &kv[i],
+                                .layer = LAYER,
+                                .n_tok = 1,
+                                .pos0 = depth + 5 * i,
+                                .n_head = n_head,
+                                .n_kv_head = n_kv,
+                                .head_dim = hd,
+                                .scale = 0.125f,
+                                .pass = ENG_PASS_DECODE};
+    CHECK(be->ops->reserve(be, top, NULL) == 0);
+    double best[2] = {0, 0};
+    for (int rep = 0; rep < reps; rep++)
+        for (int mode = 0; mode < 2; mode++) { /* 0: one call per sequence, 1: one call for all */
+            double t0 = cpu_ns();
+            for (int i = 0; i < n_seq; i++) as[i].out = (mode ? o2 : o1) + nq * (size_t)i;
+            if (mode && be->ops->attention_batch)
+                be->ops->attention_batch(be, as, n_seq);
+            else
+                for (int i = 0; i < n_seq; i++) be->ops->attention(be, &as[i]);
+            double ns = cpu_ns() - t0;
+            if (rep == 0 || ns < best[mode]) best[mode] = ns;
+        }
+    CHECK_MSG(memcmp(o1, o2, sizeof(float) * nq * (size_t)n_seq) == 0,
+              "%s attention_batch: %d sequences sharing %d positions differ from one call each",
+              be->ops->name, n_seq, shared);
+    if (print)
+        fprintf(stderr,
+                "  speed attn %-10s %2d/%d heads d%-5d x%d (shared %4d): %.3f ms per layer one call per "
+                "sequence, %.3f ms batched = %.1f GB/s of distinct KV (best of %d)\n",
+                be->ops->name, n_head, n_kv, depth, n_seq, shared, best[0] / 1e6, best[1] / 1e6,
+                (double)distinct / best[1], reps);
+    for (int i = 0; i < n_seq; i++)
+        for (int pg = 0; pg < np; pg++)
+            if (i == 0 || pg >= nshared) free(pages[i][pg]);
+    for (int i = 0; i < n_seq; i++) free(pages[i]);
+    free(q), free(o1), free(o2);
+}
+
 static void test_speed(void) {
     static const uint32_t types[] = {ENG_TYPE_Q4_0, ENG_TYPE_Q4_1, ENG_TYPE_Q8_0,
                                      ENG_TYPE_Q4_K, ENG_TYPE_Q5_K, ENG_TYPE_Q6_K};
@@ -614,6 +697,20 @@ static void test_speed(void) {
             for (size_t j = 0; j < sizeof nts / sizeof nts[0]; j++)
                 time_gemm(types[i], lv[l], 2048, rows, bench ? nts[j] : nts[j] % 17, bench ? (int)reps : 1,
                           print, &rs);
+    for (int l = 0; l < nl; l++) { /* attention: SmolLM2's and the 1B preset's heads */
+        eng_backend *be = NULL;
+        util_err err;
+        CHECK(eng_backend_cpu_new_level(&be, 1, lv[l], &err) == 0);
+        if (!be) continue;
+        if (bench) {
+            time_attn(be, 9, 3, 4096, 1, 0, (int)reps, print, &rs);
+            time_attn(be, 32, 8, 4096, 1, 0, (int)reps, print, &rs);
+            time_attn(be, 32, 8, 1520, 8, 1504, (int)reps, print, &rs);
+        } else { /* three sequences sharing 32 pages (two pieces), private tails of 3 lengths */
+            time_attn(be, 9, 3, 560, 3, 512, 1, print, &rs);
+        }
+        eng_backend_free(be);
+    }
 }
 
 void test_kernels(void) {

@@ -1,6 +1,7 @@
 /* engine/cpu/backend_cpu.c: the CPU backend: matmul over the quant kernels of one SIMD
- * level (scalar, AVX2 or AVX-512, chosen at creation), attention, norms, RoPE and
- * activations on a thread pool, in chunks of rows or (token, head) jobs. Every output
+ * level (scalar, AVX2 or AVX-512, chosen at creation), attention (in chunks of positions
+ * merged in order, several sequences per call), norms, RoPE and activations on a thread
+ * pool, in chunks of rows or (token, head) jobs. Every output
  * is computed by one fixed kernel in a fixed order: results do not depend on thread
  * count, chunking or tokens per call. No kernels here beyond the scalar references. */
 #include <math.h>
@@ -33,10 +34,11 @@ typedef struct cpu_backend {
     void *act; /* prepared activations for the current matmul */
     size_t act_cap;
     float *scores;     /* per-thread attention score rows */
-    size_t scores_cap; /* floats per thread: CPU_ATTN_GROUP_MAX rows of scores_row */
+    size_t scores_cap; /* floats per thread: one row of scores_row */
     size_t scores_row; /* floats per row */
-    void *kvf;         /* the layer's keys and values as f32, for attn_head_f32 */
-    size_t kvf_cap;
+    float *chunk_sc;   /* per-thread score rows of attn_chunk_f32 (CHUNK_SC floats each) */
+    void *plan;        /* the chunked attention's plan and partials (attn_plan_build) */
+    size_t plan_cap;
     float *rope_cs; /* cos/sin per (position, pair) for the last rope range */
     size_t rope_cap;
     int rope_pos0, rope_n, rope_nrot;
@@ -311,10 +313,7 @@ static void cpu_scale(eng_backend *be, float *x, float s, size_t n) {
 typedef struct attn_task {
     const eng_attn_args *a;
     cpu_backend *cb;
-    int fast;       /* 1: attn_head, 2: attn_head_f32 (attn_group_f32 when group > 1) */
-    int group;      /* heads of a kv head per job (fast == 2) */
-    float *kf, *vf; /* converted rows (fast == 2), or NULL */
-    int j0, j1;     /* positions to convert */
+    int fast; /* 1: attn_head */
     atomic_int next;
 } attn_task;
 
@@ -381,46 +380,14 @@ static void attn_run(void *arg, int ith, int nth) {
     attn_task *at = arg;
     const eng_attn_args *a = at->a;
     float *sc = at->cb->scores + (size_t)ith * at->cb->scores_cap;
-    const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
     int jobs = a->n_tok * a->n_head, j;
     (void)nth;
-    if (at->group > 1) { /* jobs of `group` heads sharing a kv head */
-        const int per = a->n_head / at->group;
-        jobs = a->n_tok * per;
-        while ((j = eng_pool_next(&at->next, jobs)) >= 0)
-            at->cb->k.attn_group_f32(a, j / per, j % per * at->group, at->group, at->kf, at->vf, ld, sc,
-                                     at->cb->scores_row);
-        return;
-    }
     while ((j = eng_pool_next(&at->next, jobs)) >= 0) {
         int t = j / a->n_head, h = j % a->n_head;
-        if (at->fast == 2)
-            at->cb->k.attn_head_f32(a, t, h, at->kf, at->vf, ld, sc);
-        else if (at->fast)
+        if (at->fast)
             at->cb->k.attn_head(a, t, h, sc);
         else
             attn_one(a, t, h, sc);
-    }
-}
-
-/* A KV row of n values to f32: exact, the same values the kernels dequantize
- * as they load (f16 by the level's converter, blocks by quant.c's to_float). */
-static void kv_row_f32(const cpu_backend *cb, float *dst, const uint8_t *row, uint32_t type, size_t n) {
-    if (type == ENG_TYPE_F16)
-        cb->k.f16_to_f32(dst, (const uint16_t *)row, n);
-    else
-        eng_type_get(type)->to_float(row, dst, (int64_t)n);
-}
-
-/* Keys and values of positions j0 .. j1-1 to f32 (exact), split by position. */
-static void attn_convert(void *arg, int ith, int nth) {
-    attn_task *at = arg;
-    const eng_attn_args *a = at->a;
-    const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
-    int n = at->j1 - at->j0, p0 = at->j0 + n * ith / nth, p1 = at->j0 + n * (ith + 1) / nth;
-    for (int p = p0; p < p1; p++) {
-        kv_row_f32(at->cb, at->kf + (size_t)p * ld, eng_kv_k(a->kv, a->layer, p), a->kv->type_k, ld);
-        kv_row_f32(at->cb, at->vf + (size_t)p * ld, eng_kv_v(a->kv, a->layer, p), a->kv->type_v, ld);
     }
 }
 
@@ -428,54 +395,260 @@ static int cpu_reserve(eng_backend *be, int n_ctx, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
     size_t need = ((size_t)n_ctx + 16 + 15) & ~(size_t)15; /* keeps each thread's row 64-byte aligned */
     if (need <= cb->scores_row) return UTIL_OK;
-    float *s = malloc(need * CPU_ATTN_GROUP_MAX * (size_t)cb->n_threads * sizeof(float));
+    float *s = malloc(need * (size_t)cb->n_threads * sizeof(float));
     if (!s) return util_err_set(err, UTIL_ENOMEM, "cpu backend: attention scratch for %d tokens", n_ctx);
     free(cb->scores);
     cb->scores = s;
     cb->scores_row = need;
-    cb->scores_cap = need * CPU_ATTN_GROUP_MAX;
+    cb->scores_cap = need;
     return UTIL_OK;
 }
 
-/* Heads per job of the f32 kernel: the query heads of a kv head read its
- * keys and values once (GQA: 3 on SmolLM2, 4 on the 1B preset), as many as
- * divide the group and still give every thread a job (a head's result does
- * not depend on it, so neither on the thread count). */
-static int attn_group_size(const cpu_backend *cb, const eng_attn_args *a) {
-    const int r = a->n_head / a->n_kv_head;
-    if (!cb->k.attn_group_f32 || a->n_head % a->n_kv_head) return 1;
-    for (int s = CPU_ATTN_GROUP_MAX; s > 1; s--)
-        if (r % s == 0 && a->n_tok * (a->n_head / s) >= cb->n_threads) return s;
+/* --- attention in chunks of positions (flash-decoding) ------------------------
+ * A query's keys lo..p are cut at multiples of CPU_ATTN_CHUNK positions; each
+ * piece gives a partial (max, sum of exps, value sum) and the partials are merged
+ * in position order, so a result depends only on the positions and the values,
+ * never on the thread count, the pass or the batch. A segment is one piece of
+ * keys that several queries read alike: the tokens of a prompt chunk below their
+ * own positions, and sequences whose views hold the same pages there (a shared
+ * prefix from the prefix cache). A job is up to CPU_ATTN_GROUP_MAX query heads of
+ * one kv head on one segment: each key and value is read once for all of them
+ * (loop interchange); each query head's arithmetic is the one it gets alone. */
+
+enum { CHUNK_SC = CPU_ATTN_GROUP_MAX * (CPU_ATTN_CHUNK + 32) };
+
+typedef struct attn_seg {
+    int e;      /* the entry whose view it reads */
+    int j0, nk; /* keys j0 .. j0 + nk - 1 */
+    int r0, nr; /* its records: rec[r0 .. r0 + nr) */
+} attn_seg;
+
+typedef struct attn_rec {
+    int T, k; /* flat query token, its piece (0: its first) */
+    int seg;
+} attn_rec;
+
+typedef struct attn_job {
+    int seg, g;
+    int v0,
+        nv; /* query heads v0 .. v0 + nv - 1 of the segment: record v / ratio, head g * ratio + v % ratio */
+} attn_job;
+
+typedef struct attn_plan {
+    const eng_attn_args *a;
+    cpu_backend *cb;
+    int ratio; /* query heads per kv head */
+    attn_seg *seg;
+    attn_rec *rec; /* grouped by segment */
+    attn_job *job;
+    int n_job;
+    int *tok_e, *tok_t, *nch; /* per flat token: entry, token, pieces */
+    size_t *tbase;            /* per flat token: partial slot of (head 0, piece 0) */
+    atomic_int *left;         /* per (flat token, head): pieces not yet done */
+    float *po, *pml;          /* partials: [slot][head_dim], [slot][2] */
+    atomic_int next;
+} attn_plan;
+
+/* 1 when views a and b hold the same rows for positions j0 .. j1 - 1 of their layer. */
+static int kv_same_rows(const eng_attn_args *a, const eng_attn_args *b, int j0, int j1) {
+    const eng_kv_view *x = a->kv, *y = b->kv;
+    if (a->layer != b->layer || x->page_tokens != y->page_tokens || x->n_layer != y->n_layer ||
+        x->kv_dim != y->kv_dim || x->type_k != y->type_k || x->type_v != y->type_v || x->v_is_k != y->v_is_k)
+        return 0;
+    if (x->pages == y->pages) return 1;
+    for (int pg = j0 / x->page_tokens; pg <= (j1 - 1) / x->page_tokens; pg++)
+        if (x->pages[pg] != y->pages[pg]) return 0;
     return 1;
 }
 
-/* The caller reserved scratch for pos0 + n_tok positions (see reserve). */
-static void cpu_attention(eng_backend *be, const eng_attn_args *a) {
-    cpu_backend *cb = (cpu_backend *)be;
+static int attn_lo(const eng_attn_args *a, int p) {
+    return a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
+}
+
+/* Carves n bytes (64-byte aligned) from *p. */
+static void *carve(char **p, size_t n) {
+    void *r = *p;
+    *p += (n + 63) & ~(size_t)63;
+    return r;
+}
+
+/* Lays out segments, records, jobs and partials for n entries of one layer in
+ * cb->plan. -1 when out of memory. */
+static int attn_plan_build(cpu_backend *cb, attn_plan *P, const eng_attn_args *as, int n) {
+    const int C = CPU_ATTN_CHUNK, nh = as[0].n_head, hd = as[0].head_dim;
+    int n_tok = 0;
+    size_t n_rec = 0;
+    for (int e = 0; e < n; e++)
+        for (int t = 0; t < as[e].n_tok; t++, n_tok++) {
+            int p = as[e].pos0 + t;
+            n_rec += (size_t)(p / C - attn_lo(&as[e], p) / C + 1);
+        }
+    size_t hcap = 16;
+    while (hcap < 2 * n_rec) hcap *= 2;
+    const size_t n_slot = n_rec * (size_t)nh, max_job = n_slot;
+    size_t need = 0;
+    const size_t sizes[] = {n_rec * sizeof(attn_seg),
+                            n_rec * sizeof(attn_rec) * 2,
+                            max_job * sizeof(attn_job),
+                            (size_t)n_tok * sizeof(int) * 3,
+                            (size_t)n_tok * sizeof(size_t),
+                            (size_t)n_tok * (size_t)nh * sizeof(atomic_int),
+                            n_slot * (size_t)hd * sizeof(float),
+                            n_slot * 2 * sizeof(float),
+                            hcap * sizeof(int),
+                            n_rec * sizeof(int)};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) need += (sizes[i] + 63) & ~(size_t)63;
+    if (cpu_grow(&cb->plan, &cb->plan_cap, need)) return -1;
+    char *m = cb->plan;
+    P->seg = carve(&m, sizes[0]);
+    attn_rec *raw = carve(&m, sizes[1]);
+    P->rec = raw + n_rec;
+    P->job = carve(&m, sizes[2]);
+    P->tok_e = carve(&m, sizes[3]);
+    P->tok_t = P->tok_e + n_tok;
+    P->nch = P->tok_t + n_tok;
+    P->tbase = carve(&m, sizes[4]);
+    P->left = carve(&m, sizes[5]);
+    P->po = carve(&m, sizes[6]);
+    P->pml = carve(&m, sizes[7]);
+    int *hash = carve(&m, sizes[8]), *fill = carve(&m, sizes[9]);
+    memset(hash, 0xff, hcap * sizeof(int));
+    /* pieces of every query token, each matched to a segment by (keys, rows) */
+    int n_seg = 0, T = 0;
+    size_t r = 0, slot = 0;
+    for (int e = 0; e < n; e++)
+        for (int t = 0; t < as[e].n_tok; t++, T++) {
+            const int p = as[e].pos0 + t, lo = attn_lo(&as[e], p), nch = p / C - lo / C + 1;
+            P->tok_e[T] = e, P->tok_t[T] = t, P->nch[T] = nch, P->tbase[T] = slot;
+            slot += (size_t)nch * (size_t)nh;
+            for (int h = 0; h < nh; h++) atomic_init(&P->left[(size_t)T * (size_t)nh + (size_t)h], nch);
+            for (int k = 0; k < nch; k++, r++) {
+                const int K = lo / C + k, j0 = K * C > lo ? K * C : lo,
+                          j1 = (K + 1) * C < p + 1 ? (K + 1) * C : p + 1;
+                const void *pg = as[e].kv->pages[j0 / as[e].kv->page_tokens];
+                size_t hsh = ((size_t)j0 * 2654435761u) ^ ((size_t)j1 * 40503u) ^
+                             ((size_t)(uintptr_t)pg >> 6);
+                int s = -1;
+                for (size_t b = hsh & (hcap - 1);; b = (b + 1) & (hcap - 1)) {
+                    int c = hash[b];
+                    if (c < 0) {
+                        s = n_seg++;
+                        P->seg[s] = (attn_seg){.e = e, .j0 = j0, .nk = j1 - j0};
+                        hash[b] = s;
+                        break;
+                    }
+                    const attn_seg *sg = &P->seg[c];
+                    if (sg->j0 == j0 && sg->nk == j1 - j0 && kv_same_rows(&as[sg->e], &as[e], j0, j1)) {
+                        s = c;
+                        break;
+                    }
+                }
+                raw[r] = (attn_rec){.T = T, .k = k, .seg = s};
+                P->seg[s].nr++;
+            }
+        }
+    /* records grouped by segment (counting sort, stable), then the jobs */
+    int r0 = 0;
+    for (int s = 0; s < n_seg; s++) P->seg[s].r0 = fill[s] = r0, r0 += P->seg[s].nr;
+    for (size_t i = 0; i < n_rec; i++) P->rec[fill[raw[i].seg]++] = raw[i];
+    const int ratio = nh / as[0].n_kv_head;
+    P->ratio = ratio;
+    P->n_job = 0;
+    for (int s = 0; s < n_seg; s++)
+        for (int g = 0; g < as[0].n_kv_head; g++)
+            for (int v = 0; v < P->seg[s].nr * ratio; v += CPU_ATTN_GROUP_MAX) {
+                int nv = P->seg[s].nr * ratio - v;
+                P->job[P->n_job++] = (attn_job){
+                    .seg = s, .g = g, .v0 = v, .nv = nv < CPU_ATTN_GROUP_MAX ? nv : CPU_ATTN_GROUP_MAX};
+            }
+    return 0;
+}
+
+/* The output of query head h of flat token T: its pieces' partials merged in
+ * position order (each scaled to the largest max). */
+static void attn_merge(const attn_plan *P, int T, int h) {
+    const eng_attn_args *a = &P->a[P->tok_e[T]];
+    const int hd = a->head_dim, nch = P->nch[T];
+    const size_t s0 = P->tbase[T] + (size_t)h * (size_t)nch;
+    const float *po = P->po + s0 * (size_t)hd, *ml = P->pml + 2 * s0;
+    float *o = a->out + ((size_t)P->tok_t[T] * (size_t)a->n_head + (size_t)h) * (size_t)hd;
+    float mx = ml[0], sum = 0.0f;
+    for (int c = 1; c < nch; c++) mx = ml[2 * c] > mx ? ml[2 * c] : mx;
+    for (int d = 0; d < hd; d++) o[d] = 0.0f;
+    for (int c = 0; c < nch; c++) {
+        const float f = expf(ml[2 * c] - mx);
+        sum += f * ml[2 * c + 1];
+        for (int d = 0; d < hd; d++) o[d] += f * po[(size_t)c * (size_t)hd + (size_t)d];
+    }
+    const float inv = 1.0f / sum;
+    for (int d = 0; d < hd; d++) o[d] *= inv;
+}
+
+static void attn_chunks_run(void *arg, int ith, int nth) {
+    attn_plan *P = arg;
+    const int nh = P->a[0].n_head, hd = P->a[0].head_dim;
+    float *sc = P->cb->chunk_sc + (size_t)ith * CHUNK_SC;
+    int j;
+    (void)nth;
+    while ((j = eng_pool_next(&P->next, P->n_job)) >= 0) {
+        const attn_job *jb = &P->job[j];
+        const attn_seg *sg = &P->seg[jb->seg];
+        cpu_attn_q q[CPU_ATTN_GROUP_MAX];
+        size_t done[CPU_ATTN_GROUP_MAX];
+        for (int i = 0; i < jb->nv; i++) {
+            const int v = jb->v0 + i, h = jb->g * P->ratio + v % P->ratio;
+            const attn_rec *rc = &P->rec[sg->r0 + v / P->ratio];
+            const eng_attn_args *a = &P->a[P->tok_e[rc->T]];
+            const size_t slot = P->tbase[rc->T] + (size_t)h * (size_t)P->nch[rc->T] + (size_t)rc->k;
+            q[i].q = a->q + ((size_t)P->tok_t[rc->T] * (size_t)nh + (size_t)h) * (size_t)hd;
+            q[i].o = P->po + slot * (size_t)hd;
+            q[i].ml = P->pml + 2 * slot;
+            done[i] = (size_t)rc->T * (size_t)nh + (size_t)h;
+        }
+        P->cb->k.attn_chunk_f32(&P->a[sg->e], jb->g, sg->j0, sg->nk, q, jb->nv, NULL, NULL, 0, sc,
+                                CPU_ATTN_CHUNK + 32);
+        for (int i = 0; i < jb->nv; i++) /* the last piece of a query head merges it */
+            if (atomic_fetch_sub(&P->left[done[i]], 1) == 1)
+                attn_merge(P, (int)(done[i] / (size_t)nh), (int)(done[i] % (size_t)nh));
+    }
+}
+
+/* 1 when the chunked kernel takes these arguments. */
+static int attn_chunked(const cpu_backend *cb, const eng_attn_args *a) {
+    const int f32 = a->kv->type_k == ENG_TYPE_F32 || a->kv->type_v == ENG_TYPE_F32;
+    return !f32 && cb->k.attn_chunk_f32 && cb->chunk_sc && a->n_head % a->n_kv_head == 0 &&
+           (a->head_dim == 64 || a->head_dim == 128 || a->head_dim == 256);
+}
+
+/* One entry by the per-(token, head) kernels (the scalar reference, AVX2).
+ * The caller reserved scratch for pos0 + n_tok positions (see reserve). */
+static void attn_heads(cpu_backend *cb, const eng_attn_args *a) {
     /* f32 rows (the exact path's reference cache) by the scalar reference only */
     const int f32 = a->kv->type_k == ENG_TYPE_F32 || a->kv->type_v == ENG_TYPE_F32;
     attn_task at = {.a = a, .cb = cb, .fast = !f32 && cb->k.attn_head && a->head_dim % 8 == 0};
     atomic_init(&at.next, 0);
-    if (!f32 && cb->k.attn_head_f32 && (a->head_dim == 64 || a->head_dim == 128 || a->head_dim == 256)) {
-        /* for a batch, convert every key once instead of once per head and query
-         * token; a few tokens (or no buffer) convert as they load: the same values */
-        at.fast = 2;
-        at.group = attn_group_size(cb, a);
-        const int end = a->pos0 + a->n_tok;
-        const size_t ld = (size_t)a->n_kv_head * (size_t)a->head_dim;
-        if (a->n_tok >= 4 && cpu_grow(&cb->kvf, &cb->kvf_cap, 2 * (size_t)end * ld * sizeof(float)) == 0) {
-            at.kf = cb->kvf;
-            at.vf = at.kf + (size_t)end * ld;
-            at.j0 = a->window > 0 && a->pos0 - a->window + 1 > 0 ? a->pos0 - a->window + 1 : 0;
-            at.j1 = end;
-            if ((size_t)(at.j1 - at.j0) * ld >= 16384)
-                eng_pool_run(cb->pool, attn_convert, &at);
-            else
-                attn_convert(&at, 0, 1);
-        }
-    }
     eng_pool_run(cb->pool, attn_run, &at);
 }
+
+/* n entries of one layer (same shapes, each its own view): one pool run for
+ * all when the chunked kernel takes them, each entry's bits as alone. */
+static void cpu_attention_batch(eng_backend *be, const eng_attn_args *as, int n) {
+    cpu_backend *cb = (cpu_backend *)be;
+    int chunked = n > 0;
+    for (int e = 0; e < n; e++)
+        chunked = chunked && attn_chunked(cb, &as[e]) && as[e].n_head == as[0].n_head &&
+                  as[e].n_kv_head == as[0].n_kv_head && as[e].head_dim == as[0].head_dim &&
+                  as[e].scale == as[0].scale;
+    attn_plan P = {.a = as, .cb = cb};
+    if (chunked && attn_plan_build(cb, &P, as, n) == 0) {
+        atomic_init(&P.next, 0);
+        eng_pool_run(cb->pool, attn_chunks_run, &P);
+        return;
+    }
+    for (int e = 0; e < n; e++) attn_heads(cb, &as[e]);
+}
+
+static void cpu_attention(eng_backend *be, const eng_attn_args *a) { cpu_attention_batch(be, a, 1); }
 
 /* --- lifecycle ---------------------------------------------------------- */
 
@@ -486,7 +659,8 @@ static void cpu_destroy(eng_backend *be) {
     eng_pool_free(cb->pool);
     free(cb->act);
     free(cb->scores);
-    free(cb->kvf);
+    free(cb->chunk_sc);
+    free(cb->plan);
     free(cb->rope_cs);
     free(cb);
 }
@@ -537,6 +711,7 @@ static const eng_backend_ops cpu_ops = {
     .rope = cpu_rope,
     .kv_store = cpu_kv_store,
     .attention = cpu_attention,
+    .attention_batch = cpu_attention_batch,
     .swiglu = cpu_swiglu,
     .geglu = cpu_geglu,
     .add = cpu_add,
@@ -572,6 +747,10 @@ int eng_backend_cpu_new_level(eng_backend **out, int n_threads, int level, util_
         return util_err_set(err, UTIL_ENOMEM, "cpu backend: cannot start %d threads", n_threads);
     }
     cb->n_threads = eng_pool_size(cb->pool);
+    if (cb->k.attn_chunk_f32) { /* else the per-head kernels (NULL: they stay in use) */
+        void *sc = NULL;
+        if (posix_memalign(&sc, 64, (size_t)cb->n_threads * CHUNK_SC * sizeof(float)) == 0) cb->chunk_sc = sc;
+    }
     *out = &cb->base;
     return UTIL_OK;
 }

@@ -1,5 +1,6 @@
 /* engine/cpu/cpu_kernels.h: private to the CPU backend: the non-matmul kernels a SIMD
- * level replaces (attention per (token, head), RMSNorm rows, SwiGLU, f16 conversions).
+ * level replaces (attention per (token, head) or per chunk of keys, RMSNorm rows, SwiGLU,
+ * f16 conversions).
  * The scalar references live in backend_cpu.c; a NULL slot keeps the reference.
  * Matmul kernels are not here: they come from the CPU quant traits (quant_cpu.h). */
 #ifndef ENG_CPU_KERNELS_H
@@ -10,25 +11,34 @@
 
 #include "../backend.h"
 
-enum { CPU_ATTN_GROUP_MAX = 4 };
+/* Query heads per chunk call; keys per chunk: a query's keys are split at
+ * multiples of CPU_ATTN_CHUNK positions (by position only: never by thread
+ * count, pass or batch), and the chunks' partials merged in position order. */
+enum { CPU_ATTN_GROUP_MAX = 4, CPU_ATTN_CHUNK = 256 };
+
+/* One query head of a chunk call: its head_dim values, where its partial goes. */
+typedef struct cpu_attn_q {
+    const float *q;
+    float *o;  /* head_dim floats */
+    float *ml; /* 2 floats */
+} cpu_attn_q;
 
 typedef struct cpu_kern {
     /* Attention of query token t, head h, over keys lo..p in position order,
      * reading the pages in the view's K and V types (f16, q8_0, q4_0);
      * sc holds at least p + 16 floats of scratch. Needs head_dim % 8 == 0. */
     void (*attn_head)(const eng_attn_args *a, int t, int h, float *sc);
-    /* The same, reading keys and values as f32: row j of kv head g at kf + j * ld
-     * + g * head_dim (NULL: dequantized from the pages, whatever their types,
-     * on the fly: the same values, the same results).
-     * Needs head_dim 64, 128 or 256. Preferred when present. */
-    void (*attn_head_f32)(const eng_attn_args *a, int t, int h, const float *kf, const float *vf, size_t ld,
-                          float *sc);
-    /* attn_head_f32 for heads h0 .. h0 + nh - 1 of one kv head (1 <= nh <=
-     * CPU_ATTN_GROUP_MAX), reading each key and value once for all of them;
-     * head h0 + i's scratch at sc + i * scs. Each head's output has the bits
-     * attn_head_f32 gives it. */
-    void (*attn_group_f32)(const eng_attn_args *a, int t, int h0, int nh, const float *kf, const float *vf,
-                           size_t ld, float *sc, size_t scs);
+    /* One chunk of keys (flash-decoding): keys j0 .. j0 + nk - 1 (nk <= CPU_ATTN_CHUNK)
+     * of kv head g for nq query heads (1 <= nq <= CPU_ATTN_GROUP_MAX; any tokens and
+     * sequences whose views hold the same rows there), each key and value read once
+     * for all of them. Writes each head's partial: ml[0] its max score, ml[1] the sum
+     * of exp(score - max), o the value sum weighted by those exps (not divided).
+     * Keys and values come from the pages (kf, vf NULL) or from f32 rows (row j of
+     * kv head g at kf + j * ld + g * head_dim): the same values, the same bits.
+     * Head i's scratch at sc + i * scs (nk + 16 floats). Each head's partial has the
+     * bits it gets alone. Needs head_dim 64, 128 or 256. */
+    void (*attn_chunk_f32)(const eng_attn_args *a, int g, int j0, int nk, const cpu_attn_q *q, int nq,
+                           const float *kf, const float *vf, size_t ld, float *sc, size_t scs);
     void (*f16_to_f32)(float *dst, const uint16_t *src, size_t n);
     /* y = x / sqrt(mean(x^2) + eps) * w for one row of n values. */
     void (*rmsnorm_row)(float *y, const float *x, const float *w, int n, float eps);

@@ -1,10 +1,10 @@
-/* engine/cpu/cpu_kernels_avx512.c: AVX-512 attention per (token, head): scores for 16
- * keys at a time (one fma chain per key, then a fixed transpose-and-add tree), a
- * 16-lane exp, the value sum in key order, over keys and values (f16, q8_0 or
- * q4_0 rows) converted to f32 once per call (prefill) or as they are loaded
- * (decode): the same values, the same results. The query heads of one kv head
- * (GQA) can go together: each key and value is loaded and converted once for
- * all of them, each head's arithmetic unchanged. Rows are addressed a page at a
+/* engine/cpu/cpu_kernels_avx512.c: AVX-512 attention over one chunk of keys (at most
+ * CPU_ATTN_CHUNK positions) for up to 4 query heads of one kv head, from any tokens or
+ * sequences that read the same rows: scores for 16 keys at a time (one fma chain per
+ * key, then a fixed transpose-and-add tree), a 16-lane exp, the value sum in key order;
+ * each key and value (f16, q8_0 or q4_0 rows, or f32 rows) is loaded and converted once
+ * for all the heads, each head's arithmetic unchanged. It writes partials (max, sum of
+ * exps, value sum); merging the chunks is the backend's. Rows are addressed a page at a
  * time with the next 16 prefetched, and no call sits in a loop (it spilled the
  * accumulators). The other non-matmul kernels stay at the AVX2 level. */
 #include "cpu_kernels.h"
@@ -162,7 +162,7 @@ AVX512_INLINE __m512 kv_load(kv_src r, int c, const int kind) {
  * once for the S heads; each head's arithmetic is the one-head kernel's
  * (mul, then fma per chunk in order, the fixed tree), so a head's scores do
  * not depend on S. nc = head_dim / 16, the kind and S are constants. */
-AVX512_INLINE void scores_body(const eng_attn_args *a, const float *q, size_t qs, int g, int lo, int nk,
+AVX512_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g, int lo, int nk,
                                const float *kf, size_t ld, float *sc, size_t scs, float *mx, const int nc,
                                const int kind, const int S) {
     __m512 vmx[GROUP_MAX];
@@ -181,7 +181,7 @@ AVX512_INLINE void scores_body(const eng_attn_args *a, const float *q, size_t qs
             for (int c = 0; c < nc; c++) kc[c] = kv_load(rows[i], c, kind);
 #pragma GCC unroll 4
             for (int h = 0; h < S; h++) {
-                const float *qh = q + (size_t)h * qs;
+                const float *qh = q[h].q;
                 __m512 x = _mm512_mul_ps(_mm512_loadu_ps(qh), kc[0]);
 #pragma GCC unroll 16
                 for (int c = 1; c < nc; c++) x = _mm512_fmadd_ps(_mm512_loadu_ps(qh + 16 * c), kc[c], x);
@@ -204,8 +204,8 @@ AVX512_INLINE void scores_body(const eng_attn_args *a, const float *q, size_t qs
  * f16, a q8_0 or q4_0 block) per pass over the keys keep S x 2 x 2 sums in
  * registers; each value's sums are the one-head kernel's. */
 AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
-                               const float *sc, size_t scs, const float *inv, float *o, size_t os,
-                               const int nc, const int kind, const int S) {
+                               const float *sc, size_t scs, const cpu_attn_q *q, const int nc, const int kind,
+                               const int S) {
     const int sets = nc <= 8 ? 2 : 1;
     const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
     const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
@@ -222,7 +222,7 @@ AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, co
             __m512 v0 = kv_load(rows[j % 16], c0, kind), v1 = kv_load(rows[j % 16], c0 + 1, kind);
 #pragma GCC unroll 4
             for (int h = 0; h < S; h++) {
-                const __m512 w = _mm512_set1_ps(sc[(size_t)h * scs + j] * inv[h]);
+                const __m512 w = _mm512_set1_ps(sc[(size_t)h * scs + j]);
                 acc[h][0][0] = _mm512_fmadd_ps(w, v0, acc[h][0][0]);
                 acc[h][0][1] = _mm512_fmadd_ps(w, v1, acc[h][0][1]);
             }
@@ -231,7 +231,7 @@ AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, co
                 v1 = kv_load(rows[(j + 1) % 16], c0 + 1, kind);
 #pragma GCC unroll 4
                 for (int h = 0; h < S; h++) {
-                    const __m512 w = _mm512_set1_ps(sc[(size_t)h * scs + j + 1] * inv[h]);
+                    const __m512 w = _mm512_set1_ps(sc[(size_t)h * scs + j + 1]);
                     acc[h][1][0] = _mm512_fmadd_ps(w, v0, acc[h][1][0]);
                     acc[h][1][1] = _mm512_fmadd_ps(w, v1, acc[h][1][1]);
                 }
@@ -239,7 +239,7 @@ AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, co
         }
 #pragma GCC unroll 4
         for (int h = 0; h < S; h++) {
-            float *oh = o + (size_t)h * os + 16 * c0;
+            float *oh = q[h].o + 16 * c0;
             _mm512_storeu_ps(oh, sets == 2 ? _mm512_add_ps(acc[h][0][0], acc[h][1][0]) : acc[h][0][0]);
             _mm512_storeu_ps(oh + 16, sets == 2 ? _mm512_add_ps(acc[h][0][1], acc[h][1][1]) : acc[h][0][1]);
         }
@@ -247,20 +247,20 @@ AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, co
 }
 
 /* One function per (chunks, kind, heads): the bodies with constant arguments. */
-typedef void (*scores_fn)(const eng_attn_args *, const float *, size_t, int, int, int, const float *, size_t,
+typedef void (*scores_fn)(const eng_attn_args *, const cpu_attn_q *, int, int, int, const float *, size_t,
                           float *, size_t, float *);
 typedef void (*values_fn)(const eng_attn_args *, int, int, int, const float *, size_t, const float *, size_t,
-                          const float *, float *, size_t);
-#define KV_FNS(NC, K, S)                                                                                    \
-    AVX512_FN static void scores_##NC##_##K##_##S(const eng_attn_args *a, const float *q, size_t qs, int g, \
-                                                  int lo, int nk, const float *kf, size_t ld, float *sc,    \
-                                                  size_t scs, float *mx) {                                  \
-        scores_body(a, q, qs, g, lo, nk, kf, ld, sc, scs, mx, NC, K, S);                                    \
-    }                                                                                                       \
-    AVX512_FN static void values_##NC##_##K##_##S(const eng_attn_args *a, int g, int lo, int nk,            \
-                                                  const float *vf, size_t ld, const float *sc, size_t scs,  \
-                                                  const float *inv, float *o, size_t os) {                  \
-        values_body(a, g, lo, nk, vf, ld, sc, scs, inv, o, os, NC, K, S);                                   \
+                          const cpu_attn_q *);
+#define KV_FNS(NC, K, S)                                                                                   \
+    AVX512_FN static void scores_##NC##_##K##_##S(const eng_attn_args *a, const cpu_attn_q *q, int g,      \
+                                                  int lo, int nk, const float *kf, size_t ld, float *sc,   \
+                                                  size_t scs, float *mx) {                                 \
+        scores_body(a, q, g, lo, nk, kf, ld, sc, scs, mx, NC, K, S);                                       \
+    }                                                                                                      \
+    AVX512_FN static void values_##NC##_##K##_##S(const eng_attn_args *a, int g, int lo, int nk,           \
+                                                  const float *vf, size_t ld, const float *sc, size_t scs, \
+                                                  const cpu_attn_q *q) {                                   \
+        values_body(a, g, lo, nk, vf, ld, sc, scs, q, NC, K, S);                                           \
     }
 #define KV_FNS_S(NC, K) KV_FNS(NC, K, 1) KV_FNS(NC, K, 2) KV_FNS(NC, K, 3) KV_FNS(NC, K, 4)
 #define KV_FNS_NC(NC)   KV_FNS_S(NC, 0) KV_FNS_S(NC, 1) KV_FNS_S(NC, 2) KV_FNS_S(NC, 3)
@@ -281,23 +281,19 @@ static const values_fn k_values[3][KV_KINDS][GROUP_MAX] = {ROW_K(4, values), ROW
 #undef KV_FNS_S
 #undef KV_FNS
 
-/* Query token t, heads h0 .. h0 + nh - 1 (one kv head's, nh <= GROUP_MAX):
- * the keys and values are read once for all of them; each head's result is
- * the one it gets alone. Score rows at sc + i * scs. */
-AVX512_FN static void attn_group(const eng_attn_args *a, int t, int h0, int nh, const float *kf,
-                                 const float *vf, size_t ld, float *sc, size_t scs) {
-    const int hd = a->head_dim, p = a->pos0 + t;
-    const int g = h0 / (a->n_head / a->n_kv_head);
-    const int lo = a->window > 0 && p - a->window + 1 > 0 ? p - a->window + 1 : 0;
-    const int nk = p - lo + 1;
+/* Keys j0 .. j0 + nk - 1 of kv head g for nq query heads (nq <= GROUP_MAX,
+ * any tokens and sequences whose views hold the same rows there): the keys
+ * and values are read once for all of them; each head's partial (max, sum of
+ * exp, unnormalized value sum) is the one it gets alone. Score rows at
+ * sc + i * scs. */
+AVX512_FN static void attn_chunk(const eng_attn_args *a, int g, int j0, int nk, const cpu_attn_q *q, int nq,
+                                 const float *kf, const float *vf, size_t ld, float *sc, size_t scs) {
+    const int hd = a->head_dim;
     const int sz = hd == 64 ? 0 : hd == 128 ? 1 : 2; /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
-    const size_t qs = (size_t)hd;                    /* heads of a token are adjacent */
-    const float *q = a->q + ((size_t)t * (size_t)a->n_head + (size_t)h0) * (size_t)hd;
-    float *o = a->out + ((size_t)t * (size_t)a->n_head + (size_t)h0) * (size_t)hd;
-    float mx[GROUP_MAX], inv[GROUP_MAX];
-    k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)][nh - 1](a, q, qs, g, lo, nk, kf, ld, sc, scs, mx);
-    /* softmax: exp and its sum in 16-lane partial sums from key 0 */
-    for (int h = 0; h < nh; h++) {
+    float mx[GROUP_MAX];
+    k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)][nq - 1](a, q, g, j0, nk, kf, ld, sc, scs, mx);
+    /* softmax numerators: exp and its sum in 16-lane partial sums from the chunk's first key */
+    for (int h = 0; h < nq; h++) {
         float *s = sc + (size_t)h * scs;
         const __m512 vmx = _mm512_set1_ps(mx[h]);
         __m512 sum = _mm512_setzero_ps();
@@ -308,14 +304,10 @@ AVX512_FN static void attn_group(const eng_attn_args *a, int t, int h0, int nh, 
             _mm512_mask_storeu_ps(s + j, m, e);
             sum = _mm512_add_ps(sum, e);
         }
-        inv[h] = 1.0f / hsum16(sum);
+        q[h].ml[0] = mx[h];
+        q[h].ml[1] = hsum16(sum);
     }
-    k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)][nh - 1](a, g, lo, nk, vf, ld, sc, scs, inv, o, qs);
-}
-
-AVX512_FN static void attn_head(const eng_attn_args *a, int t, int h, const float *kf, const float *vf,
-                                size_t ld, float *sc) {
-    attn_group(a, t, h, 1, kf, vf, ld, sc, 0);
+    k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)][nq - 1](a, g, j0, nk, vf, ld, sc, scs, q);
 }
 
 /* f16 -> f32 of n values (exact). */
@@ -327,8 +319,7 @@ AVX512_FN static void f16_to_f32(float *dst, const uint16_t *src, size_t n) {
 }
 
 void cpu_kern_avx512(cpu_kern *k) {
-    k->attn_head_f32 = attn_head;
-    k->attn_group_f32 = attn_group;
+    k->attn_chunk_f32 = attn_chunk;
     k->f16_to_f32 = f16_to_f32;
 }
 
