@@ -307,6 +307,13 @@ static const ph_def k_placeholders[] = {
 };
 #define N_PLACEHOLDERS (sizeof k_placeholders / sizeof k_placeholders[0])
 
+/* Flags about the user's device, shell or machine (is_mobile, is_bash_env,
+ * is_remote): other is_* flags are deployment switches (is_vlm) or, like
+ * is_git_repo, facts about the project. */
+#define DEVICE_FLAGS                                                                   \
+    "(?:mobile|desktop|tablet|phone|ios|android|windows|win32|mac|macos|darwin|linux|" \
+    "web|browser|bash(?:_env)?|powershell|zsh|sandbox(?:ed)?|remote|ssh|wsl)"
+
 /* Placeholder names by change frequency, tried in this order; the first
  * entry lists names known to hold stable text (no class, but not unknown). */
 static const struct {
@@ -320,7 +327,7 @@ static const struct {
      "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
-     "max_\\w+|is_\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
+     "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
     {LINT_VC_CALL, "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
                    "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
                    "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
@@ -337,7 +344,7 @@ static const struct {
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
+     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -347,13 +354,14 @@ static const struct {
      "environment|model|model_?(?:name|id)|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
-     "\\w+_session(?:_id)?)"},
+     "\\w+_session(?:_id)?|is_" DEVICE_FLAGS ")"},
     {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
                   "\\w+_date|year|month|current_?(?:year|month|day))"},
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
                    "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
                    "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
-                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+)"},
+                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+|"
+                   "custom_(?:instructions|personality|style))"},
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 
@@ -1211,16 +1219,18 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
-     * Claude Code's $ARGUMENTS is a real one */
-    int fill_in = t->fill_ins && !arguments;
+     * Claude Code's $ARGUMENTS is a real one, and so is a ${x ? 'a' : 'b'}
+     * that picks text (no person fills in a conditional: a program does) */
+    int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
+    int picks = dollar_brace && conditional_interpolation(t, ov[0]);
+    int fill_in = t->fill_ins && !arguments && !picks;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE) return UTIL_OK;
         known = 1;
     }
-    if (vc == LINT_VC_NONE && !known && !fill_in && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
-        conditional_interpolation(t, ov[0])) {
+    if (vc == LINT_VC_NONE && !known && picks) {
         vc = LINT_VC_TURN; /* text chosen from state at render time */
         known = 1;
     }
