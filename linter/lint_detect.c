@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lint_detect.h"
 #include "lint_detect_impl.h"
@@ -737,6 +738,23 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
     return LINT_VC_NONE;
 }
 
+int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                          size_t b, const char *name, size_t len) {
+    int subday;
+    if (!lint_text_code_path(t, a, b)) return 0;
+    if (lint_detect_name_class(d, cfg, name, len, &subday) == LINT_VC_SESSION) return 1;
+    /* a path-shaped name there (memory_directory, debug_log_path) is a
+     * folder or file on the user's machine; elsewhere such a name may be
+     * configuration (template_path) and stays unclassed */
+    size_t n = len;
+    while (n > 0 && (isalnum((unsigned char)name[n - 1]))) n--;
+    if (n == 0 || (name[n - 1] != '_' && name[n - 1] != '.')) return 0;
+    const char *w = name + n;
+    size_t wl = len - n;
+    return (wl == 3 && !strncasecmp(w, "dir", 3)) || (wl == 9 && !strncasecmp(w, "directory", 9)) ||
+           (wl == 6 && !strncasecmp(w, "folder", 6)) || (wl == 4 && !strncasecmp(w, "path", 4));
+}
+
 int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
                            int *subday) {
     int known;
@@ -1213,7 +1231,12 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
-    if ((lint_text_in_code(t, ov[0]) && !(arguments && t->command_file)) || lint_text_in_tag(t, ov[0]) ||
+    int in_code = lint_text_in_code(t, ov[0]);
+    /* a per-session path in inline code is the value itself (`{home}/x`;
+     * a $VAR there is the shell's) */
+    int code_path = in_code && nl && t->data[ov[0]] == '{' &&
+                    lint_detect_code_path(d, a->cfg, t, ov[0], ov[1], nm, nl);
+    if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
     int subday = 0, known = 0;
@@ -1223,11 +1246,15 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !picks;
+    int fill_in = t->fill_ins && !arguments && !picks && !code_path;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE) return UTIL_OK;
+        known = 1;
+    }
+    if (vc == LINT_VC_NONE && code_path) {
+        vc = LINT_VC_SESSION; /* `{debug_log_path}`: a file on the user's machine */
         known = 1;
     }
     if (vc == LINT_VC_NONE && !known && picks) {

@@ -540,6 +540,30 @@ int lint_text_in_code(const lint_text *t, size_t off) {
     return lo < t->n_code && t->code[lo].start <= off && off < t->code[lo].end;
 }
 
+int lint_text_code_path(const lint_text *t, size_t a, size_t b) {
+    size_t lo = 0, hi = t->n_code;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->code[mid].end <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= t->n_code || t->code[lo].start > a || b > t->code[lo].end) return 0;
+    const char *d = t->data;
+    size_t cs = t->code[lo].start, ce = t->code[lo].end;
+    if (d[cs] != '`' || memchr(d + cs, '\n', ce - cs)) return 0; /* a fence */
+    while (cs < ce && d[cs] == '`') cs++;
+    while (ce > cs && d[ce - 1] == '`') ce--;
+    /* the root of a path: starts the span or a word, a '/' after it */
+    int root = a == cs || d[a - 1] == ' ' || d[a - 1] == '"' || d[a - 1] == '\'';
+    if (root && b < ce && d[b] == '/') return 1;
+    size_t x = cs, y = ce;
+    while (x < y && (d[x] == ' ' || d[x] == '"' || d[x] == '\'')) x++;
+    while (y > x && (d[y - 1] == ' ' || d[y - 1] == '"' || d[y - 1] == '\'' || d[y - 1] == '/')) y--;
+    return x == a && y == b;
+}
+
 int lint_text_column(const lint_text *t, size_t off) {
     size_t s = t->line_start[lint_text_line_of(t, off)];
     int col = 1;

@@ -215,6 +215,18 @@ static int github_class(const char *p, size_t n) {
 
 /* Class of a term (a path such as `doc.text`, `messages[0]['content']`,
  * `.Date`, `$input`). root: the first name; idx0: subscripted with [0]. */
+/* Whether the name at p (n bytes) is the whole of a {{ name }} that is a path
+ * in inline code (lint_detect_code_path). */
+static int code_path_term(const scan *s, const char *p, size_t n) {
+    const char *d = s->t->data;
+    size_t a = (size_t)(p - d), b = a + n;
+    while (a > 0 && d[a - 1] == ' ') a--;
+    while (b < s->t->len && d[b] == ' ') b++;
+    if (a < 2 || d[a - 1] != '{' || d[a - 2] != '{' || b + 1 >= s->t->len || d[b] != '}' || d[b + 1] != '}')
+        return 0;
+    return lint_detect_code_path(s->d, s->cfg, s->t, a - 2, b + 2, p, n);
+}
+
 static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday, int *known) {
     *subday = 0;
     *known = 0;
@@ -265,6 +277,10 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
     if (is_input(s, root, root_n)) {
         *known = 1;
         return LINT_VC_TURN; /* declared as an input of the prompt: given per request */
+    }
+    if (!s->t->is_template && root_n == n && code_path_term(s, path, n)) {
+        *known = 1;
+        return LINT_VC_SESSION; /* `{{memory_directory}}/` in a rendered prompt */
     }
     if (in_list(root, root_n, k_stable_roots) ||
         (root_n > 6 && memcmp(root + root_n - 6, "_token", 6) == 0)) {

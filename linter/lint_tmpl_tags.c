@@ -232,6 +232,23 @@ static int hyphen_reference(const char *d, size_t a, size_t b) {
     return joins > 0;
 }
 
+/* Whether the {{ name }} at i is a per-session path in inline code
+ * (`{{home}}/.claude/x.mjs`): the value, read as a placeholder although it
+ * is code (lint_detect_code_path). */
+static int code_path_tag(const scan *s, size_t i) {
+    const char *d = s->t->data;
+    size_t len = s->t->len;
+    if (i + 4 >= len || d[i + 1] != '{') return 0;
+    size_t a = i + 2;
+    while (a < len && d[a] == ' ') a++;
+    size_t e = a;
+    while (e < len && lint_tmpl_is_ident(d[e])) e++;
+    size_t c = e;
+    while (c < len && d[c] == ' ') c++;
+    if (e == a || c + 1 >= len || d[c] != '}' || d[c + 1] != '}') return 0;
+    return lint_detect_code_path(s->d, s->cfg, s->t, i, c + 2, d + a, e - a);
+}
+
 int lint_tmpl_tokenize(scan *s) {
     lint_text *t = s->t;
     const char *d = t->data;
@@ -242,7 +259,7 @@ int lint_tmpl_tokenize(scan *s) {
         const char *o = memchr(d + i, '{', len - i - 1);
         if (!o) break;
         i = (size_t)(o - d);
-        if (!t->is_template && lint_text_in_code(t, i)) {
+        if (!t->is_template && lint_text_in_code(t, i) && !code_path_tag(s, i)) {
             i++;
             continue;
         }
