@@ -250,9 +250,9 @@ static const pat_def k_literals[] = {
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
+    {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
      "name(?:\\h+of\\h+the\\h+user)?)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
-     "(?=\\h*(?:<!--[^\\n]*)?$)",
+     "(?=\\h*(?:[(<][\\w.+-]+@[\\w.-]+[)>]\\h*)?(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     /* the user's handle or e-mail address in an identity position: "Username:
      * maria_j", "The user's email address is maria@harbor.dev" */
@@ -260,7 +260,8 @@ static const pat_def k_literals[] = {
      "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 4, 1},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
-     "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
+     "account|(?:logged|signed)\\h+in\\h+as|you\\h+are\\h+(?:assisting|helping|serving|talking\\h+(?:to|with)))"
+     "\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3, 1},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
