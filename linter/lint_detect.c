@@ -330,10 +330,11 @@ static const struct {
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
      "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
-    {LINT_VC_CALL, "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
-                   "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
-                   "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
-                   "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
+    {LINT_VC_CALL,
+     "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
+     "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
+     "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
+     "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
      "(?:retrieved\\w*|retrieval\\w*|context|contexts|documents?|docs|documentation|"
      "search_?results?|results|history|chat_?history|conversation(?:_?history)?|thread|"
@@ -367,9 +368,10 @@ static const struct {
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 
-#define SUBDAY_NAMES                                                                        \
-    "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|" \
-    "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|\\w+_(?:timestamp|ts|time|"  \
+#define SUBDAY_NAMES                                                                                     \
+    "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"              \
+    "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|" \
+    "\\w+_(?:timestamp|ts|time|"                                                                         \
     "datetime|at))"
 
 /* Words that make a literal an example, and qualifiers that make a date a

@@ -538,6 +538,33 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
     return i;
 }
 
+/* Whether the string literal [i, e) is "now" or "today" piped into a date
+ * filter ('now' | date: '%Y-%m-%d' in Liquid, "now" | date("YYYY") in
+ * Nunjucks): the current date. *subday: the format shows the time. */
+static int now_filtered(const char *d, size_t i, size_t e, size_t b, int *subday) {
+    size_t n = e - i;
+    if (!((n == 5 && !strncasecmp(d + i + 1, "now", 3)) || (n == 7 && !strncasecmp(d + i + 1, "today", 5))))
+        return 0;
+    size_t k = e;
+    while (k < b && d[k] == ' ') k++;
+    if (k >= b || d[k] != '|') return 0;
+    k++;
+    while (k < b && d[k] == ' ') k++;
+    size_t w = k;
+    while (k < b && lint_tmpl_is_ident(d[k])) k++;
+    int dated = 0;
+    for (size_t j = w; j + 4 <= k && !dated; j++)
+        dated = !strncasecmp(d + j, "date", 4) || !strncasecmp(d + j, "time", 4);
+    if (!dated) return 0;
+    *subday = 0;
+    for (size_t j = k; j < b && !*subday; j++)
+        if (d[j] == '%')
+            *subday = format_subday(d + j, b - j);
+        else if (d[j] == 'H' || (d[j] == 'm' && j + 1 < b && d[j + 1] == 'm'))
+            *subday = 1; /* HH:mm */
+    return 1;
+}
+
 /* Reads an expression, classing its terms and collecting its visible strings
  * (mode EM_OUTPUT: every string that is not compared or a condition; EM_SET:
  * strings of three words or more; others: none). */
@@ -555,6 +582,16 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
         if (c == '"' || c == '\'' || c == '`') {
             size_t e = skip_string(d, i, b);
             ev->strings++;
+            int sd = 0;
+            if (now_filtered(d, i, e, b, &sd)) { /* 'now' | date: '%Y' renders the current date */
+                int vc = sd ? LINT_VC_CALL : LINT_VC_DAY;
+                if (vc > ev->vclass) ev->vclass = vc;
+                ev->subday |= sd;
+                ev->terms++;
+                if (!ev->first_v_b) ev->first_v_a = i, ev->first_v_b = e;
+                i = e;
+                continue;
+            }
             int show = !cond && !cmp && vv && (mode == EM_OUTPUT || mode == EM_SET);
             if (show && mode == EM_SET && count_alpha_words(d + i, e - i) < 3) show = 0;
             pend = (size_t)-1;
@@ -988,7 +1025,15 @@ static void run_pass(scan *s) {
             break;
         }
         case TK_INCLUDE: /* renders another file: stable text */ break;
-        default: quiet_except(s, g, NULL);
+        default:
+            if (g->kind == TK_OTHER && s->quiet_until <= g->start &&
+                lint_tmpl_word_is(s->t->data + g->a, lint_tmpl_word_end(s->t->data, g->a, g->b) - g->a,
+                                  "now")) {
+                /* {% now 'utc', '%Y-%m-%d' %} (jinja2-time): the current date */
+                int sd = format_subday(s->t->data + g->a, g->b - g->a);
+                push_span(s, s->spans, g->start, g->end, sd ? LINT_VC_CALL : LINT_VC_DAY, sd);
+            }
+            quiet_except(s, g, NULL);
         }
     }
 }
