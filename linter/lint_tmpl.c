@@ -1344,30 +1344,6 @@ static int markdown_name(const char *rel) {
     return 0;
 }
 
-/* Whether rel lies in a folder named prompts or ending in -prompts or
- * _prompts (src/app/prompts/x.md, system-prompts/x.md). */
-static int prompts_folder(const char *rel) {
-    for (const char *p = strstr(rel, "prompts/"); p; p = strstr(p + 1, "prompts/"))
-        if (p == rel || p[-1] == '/' || p[-1] == '-' || p[-1] == '_') return 1;
-    return 0;
-}
-
-/* Whether the file opens with a comment that declares its template variables
- * (<!-- ... variables: ... -->, as prompt collections extracted from a
- * program write them): its ${X} and {x} are the program's fields. */
-static int declares_variables(const lint_text *t) {
-    const char *d = t->data;
-    size_t i = 0;
-    while (i < t->len && isspace((unsigned char)d[i])) i++;
-    if (t->len - i < 4 || memcmp(d + i, "<!--", 4) != 0) return 0;
-    size_t lim = t->len - i > 4096 ? i + 4096 : t->len;
-    for (size_t k = i + 4; k + 3 <= lim; k++) {
-        if (!memcmp(d + k, "-->", 3)) return 0;
-        if (d[k - 1] == '\n' && lim - k >= 10 && !memcmp(d + k, "variables:", 10)) return 1;
-    }
-    return 0;
-}
-
 /* A file of another extension is a template when statements ({% %}) or block
  * tags ({{#x}}, {{/x}}) appear outside its code spans. */
 static int has_statements(const lint_text *t) {
@@ -1469,7 +1445,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->curly_only = lint_tmpl_name(rel);
     t->is_template = t->curly_only || has_statements(t);
     /* markdown in a prompts/ folder is a program's template: its {x} are fields */
-    t->fill_ins = !t->is_template && markdown_name(rel) && !prompts_folder(rel) && !declares_variables(t);
+    t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
+                  !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;

@@ -2,8 +2,9 @@
  * {% %}, {# #}, {{! }}, {% raw %}, Go comments and actions, each classed by
  * its keyword (output, set, block opener or closer, include, role marker,
  * comment), then openers matched with closers, and the rendering items
- * before each tag counted. Does not read expressions or class names
- * (lint_tmpl.c). */
+ * before each tag counted; also whether a markdown file is a program's
+ * template by its folder or its declared variables. Does not read
+ * expressions or class names (lint_tmpl.c). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,4 +396,28 @@ int lint_tmpl_count_emitting(scan *s) {
 
 int lint_tmpl_body_emits(const scan *s, size_t open, size_t close) {
     return s->emit_before[close] > s->emit_before[open];
+}
+
+/* Whether rel lies in a folder named prompts or ending in -prompts or
+ * _prompts (src/app/prompts/x.md, system-prompts/x.md). */
+int lint_tmpl_prompts_folder(const char *rel) {
+    for (const char *p = strstr(rel, "prompts/"); p; p = strstr(p + 1, "prompts/"))
+        if (p == rel || p[-1] == '/' || p[-1] == '-' || p[-1] == '_') return 1;
+    return 0;
+}
+
+/* Whether the file opens with a comment that declares its template variables
+ * (<!-- ... variables: ... -->, as prompt collections extracted from a
+ * program write them): its ${X} and {x} are the program's fields. */
+int lint_tmpl_declares_variables(const lint_text *t) {
+    const char *d = t->data;
+    size_t i = 0;
+    while (i < t->len && isspace((unsigned char)d[i])) i++;
+    if (t->len - i < 4 || memcmp(d + i, "<!--", 4) != 0) return 0;
+    size_t lim = t->len - i > 4096 ? i + 4096 : t->len;
+    for (size_t k = i + 4; k + 3 <= lim; k++) {
+        if (!memcmp(d + k, "-->", 3)) return 0;
+        if (d[k - 1] == '\n' && lim - k >= 10 && !memcmp(d + k, "variables:", 10)) return 1;
+    }
+    return 0;
 }
