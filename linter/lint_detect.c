@@ -55,7 +55,7 @@
     "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"    \
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                      \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"                \
-    "(?:\\h*\\([^()\\n]{1,24}\\))?"                                                           \
+    "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])[\"']?" /* a JSON key: "current_date": */        \
     "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"  \
     "(?:\\*\\*|__|[\"'])?\\h*"
 
