@@ -587,9 +587,29 @@ static int has_phrase(const char *s, size_t n, const char *w) {
     return 0;
 }
 
+/* Whether the text is a coding agent's command or agent file: Claude Code's
+ * $ARGUMENTS (word-bounded, upper case), or front matter that names the
+ * command's arguments or tools (argument-hint:, allowed-tools:). Such files
+ * are kept outside .claude/commands/ by collections meant to be copied
+ * there (tools/review.md). */
+static int command_file(const char *p, size_t n) {
+    for (const char *q = p; (q = memmem(q, (size_t)(p + n - q), "$ARGUMENTS", 10)) != NULL; q += 10)
+        if (q + 10 >= p + n || !(isalnum((unsigned char)q[10]) || q[10] == '_')) return 1;
+    if (n > 4 && memcmp(p, "---", 3) == 0) {
+        const char *end = memmem(p + 3, n - 3, "\n---", 4);
+        size_t fl = end ? (size_t)(end - p) : 0;
+        for (size_t i = 3; i + 14 <= fl; i++)
+            if (p[i - 1] == '\n' &&
+                (!strncmp(p + i, "argument-hint:", 14) || !strncmp(p + i, "allowed-tools:", 14)))
+                return 1;
+    }
+    return 0;
+}
+
 int lint_reads_like_prompt(const char *data, size_t len, int how) {
     size_t n = len < 16384 ? len : 16384;
     const char *p = data, *e = data + n;
+    if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
     /* past a YAML frontmatter */
     if (n > 4 && memcmp(p, "---", 3) == 0) {
         const char *q = memmem(p + 3, n - 3, "\n---", 4);

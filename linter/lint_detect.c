@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lint_detect.h"
 #include "lint_detect_impl.h"
@@ -54,7 +55,7 @@
     "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"    \
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                      \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"                \
-    "(?:\\h*\\([^()\\n]{1,24}\\))?"                                                           \
+    "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])[\"']?" /* a JSON key: "current_date": */        \
     "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"  \
     "(?:\\*\\*|__|[\"'])?\\h*"
 
@@ -249,9 +250,9 @@ static const pat_def k_literals[] = {
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:user|username|user\\h+name|customer|human|client|"
+    {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
      "name(?:\\h+of\\h+the\\h+user)?)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
-     "(?=\\h*(?:<!--[^\\n]*)?$)",
+     "(?=\\h*(?:[(<][\\w.+-]+@[\\w.-]+[)>]\\h*)?(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     /* the user's handle or e-mail address in an identity position: "Username:
      * maria_j", "The user's email address is maria@harbor.dev" */
@@ -259,7 +260,8 @@ static const pat_def k_literals[] = {
      "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 4, 1},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
-     "account|(?:logged|signed)\\h+in\\h+as)\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
+     "account|(?:logged|signed)\\h+in\\h+as|you\\h+are\\h+(?:assisting|helping|serving|talking\\h+(?:to|with)))"
+     "\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3, 1},
     {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
      "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
@@ -307,6 +309,13 @@ static const ph_def k_placeholders[] = {
 };
 #define N_PLACEHOLDERS (sizeof k_placeholders / sizeof k_placeholders[0])
 
+/* Flags about the user's device, shell or machine (is_mobile, is_bash_env,
+ * is_remote): other is_* flags are deployment switches (is_vlm) or, like
+ * is_git_repo, facts about the project. */
+#define DEVICE_FLAGS                                                                   \
+    "(?:mobile|desktop|tablet|phone|ios|android|windows|win32|mac|macos|darwin|linux|" \
+    "web|browser|bash(?:_env)?|powershell|zsh|sandbox(?:ed)?|remote|ssh|wsl)"
+
 /* Placeholder names by change frequency, tried in this order; the first
  * entry lists names known to hold stable text (no class, but not unknown). */
 static const struct {
@@ -320,11 +329,12 @@ static const struct {
      "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
-     "max_\\w+|is_\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
-    {LINT_VC_CALL, "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
-                   "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
-                   "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
-                   "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
+     "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
+    {LINT_VC_CALL,
+     "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
+     "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
+     "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
+     "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
      "(?:retrieved\\w*|retrieval\\w*|context|contexts|documents?|docs|documentation|"
      "search_?results?|results|history|chat_?history|conversation(?:_?history)?|thread|"
@@ -337,7 +347,7 @@ static const struct {
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
+     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -347,19 +357,21 @@ static const struct {
      "environment|model|model_?(?:name|id)|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
-     "\\w+_session(?:_id)?)"},
+     "\\w+_session(?:_id)?|is_" DEVICE_FLAGS ")"},
     {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
                   "\\w+_date|year|month|current_?(?:year|month|day))"},
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
                    "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
                    "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
-                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+)"},
+                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+|"
+                   "custom_(?:instructions|personality|style))"},
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 
-#define SUBDAY_NAMES                                                                        \
-    "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|" \
-    "time_?of_?day|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|\\w+_(?:timestamp|ts|time|"  \
+#define SUBDAY_NAMES                                                                                     \
+    "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"              \
+    "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|" \
+    "\\w+_(?:timestamp|ts|time|"                                                                         \
     "datetime|at))"
 
 /* Words that make a literal an example, and qualifiers that make a date a
@@ -727,6 +739,23 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         }
     }
     return LINT_VC_NONE;
+}
+
+int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                          size_t b, const char *name, size_t len) {
+    int subday;
+    if (!lint_text_code_path(t, a, b)) return 0;
+    if (lint_detect_name_class(d, cfg, name, len, &subday) == LINT_VC_SESSION) return 1;
+    /* a path-shaped name there (memory_directory, debug_log_path) is a
+     * folder or file on the user's machine; elsewhere such a name may be
+     * configuration (template_path) and stays unclassed */
+    size_t n = len;
+    while (n > 0 && (isalnum((unsigned char)name[n - 1]))) n--;
+    if (n == 0 || (name[n - 1] != '_' && name[n - 1] != '.')) return 0;
+    const char *w = name + n;
+    size_t wl = len - n;
+    return (wl == 3 && !strncasecmp(w, "dir", 3)) || (wl == 9 && !strncasecmp(w, "directory", 9)) ||
+           (wl == 6 && !strncasecmp(w, "folder", 6)) || (wl == 4 && !strncasecmp(w, "path", 4));
 }
 
 int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
@@ -1205,22 +1234,33 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
-    if ((lint_text_in_code(t, ov[0]) && !(arguments && t->command_file)) || lint_text_in_tag(t, ov[0]) ||
+    int in_code = lint_text_in_code(t, ov[0]);
+    /* a per-session path in inline code is the value itself (`{home}/x`;
+     * a $VAR there is the shell's) */
+    int code_path = in_code && nl && t->data[ov[0]] == '{' &&
+                    lint_detect_code_path(d, a->cfg, t, ov[0], ov[1], nm, nl);
+    if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
-     * Claude Code's $ARGUMENTS is a real one */
-    int fill_in = t->fill_ins && !arguments;
+     * Claude Code's $ARGUMENTS is a real one, and so is a ${x ? 'a' : 'b'}
+     * that picks text (no person fills in a conditional: a program does) */
+    int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
+    int picks = dollar_brace && conditional_interpolation(t, ov[0]);
+    int fill_in = t->fill_ins && !arguments && !picks && !code_path;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE) return UTIL_OK;
         known = 1;
     }
-    if (vc == LINT_VC_NONE && !known && !fill_in && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
-        conditional_interpolation(t, ov[0])) {
+    if (vc == LINT_VC_NONE && code_path) {
+        vc = LINT_VC_SESSION; /* `{debug_log_path}`: a file on the user's machine */
+        known = 1;
+    }
+    if (vc == LINT_VC_NONE && !known && picks) {
         vc = LINT_VC_TURN; /* text chosen from state at render time */
         known = 1;
     }

@@ -49,6 +49,10 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
  * (stable ones included). */
 int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
                           int *subday, int *known);
+/* Whether the placeholder [a, b) named name is a per-session path inside
+ * inline code (lint_text_code_path): a value, not an example. */
+int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                          size_t b, const char *name, size_t len);
 int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
                            int *subday);
 /* Class that the words before off (its sentence, or a caption line above)

@@ -56,12 +56,13 @@ static const char *skip_invisible(const char *p, const char *e) {
     }
 }
 
-/* A fence opener/closer: up to 3 spaces, then 3+ backticks or tildes. */
-static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
+/* A fence opener/closer: up to max_ind spaces (3 at the top level; more in
+ * a list item), then 3+ backticks or tildes. */
+static int fence_at(const char *p, const char *e, char *ch, size_t *count, int max_ind) {
     int ind = 0;
-    while (p < e && *p == ' ' && ind < 4) p++, ind++;
+    while (p < e && *p == ' ' && ind <= max_ind) p++, ind++;
     p = skip_invisible(p, e);
-    if (ind > 3 || p >= e || (*p != '`' && *p != '~')) return 0;
+    if (ind > max_ind || p >= e || (*p != '`' && *p != '~')) return 0;
     char c = *p;
     size_t n = 0;
     while (p < e && *p == c) p++, n++;
@@ -70,6 +71,31 @@ static int fence_at(const char *p, const char *e, char *ch, size_t *count) {
     *ch = c;
     *count = n;
     return 1;
+}
+
+/* Spaces before the text of [p, e) (a tab counts 4). */
+static int indent_of(const char *p, const char *e) {
+    int ind = 0;
+    for (; p < e && (*p == ' ' || *p == '\t'); p++) ind += *p == '\t' ? 4 : 1;
+    return ind;
+}
+
+/* Whether line i, indented ind (4 or more) spaces, continues a list item: the
+ * nearest line above it with less indentation (blank lines skipped) starts
+ * with a list marker ("- ", "* ", "+ ", "17. ", "3) "). A fence there is a
+ * fence ("17. **Setup**" then "    ```yaml"), not an indented code line. */
+static int in_list_item(const lint_text *t, size_t i, int ind) {
+    const char *d = t->data;
+    for (size_t k = i, seen = 0; k-- > 0 && seen < 400; seen++) {
+        const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
+        const char *q = skip_ws(p, e);
+        if (q == e) continue;
+        if (indent_of(p, e) >= ind) continue;
+        if ((*q == '-' || *q == '*' || *q == '+') && q + 1 < e && q[1] == ' ') return 1;
+        while (q < e && isdigit((unsigned char)*q)) q++;
+        return q > skip_ws(p, e) && q + 1 < e && (*q == '.' || *q == ')') && q[1] == ' ';
+    }
+    return 0;
 }
 
 static int only_ws_after_fence(const char *p, const char *e, char c) {
@@ -416,14 +442,14 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         }
     char fch = 0;
     size_t fcount = 0, fstart = 0, fline = 0;
-    int in_fence = 0, whole_info = 0, tmpl_info = 0;
+    int in_fence = 0, whole_info = 0, tmpl_info = 0, find = 0; /* find: the opener's indent */
     for (size_t i = 0; i < n; i++) {
         const char *p = data + t->line_start[i], *e = data + lint_text_line_end(t, i);
         char c;
         size_t cnt;
         if (in_fence) {
             t->flags[i] |= LINT_LF_FENCE;
-            if (fence_at(p, e, &c, &cnt) && c == fch && cnt >= fcount) {
+            if (fence_at(p, e, &c, &cnt, find + 3) && c == fch && cnt >= fcount) {
                 const char *q = skip_invisible(skip_ws(p, e), e);
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
@@ -438,8 +464,11 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             }
             continue;
         }
-        if (fence_at(p, e, &c, &cnt)) {
+        int ind = indent_of(p, e);
+        if (fence_at(p, e, &c, &cnt, 3) ||
+            (ind > 3 && ind < 16 && fence_at(p, e, &c, &cnt, ind) && in_list_item(t, i, ind))) {
             in_fence = 1;
+            find = ind > 3 ? ind : 0;
             fch = c;
             fcount = cnt;
             fstart = t->line_start[i];
@@ -538,6 +567,30 @@ int lint_text_in_code(const lint_text *t, size_t off) {
             hi = mid;
     }
     return lo < t->n_code && t->code[lo].start <= off && off < t->code[lo].end;
+}
+
+int lint_text_code_path(const lint_text *t, size_t a, size_t b) {
+    size_t lo = 0, hi = t->n_code;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->code[mid].end <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= t->n_code || t->code[lo].start > a || b > t->code[lo].end) return 0;
+    const char *d = t->data;
+    size_t cs = t->code[lo].start, ce = t->code[lo].end;
+    if (d[cs] != '`' || memchr(d + cs, '\n', ce - cs)) return 0; /* a fence */
+    while (cs < ce && d[cs] == '`') cs++;
+    while (ce > cs && d[ce - 1] == '`') ce--;
+    /* the root of a path: starts the span or a word, a '/' after it */
+    int root = a == cs || d[a - 1] == ' ' || d[a - 1] == '"' || d[a - 1] == '\'';
+    if (root && b < ce && d[b] == '/') return 1;
+    size_t x = cs, y = ce;
+    while (x < y && (d[x] == ' ' || d[x] == '"' || d[x] == '\'')) x++;
+    while (y > x && (d[y - 1] == ' ' || d[y - 1] == '"' || d[y - 1] == '\'' || d[y - 1] == '/')) y--;
+    return x == a && y == b;
 }
 
 int lint_text_column(const lint_text *t, size_t off) {

@@ -66,6 +66,12 @@ void lint_text_release(lint_text *t);
 size_t lint_text_line_of(const lint_text *t, size_t off);   /* 0-based */
 size_t lint_text_line_end(const lint_text *t, size_t line); /* offset of '\n' or len */
 int lint_text_in_code(const lint_text *t, size_t off);
+/* Whether the placeholder [a, b) lies in an inline code span (not a fence) as
+ * a path: the span holds only it (a trailing '/' allowed) or it is the root
+ * of a path (`{{home}}/.claude/x.mjs`, `{debug_log_path}`; not the middle of
+ * `repos/{owner}/{repo}/pulls`). Such a placeholder is the
+ * value the prompt hands the model, not an example of syntax. */
+int lint_text_code_path(const lint_text *t, size_t a, size_t b);
 /* 1-based column in code points of byte offset off on its line. */
 int lint_text_column(const lint_text *t, size_t off);
 

@@ -215,6 +215,18 @@ static int github_class(const char *p, size_t n) {
 
 /* Class of a term (a path such as `doc.text`, `messages[0]['content']`,
  * `.Date`, `$input`). root: the first name; idx0: subscripted with [0]. */
+/* Whether the name at p (n bytes) is the whole of a {{ name }} that is a path
+ * in inline code (lint_detect_code_path). */
+static int code_path_term(const scan *s, const char *p, size_t n) {
+    const char *d = s->t->data;
+    size_t a = (size_t)(p - d), b = a + n;
+    while (a > 0 && d[a - 1] == ' ') a--;
+    while (b < s->t->len && d[b] == ' ') b++;
+    if (a < 2 || d[a - 1] != '{' || d[a - 2] != '{' || b + 1 >= s->t->len || d[b] != '}' || d[b + 1] != '}')
+        return 0;
+    return lint_detect_code_path(s->d, s->cfg, s->t, a - 2, b + 2, p, n);
+}
+
 static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday, int *known) {
     *subday = 0;
     *known = 0;
@@ -265,6 +277,10 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
     if (is_input(s, root, root_n)) {
         *known = 1;
         return LINT_VC_TURN; /* declared as an input of the prompt: given per request */
+    }
+    if (!s->t->is_template && root_n == n && code_path_term(s, path, n)) {
+        *known = 1;
+        return LINT_VC_SESSION; /* `{{memory_directory}}/` in a rendered prompt */
     }
     if (in_list(root, root_n, k_stable_roots) ||
         (root_n > 6 && memcmp(root + root_n - 6, "_token", 6) == 0)) {
@@ -522,6 +538,33 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
     return i;
 }
 
+/* Whether the string literal [i, e) is "now" or "today" piped into a date
+ * filter ('now' | date: '%Y-%m-%d' in Liquid, "now" | date("YYYY") in
+ * Nunjucks): the current date. *subday: the format shows the time. */
+static int now_filtered(const char *d, size_t i, size_t e, size_t b, int *subday) {
+    size_t n = e - i;
+    if (!((n == 5 && !strncasecmp(d + i + 1, "now", 3)) || (n == 7 && !strncasecmp(d + i + 1, "today", 5))))
+        return 0;
+    size_t k = e;
+    while (k < b && d[k] == ' ') k++;
+    if (k >= b || d[k] != '|') return 0;
+    k++;
+    while (k < b && d[k] == ' ') k++;
+    size_t w = k;
+    while (k < b && lint_tmpl_is_ident(d[k])) k++;
+    int dated = 0;
+    for (size_t j = w; j + 4 <= k && !dated; j++)
+        dated = !strncasecmp(d + j, "date", 4) || !strncasecmp(d + j, "time", 4);
+    if (!dated) return 0;
+    *subday = 0;
+    for (size_t j = k; j < b && !*subday; j++)
+        if (d[j] == '%')
+            *subday = format_subday(d + j, b - j);
+        else if (d[j] == 'H' || (d[j] == 'm' && j + 1 < b && d[j + 1] == 'm'))
+            *subday = 1; /* HH:mm */
+    return 1;
+}
+
 /* Reads an expression, classing its terms and collecting its visible strings
  * (mode EM_OUTPUT: every string that is not compared or a condition; EM_SET:
  * strings of three words or more; others: none). */
@@ -539,6 +582,16 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
         if (c == '"' || c == '\'' || c == '`') {
             size_t e = skip_string(d, i, b);
             ev->strings++;
+            int sd = 0;
+            if (now_filtered(d, i, e, b, &sd)) { /* 'now' | date: '%Y' renders the current date */
+                int vc = sd ? LINT_VC_CALL : LINT_VC_DAY;
+                if (vc > ev->vclass) ev->vclass = vc;
+                ev->subday |= sd;
+                ev->terms++;
+                if (!ev->first_v_b) ev->first_v_a = i, ev->first_v_b = e;
+                i = e;
+                continue;
+            }
             int show = !cond && !cmp && vv && (mode == EM_OUTPUT || mode == EM_SET);
             if (show && mode == EM_SET && count_alpha_words(d + i, e - i) < 3) show = 0;
             pend = (size_t)-1;
@@ -972,7 +1025,15 @@ static void run_pass(scan *s) {
             break;
         }
         case TK_INCLUDE: /* renders another file: stable text */ break;
-        default: quiet_except(s, g, NULL);
+        default:
+            if (g->kind == TK_OTHER && s->quiet_until <= g->start &&
+                lint_tmpl_word_is(s->t->data + g->a, lint_tmpl_word_end(s->t->data, g->a, g->b) - g->a,
+                                  "now")) {
+                /* {% now 'utc', '%Y-%m-%d' %} (jinja2-time): the current date */
+                int sd = format_subday(s->t->data + g->a, g->b - g->a);
+                push_span(s, s->spans, g->start, g->end, sd ? LINT_VC_CALL : LINT_VC_DAY, sd);
+            }
+            quiet_except(s, g, NULL);
         }
     }
 }
@@ -1283,11 +1344,6 @@ static int markdown_name(const char *rel) {
     return 0;
 }
 
-/* Whether rel lies in a folder named prompts (src/app/prompts/x.md). */
-static int prompts_folder(const char *rel) {
-    return !strncmp(rel, "prompts/", 8) || strstr(rel, "/prompts/") != NULL;
-}
-
 /* A file of another extension is a template when statements ({% %}) or block
  * tags ({{#x}}, {{/x}}) appear outside its code spans. */
 static int has_statements(const lint_text *t) {
@@ -1389,7 +1445,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->curly_only = lint_tmpl_name(rel);
     t->is_template = t->curly_only || has_statements(t);
     /* markdown in a prompts/ folder is a program's template: its {x} are fields */
-    t->fill_ins = !t->is_template && markdown_name(rel) && !prompts_folder(rel);
+    t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
+                  !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
     int rc = UTIL_OK;

@@ -140,4 +140,9 @@ int lint_tmpl_count_emitting(scan *s);
 /* Whether the body between tags open and close renders anything. */
 int lint_tmpl_body_emits(const scan *s, size_t open, size_t close);
 
+/* Whether rel lies in a folder named prompts, *-prompts or *_prompts. */
+int lint_tmpl_prompts_folder(const char *rel);
+/* Whether t opens with a comment declaring its template variables. */
+int lint_tmpl_declares_variables(const lint_text *t);
+
 #endif

@@ -2,8 +2,9 @@
  * {% %}, {# #}, {{! }}, {% raw %}, Go comments and actions, each classed by
  * its keyword (output, set, block opener or closer, include, role marker,
  * comment), then openers matched with closers, and the rendering items
- * before each tag counted. Does not read expressions or class names
- * (lint_tmpl.c). */
+ * before each tag counted; also whether a markdown file is a program's
+ * template by its folder or its declared variables. Does not read
+ * expressions or class names (lint_tmpl.c). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,23 @@ static int hyphen_reference(const char *d, size_t a, size_t b) {
     return joins > 0;
 }
 
+/* Whether the {{ name }} at i is a per-session path in inline code
+ * (`{{home}}/.claude/x.mjs`): the value, read as a placeholder although it
+ * is code (lint_detect_code_path). */
+static int code_path_tag(const scan *s, size_t i) {
+    const char *d = s->t->data;
+    size_t len = s->t->len;
+    if (i + 4 >= len || d[i + 1] != '{') return 0;
+    size_t a = i + 2;
+    while (a < len && d[a] == ' ') a++;
+    size_t e = a;
+    while (e < len && lint_tmpl_is_ident(d[e])) e++;
+    size_t c = e;
+    while (c < len && d[c] == ' ') c++;
+    if (e == a || c + 1 >= len || d[c] != '}' || d[c + 1] != '}') return 0;
+    return lint_detect_code_path(s->d, s->cfg, s->t, i, c + 2, d + a, e - a);
+}
+
 int lint_tmpl_tokenize(scan *s) {
     lint_text *t = s->t;
     const char *d = t->data;
@@ -242,7 +260,7 @@ int lint_tmpl_tokenize(scan *s) {
         const char *o = memchr(d + i, '{', len - i - 1);
         if (!o) break;
         i = (size_t)(o - d);
-        if (!t->is_template && lint_text_in_code(t, i)) {
+        if (!t->is_template && lint_text_in_code(t, i) && !code_path_tag(s, i)) {
             i++;
             continue;
         }
@@ -378,4 +396,28 @@ int lint_tmpl_count_emitting(scan *s) {
 
 int lint_tmpl_body_emits(const scan *s, size_t open, size_t close) {
     return s->emit_before[close] > s->emit_before[open];
+}
+
+/* Whether rel lies in a folder named prompts or ending in -prompts or
+ * _prompts (src/app/prompts/x.md, system-prompts/x.md). */
+int lint_tmpl_prompts_folder(const char *rel) {
+    for (const char *p = strstr(rel, "prompts/"); p; p = strstr(p + 1, "prompts/"))
+        if (p == rel || p[-1] == '/' || p[-1] == '-' || p[-1] == '_') return 1;
+    return 0;
+}
+
+/* Whether the file opens with a comment that declares its template variables
+ * (<!-- ... variables: ... -->, as prompt collections extracted from a
+ * program write them): its ${X} and {x} are the program's fields. */
+int lint_tmpl_declares_variables(const lint_text *t) {
+    const char *d = t->data;
+    size_t i = 0;
+    while (i < t->len && isspace((unsigned char)d[i])) i++;
+    if (t->len - i < 4 || memcmp(d + i, "<!--", 4) != 0) return 0;
+    size_t lim = t->len - i > 4096 ? i + 4096 : t->len;
+    for (size_t k = i + 4; k + 3 <= lim; k++) {
+        if (!memcmp(d + k, "-->", 3)) return 0;
+        if (d[k - 1] == '\n' && lim - k >= 10 && !memcmp(d + k, "variables:", 10)) return 1;
+    }
+    return 0;
 }

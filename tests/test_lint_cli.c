@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,6 +121,21 @@ static void test_commands(void) {
     j = cJSON_Parse(out);
     cJSON *sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
     CHECK(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 3);
+    cJSON_Delete(j);
+    free(out);
+    /* a command file kept outside .claude/commands/ is found by its
+     * $ARGUMENTS; a shell note with $HOME is not a prompt */
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/tools", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "tools/review.md",
+        "---\nmodel: claude-sonnet-4-0\n---\n# Review\n\n"
+        "Review the code for: $ARGUMENTS\n\nCheck error handling and tests.\n");
+    put(&d, "tools/shell.md", "# Shell\n\nSet $HOME and $ARGUMENTS_FILE before the build.\n");
+    CHECK_EQ_INT(run(&d, "--no-model --format json tools", &out), 1);
+    j = cJSON_Parse(out);
+    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 1, "%s", out);
     cJSON_Delete(j);
     free(out);
     /* diff */
