@@ -319,9 +319,30 @@ static void test_cli(void) {
     }
 }
 
-/* The docs' commands at a small size: the eviction bench's rows (QUICK=1:
- * a 96-token stream, context 32) each carry a perplexity, and the recall
- * probe answers. */
+/* Cell `col` (0: the first after the leading '|') of the markdown row at
+ * `line`, into buf; "" when the row has fewer cells. */
+static const char *md_cell(const char *line, int col, char *buf, size_t size) {
+    const char *c = line;
+    for (int i = 0; i <= col && c; i++) c = strchr(c + 1, '|');
+    const char *end = c ? strchr(c + 1, '|') : NULL;
+    const char *nl = c ? strchr(c + 1, '\n') : NULL;
+    buf[0] = '\0';
+    if (!c || !end || (nl && nl < end)) return buf;
+    c++;
+    while (*c == ' ') c++;
+    size_t n = (size_t)(end - c);
+    while (n > 0 && c[n - 1] == ' ') n--;
+    if (n >= size) n = size - 1;
+    memcpy(buf, c, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* make bench-kv's one table at a small size (QUICK=1, SmolLM2 only): every
+ * technique's row; the KV-type and eviction rows carry a PPL, a recall
+ * count and (but the plain window, which is StreamingLLM's work) a decode
+ * speed; MLA's rows say why they have no PPL. The ceiling scores the same
+ * targets as a stream (ctx .. T-1), and the recall probe answers. */
 static void test_bench(void) {
     char text[4096];
     snprintf(text, sizeof text, "%s/models/pride-and-prejudice.txt", check_root());
@@ -331,17 +352,42 @@ static void test_bench(void) {
         return;
     }
     fclose(f);
-    proc_result r = proc_runf("cd %s && QUICK=1 BIN=%s MODELS=%s sh scripts/bench-kv-evict.sh", check_root(),
+    proc_result r = proc_runf("cd %s && QUICK=1 GEMMA= BIN=%s SMOL=%s sh scripts/bench-kv.sh", check_root(),
                               proc_bin_dir(), check_model_path());
     CHECK_EQ_INT(r.status, 0);
-    int rows = 0, numbers = 0;
-    for (const char *p = r.out; (p = strstr(p, "\n| SmolLM2")); p++) {
-        rows++;
-        const char *cell = p + 1;
-        for (int c = 0; c < 5 && cell; c++) cell = strchr(cell + 1, '|');
-        numbers += cell && cell[1] == ' ' && cell[2] >= '0' && cell[2] <= '9';
+    static const char *const k_rows[] = {"KV type f16",          "KV type q8_0", "plain window",
+                                         "StreamingLLM",         "H2O",          "recompute ceiling",
+                                         "MLA (absorbed latent)"};
+    int found[7] = {0};
+    for (const char *p = r.out; (p = strchr(p, '\n')) != NULL; p++) {
+        char tech[64], ppl[256], rec[256], tps[256];
+        if (p[1] != '|' || p[2] == '-') continue;
+        md_cell(p + 1, -1, tech, sizeof tech);
+        md_cell(p + 1, 4, ppl, sizeof ppl);
+        md_cell(p + 1, 6, rec, sizeof rec);
+        md_cell(p + 1, 8, tps, sizeof tps);
+        for (int i = 0; i < 7; i++) {
+            if (strcmp(tech, k_rows[i]) != 0) continue;
+            found[i]++;
+            if (i == 6) {
+                CHECK_MSG(strstr(ppl, "no PPL") != NULL, "%s: PPL cell '%s'", tech, ppl);
+                continue;
+            }
+            CHECK_MSG(ppl[0] >= '1' && ppl[0] <= '9' && strchr(ppl, '('), "%s: PPL cell '%s'", tech, ppl);
+            if (i != 5)
+                CHECK_MSG(strcmp(rec, "2/2") == 0 || strcmp(rec, "1/2") == 0 || strcmp(rec, "0/2") == 0,
+                          "%s: recall cell '%s'", tech, rec);
+            if (i != 2 && i != 5) CHECK_MSG(tps[0] >= '0' && tps[0] <= '9', "%s: speed cell '%s'", tech, tps);
+        }
     }
-    CHECK_MSG(rows == 6 && numbers == 6, "%d rows, %d with a PPL:\n%s%s", rows, numbers, r.out, r.err);
+    for (int i = 0; i < 7; i++)
+        CHECK_MSG(found[i] == (i == 6 ? 2 : 1), "row '%s' %d times:\n%s%s", k_rows[i], found[i], r.out,
+                  r.err);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet perplexity -f %s --stream 96 --recompute 32 --stride 10 --threads 2 --json",
+                  proc_bin_dir(), text);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "\"scored\":64,"), "the ceiling scores targets 32..95: %s%s",
+              r.out, r.err);
     proc_result_free(&r);
     r = proc_runf("%s/cachet perplexity -f %s --recall %s/scripts/recall-facts.tsv --ctx 128 --trials 2 "
                   "--kv-evict h2o --kv-budget-tokens 64 --threads 2 --json",
