@@ -2,29 +2,36 @@
 # scripts/bench-kv.sh: every KV-memory figure of docs/kv-memory.md in ONE
 # markdown table (make bench-kv): one row per technique and setting (KV types,
 # the plain window, StreamingLLM and H2O at budgets of CTX, MLA's presets);
-# bytes/token, a Gemma-2-27B-shaped model in 80 GiB, PPL and ΔPPL over the same
-# targets of a STREAM-token text on SmolLM2 and Gemma 3, recall accuracy, decode
-# tok/s after DEPTH tokens. ΔPPL is against f16 with the full CTX context,
-# recomputed every STRIDE targets (the ceiling of every bounded cache).
-# Quality is deterministic; speed is a result on a quiet machine only.
+# bytes/token, a Gemma-2-27B-shaped model in 80 GiB, PPL and ΔPPL on SmolLM2
+# and Gemma 3, recall accuracy (RCTX-token prompts, budgets the same fractions
+# of RCTX), decode tok/s after DEPTH tokens. KV types: llama-perplexity's
+# chunks (KVCTX x KVCHUNKS), ΔPPL against f16. Bounded caches: the targets CTX ..
+# STREAM-1 of one stream, ΔPPL against the ceiling (f16, a fresh CTX context
+# recomputed every STRIDE targets). Quality is deterministic; speed is a
+# result on a quiet machine only.
 # Usage: scripts/bench-kv.sh, with QUALITY_ONLY=1 or SPEED_ONLY=1 (the other
-# columns say "-"), QUICK=1 (small, for tests), and CTX=256 STREAM=2304 SINKS=4
-# FRACS="100 50 25 12.5" STRIDE=16 TRIALS=16 TYPES="f16 q8_0 q4_0 q8_0/q4_0"
+# columns say "-"), QUICK=1 (small, for tests), and CTX=128 STREAM=1152 SINKS=4
+# FRACS="100 50 25 12.5" STRIDE=16 RCTX=256 TRIALS=8 KVCTX=512 KVCHUNKS=4
+# TYPES="f16 q8_0 q4_0 q8_0/q4_0"
 # DEPTH=4096 GEN=64 REPS=3 THREADS=2 BIN=bin SMOL=... GEMMA=... (GEMMA= skips
 # Gemma 3; PPL_SMOL=0 skips SmolLM2's quality: the two halves may run apart).
 set -eu
 BIN=${BIN:-bin}
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
-    CTX=${CTX:-128} STREAM=${STREAM:-176} FRACS=${FRACS:-50} TRIALS=${TRIALS:-2} TYPES=${TYPES:-"f16 q8_0"}
+    CTX=${CTX:-64} STREAM=${STREAM:-128} FRACS=${FRACS:-50} TRIALS=${TRIALS:-2} TYPES=${TYPES:-"f16 q8_0"}
+    RCTX=${RCTX:-128} KVCTX=${KVCTX:-64} KVCHUNKS=${KVCHUNKS:-2}
     DEPTH=${DEPTH:-160} GEN=${GEN:-4} REPS=${REPS:-1} GEMMA=${GEMMA-}
 fi
-CTX=${CTX:-256}
-STREAM=${STREAM:-2304}
+CTX=${CTX:-128}
+STREAM=${STREAM:-1152}
 SINKS=${SINKS:-4}
 FRACS=${FRACS:-"100 50 25 12.5"}
 STRIDE=${STRIDE:-16}
-TRIALS=${TRIALS:-16}
+TRIALS=${TRIALS:-8}
+RCTX=${RCTX:-256}
+KVCTX=${KVCTX:-512}
+KVCHUNKS=${KVCHUNKS:-4}
 TYPES=${TYPES:-"f16 q8_0 q4_0 q8_0/q4_0"}
 DEPTH=${DEPTH:-4096}
 GEN=${GEN:-64}
@@ -52,24 +59,24 @@ kvt() { # "q8_0/q4_0" -> --kv-type-k q8_0 --kv-type-v q4_0
     echo "--kv-type-k ${1%/*} --kv-type-v ${1#*/}"
 }
 
-# ppl MODEL BASE OPTS...: "PPL (ΔPPL)" over targets CTX .. STREAM-1 (BASE: the
-# ceiling's PPL, empty for the ceiling itself), or why not
+# ppl MODEL BASE OPTS...: "PPL (ΔPPL)" of `cachet perplexity OPTS` (BASE: the
+# PPL the Δ is against; empty: the bare PPL), or why not
 ppl() {
     m=$1 b=$2
     shift 2
-    if v=$("$BIN/cachet" perplexity -f "$TEXT" --model "$m" --threads "$THREADS" --json --stream "$STREAM" \
-        "$@" 2> "$TMP/err" | num ppl) && [ -n "$v" ]; then
+    if v=$("$BIN/cachet" perplexity -f "$TEXT" --model "$m" --threads "$THREADS" --json "$@" 2> "$TMP/err" |
+        num ppl) && [ -n "$v" ]; then
         if [ -z "$b" ]; then echo "$v"; else echo "$v $b" | awk '{printf "%.3f (%+.3f)", $1, $1 - $2}'; fi
     else
         echo "not run: $(why)"
     fi
 }
-# recall MODEL OPTS...: "correct/trials" of the recall probe in CTX-token prompts
+# recall MODEL OPTS...: "correct/trials" of the recall probe in RCTX-token prompts
 recall() {
     m=$1
     shift
     if o=$("$BIN/cachet" perplexity -f "$TEXT" --model "$m" --threads "$THREADS" --json --recall "$FACTS" \
-        --ctx "$CTX" --trials "$TRIALS" "$@" 2> "$TMP/err") && [ -n "$o" ]; then
+        --ctx "$RCTX" --trials "$TRIALS" "$@" 2> "$TMP/err") && [ -n "$o" ]; then
         echo "$(echo "$o" | num correct)/$(echo "$o" | num trials)"
     else
         echo "not run: $(why)"
@@ -114,26 +121,26 @@ bounded() { # B -> "SmolLM2 bytes | Gemma-2-27B bytes | sequences in 80 GiB"
 }
 # row TECHNIQUE SETTING BYTES-CELLS PPL-OPTS RECALL-OPTS SPEED-OPTS (opts: "-"
 # for a cell that does not apply, with its reason after "-:")
-cell_ppl() { # MODEL BASE OPTS-STRING ("=": the ceiling, already run)
+cell_ppl() { # MODEL BASE OPTS-STRING ("=": BASE itself, already run)
     case $3 in
     -:*) echo "${3#-:}" ;;
-    =) if [ -n "$2" ]; then printf '%.3f (+0.000)' "$2"; else echo "not run: the ceiling failed"; fi ;;
+    =) if [ -n "$2" ]; then printf '%.3f (+0.000)' "$2"; else echo "not run: its baseline failed"; fi ;;
     *) ppl "$1" "$2" $3 ;;
     esac
 }
 cell_recall() {
     case $2 in -:*) echo "${2#-:}" ;; *) recall "$1" $2 ;; esac
 }
-row() {
-    tech=$1 st=$2 bytes=$3 popt=$4 ropt=$5 sopt=$6
+row() { # ... BASE-SMOL BASE-GEMMA
+    tech=$1 st=$2 bytes=$3 popt=$4 ropt=$5 sopt=$6 bs=$7 bg=$8
     p1=- p2=- r1=- r2=- s=-
     if [ "$QUALITY" = 1 ]; then
         if [ "$PPL_SMOL" = 1 ]; then
-            p1=$(cell_ppl "$SMOL" "$BASE_S" "$popt")
+            p1=$(cell_ppl "$SMOL" "$bs" "$popt")
             r1=$(cell_recall "$SMOL" "$ropt")
         fi
         if [ -n "$GEMMA" ]; then
-            p2=$(cell_ppl "$GEMMA" "$BASE_G" "$popt")
+            p2=$(cell_ppl "$GEMMA" "$bg" "$popt")
             r2=$(cell_recall "$GEMMA" "$ropt")
         fi
     fi
@@ -144,45 +151,59 @@ row() {
 }
 
 [ "$SPEED" = 0 ] || prompt
-BASE_S= BASE_G=
-if [ "$QUALITY" = 1 ]; then # the ceiling first: every ΔPPL is against it
-    [ "$PPL_SMOL" = 0 ] || BASE_S=$(ppl "$SMOL" "" --recompute "$CTX" --stride "$STRIDE" | sed 's/^not run.*//')
-    [ -z "$GEMMA" ] || BASE_G=$(ppl "$GEMMA" "" --recompute "$CTX" --stride "$STRIDE" | sed 's/^not run.*//')
+# the baselines first: f16's chunked PPL (KV types), the ceiling (bounded caches)
+BASE_S= BASE_G= KV_S= KV_G=
+CHUNKS="--ctx $KVCTX --chunks $KVCHUNKS"
+CEIL="--stream $STREAM --recompute $CTX --stride $STRIDE"
+if [ "$QUALITY" = 1 ] && [ "$PPL_SMOL" = 1 ]; then
+    KV_S=$(ppl "$SMOL" "" $CHUNKS --kv-type f16 | sed 's/^not run.*//')
+    BASE_S=$(ppl "$SMOL" "" $CEIL | sed 's/^not run.*//')
+fi
+if [ "$QUALITY" = 1 ] && [ -n "$GEMMA" ]; then
+    KV_G=$(ppl "$GEMMA" "" $CHUNKS --kv-type f16 | sed 's/^not run.*//')
+    BASE_G=$(ppl "$GEMMA" "" $CEIL | sed 's/^not run.*//')
 fi
 
 echo "| technique | setting | KV bytes/token, SmolLM2 | Gemma-2-27B-shaped (46 x 16 KV heads x 128): bytes | in 80 GiB | PPL (ΔPPL) SmolLM2 | PPL (ΔPPL) Gemma 3 | recall SmolLM2 | recall Gemma 3 | decode tok/s after $DEPTH (SmolLM2) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-# KV types: every position kept; PPL = the ceiling's computation in that type
+# KV types: every position kept
 for t in $TYPES; do
     case $t in */*) opt=$(kvt "$t") ;; *) opt="--kv-type $t" ;; esac
     sb=$("$BIN/cachet" kv --model "$SMOL" $opt --json | num bytes_per_token)
     g=$("$BIN/cachet" kv --preset gemma2-27b --memory 80GiB $opt --json)
     cells="$sb | $(echo "$g" | num bytes_per_token) per token | $(echo "$g" | num tokens) tokens ($(echo "$g" | num tokens_window_aware) window-aware)"
-    st="all $CTX positions kept, recomputed every $STRIDE targets"
-    [ "$t" = f16 ] && st="$st: the ceiling (ΔPPL 0 by definition)"
-    popt="--recompute $CTX --stride $STRIDE $opt"
+    st="every position kept; PPL: $KVCHUNKS chunks of $KVCTX (llama-perplexity's way), Δ vs f16"
+    popt="$CHUNKS $opt"
     [ "$t" = f16 ] && popt="="
-    row "KV type $t" "$st" "$cells" "$popt" "$opt" "$opt"
+    row "KV type $t" "$st" "$cells" "$popt" "$opt" "$opt" "$KV_S" "$KV_G"
 done
-row "plain window" "no sinks, window $CTX" "$(bounded "$CTX")" "--kv-sinks 0 --kv-window $CTX" \
-    "--kv-sinks 0 --kv-window $CTX" "-:as StreamingLLM at 100% (same work)"
+# bounded caches: budget b of CTX for PPL (bytes), the same fraction of RCTX for recall
+rb() { echo "$RCTX $1" | awk '{printf "%d", $1 * $2 / 100}'; }
+PS="stream $STREAM, Δ vs ceiling"
+row "plain window" "100%, no sinks: window $CTX (recall $RCTX); $PS" "$(bounded "$CTX")" \
+    "--stream $STREAM --kv-sinks 0 --kv-window $CTX" "--kv-sinks 0 --kv-window $RCTX" \
+    "-:as StreamingLLM at 100% (same work)" "$BASE_S" "$BASE_G"
 for f in $FRACS; do
     b=$(echo "$CTX $f" | awk '{printf "%d", $1 * $2 / 100}')
-    row "StreamingLLM" "$f%: $SINKS sinks + $((b - SINKS)) window" "$(bounded "$b")" \
-        "--kv-sinks $SINKS --kv-window $((b - SINKS))" "--kv-sinks $SINKS --kv-window $((b - SINKS))" \
-        "--kv-sinks $SINKS --kv-window $((b - SINKS))"
-    row "H2O" "$f%: budget $b, $((b / 2)) recent" "$(bounded "$b")" "--kv-evict h2o --kv-budget-tokens $b" \
-        "--kv-evict h2o --kv-budget-tokens $b" "--kv-evict h2o --kv-budget-tokens $b"
+    r=$(rb "$f")
+    row "StreamingLLM" "$f%: $SINKS sinks + $((b - SINKS)) window (recall $SINKS + $((r - SINKS))); $PS" \
+        "$(bounded "$b")" "--stream $STREAM --kv-sinks $SINKS --kv-window $((b - SINKS))" \
+        "--kv-sinks $SINKS --kv-window $((r - SINKS))" "--kv-sinks $SINKS --kv-window $((b - SINKS))" \
+        "$BASE_S" "$BASE_G"
+    row "H2O" "$f%: budget $b, $((b / 2)) recent (recall $r, $((r / 2))); $PS" "$(bounded "$b")" \
+        "--stream $STREAM --kv-evict h2o --kv-budget-tokens $b" "--kv-evict h2o --kv-budget-tokens $r" \
+        "--kv-evict h2o --kv-budget-tokens $b" "$BASE_S" "$BASE_G"
 done
-row "recompute ceiling" "a fresh $CTX-token context every $STRIDE targets" "$(bounded "$CTX")" \
-    "=" "-:= KV type f16" "-:evaluates $STRIDE tokens per target: not a decode"
+row "recompute ceiling" "f16, a fresh $CTX-token context every $STRIDE targets; stream $STREAM" \
+    "$(bounded "$CTX")" "=" "-:= KV type f16 (a fresh prompt per trial)" "-:evaluates $STRIDE tokens per target: not a decode" "$BASE_S" "$BASE_G"
 for p in deepseek-v2-lite deepseek-v3; do
     k=$("$BIN/cachet" kv --preset "$p" --memory 80GiB --json)
     row "MLA (absorbed latent)" "$p preset (its own shape, not Gemma's)" \
         "- | $(echo "$k" | num bytes_per_token) per token (MHA equivalent $(echo "$k" | num mha_bytes_per_token)) | $(echo "$k" | num tokens) tokens" \
         "-:no PPL: MLA is an architecture (deepseek2 weights), not a cache option; the only deepseek2 file here is tests/synth's random one" \
-        "-:-" "-:-"
+        "-:-" "-:-" "" ""
 done
 echo
-echo "ceiling: SmolLM2 ${BASE_S:-not run}, Gemma 3 ${BASE_G:-not run} (PPL); stream $STREAM tokens, targets $CTX..$((STREAM - 1)), recall $TRIALS trials of $CTX tokens"
+echo "PPL baselines (f16 chunked; ceiling): SmolLM2 ${KV_S:--}; ${BASE_S:--}, Gemma 3 ${KV_G:--}; ${BASE_G:--}"
+echo "stream of $STREAM tokens (targets $CTX..$((STREAM - 1))), recall $TRIALS trials of $RCTX tokens, text $TEXT"
 echo "load average during the run: $(uptime | sed 's/.*load average: //')"
