@@ -213,6 +213,10 @@ int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, in
 /* Appends n evaluated tokens (after the forward pass). */
 void eng_seq_batch_advance(eng_seq *s, const int32_t *toks, int n);
 
+/* --kv-window / --kv-evict with --device cuda (or CACHET_DEVICE=cuda):
+ * UTIL_EUNSUPPORTED, checked before the backend opens (model.c). */
+int eng_model_stream_device_check(const eng_model_params *p, util_err *err);
+
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);

@@ -2,8 +2,9 @@
  * sinks + window. The cache positions RoPE sees after evictions (layer 0's
  * rows equal a fresh sequence's of the kept tokens, bit for bit), the logits
  * of a stream equal a plain sequence over the same KV rows, the kept tokens,
- * the private-sequence property (no prefix-cache pages, no disk files) and
- * the option errors of the CLI. Real models, exact path; nothing timed. */
+ * the private-sequence property (no prefix-cache pages, no disk files), the
+ * option errors of the CLI (CUDA's refusal before the device starts) and
+ * make bench-kv's table at a small size. Real models; nothing timed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +310,22 @@ static void test_cli(void) {
          "need 1 <= recent < budget"},
         {"generate --kv-evict h2o --kv-budget-tokens 64 --spec ngram --prompt hello", 2,
          "'--spec' does not combine"},
+        /* refused before the device starts: the same message with or without a GPU or CUDA */
+        {"generate --device cuda --kv-sinks 4 --kv-window 60 --prompt hello", 1,
+         "--kv-window: StreamingLLM moves KV rows in host memory; the cuda backend cannot (use --device cpu)"},
+        {"generate --device cuda:1 --kv-evict h2o --kv-budget-tokens 64 --prompt hello", 1,
+         "--kv-evict h2o moves KV rows in host memory; the cuda backend cannot (use --device cpu)"},
     };
+    proc_result e = proc_runf("CACHET_DEVICE=cuda %s/cachet generate --kv-window 60 --prompt hello",
+                              proc_bin_dir());
+    CHECK_MSG(e.status == 1 && strstr(e.err, "the cuda backend cannot"), "CACHET_DEVICE=cuda: %d %s",
+              e.status, e.err);
+    proc_result_free(&e);
+    e = proc_runf("%s/cachet perplexity -f %s/README.md --device cuda --stream 100 --kv-window 60",
+                  proc_bin_dir(), check_root());
+    CHECK_MSG(e.status == 1 && strstr(e.err, "the cuda backend cannot"), "perplexity --device cuda: %d %s",
+              e.status, e.err);
+    proc_result_free(&e);
     for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
         proc_result r = proc_runf("%s/cachet %s", proc_bin_dir(), k_cases[i].args);
         CHECK_MSG(r.status == k_cases[i].status && strstr(r.err, k_cases[i].says),
@@ -317,6 +333,23 @@ static void test_cli(void) {
                   r.err);
         proc_result_free(&r);
     }
+}
+
+/* The CUDA refusal as the engine makes it, before any backend opens: by
+ * device name (cuda, cuda:N) and policy; cpu and no policy pass. */
+static void test_cuda_refused(void) {
+    util_err err;
+    eng_model_params p = {.device = "cuda", .kv_sinks = 4, .kv_window = 60};
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_EUNSUPPORTED);
+    CHECK_MSG(strstr(err.msg, "--kv-window") && strstr(err.msg, "cuda backend cannot"), "%s", err.msg);
+    p = (eng_model_params){.device = "cuda:2", .kv_evict = ENG_KV_EVICT_H2O, .kv_budget_tokens = 64};
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_EUNSUPPORTED);
+    CHECK_MSG(strstr(err.msg, "--kv-evict h2o") && strstr(err.msg, "cuda backend cannot"), "%s", err.msg);
+    p.device = "cpu";
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_OK);
+    p = (eng_model_params){.device = "cuda"};
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_OK);
+    CHECK_EQ_INT(eng_model_stream_device_check(NULL, &err), UTIL_OK);
 }
 
 /* Cell `col` (0: the first after the leading '|') of the markdown row at
@@ -404,5 +437,6 @@ void test_kvevict(void) {
     CHECK_CASE(h2o_order) test_h2o_order();
     CHECK_CASE(h2o_model) test_h2o_model();
     CHECK_CASE(cli) test_cli();
+    CHECK_CASE(cuda_refused) test_cuda_refused();
     CHECK_CASE(bench) test_bench();
 }
