@@ -51,8 +51,8 @@ typedef struct eng_model_params {
     int kv_window;             /* 0: off */
     int kv_evict;              /* ENG_KV_EVICT_H2O (--kv-evict h2o): H2O heavy hitters within
                                 * kv_budget_tokens slots per sequence, the last kv_recent kept
-                                * (0: half the budget); private sequences, CPU only, models
-                                * without sliding layers; not with kv_window */
+                                * (0: half the budget); private sequences, CPU only; Gemma 3:
+                                * budget <= its sliding window; not with kv_window */
     int kv_budget_tokens;
     int kv_recent;
 } eng_model_params;

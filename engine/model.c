@@ -630,12 +630,12 @@ static int stream_check(eng_model *m, const eng_model_params *p, util_err *err) 
                 err, UTIL_EINVAL,
                 "--kv-evict h2o: --kv-budget-tokens %d, --kv-recent %d (need 1 <= recent < budget)", b, r);
         if (!m->be->ops->kv_stream) return stream_refuse(p, m->be->ops->name, err);
-        if (m->hp.n_swa > 0)
+        if (m->hp.n_swa > 0 && b > m->hp.n_swa) /* kvstream.h: eng_kvstream_h2o_layers */
             return util_err_set(
-                err, UTIL_EUNSUPPORTED,
-                "--kv-evict h2o: sliding-window layers mask by position, which h2o's slots do not "
-                "keep (model has a window of %d)",
-                m->hp.n_swa);
+                err, UTIL_EINVAL,
+                "--kv-evict h2o: --kv-budget-tokens %d exceeds the model's sliding window of %d "
+                "(a sliding layer's kept keys must all lie within its window)",
+                b, m->hp.n_swa);
         m->kv_h2o_budget = b;
         m->kv_h2o_recent = r;
     } else if (p->kv_evict || p->kv_budget_tokens || p->kv_recent) {

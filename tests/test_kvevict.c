@@ -121,6 +121,47 @@ static void test_gemma3(void) {
     CHECK_EQ_INT(eng_model_open(&m, g, &mp, &err), UTIL_EINVAL);
     CHECK_MSG(strstr(err.msg, "sliding window of 512") != NULL, "%s", err.msg);
     eng_model_free(m);
+    /* so is an H2O budget beyond it; within it H2O runs: the plain sequence's
+     * logits below the budget, bit for bit; finite ones past it */
+    mp = (eng_model_params){.n_threads = 2,
+                            .no_cache = 1,
+                            .no_disk_cache = 1,
+                            .kv_evict = ENG_KV_EVICT_H2O,
+                            .kv_budget_tokens = 513};
+    m = NULL;
+    CHECK_EQ_INT(eng_model_open(&m, g, &mp, &err), UTIL_EINVAL);
+    CHECK_MSG(strstr(err.msg, "--kv-budget-tokens 513 exceeds the model's sliding window of 512") != NULL,
+              "%s", err.msg);
+    eng_model_free(m);
+    mp.kv_budget_tokens = 32;
+    eng_model_params pp = {.n_threads = 2, .no_cache = 1, .no_disk_cache = 1};
+    eng_model *mh = th_open_model_with(g, &mp), *mpl = th_open_model_with(g, &pp);
+    size_t n = 0;
+    int32_t *toks = mh ? th_tokenize(eng_model_tokenizer(mh), k_text, 1, 0, &n) : NULL;
+    int nv = mh ? eng_model_n_vocab(mh) : 0;
+    float *lh = malloc((size_t)nv * sizeof *lh), *lp = malloc((size_t)nv * sizeof *lp);
+    eng_seq *h = NULL, *p = NULL;
+    if (!mh || !mpl || !toks || n < 48 || !lh || !lp || eng_seq_new(&h, mh, 0, &err) ||
+        eng_seq_new(&p, mpl, 0, &err)) {
+        CHECK_MSG(0, "gemma 3 h2o setup");
+    } else {
+        CHECK_EQ_INT(eng_seq_eval(h, toks, 30, lh, &err), UTIL_OK);
+        CHECK_EQ_INT(eng_seq_eval(p, toks, 30, lp, &err), UTIL_OK);
+        CHECK(memcmp(lh, lp, (size_t)nv * sizeof *lh) == 0);
+        CHECK_EQ_INT(eng_seq_eval(h, toks + 30, 18, lh, &err), UTIL_OK);
+        CHECK_EQ_INT(eng_seq_len(h), 32);
+        CHECK_EQ_INT(eng_kvstream_shift(h->stream), 16);
+        int finite = 1;
+        for (int i = 0; i < nv; i++) finite &= isfinite(lh[i]);
+        CHECK(finite);
+    }
+    free(lh);
+    free(lp);
+    free(toks);
+    eng_seq_free(h);
+    eng_seq_free(p);
+    eng_model_free(mh);
+    eng_model_free(mpl);
 }
 
 /* A stream's pages never reach the prefix cache nor the disk tier, and a
@@ -193,6 +234,7 @@ static void test_h2o_order(void) {
         uint16_t v[KVD] = {(uint16_t)(one + j), 0}; /* tags to follow the moves */
         memcpy(eng_kv_v(&kv, 0, j), v, sizeof v);
     }
+    const eng_kv_view *const views[1] = {&kv};
     eng_kvstream *st = NULL;
     util_err err;
     if (eng_kvstream_new_h2o(&st, B, 1, 1, 1, KVD, &err)) {
@@ -212,7 +254,7 @@ static void test_h2o_order(void) {
                        .scale = 1.0f};
     eng_kvstream_observe(st, &a, 0);
     int32_t toks[B] = {10, 11, 12, 13};
-    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, &kv, toks, B), 3);
+    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, views, toks, B), 3);
     CHECK(toks[0] == 10 && toks[1] == 12 && toks[2] == 13);
     CHECK(memcmp(eng_kv_k(&kv, 0, 1), keys[2], sizeof keys[2]) == 0); /* k2 moved down */
     CHECK(memcmp(eng_kv_k(&kv, 0, 2), keys[3], sizeof keys[3]) == 0);
@@ -223,7 +265,7 @@ static void test_h2o_order(void) {
     float q0[4] = {0, 0, 0, 0};
     a.q = q0;
     eng_kvstream_observe(st, &a, 0);
-    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, &kv, toks, B), 3);
+    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, views, toks, B), 3);
     CHECK(toks[0] == 10 && toks[1] == 12 && toks[2] == 14); /* 13 gone */
     CHECK(memcmp(eng_kv_k(&kv, 0, 1), keys[2], sizeof keys[2]) == 0);
     /* the masses as worked out (recent 2: the tie goes to the oldest) */
@@ -234,6 +276,82 @@ static void test_h2o_order(void) {
     eng_kvstream_truncate(st, 0);
     CHECK_EQ_INT(eng_kvstream_shift(st), 0);
     CHECK_EQ_INT((int)eng_kvstream_evicted(st), 0);
+    eng_kvstream_free(st);
+}
+
+/* H2O with a sliding layer (window 6) beside a global one, budget 4, recent
+ * 1, one KV head; key 0 is the heavy hitter (mass 0.71 against 0.097 of keys
+ * 1-3 after one query; later keys get no mass). Evictions 1 and 2 (next
+ * positions 4, 5) drop positions 1 and 2 in both layers; eviction 3 (next
+ * position 6): the global layer keeps position 0 and drops 4 (least mass,
+ * 0 < 0.097), the sliding one drops position 0, which position 6 would not
+ * see (6 - 0 >= 6), whatever its mass. Each layer's rows move in its own
+ * view (the sliding one in views[1]). */
+static void test_h2o_swa(void) {
+    enum { B = 4, KVD = 2 };
+    uint16_t pg[2][B * KVD * 2] = {{0}};
+    void *pages[2][1] = {{pg[0]}, {pg[1]}};
+    eng_kv_view kv[2];
+    for (int v = 0; v < 2; v++) {
+        eng_kv_view_init(&kv[v], B, 1, KVD, ENG_TYPE_F16, ENG_TYPE_F16);
+        kv[v].pages = pages[v];
+    }
+    const eng_kv_view *const views[2] = {&kv[0], &kv[1]};
+    const uint16_t two = 0x4000;
+    for (int v = 0; v < 2; v++)
+        for (int j = 0; j < B; j++) {
+            uint16_t k[KVD] = {j == 0 ? two : 0, 0}, val[KVD] = {(uint16_t)(100 + j), 0}; /* tag: position */
+            memcpy(eng_kv_k(&kv[v], 0, j), k, sizeof k);
+            memcpy(eng_kv_v(&kv[v], 0, j), val, sizeof val);
+        }
+    eng_kvstream *st = NULL;
+    util_err err;
+    if (eng_kvstream_new_h2o(&st, B, 1, 2, 1, KVD, &err) || eng_kvstream_h2o_layers(st, 6, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        eng_kvstream_free(st);
+        return;
+    }
+    eng_kvstream_h2o_layer(st, 1, 1, 1, 0); /* layer 1 slides, in views[1] as its layer 0 */
+    float q[2] = {1, 0}, out[2];
+    for (int l = 0; l < 2; l++) {
+        eng_attn_args a = {.out = out,
+                           .q = q,
+                           .kv = &kv[l],
+                           .layer = 0,
+                           .n_tok = 1,
+                           .pos0 = 3,
+                           .n_head = 1,
+                           .n_kv_head = 1,
+                           .head_dim = KVD,
+                           .scale = 1.0f};
+        eng_kvstream_observe(st, &a, l);
+    }
+    int32_t toks[B] = {0, 1, 2, 3};
+    for (int e = 0; e < 3; e++) {
+        CHECK_EQ_INT(eng_kvstream_evict_h2o(st, views, toks, B), B - 1);
+        toks[B - 1] = 4 + e;
+        for (int v = 0; v < 2; v++) { /* the next key, at position 4 + e, in slot 3 */
+            uint16_t k[KVD] = {0, 0}, val[KVD] = {(uint16_t)(104 + e), 0};
+            memcpy(eng_kv_k(&kv[v], 0, B - 1), k, sizeof k);
+            memcpy(eng_kv_v(&kv[v], 0, B - 1), val, sizeof val);
+        }
+    }
+    static const int want[2][B] = {{0, 3, 5, 6}, {3, 4, 5, 6}};
+    for (int l = 0; l < 2; l++)
+        for (int j = 0; j < B; j++) {
+            CHECK_MSG(eng_kvstream_h2o_pos(st, l, 0, j) == want[l][j],
+                      "layer %d slot %d: position %d, want %d", l, j, eng_kvstream_h2o_pos(st, l, 0, j),
+                      want[l][j]);
+            if (j < B - 1)
+                CHECK_MSG(*(uint16_t *)eng_kv_v(&kv[l], 0, j) == 100 + want[l][j],
+                          "layer %d slot %d: row of %d", l, j, *(uint16_t *)eng_kv_v(&kv[l], 0, j) - 100);
+        }
+    CHECK(toks[0] == 0 && toks[1] == 3 && toks[2] == 5); /* layer 0's */
+    eng_kvstream_free(st);
+    /* a budget past the window is refused */
+    CHECK_EQ_INT(eng_kvstream_new_h2o(&st, 8, 4, 2, 1, KVD, &err), UTIL_OK);
+    CHECK_EQ_INT(eng_kvstream_h2o_layers(st, 6, &err), UTIL_EINVAL);
+    CHECK_MSG(strstr(err.msg, "exceeds the sliding window of 6") != NULL, "%s", err.msg);
     eng_kvstream_free(st);
 }
 
@@ -436,6 +554,7 @@ void test_kvevict(void) {
     CHECK_CASE(private) test_private();
     CHECK_CASE(h2o_order) test_h2o_order();
     CHECK_CASE(h2o_model) test_h2o_model();
+    CHECK_CASE(h2o_swa) test_h2o_swa();
     CHECK_CASE(cli) test_cli();
     CHECK_CASE(cuda_refused) test_cuda_refused();
     CHECK_CASE(bench) test_bench();
