@@ -13,8 +13,10 @@
 # columns say "-"), QUICK=1 (small, for tests), and CTX=128 STREAM=1152 SINKS=4
 # FRACS="100 50 25 12.5" STRIDE=16 RCTX=256 TRIALS=8 KVCTX=512 KVCHUNKS=4
 # TYPES="f16 q8_0 q4_0 q8_0/q4_0"
-# DEPTH=4096 GEN=64 REPS=3 THREADS=2 BIN=bin SMOL=... GEMMA=... (GEMMA= skips
-# Gemma 3; PPL_SMOL=0 skips SmolLM2's quality: the two halves may run apart).
+# DEPTH=4096 GEN=64 REPS=3 EVICT_REPS=1 THREADS=2 BIN=bin SMOL=... GEMMA=... (GEMMA= skips
+# Gemma 3; PPL_SMOL=0 skips SmolLM2's quality: the two halves may run apart),
+# ROWS="types window sinks h2o ceiling mla" (a subset: its rows only), BASES=0
+# (no baselines run: bare PPLs, for parts run side by side).
 set -eu
 BIN=${BIN:-bin}
 QUICK=${QUICK:-0}
@@ -36,6 +38,7 @@ TYPES=${TYPES:-"f16 q8_0 q4_0 q8_0/q4_0"}
 DEPTH=${DEPTH:-4096}
 GEN=${GEN:-64}
 REPS=${REPS:-3}
+EVICT_REPS=${EVICT_REPS:-1} # a bounded cache evaluates the prompt token by token past its budget: slow
 THREADS=${THREADS:-2}
 SMOL=${SMOL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
 GEMMA=${GEMMA-models/gemma-3-270m-q4_k_m.gguf}
@@ -43,6 +46,9 @@ TEXT=${TEXT:-models/pride-and-prejudice.txt}
 FACTS=${FACTS:-scripts/recall-facts.tsv}
 QUALITY=1 SPEED=1
 PPL_SMOL=${PPL_SMOL:-1} # 0: quality on Gemma 3 only (SmolLM2's columns "-")
+ROWS=${ROWS:-"types window sinks h2o ceiling mla"}
+BASES=${BASES:-1}
+want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 [ "${SPEED_ONLY:-0}" = 1 ] && QUALITY=0
 [ "${QUALITY_ONLY:-0}" = 1 ] && SPEED=0
 [ -x "$BIN/cachet" ] || { echo "bench-kv: no $BIN/cachet (run make)" >&2; exit 2; }
@@ -98,12 +104,14 @@ prompt() {
     t1=$("$BIN/cachet" tokenize --model "$SMOL" --no-special --file "$TMP/prompt" | wc -w)
     head -c $((cut * DEPTH / t1)) "$TMP/text" > "$TMP/prompt" # once more at the cut's own rate
 }
-# speed OPTS...: median decode tok/s (SmolLM2) of REPS generations after the
-# DEPTH-token prompt, no prefix reuse
+# speed REPS OPTS...: median decode tok/s (SmolLM2) of REPS generations after
+# the DEPTH-token prompt, no prefix reuse
 speed() {
+    reps=$1
+    shift
     : > "$TMP/tps"
     n=0
-    while [ $n -lt "$REPS" ]; do
+    while [ $n -lt "$reps" ]; do
         "$BIN/cachet" generate --model "$SMOL" --json --no-cache --temp 0 --max-tokens "$GEN" --threads "$THREADS" \
             --ctx-size $((DEPTH * 11 / 10 + GEN + 64)) "$@" --prompt-file "$TMP/prompt" > "$TMP/out" 2> "$TMP/err" ||
             { echo "failed: $(why)"; return 0; }
@@ -145,7 +153,11 @@ row() { # ... BASE-SMOL BASE-GEMMA
         fi
     fi
     if [ "$SPEED" = 1 ]; then
-        case $sopt in -:*) s=${sopt#-:} ;; *) s=$(speed $sopt) ;; esac
+        case $sopt in
+        -:*) s=${sopt#-:} ;;
+        *-kv-evict* | *-kv-window*) s=$(speed "$EVICT_REPS" $sopt) ;;
+        *) s=$(speed "$REPS" $sopt) ;;
+        esac
     fi
     echo "| $tech | $st | $bytes | $p1 | $p2 | $r1 | $r2 | $s |"
 }
@@ -155,11 +167,12 @@ row() { # ... BASE-SMOL BASE-GEMMA
 BASE_S= BASE_G= KV_S= KV_G=
 CHUNKS="--ctx $KVCTX --chunks $KVCHUNKS"
 CEIL="--stream $STREAM --recompute $CTX --stride $STRIDE"
-if [ "$QUALITY" = 1 ] && [ "$PPL_SMOL" = 1 ]; then
+[ "$BASES" = 1 ] || QB=0
+if [ "$QUALITY" = 1 ] && [ "$PPL_SMOL" = 1 ] && [ "${QB:-1}" = 1 ]; then
     KV_S=$(ppl "$SMOL" "" $CHUNKS --kv-type f16 | sed 's/^not run.*//')
     BASE_S=$(ppl "$SMOL" "" $CEIL | sed 's/^not run.*//')
 fi
-if [ "$QUALITY" = 1 ] && [ -n "$GEMMA" ]; then
+if [ "$QUALITY" = 1 ] && [ -n "$GEMMA" ] && [ "${QB:-1}" = 1 ]; then
     KV_G=$(ppl "$GEMMA" "" $CHUNKS --kv-type f16 | sed 's/^not run.*//')
     BASE_G=$(ppl "$GEMMA" "" $CEIL | sed 's/^not run.*//')
 fi
@@ -167,6 +180,7 @@ fi
 echo "| technique | setting | KV bytes/token, SmolLM2 | Gemma-2-27B-shaped (46 x 16 KV heads x 128): bytes | in 80 GiB | PPL (ΔPPL) SmolLM2 | PPL (ΔPPL) Gemma 3 | recall SmolLM2 | recall Gemma 3 | decode tok/s after $DEPTH (SmolLM2) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 # KV types: every position kept
+want types || TYPES=
 for t in $TYPES; do
     case $t in */*) opt=$(kvt "$t") ;; *) opt="--kv-type $t" ;; esac
     sb=$("$BIN/cachet" kv --model "$SMOL" $opt --json | num bytes_per_token)
@@ -180,23 +194,24 @@ done
 # bounded caches: budget b of CTX for PPL (bytes), the same fraction of RCTX for recall
 rb() { echo "$RCTX $1" | awk '{printf "%d", $1 * $2 / 100}'; }
 PS="stream $STREAM, Δ vs ceiling"
-row "plain window" "100%, no sinks: window $CTX (recall $RCTX); $PS" "$(bounded "$CTX")" \
+want window && row "plain window" "100%, no sinks: window $CTX (recall $RCTX); $PS" "$(bounded "$CTX")" \
     "--stream $STREAM --kv-sinks 0 --kv-window $CTX" "--kv-sinks 0 --kv-window $RCTX" \
     "-:as StreamingLLM at 100% (same work)" "$BASE_S" "$BASE_G"
 for f in $FRACS; do
     b=$(echo "$CTX $f" | awk '{printf "%d", $1 * $2 / 100}')
     r=$(rb "$f")
-    row "StreamingLLM" "$f%: $SINKS sinks + $((b - SINKS)) window (recall $SINKS + $((r - SINKS))); $PS" \
+    want sinks && row "StreamingLLM" "$f%: $SINKS sinks + $((b - SINKS)) window (recall $SINKS + $((r - SINKS))); $PS" \
         "$(bounded "$b")" "--stream $STREAM --kv-sinks $SINKS --kv-window $((b - SINKS))" \
         "--kv-sinks $SINKS --kv-window $((r - SINKS))" "--kv-sinks $SINKS --kv-window $((b - SINKS))" \
         "$BASE_S" "$BASE_G"
-    row "H2O" "$f%: budget $b, $((b / 2)) recent (recall $r, $((r / 2))); $PS" "$(bounded "$b")" \
+    want h2o && row "H2O" "$f%: budget $b, $((b / 2)) recent (recall $r, $((r / 2))); $PS" "$(bounded "$b")" \
         "--stream $STREAM --kv-evict h2o --kv-budget-tokens $b" "--kv-evict h2o --kv-budget-tokens $r" \
         "--kv-evict h2o --kv-budget-tokens $b" "$BASE_S" "$BASE_G"
 done
-row "recompute ceiling" "f16, a fresh $CTX-token context every $STRIDE targets; stream $STREAM" \
+want ceiling && row "recompute ceiling" "f16, a fresh $CTX-token context every $STRIDE targets; stream $STREAM" \
     "$(bounded "$CTX")" "=" "-:= KV type f16 (a fresh prompt per trial)" "-:evaluates $STRIDE tokens per target: not a decode" "$BASE_S" "$BASE_G"
-for p in deepseek-v2-lite deepseek-v3; do
+want mla || MLA=
+for p in ${MLA-deepseek-v2-lite deepseek-v3}; do
     k=$("$BIN/cachet" kv --preset "$p" --memory 80GiB --json)
     row "MLA (absorbed latent)" "$p preset (its own shape, not Gemma's)" \
         "- | $(echo "$k" | num bytes_per_token) per token (MHA equivalent $(echo "$k" | num mha_bytes_per_token)) | $(echo "$k" | num tokens) tokens" \
