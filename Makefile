@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-kv-evict bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-kv-quality bench-kv-speed bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -78,7 +78,8 @@ help:
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
-	@echo "make bench-kv  quantized KV (--kv-type): bytes/token, decode speed, quality vs f16"
+	@echo "make bench-kv  KV memory: every technique in one table (bytes, PPL, recall, decode speed; long)"
+	@echo "make bench-kv-speed / bench-kv-quality  only its decode column / only its quality columns"
 	@echo "make synth-1b  the 1B synthetic llama in Q4_K_M, Q4_0 and Q8_0 under build/synth"
 	@echo "make synth-1b-spm the 1B synthetic llama (Q4_1) with the llama-spm vocabulary: the serve bench model"
 	@echo "make rss-7b    peak RSS of a 7B-shaped Q4_K_M (4.1 GiB, written once under build/synth)"
@@ -329,17 +330,22 @@ bench-lint: $(BIN)/promptlint
 	@echo "make bench-lint: promptlint's speed on generated corpora"
 	sh scripts/bench-lint.sh $(BIN)/promptlint
 
-bench-kv: $(BIN)/cachet $(BIN)/cachet-tests
+bench-kv: $(BIN)/cachet
 	@test -f $(MODEL) || $(MAKE) --no-print-directory model
-	@echo "make bench-kv: per --kv-type: KV bytes/token, tokens in 80 GiB, decode after 4,096 tokens, quality"
-	BIN=$(BIN) MODEL=$(MODEL) sh scripts/bench-kv.sh
+	@test -f models/gemma-3-270m-q4_k_m.gguf || $(MAKE) --no-print-directory model-gemma3
 	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text
-	@echo "make bench-kv: eviction (StreamingLLM, H2O) against recomputation: PPL over a 2,304-token stream"
-	BIN=$(BIN) sh scripts/bench-kv-evict.sh
+	@echo "make bench-kv: one table: every KV technique's bytes, PPL/recall (SmolLM2, Gemma 3), decode after 4,096"
+	BIN=$(BIN) SMOL=$(MODEL) sh scripts/bench-kv.sh
 
-bench-kv-evict: $(BIN)/cachet
+bench-kv-quality: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	@test -f models/gemma-3-270m-q4_k_m.gguf || $(MAKE) --no-print-directory model-gemma3
 	@test -f models/pride-and-prejudice.txt || $(MAKE) --no-print-directory ppl-text
-	BIN=$(BIN) sh scripts/bench-kv-evict.sh
+	BIN=$(BIN) SMOL=$(MODEL) QUALITY_ONLY=1 sh scripts/bench-kv.sh
+
+bench-kv-speed: $(BIN)/cachet
+	@test -f $(MODEL) || $(MAKE) --no-print-directory model
+	BIN=$(BIN) SMOL=$(MODEL) SPEED_ONLY=1 GEMMA= sh scripts/bench-kv.sh
 
 FUZZ_CC ?= clang
 FUZZ_SRC := tests/fuzz/fuzz_lint.c $(LINT_SRC) $(UTIL_SRC)

@@ -59,7 +59,8 @@ static int run_stream(eng_model *m, const int32_t *toks, long T, float *logits, 
 }
 
 /* The ceiling: targets j0 .. j1-1 (stride of them) from a fresh context of
- * the ctx tokens before j1 (its first one BOS when the model adds one). */
+ * the ctx tokens before j1 - 1 (its first one BOS when the model adds one),
+ * so target j1 - 1 sees ctx tokens, as a stream's targets do. */
 static int run_recompute(eng_model *m, const int32_t *toks, long T, int add_bos, long stride, float *logits,
                          stream_run *r, util_err *err) {
     eng_seq *seq = NULL;
@@ -68,7 +69,7 @@ static int run_recompute(eng_model *m, const int32_t *toks, long T, int add_bos,
     int32_t *win = malloc((size_t)ctx * sizeof *win);
     int rc = win ? eng_seq_new(&seq, m, ctx, err) : util_err_set(err, UTIL_ENOMEM, "out of memory");
     for (long j0 = ctx; rc == 0 && j0 < T; j0 += stride) {
-        long j1 = j0 + stride < T ? j0 + stride : T, b = j1 - ctx;
+        long j1 = j0 + stride < T ? j0 + stride : T, b = j1 - 1 - ctx;
         memcpy(win, toks + b, (size_t)ctx * sizeof *win);
         if (add_bos) win[0] = eng_tokenizer_bos(eng_model_tokenizer(m));
         eng_seq_truncate(seq, 0);

@@ -31,13 +31,16 @@ int eng_device_parse(eng_device *out, const char *name, util_err *err) {
     return UTIL_OK;
 }
 
+int eng_device_requested(eng_device *out, const char *device, util_err *err) {
+    const char *env = getenv("CACHET_DEVICE");
+    if (!device) device = env && *env ? env : "auto"; /* unset, not an explicit "auto" */
+    return eng_device_parse(out, device, err);
+}
+
 int eng_backend_open(eng_backend **out, const eng_backend_params *p, util_err *err) {
     *out = NULL;
-    const char *name = p->device;
-    const char *env = getenv("CACHET_DEVICE");
-    if (!name) name = env && *env ? env : "auto"; /* unset, not an explicit "auto" */
     eng_device dev;
-    int rc = eng_device_parse(&dev, name, err);
+    int rc = eng_device_requested(&dev, p->device, err);
     if (rc) return rc;
     if (dev.kind == ENG_DEVICE_AUTO)
         dev.kind = eng_backend_cuda_count() > 0 ? ENG_DEVICE_CUDA : ENG_DEVICE_CPU;

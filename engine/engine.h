@@ -51,8 +51,8 @@ typedef struct eng_model_params {
     int kv_window;             /* 0: off */
     int kv_evict;              /* ENG_KV_EVICT_H2O (--kv-evict h2o): H2O heavy hitters within
                                 * kv_budget_tokens slots per sequence, the last kv_recent kept
-                                * (0: half the budget); private sequences, CPU only, models
-                                * without sliding layers; not with kv_window */
+                                * (0: half the budget); private sequences, CPU only; Gemma 3:
+                                * budget <= its sliding window; not with kv_window */
     int kv_budget_tokens;
     int kv_recent;
 } eng_model_params;
@@ -79,6 +79,10 @@ typedef struct eng_device {
 } eng_device;
 /* UTIL_EINVAL, with a message naming the text, for anything else. */
 int eng_device_parse(eng_device *out, const char *name, util_err *err);
+/* The device a --device value asks for (NULL: $CACHET_DEVICE, else "auto"),
+ * read as the backend is picked, without opening anything: lets a caller
+ * refuse what the device cannot do before the device starts. */
+int eng_device_requested(eng_device *out, const char *device, util_err *err);
 
 /* Prefix-cache counters of a model (all its sequences), like vLLM's
  * prefix_cache_queries / prefix_cache_hits (in tokens). */

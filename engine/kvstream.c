@@ -21,6 +21,13 @@ struct eng_kvstream {
     float *rawk;          /* [n_layer][cap][kv_dim]: keys before RoPE */
     float *tmp;           /* [cap][kv_dim]: keys being rotated */
     unsigned char *moved; /* [n_layer]: 1 when the layer's stored keys sit at old positions */
+    /* H2O on a model with sliding layers (eng_kvstream_h2o_layers): */
+    int n_swa;            /* their window in positions */
+    unsigned char *lswa;  /* [n_layer]: 1 for a sliding layer */
+    unsigned char *lview; /* [n_layer]: 1 when its KV is in the second view */
+    int *lslot;           /* [n_layer]: its layer index in that view */
+    int32_t *hpos;        /* [n_layer][n_kv_head][cap]: each slot's original position */
+    int tracked;          /* slots 0 .. tracked-1 have their hpos */
 };
 
 int eng_kvstream_new(eng_kvstream **out, int sinks, int window, int n_layer, int kv_dim, util_err *err) {
@@ -85,6 +92,10 @@ void eng_kvstream_free(eng_kvstream *st) {
     free(st->rawk);
     free(st->tmp);
     free(st->moved);
+    free(st->lswa);
+    free(st->lview);
+    free(st->lslot);
+    free(st->hpos);
     free(st);
 }
 
@@ -99,6 +110,7 @@ void eng_kvstream_truncate(eng_kvstream *st, int len) {
         st->evicted = 0;
         memset(st->moved, 0, (size_t)st->n_layer);
     }
+    if (st->tracked > len) st->tracked = len > 0 ? len : 0;
     if (!st->h2o || len >= st->cap) return;
     if (len < 0) len = 0;
     for (size_t lg = 0; lg < (size_t)st->n_layer * (size_t)st->n_kv_head; lg++)
@@ -165,19 +177,67 @@ static void drop_slice(const eng_kv_view *kv, int layer, int v, size_t off, size
     }
 }
 
-int eng_kvstream_evict_h2o(eng_kvstream *st, const eng_kv_view *kv, int32_t *toks, int len) {
-    size_t kb = eng_type_row_size(kv->type_k, st->head_dim), vb = eng_type_row_size(kv->type_v, st->head_dim);
-    for (int l = 0; l < st->n_layer; l++)
+int eng_kvstream_h2o_layers(eng_kvstream *st, int n_swa, util_err *err) {
+    size_t n = (size_t)st->n_layer;
+    if (!st->h2o || n_swa < st->cap)
+        return util_err_set(
+            err, UTIL_EINVAL,
+            "--kv-evict h2o: --kv-budget-tokens %d exceeds the sliding window of %d (a sliding "
+            "layer's kept keys must all lie within its window)",
+            st->cap, n_swa);
+    st->lswa = calloc(n, 1);
+    st->lview = calloc(n, 1);
+    st->lslot = calloc(n, sizeof *st->lslot);
+    st->hpos = malloc(n * (size_t)st->n_kv_head * (size_t)st->cap * sizeof *st->hpos);
+    if (!st->lswa || !st->lview || !st->lslot || !st->hpos)
+        return util_err_set(err, UTIL_ENOMEM, "h2o: out of memory");
+    for (size_t l = 0; l < n; l++) st->lslot[l] = (int)l;
+    st->n_swa = n_swa;
+    return UTIL_OK;
+}
+
+void eng_kvstream_h2o_layer(eng_kvstream *st, int layer, int swa, int view, int slot) {
+    st->lswa[layer] = (unsigned char)(swa != 0);
+    st->lview[layer] = (unsigned char)(view != 0);
+    st->lslot[layer] = slot;
+}
+
+int eng_kvstream_h2o_pos(const eng_kvstream *st, int layer, int head, int slot) {
+    if (!st->hpos || slot >= st->tracked) return slot + (int)st->evicted;
+    return st->hpos[((size_t)layer * (size_t)st->n_kv_head + (size_t)head) * (size_t)st->cap + (size_t)slot];
+}
+
+int eng_kvstream_evict_h2o(eng_kvstream *st, const eng_kv_view *const *views, int32_t *toks, int len) {
+    size_t lgs = (size_t)st->n_layer * (size_t)st->n_kv_head;
+    if (st->hpos) /* slots stored since the last eviction sit at slot + evictions */
+        for (size_t lg = 0; lg < lgs; lg++)
+            for (int j = st->tracked; j < len; j++)
+                st->hpos[lg * (size_t)st->cap + (size_t)j] = j + (int)st->evicted;
+    int next = len + (int)st->evicted; /* the position of the key stored after this eviction */
+    for (int l = 0; l < st->n_layer; l++) {
+        const eng_kv_view *kv = views[st->lview && st->lview[l] ? 1 : 0];
+        int vl = st->lslot ? st->lslot[l] : l;
+        size_t kb = eng_type_row_size(kv->type_k, st->head_dim),
+               vb = eng_type_row_size(kv->type_v, st->head_dim);
         for (int g = 0; g < st->n_kv_head; g++) {
-            float *m = st->mass + ((size_t)l * (size_t)st->n_kv_head + (size_t)g) * (size_t)st->cap;
-            int j = eng_kvstream_h2o_victim(m, len, st->recent);
-            drop_slice(kv, l, 0, (size_t)g * kb, kb, j, len);
-            drop_slice(kv, l, 1, (size_t)g * vb, vb, j, len);
+            size_t lg = (size_t)l * (size_t)st->n_kv_head + (size_t)g;
+            float *m = st->mass + lg * (size_t)st->cap;
+            int32_t *pos = st->hpos ? st->hpos + lg * (size_t)st->cap : NULL;
+            /* a sliding layer drops the key that leaves its window (slot 0: the
+             * oldest of this head's), else the least mass like the others */
+            int j = pos && st->lswa[l] && next - pos[0] >= st->n_swa
+                        ? 0
+                        : eng_kvstream_h2o_victim(m, len, st->recent);
+            drop_slice(kv, vl, 0, (size_t)g * kb, kb, j, len);
+            drop_slice(kv, vl, 1, (size_t)g * vb, vb, j, len);
             memmove(m + j, m + j + 1, (size_t)(len - 1 - j) * sizeof *m);
             m[len - 1] = 0;
+            if (pos) memmove(pos + j, pos + j + 1, (size_t)(len - 1 - j) * sizeof *pos);
             if (l == 0 && g == 0) memmove(toks + j, toks + j + 1, (size_t)(len - 1 - j) * sizeof *toks);
         }
+    }
     st->evicted++;
+    st->tracked = len - 1;
     return len - 1;
 }
 

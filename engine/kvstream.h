@@ -11,7 +11,8 @@
  * the query heads of its group and over steps) is accumulated, and when the
  * cache is full each (layer, KV head) drops its key of least mass outside the
  * R most recent slots; keys keep their original positions (RoPE is not
- * redone), so a slot's position is its index plus the evictions before it.
+ * redone: new keys go at slot + evictions so far); a sliding-window layer
+ * (Gemma 3) drops instead the key that leaves its window (B <= window).
  * Private to engine/ (seq.c evicts, batch.c saves, re-rotates, observes).
  * Does not know about the prefix cache: seq.c keeps such sequences private. */
 #ifndef ENG_KVSTREAM_H
@@ -43,12 +44,25 @@ int eng_kvstream_shift(const eng_kvstream *st);
 /* 1 for H2O. */
 int eng_kvstream_is_h2o(const eng_kvstream *st);
 
-/* H2O: a full cache of len slots (the views' layers are the model's, in
- * order: kv_split models are refused) drops one key per (layer, KV head):
- * the least accumulated mass among slots 0 .. len - recent - 1 (ties: the
- * oldest); later slots of that head move down one. toks drops layer 0 head
- * 0's victim. Returns len - 1. */
-int eng_kvstream_evict_h2o(eng_kvstream *st, const eng_kv_view *kv, int32_t *toks, int len);
+/* H2O: a full cache of len slots drops one key per (layer, KV head): the
+ * least accumulated mass among slots 0 .. len - recent - 1 (ties: the
+ * oldest); in a sliding layer (eng_kvstream_h2o_layers), the head's oldest
+ * key instead when the next key's position would leave it outside the
+ * window. Later slots of that head move down one. views[0] holds the layers
+ * (views[1] the sliding ones of a split cache); toks drops layer 0 head 0's
+ * victim. Returns len - 1. */
+int eng_kvstream_evict_h2o(eng_kvstream *st, const eng_kv_view *const *views, int32_t *toks, int len);
+/* H2O on a model with sliding-window layers of n_swa positions: tracks each
+ * slot's original position per head so a sliding layer never keeps a key
+ * outside its window; the budget must be at most n_swa (UTIL_EINVAL), so the
+ * kernels' mask by slot distance sees every kept key, as the window would.
+ * Then eng_kvstream_h2o_layer says, per layer, swa (1: it sees the last n_swa
+ * positions only), view (1: its KV is in views[1]) and slot (its index in
+ * that view); unset layers: global, views[0], their own index. */
+int eng_kvstream_h2o_layers(eng_kvstream *st, int n_swa, util_err *err);
+void eng_kvstream_h2o_layer(eng_kvstream *st, int layer, int swa, int view, int slot);
+/* H2O: the original position of a head's key in a slot (for tests). */
+int eng_kvstream_h2o_pos(const eng_kvstream *st, int layer, int head, int slot);
 /* The victim slot of one head's masses m[0..len) (for tests): see above. */
 int eng_kvstream_h2o_victim(const float *m, int len, int recent);
 /* H2O: after layer `layer`'s attention (a: its arguments, q roped and

@@ -587,6 +587,30 @@ static uint64_t model_fingerprint(const eng_model *m) {
     return h;
 }
 
+/* The eviction policies move KV rows in host memory: a backend without
+ * ops->kv_stream (CUDA) cannot run them. The message names the option. */
+static int stream_refuse(const eng_model_params *p, const char *backend, util_err *err) {
+    if (p->kv_evict == ENG_KV_EVICT_H2O)
+        return util_err_set(
+            err, UTIL_EUNSUPPORTED,
+            "--kv-evict h2o moves KV rows in host memory; the %s backend cannot (use --device cpu)", backend);
+    return util_err_set(err, UTIL_EUNSUPPORTED,
+                        "--kv-window: StreamingLLM moves KV rows in host memory; the %s backend cannot "
+                        "(use --device cpu)",
+                        backend);
+}
+
+/* Before the device starts: --kv-window / --kv-evict with --device cuda (or
+ * CACHET_DEVICE=cuda) is refused here, so the message does not wait for a
+ * GPU (nor depend on this build having CUDA). "auto" is checked after the
+ * backend opens (stream_check). */
+int eng_model_stream_device_check(const eng_model_params *p, util_err *err) {
+    eng_device dev;
+    if (!p || (!p->kv_window && !p->kv_evict)) return UTIL_OK;
+    if (eng_device_requested(&dev, p->device, err)) return UTIL_OK; /* eng_backend_open says why */
+    return dev.kind == ENG_DEVICE_CUDA ? stream_refuse(p, "cuda", err) : UTIL_OK;
+}
+
 /* StreamingLLM's settings (--kv-sinks, --kv-window): checked once here;
  * sequences (seq.c) apply them. */
 static int stream_check(eng_model *m, const eng_model_params *p, util_err *err) {
@@ -605,17 +629,13 @@ static int stream_check(eng_model *m, const eng_model_params *p, util_err *err) 
             return util_err_set(
                 err, UTIL_EINVAL,
                 "--kv-evict h2o: --kv-budget-tokens %d, --kv-recent %d (need 1 <= recent < budget)", b, r);
-        if (!m->be->ops->kv_stream)
+        if (!m->be->ops->kv_stream) return stream_refuse(p, m->be->ops->name, err);
+        if (m->hp.n_swa > 0 && b > m->hp.n_swa) /* kvstream.h: eng_kvstream_h2o_layers */
             return util_err_set(
-                err, UTIL_EUNSUPPORTED,
-                "--kv-evict h2o moves KV rows in host memory; the %s backend cannot (use --device cpu)",
-                m->be->ops->name);
-        if (m->hp.n_swa > 0)
-            return util_err_set(
-                err, UTIL_EUNSUPPORTED,
-                "--kv-evict h2o: sliding-window layers mask by position, which h2o's slots do not "
-                "keep (model has a window of %d)",
-                m->hp.n_swa);
+                err, UTIL_EINVAL,
+                "--kv-evict h2o: --kv-budget-tokens %d exceeds the model's sliding window of %d "
+                "(a sliding layer's kept keys must all lie within its window)",
+                b, m->hp.n_swa);
         m->kv_h2o_budget = b;
         m->kv_h2o_recent = r;
     } else if (p->kv_evict || p->kv_budget_tokens || p->kv_recent) {
@@ -630,11 +650,7 @@ static int stream_check(eng_model *m, const eng_model_params *p, util_err *err) 
                                 "--kv-sinks %d needs --kv-window (the recent positions kept)", p->kv_sinks);
         return UTIL_OK;
     }
-    if (!m->be->ops->kv_stream)
-        return util_err_set(err, UTIL_EUNSUPPORTED,
-                            "--kv-window: StreamingLLM moves KV rows in host memory; the %s backend cannot "
-                            "(use --device cpu)",
-                            m->be->ops->name);
+    if (!m->be->ops->kv_stream) return stream_refuse(p, m->be->ops->name, err);
     if (m->kv_split && p->kv_sinks + p->kv_window > m->hp.n_swa)
         return util_err_set(err, UTIL_EINVAL,
                             "--kv-sinks %d + --kv-window %d = %d exceeds the model's sliding window of %d "
@@ -750,6 +766,7 @@ int eng_model_open(eng_model **out, const char *path, const eng_model_params *pa
         goto fail;
     }
     if ((rc = eng_chat_new_named(&m->chat, m->gguf, params ? params->chat_template : NULL, err))) goto fail;
+    if ((rc = eng_model_stream_device_check(params, err))) goto fail;
     eng_backend_params bp = {.device = params ? params->device : NULL,
                              .n_threads = params ? params->n_threads : 0,
                              .exact = params && params->exact};

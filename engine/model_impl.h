@@ -216,6 +216,19 @@ int eng_seq_reuse(eng_seq *s, const int32_t *toks, int n, int *cached_memory, in
 /* Appends n evaluated tokens (after the forward pass). */
 void eng_seq_batch_advance(eng_seq *s, const int32_t *toks, int n);
 
+/* eng_kvstream_h2o_layers from the model's layers (seq.c, for H2O on a
+ * model with sliding-window layers); inline: seq.c uses no symbol of model.c. */
+static inline int eng_model_h2o_layers(const eng_model *m, eng_kvstream *st, util_err *err) {
+    int rc = eng_kvstream_h2o_layers(st, m->hp.n_swa, err);
+    for (int l = 0; rc == 0 && l < m->hp.n_layer; l++)
+        eng_kvstream_h2o_layer(st, l, m->layers[l].swa, m->layers[l].kv_swa, m->layers[l].kv_slot);
+    return rc;
+}
+
+/* --kv-window / --kv-evict with --device cuda (or CACHET_DEVICE=cuda):
+ * UTIL_EUNSUPPORTED, checked before the backend opens (model.c). */
+int eng_model_stream_device_check(const eng_model_params *p, util_err *err);
+
 /* --- architectures (arch_*.c) -------------------------------------------- */
 
 int eng_llama_hparams(eng_model *m, util_err *err);

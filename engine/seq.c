@@ -60,8 +60,9 @@ static int stream_init(eng_seq *s, util_err *err) {
         if (m->kv_h2o_budget > s->n_ctx)
             return util_err_set(err, UTIL_EINVAL, "--kv-budget-tokens %d exceeds the context of %d tokens",
                                 m->kv_h2o_budget, s->n_ctx);
-        return eng_kvstream_new_h2o(&s->stream, m->kv_h2o_budget, m->kv_h2o_recent, m->hp.n_layer,
-                                    m->hp.n_kv_head, m->hp.head_dim, err);
+        int rc = eng_kvstream_new_h2o(&s->stream, m->kv_h2o_budget, m->kv_h2o_recent, m->hp.n_layer,
+                                      m->hp.n_kv_head, m->hp.head_dim, err);
+        return rc || m->hp.n_swa <= 0 ? rc : eng_model_h2o_layers(m, s->stream, err); /* sliding layers */
     }
     if (!m->kv_window) return UTIL_OK;
     if (m->kv_sinks + m->kv_window > s->n_ctx)
@@ -332,12 +333,11 @@ static int stream_eval(eng_seq *s, const int32_t *toks, int n, float *logits, in
     int cap = eng_kvstream_cap(s->stream);
     size_t nv = (size_t)s->m->hp.n_vocab;
     for (int done = 0; done < n;) {
-        if (s->len == cap && eng_kvstream_is_h2o(s->stream)) {
-            s->len = eng_kvstream_evict_h2o(s->stream, &s->kv, s->toks, s->len);
-        } else if (s->len == cap) {
-            const eng_kv_view *views[2] = {&s->kv, &s->kv_swa};
+        const eng_kv_view *views[2] = {&s->kv, &s->kv_swa};
+        if (s->len == cap && eng_kvstream_is_h2o(s->stream))
+            s->len = eng_kvstream_evict_h2o(s->stream, views, s->toks, s->len);
+        else if (s->len == cap)
             s->len = eng_kvstream_evict(s->stream, views, s->m->kv_split ? 2 : 1, s->toks, s->len, 1);
-        }
         int chunk = n - done < cap - s->len ? n - done : cap - s->len;
         float *out = !logits ? NULL : all ? logits + (size_t)done * nv : done + chunk == n ? logits : NULL;
         int rc = seq_eval(s, toks + done, chunk, out, all, chunk > 1 ? pass : ENG_PASS_DECODE, err);

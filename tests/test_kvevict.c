@@ -2,8 +2,9 @@
  * sinks + window. The cache positions RoPE sees after evictions (layer 0's
  * rows equal a fresh sequence's of the kept tokens, bit for bit), the logits
  * of a stream equal a plain sequence over the same KV rows, the kept tokens,
- * the private-sequence property (no prefix-cache pages, no disk files) and
- * the option errors of the CLI. Real models, exact path; nothing timed. */
+ * the private-sequence property (no prefix-cache pages, no disk files), the
+ * option errors of the CLI (CUDA's refusal before the device starts) and
+ * make bench-kv's table at a small size. Real models; nothing timed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,47 @@ static void test_gemma3(void) {
     CHECK_EQ_INT(eng_model_open(&m, g, &mp, &err), UTIL_EINVAL);
     CHECK_MSG(strstr(err.msg, "sliding window of 512") != NULL, "%s", err.msg);
     eng_model_free(m);
+    /* so is an H2O budget beyond it; within it H2O runs: the plain sequence's
+     * logits below the budget, bit for bit; finite ones past it */
+    mp = (eng_model_params){.n_threads = 2,
+                            .no_cache = 1,
+                            .no_disk_cache = 1,
+                            .kv_evict = ENG_KV_EVICT_H2O,
+                            .kv_budget_tokens = 513};
+    m = NULL;
+    CHECK_EQ_INT(eng_model_open(&m, g, &mp, &err), UTIL_EINVAL);
+    CHECK_MSG(strstr(err.msg, "--kv-budget-tokens 513 exceeds the model's sliding window of 512") != NULL,
+              "%s", err.msg);
+    eng_model_free(m);
+    mp.kv_budget_tokens = 32;
+    eng_model_params pp = {.n_threads = 2, .no_cache = 1, .no_disk_cache = 1};
+    eng_model *mh = th_open_model_with(g, &mp), *mpl = th_open_model_with(g, &pp);
+    size_t n = 0;
+    int32_t *toks = mh ? th_tokenize(eng_model_tokenizer(mh), k_text, 1, 0, &n) : NULL;
+    int nv = mh ? eng_model_n_vocab(mh) : 0;
+    float *lh = malloc((size_t)nv * sizeof *lh), *lp = malloc((size_t)nv * sizeof *lp);
+    eng_seq *h = NULL, *p = NULL;
+    if (!mh || !mpl || !toks || n < 48 || !lh || !lp || eng_seq_new(&h, mh, 0, &err) ||
+        eng_seq_new(&p, mpl, 0, &err)) {
+        CHECK_MSG(0, "gemma 3 h2o setup");
+    } else {
+        CHECK_EQ_INT(eng_seq_eval(h, toks, 30, lh, &err), UTIL_OK);
+        CHECK_EQ_INT(eng_seq_eval(p, toks, 30, lp, &err), UTIL_OK);
+        CHECK(memcmp(lh, lp, (size_t)nv * sizeof *lh) == 0);
+        CHECK_EQ_INT(eng_seq_eval(h, toks + 30, 18, lh, &err), UTIL_OK);
+        CHECK_EQ_INT(eng_seq_len(h), 32);
+        CHECK_EQ_INT(eng_kvstream_shift(h->stream), 16);
+        int finite = 1;
+        for (int i = 0; i < nv; i++) finite &= isfinite(lh[i]);
+        CHECK(finite);
+    }
+    free(lh);
+    free(lp);
+    free(toks);
+    eng_seq_free(h);
+    eng_seq_free(p);
+    eng_model_free(mh);
+    eng_model_free(mpl);
 }
 
 /* A stream's pages never reach the prefix cache nor the disk tier, and a
@@ -192,6 +234,7 @@ static void test_h2o_order(void) {
         uint16_t v[KVD] = {(uint16_t)(one + j), 0}; /* tags to follow the moves */
         memcpy(eng_kv_v(&kv, 0, j), v, sizeof v);
     }
+    const eng_kv_view *const views[1] = {&kv};
     eng_kvstream *st = NULL;
     util_err err;
     if (eng_kvstream_new_h2o(&st, B, 1, 1, 1, KVD, &err)) {
@@ -211,7 +254,7 @@ static void test_h2o_order(void) {
                        .scale = 1.0f};
     eng_kvstream_observe(st, &a, 0);
     int32_t toks[B] = {10, 11, 12, 13};
-    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, &kv, toks, B), 3);
+    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, views, toks, B), 3);
     CHECK(toks[0] == 10 && toks[1] == 12 && toks[2] == 13);
     CHECK(memcmp(eng_kv_k(&kv, 0, 1), keys[2], sizeof keys[2]) == 0); /* k2 moved down */
     CHECK(memcmp(eng_kv_k(&kv, 0, 2), keys[3], sizeof keys[3]) == 0);
@@ -222,7 +265,7 @@ static void test_h2o_order(void) {
     float q0[4] = {0, 0, 0, 0};
     a.q = q0;
     eng_kvstream_observe(st, &a, 0);
-    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, &kv, toks, B), 3);
+    CHECK_EQ_INT(eng_kvstream_evict_h2o(st, views, toks, B), 3);
     CHECK(toks[0] == 10 && toks[1] == 12 && toks[2] == 14); /* 13 gone */
     CHECK(memcmp(eng_kv_k(&kv, 0, 1), keys[2], sizeof keys[2]) == 0);
     /* the masses as worked out (recent 2: the tie goes to the oldest) */
@@ -233,6 +276,82 @@ static void test_h2o_order(void) {
     eng_kvstream_truncate(st, 0);
     CHECK_EQ_INT(eng_kvstream_shift(st), 0);
     CHECK_EQ_INT((int)eng_kvstream_evicted(st), 0);
+    eng_kvstream_free(st);
+}
+
+/* H2O with a sliding layer (window 6) beside a global one, budget 4, recent
+ * 1, one KV head; key 0 is the heavy hitter (mass 0.71 against 0.097 of keys
+ * 1-3 after one query; later keys get no mass). Evictions 1 and 2 (next
+ * positions 4, 5) drop positions 1 and 2 in both layers; eviction 3 (next
+ * position 6): the global layer keeps position 0 and drops 4 (least mass,
+ * 0 < 0.097), the sliding one drops position 0, which position 6 would not
+ * see (6 - 0 >= 6), whatever its mass. Each layer's rows move in its own
+ * view (the sliding one in views[1]). */
+static void test_h2o_swa(void) {
+    enum { B = 4, KVD = 2 };
+    uint16_t pg[2][B * KVD * 2] = {{0}};
+    void *pages[2][1] = {{pg[0]}, {pg[1]}};
+    eng_kv_view kv[2];
+    for (int v = 0; v < 2; v++) {
+        eng_kv_view_init(&kv[v], B, 1, KVD, ENG_TYPE_F16, ENG_TYPE_F16);
+        kv[v].pages = pages[v];
+    }
+    const eng_kv_view *const views[2] = {&kv[0], &kv[1]};
+    const uint16_t two = 0x4000;
+    for (int v = 0; v < 2; v++)
+        for (int j = 0; j < B; j++) {
+            uint16_t k[KVD] = {j == 0 ? two : 0, 0}, val[KVD] = {(uint16_t)(100 + j), 0}; /* tag: position */
+            memcpy(eng_kv_k(&kv[v], 0, j), k, sizeof k);
+            memcpy(eng_kv_v(&kv[v], 0, j), val, sizeof val);
+        }
+    eng_kvstream *st = NULL;
+    util_err err;
+    if (eng_kvstream_new_h2o(&st, B, 1, 2, 1, KVD, &err) || eng_kvstream_h2o_layers(st, 6, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        eng_kvstream_free(st);
+        return;
+    }
+    eng_kvstream_h2o_layer(st, 1, 1, 1, 0); /* layer 1 slides, in views[1] as its layer 0 */
+    float q[2] = {1, 0}, out[2];
+    for (int l = 0; l < 2; l++) {
+        eng_attn_args a = {.out = out,
+                           .q = q,
+                           .kv = &kv[l],
+                           .layer = 0,
+                           .n_tok = 1,
+                           .pos0 = 3,
+                           .n_head = 1,
+                           .n_kv_head = 1,
+                           .head_dim = KVD,
+                           .scale = 1.0f};
+        eng_kvstream_observe(st, &a, l);
+    }
+    int32_t toks[B] = {0, 1, 2, 3};
+    for (int e = 0; e < 3; e++) {
+        CHECK_EQ_INT(eng_kvstream_evict_h2o(st, views, toks, B), B - 1);
+        toks[B - 1] = 4 + e;
+        for (int v = 0; v < 2; v++) { /* the next key, at position 4 + e, in slot 3 */
+            uint16_t k[KVD] = {0, 0}, val[KVD] = {(uint16_t)(104 + e), 0};
+            memcpy(eng_kv_k(&kv[v], 0, B - 1), k, sizeof k);
+            memcpy(eng_kv_v(&kv[v], 0, B - 1), val, sizeof val);
+        }
+    }
+    static const int want[2][B] = {{0, 3, 5, 6}, {3, 4, 5, 6}};
+    for (int l = 0; l < 2; l++)
+        for (int j = 0; j < B; j++) {
+            CHECK_MSG(eng_kvstream_h2o_pos(st, l, 0, j) == want[l][j],
+                      "layer %d slot %d: position %d, want %d", l, j, eng_kvstream_h2o_pos(st, l, 0, j),
+                      want[l][j]);
+            if (j < B - 1)
+                CHECK_MSG(*(uint16_t *)eng_kv_v(&kv[l], 0, j) == 100 + want[l][j],
+                          "layer %d slot %d: row of %d", l, j, *(uint16_t *)eng_kv_v(&kv[l], 0, j) - 100);
+        }
+    CHECK(toks[0] == 0 && toks[1] == 3 && toks[2] == 5); /* layer 0's */
+    eng_kvstream_free(st);
+    /* a budget past the window is refused */
+    CHECK_EQ_INT(eng_kvstream_new_h2o(&st, 8, 4, 2, 1, KVD, &err), UTIL_OK);
+    CHECK_EQ_INT(eng_kvstream_h2o_layers(st, 6, &err), UTIL_EINVAL);
+    CHECK_MSG(strstr(err.msg, "exceeds the sliding window of 6") != NULL, "%s", err.msg);
     eng_kvstream_free(st);
 }
 
@@ -309,7 +428,22 @@ static void test_cli(void) {
          "need 1 <= recent < budget"},
         {"generate --kv-evict h2o --kv-budget-tokens 64 --spec ngram --prompt hello", 2,
          "'--spec' does not combine"},
+        /* refused before the device starts: the same message with or without a GPU or CUDA */
+        {"generate --device cuda --kv-sinks 4 --kv-window 60 --prompt hello", 1,
+         "--kv-window: StreamingLLM moves KV rows in host memory; the cuda backend cannot (use --device cpu)"},
+        {"generate --device cuda:1 --kv-evict h2o --kv-budget-tokens 64 --prompt hello", 1,
+         "--kv-evict h2o moves KV rows in host memory; the cuda backend cannot (use --device cpu)"},
     };
+    proc_result e = proc_runf("CACHET_DEVICE=cuda %s/cachet generate --kv-window 60 --prompt hello",
+                              proc_bin_dir());
+    CHECK_MSG(e.status == 1 && strstr(e.err, "the cuda backend cannot"), "CACHET_DEVICE=cuda: %d %s",
+              e.status, e.err);
+    proc_result_free(&e);
+    e = proc_runf("%s/cachet perplexity -f %s/README.md --device cuda --stream 100 --kv-window 60",
+                  proc_bin_dir(), check_root());
+    CHECK_MSG(e.status == 1 && strstr(e.err, "the cuda backend cannot"), "perplexity --device cuda: %d %s",
+              e.status, e.err);
+    proc_result_free(&e);
     for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
         proc_result r = proc_runf("%s/cachet %s", proc_bin_dir(), k_cases[i].args);
         CHECK_MSG(r.status == k_cases[i].status && strstr(r.err, k_cases[i].says),
@@ -319,9 +453,47 @@ static void test_cli(void) {
     }
 }
 
-/* The docs' commands at a small size: the eviction bench's rows (QUICK=1:
- * a 96-token stream, context 32) each carry a perplexity, and the recall
- * probe answers. */
+/* The CUDA refusal as the engine makes it, before any backend opens: by
+ * device name (cuda, cuda:N) and policy; cpu and no policy pass. */
+static void test_cuda_refused(void) {
+    util_err err;
+    eng_model_params p = {.device = "cuda", .kv_sinks = 4, .kv_window = 60};
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_EUNSUPPORTED);
+    CHECK_MSG(strstr(err.msg, "--kv-window") && strstr(err.msg, "cuda backend cannot"), "%s", err.msg);
+    p = (eng_model_params){.device = "cuda:2", .kv_evict = ENG_KV_EVICT_H2O, .kv_budget_tokens = 64};
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_EUNSUPPORTED);
+    CHECK_MSG(strstr(err.msg, "--kv-evict h2o") && strstr(err.msg, "cuda backend cannot"), "%s", err.msg);
+    p.device = "cpu";
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_OK);
+    p = (eng_model_params){.device = "cuda"};
+    CHECK_EQ_INT(eng_model_stream_device_check(&p, &err), UTIL_OK);
+    CHECK_EQ_INT(eng_model_stream_device_check(NULL, &err), UTIL_OK);
+}
+
+/* Cell `col` (0: the first after the leading '|') of the markdown row at
+ * `line`, into buf; "" when the row has fewer cells. */
+static const char *md_cell(const char *line, int col, char *buf, size_t size) {
+    const char *c = line;
+    for (int i = 0; i <= col && c; i++) c = strchr(c + 1, '|');
+    const char *end = c ? strchr(c + 1, '|') : NULL;
+    const char *nl = c ? strchr(c + 1, '\n') : NULL;
+    buf[0] = '\0';
+    if (!c || !end || (nl && nl < end)) return buf;
+    c++;
+    while (*c == ' ') c++;
+    size_t n = (size_t)(end - c);
+    while (n > 0 && c[n - 1] == ' ') n--;
+    if (n >= size) n = size - 1;
+    memcpy(buf, c, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* make bench-kv's one table at a small size (QUICK=1, SmolLM2 only): every
+ * technique's row; the KV-type and eviction rows carry a PPL, a recall
+ * count and (but the plain window, which is StreamingLLM's work) a decode
+ * speed; MLA's rows say why they have no PPL. The ceiling scores the same
+ * targets as a stream (ctx .. T-1), and the recall probe answers. */
 static void test_bench(void) {
     char text[4096];
     snprintf(text, sizeof text, "%s/models/pride-and-prejudice.txt", check_root());
@@ -331,17 +503,42 @@ static void test_bench(void) {
         return;
     }
     fclose(f);
-    proc_result r = proc_runf("cd %s && QUICK=1 BIN=%s MODELS=%s sh scripts/bench-kv-evict.sh", check_root(),
+    proc_result r = proc_runf("cd %s && QUICK=1 GEMMA= BIN=%s SMOL=%s sh scripts/bench-kv.sh", check_root(),
                               proc_bin_dir(), check_model_path());
     CHECK_EQ_INT(r.status, 0);
-    int rows = 0, numbers = 0;
-    for (const char *p = r.out; (p = strstr(p, "\n| SmolLM2")); p++) {
-        rows++;
-        const char *cell = p + 1;
-        for (int c = 0; c < 5 && cell; c++) cell = strchr(cell + 1, '|');
-        numbers += cell && cell[1] == ' ' && cell[2] >= '0' && cell[2] <= '9';
+    static const char *const k_rows[] = {"KV type f16",          "KV type q8_0", "plain window",
+                                         "StreamingLLM",         "H2O",          "recompute ceiling",
+                                         "MLA (absorbed latent)"};
+    int found[7] = {0};
+    for (const char *p = r.out; (p = strchr(p, '\n')) != NULL; p++) {
+        char tech[64], ppl[256], rec[256], tps[256];
+        if (p[1] != '|' || p[2] == '-') continue;
+        md_cell(p + 1, -1, tech, sizeof tech);
+        md_cell(p + 1, 4, ppl, sizeof ppl);
+        md_cell(p + 1, 6, rec, sizeof rec);
+        md_cell(p + 1, 8, tps, sizeof tps);
+        for (int i = 0; i < 7; i++) {
+            if (strcmp(tech, k_rows[i]) != 0) continue;
+            found[i]++;
+            if (i == 6) {
+                CHECK_MSG(strstr(ppl, "no PPL") != NULL, "%s: PPL cell '%s'", tech, ppl);
+                continue;
+            }
+            CHECK_MSG(ppl[0] >= '1' && ppl[0] <= '9' && strchr(ppl, '('), "%s: PPL cell '%s'", tech, ppl);
+            if (i != 5)
+                CHECK_MSG(strcmp(rec, "2/2") == 0 || strcmp(rec, "1/2") == 0 || strcmp(rec, "0/2") == 0,
+                          "%s: recall cell '%s'", tech, rec);
+            if (i != 2 && i != 5) CHECK_MSG(tps[0] >= '0' && tps[0] <= '9', "%s: speed cell '%s'", tech, tps);
+        }
     }
-    CHECK_MSG(rows == 6 && numbers == 6, "%d rows, %d with a PPL:\n%s%s", rows, numbers, r.out, r.err);
+    for (int i = 0; i < 7; i++)
+        CHECK_MSG(found[i] == (i == 6 ? 2 : 1), "row '%s' %d times:\n%s%s", k_rows[i], found[i], r.out,
+                  r.err);
+    proc_result_free(&r);
+    r = proc_runf("%s/cachet perplexity -f %s --stream 96 --recompute 32 --stride 10 --threads 2 --json",
+                  proc_bin_dir(), text);
+    CHECK_MSG(r.status == 0 && strstr(r.out, "\"scored\":64,"), "the ceiling scores targets 32..95: %s%s",
+              r.out, r.err);
     proc_result_free(&r);
     r = proc_runf("%s/cachet perplexity -f %s --recall %s/scripts/recall-facts.tsv --ctx 128 --trials 2 "
                   "--kv-evict h2o --kv-budget-tokens 64 --threads 2 --json",
@@ -357,6 +554,8 @@ void test_kvevict(void) {
     CHECK_CASE(private) test_private();
     CHECK_CASE(h2o_order) test_h2o_order();
     CHECK_CASE(h2o_model) test_h2o_model();
+    CHECK_CASE(h2o_swa) test_h2o_swa();
     CHECK_CASE(cli) test_cli();
+    CHECK_CASE(cuda_refused) test_cuda_refused();
     CHECK_CASE(bench) test_bench();
 }
