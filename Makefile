@@ -162,8 +162,8 @@ $(BIN)/cachet-synth: $(call obj,tests/tools/synth_main.c tests/synth.c) $(LIBENG
 
 # The GPU machine's tool (tests/tools/gpu_main.c): the CUDA suite and the GPU
 # benchmark, linked with the engine alone so it builds without the agent's libraries.
-$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/check.c tests/helpers.c tests/synth.c \
-                   tests/proc.c) $(LIBENGINE) $(LIBUTIL)
+$(BIN)/cachet-gpu: $(call obj,tests/tools/gpu_main.c tests/test_cuda.c tests/check.c tests/helpers.c tests/golden_io.c \
+                   tests/synth.c tests/proc.c) $(LIBENGINE) $(LIBUTIL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
