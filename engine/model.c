@@ -282,6 +282,19 @@ static eng_weight weight_rows(const eng_weight *w, int64_t r0, int64_t rows) {
     return v;
 }
 
+/* Layer binders: W a matrix, N a norm vector, B a bias of layer `il` into
+ * L->field, by the tensor name "blk.<il>.<suffix>.weight|bias". They use the
+ * caller's m, L, il, n (a name buffer), rc and err, and return on error. */
+#define W(field, suffix, cols, rows)                       \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
+    if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
+#define N(field, suffix, len)                              \
+    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
+    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
+#define B(field, suffix, len)                            \
+    snprintf(n, sizeof n, "blk.%d." suffix ".bias", il); \
+    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
+
 /* phi3's fused tensors (ENG_ARCH_FUSED): attn_qkv's q|k|v rows when the
  * file has it (else the three separate ones), and ffn_up's gate|up rows
  * (llama.cpp's swiglu: the first half goes through silu). */
@@ -351,25 +364,17 @@ static int bind_mla(eng_model *m, eng_layer *L, int il, eng_weight *heads, util_
             "model file '%s': deepseek2 with split attn_k_b/attn_v_b (a newer conversion) is not "
             "supported: cachet reads the unsplit attn_kv_b",
             m->path);
-#define MW(field, suffix, cols, rows)                      \
-    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
-    if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
-#define MN(field, suffix, len)                             \
-    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
-    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
     if (hp->q_lora_rank > 0) {
-        MW(wq_a, "attn_q_a", E, hp->q_lora_rank)
-        MN(q_a_norm, "attn_q_a_norm", hp->q_lora_rank)
-        MW(wq_b, "attn_q_b", hp->q_lora_rank, H * qk)
+        W(wq_a, "attn_q_a", E, hp->q_lora_rank)
+        N(q_a_norm, "attn_q_a_norm", hp->q_lora_rank)
+        W(wq_b, "attn_q_b", hp->q_lora_rank, H * qk)
     } else {
-        MW(wq, "attn_q", E, H * qk)
+        W(wq, "attn_q", E, H * qk)
     }
-    MW(wkv_a, "attn_kv_a_mqa", E, R + hp->n_rot)
-    MN(kv_a_norm, "attn_kv_a_norm", R)
-    MW(wkv_b, "attn_kv_b", R, H * (nope + V))
-    MW(wo, "attn_output", H * V, E)
-#undef MW
-#undef MN
+    W(wkv_a, "attn_kv_a_mqa", E, R + hp->n_rot)
+    N(kv_a_norm, "attn_kv_a_norm", R)
+    W(wkv_b, "attn_kv_b", R, H * (nope + V))
+    W(wo, "attn_output", H * V, E)
     const eng_type_traits *tr = eng_type_get(L->wkv_b.type);
     float *row = malloc((size_t)R * sizeof *row), *t = malloc((size_t)(H * R * nope) * sizeof *t);
     if (!row || !t) {
@@ -456,15 +461,6 @@ static int load_weights(eng_model *m, util_err *err) {
     for (int il = 0; il < hp->n_layer; il++) {
         eng_layer *L = &m->layers[il];
         char n[96];
-#define W(field, suffix, cols, rows)                       \
-    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
-    if ((rc = bind_weight(m, &L->field, n, cols, rows, 0, err))) return rc;
-#define N(field, suffix, len)                              \
-    snprintf(n, sizeof n, "blk.%d." suffix ".weight", il); \
-    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
-#define B(field, suffix, len)                            \
-    snprintf(n, sizeof n, "blk.%d." suffix ".bias", il); \
-    if ((rc = bind_norm(m, &L->field, n, len, err))) return rc;
         if (m->arch->tensors & ENG_ARCH_FUSED) {
             if ((rc = bind_fused(m, L, il, err))) return rc;
         } else if (m->arch->tensors & ENG_ARCH_MLA) {
@@ -497,11 +493,11 @@ static int load_weights(eng_model *m, util_err *err) {
             B(bk, "attn_k", KV)
             B(bv, "attn_v", KV)
         }
+        L->swa = m->layer_swa && m->layer_swa[il];
+    }
 #undef W
 #undef N
 #undef B
-        L->swa = m->layer_swa && m->layer_swa[il];
-    }
     /* Sliding layers get pages of their own (a sequence keeps only their
      * window) when some layers slide and some do not; kv_slot is a layer's
      * index among the layers of its kind. */
