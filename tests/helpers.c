@@ -3,6 +3,7 @@
  * they hold no state between calls. */
 #include "helpers.h"
 
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,4 +157,29 @@ void th_arch_golden_row(eng_model *m, char **f, const th_arch_check *c) {
     free(ids);
     free(lgreedy);
     free(xgreedy);
+}
+
+int th_tmp_make(th_tmp *t, const char *tag, const char *name) {
+    snprintf(t->dir, sizeof t->dir, "/tmp/cachet-%s-XXXXXX", tag);
+    t->path[0] = '\0';
+    if (!mkdtemp(t->dir)) {
+        CHECK_MSG(0, "mkdtemp %s failed", t->dir);
+        t->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(t->path, sizeof t->path, "%s/%s", t->dir, name);
+    return 0;
+}
+
+static int tmp_rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(p);
+    return 0;
+}
+
+void th_tmp_remove(th_tmp *t) {
+    if (t->dir[0]) nftw(t->dir, tmp_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    t->dir[0] = '\0';
 }

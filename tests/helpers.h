@@ -113,4 +113,17 @@ size_t th_margins_decided(const char *margins, double tol, size_t n);
  * where decided, greedy agreement; prints the row's figures. */
 void th_arch_golden_row(eng_model *m, char **f, const th_arch_check *c);
 
+/* --- temporary directories ------------------------------------------------ */
+
+/* A fresh directory /tmp/cachet-<tag>-XXXXXX and a file name inside it. */
+typedef struct th_tmp {
+    char dir[64];
+    char path[128]; /* dir/<name> */
+} th_tmp;
+
+/* Makes t->dir and sets t->path; 0, or -1 after a failed check. */
+int th_tmp_make(th_tmp *t, const char *tag, const char *name);
+/* Removes t->dir and everything under it (no shell). */
+void th_tmp_remove(th_tmp *t);
+
 #endif

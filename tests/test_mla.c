@@ -101,15 +101,15 @@ static void check_row(eng_model *m, char **f, int exact, const char *mode) {
 
 /* Every golden row, both modes, on the default (exact = 0) or exact path. */
 static void test_golden(int exact) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "")) return;
     size_t len;
     char *idx = golden_read("archs/mla_index.tsv", &len);
     CHECK_MSG(idx != NULL, "tests/golden/archs/mla_index.tsv missing");
     int rows = 0, written = 0;
     for (size_t i = 0; idx && i < sizeof mla_models / sizeof mla_models[0]; i++) {
         char path[256];
-        snprintf(path, sizeof path, "%s/%s.gguf", dir, mla_models[i].name);
+        snprintf(path, sizeof path, "%s/%s.gguf", t.dir, mla_models[i].name);
         if (write_mla(&mla_models[i], path, 1)) continue;
         written++;
         for (int naive = 0; naive < 2; naive++) {
@@ -130,15 +130,14 @@ static void test_golden(int exact) {
     }
     CHECK_MSG(rows >= 4 * written, "only %d golden rows for %d models", rows, written);
     free(idx);
-    rmdir(dir);
+    th_tmp_remove(&t);
 }
 
 /* The files: tensor and weight counts, the keys llama.cpp reads. */
 static void test_files(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
     for (size_t i = 0; i < sizeof mla_models / sizeof mla_models[0]; i++) {
         const mla_model *mm = &mla_models[i];
         if (write_mla(mm, path, 0)) continue;
@@ -185,8 +184,7 @@ static void test_files(void) {
     p = mla_params(&mla_models[0], NULL);
     p.n_kv_head = 2;
     CHECK(synth_check(&p, &err) == UTIL_EINVAL && strstr(err.msg, "kv heads"));
-    unlink(path);
-    rmdir(dir);
+    th_tmp_remove(&t);
 }
 
 /* Naive (per-head K/V cached) against absorbed (latent cached) on the exact
@@ -194,10 +192,9 @@ static void test_files(void) {
  * within MODES_TOL. With the f16 cache the two round different quantities
  * (k_nope = W_UK c against c itself): a few 1e-3 apart, greedy the same. */
 static void test_modes(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
     const int32_t prompt[] = {257, 300, 12, 99, 310, 47,  101, 280, 5, 66,
                               71,  260, 33, 90, 120, 301, 7,   8,   9, 250};
     const int np = (int)(sizeof prompt / sizeof prompt[0]);
@@ -240,14 +237,7 @@ static void test_modes(void) {
         free(ln);
         free(la);
     }
-    unlink(path);
-    rmdir(dir);
-}
-
-/* Runs cmd (on path) and removes a directory tree under /tmp. */
-static void rm_tree(const char *dir) {
-    proc_result r = proc_runf("rm -rf '%s'", dir);
-    proc_result_free(&r);
+    th_tmp_remove(&t);
 }
 
 /* The latent cache: pages sized from the latent (layers x 16 x (rope +
@@ -257,20 +247,20 @@ static void rm_tree(const char *dir) {
  * values, finds nothing of the absorbed mode's on disk (the fingerprint
  * names what a page holds). */
 static void test_cache(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256], kvdir[300];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
-    snprintf(kvdir, sizeof kvdir, "%s/kv", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
+    char kvdir[160];
+    snprintf(kvdir, sizeof kvdir, "%s/kv", t.dir);
     if (write_mla(&mla_models[1], path, 0)) {
-        rm_tree(dir);
+        th_tmp_remove(&t);
         return;
     }
     int32_t toks[70];
     for (int i = 0; i < 70; i++) toks[i] = 3 + (i * 37) % 250;
     eng_model *cold = open_mla(path, 0, 0, 1, NULL, 0);
     if (!cold) {
-        rm_tree(dir);
+        th_tmp_remove(&t);
         return;
     }
     CHECK_MSG(eng_model_kv_page_bytes(cold) == 2 * 16 * (16 + 64) * 2, "latent page %zu bytes",
@@ -323,7 +313,7 @@ static void test_cache(void) {
     eng_model_free(m);
     free(want);
     free(got);
-    rm_tree(dir);
+    th_tmp_remove(&t);
 }
 
 /* `cachet kv`: the file's latent against its MHA equivalent (heads x (K + V
@@ -332,10 +322,9 @@ static void test_cache(void) {
  * 576 x 2 = 31,104; MHA 16 x (192 + 128) x 27 x 2 = 276,480 (8.9x). V3: 61
  * x 576 x 2 = 70,272; MHA 128 x 320 x 61 x 2 = 4,997,120 (71.1x). */
 static void test_kv_report(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
     const struct {
         const char *args;
         const char *want[3];
@@ -359,18 +348,16 @@ static void test_kv_report(void) {
                           cases[i].want[k], r.out);
             proc_result_free(&r);
         }
-    unlink(path);
-    rmdir(dir);
+    th_tmp_remove(&t);
 }
 
 /* Two sequences in one pass (a prompt chunk beside a decode step, both
  * modes) give each the logits it gets alone: the pass's gathers run over
  * all rows, RoPE / store / attention per sequence. */
 static void test_batch(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
     int32_t a[24], bt[9];
     for (int i = 0; i < 24; i++) a[i] = 3 + (i * 53) % 251;
     for (int i = 0; i < 9; i++) bt[i] = 7 + (i * 29) % 240;
@@ -415,17 +402,15 @@ static void test_batch(void) {
         free(wa);
         free(wb);
     }
-    unlink(path);
-    rmdir(dir);
+    th_tmp_remove(&t);
 }
 
 /* What the pass does not run is refused by name: MoE layers (a file whose
  * leading dense block count is below its layer count). */
 static void test_refused(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
     if (write_mla(&mla_models[0], path, 0) == 0) {
         FILE *f = fopen(path, "r+b");
         static const char key[] = "deepseek2.leading_dense_block_count";
@@ -447,8 +432,7 @@ static void test_refused(void) {
         CHECK_MSG(rc && strstr(err.msg, "MoE layers (1 of 2)"), "%s", rc ? err.msg : "opened");
         eng_model_free(m);
     }
-    unlink(path);
-    rmdir(dir);
+    th_tmp_remove(&t);
 }
 
 /* The f16 cache through the SIMD attention kernels (exact path; the f32
@@ -457,10 +441,9 @@ static void test_refused(void) {
  * (a latent view's values are its K rows there too). Naive and absorbed
  * round different values to f16: within 1e-2, the same greedy tokens. */
 static void test_modes_f16(void) {
-    char dir[] = "/tmp/cachet-mla-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.gguf", dir);
+    th_tmp t;
+    if (th_tmp_make(&t, "mla", "m.gguf")) return;
+    const char *path = t.path;
     synth_params p = mla_params(&mla_models[0], NULL);
     p.kv_lora_rank = 96;
     p.qk_rope = 32;
@@ -493,8 +476,7 @@ static void test_modes_f16(void) {
     eng_model_free(ma);
     free(ln);
     free(la);
-    unlink(path);
-    rmdir(dir);
+    th_tmp_remove(&t);
 }
 
 void test_mla(void) {
