@@ -365,7 +365,7 @@ static double decode_kv_read(const eng_model *m, int depth, int n_gen) {
 }
 
 /* Activations of a forward call of `batch` tokens, the logits buffers, the CPU
- * backend's prepared activations, attention rows and f32 copy of a layer's KV:
+ * backend's prepared activations, attention rows and attention partials:
  * what a generation needs besides weights, KV pages and the process itself
  * (measured before the model opens). Stated, then checked against peak RSS. */
 static uint64_t scratch_estimate(const eng_model *m, int batch, int n_ctx) {
@@ -376,8 +376,11 @@ static uint64_t scratch_estimate(const eng_model *m, int batch, int n_ctx) {
     uint64_t logits = 3 * (uint64_t)eng_model_n_vocab(m) * 4;
     uint64_t prepared = (uint64_t)batch * (F / 32) * 96 * 2;
     uint64_t scores = (uint64_t)eng_model_n_threads(m) * (uint64_t)(n_ctx + 32) * 4;
-    uint64_t kv_f32 = 2 * (uint64_t)n_ctx * KV * 4; /* a layer's K and V as f32 (attention) */
-    return act + logits + prepared + scores + kv_f32;
+    /* attention's partials: per query token, head and 256-position piece, a
+     * head_dim-wide value sum and (max, sum) in f32 (the CPU backend's plan) */
+    uint64_t pieces = (uint64_t)n_ctx / 256 + 2;
+    uint64_t partials = (uint64_t)batch * pieces * (uint64_t)sh.n_head * ((uint64_t)sh.head_dim + 2) * 4;
+    return act + logits + prepared + scores + partials;
 }
 
 static void run_llama_rep(const bench_opts *o, bench_result *r, const char *exe);
