@@ -35,6 +35,42 @@ static int same_rows(const eng_seq *a, const eng_seq *b, const eng_layer *L, int
            memcmp(eng_kv_v(ka, L->kv_slot, p), eng_kv_v(kb, L->kv_slot, p), ka->v_row) == 0;
 }
 
+/* An H2O model (budget 32) against a plain one on the same file (NULL: the
+ * default model): 30 tokens of k_text give the same logits bit for bit; `more`
+ * tokens past them keep the cache at 32 positions, shifted by `shift`, with
+ * finite logits. */
+static void h2o_against_plain(const char *file, const eng_model_params *hp, const eng_model_params *pp,
+                              int more, int shift) {
+    eng_model *mh = th_open_model_with(file, hp), *mp = th_open_model_with(file, pp);
+    size_t n = 0;
+    int32_t *toks = mh ? th_tokenize(eng_model_tokenizer(mh), k_text, 1, 0, &n) : NULL;
+    eng_seq *h = NULL, *p = NULL;
+    util_err err;
+    int nv = mh ? eng_model_n_vocab(mh) : 0;
+    float *lh = malloc((size_t)(nv ? nv : 1) * sizeof *lh), *lp = malloc((size_t)(nv ? nv : 1) * sizeof *lp);
+    if (!mh || !mp || !toks || n < (size_t)(30 + more) || !lh || !lp || eng_seq_new(&h, mh, 0, &err) ||
+        eng_seq_new(&p, mp, 0, &err)) {
+        CHECK_MSG(0, "h2o against plain (%s): setup", file ? file : "default model");
+    } else {
+        CHECK_EQ_INT(eng_seq_eval(h, toks, 30, lh, &err), UTIL_OK);
+        CHECK_EQ_INT(eng_seq_eval(p, toks, 30, lp, &err), UTIL_OK);
+        CHECK(memcmp(lh, lp, (size_t)nv * sizeof *lh) == 0);
+        CHECK_EQ_INT(eng_seq_eval(h, toks + 30, more, lh, &err), UTIL_OK);
+        CHECK_EQ_INT(eng_seq_len(h), 32);
+        CHECK_EQ_INT(eng_kvstream_shift(h->stream), shift);
+        int finite = 1;
+        for (int i = 0; i < nv; i++) finite &= isfinite(lh[i]);
+        CHECK(finite);
+    }
+    free(lh);
+    free(lp);
+    free(toks);
+    eng_seq_free(h);
+    eng_seq_free(p);
+    eng_model_free(mh);
+    eng_model_free(mp);
+}
+
 /* A stream of n tokens through sinks + window; then, against plain
  * sequences of the same model file:
  * - the kept tokens are the first `sinks` and the last `window`;
@@ -135,33 +171,7 @@ static void test_gemma3(void) {
     eng_model_free(m);
     mp.kv_budget_tokens = 32;
     eng_model_params pp = {.n_threads = 2, .no_cache = 1, .no_disk_cache = 1};
-    eng_model *mh = th_open_model_with(g, &mp), *mpl = th_open_model_with(g, &pp);
-    size_t n = 0;
-    int32_t *toks = mh ? th_tokenize(eng_model_tokenizer(mh), k_text, 1, 0, &n) : NULL;
-    int nv = mh ? eng_model_n_vocab(mh) : 0;
-    float *lh = malloc((size_t)nv * sizeof *lh), *lp = malloc((size_t)nv * sizeof *lp);
-    eng_seq *h = NULL, *p = NULL;
-    if (!mh || !mpl || !toks || n < 48 || !lh || !lp || eng_seq_new(&h, mh, 0, &err) ||
-        eng_seq_new(&p, mpl, 0, &err)) {
-        CHECK_MSG(0, "gemma 3 h2o setup");
-    } else {
-        CHECK_EQ_INT(eng_seq_eval(h, toks, 30, lh, &err), UTIL_OK);
-        CHECK_EQ_INT(eng_seq_eval(p, toks, 30, lp, &err), UTIL_OK);
-        CHECK(memcmp(lh, lp, (size_t)nv * sizeof *lh) == 0);
-        CHECK_EQ_INT(eng_seq_eval(h, toks + 30, 18, lh, &err), UTIL_OK);
-        CHECK_EQ_INT(eng_seq_len(h), 32);
-        CHECK_EQ_INT(eng_kvstream_shift(h->stream), 16);
-        int finite = 1;
-        for (int i = 0; i < nv; i++) finite &= isfinite(lh[i]);
-        CHECK(finite);
-    }
-    free(lh);
-    free(lp);
-    free(toks);
-    eng_seq_free(h);
-    eng_seq_free(p);
-    eng_model_free(mh);
-    eng_model_free(mpl);
+    h2o_against_plain(g, &mp, &pp, 18, 16);
 }
 
 /* A stream's pages never reach the prefix cache nor the disk tier, and a
@@ -365,35 +375,7 @@ static void test_h2o_model(void) {
                            .kv_evict = ENG_KV_EVICT_H2O,
                            .kv_budget_tokens = 32};
     eng_model_params pp = {.n_threads = 2, .no_cache = 1, .no_disk_cache = 1};
-    eng_model *mh = th_open_model_with(NULL, &hp), *mp = th_open_model_with(NULL, &pp);
-    size_t n = 0;
-    int32_t *toks = mh ? th_tokenize(eng_model_tokenizer(mh), k_text, 1, 0, &n) : NULL;
-    eng_seq *h = NULL, *p = NULL;
-    util_err err;
-    int nv = mh ? eng_model_n_vocab(mh) : 0;
-    float *lh = malloc((size_t)nv * sizeof *lh), *lp = malloc((size_t)nv * sizeof *lp);
-    if (!mh || !mp || !toks || n < 64 || !lh || !lp || eng_seq_new(&h, mh, 0, &err) ||
-        eng_seq_new(&p, mp, 0, &err)) {
-        CHECK_MSG(0, "setup");
-        goto done;
-    }
-    CHECK_EQ_INT(eng_seq_eval(h, toks, 30, lh, &err), UTIL_OK);
-    CHECK_EQ_INT(eng_seq_eval(p, toks, 30, lp, &err), UTIL_OK);
-    CHECK(memcmp(lh, lp, (size_t)nv * sizeof *lh) == 0);
-    CHECK_EQ_INT(eng_seq_eval(h, toks + 30, 34, lh, &err), UTIL_OK);
-    CHECK_EQ_INT(eng_seq_len(h), 32);
-    CHECK_EQ_INT(eng_kvstream_shift(h->stream), 32);
-    int finite = 1;
-    for (int i = 0; i < nv; i++) finite &= isfinite(lh[i]);
-    CHECK(finite);
-done:
-    free(lh);
-    free(lp);
-    free(toks);
-    eng_seq_free(h);
-    eng_seq_free(p);
-    eng_model_free(mh);
-    eng_model_free(mp);
+    h2o_against_plain(NULL, &hp, &pp, 34, 32);
 }
 
 /* Option errors: exit status 2 (usage) or 1 (the engine refuses), each
