@@ -37,7 +37,9 @@ static const char bench_serve_usage[] =
     "\n"
     "N clients at once, each sending R chat requests one after another that share a system\n"
     "prompt, against cachet serve and (from DIR, default $LLAMA_CPP_DIR) llama-server on the\n"
-    "same model, threads and load: wall time, generated tok/s, p50/p95 latency, cached share.\n"
+    "same model, threads and load: wall time, generated tok/s, p50/p95 latency, cached share;\n"
+    "then two streamed requests alone on each server: single-stream decode tok/s, and the\n"
+    "aggregate over it.\n"
     "\n"
     "  --clients N           concurrent clients (default 8)\n"
     "  --requests N          requests per client (default 6)\n"
@@ -66,6 +68,8 @@ typedef struct bs_result {
     int ok; /* ran */
     char note[256];
     double wall_s, gen_tps, p50_s, p95_s, cached_share;
+    double single_tps; /* one streamed request alone: tokens after the first / their time (0: none) */
+    long single_tokens;
     long requests, failed, prompt_tokens, cached_tokens, completion_tokens;
     char first_failure[320]; /* the first failed request's status and body ("": none) */
 } bs_result;
@@ -185,6 +189,101 @@ static void *client_main(void *p) {
     return NULL;
 }
 
+/* --- single-stream decode ------------------------------------------------------------ */
+
+/* An SSE reply read as it arrives: the time of the first and the last chunk
+ * that carries content, and how many did. */
+typedef struct bs_sse {
+    util_buf line;
+    double t_first, t_last;
+    long n;     /* chunks with content */
+    long usage; /* completion_tokens of the usage chunk (-1: none) */
+} bs_sse;
+
+static void sse_line(bs_sse *s, const char *l) {
+    if (strncmp(l, "data: ", 6) != 0) return;
+    cJSON *o = cJSON_Parse(l + 6);
+    const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "choices"), 0);
+    const cJSON *c = cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "delta"), "content");
+    long u = num_at(cJSON_GetObjectItem(o, "usage"), "completion_tokens", NULL);
+    if (u >= 0) s->usage = u;
+    if (cJSON_IsString(c) && c->valuestring[0]) {
+        double t = util_now_s();
+        if (s->n++ == 0) s->t_first = t;
+        s->t_last = t;
+    }
+    cJSON_Delete(o);
+}
+
+static size_t on_sse(char *p, size_t sz, size_t n, void *user) {
+    bs_sse *s = user;
+    for (size_t i = 0; i < sz * n; i++) {
+        if (p[i] != '\n') {
+            if (util_buf_append(&s->line, &p[i], 1)) return 0;
+            continue;
+        }
+        if (s->line.data) sse_line(s, s->line.data);
+        s->line.len = 0;
+        if (s->line.data) s->line.data[0] = '\0';
+    }
+    return sz * n;
+}
+
+/* Decode speed of one stream alone on url, the shared prefix warm: `reps`
+ * streamed requests one after another, each timed from its first content
+ * chunk to its last (the prompt's prefill is outside that span); tokens after
+ * the first (the usage chunk's count) over their time, summed over the reps. */
+static void single_stream(const bs_opts *o, const char *url, const char *system, bs_result *r, int reps) {
+    CURL *c = curl_easy_init();
+    double span = 0;
+    long toks = 0;
+    for (int k = 0; c && k < reps; k++) {
+        cJSON *q = cJSON_CreateObject();
+        cJSON_AddStringToObject(q, "model", "bench");
+        cJSON *m = cJSON_AddArrayToObject(q, "messages");
+        cJSON *sy = cJSON_CreateObject(), *u = cJSON_CreateObject();
+        char text[128];
+        snprintf(text, sizeof text, "Alone, question %d: name a prime number larger than %d.", k, 7919 + k);
+        cJSON_AddStringToObject(sy, "role", "system");
+        cJSON_AddStringToObject(sy, "content", system);
+        cJSON_AddStringToObject(u, "role", "user");
+        cJSON_AddStringToObject(u, "content", text);
+        cJSON_AddItemToArray(m, sy);
+        cJSON_AddItemToArray(m, u);
+        cJSON_AddNumberToObject(q, "max_tokens", o->max_tokens);
+        cJSON_AddNumberToObject(q, "temperature", 0);
+        cJSON_AddBoolToObject(q, "stream", 1);
+        cJSON_AddBoolToObject(cJSON_AddObjectToObject(q, "stream_options"), "include_usage", 1);
+        char *body = cJSON_PrintUnformatted(q);
+        cJSON_Delete(q);
+        bs_sse sse = {.n = 0, .usage = -1};
+        util_buf_init(&sse.line);
+        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_sse);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &sse);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 600L);
+        long status = 0;
+        if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_slist_free_all(h);
+        free(body);
+        util_buf_release(&sse.line);
+        /* tokens after the first chunk's one: the usage count (a chunk may carry
+         * several tokens under --spec), else one per chunk */
+        long after = (sse.usage > 0 ? sse.usage : sse.n) - 1;
+        if (status == 200 && sse.n > 1 && after > 0) {
+            span += sse.t_last - sse.t_first;
+            toks += after;
+        }
+    }
+    if (c) curl_easy_cleanup(c);
+    r->single_tokens = toks;
+    r->single_tps = span > 0 ? (double)toks / span : 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -256,6 +355,7 @@ static int run_cachet(const bs_opts *o, const char *system, bs_result *r) {
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", serve_port(srv));
     run_load(o, url, system, r);
+    single_stream(o, url, system, r, 2);
     serve_stop(srv, 1000);
     serve_free(srv);
     return CLI_EXIT_OK;
@@ -338,6 +438,7 @@ static void run_llama(const bs_opts *o, const char *system, bs_result *r) {
     if (up) {
         snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", port);
         run_load(o, url, system, r);
+        single_stream(o, url, system, r, 2);
     } else {
         snprintf(r->note, sizeof r->note, "llama-server did not come up on port %d", port);
     }
@@ -369,6 +470,9 @@ static void add_result(cJSON *j, const char *name, const bs_result *r) {
     cJSON_AddNumberToObject(o, "prompt_tokens", (double)r->prompt_tokens);
     cJSON_AddNumberToObject(o, "cached_tokens", (double)r->cached_tokens);
     cJSON_AddNumberToObject(o, "completion_tokens", (double)r->completion_tokens);
+    cJSON_AddNumberToObject(o, "single_stream_tps", r->single_tps);
+    cJSON_AddNumberToObject(o, "single_stream_tokens", (double)r->single_tokens);
+    cJSON_AddNumberToObject(o, "aggregate_over_single", r->single_tps > 0 ? r->gen_tps / r->single_tps : 0);
     if (r->failed) cJSON_AddStringToObject(o, "first_failure", r->first_failure);
 }
 
@@ -377,8 +481,9 @@ static void print_row(const char *name, const bs_result *r) {
         printf("%-14s %s\n", name, r->note);
         return;
     }
-    printf("%-14s %8.1f s %10.1f %9.3f s %9.3f s %9.1f%% %7ld\n", name, r->wall_s, r->gen_tps, r->p50_s,
-           r->p95_s, 100 * r->cached_share, r->failed);
+    printf("%-14s %8.1f s %10.1f %9.3f s %9.3f s %9.1f%% %7ld %10.1f %7.2fx\n", name, r->wall_s, r->gen_tps,
+           r->p50_s, r->p95_s, 100 * r->cached_share, r->failed, r->single_tps,
+           r->single_tps > 0 ? r->gen_tps / r->single_tps : 0);
 }
 
 static int parse_bs(bs_opts *o, int argc, char **argv) {
@@ -504,10 +609,13 @@ int cli_cmd_bench_serve(int argc, char **argv) {
                "shared system prompt, %d parallel, load average %.2f before\n\n",
                o.e.path, o.e.mp.n_threads, o.clients, o.requests, o.max_tokens, o.system_tokens, o.parallel,
                load);
-        printf("%-14s %10s %10s %11s %11s %10s %7s\n", "", "wall", "gen tok/s", "p50", "p95", "cached",
-               "failed");
+        printf("%-14s %10s %10s %11s %11s %10s %7s %10s %8s\n", "", "wall", "gen tok/s", "p50", "p95",
+               "cached", "failed", "1 stream", "x 1");
         print_row("cachet serve", &rc_cachet);
         print_row("llama-server", &rc_llama);
+        printf(
+            "\n\"1 stream\": decode tok/s of one streamed request alone on the same server after the load\n"
+            "(first content chunk to last, prefill outside); \"x 1\": aggregate gen tok/s over it.\n");
         if (rc_cachet.ok && rc_cachet.failed)
             printf("\ncachet serve: first failure: %s\n", rc_cachet.first_failure);
         if (rc_llama.ok && rc_llama.failed)

@@ -6,6 +6,7 @@
  * a tiny `cachet bench serve` and its first-failure report. No
  * timing is asserted. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,11 @@ static void test_serve(const char *model) {
         CHECK(num(c, "cached_share") > 0 && num(c, "cached_share") < 1);
         CHECK(num(c, "wall_s") > 0 && num(c, "generated_tps") > 0);
         CHECK(num(c, "latency_p50_s") > 0 && num(c, "latency_p95_s") >= num(c, "latency_p50_s"));
+        /* two streamed requests alone after the load: 3 tokens after the first each */
+        CHECK_EQ_INT((long)num(c, "single_stream_tokens"), 6);
+        CHECK(num(c, "single_stream_tps") > 0);
+        CHECK(fabs(num(c, "aggregate_over_single") - num(c, "generated_tps") / num(c, "single_stream_tps")) <
+              1e-6);
         CHECK_EQ_STR(str(j, "spec"), "ngram");
         CHECK(strstr(str(cJSON_GetObjectItem(j, "llama_server"), "note"), "not run") != NULL);
     }
