@@ -439,6 +439,13 @@ static const struct {
     "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
     "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
+/* Words that tie the value to this moment, whatever it is: "the user
+ * selected the lines {a} to {b}", "for this task: {x}", "the current {x}". */
+#define CTX_STATE                                                                                      \
+    "(?i)(?:\\bthe\\h+user(?:'s|\\h+(?:selected|opened|provided|attached|uploaded|pasted|mentioned|"   \
+    "wrote|typed|asked))|\\b(?:this|the\\h+current)\\h+(?:session|conversation|request|turn|task|run|" \
+    "invocation)(?:'s)?|\\bcurrent(?:ly)?|\\bfor\\h+this\\h+(?:task|request|session|turn|run))\\b"     \
+    "[^.\\n]{0,60}?" CTX_TAIL
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
 /* A caption or tag that opens a list of the user's own settings ("The user
  * has the following system preferences:", <user-preferences>): its "Key:
@@ -474,7 +481,7 @@ static const struct {
 static const char *const k_misc[RX_MISC_COUNT] = {
     EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
 };
 
 struct lint_detect {
@@ -671,11 +678,9 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
     *subday = 0;
     static const struct {
         int rx, vclass, subday;
-    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1},
-             {RX_CTX_DAY, LINT_VC_DAY, 0},
-             {RX_CTX_TURN, LINT_VC_TURN, 0},
-             {RX_CTX_SESSION, LINT_VC_SESSION, 0},
-             {RX_CTX_USER, LINT_VC_USER, 0}};
+    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1}, {RX_CTX_DAY, LINT_VC_DAY, 0},
+             {RX_CTX_TURN, LINT_VC_TURN, 0}, {RX_CTX_SESSION, LINT_VC_SESSION, 0},
+             {RX_CTX_USER, LINT_VC_USER, 0}, {RX_CTX_STATE, LINT_VC_TURN, 0}};
     /* markdown fill-ins ({table} in "Query root fields: {table}") are values
      * only when the words name the date or time */
     size_t nk = t->fill_ins ? 2 : sizeof k / sizeof k[0];
@@ -728,6 +733,10 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
                 return cfg->names[i].vclass;
             }
     for (size_t i = 0; i < N_NAMES; i++) {
+        if (i == 1 && lint_detect_name_fixed(norm, n)) { /* after the names known stable */
+            *known = 1;
+            return LINT_VC_NONE;
+        }
         pcre2_match_data *md = pcre2_match_data_create_from_pattern(d->names[i], NULL);
         if (!md) return LINT_VC_NONE;
         int rc = pcre2_match(d->names[i], (PCRE2_SPTR)norm, n, 0, 0, md, d->mctx);
@@ -738,24 +747,7 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
             return k_names[i].vclass;
         }
     }
-    return LINT_VC_NONE;
-}
-
-int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
-                          size_t b, const char *name, size_t len) {
-    int subday;
-    if (!lint_text_code_path(t, a, b)) return 0;
-    if (lint_detect_name_class(d, cfg, name, len, &subday) == LINT_VC_SESSION) return 1;
-    /* a path-shaped name there (memory_directory, debug_log_path) is a
-     * folder or file on the user's machine; elsewhere such a name may be
-     * configuration (template_path) and stays unclassed */
-    size_t n = len;
-    while (n > 0 && (isalnum((unsigned char)name[n - 1]))) n--;
-    if (n == 0 || (name[n - 1] != '_' && name[n - 1] != '.')) return 0;
-    const char *w = name + n;
-    size_t wl = len - n;
-    return (wl == 3 && !strncasecmp(w, "dir", 3)) || (wl == 9 && !strncasecmp(w, "directory", 9)) ||
-           (wl == 6 && !strncasecmp(w, "folder", 6)) || (wl == 4 && !strncasecmp(w, "path", 4));
+    return lint_detect_name_words(norm, n, subday, known);
 }
 
 int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
@@ -1226,6 +1218,37 @@ static int conditional_interpolation(const lint_text *t, size_t off) {
     return 0;
 }
 
+/* The class of the rest of a ${NAME...} expression whose NAME nothing
+ * classes: the first name in [a, b) that has one, as in
+ * ${ESCAPE_FN(ATTACHMENT.filename)} (a function of the file's name). */
+static int expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                            size_t b, int *subday, int *known) {
+    const char *s = t->data;
+    for (size_t i = a; i < b;) {
+        if (s[i] == '\'' || s[i] == '"') { /* a string literal is text, not a name */
+            char q = s[i++];
+            while (i < b && s[i] != q) i++;
+            i++;
+            continue;
+        }
+        if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < b && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.')) j++;
+        int sd = 0, k = 0;
+        int vc = lint_detect_name_info(d, cfg, s + i, j - i, &sd, &k);
+        if (vc != LINT_VC_NONE) {
+            *subday = sd;
+            *known = 1;
+            return vc;
+        }
+        i = j;
+    }
+    return LINT_VC_NONE;
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1264,6 +1287,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         vc = LINT_VC_TURN; /* text chosen from state at render time */
         known = 1;
     }
+    if (vc == LINT_VC_NONE && !known && dollar_brace)
+        vc = expression_class(d, a->cfg, t, ov[0] + 2 + nl, ov[1], &subday, &known);
     if (vc == LINT_VC_NONE && !known) {
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);

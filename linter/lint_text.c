@@ -365,8 +365,8 @@ static size_t placeholder_at(const char *p, const char *e) {
     const char *c = memchr(q + 1, '}', (size_t)(e - q - 1));
     if (!c || c == q + 1) return 0;
     for (const char *k = q + 1; k < c; k++)
-        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && !(*k == ' ' && q > p))
-            return 0; /* {name} / {a.b}; ${...} may hold spaces */
+        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && !(q > p && *k != '{'))
+            return 0; /* {name} / {a.b}; ${...} may hold an expression: ${X ?? "(none)"} */
     if (!isalpha((unsigned char)q[1]) && q[1] != '_') return 0;
     return (size_t)(c + 1 - p);
 }
