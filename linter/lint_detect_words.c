@@ -19,8 +19,8 @@ static const char *const k_stable[] = {
     "guidelines", "rule",     "rules",    "persona",   "format",      "formats",      "schema",   "schemas",
     "example",    "examples", "template", "templates", "prefix",      "suffix",       "note",     "reminder",
     "constant",   "max",      "min",      "limit",     "timeout",     "label",        "sentinel", "enabled",
-    "disabled",   "system",   "base",     "banner",    "legend",      "rubric",       "style",    "icon",
-    "icons",      "emoji",    "version",  NULL};
+    "disabled",   "system",   "banner",   "legend",    "rubric",      "style",        "icon",     "icons",
+    "emoji",      "version",  NULL};
 
 /* A name ending in one of these is the name of something configured, not of
  * a person: agent_name, server_name (user_name is in the built-in list). */

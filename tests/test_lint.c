@@ -312,6 +312,7 @@ static void test_name_words(void) {
              {"PENDING_MCP_SERVERS", LINT_VC_TURN, 1},
              {"current_timer_id", LINT_VC_TURN, 1},
              {"default_branch", LINT_VC_SESSION, 1},
+             {"base_path", LINT_VC_SESSION, 1},
              {"READ_TOOL_NAME", LINT_VC_NONE, 1},
              {"FILE_ALREADY_IN_CONTEXT_REMINDER_PREFIX", LINT_VC_NONE, 1},
              {"output_path_note", LINT_VC_NONE, 1},
