@@ -303,7 +303,10 @@ typedef struct ph_def {
 static const ph_def k_placeholders[] = {
     {"\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?", 0},
     {"(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b", 0},
-    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})", 0},
+    /* {x}, {x.y}, {x[0]!r:>8}, and a Python f-string call: {datetime.today().strftime('%A')} */
+    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\((?:[^(){}\\n]|\\([^(){}\\n]*\\))*\\)(?:\\.[A-Za-z_]\\w*)*)*"
+     "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
+     0},
     {"%\\(([A-Za-z_]\\w*)\\)[sdrfi]", 0},
     {"(?<![{\\w$])\\{()\\}(?!\\})", 0},
 };
@@ -1087,6 +1090,25 @@ typedef struct lit_arg {
     const char *label;
 } lit_arg;
 
+/* Whether the file gives the assistant the name v[0, n) ("You are Santa
+ * Claus", "an assistant named Grace", "I am Lumo"): then "Hey Santa" greets
+ * the assistant, not the user. */
+static int persona_name(const lint_text *t, const char *v, size_t n) {
+    static const char *const k_intro[] = {"you are ", "You are ", "You're ", "you're ", "named ",
+                                          "called ",  "I am ",    "I'm ",    NULL};
+    for (size_t k = 0; k_intro[k]; k++) {
+        size_t il = strlen(k_intro[k]);
+        for (const char *p = t->data, *e = t->data + t->len; p + il + n <= e;) {
+            const char *q = memmem(p, (size_t)(e - p), k_intro[k], il);
+            if (!q || q + il + n > e) break;
+            const char *c = q + il;
+            if (memcmp(c, v, n) == 0 && (c + n == e || !isalnum((unsigned char)c[n]))) return 1;
+            p = q + 1;
+        }
+    }
+    return 0;
+}
+
 static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                       void *argp) {
     lit_arg *a = argp;
@@ -1132,7 +1154,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     case PM_NAME_LINE: {
         size_t w = 0;
         while (w < n && isalpha((unsigned char)v[w])) w++;
-        if (word_in(v, w, k_not_names) || in_string_literal(t, s)) return UTIL_OK;
+        if (word_in(v, w, k_not_names) || in_string_literal(t, s) || persona_name(t, v, w)) return UTIL_OK;
         break;
     }
     case PM_IDS: {
