@@ -1090,25 +1090,6 @@ typedef struct lit_arg {
     const char *label;
 } lit_arg;
 
-/* Whether the file gives the assistant the name v[0, n) ("You are Santa
- * Claus", "an assistant named Grace", "I am Lumo"): then "Hey Santa" greets
- * the assistant, not the user. */
-static int persona_name(const lint_text *t, const char *v, size_t n) {
-    static const char *const k_intro[] = {"you are ", "You are ", "You're ", "you're ", "named ",
-                                          "called ",  "I am ",    "I'm ",    NULL};
-    for (size_t k = 0; k_intro[k]; k++) {
-        size_t il = strlen(k_intro[k]);
-        for (const char *p = t->data, *e = t->data + t->len; p + il + n <= e;) {
-            const char *q = memmem(p, (size_t)(e - p), k_intro[k], il);
-            if (!q || q + il + n > e) break;
-            const char *c = q + il;
-            if (memcmp(c, v, n) == 0 && (c + n == e || !isalnum((unsigned char)c[n]))) return 1;
-            p = q + 1;
-        }
-    }
-    return 0;
-}
-
 static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                       void *argp) {
     lit_arg *a = argp;
@@ -1154,7 +1135,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     case PM_NAME_LINE: {
         size_t w = 0;
         while (w < n && isalpha((unsigned char)v[w])) w++;
-        if (word_in(v, w, k_not_names) || in_string_literal(t, s) || persona_name(t, v, w)) return UTIL_OK;
+        if (word_in(v, w, k_not_names) || in_string_literal(t, s) || lint_detect_persona_name(t, v, w))
+            return UTIL_OK;
         break;
     }
     case PM_IDS: {
@@ -1240,37 +1222,6 @@ static int conditional_interpolation(const lint_text *t, size_t off) {
     return 0;
 }
 
-/* The class of the rest of a ${NAME...} expression whose NAME nothing
- * classes: the first name in [a, b) that has one, as in
- * ${ESCAPE_FN(ATTACHMENT.filename)} (a function of the file's name). */
-static int expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
-                            size_t b, int *subday, int *known) {
-    const char *s = t->data;
-    for (size_t i = a; i < b;) {
-        if (s[i] == '\'' || s[i] == '"') { /* a string literal is text, not a name */
-            char q = s[i++];
-            while (i < b && s[i] != q) i++;
-            i++;
-            continue;
-        }
-        if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < b && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.')) j++;
-        int sd = 0, k = 0;
-        int vc = lint_detect_name_info(d, cfg, s + i, j - i, &sd, &k);
-        if (vc != LINT_VC_NONE) {
-            *subday = sd;
-            *known = 1;
-            return vc;
-        }
-        i = j;
-    }
-    return LINT_VC_NONE;
-}
-
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1286,6 +1237,10 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
                     lint_detect_code_path(d, a->cfg, t, ov[0], ov[1], nm, nl);
     if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
+        return UTIL_OK;
+    /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
+     * variable in sample code ("Example: $response = validate($request)") */
+    if (t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments && example_context(d, t, ov[0]))
         return UTIL_OK;
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
@@ -1310,7 +1265,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         known = 1;
     }
     if (vc == LINT_VC_NONE && !known && dollar_brace)
-        vc = expression_class(d, a->cfg, t, ov[0] + 2 + nl, ov[1], &subday, &known);
+        vc = lint_detect_expression_class(d, a->cfg, t, ov[0] + 2 + nl, ov[1], &subday, &known);
     if (vc == LINT_VC_NONE && !known) {
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);

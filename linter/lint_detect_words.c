@@ -1,8 +1,9 @@
 /* linter/lint_detect_words.c: the class of a placeholder name no built-in
  * list names whole, from its words (PLAN_FILE_PATH per session,
- * READ_TOOL_NAME stable), and whether a placeholder in inline code is a path
- * on the user's machine. Does not read the words around a placeholder
- * (lint_detect.c does). */
+ * READ_TOOL_NAME stable) or of the names in a ${FN(ARG)} expression, whether
+ * a placeholder in inline code is a path on the user's machine, and whether
+ * the file gives the assistant a name. Does not read the words around a
+ * placeholder (lint_detect.c does). */
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
@@ -199,4 +200,54 @@ int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const li
     size_t wl = len - n;
     return (wl == 3 && !strncasecmp(w, "dir", 3)) || (wl == 9 && !strncasecmp(w, "directory", 9)) ||
            (wl == 6 && !strncasecmp(w, "folder", 6)) || (wl == 4 && !strncasecmp(w, "path", 4));
+}
+
+/* The class of the rest of a ${NAME...} expression whose NAME nothing
+ * classes: the first name in [a, b) that has one, as in
+ * ${ESCAPE_FN(ATTACHMENT.filename)} (a function of the file's name). */
+int lint_detect_expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                                 size_t b, int *subday, int *known) {
+    const char *s = t->data;
+    for (size_t i = a; i < b;) {
+        if (s[i] == '\'' || s[i] == '"') { /* a string literal is text, not a name */
+            char q = s[i++];
+            while (i < b && s[i] != q) i++;
+            i++;
+            continue;
+        }
+        if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < b && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.')) j++;
+        int sd = 0, k = 0;
+        int vc = lint_detect_name_info(d, cfg, s + i, j - i, &sd, &k);
+        if (vc != LINT_VC_NONE) {
+            *subday = sd;
+            *known = 1;
+            return vc;
+        }
+        i = j;
+    }
+    return LINT_VC_NONE;
+}
+
+/* Whether the file gives the assistant the name v[0, n) ("You are Santa
+ * Claus", "an assistant named Grace", "I am Lumo"): then "Hey Santa" greets
+ * the assistant, not the user. */
+int lint_detect_persona_name(const lint_text *t, const char *v, size_t n) {
+    static const char *const k_intro[] = {"you are ", "You are ", "You're ", "you're ", "named ",
+                                          "called ",  "I am ",    "I'm ",    NULL};
+    for (size_t k = 0; k_intro[k]; k++) {
+        size_t il = strlen(k_intro[k]);
+        for (const char *p = t->data, *e = t->data + t->len; p + il + n <= e;) {
+            const char *q = memmem(p, (size_t)(e - p), k_intro[k], il);
+            if (!q || q + il + n > e) break;
+            const char *c = q + il;
+            if (memcmp(c, v, n) == 0 && (c + n == e || !isalnum((unsigned char)c[n]))) return 1;
+            p = q + 1;
+        }
+    }
+    return 0;
 }
