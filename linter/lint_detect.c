@@ -1105,7 +1105,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
                     p ? p->vclass : LINT_VC_TURN,
                     p ? p->subday : 0,
                     a->label,
-                    p ? p->rendered : 0};
+                    p ? p->rendered : 0,
+                    0};
     if (!p) return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
     if (example_context(d, t, s)) return UTIL_OK;
     size_t ctx_at = s; /* where the constant-qualifier check looks back from */
@@ -1272,12 +1273,12 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
         if (vc == LINT_VC_NONE) {
             if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
-            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0};
+            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0, 0};
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
     if (vc == LINT_VC_NONE || (vc == LINT_VC_USER && lint_detect_self_name(d, t, ov[0]))) return UTIL_OK;
-    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0};
+    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
 
@@ -1344,8 +1345,19 @@ static int content_tags(const lint_detect *d, const lint_text *t, lint_spanv *ou
             (t->flags[nl] & (LINT_LF_FENCE | LINT_LF_EXAMPLE)))
             continue;
         while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
-        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1};
+        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1, 0};
         if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
+        /* the block's later lines are the same pasted text, not stable text */
+        size_t cpos = (size_t)(cp - t->data);
+        for (size_t k = nl + 1; k < t->n_lines && !rc && t->line_start[k] < cpos; k++) {
+            size_t s2 = t->line_start[k], e2 = lint_text_line_end(t, k);
+            if (e2 > cpos) e2 = cpos;
+            while (s2 < e2 && isspace((unsigned char)t->data[s2])) s2++;
+            while (e2 > s2 && isspace((unsigned char)t->data[e2 - 1])) e2--;
+            if (s2 >= e2) continue;
+            lint_span c = {s2, e2, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1, 1};
+            if (lint_spanv_push(out, &c)) rc = UTIL_ENOMEM;
+        }
     }
     pcre2_match_data_free(md);
     return rc;
@@ -1376,7 +1388,8 @@ static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out
                                 open == 2 ? LINT_VC_SESSION : LINT_VC_USER,
                                 0,
                                 NULL,
-                                1};
+                                1,
+                                0};
                 if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
             }
             continue;
@@ -1448,6 +1461,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
             }
             p->subday |= out->v[i].subday;
             p->rendered &= out->v[i].rendered;
+            p->cont &= out->v[i].cont;
             continue;
         }
         out->v[w++] = out->v[i];

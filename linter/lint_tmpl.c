@@ -691,7 +691,7 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
 
 static void push_span(scan *s, lint_spanv *v, size_t a, size_t b, int vclass, int subday) {
     if (!s->emit || s->rc || b <= a) return;
-    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL, 0};
+    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL, 0, 0};
     if (lint_spanv_push(v, &sp)) s->rc = UTIL_ENOMEM;
 }
 
@@ -1238,7 +1238,7 @@ static int serialized_prompt(scan *s, const char *rel) {
         if (b >= vend || d[b] != '}' || b == a || !is_input(s, d + a, b - a)) continue;
         int sub = 0, known = 0;
         if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
-            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0};
+            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
             if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
         }
         i = b;
@@ -1309,7 +1309,7 @@ static int gemini_command(scan *s, const char *rel) {
             if (d[i] == '!') kind = LINT_K_SHELL;
         }
         if (!b) continue;
-        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0};
+        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0, 0};
         if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
         i = b - 1;
     }
@@ -1417,7 +1417,7 @@ static void mark_prefill(scan *s) {
 static void mark_no_output(lint_text *t) {
     for (size_t i = 0; i < t->n_lines; i++) {
         t->flags[i] &= (unsigned char)~LINT_LF_NO_OUTPUT; /* lint_text's guess, redone here */
-        if (t->flags[i] & LINT_LF_FRONTMATTER) {
+        if ((t->flags[i] & LINT_LF_FRONTMATTER) || lint_text_cache_annotation(t, i)) {
             t->flags[i] |= LINT_LF_NO_OUTPUT;
             continue;
         }
