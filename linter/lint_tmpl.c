@@ -1449,6 +1449,10 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
+    if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
+        for (size_t k = 0; k <= fm; k++) t->flags[k] &= (unsigned char)~LINT_LF_FRONTMATTER;
+        fm = (size_t)-1;
+    }
     int rc = UTIL_OK;
     if (fm != (size_t)-1) {
         rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));
