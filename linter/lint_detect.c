@@ -148,6 +148,10 @@ static const pat_def k_literals[] = {
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
      ",?\\h+\\d{4}|\\d{4})\\b",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+    /* the month or year named as now: "It is currently June 2026", "It's now 2025" */
+    {"(?i)\\b(?:it(?:'s|\\h+is)\\h+(?:now|currently)|currently\\h+it(?:'s|\\h+is))\\h+\\K(?:" MONTH
+     "\\h+(?:of\\h+)?(?:19|20)\\d{2}|(?:19|20)\\d{2})\\b(?![\\d/-]|\\.\\d)",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* Chinese and Japanese labels of the current date */
     {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
      "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
