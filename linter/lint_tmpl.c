@@ -214,7 +214,8 @@ static int github_class(const char *p, size_t n) {
 }
 
 /* Class of a term (a path such as `doc.text`, `messages[0]['content']`,
- * `.Date`, `$input`). root: the first name; idx0: subscripted with [0]. */
+ * `.Date`, `$input`). root: the first name; idx0: subscripted with [0] (or
+ * with an index whose role the template tests as system). */
 /* Whether the name at p (n bytes) is the whole of a {{ name }} that is a path
  * in inline code (lint_detect_code_path). */
 static int code_path_term(const scan *s, const char *p, size_t n) {
@@ -436,8 +437,9 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
             size_t e = skip_group(d, i, b);
             size_t k = i + 1;
             while (k < e && d[k] == ' ') k++;
-            if (k < e && d[k] == '0' && (k + 1 >= e || !isdigit((unsigned char)d[k + 1])) &&
-                path_end == root_end)
+            if (k < e && isdigit((unsigned char)d[k]) && (k + 1 >= e || !isdigit((unsigned char)d[k + 1])) &&
+                path_end == root_end &&
+                (d[k] == '0' || lint_tmpl_system_slot(s->t, d + st, root_end - st, d[k])))
                 idx0 = 1;
             i = e;
             continue;
