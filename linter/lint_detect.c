@@ -94,6 +94,12 @@ enum {
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
+/* Words that follow "your cwd is" without being its value: "your cwd is
+ * already under ...", "the current branch is visible". */
+#define ENV_NOT_VALUE                                                                                       \
+    "(?!(?:already|not|now|currently|still|also|just|then|set|unset|empty|unknown|available|visible|shown|" \
+    "the|a|an|in|on|at|under|inside|outside|within|located|given|provided|listed|below|above|different|"    \
+    "same|correct|wrong|valid|invalid|clean|dirty|checked|protected|required|used|up|out|behind|ahead)\\b)"
 /* A known operating system or shell, not one of a list ("bash or zsh"). */
 #define OS_VALUE                                                                                             \
     "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|powershell|" \
@@ -165,7 +171,7 @@ static const pat_def k_literals[] = {
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
-     "['\"`]?\\K" ENV_VALUE,
+     "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
@@ -596,6 +602,7 @@ static int match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t 
  * initial. */
 static int sentence_end(const char *d, size_t ls, size_t i) {
     char c = d[i];
+    if (c == '|') return i > ls && (d[i - 1] == ' ' || d[i - 1] == '\t'); /* a table cell */
     if (c != '.' && c != '!' && c != '?' && c != ';') return 0;
     if (c == '.') {
         size_t w = i;
@@ -755,6 +762,23 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         }
     }
     return lint_detect_name_words(norm, n, subday, known);
+}
+
+int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                          size_t b, const char *name, size_t len) {
+    int subday;
+    if (!lint_text_code_path(t, a, b)) return 0;
+    if (lint_detect_name_class(d, cfg, name, len, &subday) == LINT_VC_SESSION) return 1;
+    /* a path-shaped name there (memory_directory, debug_log_path) is a
+     * folder or file on the user's machine; elsewhere such a name may be
+     * configuration (template_path) and stays unclassed */
+    size_t n = len;
+    while (n > 0 && (isalnum((unsigned char)name[n - 1]))) n--;
+    if (n == 0 || (name[n - 1] != '_' && name[n - 1] != '.')) return 0;
+    const char *w = name + n;
+    size_t wl = len - n;
+    return (wl == 3 && !strncasecmp(w, "dir", 3)) || (wl == 9 && !strncasecmp(w, "directory", 9)) ||
+           (wl == 6 && !strncasecmp(w, "folder", 6)) || (wl == 4 && !strncasecmp(w, "path", 4));
 }
 
 int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
@@ -1018,53 +1042,6 @@ static int in_url_or_quoted(const lint_text *t, size_t s, size_t e) {
     return 0;
 }
 
-/* Home folders of fixed accounts in sandboxes, containers and CI images:
- * the same for every user, so not a per-user value. */
-static const char *const k_fixed_homes[] = {
-    "user",   "username",  "you",        "me",        "name",     "example",   "someone",    "shared",
-    "runner", "claude",    "ubuntu",     "project",   "projects", "app",       "node",       "coder",
-    "vscode", "codespace", "codespaces", "jovyan",    "sandbox",  "workspace", "workspaces", "ec2-user",
-    "admin",  "root",      "dev",        "developer", "agent",    "default",   "guest",      "daytona",
-    "gitpod", "vercel",    "devuser",    "appuser",   "pi",       NULL};
-
-/* An environment fact that is the same for everyone: a sandbox's fixed
- * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
- * counter), a home folder of a fixed account
- * (/home/claude, /home/project), or an English word rather than a value
- * ("Your shell is currently at the repository root"). */
-static int fixed_env_value(const char *v, size_t n) {
-    static const char *const k_words[] = {"currently", "running",    "set",    "located",  "the",   "a",
-                                          "an",        "not",        "open",   "in",       "at",    "on",
-                                          "available", "configured", "always", "also",     "now",   "still",
-                                          "being",     "used",       "given",  "provided", "shown", NULL};
-    size_t w = 0;
-    while (w < n && isalpha((unsigned char)v[w])) w++;
-    if (w == n && word_in(v, w, k_words)) return 1;
-    if (n == 0 || v[0] != '/') return 0;
-    /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
-    for (size_t i = 0, run = 0; i < n; i++)
-        if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
-    static const char *const k_roots[] = {"workspace", "workspaces",    "app", "tmp",
-                                          "code",      "project",       "src", "repo",
-                                          "mnt/data",  "mnt/user-data", NULL};
-    for (const char *const *r = k_roots; *r; r++) {
-        size_t rl = strlen(*r);
-        if (n > rl && !strncmp(v + 1, *r, rl) &&
-            (v[1 + rl] == '/' || v[1 + rl] == '.' || v[1 + rl] == ',' || 1 + rl == n))
-            return 1;
-        if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
-    }
-    const char *h = NULL;
-    if (n > 6 && !strncmp(v, "/home/", 6))
-        h = v + 6;
-    else if (n > 7 && !strncmp(v, "/Users/", 7))
-        h = v + 7;
-    if (!h) return 0;
-    size_t hl = 0;
-    while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
-    return word_in(h, hl, k_fixed_homes);
-}
-
 /* Whether off lies inside a '...' or "..." string that opened earlier on its
  * line after code punctuation ("console.log('Hello, Bolt!')", "= \"Hi Ann\""):
  * a string in code, not words to the model. */
@@ -1172,7 +1149,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         if (fixed_ip(v, n) || version_before(t, s) || section_number(t, s, e)) return UTIL_OK;
         break;
     case PM_ENV:
-        if (p->kind == LINT_K_ENV && fixed_env_value(v, n)) return UTIL_OK;
+        if (p->kind == LINT_K_ENV && lint_detect_fixed_env_value(v, n)) return UTIL_OK;
         break;
     case PM_RELTIME: {
         char buf[400];
@@ -1194,37 +1171,36 @@ typedef struct ph_arg {
     lint_spanv *out, *unknown;
 } ph_arg;
 
-/* Whether the ${ ... } starting at off holds an expression that picks text
- * from state (a ?: conditional, && or ||): a TS/JS template literal that
- * renders differently as that state changes. Reads up to 4 KiB, across
- * lines, skipping quoted strings and nested braces. */
-static int conditional_interpolation(const lint_text *t, size_t off) {
-    const char *d = t->data;
-    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
-    int depth = 0, q = 0, cond = 0;
-    for (size_t i = off + 2; i < end; i++) {
-        char c = d[i];
-        if (q) {
-            if (c == '\\')
-                i++;
-            else if (c == q)
-                q = 0;
+
+/* The class of the rest of a ${NAME...} expression whose NAME nothing
+ * classes: the first name in [a, b) that has one, as in
+ * ${ESCAPE_FN(ATTACHMENT.filename)} (a function of the file's name). */
+static int expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                            size_t b, int *subday, int *known) {
+    const char *s = t->data;
+    for (size_t i = a; i < b;) {
+        if (s[i] == '\'' || s[i] == '"') { /* a string literal is text, not a name */
+            char q = s[i++];
+            while (i < b && s[i] != q) i++;
+            i++;
             continue;
         }
-        if (c == '\'' || c == '"' || c == '`')
-            q = c;
-        else if (c == '{')
-            depth++;
-        else if (c == '}') {
-            if (depth-- == 0) return cond == 2 || cond == 3;
-        } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
-            cond |= 1;
-        else if (c == ':' && (cond & 1))
-            cond |= 2;
-        else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
-            cond = 3;
+        if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < b && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.')) j++;
+        int sd = 0, k = 0;
+        int vc = lint_detect_name_info(d, cfg, s + i, j - i, &sd, &k);
+        if (vc != LINT_VC_NONE) {
+            *subday = sd;
+            *known = 1;
+            return vc;
+        }
+        i = j;
     }
-    return 0;
+    return LINT_VC_NONE;
 }
 
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
@@ -1253,7 +1229,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * Claude Code's $ARGUMENTS is a real one, and so is a ${x ? 'a' : 'b'}
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
-    int picks = dollar_brace && conditional_interpolation(t, ov[0]);
+    int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
     int fill_in = t->fill_ins && !arguments && !picks && !code_path;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
@@ -1270,7 +1246,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         known = 1;
     }
     if (vc == LINT_VC_NONE && !known && dollar_brace)
-        vc = lint_detect_expression_class(d, a->cfg, t, ov[0] + 2 + nl, ov[1], &subday, &known);
+        vc = expression_class(d, a->cfg, t, ov[0] + 2 + nl, ov[1], &subday, &known);
     if (vc == LINT_VC_NONE && !known) {
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);

@@ -53,10 +53,12 @@ int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known);
 /* Whether that name's head names fixed text (a prefix, a note, a template)
  * even where a built-in pattern would read it as volatile. */
 int lint_detect_name_fixed(const char *norm, size_t n);
-/* The class of the first name in t->data[a, b) that has one (the rest of a
- * ${NAME(...)} expression whose NAME says nothing); LINT_VC_NONE if none. */
-int lint_detect_expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
-                                 size_t b, int *subday, int *known);
+/* Whether the ${ ... } starting at off picks text from state with ?:, && or
+ * || (a TS/JS template literal). */
+int lint_detect_conditional_interpolation(const lint_text *t, size_t off);
+/* Whether the environment value v[0, n) is a fixed one, not the user's
+ * (a generic or sandbox path, a placeholder word). */
+int lint_detect_fixed_env_value(const char *v, size_t n);
 /* Whether the file gives the assistant the name v[0, n) ("You are Santa
  * Claus", "named Grace", "I am Lumo"). */
 int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);

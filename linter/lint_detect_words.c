@@ -1,14 +1,13 @@
 /* linter/lint_detect_words.c: the class of a placeholder name no built-in
  * list names whole, from its words (PLAN_FILE_PATH per session,
- * READ_TOOL_NAME stable) or of the names in a ${FN(ARG)} expression, whether
- * a placeholder in inline code is a path on the user's machine, and whether
- * the file gives the assistant a name. Does not read the words around a
- * placeholder (lint_detect.c does). */
+ * READ_TOOL_NAME stable), whether a ${...} picks text with ?: && or ||,
+ * whether an environment value is a fixed one, and
+ * whether the file gives the assistant a name. Calls nothing in lint_detect.c
+ * (which calls it); does not read the words around a placeholder. */
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
-#include "lint_detect.h"
 #include "lint_detect_impl.h"
 #include "lint_registry.h"
 
@@ -185,53 +184,6 @@ int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known) 
     return LINT_VC_NONE;
 }
 
-int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
-                          size_t b, const char *name, size_t len) {
-    int subday;
-    if (!lint_text_code_path(t, a, b)) return 0;
-    if (lint_detect_name_class(d, cfg, name, len, &subday) == LINT_VC_SESSION) return 1;
-    /* a path-shaped name there (memory_directory, debug_log_path) is a
-     * folder or file on the user's machine; elsewhere such a name may be
-     * configuration (template_path) and stays unclassed */
-    size_t n = len;
-    while (n > 0 && (isalnum((unsigned char)name[n - 1]))) n--;
-    if (n == 0 || (name[n - 1] != '_' && name[n - 1] != '.')) return 0;
-    const char *w = name + n;
-    size_t wl = len - n;
-    return (wl == 3 && !strncasecmp(w, "dir", 3)) || (wl == 9 && !strncasecmp(w, "directory", 9)) ||
-           (wl == 6 && !strncasecmp(w, "folder", 6)) || (wl == 4 && !strncasecmp(w, "path", 4));
-}
-
-/* The class of the rest of a ${NAME...} expression whose NAME nothing
- * classes: the first name in [a, b) that has one, as in
- * ${ESCAPE_FN(ATTACHMENT.filename)} (a function of the file's name). */
-int lint_detect_expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
-                                 size_t b, int *subday, int *known) {
-    const char *s = t->data;
-    for (size_t i = a; i < b;) {
-        if (s[i] == '\'' || s[i] == '"') { /* a string literal is text, not a name */
-            char q = s[i++];
-            while (i < b && s[i] != q) i++;
-            i++;
-            continue;
-        }
-        if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < b && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.')) j++;
-        int sd = 0, k = 0;
-        int vc = lint_detect_name_info(d, cfg, s + i, j - i, &sd, &k);
-        if (vc != LINT_VC_NONE) {
-            *subday = sd;
-            *known = 1;
-            return vc;
-        }
-        i = j;
-    }
-    return LINT_VC_NONE;
-}
 
 /* Whether the file gives the assistant the name v[0, n) ("You are Santa
  * Claus", "an assistant named Grace", "I am Lumo"): then "Hey Santa" greets
@@ -250,4 +202,84 @@ int lint_detect_persona_name(const lint_text *t, const char *v, size_t n) {
         }
     }
     return 0;
+}
+
+/* Whether the ${ ... } starting at off holds an expression that picks text
+ * from state (a ?: conditional, && or ||): a TS/JS template literal that
+ * renders differently as that state changes. Reads up to 4 KiB, across
+ * lines, skipping quoted strings and nested braces. */
+int lint_detect_conditional_interpolation(const lint_text *t, size_t off) {
+    const char *d = t->data;
+    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
+    int depth = 0, q = 0, cond = 0;
+    for (size_t i = off + 2; i < end; i++) {
+        char c = d[i];
+        if (q) {
+            if (c == '\\')
+                i++;
+            else if (c == q)
+                q = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"' || c == '`')
+            q = c;
+        else if (c == '{')
+            depth++;
+        else if (c == '}') {
+            if (depth-- == 0) return cond == 2 || cond == 3;
+        } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
+            cond |= 1;
+        else if (c == ':' && (cond & 1))
+            cond |= 2;
+        else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
+            cond = 3;
+    }
+    return 0;
+}
+
+/* Home folders of fixed accounts in sandboxes, containers and CI images:
+ * the same for every user, so not a per-user value. */
+static const char *const k_fixed_homes[] = {
+    "user",   "username",  "you",        "me",        "name",     "example",   "someone",    "shared",
+    "runner", "claude",    "ubuntu",     "project",   "projects", "app",       "node",       "coder",
+    "vscode", "codespace", "codespaces", "jovyan",    "sandbox",  "workspace", "workspaces", "ec2-user",
+    "admin",  "root",      "dev",        "developer", "agent",    "default",   "guest",      "daytona",
+    "gitpod", "vercel",    "devuser",    "appuser",   "pi",       NULL};
+
+/* An environment fact that is the same for everyone: a sandbox's fixed
+ * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
+ * counter), a home folder of a fixed account
+ * (/home/claude, /home/project), or an English word rather than a value
+ * ("Your shell is currently at the repository root"). */
+int lint_detect_fixed_env_value(const char *v, size_t n) {
+    static const char *const k_words[] = {"currently", "running",    "set",    "located",  "the",   "a",
+                                          "an",        "not",        "open",   "in",       "at",    "on",
+                                          "available", "configured", "always", "also",     "now",   "still",
+                                          "being",     "used",       "given",  "provided", "shown", NULL};
+    size_t w = 0;
+    while (w < n && isalpha((unsigned char)v[w])) w++;
+    if (w == n && word_in(v, w, k_words)) return 1;
+    if (n == 0 || v[0] != '/') return 0;
+    /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
+    for (size_t i = 0, run = 0; i < n; i++)
+        if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
+    static const char *const k_roots[] = {"workspace", "workspaces",    "app", "tmp",
+                                          "code",      "project",       "src", "repo",
+                                          "mnt/data",  "mnt/user-data", NULL};
+    for (const char *const *r = k_roots; *r; r++) {
+        size_t rl = strlen(*r);
+        if (n > rl && !strncmp(v + 1, *r, rl) &&
+            (v[1 + rl] == '/' || v[1 + rl] == '.' || v[1 + rl] == ',' || 1 + rl == n))
+            return 1;
+        if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
+    }
+    const char *h = NULL;
+    if (n > 6 && !strncmp(v, "/home/", 6))
+        h = v + 6;
+    else if (n > 7 && !strncmp(v, "/Users/", 7))
+        h = v + 7;
+    if (!h) return 0;
+    size_t hl = 0;
+    while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
+    return word_in(h, hl, k_fixed_homes);
 }
