@@ -94,6 +94,12 @@ enum {
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
+/* Words that follow "your cwd is" without being its value: "your cwd is
+ * already under ...", "the current branch is visible". */
+#define ENV_NOT_VALUE                                                                                       \
+    "(?!(?:already|not|now|currently|still|also|just|then|set|unset|empty|unknown|available|visible|shown|" \
+    "the|a|an|in|on|at|under|inside|outside|within|located|given|provided|listed|below|above|different|"    \
+    "same|correct|wrong|valid|invalid|clean|dirty|checked|protected|required|used|up|out|behind|ahead)\\b)"
 /* A known operating system or shell, not one of a list ("bash or zsh"). */
 #define OS_VALUE                                                                                             \
     "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|powershell|" \
@@ -148,6 +154,10 @@ static const pat_def k_literals[] = {
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
      ",?\\h+\\d{4}|\\d{4})\\b",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+    /* the month or year named as now: "It is currently June 2026", "It's now 2025" */
+    {"(?i)\\b(?:it(?:'s|\\h+is)\\h+(?:now|currently)|currently\\h+it(?:'s|\\h+is))\\h+\\K(?:" MONTH
+     "\\h+(?:of\\h+)?(?:19|20)\\d{2}|(?:19|20)\\d{2})\\b(?![\\d/-]|\\.\\d)",
+     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* Chinese and Japanese labels of the current date */
     {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
      "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
@@ -161,7 +171,7 @@ static const pat_def k_literals[] = {
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
-     "['\"`]?\\K" ENV_VALUE,
+     "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
@@ -303,7 +313,10 @@ typedef struct ph_def {
 static const ph_def k_placeholders[] = {
     {"\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?", 0},
     {"(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b", 0},
-    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})", 0},
+    /* {x}, {x.y}, {x[0]!r:>8}, and a Python f-string call: {datetime.today().strftime('%A')} */
+    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\((?:[^(){}\\n]|\\([^(){}\\n]*\\))*\\)(?:\\.[A-Za-z_]\\w*)*)*"
+     "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
+     0},
     {"%\\(([A-Za-z_]\\w*)\\)[sdrfi]", 0},
     {"(?<![{\\w$])\\{()\\}(?!\\})", 0},
 };
@@ -439,6 +452,13 @@ static const struct {
     "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
     "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
+/* Words that tie the value to this moment, whatever it is: "the user
+ * selected the lines {a} to {b}", "for this task: {x}", "the current {x}". */
+#define CTX_STATE                                                                                      \
+    "(?i)(?:\\bthe\\h+user(?:'s|\\h+(?:selected|opened|provided|attached|uploaded|pasted|mentioned|"   \
+    "wrote|typed|asked))|\\b(?:this|the\\h+current)\\h+(?:session|conversation|request|turn|task|run|" \
+    "invocation)(?:'s)?|\\bcurrent(?:ly)?|\\bfor\\h+this\\h+(?:task|request|session|turn|run))\\b"     \
+    "[^.\\n]{0,60}?" CTX_TAIL
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
 /* A caption or tag that opens a list of the user's own settings ("The user
  * has the following system preferences:", <user-preferences>): its "Key:
@@ -474,7 +494,7 @@ static const struct {
 static const char *const k_misc[RX_MISC_COUNT] = {
     EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,
+    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
 };
 
 struct lint_detect {
@@ -582,6 +602,7 @@ static int match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t 
  * initial. */
 static int sentence_end(const char *d, size_t ls, size_t i) {
     char c = d[i];
+    if (c == '|') return i > ls && (d[i - 1] == ' ' || d[i - 1] == '\t'); /* a table cell */
     if (c != '.' && c != '!' && c != '?' && c != ';') return 0;
     if (c == '.') {
         size_t w = i;
@@ -671,11 +692,9 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
     *subday = 0;
     static const struct {
         int rx, vclass, subday;
-    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1},
-             {RX_CTX_DAY, LINT_VC_DAY, 0},
-             {RX_CTX_TURN, LINT_VC_TURN, 0},
-             {RX_CTX_SESSION, LINT_VC_SESSION, 0},
-             {RX_CTX_USER, LINT_VC_USER, 0}};
+    } k[] = {{RX_CTX_CALL, LINT_VC_CALL, 1}, {RX_CTX_DAY, LINT_VC_DAY, 0},
+             {RX_CTX_TURN, LINT_VC_TURN, 0}, {RX_CTX_SESSION, LINT_VC_SESSION, 0},
+             {RX_CTX_USER, LINT_VC_USER, 0}, {RX_CTX_STATE, LINT_VC_TURN, 0}};
     /* markdown fill-ins ({table} in "Query root fields: {table}") are values
      * only when the words name the date or time */
     size_t nk = t->fill_ins ? 2 : sizeof k / sizeof k[0];
@@ -728,6 +747,10 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
                 return cfg->names[i].vclass;
             }
     for (size_t i = 0; i < N_NAMES; i++) {
+        if (i == 1 && lint_detect_name_fixed(norm, n)) { /* after the names known stable */
+            *known = 1;
+            return LINT_VC_NONE;
+        }
         pcre2_match_data *md = pcre2_match_data_create_from_pattern(d->names[i], NULL);
         if (!md) return LINT_VC_NONE;
         int rc = pcre2_match(d->names[i], (PCRE2_SPTR)norm, n, 0, 0, md, d->mctx);
@@ -738,7 +761,7 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
             return k_names[i].vclass;
         }
     }
-    return LINT_VC_NONE;
+    return lint_detect_name_words(norm, n, subday, known);
 }
 
 int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
@@ -1019,53 +1042,6 @@ static int in_url_or_quoted(const lint_text *t, size_t s, size_t e) {
     return 0;
 }
 
-/* Home folders of fixed accounts in sandboxes, containers and CI images:
- * the same for every user, so not a per-user value. */
-static const char *const k_fixed_homes[] = {
-    "user",   "username",  "you",        "me",        "name",     "example",   "someone",    "shared",
-    "runner", "claude",    "ubuntu",     "project",   "projects", "app",       "node",       "coder",
-    "vscode", "codespace", "codespaces", "jovyan",    "sandbox",  "workspace", "workspaces", "ec2-user",
-    "admin",  "root",      "dev",        "developer", "agent",    "default",   "guest",      "daytona",
-    "gitpod", "vercel",    "devuser",    "appuser",   "pi",       NULL};
-
-/* An environment fact that is the same for everyone: a sandbox's fixed
- * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
- * counter), a home folder of a fixed account
- * (/home/claude, /home/project), or an English word rather than a value
- * ("Your shell is currently at the repository root"). */
-static int fixed_env_value(const char *v, size_t n) {
-    static const char *const k_words[] = {"currently", "running",    "set",    "located",  "the",   "a",
-                                          "an",        "not",        "open",   "in",       "at",    "on",
-                                          "available", "configured", "always", "also",     "now",   "still",
-                                          "being",     "used",       "given",  "provided", "shown", NULL};
-    size_t w = 0;
-    while (w < n && isalpha((unsigned char)v[w])) w++;
-    if (w == n && word_in(v, w, k_words)) return 1;
-    if (n == 0 || v[0] != '/') return 0;
-    /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
-    for (size_t i = 0, run = 0; i < n; i++)
-        if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
-    static const char *const k_roots[] = {"workspace", "workspaces",    "app", "tmp",
-                                          "code",      "project",       "src", "repo",
-                                          "mnt/data",  "mnt/user-data", NULL};
-    for (const char *const *r = k_roots; *r; r++) {
-        size_t rl = strlen(*r);
-        if (n > rl && !strncmp(v + 1, *r, rl) &&
-            (v[1 + rl] == '/' || v[1 + rl] == '.' || v[1 + rl] == ',' || 1 + rl == n))
-            return 1;
-        if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
-    }
-    const char *h = NULL;
-    if (n > 6 && !strncmp(v, "/home/", 6))
-        h = v + 6;
-    else if (n > 7 && !strncmp(v, "/Users/", 7))
-        h = v + 7;
-    if (!h) return 0;
-    size_t hl = 0;
-    while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
-    return word_in(h, hl, k_fixed_homes);
-}
-
 /* Whether off lies inside a '...' or "..." string that opened earlier on its
  * line after code punctuation ("console.log('Hello, Bolt!')", "= \"Hi Ann\""):
  * a string in code, not words to the model. */
@@ -1110,7 +1086,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
                     p ? p->vclass : LINT_VC_TURN,
                     p ? p->subday : 0,
                     a->label,
-                    p ? p->rendered : 0};
+                    p ? p->rendered : 0,
+                    0};
     if (!p) return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
     if (example_context(d, t, s)) return UTIL_OK;
     size_t ctx_at = s; /* where the constant-qualifier check looks back from */
@@ -1140,7 +1117,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     case PM_NAME_LINE: {
         size_t w = 0;
         while (w < n && isalpha((unsigned char)v[w])) w++;
-        if (word_in(v, w, k_not_names) || in_string_literal(t, s)) return UTIL_OK;
+        if (word_in(v, w, k_not_names) || in_string_literal(t, s) || lint_detect_persona_name(t, v, w))
+            return UTIL_OK;
         break;
     }
     case PM_IDS: {
@@ -1171,7 +1149,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
         if (fixed_ip(v, n) || version_before(t, s) || section_number(t, s, e)) return UTIL_OK;
         break;
     case PM_ENV:
-        if (p->kind == LINT_K_ENV && fixed_env_value(v, n)) return UTIL_OK;
+        if (p->kind == LINT_K_ENV && lint_detect_fixed_env_value(v, n)) return UTIL_OK;
         break;
     case PM_RELTIME: {
         char buf[400];
@@ -1193,37 +1171,36 @@ typedef struct ph_arg {
     lint_spanv *out, *unknown;
 } ph_arg;
 
-/* Whether the ${ ... } starting at off holds an expression that picks text
- * from state (a ?: conditional, && or ||): a TS/JS template literal that
- * renders differently as that state changes. Reads up to 4 KiB, across
- * lines, skipping quoted strings and nested braces. */
-static int conditional_interpolation(const lint_text *t, size_t off) {
-    const char *d = t->data;
-    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
-    int depth = 0, q = 0, cond = 0;
-    for (size_t i = off + 2; i < end; i++) {
-        char c = d[i];
-        if (q) {
-            if (c == '\\')
-                i++;
-            else if (c == q)
-                q = 0;
+
+/* The class of the rest of a ${NAME...} expression whose NAME nothing
+ * classes: the first name in [a, b) that has one, as in
+ * ${ESCAPE_FN(ATTACHMENT.filename)} (a function of the file's name). */
+static int expression_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                            size_t b, int *subday, int *known) {
+    const char *s = t->data;
+    for (size_t i = a; i < b;) {
+        if (s[i] == '\'' || s[i] == '"') { /* a string literal is text, not a name */
+            char q = s[i++];
+            while (i < b && s[i] != q) i++;
+            i++;
             continue;
         }
-        if (c == '\'' || c == '"' || c == '`')
-            q = c;
-        else if (c == '{')
-            depth++;
-        else if (c == '}') {
-            if (depth-- == 0) return cond == 2 || cond == 3;
-        } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
-            cond |= 1;
-        else if (c == ':' && (cond & 1))
-            cond |= 2;
-        else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
-            cond = 3;
+        if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < b && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.')) j++;
+        int sd = 0, k = 0;
+        int vc = lint_detect_name_info(d, cfg, s + i, j - i, &sd, &k);
+        if (vc != LINT_VC_NONE) {
+            *subday = sd;
+            *known = 1;
+            return vc;
+        }
+        i = j;
     }
-    return 0;
+    return LINT_VC_NONE;
 }
 
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
@@ -1242,13 +1219,17 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
+    /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
+     * variable in sample code ("Example: $response = validate($request)") */
+    if (t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments && example_context(d, t, ov[0]))
+        return UTIL_OK;
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
      * Claude Code's $ARGUMENTS is a real one, and so is a ${x ? 'a' : 'b'}
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
-    int picks = dollar_brace && conditional_interpolation(t, ov[0]);
+    int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
     int fill_in = t->fill_ins && !arguments && !picks && !code_path;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
@@ -1264,18 +1245,20 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         vc = LINT_VC_TURN; /* text chosen from state at render time */
         known = 1;
     }
+    if (vc == LINT_VC_NONE && !known && dollar_brace)
+        vc = expression_class(d, a->cfg, t, ov[0] + 2 + nl, ov[1], &subday, &known);
     if (vc == LINT_VC_NONE && !known) {
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
         if (vc == LINT_VC_NONE) {
             if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
-            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0};
+            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0, 0};
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
     if (vc == LINT_VC_NONE || (vc == LINT_VC_USER && lint_detect_self_name(d, t, ov[0]))) return UTIL_OK;
-    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0};
+    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
 
@@ -1342,8 +1325,19 @@ static int content_tags(const lint_detect *d, const lint_text *t, lint_spanv *ou
             (t->flags[nl] & (LINT_LF_FENCE | LINT_LF_EXAMPLE)))
             continue;
         while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
-        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1};
+        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1, 0};
         if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
+        /* the block's later lines are the same pasted text, not stable text */
+        size_t cpos = (size_t)(cp - t->data);
+        for (size_t k = nl + 1; k < t->n_lines && !rc && t->line_start[k] < cpos; k++) {
+            size_t s2 = t->line_start[k], e2 = lint_text_line_end(t, k);
+            if (e2 > cpos) e2 = cpos;
+            while (s2 < e2 && isspace((unsigned char)t->data[s2])) s2++;
+            while (e2 > s2 && isspace((unsigned char)t->data[e2 - 1])) e2--;
+            if (s2 >= e2) continue;
+            lint_span c = {s2, e2, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1, 1};
+            if (lint_spanv_push(out, &c)) rc = UTIL_ENOMEM;
+        }
     }
     pcre2_match_data_free(md);
     return rc;
@@ -1374,7 +1368,8 @@ static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out
                                 open == 2 ? LINT_VC_SESSION : LINT_VC_USER,
                                 0,
                                 NULL,
-                                1};
+                                1,
+                                0};
                 if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
             }
             continue;
@@ -1446,6 +1441,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
             }
             p->subday |= out->v[i].subday;
             p->rendered &= out->v[i].rendered;
+            p->cont &= out->v[i].cont;
             continue;
         }
         out->v[w++] = out->v[i];

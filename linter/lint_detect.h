@@ -21,6 +21,8 @@ typedef struct lint_span {
     int rendered;      /* a literal only a rendered prompt holds per request (a
                         * branch, a pasted search result): in a committed
                         * AGENTS.md or SKILL.md it is the file's own fixed text */
+    int cont;          /* a later line of a value that began on a line above (a
+                        * pasted block): volatile, reported with that line */
 } lint_span;
 
 typedef struct lint_spanv {

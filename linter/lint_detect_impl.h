@@ -32,6 +32,7 @@ enum {
     RX_USER_ITEM,
     RX_CONTENT_TAG,
     RX_SELF_NAME,
+    RX_CTX_STATE,
     RX_MISC_COUNT
 };
 
@@ -45,5 +46,21 @@ pcre2_code *lint_detect_rx(const lint_detect *d, int which);
 pcre2_match_context *lint_detect_mctx(const lint_detect *d);
 /* Whether re matches somewhere in s[a, b). */
 int lint_detect_match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t a, size_t b);
+/* Class of a normalized placeholder name (lower case, words split by '_')
+ * that no built-in list names whole, from its words (lint_detect_words.c):
+ * sets *known when a word says fixed or how often it changes. */
+int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known);
+/* Whether that name's head names fixed text (a prefix, a note, a template)
+ * even where a built-in pattern would read it as volatile. */
+int lint_detect_name_fixed(const char *norm, size_t n);
+/* Whether the ${ ... } starting at off picks text from state with ?:, && or
+ * || (a TS/JS template literal). */
+int lint_detect_conditional_interpolation(const lint_text *t, size_t off);
+/* Whether the environment value v[0, n) is a fixed one, not the user's
+ * (a generic or sandbox path, a placeholder word). */
+int lint_detect_fixed_env_value(const char *v, size_t n);
+/* Whether the file gives the assistant the name v[0, n) ("You are Santa
+ * Claus", "named Grace", "I am Lumo"). */
+int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);
 
 #endif

@@ -405,6 +405,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     for (size_t i = 0; i < n && !rc; i++) {
         if (v.first[i] == (size_t)-1) continue;
         const lint_span *s = &sv->v[v.first[i]];
+        if (s->cont) continue; /* reported with the line its block starts on */
         char what[240];
         int before = i < region && v.last_stable != (size_t)-1 &&
                      (i < v.last_stable || (i == v.last_stable && v.stable[i] == 1));

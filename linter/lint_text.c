@@ -109,8 +109,25 @@ static int only_ws_after_fence(const char *p, const char *e, char c) {
 
 /* True when the line holds only {% ... %} / {# ... #} blocks (and spaces),
  * none of which is an include (includes render text). */
+/* Whether [p, e) is a dumped request's cache annotation
+ * ("copilot_cache_control: {"type":"ephemeral"}"): a property of the
+ * message, not text the model reads. */
+static int cache_annotation(const char *p, const char *e) {
+    static const char k_cc[] = "copilot_cache_control:";
+    p = skip_ws(p, e);
+    if ((size_t)(e - p) <= sizeof k_cc || memcmp(p, k_cc, sizeof k_cc - 1) != 0) return 0;
+    const char *q = skip_ws(p + sizeof k_cc - 1, e);
+    while (e > q && isspace((unsigned char)e[-1])) e--;
+    return q < e && *q == '{' && e[-1] == '}';
+}
+
+int lint_text_cache_annotation(const lint_text *t, size_t line) {
+    return cache_annotation(t->data + t->line_start[line], t->data + lint_text_line_end(t, line));
+}
+
 static int no_output_line(const char *p, const char *e) {
     int any = 0;
+    if (cache_annotation(p, e)) return 1;
     p = skip_ws(p, e);
     while (p < e) {
         if (e - p >= 7 && memcmp(p, "<!--", 4) == 0) { /* an HTML comment: a note, not text */
@@ -365,8 +382,8 @@ static size_t placeholder_at(const char *p, const char *e) {
     const char *c = memchr(q + 1, '}', (size_t)(e - q - 1));
     if (!c || c == q + 1) return 0;
     for (const char *k = q + 1; k < c; k++)
-        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && !(*k == ' ' && q > p))
-            return 0; /* {name} / {a.b}; ${...} may hold spaces */
+        if (!isalnum((unsigned char)*k) && *k != '_' && *k != '.' && !(q > p && *k != '{'))
+            return 0; /* {name} / {a.b}; ${...} may hold an expression: ${X ?? "(none)"} */
     if (!isalpha((unsigned char)q[1]) && q[1] != '_') return 0;
     return (size_t)(c + 1 - p);
 }

@@ -90,4 +90,8 @@ size_t lint_utf8_check(const char *s, size_t len);
 /* Whether the buffer looks binary (NUL bytes in the first 8 KiB). */
 int lint_is_binary(const char *s, size_t len);
 
+/* Whether line is a dumped request's cache annotation
+ * ("copilot_cache_control: {...}"), which renders no text. */
+int lint_text_cache_annotation(const lint_text *t, size_t line);
+
 #endif

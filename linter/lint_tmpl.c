@@ -214,7 +214,8 @@ static int github_class(const char *p, size_t n) {
 }
 
 /* Class of a term (a path such as `doc.text`, `messages[0]['content']`,
- * `.Date`, `$input`). root: the first name; idx0: subscripted with [0]. */
+ * `.Date`, `$input`). root: the first name; idx0: subscripted with [0] (or
+ * with an index whose role the template tests as system). */
 /* Whether the name at p (n bytes) is the whole of a {{ name }} that is a path
  * in inline code (lint_detect_code_path). */
 static int code_path_term(const scan *s, const char *p, size_t n) {
@@ -436,8 +437,9 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
             size_t e = skip_group(d, i, b);
             size_t k = i + 1;
             while (k < e && d[k] == ' ') k++;
-            if (k < e && d[k] == '0' && (k + 1 >= e || !isdigit((unsigned char)d[k + 1])) &&
-                path_end == root_end)
+            if (k < e && isdigit((unsigned char)d[k]) && (k + 1 >= e || !isdigit((unsigned char)d[k + 1])) &&
+                path_end == root_end &&
+                (d[k] == '0' || lint_tmpl_system_slot(s->t, d + st, root_end - st, d[k])))
                 idx0 = 1;
             i = e;
             continue;
@@ -691,7 +693,7 @@ static void eval_expr(scan *s, size_t a, size_t b, int mode, eval *ev, vis *vv) 
 
 static void push_span(scan *s, lint_spanv *v, size_t a, size_t b, int vclass, int subday) {
     if (!s->emit || s->rc || b <= a) return;
-    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL, 0};
+    lint_span sp = {a, b, LINT_K_PLACEHOLDER, vclass, subday, NULL, 0, 0};
     if (lint_spanv_push(v, &sp)) s->rc = UTIL_ENOMEM;
 }
 
@@ -1238,7 +1240,7 @@ static int serialized_prompt(scan *s, const char *rel) {
         if (b >= vend || d[b] != '}' || b == a || !is_input(s, d + a, b - a)) continue;
         int sub = 0, known = 0;
         if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
-            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0};
+            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
             if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
         }
         i = b;
@@ -1309,7 +1311,7 @@ static int gemini_command(scan *s, const char *rel) {
             if (d[i] == '!') kind = LINT_K_SHELL;
         }
         if (!b) continue;
-        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0};
+        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0, 0};
         if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
         i = b - 1;
     }
@@ -1417,7 +1419,7 @@ static void mark_prefill(scan *s) {
 static void mark_no_output(lint_text *t) {
     for (size_t i = 0; i < t->n_lines; i++) {
         t->flags[i] &= (unsigned char)~LINT_LF_NO_OUTPUT; /* lint_text's guess, redone here */
-        if (t->flags[i] & LINT_LF_FRONTMATTER) {
+        if ((t->flags[i] & LINT_LF_FRONTMATTER) || lint_text_cache_annotation(t, i)) {
             t->flags[i] |= LINT_LF_NO_OUTPUT;
             continue;
         }
@@ -1449,6 +1451,10 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     size_t fm = frontmatter(t, rel);
+    if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
+        for (size_t k = 0; k <= fm; k++) t->flags[k] &= (unsigned char)~LINT_LF_FRONTMATTER;
+        fm = (size_t)-1;
+    }
     int rc = UTIL_OK;
     if (fm != (size_t)-1) {
         rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));

@@ -142,6 +142,12 @@ int lint_tmpl_body_emits(const scan *s, size_t open, size_t close);
 
 /* Whether rel lies in a folder named prompts, *-prompts or *_prompts. */
 int lint_tmpl_prompts_folder(const char *rel);
+/* Whether the `---` block ending on line fm of a template is rendered text
+ * (`CURRENT_TIME: {{ CURRENT_TIME }}`), not metadata (lint_tmpl_tags.c). */
+int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t fm, int markdown);
+/* Whether the template tests root[digit]'s role against system or developer
+ * (`messages[1].role == 'system'`): a second system message. */
+int lint_tmpl_system_slot(const lint_text *t, const char *root, size_t rn, char digit);
 /* Whether t opens with a comment declaring its template variables. */
 int lint_tmpl_declares_variables(const lint_text *t);
 

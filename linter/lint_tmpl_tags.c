@@ -3,8 +3,9 @@
  * its keyword (output, set, block opener or closer, include, role marker,
  * comment), then openers matched with closers, and the rendering items
  * before each tag counted; also whether a markdown file is a program's
- * template by its folder or its declared variables. Does not read
- * expressions or class names (lint_tmpl.c). */
+ * template by its folder or its declared variables, whether its `---`
+ * block renders, and whether it tests messages[N] as a system message. Does
+ * not read expressions or class names (lint_tmpl.c). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +419,46 @@ int lint_tmpl_declares_variables(const lint_text *t) {
     for (size_t k = i + 4; k + 3 <= lim; k++) {
         if (!memcmp(d + k, "-->", 3)) return 0;
         if (d[k - 1] == '\n' && lim - k >= 10 && !memcmp(d + k, "variables:", 10)) return 1;
+    }
+    return 0;
+}
+
+/* Whether the `---` block ending on line fm is text the template renders,
+ * not metadata: a Markdown template (markdown: rel is Markdown) (not SKILL.md, not a command or agent
+ * definition) whose block holds an output expression, `CURRENT_TIME: {{
+ * CURRENT_TIME }}` (a YAML reader would get the braces, so the template
+ * engine renders the block as part of the prompt). */
+int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t fm, int markdown) {
+    const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+    if (!markdown || !strcasecmp(base, "SKILL.md") || t->command_file || strstr(rel, "agents/") ||
+        !(t->is_template || lint_tmpl_prompts_folder(rel)))
+        return 0;
+    for (size_t i = 1; i < fm; i++) {
+        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+        const char *o = memmem(p, (size_t)(e - p), "{{", 2);
+        if (o && memchr(p, ':', (size_t)(o - p)) && memmem(o, (size_t)(e - o), "}}", 2)) return 1;
+    }
+    return 0;
+}
+
+/* Whether the template tests the role of root[digit] against the system or
+ * developer role (`messages[1].role == 'system'`): then that message is a
+ * second system message, not the conversation. */
+int lint_tmpl_system_slot(const lint_text *t, const char *root, size_t rn, char digit) {
+    char key[40];
+    if (rn + 4 >= sizeof key) return 0;
+    memcpy(key, root, rn);
+    key[rn] = '[', key[rn + 1] = digit, key[rn + 2] = ']', key[rn + 3] = '\0';
+    for (const char *p = t->data, *e = t->data + t->len; p < e;) {
+        const char *q = memmem(p, (size_t)(e - p), key, rn + 3);
+        if (!q) return 0;
+        const char *r = q + rn + 3, *w = r + 48 < e ? r + 48 : e;
+        const char *role = memmem(r, (size_t)(w - r), "role", 4);
+        if (role && role - r < 4 &&
+            (memmem(role, (size_t)(w - role), "system", 6) ||
+             memmem(role, (size_t)(w - role), "developer", 9)))
+            return 1;
+        p = q + 1;
     }
     return 0;
 }

@@ -295,6 +295,44 @@ static void test_name_classes(void) {
     lint_ctx_free(c);
 }
 
+/* Names no built-in list knows whole, classed by their words: a fixed-text
+ * word wins, then the head, then a state word; else unknown (PL008). */
+static void test_name_words(void) {
+    lint_ctx *c = new_ctx(1);
+    if (!c) return;
+    static const struct {
+        const char *name;
+        int vc, known;
+    } k[] = {{"PLAN_FILE_PATH", LINT_VC_SESSION, 1},
+             {"daemonLockContent", LINT_VC_TURN, 1},
+             {"HOOK_EVALUATION_TASK_PROMPT", LINT_VC_TURN, 1},
+             {"CURRENT_MONTH_YEAR", LINT_VC_DAY, 1},
+             {"MAIN_WORKING_DIRECTORY_FN", LINT_VC_SESSION, 1},
+             {"ITEM.content.trim", LINT_VC_TURN, 1},
+             {"PENDING_MCP_SERVERS", LINT_VC_TURN, 1},
+             {"current_timer_id", LINT_VC_TURN, 1},
+             {"default_branch", LINT_VC_SESSION, 1},
+             {"base_path", LINT_VC_SESSION, 1},
+             {"READ_TOOL_NAME", LINT_VC_NONE, 1},
+             {"FILE_ALREADY_IN_CONTEXT_REMINDER_PREFIX", LINT_VC_NONE, 1},
+             {"output_path_note", LINT_VC_NONE, 1},
+             {"MAX_LINES_CONSTANT", LINT_VC_NONE, 1},
+             {"server_name", LINT_VC_NONE, 1},
+             {"user_note", LINT_VC_USER, 1},
+             {"content_type", LINT_VC_NONE, 0},
+             {"query_language_info", LINT_VC_NONE, 0},
+             {"RECENT_MESSAGE_COUNT", LINT_VC_NONE, 0},
+             {"project.name", LINT_VC_NONE, 0},
+             {"trigger", LINT_VC_NONE, 0}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        int sd, known;
+        int vc = lint_detect_name_info(c->det, NULL, k[i].name, strlen(k[i].name), &sd, &known);
+        CHECK_MSG(vc == k[i].vc && known == k[i].known, "'%s': class %d known %d, want %d %d", k[i].name, vc,
+                  known, k[i].vc, k[i].known);
+    }
+    lint_ctx_free(c);
+}
+
 static void test_tokens_lost(void) {
     lint_ctx *c = new_ctx(1);
     if (!c) return;
@@ -651,6 +689,7 @@ void test_lint(void) {
     CHECK_CASE(globs) test_globs();
     CHECK_CASE(utf8_and_binary) test_utf8_and_binary();
     CHECK_CASE(name_classes) test_name_classes();
+    CHECK_CASE(name_words) test_name_words();
     CHECK_CASE(tokens_lost) test_tokens_lost();
     CHECK_CASE(roles_and_ranges) test_roles_and_ranges();
     CHECK_CASE(skill_frontmatter) test_skill_frontmatter();

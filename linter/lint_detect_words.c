@@ -1,0 +1,285 @@
+/* linter/lint_detect_words.c: the class of a placeholder name no built-in
+ * list names whole, from its words (PLAN_FILE_PATH per session,
+ * READ_TOOL_NAME stable), whether a ${...} picks text with ?: && or ||,
+ * whether an environment value is a fixed one, and
+ * whether the file gives the assistant a name. Calls nothing in lint_detect.c
+ * (which calls it); does not read the words around a placeholder. */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lint_detect_impl.h"
+#include "lint_registry.h"
+
+/* Words that make a name hold fixed text, wherever they stand:
+ * READ_TOOL_NAME, OUTPUT_FORMAT, FILE_ALREADY_IN_CONTEXT_REMINDER_PREFIX,
+ * MAX_LINES_CONSTANT, DEFAULT_TIMEOUT_MS. */
+static const char *const k_stable[] = {
+    "tool",       "tools",    "function", "functions", "instruction", "instructions", "guidance", "guideline",
+    "guidelines", "rule",     "rules",    "persona",   "format",      "formats",      "schema",   "schemas",
+    "example",    "examples", "template", "templates", "prefix",      "suffix",       "note",     "reminder",
+    "constant",   "max",      "min",      "limit",     "timeout",     "label",        "sentinel", "enabled",
+    "disabled",   "system",   "banner",   "legend",    "rubric",      "style",        "icon",     "icons",
+    "emoji",      "version",  NULL};
+
+/* A name ending in one of these is the name of something configured, not of
+ * a person: agent_name, server_name (user_name is in the built-in list). */
+static const char *const k_owner_of_name[] = {"agent", "assistant", "bot",     "product", "app",
+                                              "model", "tool",      "server",  "company", "brand",
+                                              "skill", "plugin",    "command", "mode",    NULL};
+
+typedef struct word_class {
+    const char *word;
+    int vclass;
+    int subday;
+} word_class;
+
+/* Words that say how often the value changes. */
+static const word_class k_volatile[] = {{"date", LINT_VC_DAY, 0},
+                                        {"today", LINT_VC_DAY, 0},
+                                        {"month", LINT_VC_DAY, 0},
+                                        {"year", LINT_VC_DAY, 0},
+                                        {"weekday", LINT_VC_DAY, 0},
+                                        {"timestamp", LINT_VC_CALL, 1},
+                                        {"now", LINT_VC_CALL, 1},
+                                        {"nonce", LINT_VC_CALL, 0},
+                                        {"uuid", LINT_VC_CALL, 0},
+                                        {"cwd", LINT_VC_SESSION, 0},
+                                        {"pwd", LINT_VC_SESSION, 0},
+                                        {"worktree", LINT_VC_SESSION, 0},
+                                        {"workdir", LINT_VC_SESSION, 0},
+                                        {"dir", LINT_VC_SESSION, 0},
+                                        {"directory", LINT_VC_SESSION, 0},
+                                        {"folder", LINT_VC_SESSION, 0},
+                                        {"path", LINT_VC_SESSION, 0},
+                                        {"branch", LINT_VC_SESSION, 0},
+                                        {"repo", LINT_VC_SESSION, 0},
+                                        {"repository", LINT_VC_SESSION, 0},
+                                        {"session", LINT_VC_SESSION, 0},
+                                        {"workspace", LINT_VC_SESSION, 0},
+                                        {"hostname", LINT_VC_SESSION, 0},
+                                        {"shell", LINT_VC_SESSION, 0},
+                                        {"file", LINT_VC_TURN, 0},
+                                        {"files", LINT_VC_TURN, 0},
+                                        {"filename", LINT_VC_TURN, 0},
+                                        {"content", LINT_VC_TURN, 0},
+                                        {"contents", LINT_VC_TURN, 0},
+                                        {"prompt", LINT_VC_TURN, 0},
+                                        {"query", LINT_VC_TURN, 0},
+                                        {"question", LINT_VC_TURN, 0},
+                                        {"input", LINT_VC_TURN, 0},
+                                        {"request", LINT_VC_TURN, 0},
+                                        {"selection", LINT_VC_TURN, 0},
+                                        {"diff", LINT_VC_TURN, 0},
+                                        {"patch", LINT_VC_TURN, 0},
+                                        {"snippet", LINT_VC_TURN, 0},
+                                        {"log", LINT_VC_TURN, 0},
+                                        {"logs", LINT_VC_TURN, 0},
+                                        {"transcript", LINT_VC_TURN, 0},
+                                        {"findings", LINT_VC_TURN, 0},
+                                        {"attachment", LINT_VC_TURN, 0},
+                                        {"attachments", LINT_VC_TURN, 0},
+                                        {"context", LINT_VC_TURN, 0},
+                                        {"objective", LINT_VC_TURN, 0},
+                                        {"summary", LINT_VC_TURN, 0},
+                                        {"output", LINT_VC_TURN, 0},
+                                        {"result", LINT_VC_TURN, 0},
+                                        {"results", LINT_VC_TURN, 0},
+                                        {"error", LINT_VC_TURN, 0},
+                                        {"errors", LINT_VC_TURN, 0},
+                                        {"message", LINT_VC_TURN, 0},
+                                        {"messages", LINT_VC_TURN, 0},
+                                        {"history", LINT_VC_TURN, 0},
+                                        {"issue", LINT_VC_TURN, 0},
+                                        {"ticket", LINT_VC_TURN, 0},
+                                        {"answer", LINT_VC_TURN, 0},
+                                        {"response", LINT_VC_TURN, 0},
+                                        {"document", LINT_VC_TURN, 0},
+                                        {"documents", LINT_VC_TURN, 0},
+                                        {"user", LINT_VC_USER, 0},
+                                        {"username", LINT_VC_USER, 0},
+                                        {"email", LINT_VC_USER, 0},
+                                        {NULL, 0, 0}};
+
+/* Words that say the value is the state of the moment it is rendered in:
+ * PENDING_MCP_SERVERS, FAILED_MCP_SERVERS, CURRENT_ALARM. */
+static const char *const k_state[] = {"current", "pending", "failed",    "active", "selected", "previous",
+                                      "opened",  "visible", "connected", "latest", "running",  NULL};
+
+/* Words after the head that say nothing of it: MAIN_WORKING_DIRECTORY_FN,
+ * query_language_info, and the methods of a JS expression
+ * (${ITEM.content.trim()}). */
+static const char *const k_generic[] = {
+    "fn",     "str",   "string", "text", "value", "values", "data",  "info",  "display", "list",  "obj",
+    "object", "block", "trim",   "join", "map",   "length", "slice", "strip", "lower",   "upper", NULL};
+
+static int word_in(const char *w, size_t n, const char *const *list) {
+    for (size_t i = 0; list[i]; i++)
+        if (strlen(list[i]) == n && memcmp(list[i], w, n) == 0) return 1;
+    return 0;
+}
+
+/* Splits norm (lower case, '.' and '-' already '_') into its words: at most
+ * 16 (a longer name keeps its first 16). */
+static size_t words(const char *norm, size_t n, size_t ws[16], size_t wl[16]) {
+    size_t nw = 0;
+    for (size_t i = 0; i < n && nw < 16;) {
+        while (i < n && norm[i] == '_') i++;
+        size_t a = i;
+        while (i < n && norm[i] != '_') i++;
+        if (i > a) ws[nw] = a, wl[nw++] = i - a;
+    }
+    return nw;
+}
+
+/* Heads that name a piece of fixed text even where a built-in pattern
+ * (file_*, *_context) would read the name as volatile:
+ * FILE_ALREADY_IN_CONTEXT_REMINDER_PREFIX, file_size_note. */
+static const char *const k_fixed_head[] = {"prefix", "suffix",   "note",   "reminder", "constant", "template",
+                                           "banner", "sentinel", "rubric", "legend",   "guidance", NULL};
+
+int lint_detect_name_fixed(const char *norm, size_t n) {
+    size_t ws[16], wl[16], nw = words(norm, n, ws, wl);
+    if (nw < 2) return 0;
+    /* a user's own text keeps its class: user_note, custom_template */
+    if (word_in(norm + ws[0], wl[0], (const char *const[]){"user", "custom", "customer", NULL})) return 0;
+    size_t head = nw - 1;
+    while (head > 0 && word_in(norm + ws[head], wl[head], k_generic)) head--;
+    return word_in(norm + ws[head], wl[head], k_fixed_head);
+}
+
+/* A word naming fixed text makes the name stable; else its head (the last
+ * word before a generic one) classes it when it names something that
+ * changes (a content_type is a type, not content); else a state word makes
+ * it per turn. */
+int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known) {
+    size_t ws[16], wl[16], nw = words(norm, n, ws, wl);
+    *subday = 0;
+    if (nw < 2) return LINT_VC_NONE; /* one word: the built-in lists decide */
+    for (size_t k = 0; k < nw; k++)
+        if (word_in(norm + ws[k], wl[k], k_stable)) {
+            *known = 1;
+            return LINT_VC_NONE;
+        }
+    size_t last = nw - 1;
+    if (wl[last] == 4 && !memcmp(norm + ws[last], "name", 4) &&
+        word_in(norm + ws[last - 1], wl[last - 1], k_owner_of_name)) {
+        *known = 1;
+        return LINT_VC_NONE;
+    }
+    size_t head = last;
+    while (head > 0 && word_in(norm + ws[head], wl[head], k_generic)) head--;
+    for (size_t i = 0; k_volatile[i].word; i++)
+        if (strlen(k_volatile[i].word) == wl[head] &&
+            !memcmp(k_volatile[i].word, norm + ws[head], wl[head])) {
+            *known = 1;
+            *subday = k_volatile[i].subday;
+            return k_volatile[i].vclass;
+        }
+    for (size_t k = 0; k < nw; k++)
+        if (word_in(norm + ws[k], wl[k], k_state)) {
+            *known = 1;
+            return LINT_VC_TURN;
+        }
+    return LINT_VC_NONE;
+}
+
+
+/* Whether the file gives the assistant the name v[0, n) ("You are Santa
+ * Claus", "an assistant named Grace", "I am Lumo"): then "Hey Santa" greets
+ * the assistant, not the user. */
+int lint_detect_persona_name(const lint_text *t, const char *v, size_t n) {
+    static const char *const k_intro[] = {"you are ", "You are ", "You're ", "you're ", "named ",
+                                          "called ",  "I am ",    "I'm ",    NULL};
+    for (size_t k = 0; k_intro[k]; k++) {
+        size_t il = strlen(k_intro[k]);
+        for (const char *p = t->data, *e = t->data + t->len; p + il + n <= e;) {
+            const char *q = memmem(p, (size_t)(e - p), k_intro[k], il);
+            if (!q || q + il + n > e) break;
+            const char *c = q + il;
+            if (memcmp(c, v, n) == 0 && (c + n == e || !isalnum((unsigned char)c[n]))) return 1;
+            p = q + 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the ${ ... } starting at off holds an expression that picks text
+ * from state (a ?: conditional, && or ||): a TS/JS template literal that
+ * renders differently as that state changes. Reads up to 4 KiB, across
+ * lines, skipping quoted strings and nested braces. */
+int lint_detect_conditional_interpolation(const lint_text *t, size_t off) {
+    const char *d = t->data;
+    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
+    int depth = 0, q = 0, cond = 0;
+    for (size_t i = off + 2; i < end; i++) {
+        char c = d[i];
+        if (q) {
+            if (c == '\\')
+                i++;
+            else if (c == q)
+                q = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"' || c == '`')
+            q = c;
+        else if (c == '{')
+            depth++;
+        else if (c == '}') {
+            if (depth-- == 0) return cond == 2 || cond == 3;
+        } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
+            cond |= 1;
+        else if (c == ':' && (cond & 1))
+            cond |= 2;
+        else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
+            cond = 3;
+    }
+    return 0;
+}
+
+/* Home folders of fixed accounts in sandboxes, containers and CI images:
+ * the same for every user, so not a per-user value. */
+static const char *const k_fixed_homes[] = {
+    "user",   "username",  "you",        "me",        "name",     "example",   "someone",    "shared",
+    "runner", "claude",    "ubuntu",     "project",   "projects", "app",       "node",       "coder",
+    "vscode", "codespace", "codespaces", "jovyan",    "sandbox",  "workspace", "workspaces", "ec2-user",
+    "admin",  "root",      "dev",        "developer", "agent",    "default",   "guest",      "daytona",
+    "gitpod", "vercel",    "devuser",    "appuser",   "pi",       NULL};
+
+/* An environment fact that is the same for everyone: a sandbox's fixed
+ * folder (/workspace, /app, /tmp/x; not one named with a timestamp or a
+ * counter), a home folder of a fixed account
+ * (/home/claude, /home/project), or an English word rather than a value
+ * ("Your shell is currently at the repository root"). */
+int lint_detect_fixed_env_value(const char *v, size_t n) {
+    static const char *const k_words[] = {"currently", "running",    "set",    "located",  "the",   "a",
+                                          "an",        "not",        "open",   "in",       "at",    "on",
+                                          "available", "configured", "always", "also",     "now",   "still",
+                                          "being",     "used",       "given",  "provided", "shown", NULL};
+    size_t w = 0;
+    while (w < n && isalpha((unsigned char)v[w])) w++;
+    if (w == n && word_in(v, w, k_words)) return 1;
+    if (n == 0 || v[0] != '/') return 0;
+    /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
+    for (size_t i = 0, run = 0; i < n; i++)
+        if ((run = isdigit((unsigned char)v[i]) ? run + 1 : 0) >= 6) return 0;
+    static const char *const k_roots[] = {"workspace", "workspaces",    "app", "tmp",
+                                          "code",      "project",       "src", "repo",
+                                          "mnt/data",  "mnt/user-data", NULL};
+    for (const char *const *r = k_roots; *r; r++) {
+        size_t rl = strlen(*r);
+        if (n > rl && !strncmp(v + 1, *r, rl) &&
+            (v[1 + rl] == '/' || v[1 + rl] == '.' || v[1 + rl] == ',' || 1 + rl == n))
+            return 1;
+        if (n == rl + 1 && !strncmp(v + 1, *r, rl)) return 1;
+    }
+    const char *h = NULL;
+    if (n > 6 && !strncmp(v, "/home/", 6))
+        h = v + 6;
+    else if (n > 7 && !strncmp(v, "/Users/", 7))
+        h = v + 7;
+    if (!h) return 0;
+    size_t hl = 0;
+    while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
+    return word_in(h, hl, k_fixed_homes);
+}
