@@ -94,57 +94,7 @@ AVX2_INLINE float q8_block(const float *x, int8_t *q, int *sum) {
 /* f32 of the f16 rounding of f, as the reference stores scales. */
 AVX2_INLINE float f16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
 
-/* --- q4_1 x q8_1 ------------------------------------------------------------------ */
-/* Prepared activation block: the q8_1 values, the scale in all 8 lanes and the
- * block sum s in lane 0 (so m * s is added once per block). */
-typedef struct a41_blk {
-    int8_t qs[32];
-    float d[8];
-    float s[8];
-} a41_blk;
-
-/* An even number of 96-byte blocks keeps rows a multiple of 64 bytes. */
-static size_t a41_bytes(int64_t n) { return (size_t)((n / 32 + 1) & ~1) * sizeof(a41_blk); }
-
-AVX2_INLINE void a41_set(a41_blk *o, uint16_t dh, uint16_t sh) {
-    _mm256_storeu_ps(o->d, _mm256_set1_ps(h2f(dh)));
-    _mm256_storeu_ps(o->s, _mm256_setr_ps(h2f(sh), 0, 0, 0, 0, 0, 0, 0));
-}
-
-AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
-    a41_blk *o = dst;
-    for (int64_t b = 0; b < n / 32; b++, o++, x += 32) {
-        int sum;
-        const float d = q8_block(x, o->qs, &sum);
-        a41_set(o, _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT),
-                _cvtss_sh((float)sum * d, _MM_FROUND_TO_NEAREST_INT));
-    }
-}
-
-/* Accumulates blocks [0, nb) of one weight row against T prepared rows; block b
- * goes to acc[(b & 1) * TILE_T + t]. */
-AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_blk, int nb, __m256 *acc,
-                         const int T) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int b = 0; b < nb; b++) {
-        __m256 *ac = acc + (b & 1) * TILE_T;
-        _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);
-        __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
-        __m256i wq = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
-        __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(&x[b])));
-        __m256 dv = _mm256_broadcastss_ps(dm), mv = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) {
-            const a41_blk *A = a + (size_t)t * lda_blk + b;
-            __m256i p = _mm256_maddubs_epi16(wq, _mm256_loadu_si256((const __m256i *)A->qs));
-            __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-            ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);
-            ac[t] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(A->s), ac[t]);
-        }
-    }
-}
-
+/* --- tiles and chunked dot products ------------------------------------------------ */
 /* The tiled matmul over prepared activations, one per weight type: for each
  * weight row, up to TILE_T tokens share one pass over the row (T a constant
  * in each call so the token loop unrolls); every (row, token) gets the same
@@ -177,8 +127,6 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
         }                                                                                              \
     }
 
-AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
-
 /* vec_dot on the reference activation rows (src blocks): rearranged into the
  * prepared layout 16 blocks at a time by SET(prepared, src), then the same
  * accumulation as the tiled gemm (chunks of 16 keep each block's parity), so
@@ -201,10 +149,6 @@ AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
         }                                                                              \
         *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                \
     }
-
-AVX2_INLINE void a41_from_ref(a41_blk *o, const eng_block_q8_1 *y) { a41_set(o, y->d, y->s); }
-
-AVX2_CHUNKED_DOT(q41, eng_block_q4_1, eng_block_q8_1, a41_blk, a41_from_ref)
 
 /* --- q8_0 x q8_0 ------------------------------------------------------------------ */
 /* Prepared activation block: the q8_0 values and the scale in all 8 lanes. The
@@ -264,13 +208,6 @@ AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
     return _mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1));
 }
 
-/* The 32 signed values of a block, in element order. */
-AVX2_INLINE __m256i q40_values(const eng_block_q4_0 *x) {
-    __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
-    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
-}
-
 AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
     __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
     __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
@@ -299,13 +236,141 @@ AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
         }                                                                                             \
     }
 
-AVX2_Q8ACT_ACC(q40, eng_block_q4_0)
-AVX2_TILED_GEMM(q40, eng_block_q4_0, a80_blk)
-AVX2_CHUNKED_DOT(q40, eng_block_q4_0, eng_block_q8_0, a80_blk, a80_from_ref)
-
 AVX2_Q8ACT_ACC(q50, eng_block_q5_0)
 AVX2_TILED_GEMM(q50, eng_block_q5_0, a80_blk)
 AVX2_CHUNKED_DOT(q50, eng_block_q5_0, eng_block_q8_0, a80_blk, a80_from_ref)
+
+/* --- q4_0 x q8_0, q4_1 x q8_1: pairs of blocks ------------------------------------ */
+/* Rows are walked in pairs of 32-blocks, block i of a pair in 128-bit lane i: one
+ * register holds values 0-15 of both blocks (the low nibbles of their 16 bytes),
+ * the other values 16-31 (the high nibbles), and the prepared activations are in
+ * the same order. A token's two vpmaddubsw (the nibbles unsigned, the activations
+ * signed) add into one 16-bit sum (at most 4 x 15 x 127) and one vpmaddwd gives
+ * lanes 4i..4i+3 block i's partial integer sums; q4_0's -8 offset starts lane 4i
+ * at -8 * sum(q_a) (prepared with the activations), q4_1's m * s is one fma
+ * beside it. Per token and pair: two vpmaddubsw, two adds (q4_1 one), a vpmaddwd,
+ * a conversion, a multiply and an fma (q4_1 one more); the weights are decoded
+ * once for all tokens (used to be a sign trick per block and token: twice the
+ * instructions). One accumulator per token (acc[t]; acc[TILE_T + t] stays zero):
+ * indexing two by the pair's parity kept them in memory, 25% slower. */
+typedef struct a4_pair {
+    int8_t qs[64]; /* values 0-15 of blocks 0 and 1, then 16-31 of both */
+    float d[8];    /* each block's f16-rounded d over its four lanes */
+    union {
+        int32_t st[8]; /* q4_0: -8 * sum(q) in lanes 0 and 4 */
+        float s[8];    /* q4_1: the f16-rounded s in lanes 0 and 4 */
+    } u;
+} a4_pair;
+
+static size_t a4_bytes(int64_t n) { return (size_t)((n / 32 + 1) / 2) * sizeof(a4_pair); }
+
+/* Block i (0, 1) of pair p: values qs, scale d, sum the sum of qs (q4_0) or s (q4_1). */
+AVX2_INLINE void a4_put(a4_pair *p, int i, const int8_t *qs, float d, int sum, float s, const int M) {
+    memcpy(p->qs + 16 * i, qs, 16);
+    memcpy(p->qs + 32 + 16 * i, qs + 16, 16);
+    _mm_storeu_ps(p->d + 4 * i, _mm_set1_ps(d));
+    if (M)
+        _mm_storeu_ps(p->u.s + 4 * i, _mm_setr_ps(s, 0, 0, 0));
+    else
+        _mm_storeu_si128((__m128i *)(p->u.st + 4 * i), _mm_setr_epi32(-8 * sum, 0, 0, 0));
+}
+
+AVX2_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M) {
+    a4_pair *o = dst;
+    const int64_t nb = n / 32;
+    if (nb & 1) memset(&o[nb / 2], 0, sizeof *o);
+    for (int64_t b = 0; b < nb; b++, x += 32) {
+        int8_t q[32];
+        int sum;
+        const float d = q8_block(x, q, &sum);
+        a4_put(&o[b / 2], (int)(b & 1), q, f16_round(d), sum, M ? f16_round((float)sum * d) : 0.0f, M);
+    }
+}
+
+AVX2_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 0); }
+AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
+
+/* One pair (two = 0: one block, the last of a row; the other lane is zeros) of
+ * q4_0 (M = 0, 18-byte blocks) or q4_1 (M = 1, 20-byte blocks) against T tokens. */
+AVX2_INLINE void q4_pair(const uint8_t *x, const int two, const a4_pair *a, size_t lda_p, __m256 *acc,
+                         const int T, const int M) {
+    const int bb = M ? 20 : 18, qo = M ? 4 : 2;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    const __m128i lo = _mm_loadu_si128((const __m128i *)(x + qo));
+    const __m256i r = two ? _mm256_inserti128_si256(_mm256_castsi128_si256(lo),
+                                                    _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1)
+                          : _mm256_zextsi128_si256(lo);
+    const __m256i w0 = _mm256_and_si256(r, m4), w1 = _mm256_and_si256(_mm256_srli_epi16(r, 4), m4);
+    /* the f16 scales [d0 d1 m0 m1] (zeros past the row), each over its block's lanes */
+    uint64_t h = (uint64_t)rd16(x) | (uint64_t)(two ? rd16(x + bb) : 0) << 16;
+    if (M) h |= (uint64_t)rd16(x + 2) << 32 | (uint64_t)(two ? rd16(x + bb + 2) : 0) << 48;
+    const __m256 f = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
+    const __m256 dw = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    const __m256 mw = M ? _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))
+                        : _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int t = 0; t < T; t++) {
+        const a4_pair *A = a + (size_t)t * lda_p;
+        const __m256i p = _mm256_add_epi16(
+            _mm256_maddubs_epi16(w0, _mm256_loadu_si256((const __m256i *)A->qs)),
+            _mm256_maddubs_epi16(w1, _mm256_loadu_si256((const __m256i *)(A->qs + 32))));
+        __m256i s = _mm256_madd_epi16(p, ones);
+        if (!M) s = _mm256_add_epi32(s, _mm256_loadu_si256((const __m256i *)A->u.st));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_loadu_ps(A->d)), acc[t]);
+        if (M) acc[t] = _mm256_fmadd_ps(mw, _mm256_loadu_ps(A->u.s), acc[t]);
+    }
+}
+
+/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
+AVX2_INLINE void q4_acc(const uint8_t *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc, const int T,
+                        const int M) {
+    const size_t pb = M ? 40 : 36;
+    for (int p = 0; 2 * p < nb; p++) {
+        _mm_prefetch((const char *)x + pb * (size_t)p + PF_DIST, _MM_HINT_T0);
+        q4_pair(x + pb * (size_t)p, 2 * p + 1 < nb, a + p, lda_p, acc, T, M);
+    }
+}
+
+AVX2_INLINE void q40_acc(const eng_block_q4_0 *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc,
+                         const int T) {
+    q4_acc((const uint8_t *)x, a, lda_p, nb, acc, T, 0);
+}
+
+AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc,
+                         const int T) {
+    q4_acc((const uint8_t *)x, a, lda_p, nb, acc, T, 1);
+}
+
+AVX2_TILED_GEMM(q40, eng_block_q4_0, a4_pair)
+AVX2_TILED_GEMM(q41, eng_block_q4_1, a4_pair)
+
+/* vec_dot on reference q8_0 / q8_1 rows: rearranged into pairs 16 blocks at a
+ * time, then the gemm's accumulation: bit-identical to it. */
+#define AVX2_PAIR_DOT(pfx, wblk, srcblk, M)                                            \
+    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) { \
+        const wblk *x = w;                                                             \
+        const srcblk *yb = a;                                                          \
+        a4_pair buf[8];                                                                \
+        __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};                                \
+        acc[TILE_T] = _mm256_setzero_ps();                                             \
+        const int nb = (int)(n / 32);                                                  \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                          \
+            const int k = nb - b0 < 16 ? nb - b0 : 16;                                 \
+            if (k & 1) memset(&buf[k / 2], 0, sizeof buf[0]);                          \
+            for (int i = 0; i < k; i++) {                                              \
+                const srcblk *y = &yb[b0 + i];                                         \
+                int sum = 0;                                                           \
+                for (int j = 0; j < 32 && !(M); j++) sum += y->qs[j];                  \
+                a4_put(&buf[i / 2], i & 1, y->qs, h2f(y->d), sum,                      \
+                       (M) ? h2f(rd16((const char *)y + 2)) : 0.0f, M);                \
+            }                                                                          \
+            pfx##_acc(x + b0, buf, 0, k, acc, 1);                                      \
+        }                                                                              \
+        *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                \
+    }
+
+AVX2_PAIR_DOT(q40, eng_block_q4_0, eng_block_q8_0, 0)
+AVX2_PAIR_DOT(q41, eng_block_q4_1, eng_block_q8_1, 1)
 
 /* --- q4_K / q6_K x q8_K: tiles over prepared q8_K rows --------------------------- */
 /* Integer sums per super-block (exact), scaled in float per token: acc += isum *
@@ -583,13 +648,13 @@ DOT_GEMM(f32)
 void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
     switch (type) {
     case ENG_TYPE_Q4_1:
-        *k = (eng_type_kernels){ENG_SIMD_AVX2, q41_dot, a41_bytes, a41_quantize, q41_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q41_dot, a4_bytes, a41_quantize, q41_gemm};
         break;
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q80_dot, a80_bytes, a80_quantize, q80_gemm};
         break;
     case ENG_TYPE_Q4_0:
-        *k = (eng_type_kernels){ENG_SIMD_AVX2, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q40_dot, a4_bytes, a40_quantize, q40_gemm};
         break;
     case ENG_TYPE_Q5_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q50_dot, a80_bytes, a80_quantize, q50_gemm};
