@@ -1,8 +1,8 @@
 /* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the CPU quant traits (quant_cpu.h): tiles
- * (several tokens per weight pass) for q4_1, q8_0, q4_0, q5_0 (q8_0's prepared layout) and q4_K,
- * q5_K, q6_K (quant_simd.h's prepared q8_K and its quantizer); f16 and f32 dot products and the
- * f16 activation quantizer. Per-function target attributes; only called after run-time
- * detection. No threading, no allocation. */
+ * (several tokens per weight pass) for q8_0, q5_0 (q8_0's prepared layout), q4_0 and q4_1 (pairs
+ * of blocks) and q4_K, q5_K, q6_K (quant_simd.h's prepared q8_K and its quantizer); f16 and f32
+ * dot products and the f16 activation quantizer. Per-function target attributes; only called
+ * after run-time detection. No threading, no allocation. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
