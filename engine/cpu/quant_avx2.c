@@ -434,18 +434,19 @@ AVX2_FN void eng_q8k_prep_avx2(const float *x, void *dst, int64_t n) {
     }
 }
 
-/* Bytes 0-7: the eight 6-bit scales of a q4_K / q5_K block, bytes 8-15 its mins
- * (eng_k_scale_min for all j at once). */
-AVX2_INLINE __m128i k_scales(const uint8_t *s) {
-    uint32_t u[4];
-    memcpy(u, s, 12);
-    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-    const uint32_t mn03 = u[1] & k1;
-    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-    u[2] = mn03;
-    u[0] &= k1;
-    return _mm_loadu_si128((const __m128i *)u);
+/* The 6-bit scales and mins of a q4_K / q5_K block (12 bytes at s, as
+ * eng_k_scale_min for all j at once) in general registers: byte j of *sc is
+ * sub-block j's scale, of *mn its min. */
+static inline void k_scales64(const uint8_t *s, uint64_t *sc, uint64_t *mn) {
+    uint64_t v;
+    uint32_t u2;
+    memcpy(&v, s, 8);
+    memcpy(&u2, s + 8, 4);
+    const uint64_t lo = v & 0x3f3f3f3f3f3f3f3full; /* scales 0-3, mins 0-3 */
+    const uint64_t hi = ((u2 | (uint64_t)(u2 >> 4) << 32) & 0x0f0f0f0f0f0f0f0full) |
+                        ((v >> 6) & 0x0303030303030303ull) << 4; /* scales 4-7, mins 4-7 */
+    *sc = (lo & 0xffffffffull) | hi << 32;
+    *mn = lo >> 32 | (hi & 0xffffffff00000000ull);
 }
 
 /* acc[t] += isum * (d * dy) - imin * (dm * dy) for activation block A. */
@@ -460,10 +461,10 @@ AVX2_INLINE __m256 k_scale_acc(__m256 acc, __m256i isum, __m256i imin, float d, 
 AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp, const char *a, size_t lda,
                         __m256 *acc, const int T, const int P) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
-    const __m128i sm = k_scales(hd + 4);
-    uint8_t sc[16];
-    _mm_storeu_si128((__m128i *)sc, sm);
-    __m128i mb = _mm_srli_si128(sm, 8);
+    uint64_t sc, mn;
+    k_scales64(hd + 4, &sc, &mn);
+    const __m256i scb = _mm256_set1_epi64x((long long)sc);
+    const __m128i mb = _mm_cvtsi64_si128((long long)mn);
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
     const __m256i qh = qhp ? _mm256_loadu_si256((const __m256i *)qhp) : _mm256_setzero_si256();
     __m256i isum[TILE_T];
@@ -479,7 +480,9 @@ AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp
             hi = _mm256_or_si256(
                 hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
         }
-        __m256i s0 = _mm256_set1_epi16(sc[2 * g]), s1 = _mm256_set1_epi16(sc[2 * g + 1]);
+        /* sub-block j's scale over 16-bit words: one vpshufb of the eight */
+        const __m256i s0 = _mm256_shuffle_epi8(scb, _mm256_set1_epi16((short)(0x8000 | (2 * g)))),
+                      s1 = _mm256_shuffle_epi8(scb, _mm256_set1_epi16((short)(0x8000 | (2 * g + 1))));
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
             const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
