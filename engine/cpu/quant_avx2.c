@@ -513,27 +513,38 @@ AVX2_INLINE void q5k_sb(const eng_block_q5_k *x, const char *a, size_t lda, __m2
 }
 
 /* One q6_K super-block: unsigned 6-bit values, the -32 offset through bsums
- * (imin = sum_g sc_g * bsum_g, times 32). */
+ * (imin = sum_g sc_g * bsum_g, times 32). Register k of half h holds scale groups
+ * g = 8h + 2k (lane 0) and g + 1 (lane 1): one vpshufb of the half's eight
+ * sign-extended scales, broadcast to both lanes. */
 AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m256 *acc, const int T,
                         const int P) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     __m256i isum[TILE_T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         const uint8_t *ql = x->ql + 64 * h, *qhp = x->qh + 32 * h;
-        __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-        __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-        __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+        const __m256i sh = _mm256_permute4x64_epi64(sc16, h ? 0xEE : 0x44);
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++) {
             __m256i l = (k & 1) ? l1 : l0;
             if (k >= 2) l = _mm256_srli_epi16(l, 4);
-            __m256i v = _mm256_or_si256(
-                _mm256_and_si256(l, m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2), 4));
-            const int g = 8 * h + 2 * k;
-            __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x->scales[g + 1]), _mm_set1_epi16(x->scales[g]));
+            /* bits 2k, 2k + 1 of qh to bits 4, 5 */
+            const __m256i hb = k < 2    ? _mm256_slli_epi16(qh, 4 - 2 * k)
+                               : k == 2 ? qh
+                                        : _mm256_srli_epi16(qh, 2);
+            const __m256i v = _mm256_or_si256(_mm256_and_si256(l, m4), _mm256_and_si256(hb, m30));
+            const __m256i sc = _mm256_shuffle_epi8(
+                sh, _mm256_setr_epi8(4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1,
+                                     4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1,
+                                     4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3,
+                                     4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3,
+                                     4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3));
 #pragma GCC unroll 8
             for (int t = 0; t < T; t++) {
                 const char *qs = KA_QS(a + (size_t)t * lda, P) + 128 * h + 32 * k;
@@ -542,7 +553,6 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
             }
         }
     }
-    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     const float d = h2f(rd16(&x->d));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
