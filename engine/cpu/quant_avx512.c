@@ -1,7 +1,7 @@
 /* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
  * q8_0, q5_0 two 32-blocks per register, q4_0 and q4_1 half of each of four (one integer sum
  * per block and token), with vpdpbusd over prepared quads; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
- * quant_simd.h's prepared q8_K. Without VNNI a CPU runs the AVX2 level; other types keep the
+ * quant_simd.h's prepared q8_K (q4_K/q5_K: eng_q8k4_prep). Without VNNI a CPU runs the AVX2 level; other types keep the
  * AVX2 kernels here. Per-function target attributes; called only after run-time detection. */
 #include <stddef.h>
 #include <stdint.h>
