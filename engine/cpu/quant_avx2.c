@@ -573,9 +573,9 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
             __m256 acc[TILE_T];                                                                        \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();          \
             for (int i = 0; i < nsb; i++) {                                                            \
-                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                              \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                         \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                        \
+                /* one per line: q6_K's 210-byte steps left a line between +128 and +210 */            \
+                for (size_t o = 0; o < sizeof(wblk); o += 64)                                          \
+                    _mm_prefetch((const char *)&x[i] + PF_DIST + o, _MM_HINT_T0);                      \
                 pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                          \
             }                                                                                          \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                        \
