@@ -172,42 +172,59 @@ static void test_dots(void) {
         }
 }
 
+/* Whether prepared block pb (320 bytes, quant_simd.h) holds reference block ref:
+ * the q8_K layout (values, bsums, d) or, for AVX-512 q4_K / q5_K (k4), the
+ * values in sub-block order 0 2 1 3 4 6 5 7, the eight sub-block sums, d. */
+static int prep_same(const char *pb, const eng_block_q8_k *ref, int k4) {
+    float d;
+    memcpy(&d, pb + 288, 4);
+    if (memcmp(&d, &ref->d, 4) != 0) return 0;
+    if (!k4) return memcmp(pb, ref->qs, 256) == 0 && memcmp(pb + 256, ref->bsums, 32) == 0;
+    static const int order[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    for (int c = 0; c < 8; c++) {
+        int16_t sum;
+        memcpy(&sum, pb + 256 + 2 * order[c], 2);
+        if (memcmp(pb + 32 * c, ref->qs + 32 * order[c], 32) != 0 ||
+            sum != ref->bsums[2 * order[c]] + ref->bsums[2 * order[c] + 1])
+            return 0;
+    }
+    return 1;
+}
+
 /* The K-quants' prepared activations hold the reference q8_K values exactly:
  * random rows, a zero block, and blocks where +amax and -amax both occur (the
  * reference takes the first one as the sign of its scale). */
 static void test_q8k_prep(void) {
     enum { N = 256 * 5 };
+    static const uint32_t types[] = {ENG_TYPE_Q4_K, ENG_TYPE_Q5_K, ENG_TYPE_Q6_K};
     eng_simd lv[2];
     int nl = levels(lv);
     uint64_t rs = 5;
     const eng_type_traits *vt = eng_type_get(ENG_TYPE_Q8_K);
     float *x = malloc(N * sizeof(float));
     eng_block_q8_k *ref = zalloc64(eng_type_row_size(ENG_TYPE_Q8_K, N));
-    for (int l = 0; l < nl; l++) {
-        eng_type_kernels k;
-        CHECK(eng_type_kernels_get(ENG_TYPE_Q4_K, lv[l], &k) == 0);
-        char *pa = zalloc64(k.act_bytes(N));
-        int bad = 0;
-        for (int rep = 0; rep < 4; rep++) {
-            rand_vec(x, N, rep == 3 ? 40.0f : 1.0f, &rs);
-            for (int i = 256; i < 512; i++) x[i] = 0.0f;
-            x[512 + 7] = -2.5f, x[512 + 200] = 2.5f;  /* - first */
-            x[768 + 9] = 3.0f, x[768 + 100] = -3.0f;  /* + first */
-            x[1024 + 255] = (float)(rep + 1) * 10.0f; /* the last value */
-            vt->from_float(x, ref, N);
-            k.act_quantize(x, pa, N);
-            for (int b = 0; b < N / 256; b++) {
-                const char *pb = pa + (size_t)b * (k.act_bytes(N) / (N / 256));
-                float d;
-                memcpy(&d, pb + 288, 4);
-                bad += memcmp(pb, ref[b].qs, 256) != 0 || memcmp(pb + 256, ref[b].bsums, 32) != 0 ||
-                       memcmp(&d, &ref[b].d, 4) != 0;
+    for (int l = 0; l < nl; l++)
+        for (size_t ty = 0; ty < sizeof types / sizeof types[0]; ty++) {
+            eng_type_kernels k;
+            CHECK(eng_type_kernels_get(types[ty], lv[l], &k) == 0);
+            const int k4 = lv[l] == ENG_SIMD_AVX512 && types[ty] != ENG_TYPE_Q6_K;
+            char *pa = zalloc64(k.act_bytes(N));
+            int bad = 0;
+            for (int rep = 0; rep < 4; rep++) {
+                rand_vec(x, N, rep == 3 ? 40.0f : 1.0f, &rs);
+                for (int i = 256; i < 512; i++) x[i] = 0.0f;
+                x[512 + 7] = -2.5f, x[512 + 200] = 2.5f;  /* - first */
+                x[768 + 9] = 3.0f, x[768 + 100] = -3.0f;  /* + first */
+                x[1024 + 255] = (float)(rep + 1) * 10.0f; /* the last value */
+                vt->from_float(x, ref, N);
+                k.act_quantize(x, pa, N);
+                for (int b = 0; b < N / 256; b++)
+                    bad += !prep_same(pa + (size_t)b * (k.act_bytes(N) / (N / 256)), &ref[b], k4);
             }
+            CHECK_MSG(bad == 0, "%s %s: %d prepared q8_K blocks differ from the reference",
+                      eng_simd_name(lv[l]), eng_type_get(types[ty])->name, bad);
+            free(pa);
         }
-        CHECK_MSG(bad == 0, "%s: %d prepared q8_K blocks differ from the reference", eng_simd_name(lv[l]),
-                  bad);
-        free(pa);
-    }
     free(x);
     free(ref);
 }

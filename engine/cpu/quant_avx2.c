@@ -1,8 +1,8 @@
 /* engine/cpu/quant_avx2.c: AVX2+FMA+F16C kernels for the CPU quant traits (quant_cpu.h): tiles
- * (several tokens per weight pass) for q4_1, q8_0, q4_0, q5_0 (q8_0's prepared layout) and q4_K,
- * q5_K, q6_K (quant_simd.h's prepared q8_K and its quantizer); f16 and f32 dot products and the
- * f16 activation quantizer. Per-function target attributes; only called after run-time
- * detection. No threading, no allocation. */
+ * (several tokens per weight pass) for q8_0, q5_0 (q8_0's prepared layout), q4_0 and q4_1 (pairs
+ * of blocks) and q4_K, q5_K, q6_K (quant_simd.h's prepared q8_K and its quantizer); f16 and f32
+ * dot products and the f16 activation quantizer. Per-function target attributes; only called
+ * after run-time detection. No threading, no allocation. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -94,57 +94,7 @@ AVX2_INLINE float q8_block(const float *x, int8_t *q, int *sum) {
 /* f32 of the f16 rounding of f, as the reference stores scales. */
 AVX2_INLINE float f16_round(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
 
-/* --- q4_1 x q8_1 ------------------------------------------------------------------ */
-/* Prepared activation block: the q8_1 values, the scale in all 8 lanes and the
- * block sum s in lane 0 (so m * s is added once per block). */
-typedef struct a41_blk {
-    int8_t qs[32];
-    float d[8];
-    float s[8];
-} a41_blk;
-
-/* An even number of 96-byte blocks keeps rows a multiple of 64 bytes. */
-static size_t a41_bytes(int64_t n) { return (size_t)((n / 32 + 1) & ~1) * sizeof(a41_blk); }
-
-AVX2_INLINE void a41_set(a41_blk *o, uint16_t dh, uint16_t sh) {
-    _mm256_storeu_ps(o->d, _mm256_set1_ps(h2f(dh)));
-    _mm256_storeu_ps(o->s, _mm256_setr_ps(h2f(sh), 0, 0, 0, 0, 0, 0, 0));
-}
-
-AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) {
-    a41_blk *o = dst;
-    for (int64_t b = 0; b < n / 32; b++, o++, x += 32) {
-        int sum;
-        const float d = q8_block(x, o->qs, &sum);
-        a41_set(o, _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT),
-                _cvtss_sh((float)sum * d, _MM_FROUND_TO_NEAREST_INT));
-    }
-}
-
-/* Accumulates blocks [0, nb) of one weight row against T prepared rows; block b
- * goes to acc[(b & 1) * TILE_T + t]. */
-AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_blk, int nb, __m256 *acc,
-                         const int T) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int b = 0; b < nb; b++) {
-        __m256 *ac = acc + (b & 1) * TILE_T;
-        _mm_prefetch((const char *)&x[b] + PF_DIST, _MM_HINT_T0);
-        __m128i q = _mm_loadu_si128((const __m128i *)x[b].qs);
-        __m256i wq = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
-        __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(&x[b])));
-        __m256 dv = _mm256_broadcastss_ps(dm), mv = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) {
-            const a41_blk *A = a + (size_t)t * lda_blk + b;
-            __m256i p = _mm256_maddubs_epi16(wq, _mm256_loadu_si256((const __m256i *)A->qs));
-            __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-            ac[t] = _mm256_fmadd_ps(f, _mm256_mul_ps(dv, _mm256_loadu_ps(A->d)), ac[t]);
-            ac[t] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(A->s), ac[t]);
-        }
-    }
-}
-
+/* --- tiles and chunked dot products ------------------------------------------------ */
 /* The tiled matmul over prepared activations, one per weight type: for each
  * weight row, up to TILE_T tokens share one pass over the row (T a constant
  * in each call so the token loop unrolls); every (row, token) gets the same
@@ -177,8 +127,6 @@ AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a41_blk *a, size_t lda_b
         }                                                                                              \
     }
 
-AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
-
 /* vec_dot on the reference activation rows (src blocks): rearranged into the
  * prepared layout 16 blocks at a time by SET(prepared, src), then the same
  * accumulation as the tiled gemm (chunks of 16 keep each block's parity), so
@@ -201,10 +149,6 @@ AVX2_TILED_GEMM(q41, eng_block_q4_1, a41_blk)
         }                                                                              \
         *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                \
     }
-
-AVX2_INLINE void a41_from_ref(a41_blk *o, const eng_block_q8_1 *y) { a41_set(o, y->d, y->s); }
-
-AVX2_CHUNKED_DOT(q41, eng_block_q4_1, eng_block_q8_1, a41_blk, a41_from_ref)
 
 /* --- q8_0 x q8_0 ------------------------------------------------------------------ */
 /* Prepared activation block: the q8_0 values and the scale in all 8 lanes. The
@@ -264,13 +208,6 @@ AVX2_INLINE __m256i bits_to_bytes(const uint8_t *p) {
     return _mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1));
 }
 
-/* The 32 signed values of a block, in element order. */
-AVX2_INLINE __m256i q40_values(const eng_block_q4_0 *x) {
-    __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
-    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-    return _mm256_sub_epi8(v, _mm256_set1_epi8(8));
-}
-
 AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
     __m128i q = _mm_loadu_si128((const __m128i *)x->qs);
     __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
@@ -299,13 +236,141 @@ AVX2_INLINE __m256i q50_values(const eng_block_q5_0 *x) {
         }                                                                                             \
     }
 
-AVX2_Q8ACT_ACC(q40, eng_block_q4_0)
-AVX2_TILED_GEMM(q40, eng_block_q4_0, a80_blk)
-AVX2_CHUNKED_DOT(q40, eng_block_q4_0, eng_block_q8_0, a80_blk, a80_from_ref)
-
 AVX2_Q8ACT_ACC(q50, eng_block_q5_0)
 AVX2_TILED_GEMM(q50, eng_block_q5_0, a80_blk)
 AVX2_CHUNKED_DOT(q50, eng_block_q5_0, eng_block_q8_0, a80_blk, a80_from_ref)
+
+/* --- q4_0 x q8_0, q4_1 x q8_1: pairs of blocks ------------------------------------ */
+/* Rows are walked in pairs of 32-blocks, block i of a pair in 128-bit lane i: one
+ * register holds values 0-15 of both blocks (the low nibbles of their 16 bytes),
+ * the other values 16-31 (the high nibbles), and the prepared activations are in
+ * the same order. A token's two vpmaddubsw (the nibbles unsigned, the activations
+ * signed) add into one 16-bit sum (at most 4 x 15 x 127) and one vpmaddwd gives
+ * lanes 4i..4i+3 block i's partial integer sums; q4_0's -8 offset starts lane 4i
+ * at -8 * sum(q_a) (prepared with the activations), q4_1's m * s is one fma
+ * beside it. Per token and pair: two vpmaddubsw, two adds (q4_1 one), a vpmaddwd,
+ * a conversion, a multiply and an fma (q4_1 one more); the weights are decoded
+ * once for all tokens (used to be a sign trick per block and token: twice the
+ * instructions). One accumulator per token (acc[t]; acc[TILE_T + t] stays zero):
+ * indexing two by the pair's parity kept them in memory, 25% slower. */
+typedef struct a4_pair {
+    int8_t qs[64]; /* values 0-15 of blocks 0 and 1, then 16-31 of both */
+    float d[8];    /* each block's f16-rounded d over its four lanes */
+    union {
+        int32_t st[8]; /* q4_0: -8 * sum(q) in lanes 0 and 4 */
+        float s[8];    /* q4_1: the f16-rounded s in lanes 0 and 4 */
+    } u;
+} a4_pair;
+
+static size_t a4_bytes(int64_t n) { return (size_t)((n / 32 + 1) / 2) * sizeof(a4_pair); }
+
+/* Block i (0, 1) of pair p: values qs, scale d, sum the sum of qs (q4_0) or s (q4_1). */
+AVX2_INLINE void a4_put(a4_pair *p, int i, const int8_t *qs, float d, int sum, float s, const int M) {
+    memcpy(p->qs + 16 * i, qs, 16);
+    memcpy(p->qs + 32 + 16 * i, qs + 16, 16);
+    _mm_storeu_ps(p->d + 4 * i, _mm_set1_ps(d));
+    if (M)
+        _mm_storeu_ps(p->u.s + 4 * i, _mm_setr_ps(s, 0, 0, 0));
+    else
+        _mm_storeu_si128((__m128i *)(p->u.st + 4 * i), _mm_setr_epi32(-8 * sum, 0, 0, 0));
+}
+
+AVX2_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M) {
+    a4_pair *o = dst;
+    const int64_t nb = n / 32;
+    if (nb & 1) memset(&o[nb / 2], 0, sizeof *o);
+    for (int64_t b = 0; b < nb; b++, x += 32) {
+        int8_t q[32];
+        int sum;
+        const float d = q8_block(x, q, &sum);
+        a4_put(&o[b / 2], (int)(b & 1), q, f16_round(d), sum, M ? f16_round((float)sum * d) : 0.0f, M);
+    }
+}
+
+AVX2_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 0); }
+AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
+
+/* One pair (two = 0: one block, the last of a row; the other lane is zeros) of
+ * q4_0 (M = 0, 18-byte blocks) or q4_1 (M = 1, 20-byte blocks) against T tokens. */
+AVX2_INLINE void q4_pair(const uint8_t *x, const int two, const a4_pair *a, size_t lda_p, __m256 *acc,
+                         const int T, const int M) {
+    const int bb = M ? 20 : 18, qo = M ? 4 : 2;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    const __m128i lo = _mm_loadu_si128((const __m128i *)(x + qo));
+    const __m256i r = two ? _mm256_inserti128_si256(_mm256_castsi128_si256(lo),
+                                                    _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1)
+                          : _mm256_zextsi128_si256(lo);
+    const __m256i w0 = _mm256_and_si256(r, m4), w1 = _mm256_and_si256(_mm256_srli_epi16(r, 4), m4);
+    /* the f16 scales [d0 d1 m0 m1] (zeros past the row), each over its block's lanes */
+    uint64_t h = (uint64_t)rd16(x) | (uint64_t)(two ? rd16(x + bb) : 0) << 16;
+    if (M) h |= (uint64_t)rd16(x + 2) << 32 | (uint64_t)(two ? rd16(x + bb + 2) : 0) << 48;
+    const __m256 f = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
+    const __m256 dw = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    const __m256 mw = M ? _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))
+                        : _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int t = 0; t < T; t++) {
+        const a4_pair *A = a + (size_t)t * lda_p;
+        const __m256i p = _mm256_add_epi16(
+            _mm256_maddubs_epi16(w0, _mm256_loadu_si256((const __m256i *)A->qs)),
+            _mm256_maddubs_epi16(w1, _mm256_loadu_si256((const __m256i *)(A->qs + 32))));
+        __m256i s = _mm256_madd_epi16(p, ones);
+        if (!M) s = _mm256_add_epi32(s, _mm256_loadu_si256((const __m256i *)A->u.st));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_loadu_ps(A->d)), acc[t]);
+        if (M) acc[t] = _mm256_fmadd_ps(mw, _mm256_loadu_ps(A->u.s), acc[t]);
+    }
+}
+
+/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
+AVX2_INLINE void q4_acc(const uint8_t *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc, const int T,
+                        const int M) {
+    const size_t pb = M ? 40 : 36;
+    for (int p = 0; 2 * p < nb; p++) {
+        _mm_prefetch((const char *)x + pb * (size_t)p + PF_DIST, _MM_HINT_T0);
+        q4_pair(x + pb * (size_t)p, 2 * p + 1 < nb, a + p, lda_p, acc, T, M);
+    }
+}
+
+AVX2_INLINE void q40_acc(const eng_block_q4_0 *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc,
+                         const int T) {
+    q4_acc((const uint8_t *)x, a, lda_p, nb, acc, T, 0);
+}
+
+AVX2_INLINE void q41_acc(const eng_block_q4_1 *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc,
+                         const int T) {
+    q4_acc((const uint8_t *)x, a, lda_p, nb, acc, T, 1);
+}
+
+AVX2_TILED_GEMM(q40, eng_block_q4_0, a4_pair)
+AVX2_TILED_GEMM(q41, eng_block_q4_1, a4_pair)
+
+/* vec_dot on reference q8_0 / q8_1 rows: rearranged into pairs 16 blocks at a
+ * time, then the gemm's accumulation: bit-identical to it. */
+#define AVX2_PAIR_DOT(pfx, wblk, srcblk, M)                                            \
+    AVX2_FN static void pfx##_dot(int64_t n, float *s, const void *w, const void *a) { \
+        const wblk *x = w;                                                             \
+        const srcblk *yb = a;                                                          \
+        a4_pair buf[8];                                                                \
+        __m256 acc[2 * TILE_T] = {_mm256_setzero_ps()};                                \
+        acc[TILE_T] = _mm256_setzero_ps();                                             \
+        const int nb = (int)(n / 32);                                                  \
+        for (int b0 = 0; b0 < nb; b0 += 16) {                                          \
+            const int k = nb - b0 < 16 ? nb - b0 : 16;                                 \
+            if (k & 1) memset(&buf[k / 2], 0, sizeof buf[0]);                          \
+            for (int i = 0; i < k; i++) {                                              \
+                const srcblk *y = &yb[b0 + i];                                         \
+                int sum = 0;                                                           \
+                for (int j = 0; j < 32 && !(M); j++) sum += y->qs[j];                  \
+                a4_put(&buf[i / 2], i & 1, y->qs, h2f(y->d), sum,                      \
+                       (M) ? h2f(rd16((const char *)y + 2)) : 0.0f, M);                \
+            }                                                                          \
+            pfx##_acc(x + b0, buf, 0, k, acc, 1);                                      \
+        }                                                                              \
+        *s = hsum8(_mm256_add_ps(acc[0], acc[TILE_T]));                                \
+    }
+
+AVX2_PAIR_DOT(q40, eng_block_q4_0, eng_block_q8_0, 0)
+AVX2_PAIR_DOT(q41, eng_block_q4_1, eng_block_q8_1, 1)
 
 /* --- q4_K / q6_K x q8_K: tiles over prepared q8_K rows --------------------------- */
 /* Integer sums per super-block (exact), scaled in float per token: acc += isum *
@@ -369,18 +434,19 @@ AVX2_FN void eng_q8k_prep_avx2(const float *x, void *dst, int64_t n) {
     }
 }
 
-/* Bytes 0-7: the eight 6-bit scales of a q4_K / q5_K block, bytes 8-15 its mins
- * (eng_k_scale_min for all j at once). */
-AVX2_INLINE __m128i k_scales(const uint8_t *s) {
-    uint32_t u[4];
-    memcpy(u, s, 12);
-    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-    const uint32_t mn03 = u[1] & k1;
-    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-    u[2] = mn03;
-    u[0] &= k1;
-    return _mm_loadu_si128((const __m128i *)u);
+/* The 6-bit scales and mins of a q4_K / q5_K block (12 bytes at s, as
+ * eng_k_scale_min for all j at once) in general registers: byte j of *sc is
+ * sub-block j's scale, of *mn its min. */
+static inline void k_scales64(const uint8_t *s, uint64_t *sc, uint64_t *mn) {
+    uint64_t v;
+    uint32_t u2;
+    memcpy(&v, s, 8);
+    memcpy(&u2, s + 8, 4);
+    const uint64_t lo = v & 0x3f3f3f3f3f3f3f3full; /* scales 0-3, mins 0-3 */
+    const uint64_t hi = ((u2 | (uint64_t)(u2 >> 4) << 32) & 0x0f0f0f0f0f0f0f0full) |
+                        ((v >> 6) & 0x0303030303030303ull) << 4; /* scales 4-7, mins 4-7 */
+    *sc = (lo & 0xffffffffull) | hi << 32;
+    *mn = lo >> 32 | (hi & 0xffffffff00000000ull);
 }
 
 /* acc[t] += isum * (d * dy) - imin * (dm * dy) for activation block A. */
@@ -395,10 +461,10 @@ AVX2_INLINE __m256 k_scale_acc(__m256 acc, __m256i isum, __m256i imin, float d, 
 AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp, const char *a, size_t lda,
                         __m256 *acc, const int T, const int P) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
-    const __m128i sm = k_scales(hd + 4);
-    uint8_t sc[16];
-    _mm_storeu_si128((__m128i *)sc, sm);
-    __m128i mb = _mm_srli_si128(sm, 8);
+    uint64_t sc, mn;
+    k_scales64(hd + 4, &sc, &mn);
+    const __m256i scb = _mm256_set1_epi64x((long long)sc);
+    const __m128i mb = _mm_cvtsi64_si128((long long)mn);
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mb, mb)); /* mn_j at words 2j, 2j+1 */
     const __m256i qh = qhp ? _mm256_loadu_si256((const __m256i *)qhp) : _mm256_setzero_si256();
     __m256i isum[TILE_T];
@@ -414,7 +480,9 @@ AVX2_INLINE void k45_sb(const uint8_t *hd, const uint8_t *qs, const uint8_t *qhp
             hi = _mm256_or_si256(
                 hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
         }
-        __m256i s0 = _mm256_set1_epi16(sc[2 * g]), s1 = _mm256_set1_epi16(sc[2 * g + 1]);
+        /* sub-block j's scale over 16-bit words: one vpshufb of the eight */
+        const __m256i s0 = _mm256_shuffle_epi8(scb, _mm256_set1_epi16((short)(0x8000 | (2 * g)))),
+                      s1 = _mm256_shuffle_epi8(scb, _mm256_set1_epi16((short)(0x8000 | (2 * g + 1))));
 #pragma GCC unroll 8
         for (int t = 0; t < T; t++) {
             const char *aq = KA_QS(a + (size_t)t * lda, P) + 64 * g;
@@ -445,27 +513,38 @@ AVX2_INLINE void q5k_sb(const eng_block_q5_k *x, const char *a, size_t lda, __m2
 }
 
 /* One q6_K super-block: unsigned 6-bit values, the -32 offset through bsums
- * (imin = sum_g sc_g * bsum_g, times 32). */
+ * (imin = sum_g sc_g * bsum_g, times 32). Register k of half h holds scale groups
+ * g = 8h + 2k (lane 0) and g + 1 (lane 1): one vpshufb of the half's eight
+ * sign-extended scales, broadcast to both lanes. */
 AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m256 *acc, const int T,
                         const int P) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     __m256i isum[TILE_T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         const uint8_t *ql = x->ql + 64 * h, *qhp = x->qh + 32 * h;
-        __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-        __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-        __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
+        const __m256i sh = _mm256_permute4x64_epi64(sc16, h ? 0xEE : 0x44);
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++) {
             __m256i l = (k & 1) ? l1 : l0;
             if (k >= 2) l = _mm256_srli_epi16(l, 4);
-            __m256i v = _mm256_or_si256(
-                _mm256_and_si256(l, m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2), 4));
-            const int g = 8 * h + 2 * k;
-            __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x->scales[g + 1]), _mm_set1_epi16(x->scales[g]));
+            /* bits 2k, 2k + 1 of qh to bits 4, 5 */
+            const __m256i hb = k < 2    ? _mm256_slli_epi16(qh, 4 - 2 * k)
+                               : k == 2 ? qh
+                                        : _mm256_srli_epi16(qh, 2);
+            const __m256i v = _mm256_or_si256(_mm256_and_si256(l, m4), _mm256_and_si256(hb, m30));
+            const __m256i sc = _mm256_shuffle_epi8(
+                sh, _mm256_setr_epi8(4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1,
+                                     4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1, 4 * k, 4 * k + 1,
+                                     4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3,
+                                     4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3,
+                                     4 * k + 2, 4 * k + 3, 4 * k + 2, 4 * k + 3));
 #pragma GCC unroll 8
             for (int t = 0; t < T; t++) {
                 const char *qs = KA_QS(a + (size_t)t * lda, P) + 128 * h + 32 * k;
@@ -474,7 +553,6 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
             }
         }
     }
-    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     const float d = h2f(rd16(&x->d));
 #pragma GCC unroll 8
     for (int t = 0; t < T; t++) {
@@ -495,9 +573,9 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
             __m256 acc[TILE_T];                                                                        \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();          \
             for (int i = 0; i < nsb; i++) {                                                            \
-                _mm_prefetch((const char *)&x[i] + PF_DIST, _MM_HINT_T0);                              \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 64, _MM_HINT_T0);                         \
-                _mm_prefetch((const char *)&x[i] + PF_DIST + 128, _MM_HINT_T0);                        \
+                /* one per line: q6_K's 210-byte steps left a line between +128 and +210 */            \
+                for (size_t o = 0; o < sizeof(wblk); o += 64)                                          \
+                    _mm_prefetch((const char *)&x[i] + PF_DIST + o, _MM_HINT_T0);                      \
                 pfx##_sb(&x[i], a + (size_t)i * KA_BYTES(P), lda, acc, T, P);                          \
             }                                                                                          \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                                        \
@@ -583,13 +661,13 @@ DOT_GEMM(f32)
 void eng_quant_avx2_kernels(uint32_t type, eng_type_kernels *k) {
     switch (type) {
     case ENG_TYPE_Q4_1:
-        *k = (eng_type_kernels){ENG_SIMD_AVX2, q41_dot, a41_bytes, a41_quantize, q41_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q41_dot, a4_bytes, a41_quantize, q41_gemm};
         break;
     case ENG_TYPE_Q8_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q80_dot, a80_bytes, a80_quantize, q80_gemm};
         break;
     case ENG_TYPE_Q4_0:
-        *k = (eng_type_kernels){ENG_SIMD_AVX2, q40_dot, a80_bytes, a80_quantize, q40_gemm};
+        *k = (eng_type_kernels){ENG_SIMD_AVX2, q40_dot, a4_bytes, a40_quantize, q40_gemm};
         break;
     case ENG_TYPE_Q5_0:
         *k = (eng_type_kernels){ENG_SIMD_AVX2, q50_dot, a80_bytes, a80_quantize, q50_gemm};
