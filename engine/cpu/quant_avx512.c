@@ -1,5 +1,5 @@
 /* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
- * q8_0, q5_0 two 32-blocks per register, q4_0 and q4_1 half of each of four (one integer sum
+ * q8_0, q5_0 two 32-blocks per register, q4_0 and q4_1 half of each of four, two rows per pass (one integer sum
  * per block and token), with vpdpbusd over prepared quads; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
  * quant_simd.h's prepared q8_K. Without VNNI a CPU runs the AVX2 level; other types keep the
  * AVX2 kernels here. Per-function target attributes; called only after run-time detection. */
@@ -125,18 +125,31 @@ AVX512_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M
 AVX512_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 0); }
 AVX512_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
 
-/* One quad of nbq blocks (1..4; fewer only at the end of a row) of q4_0 (M = 0,
- * 18-byte blocks) or q4_1 (M = 1, 20-byte blocks): the weights decoded once, then
- * the same arithmetic for each of the T tokens. Absent blocks are zeros. */
-AVX512_INLINE void q4_quad(const uint8_t *x, int nbq, const a4_quad *a, size_t lda_q, __m512 *acc,
-                           __m128 *macc, const int T, const int M) {
+/* Rows are taken R = 2 at a time (the last one of an odd count alone): a token's
+ * prepared values and its scales broadcast to the lanes (one permute) are loaded
+ * once for both rows. Per row and token the arithmetic is the one above, so a
+ * row's result does not depend on R, T or the rows beside it: lane l of the scale
+ * product is d_w[l / 4] * d_a[l / 4] whether the permute comes before or after
+ * the multiply. q4_1's m * s lanes are kept out of the main loop (which holds
+ * R x T accumulators): each quad's m (both rows in one 256-bit register) is
+ * stored per segment of Q4_SEG quads and the m * s chains run after it, in the
+ * same quad order. */
+enum { Q4_SEG = 32 };
+
+/* One quad of nbq blocks (1..4; fewer only at the end of a row) of one row of
+ * q4_0 (M = 0, 18-byte blocks) or q4_1 (M = 1, 20-byte blocks): the values as
+ * nibbles (w0: values 0-15 of each block, w1: 16-31), d broadcast to each
+ * block's 4 lanes (dw16) and m (mw, q4_1). Absent blocks are zeros. */
+AVX512_INLINE void q4_decode(const uint8_t *x, int nbq, __m512i *w0, __m512i *w1, __m512 *dw16, __m128 *mw,
+                             const int M) {
     const int bb = M ? 20 : 18, qo = M ? 4 : 2;
     __m512i r = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x + qo)));
     if (nbq > 1) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1);
     if (nbq > 2) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 2 * bb + qo)), 2);
     if (nbq > 3) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 3 * bb + qo)), 3);
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m512i w0 = _mm512_and_si512(r, m4), w1 = _mm512_and_si512(_mm512_srli_epi16(r, 4), m4);
+    *w0 = _mm512_and_si512(r, m4);
+    *w1 = _mm512_and_si512(_mm512_srli_epi16(r, 4), m4);
     /* the f16 scales (zeros past nbq): q4_0 [d0 d1 d2 d3], q4_1 [d0 d1 d2 d3 m0 m1 m2 m3] */
     const uint64_t live = M ? (nbq == 4 ? ~0ull : (1ull << (20 * nbq)) - 1)
                             : (nbq == 4 ? (1ull << 56) - 1 : (1ull << (18 * nbq)) - 1);
@@ -146,55 +159,105 @@ AVX512_INLINE void q4_quad(const uint8_t *x, int nbq, const a4_quad *a, size_t l
                           : _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                               0);
     const __m256 f = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx, raw)));
-    const __m128 dw = _mm256_castps256_ps128(f), mw = _mm256_extractf128_ps(f, 1);
     const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-#pragma GCC unroll 8
-    for (int t = 0; t < T; t++) {
-        const a4_quad *A = a + (size_t)t * lda_q;
-        __m512i p = M ? _mm512_setzero_si512() : _mm512_load_si512(A->st);
-        p = _mm512_dpbusd_epi32(p, w0, _mm512_load_si512(A->qs));
-        p = _mm512_dpbusd_epi32(p, w1, _mm512_load_si512(A->qs + 64));
-        const __m512 dd = _mm512_permutexvar_ps(didx,
-                                                _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_load_ps(A->d))));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc[t]);
-        if (M) macc[t] = _mm_fmadd_ps(mw, _mm_load_ps(A->s), macc[t]);
-    }
+    *dw16 = _mm512_permutexvar_ps(didx, _mm512_castps256_ps512(f));
+    if (M) *mw = _mm256_extractf128_ps(f, 1);
 }
 
-/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
-AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_quad *a, size_t lda_q, __m512 *acc, __m128 *macc,
-                          const int T, const int M) {
+/* Quads [0, nq) of R rows (ldw bytes apart, the first at x) against T prepared
+ * rows: acc[r * T + t] gathers row r and token t's scaled integer sums; for
+ * q4_1, mb[q] receives quad q's m of row r in lanes 4r..4r+3. */
+AVX512_INLINE void q4_span(const uint8_t *x, size_t ldw, int nb, const a4_quad *a, size_t lda_q, __m512 *acc,
+                           __m256 *mb, const int R, const int T, const int M) {
     const size_t qb = M ? 80 : 72;
-    int q = 0;
-    for (; 4 * q + 4 <= nb; q++) {
-        _mm_prefetch((const char *)x + qb * (size_t)q + PF_DIST, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + qb * (size_t)q + PF_DIST + 64, _MM_HINT_T0);
-        q4_quad(x + qb * (size_t)q, 4, a + q, lda_q, acc, macc, T, M);
+    const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    for (int q = 0; 4 * q < nb; q++) {
+        const int nbq = nb - 4 * q < 4 ? nb - 4 * q : 4;
+        __m512i w0[2], w1[2];
+        __m512 dw16[2];
+        __m128 mw[2] = {_mm_setzero_ps(), _mm_setzero_ps()};
+#pragma GCC unroll 2
+        for (int r = 0; r < R; r++) {
+            const uint8_t *xr = x + (size_t)r * ldw + qb * (size_t)q;
+            if (nbq == 4) {
+                _mm_prefetch((const char *)xr + PF_DIST, _MM_HINT_T0);
+                _mm_prefetch((const char *)xr + PF_DIST + 64, _MM_HINT_T0);
+            }
+            q4_decode(xr, nbq, &w0[r], &w1[r], &dw16[r], &mw[r], M);
+        }
+        if (M) mb[q] = _mm256_insertf128_ps(_mm256_castps128_ps256(mw[0]), mw[1], 1);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) {
+            const a4_quad *A = a + (size_t)t * lda_q + q;
+            const __m512i st = M ? _mm512_setzero_si512() : _mm512_load_si512(A->st);
+            const __m512i qa0 = _mm512_load_si512(A->qs), qa1 = _mm512_load_si512(A->qs + 64);
+            const __m512 da16 = _mm512_permutexvar_ps(didx, _mm512_castps128_ps512(_mm_load_ps(A->d)));
+#pragma GCC unroll 2
+            for (int r = 0; r < R; r++) {
+                __m512i p = _mm512_dpbusd_epi32(st, w0[r], qa0);
+                p = _mm512_dpbusd_epi32(p, w1[r], qa1);
+                acc[r * T + t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw16[r], da16),
+                                                 acc[r * T + t]);
+            }
+        }
     }
-    if (4 * q < nb) q4_quad(x + qb * (size_t)q, nb - 4 * q, a + q, lda_q, acc, macc, T, M);
 }
 
-/* The row's result from its accumulators, in one fixed order. */
-AVX512_INLINE float q4_result(__m512 acc, __m128 macc, const int M) {
+/* q4_1's m * s of quads [0, nq) (mb from q4_span) into macc[t], lanes 4r..4r+3
+ * for row r: one 256-bit fma per quad and token for both rows. */
+AVX512_INLINE void q4_mspan(int nq, const __m256 *mb, const a4_quad *a, size_t lda_q, __m256 *macc,
+                            const int T) {
+    for (int q = 0; q < nq; q++)
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++)
+            macc[t] = _mm256_fmadd_ps(mb[q], _mm256_broadcast_ps((const __m128 *)a[(size_t)t * lda_q + q].s),
+                                      macc[t]);
+}
+
+/* Blocks [0, nb) of R rows against T prepared rows, segment by segment. */
+AVX512_INLINE void q4_acc(const uint8_t *x, size_t ldw, int nb, const a4_quad *a, size_t lda_q, __m512 *acc,
+                          __m256 *macc, const int R, const int T, const int M) {
+    const size_t qb = M ? 80 : 72;
+    __m256 mb[Q4_SEG];
+    for (int q0 = 0; 4 * q0 < nb; q0 += Q4_SEG) {
+        const int nbs = nb - 4 * q0 < 4 * Q4_SEG ? nb - 4 * q0 : 4 * Q4_SEG;
+        q4_span(x + qb * (size_t)q0, ldw, nbs, a + q0, lda_q, acc, mb, R, T, M);
+        if (M) q4_mspan((nbs + 3) / 4, mb, a + q0, lda_q, macc, T);
+    }
+}
+
+/* Row r's result from its accumulators, in one fixed order. */
+AVX512_INLINE float q4_result(__m512 acc, __m256 macc, int r, const int M) {
     float s = hsum16(acc);
     if (M) {
-        __m128 v = _mm_add_ps(macc, _mm_movehl_ps(macc, macc));
+        const __m128 m = r ? _mm256_extractf128_ps(macc, 1) : _mm256_castps256_ps128(macc);
+        __m128 v = _mm_add_ps(m, _mm_movehl_ps(m, m));
         s += _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
     }
     return s;
 }
 
+/* R rows from w: their results for the T tokens. */
+AVX512_INLINE void q4_rows(int nb, float *y, size_t ldy, const char *w, size_t ldw, const a4_quad *a,
+                           size_t lda_q, const int R, const int M, const int T) {
+    __m512 acc[2 * Q4_T];
+    __m256 macc[Q4_T];
+#pragma GCC unroll 16
+    for (int i = 0; i < R * T; i++) acc[i] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int t = 0; t < T; t++) macc[t] = _mm256_setzero_ps();
+    q4_acc((const uint8_t *)w, ldw, nb, a, lda_q, acc, macc, R, T, M);
+#pragma GCC unroll 2
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = q4_result(acc[r * T + t], macc[t], r, M);
+}
+
 AVX512_INLINE void q4_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
                            size_t lda_q, const int M, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m512 acc[Q4_T];
-        __m128 macc[Q4_T];
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps(), macc[t] = _mm_setzero_ps();
-        q4_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc, macc, T, M);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = q4_result(acc[t], macc[t], M);
-    }
+    int r = 0;
+    for (; r + 2 <= nr; r += 2) q4_rows(nb, y + r, ldy, w + (size_t)r * ldw, ldw, a, lda_q, 2, M, T);
+    if (r < nr) q4_rows(nb, y + r, ldy, w + (size_t)r * ldw, ldw, a, lda_q, 1, M, T);
 }
 
 AVX512_INLINE void q40_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
@@ -243,7 +306,7 @@ AVX512_FN static void q40_dot(int64_t n, float *s, const void *w, const void *a)
     const eng_block_q8_0 *yb = a;
     a4_quad buf[4] __attribute__((aligned(64)));
     __m512 acc = _mm512_setzero_ps();
-    __m128 macc = _mm_setzero_ps();
+    __m256 macc = _mm256_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
         const int k = nb - b0 < 16 ? nb - b0 : 16;
@@ -253,25 +316,25 @@ AVX512_FN static void q40_dot(int64_t n, float *s, const void *w, const void *a)
             for (int j = 0; j < 32; j++) sum += yb[b0 + i].qs[j];
             a4_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), sum, 0.0f, 0);
         }
-        q4_acc((const uint8_t *)w + 18 * (size_t)b0, k, buf, 0, &acc, &macc, 1, 0);
+        q4_acc((const uint8_t *)w + 18 * (size_t)b0, 0, k, buf, 0, &acc, &macc, 1, 1, 0);
     }
-    *s = q4_result(acc, macc, 0);
+    *s = q4_result(acc, macc, 0, 0);
 }
 
 AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q8_1 *yb = a;
     a4_quad buf[4] __attribute__((aligned(64)));
     __m512 acc = _mm512_setzero_ps();
-    __m128 macc = _mm_setzero_ps();
+    __m256 macc = _mm256_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
         const int k = nb - b0 < 16 ? nb - b0 : 16;
         if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
         for (int i = 0; i < k; i++)
             a4_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), 0, h2f(yb[b0 + i].s), 1);
-        q4_acc((const uint8_t *)w + 20 * (size_t)b0, k, buf, 0, &acc, &macc, 1, 1);
+        q4_acc((const uint8_t *)w + 20 * (size_t)b0, 0, k, buf, 0, &acc, &macc, 1, 1, 1);
     }
-    *s = q4_result(acc, macc, 1);
+    *s = q4_result(acc, macc, 0, 1);
 }
 
 /* --- q8_0, q4_0, q5_0 x q8_0 ---------------------------------------------------------- */
