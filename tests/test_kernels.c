@@ -252,7 +252,7 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q4_1, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q4_1, lv[l], 1536, &rs);
         check_tiles(ENG_TYPE_Q4_1, lv[l], 96, &rs);   /* odd block count: the tail pair */
-        check_tiles(ENG_TYPE_Q4_1, lv[l], 4224, &rs); /* 33 quads: past one segment of m's */
+        check_tiles(ENG_TYPE_Q4_1, lv[l], 4224, &rs); /* 132 blocks: 8 groups of 16 and one quad */
         check_tiles(ENG_TYPE_Q8_0, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q8_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q6_K, lv[l], 512, &rs);
@@ -260,7 +260,7 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q4_0, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q4_0, lv[l], 96, &rs);   /* a lone last block */
         check_tiles(ENG_TYPE_Q4_0, lv[l], 1056, &rs); /* 33 blocks: past one chunk of 16 */
-        check_tiles(ENG_TYPE_Q4_0, lv[l], 4160, &rs); /* 130 blocks: a segment and a partial quad */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 4160, &rs); /* 130 blocks: 8 groups and a partial quad */
         check_tiles(ENG_TYPE_Q5_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q5_0, lv[l], 2080, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 256, &rs);
