@@ -132,41 +132,48 @@ AVX512_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M
 AVX512_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 0); }
 AVX512_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
 
-/* Quad q of a group: nbq blocks (0..4; fewer only at the end of a row, zeros
- * past them) of q4_0 (M = 0, 18-byte blocks) or q4_1 (M = 1, 20-byte blocks):
- * the 16 value bytes of block i in 128-bit lane i of *qs; the f16 scales in
- * *h, d of blocks 0-3 in words 0-3 and (q4_1) m in words 4-7. */
-AVX512_INLINE void q4_load_quad(const uint8_t *x, int nbq, __m512i *qs, __m128i *h, const int M) {
-    const int bb = M ? 20 : 18, qo = M ? 4 : 2;
-    if (nbq <= 0) {
-        *qs = _mm512_setzero_si512();
-        *h = _mm_setzero_si128();
-        return;
-    }
-    __m512i r = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x + qo)));
-    if (nbq > 1) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1);
-    if (nbq > 2) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 2 * bb + qo)), 2);
-    if (nbq > 3) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 3 * bb + qo)), 3);
-    *qs = r;
-    const uint64_t live = M ? (nbq >= 4 ? ~0ull : (1ull << (20 * nbq)) - 1)
-                            : (nbq >= 4 ? (1ull << 56) - 1 : (1ull << (18 * nbq)) - 1);
-    const __m512i raw = _mm512_maskz_loadu_epi8(live, x);
-    const __m512i idx = M ? _mm512_setr_epi32(10 << 16, 30 << 16 | 20, 11 << 16 | 1, 31 << 16 | 21, 0, 0, 0,
-                                              0, 0, 0, 0, 0, 0, 0, 0, 0)
-                          : _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                              0);
-    *h = _mm512_castsi512_si128(_mm512_permutexvar_epi16(idx, raw));
+/* Where q4_decode finds a group's bytes in its five 64-byte loads (q4_0, q4_1):
+ * the words of quad 0's values in loads 0 and 1 (block i's in 128-bit lane i; quad
+ * q's are quad 0's plus 2 * bb - 32 in loads q and q + 1), and the words of d and m in lane
+ * order from loads 0-1, 2-3 and 4. */
+static const uint16_t q4_quad_idx[2][32]
+    __attribute__((aligned(64))) = {{1,  2,  3,  4,  5,  6,  7,  8,  10, 11, 12, 13, 14, 15, 16, 17,
+                                     19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31, 32, 33, 34, 35},
+                                    {2,  3,  4,  5,  6,  7,  8,  9,  12, 13, 14, 15, 16, 17, 18, 19,
+                                     22, 23, 24, 25, 26, 27, 28, 29, 32, 33, 34, 35, 36, 37, 38, 39}};
+static const uint16_t q4_scale_idx[2][3][32] __attribute__((aligned(64))) = {
+    {{0, 36, 0, 0, 9, 45, 0, 0, 18, 54, 0, 0, 27, 63, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+     {0, 0, 8, 44, 0, 0, 17, 53, 0, 0, 26, 62, 0, 0, 35, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+    {{0, 40, 0, 0, 10, 50, 0, 0, 20, 60, 0, 0, 30, 0, 0, 0,
+      1, 41, 0, 0, 11, 51, 0, 0, 21, 61, 0, 0, 31, 0, 0, 0},
+     {0, 0, 16, 56, 0, 0, 26, 0, 0, 0, 36, 0, 0, 6, 46, 0,
+      0, 0, 17, 57, 0, 0, 27, 0, 0, 0, 37, 0, 0, 7, 47, 0},
+     {0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 12, 0, 0, 0, 22, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 13, 0, 0, 0, 23}}};
+static const uint32_t q4_scale_mask[2][2] = {{0x4cccu, 0x8000u}, {0x644c644cu, 0x88808880u}};
+
+/* Bytes [0, rem) from p, zeros past them (nothing read there). */
+AVX512_INLINE __m512i q4_load_part(const uint8_t *p, int rem) {
+    if (rem >= 64) return _mm512_loadu_si512(p);
+    return _mm512_maskz_loadu_epi8(rem > 0 ? ~0ull >> (64 - rem) : 0, p);
 }
 
-/* One group of nb blocks (1..16) of one row, decoded for all tokens: w[k] the
- * nibbles of values 4k..4k+3 (k < 4) or 16 + 4(k - 4).. of every block, block
- * 4q + i in lane 4i + q; dw (and mw, q4_1) its scales in the same lanes. */
+/* One group of nb blocks (1..16) of one row of q4_0 (M = 0, 18-byte blocks) or
+ * q4_1 (M = 1, 20-byte blocks), decoded for all tokens: w[k] the nibbles of
+ * values 4k..4k+3 (k < 4) or 16 + 4(k - 4).. of every block, block 4q + i in lane
+ * 4i + q; dw (and mw, q4_1) its scales in the same lanes; zeros past nb. The
+ * group is five 64-byte loads (fewer bytes at the end), picked apart by vpermt2w
+ * (the values start at even offsets) (q4_quad_idx, q4_scale_idx). */
 AVX512_INLINE void q4_decode(const uint8_t *x, int nb, __m512i *w, __m512 *dw, __m512 *mw, const int M) {
-    const int qb = M ? 80 : 72;
-    __m512i r[4];
-    __m128i h[4];
+    const int bb = M ? 20 : 18, valid = (nb < 16 ? nb : 16) * bb;
+    __m512i l[5], r[4];
+#pragma GCC unroll 5
+    for (int j = 0; j < 5; j++) l[j] = q4_load_part(x + 64 * j, valid - 64 * j);
+    const __m512i qidx = _mm512_load_si512(q4_quad_idx[M]);
 #pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) q4_load_quad(x + qb * q, nb - 4 * q, &r[q], &h[q], M);
+    for (int q = 0; q < 4; q++)
+        r[q] = _mm512_permutex2var_epi16(
+            l[q], _mm512_add_epi16(qidx, _mm512_set1_epi16((short)((2 * bb - 32) * q))), l[q + 1]);
     const __m512i t0 = _mm512_unpacklo_epi32(r[0], r[1]), t1 = _mm512_unpackhi_epi32(r[0], r[1]);
     const __m512i t2 = _mm512_unpacklo_epi32(r[2], r[3]), t3 = _mm512_unpackhi_epi32(r[2], r[3]);
     const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
@@ -177,16 +184,12 @@ AVX512_INLINE void q4_decode(const uint8_t *x, int nb, __m512i *w, __m512 *dw, _
         w[k] = _mm512_and_si512(u[k], m4);
         w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(u[k], 4), m4);
     }
-    /* words 8q..8q+7: quad q's [d0..d3 m0..m3]; to lane order 4i + q <- block 4q + i */
-    __m512i hs = _mm512_zextsi128_si512(h[0]);
-    hs = _mm512_inserti32x4(hs, h[1], 1);
-    hs = _mm512_inserti32x4(hs, h[2], 2);
-    hs = _mm512_inserti32x4(hs, h[3], 3);
-    const __m512i sidx = _mm512_setr_epi32(8 << 16 | 0, 24 << 16 | 16, 9 << 16 | 1, 25 << 16 | 17,
-                                           10 << 16 | 2, 26 << 16 | 18, 11 << 16 | 3, 27 << 16 | 19,
-                                           12 << 16 | 4, 28 << 16 | 20, 13 << 16 | 5, 29 << 16 | 21,
-                                           14 << 16 | 6, 30 << 16 | 22, 15 << 16 | 7, 31 << 16 | 23);
-    const __m512i o = _mm512_permutexvar_epi16(sidx, hs);
+    /* words 0-15: d in lane order, 16-31: m */
+    const __m512i a = _mm512_permutex2var_epi16(l[0], _mm512_load_si512(q4_scale_idx[M][0]), l[1]);
+    const __m512i b = _mm512_permutex2var_epi16(l[2], _mm512_load_si512(q4_scale_idx[M][1]), l[3]);
+    const __m512i c = _mm512_permutexvar_epi16(_mm512_load_si512(q4_scale_idx[M][2]), l[4]);
+    const __m512i o = _mm512_mask_blend_epi16(q4_scale_mask[M][1],
+                                              _mm512_mask_blend_epi16(q4_scale_mask[M][0], a, b), c);
     *dw = _mm512_cvtph_ps(_mm512_castsi512_si256(o));
     if (M) *mw = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(o, 1));
 }
