@@ -194,15 +194,16 @@ AVX512_INLINE void q4_decode(const uint8_t *x, int nb, __m512i *w, __m512 *dw, _
     if (M) *mw = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(o, 1));
 }
 
-/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
-AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_group *a, size_t lda_g, __m512 *acc, const int T,
-                          const int M) {
+/* Accumulates blocks [0, nb) of one weight row against T prepared rows; pf:
+ * how far ahead of each group to prefetch. */
+AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_group *a, size_t lda_g, __m512 *acc, size_t pf,
+                          const int T, const int M) {
     const size_t gb = M ? 320 : 288;
     for (int g = 0; 16 * g < nb; g++) {
         const uint8_t *xg = x + gb * (size_t)g;
         if (nb - 16 * g >= 16)
             for (int o = 0; o < (M ? 320 : 288); o += 64)
-                _mm_prefetch((const char *)xg + PF_DIST + o, _MM_HINT_T0);
+                _mm_prefetch((const char *)xg + pf + o, _MM_HINT_T0);
         __m512i w[8];
         __m512 dw, mw = _mm512_setzero_ps();
         q4_decode(xg, nb - 16 * g, w, &dw, &mw, M);
@@ -218,15 +219,46 @@ AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_group *a, size_t ld
     }
 }
 
+/* Rows wider than 2 segments of Q4_SEG blocks, with 4+ tokens, go segment by
+ * segment over Q4_SUB rows at a time (their accumulators kept on the stack), so
+ * that a segment of the T prepared rows (20 KB at T = 8) stays in L1 where a
+ * whole row's (80 KB for the FFN's 8192-wide down projection) would not; each
+ * lane still sums its groups in order, so the results are those of one pass,
+ * and weights are prefetched two rows ahead in the same segment. */
+enum { Q4_SEG = 64, Q4_SUB = 16 };
+
 AVX512_INLINE void q4_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_group *a,
                            size_t lda_g, const int M, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m512 acc[Q4_T];
+    if (T < 4 || nb <= 2 * Q4_SEG) {
+        for (int r = 0; r < nr; r++) {
+            __m512 acc[Q4_T];
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
-        q4_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_g, acc, T, M);
+            for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
+            q4_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_g, acc, PF_DIST, T, M);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]);
+            for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]);
+        }
+        return;
+    }
+    const size_t gb = M ? 320 : 288;
+    for (int r0 = 0; r0 < nr; r0 += Q4_SUB) {
+        const int ns = nr - r0 < Q4_SUB ? nr - r0 : Q4_SUB;
+        __m512 keep[Q4_SUB][Q4_T];
+        for (int b0 = 0; b0 < nb; b0 += Q4_SEG) {
+            const int nbs = nb - b0 < Q4_SEG ? nb - b0 : Q4_SEG;
+            for (int r = 0; r < ns; r++) {
+                __m512 acc[Q4_T];
+#pragma GCC unroll 8
+                for (int t = 0; t < T; t++) acc[t] = b0 ? keep[r][t] : _mm512_setzero_ps();
+                q4_acc((const uint8_t *)(w + (size_t)(r0 + r) * ldw) + gb * (size_t)(b0 / 16), nbs,
+                       a + b0 / 16, lda_g, acc, 2 * ldw, T, M);
+#pragma GCC unroll 8
+                for (int t = 0; t < T; t++) keep[r][t] = acc[t];
+            }
+        }
+        for (int r = 0; r < ns; r++)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)(r0 + r)] = hsum16(keep[r][t]);
     }
 }
 
@@ -285,7 +317,7 @@ AVX512_FN static void q40_dot(int64_t n, float *s, const void *w, const void *a)
             for (int j = 0; j < 32; j++) sum += yb[b0 + i].qs[j];
             a4_put(&buf, i, yb[b0 + i].qs, h2f(yb[b0 + i].d), sum, 0.0f, 0);
         }
-        q4_acc((const uint8_t *)w + 18 * (size_t)b0, k, &buf, 0, &acc, 1, 0);
+        q4_acc((const uint8_t *)w + 18 * (size_t)b0, k, &buf, 0, &acc, PF_DIST, 1, 0);
     }
     *s = hsum16(acc);
 }
@@ -300,7 +332,7 @@ AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a)
         if (k < 16) memset(&buf, 0, sizeof buf);
         for (int i = 0; i < k; i++)
             a4_put(&buf, i, yb[b0 + i].qs, h2f(yb[b0 + i].d), 0, h2f(yb[b0 + i].s), 1);
-        q4_acc((const uint8_t *)w + 20 * (size_t)b0, k, &buf, 0, &acc, 1, 1);
+        q4_acc((const uint8_t *)w + 20 * (size_t)b0, k, &buf, 0, &acc, PF_DIST, 1, 1);
     }
     *s = hsum16(acc);
 }
