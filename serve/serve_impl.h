@@ -92,6 +92,10 @@ typedef struct serve_job {
     pthread_cond_t cond;    /* signalled on every change of the outputs */
     struct serve_job *next; /* queue link */
     int passed_over;        /* times a later request was admitted first */
+    /* the scheduler's rounds this request was stepped in, and the requests
+     * stepped in them together (itself included): the log's batching figure */
+    int passes;
+    long pass_seqs;
 } serve_job;
 
 typedef struct serve_sched serve_sched;

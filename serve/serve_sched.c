@@ -226,9 +226,9 @@ static void report_timing(serve_sched *s, const serve_job *j, const eng_gen_stat
     serve_metrics_phases(s->metrics, queue, match, prefill, decode);
     fprintf(stderr,
             "cachet serve: request %lu %s: prompt %d tokens (%d cached), %d generated; queue %.3f s, "
-            "prefix match %.3f s, prefill %.3f s, decode %.3f s\n",
+            "prefix match %.3f s, prefill %.3f s, decode %.3f s; %d passes of %.2f requests\n",
             ++s->n_done, serve_finish_name(f), j->n_prompt, st->cached_tokens, st->generated_tokens, queue,
-            match, prefill, decode);
+            match, prefill, decode, j->passes, j->passes ? (double)j->pass_seqs / j->passes : 0.0);
 }
 
 static void finish(serve_sched *s, slot *sl, serve_finish f, const serve_error *e) {
@@ -329,6 +329,10 @@ static void run_round(serve_sched *s) {
     util_err_clear(&err);
     int rc = eng_gen_step_batch(s->gens, n, s->batch, s->p.prefill_chunk, s->out, &err);
     serve_metrics_pass(s->metrics, n);
+    for (int i = 0; i < n; i++) {
+        s->run[i]->job->passes++;
+        s->run[i]->job->pass_seqs += n;
+    }
     for (int i = 0; i < n; i++) {
         if (rc && n > 1) {
             util_err_clear(&err);

@@ -261,6 +261,31 @@ static void check_tiles(uint32_t type, eng_simd level, int64_t n, uint64_t *rs) 
     free(pa);
 }
 
+/* One gemm call over `rows` rows (more than a tile keeps at once) and 8 tokens
+ * against the 1x1 path, bit for bit. */
+static void check_tile_rows(uint32_t type, eng_simd level, int64_t n, int rows, uint64_t *rs) {
+    enum { NT = 8 };
+    eng_type_kernels k;
+    if (eng_type_kernels_get(type, level, &k)) return;
+    size_t rb = eng_type_row_size(type, n), lda = k.act_bytes(n);
+    uint8_t *w = zalloc64(rb * (size_t)rows);
+    float *x = malloc((size_t)n * NT * sizeof(float)), *y = malloc((size_t)rows * NT * sizeof(float)), y1;
+    char *pa = zalloc64(lda * NT);
+    for (int r = 0; r < rows; r++) rand_row(type, w + rb * (size_t)r, n, rs);
+    rand_vec(x, (size_t)n * NT, 1.0f, rs);
+    for (int t = 0; t < NT; t++) k.act_quantize(x + (size_t)t * (size_t)n, pa + lda * (size_t)t, n);
+    k.gemm(n, y, (size_t)rows, w, rb, rows, pa, lda, NT);
+    int bad = 0;
+    for (int r = 0; r < rows; r++)
+        for (int t = 0; t < NT; t++) {
+            k.gemm(n, &y1, 1, w + rb * (size_t)r, rb, 1, pa + lda * (size_t)t, lda, 1);
+            bad += memcmp(&y1, &y[(size_t)t * (size_t)rows + (size_t)r], sizeof y1) != 0;
+        }
+    CHECK_MSG(bad == 0, "%s %s n=%lld, %d rows: %d results differ from the 1x1 path",
+              eng_type_get(type)->name, eng_simd_name(level), (long long)n, rows, bad);
+    free(w), free(x), free(y), free(pa);
+}
+
 static void test_tiles(void) {
     eng_simd lv[2];
     int nl = levels(lv);
@@ -268,7 +293,8 @@ static void test_tiles(void) {
     for (int l = 0; l < nl; l++) {
         check_tiles(ENG_TYPE_Q4_1, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q4_1, lv[l], 1536, &rs);
-        check_tiles(ENG_TYPE_Q4_1, lv[l], 96, &rs); /* odd block count: the tail pair */
+        check_tiles(ENG_TYPE_Q4_1, lv[l], 96, &rs);   /* odd block count: the tail pair */
+        check_tiles(ENG_TYPE_Q4_1, lv[l], 4224, &rs); /* 132 blocks: 8 groups of 16 and one quad */
         check_tiles(ENG_TYPE_Q8_0, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q8_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q6_K, lv[l], 512, &rs);
@@ -276,12 +302,17 @@ static void test_tiles(void) {
         check_tiles(ENG_TYPE_Q4_0, lv[l], 576, &rs);
         check_tiles(ENG_TYPE_Q4_0, lv[l], 96, &rs);   /* a lone last block */
         check_tiles(ENG_TYPE_Q4_0, lv[l], 1056, &rs); /* 33 blocks: past one chunk of 16 */
+        check_tiles(ENG_TYPE_Q4_0, lv[l], 4160, &rs); /* 130 blocks: 8 groups and a partial quad */
         check_tiles(ENG_TYPE_Q5_0, lv[l], 160, &rs);
         check_tiles(ENG_TYPE_Q5_0, lv[l], 2080, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 256, &rs);
         check_tiles(ENG_TYPE_Q4_K, lv[l], 2304, &rs);
         check_tiles(ENG_TYPE_Q5_K, lv[l], 768, &rs);
         check_tiles(ENG_TYPE_F16, lv[l], 100, &rs);
+    }
+    for (int l = 0; l < nl; l++) { /* wide rows, 8 tokens: q4's segments over 16 rows at a time */
+        check_tile_rows(ENG_TYPE_Q4_1, lv[l], 8320, 37, &rs);
+        check_tile_rows(ENG_TYPE_Q4_0, lv[l], 4160, 19, &rs);
     }
     /* the scalar level goes through the same gemm interface */
     check_tiles(ENG_TYPE_Q4_1, ENG_SIMD_SCALAR, 576, &rs);

@@ -1016,6 +1016,13 @@ void test_serve(void) {
             util_err err;
             CHECK(util_read_file(&log, &n_log, s.log, &err) == 0 && log && strstr(log, "prefix match ") &&
                   strstr(log, ", decode "));
+            /* and the rounds each request was in, with how many requests they stepped */
+            double most = 0;
+            for (const char *p = log; p && (p = strstr(p, " passes of ")) != NULL; p++) {
+                double v = strtod(p + strlen(" passes of "), NULL);
+                if (v > most) most = v;
+            }
+            CHECK_MSG(most > 1.0 && most <= 2.0, "log: at most %g requests per pass on 2 sequences", most);
             free(log);
         }
         CHECK_CASE(disconnect) test_disconnect(&s);

@@ -109,13 +109,16 @@ static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, floa
     if (!t.lda || cpu_grow(&cb->act, &cb->act_cap, t.lda * (size_t)n_tok))
         return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w->name);
     t.act = cb->act;
-    if (n_tok >= 4)
+    /* a decode step's few rows (one per sequence, up to 8) are quantized by the
+     * caller: a pool run costs a wait for the slowest thread, more than the rows */
+    if (n_tok > 8)
         eng_pool_run(cb->pool, mm_quantize, &t);
     else
         mm_quantize(&t, 0, 1);
-    /* about 8 chunks per thread (32 for batches, whose chunks take longer), whole
-     * multiples of 4 rows, keep the threads balanced when one is interrupted */
-    int64_t want = (int64_t)cb->n_threads * (n_tok >= 16 ? 32 : 8);
+    /* about 8 chunks per thread (32 when several tokens make a chunk take longer),
+     * whole multiples of 4 rows, keep the threads balanced when one is interrupted
+     * and shorten the wait for the last chunk */
+    int64_t want = (int64_t)cb->n_threads * (n_tok >= 2 ? 32 : 8);
     int64_t per = (w->rows + want - 1) / want;
     t.chunk_rows = per < 4 ? 4 : (per + 3) & ~(int64_t)3;
     t.n_chunks = (int)((w->rows + t.chunk_rows - 1) / t.chunk_rows);

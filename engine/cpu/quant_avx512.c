@@ -1,6 +1,6 @@
 /* engine/cpu/quant_avx512.c: AVX-512 (F/BW/VL/DQ + VNNI) tiles, up to 8 tokens per weight pass:
- * q8_0, q5_0 two 32-blocks per register, q4_0 and q4_1 half of each of four (one integer sum
- * per block and token), with vpdpbusd over prepared quads; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
+ * q8_0, q5_0 two 32-blocks per register over prepared quads, q4_0 and q4_1 sixteen blocks
+ * per register, one per lane (an exact integer sum per block and token), with vpdpbusd; q4_K, q5_K, q6_K 64 values per register (vpmaddubsw + vpdpwssd) over
  * quant_simd.h's prepared q8_K (q4_K/q5_K: eng_q8k4_prep). Without VNNI a CPU runs the AVX2 level; other types keep the
  * AVX2 kernels here. Per-function target attributes; called only after run-time detection. */
 #include <stddef.h>
@@ -71,140 +71,205 @@ AVX512_INLINE float q8_block(const float *x, int8_t *q, int *sum) {
 AVX512_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
 /* --- q4_0 x q8_0, q4_1 x q8_1 --------------------------------------------------------- */
-/* Rows are walked in quads of four 32-blocks. One register holds values 0-15 of
- * each block (the low nibbles of its 16 bytes, block i in 128-bit lane i), the
- * other values 16-31 (the high nibbles), and the prepared activations are in the
- * same order, so a token's two vpdpbusd chain into one integer sum: lanes 4i..4i+3
- * hold block i's exact integer dot product, converted once and scaled by
- * d_w * d_a (the four products of a 128-bit multiply, each over its block's 4
- * lanes) in one fma. vpdpbusd takes the nibbles
- * unsigned (0..15) and the activations signed: q4_0's -8 offset is the sum's
- * start, -8 * sum(q_a) in lane 4i (prepared once per token), and q4_1's m * s a
- * 4-lane fma beside it. Per token and quad: two vpdpbusd, one conversion, one
- * multiply, one fma (q4_1: one more); the weights are decoded once for all tokens.
- * A prepared quad (256 bytes, of which a token reads 208 for q4_0, 160 for q4_1):
- * the values, the starts (q4_0), each block's f16-rounded d and f16-rounded s (q4_1). */
-typedef struct a4_quad {
-    int8_t qs[128];
-    int32_t st[16];
-    float d[4];
-    float s[4];
-    float pad[8];
-} a4_quad;
+/* Rows are walked in groups of 16 32-blocks, one block per 32-bit lane: vpdpbusd
+ * sums 4 byte products into a lane, so eight of them, each over 4 values of
+ * every block of the group, leave each lane with its block's exact integer dot
+ * product. The weights are loaded as four quads (block 4q + i's 16 bytes in
+ * 128-bit lane i of register q) and a 4 x 4 dword transpose within the 128-bit
+ * lanes (eight unpacks, once per group for all tokens) makes register k hold
+ * bytes 4k..4k+3 of every block, lane 4i + q for block 4q + i; its low nibbles
+ * are values 4k..4k+3, its high ones 16 + 4k..; the prepared activations are
+ * laid out to match. vpdpbusd takes the nibbles unsigned (0..15) and the
+ * activations signed: q4_0's -8 offset is each lane's start, -8 * sum(q_a)
+ * (prepared once per token). Each block's term is then the reference's,
+ * (float)isum * (d_w * d_a), fma'd into its lane, and q4_1's m * s after it in
+ * the same lane: per token and group eight vpdpbusd, one conversion, one
+ * multiply and one fma (q4_1 one more) where quads of four blocks took two
+ * vpdpbusd, a conversion, a multiply and an fma per quad. The lanes are summed
+ * at the end (hsum16); every (row, token) goes through the same instructions
+ * whatever the tile. A prepared group (640 bytes): the values, then d, then s
+ * (q4_1) or the starts (q4_0), all in lane order. */
+typedef struct a4_group {
+    int8_t qs[8][64];
+    float d[16];
+    union {
+        float s[16];    /* q4_1: f16-rounded s */
+        int32_t st[16]; /* q4_0: -8 * sum(q_a) */
+    } x;
+} a4_group;
 
-/* Tokens per weight pass: one accumulator per token (q4_1 one more of 4 lanes). */
+/* Tokens per weight pass: one accumulator per token. */
 enum { Q4_T = 8 };
 
-static size_t a4_bytes(int64_t n) { return (size_t)((n / 32 + 3) / 4) * sizeof(a4_quad); }
+static size_t a4_bytes(int64_t n) { return (size_t)((n / 32 + 15) / 16) * sizeof(a4_group); }
 
-/* Block i of quad q: values qs, scale d; sum the integer sum of qs (q4_0's start)
- * or s (q4_1). */
-AVX512_INLINE void a4_put(a4_quad *q, int i, const int8_t *qs, float d, int sum, float s, const int M) {
-    memcpy(q->qs + 16 * i, qs, 16);
-    memcpy(q->qs + 64 + 16 * i, qs + 16, 16);
-    q->d[i] = d;
-    q->s[i] = M ? s : 0.0f;
-    _mm_storeu_si128((__m128i *)(q->st + 4 * i), _mm_setr_epi32(M ? 0 : -8 * sum, 0, 0, 0));
-    if (i == 0) memset(q->pad, 0, sizeof q->pad);
+/* Block b (0..15) of group g: values qs, scale d; sum the integer sum of qs
+ * (q4_0's start) or s (q4_1). */
+AVX512_INLINE void a4_put(a4_group *g, int b, const int8_t *qs, float d, int sum, float s, const int M) {
+    const int lane = 4 * (b & 3) + (b >> 2);
+    for (int k = 0; k < 8; k++) memcpy(&g->qs[k][4 * lane], qs + 4 * k, 4);
+    g->d[lane] = d;
+    if (M)
+        g->x.s[lane] = s;
+    else
+        g->x.st[lane] = -8 * sum;
 }
 
 AVX512_INLINE void a4_quantize(const float *x, void *dst, int64_t n, const int M) {
-    a4_quad *o = dst;
+    a4_group *o = dst;
     const int64_t nb = n / 32;
-    if (nb & 3) memset(&o[nb / 4], 0, sizeof *o);
+    if (nb & 15) memset(&o[nb / 16], 0, sizeof *o);
     for (int64_t b = 0; b < nb; b++, x += 32) {
         int8_t q[32];
         int sum;
         const float d = q8_block(x, q, &sum);
         const float dh = h2f(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
         const float sh = M ? h2f(_cvtss_sh((float)sum * d, _MM_FROUND_TO_NEAREST_INT)) : 0.0f;
-        a4_put(&o[b / 4], (int)(b & 3), q, dh, sum, sh, M);
+        a4_put(&o[b / 16], (int)(b & 15), q, dh, sum, sh, M);
     }
 }
 
 AVX512_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 0); }
 AVX512_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
 
-/* One quad of nbq blocks (1..4; fewer only at the end of a row) of q4_0 (M = 0,
- * 18-byte blocks) or q4_1 (M = 1, 20-byte blocks): the weights decoded once, then
- * the same arithmetic for each of the T tokens. Absent blocks are zeros. */
-AVX512_INLINE void q4_quad(const uint8_t *x, int nbq, const a4_quad *a, size_t lda_q, __m512 *acc,
-                           __m128 *macc, const int T, const int M) {
-    const int bb = M ? 20 : 18, qo = M ? 4 : 2;
-    __m512i r = _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)(x + qo)));
-    if (nbq > 1) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1);
-    if (nbq > 2) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 2 * bb + qo)), 2);
-    if (nbq > 3) r = _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(x + 3 * bb + qo)), 3);
+/* Where q4_decode finds a group's bytes in its five 64-byte loads (q4_0, q4_1):
+ * the words of quad 0's values in loads 0 and 1 (block i's in 128-bit lane i; quad
+ * q's are quad 0's plus 2 * bb - 32 in loads q and q + 1), and the words of d and m in lane
+ * order from loads 0-1, 2-3 and 4. */
+static const uint16_t q4_quad_idx[2][32]
+    __attribute__((aligned(64))) = {{1,  2,  3,  4,  5,  6,  7,  8,  10, 11, 12, 13, 14, 15, 16, 17,
+                                     19, 20, 21, 22, 23, 24, 25, 26, 28, 29, 30, 31, 32, 33, 34, 35},
+                                    {2,  3,  4,  5,  6,  7,  8,  9,  12, 13, 14, 15, 16, 17, 18, 19,
+                                     22, 23, 24, 25, 26, 27, 28, 29, 32, 33, 34, 35, 36, 37, 38, 39}};
+static const uint16_t q4_scale_idx[2][3][32] __attribute__((aligned(64))) = {
+    {{0, 36, 0, 0, 9, 45, 0, 0, 18, 54, 0, 0, 27, 63, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+     {0, 0, 8, 44, 0, 0, 17, 53, 0, 0, 26, 62, 0, 0, 35, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+    {{0, 40, 0, 0, 10, 50, 0, 0, 20, 60, 0, 0, 30, 0, 0, 0,
+      1, 41, 0, 0, 11, 51, 0, 0, 21, 61, 0, 0, 31, 0, 0, 0},
+     {0, 0, 16, 56, 0, 0, 26, 0, 0, 0, 36, 0, 0, 6, 46, 0,
+      0, 0, 17, 57, 0, 0, 27, 0, 0, 0, 37, 0, 0, 7, 47, 0},
+     {0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 12, 0, 0, 0, 22, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 13, 0, 0, 0, 23}}};
+static const uint32_t q4_scale_mask[2][2] = {{0x4cccu, 0x8000u}, {0x644c644cu, 0x88808880u}};
+
+/* Bytes [0, rem) from p, zeros past them (nothing read there). */
+AVX512_INLINE __m512i q4_load_part(const uint8_t *p, int rem) {
+    if (rem >= 64) return _mm512_loadu_si512(p);
+    return _mm512_maskz_loadu_epi8(rem > 0 ? ~0ull >> (64 - rem) : 0, p);
+}
+
+/* One group of nb blocks (1..16) of one row of q4_0 (M = 0, 18-byte blocks) or
+ * q4_1 (M = 1, 20-byte blocks), decoded for all tokens: w[k] the nibbles of
+ * values 4k..4k+3 (k < 4) or 16 + 4(k - 4).. of every block, block 4q + i in lane
+ * 4i + q; dw (and mw, q4_1) its scales in the same lanes; zeros past nb. The
+ * group is five 64-byte loads (fewer bytes at the end), picked apart by vpermt2w
+ * (the values start at even offsets) (q4_quad_idx, q4_scale_idx). */
+AVX512_INLINE void q4_decode(const uint8_t *x, int nb, __m512i *w, __m512 *dw, __m512 *mw, const int M) {
+    const int bb = M ? 20 : 18, valid = (nb < 16 ? nb : 16) * bb;
+    __m512i l[5], r[4];
+#pragma GCC unroll 5
+    for (int j = 0; j < 5; j++) l[j] = q4_load_part(x + 64 * j, valid - 64 * j);
+    const __m512i qidx = _mm512_load_si512(q4_quad_idx[M]);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++)
+        r[q] = _mm512_permutex2var_epi16(
+            l[q], _mm512_add_epi16(qidx, _mm512_set1_epi16((short)((2 * bb - 32) * q))), l[q + 1]);
+    const __m512i t0 = _mm512_unpacklo_epi32(r[0], r[1]), t1 = _mm512_unpackhi_epi32(r[0], r[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(r[2], r[3]), t3 = _mm512_unpackhi_epi32(r[2], r[3]);
+    const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+                          _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m512i w0 = _mm512_and_si512(r, m4), w1 = _mm512_and_si512(_mm512_srli_epi16(r, 4), m4);
-    /* the f16 scales (zeros past nbq): q4_0 [d0 d1 d2 d3], q4_1 [d0 d1 d2 d3 m0 m1 m2 m3] */
-    const uint64_t live = M ? (nbq == 4 ? ~0ull : (1ull << (20 * nbq)) - 1)
-                            : (nbq == 4 ? (1ull << 56) - 1 : (1ull << (18 * nbq)) - 1);
-    const __m512i raw = _mm512_maskz_loadu_epi8(live, x);
-    const __m512i idx = M ? _mm512_setr_epi32(10 << 16, 30 << 16 | 20, 11 << 16 | 1, 31 << 16 | 21, 0, 0, 0,
-                                              0, 0, 0, 0, 0, 0, 0, 0, 0)
-                          : _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                              0);
-    const __m256 f = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(idx, raw)));
-    const __m128 dw = _mm256_castps256_ps128(f), mw = _mm256_extractf128_ps(f, 1);
-    const __m512i didx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-#pragma GCC unroll 8
-    for (int t = 0; t < T; t++) {
-        const a4_quad *A = a + (size_t)t * lda_q;
-        __m512i p = M ? _mm512_setzero_si512() : _mm512_load_si512(A->st);
-        p = _mm512_dpbusd_epi32(p, w0, _mm512_load_si512(A->qs));
-        p = _mm512_dpbusd_epi32(p, w1, _mm512_load_si512(A->qs + 64));
-        const __m512 dd = _mm512_permutexvar_ps(didx,
-                                                _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_load_ps(A->d))));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc[t]);
-        if (M) macc[t] = _mm_fmadd_ps(mw, _mm_load_ps(A->s), macc[t]);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        w[k] = _mm512_and_si512(u[k], m4);
+        w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(u[k], 4), m4);
     }
+    /* words 0-15: d in lane order, 16-31: m */
+    const __m512i a = _mm512_permutex2var_epi16(l[0], _mm512_load_si512(q4_scale_idx[M][0]), l[1]);
+    const __m512i b = _mm512_permutex2var_epi16(l[2], _mm512_load_si512(q4_scale_idx[M][1]), l[3]);
+    const __m512i c = _mm512_permutexvar_epi16(_mm512_load_si512(q4_scale_idx[M][2]), l[4]);
+    const __m512i o = _mm512_mask_blend_epi16(q4_scale_mask[M][1],
+                                              _mm512_mask_blend_epi16(q4_scale_mask[M][0], a, b), c);
+    *dw = _mm512_cvtph_ps(_mm512_castsi512_si256(o));
+    if (M) *mw = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(o, 1));
 }
 
-/* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
-AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_quad *a, size_t lda_q, __m512 *acc, __m128 *macc,
+/* Accumulates blocks [0, nb) of one weight row against T prepared rows; pf:
+ * how far ahead of each group to prefetch. */
+AVX512_INLINE void q4_acc(const uint8_t *x, int nb, const a4_group *a, size_t lda_g, __m512 *acc, size_t pf,
                           const int T, const int M) {
-    const size_t qb = M ? 80 : 72;
-    int q = 0;
-    for (; 4 * q + 4 <= nb; q++) {
-        _mm_prefetch((const char *)x + qb * (size_t)q + PF_DIST, _MM_HINT_T0);
-        _mm_prefetch((const char *)x + qb * (size_t)q + PF_DIST + 64, _MM_HINT_T0);
-        q4_quad(x + qb * (size_t)q, 4, a + q, lda_q, acc, macc, T, M);
-    }
-    if (4 * q < nb) q4_quad(x + qb * (size_t)q, nb - 4 * q, a + q, lda_q, acc, macc, T, M);
-}
-
-/* The row's result from its accumulators, in one fixed order. */
-AVX512_INLINE float q4_result(__m512 acc, __m128 macc, const int M) {
-    float s = hsum16(acc);
-    if (M) {
-        __m128 v = _mm_add_ps(macc, _mm_movehl_ps(macc, macc));
-        s += _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
-    }
-    return s;
-}
-
-AVX512_INLINE void q4_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
-                           size_t lda_q, const int M, const int T) {
-    for (int r = 0; r < nr; r++) {
-        __m512 acc[Q4_T];
-        __m128 macc[Q4_T];
+    const size_t gb = M ? 320 : 288;
+    for (int g = 0; 16 * g < nb; g++) {
+        const uint8_t *xg = x + gb * (size_t)g;
+        if (nb - 16 * g >= 16)
+            for (int o = 0; o < (M ? 320 : 288); o += 64)
+                _mm_prefetch((const char *)xg + pf + o, _MM_HINT_T0);
+        __m512i w[8];
+        __m512 dw, mw = _mm512_setzero_ps();
+        q4_decode(xg, nb - 16 * g, w, &dw, &mw, M);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps(), macc[t] = _mm_setzero_ps();
-        q4_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_q, acc, macc, T, M);
+        for (int t = 0; t < T; t++) {
+            const a4_group *A = a + (size_t)t * lda_g + g;
+            __m512i p = M ? _mm512_setzero_si512() : _mm512_load_si512(A->x.st);
 #pragma GCC unroll 8
-        for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = q4_result(acc[t], macc[t], M);
+            for (int k = 0; k < 8; k++) p = _mm512_dpbusd_epi32(p, w[k], _mm512_load_si512(A->qs[k]));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, _mm512_load_ps(A->d)), acc[t]);
+            if (M) acc[t] = _mm512_fmadd_ps(mw, _mm512_load_ps(A->x.s), acc[t]);
+        }
     }
 }
 
-AVX512_INLINE void q40_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
-                            size_t lda_q, const int T) {
-    q4_tile(nb, y, ldy, w, ldw, nr, a, lda_q, 0, T);
+/* Rows wider than 2 segments of Q4_SEG blocks, with 4+ tokens, go segment by
+ * segment over Q4_SUB rows at a time (their accumulators kept on the stack), so
+ * that a segment of the T prepared rows (20 KB at T = 8) stays in L1 where a
+ * whole row's (80 KB for the FFN's 8192-wide down projection) would not; each
+ * lane still sums its groups in order, so the results are those of one pass,
+ * and weights are prefetched two rows ahead in the same segment. */
+enum { Q4_SEG = 64, Q4_SUB = 16 };
+
+AVX512_INLINE void q4_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_group *a,
+                           size_t lda_g, const int M, const int T) {
+    if (T < 4 || nb <= 2 * Q4_SEG) {
+        for (int r = 0; r < nr; r++) {
+            __m512 acc[Q4_T];
+#pragma GCC unroll 8
+            for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
+            q4_acc((const uint8_t *)(w + (size_t)r * ldw), nb, a, lda_g, acc, PF_DIST, T, M);
+#pragma GCC unroll 8
+            for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)r] = hsum16(acc[t]);
+        }
+        return;
+    }
+    const size_t gb = M ? 320 : 288;
+    for (int r0 = 0; r0 < nr; r0 += Q4_SUB) {
+        const int ns = nr - r0 < Q4_SUB ? nr - r0 : Q4_SUB;
+        __m512 keep[Q4_SUB][Q4_T];
+        for (int b0 = 0; b0 < nb; b0 += Q4_SEG) {
+            const int nbs = nb - b0 < Q4_SEG ? nb - b0 : Q4_SEG;
+            for (int r = 0; r < ns; r++) {
+                __m512 acc[Q4_T];
+#pragma GCC unroll 8
+                for (int t = 0; t < T; t++) acc[t] = b0 ? keep[r][t] : _mm512_setzero_ps();
+                q4_acc((const uint8_t *)(w + (size_t)(r0 + r) * ldw) + gb * (size_t)(b0 / 16), nbs,
+                       a + b0 / 16, lda_g, acc, 2 * ldw, T, M);
+#pragma GCC unroll 8
+                for (int t = 0; t < T; t++) keep[r][t] = acc[t];
+            }
+        }
+        for (int r = 0; r < ns; r++)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; t++) y[(size_t)t * ldy + (size_t)(r0 + r)] = hsum16(keep[r][t]);
+    }
 }
 
-AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr, const a4_quad *a,
-                            size_t lda_q, const int T) {
-    q4_tile(nb, y, ldy, w, ldw, nr, a, lda_q, 1, T);
+AVX512_INLINE void q40_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
+                            const a4_group *a, size_t lda_g, const int T) {
+    q4_tile(nb, y, ldy, w, ldw, nr, a, lda_g, 0, T);
+}
+
+AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t ldw, int nr,
+                            const a4_group *a, size_t lda_g, const int T) {
+    q4_tile(nb, y, ldy, w, ldw, nr, a, lda_g, 1, T);
 }
 
 /* Calls tile(..., T) with T = nt as a constant, nt in 1..8. */
@@ -235,43 +300,41 @@ AVX512_INLINE void q41_tile(int nb, float *y, size_t ldy, const char *w, size_t 
         }                                                                                                \
     }
 
-AVX512_TILED_GEMM(q40, a4_quad, Q4_T)
-AVX512_TILED_GEMM(q41, a4_quad, Q4_T)
+AVX512_TILED_GEMM(q40, a4_group, Q4_T)
+AVX512_TILED_GEMM(q41, a4_group, Q4_T)
 
-/* The same arithmetic on reference q8_0 / q8_1 activations, rearranged in chunks. */
+/* The same arithmetic on reference q8_0 / q8_1 activations, rearranged a group at a time. */
 AVX512_FN static void q40_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q8_0 *yb = a;
-    a4_quad buf[4] __attribute__((aligned(64)));
+    a4_group buf __attribute__((aligned(64)));
     __m512 acc = _mm512_setzero_ps();
-    __m128 macc = _mm_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
         const int k = nb - b0 < 16 ? nb - b0 : 16;
-        if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
+        if (k < 16) memset(&buf, 0, sizeof buf);
         for (int i = 0; i < k; i++) {
             int sum = 0;
             for (int j = 0; j < 32; j++) sum += yb[b0 + i].qs[j];
-            a4_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), sum, 0.0f, 0);
+            a4_put(&buf, i, yb[b0 + i].qs, h2f(yb[b0 + i].d), sum, 0.0f, 0);
         }
-        q4_acc((const uint8_t *)w + 18 * (size_t)b0, k, buf, 0, &acc, &macc, 1, 0);
+        q4_acc((const uint8_t *)w + 18 * (size_t)b0, k, &buf, 0, &acc, PF_DIST, 1, 0);
     }
-    *s = q4_result(acc, macc, 0);
+    *s = hsum16(acc);
 }
 
 AVX512_FN static void q41_dot(int64_t n, float *s, const void *w, const void *a) {
     const eng_block_q8_1 *yb = a;
-    a4_quad buf[4] __attribute__((aligned(64)));
+    a4_group buf __attribute__((aligned(64)));
     __m512 acc = _mm512_setzero_ps();
-    __m128 macc = _mm_setzero_ps();
     const int nb = (int)(n / 32);
     for (int b0 = 0; b0 < nb; b0 += 16) {
         const int k = nb - b0 < 16 ? nb - b0 : 16;
-        if (k & 3) memset(&buf[k / 4], 0, sizeof buf[0]);
+        if (k < 16) memset(&buf, 0, sizeof buf);
         for (int i = 0; i < k; i++)
-            a4_put(&buf[i / 4], i & 3, yb[b0 + i].qs, h2f(yb[b0 + i].d), 0, h2f(yb[b0 + i].s), 1);
-        q4_acc((const uint8_t *)w + 20 * (size_t)b0, k, buf, 0, &acc, &macc, 1, 1);
+            a4_put(&buf, i, yb[b0 + i].qs, h2f(yb[b0 + i].d), 0, h2f(yb[b0 + i].s), 1);
+        q4_acc((const uint8_t *)w + 20 * (size_t)b0, k, &buf, 0, &acc, PF_DIST, 1, 1);
     }
-    *s = q4_result(acc, macc, 1);
+    *s = hsum16(acc);
 }
 
 /* --- q8_0, q4_0, q5_0 x q8_0 ---------------------------------------------------------- */
