@@ -430,7 +430,7 @@ static void check_attention_sources(uint64_t *rs) {
             for (int src = 0; src < 2; src++) /* one query head per call */
                 for (int i = 0; i < NQ; i++) {
                     cpu_attn_q qi = {q + (size_t)i * T_HD, o[src] + (size_t)i * T_HD, ml[src] + 2 * i};
-                    k.attn_chunk_f32(&a, g, j0, nk, &qi, 1, src ? kf : NULL, src ? vf : NULL, ld, sc, SCS);
+                    k.attn_chunk_f32(&a, g, 1, j0, nk, &qi, 1, src ? kf : NULL, src ? vf : NULL, ld, sc, SCS);
                 }
             CHECK_MSG(memcmp(o[0], o[1], sizeof(float) * NQ * T_HD) == 0 &&
                           memcmp(ml[0], ml[1], sizeof(float) * NQ * 2) == 0,
@@ -444,7 +444,7 @@ static void check_attention_sources(uint64_t *rs) {
                         qs[x] = (cpu_attn_q){q + (size_t)(i + n - 1 - x) * T_HD,
                                              o[2] + (size_t)(i + n - 1 - x) * T_HD,
                                              ml[2] + 2 * (i + n - 1 - x)};
-                    k.attn_chunk_f32(&a, g, j0, nk, qs, n, nq % 2 ? kf : NULL, nq % 2 ? vf : NULL, ld, sc,
+                    k.attn_chunk_f32(&a, g, 1, j0, nk, qs, n, nq % 2 ? kf : NULL, nq % 2 ? vf : NULL, ld, sc,
                                      SCS);
                 }
                 CHECK_MSG(memcmp(o[0], o[2], sizeof(float) * NQ * T_HD) == 0 &&
@@ -455,6 +455,55 @@ static void check_attention_sources(uint64_t *rs) {
     }
     for (int i = 0; i < 3; i++) free(o[i]), free(ml[i]);
     free(kf), free(vf), free(q), free(sc);
+    kv_release(&f);
+}
+
+/* Several kv heads per chunk call (the pages' rows read whole, a block of keys
+ * for all of them at a time) give each query head the bits it gets in a call
+ * of its own kv head alone, for 1 to 4 query heads per kv head, from the pages
+ * and from converted rows. */
+static void check_attention_groups(uint64_t *rs) {
+    cpu_kern k = {0};
+    cpu_kern_avx512(&k);
+    if (!k.attn_chunk_f32 || eng_cpu_detect() < ENG_SIMD_AVX512) return;
+    enum { SCS = CPU_ATTN_CHUNK + 32, G = CPU_ATTN_GROUP_MAX };
+    kv_fixture f;
+    kv_init(&f, rs);
+    const size_t ld = T_KV * T_HD;
+    float *kf = malloc(sizeof(float) * T_CTX * ld), *vf = malloc(sizeof(float) * T_CTX * ld);
+    float *q = malloc(sizeof(float) * T_KV * G * T_HD), *sc = malloc(sizeof(float) * T_KV * G * SCS);
+    float *o1 = calloc(T_KV * G * T_HD, sizeof(float)), *o2 = calloc(T_KV * G * T_HD, sizeof(float));
+    float *ml1 = calloc(T_KV * G * 2, sizeof(float)), *ml2 = calloc(T_KV * G * 2, sizeof(float));
+    rand_vec(q, T_KV * G * T_HD, 3.0f, rs);
+    for (int p = 0; p < T_CTX; p++) {
+        k.f16_to_f32(kf + (size_t)p * ld, (const uint16_t *)eng_kv_k(&f.kv, 0, p), ld);
+        k.f16_to_f32(vf + (size_t)p * ld, (const uint16_t *)eng_kv_v(&f.kv, 0, p), ld);
+    }
+    eng_attn_args a = {.kv = &f.kv, .n_head = T_HEADS, .n_kv_head = T_KV, .head_dim = T_HD, .scale = 0.125f};
+    static const int pieces[][2] = {{0, 1}, {0, 23}, {16, CPU_ATTN_CHUNK}, {CPU_ATTN_CHUNK + 5, 251}};
+    for (size_t pc = 0; pc < sizeof pieces / sizeof pieces[0]; pc++)
+        for (int nq = 1; nq <= G; nq++)
+            for (int src = 0; src < 2; src++) {
+                const int j0 = pieces[pc][0], nk = pieces[pc][1];
+                const float *kp = src ? kf : NULL, *vp = src ? vf : NULL;
+                cpu_attn_q qs[T_KV * G];
+                for (int i = 0; i < T_KV * nq; i++) /* head i % nq of kv head i / nq */
+                    qs[i] = (cpu_attn_q){q + (size_t)i * T_HD, o2 + (size_t)i * T_HD, ml2 + 2 * i};
+                k.attn_chunk_f32(&a, 0, T_KV, j0, nk, qs, nq, kp, vp, ld, sc, SCS);
+                for (int g = 0; g < T_KV; g++) {
+                    for (int i = 0; i < nq; i++) {
+                        const size_t x = (size_t)g * nq + (size_t)i;
+                        qs[i] = (cpu_attn_q){q + x * T_HD, o1 + x * T_HD, ml1 + 2 * x};
+                    }
+                    k.attn_chunk_f32(&a, g, 1, j0, nk, qs, nq, kp, vp, ld, sc, SCS);
+                }
+                CHECK_MSG(memcmp(o1, o2, sizeof(float) * T_KV * nq * T_HD) == 0 &&
+                              memcmp(ml1, ml2, sizeof(float) * T_KV * nq * 2) == 0,
+                          "attn_chunk_f32 keys %d+%d, %d heads per kv head, %s: %d kv heads per call differ "
+                          "from one",
+                          j0, nk, nq, src ? "converted rows" : "pages", T_KV);
+            }
+    free(kf), free(vf), free(q), free(sc), free(o1), free(o2), free(ml1), free(ml2);
     kv_release(&f);
 }
 
@@ -557,7 +606,7 @@ static void test_backend_ops(void) {
         CHECK_MSG(strcmp(b2->ops->name, lv[l] == ENG_SIMD_AVX2 ? "cpu-avx2" : "cpu-avx512") == 0,
                   "backend name '%s'", b2->ops->name);
         check_attention(ref, b2, &rs);
-        if (lv[l] == ENG_SIMD_AVX512) check_attention_sources(&rs);
+        if (lv[l] == ENG_SIMD_AVX512) check_attention_sources(&rs), check_attention_groups(&rs);
         check_elementwise(ref, b2, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_1, 576, 200, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q8_0, 576, 300, &rs);

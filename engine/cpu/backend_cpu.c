@@ -415,10 +415,14 @@ static int cpu_reserve(eng_backend *be, int n_ctx, util_err *err) {
  * keys that several queries read alike: the tokens of a prompt chunk below their
  * own positions, and sequences whose views hold the same pages there (a shared
  * prefix from the prefix cache). A job is up to CPU_ATTN_GROUP_MAX query heads of
- * one kv head on one segment: each key and value is read once for all of them
- * (loop interchange); each query head's arithmetic is the one it gets alone. */
+ * each of up to CPU_ATTN_HEADS_MAX / CPU_ATTN_GROUP_MAX kv heads on one segment:
+ * each key and value is read once for all of them (loop interchange), whole rows
+ * of the pages at a time, so the reads stream (one job per kv head read 128 of
+ * SmolLM2's 384 bytes per row, at a third of the streaming rate); fewer kv heads
+ * per job only while the jobs are too few to keep the threads busy. Each query
+ * head's arithmetic is the one it gets alone, whatever the job. */
 
-enum { CHUNK_SC = CPU_ATTN_GROUP_MAX * (CPU_ATTN_CHUNK + 32) };
+enum { CHUNK_SC = CPU_ATTN_HEADS_MAX * (CPU_ATTN_CHUNK + 32) };
 
 typedef struct attn_seg {
     int e;      /* the entry whose view it reads */
@@ -432,9 +436,9 @@ typedef struct attn_rec {
 } attn_rec;
 
 typedef struct attn_job {
-    int seg, g;
-    int v0,
-        nv; /* query heads v0 .. v0 + nv - 1 of the segment: record v / ratio, head g * ratio + v % ratio */
+    int seg, g, ng; /* kv heads g .. g + ng - 1 */
+    int v0, nv;     /* of each kv head g', query heads v0 .. v0 + nv - 1 of the segment: record v / ratio,
+                     * head g' * ratio + v % ratio */
 } attn_job;
 
 typedef struct attn_plan {
@@ -554,15 +558,27 @@ static int attn_plan_build(cpu_backend *cb, attn_plan *P, const eng_attn_args *a
     int r0 = 0;
     for (int s = 0; s < n_seg; s++) P->seg[s].r0 = fill[s] = r0, r0 += P->seg[s].nr;
     for (size_t i = 0; i < n_rec; i++) P->rec[fill[raw[i].seg]++] = raw[i];
-    const int ratio = nh / as[0].n_kv_head;
+    const int ratio = nh / as[0].n_kv_head, nkv = as[0].n_kv_head;
     P->ratio = ratio;
     P->n_job = 0;
+    int ng = nkv < CPU_ATTN_HEADS_MAX / CPU_ATTN_GROUP_MAX ? nkv : CPU_ATTN_HEADS_MAX / CPU_ATTN_GROUP_MAX;
+    for (;;) { /* about 4 jobs per thread at least, if kv heads can be split */
+        long jobs = 0;
+        for (int s = 0; s < n_seg; s++)
+            jobs += (long)((P->seg[s].nr * ratio + CPU_ATTN_GROUP_MAX - 1) / CPU_ATTN_GROUP_MAX) *
+                    ((nkv + ng - 1) / ng);
+        if (ng == 1 || jobs >= 4L * cb->n_threads) break;
+        ng = (ng + 1) / 2;
+    }
     for (int s = 0; s < n_seg; s++)
-        for (int g = 0; g < as[0].n_kv_head; g++)
+        for (int g = 0; g < nkv; g += ng)
             for (int v = 0; v < P->seg[s].nr * ratio; v += CPU_ATTN_GROUP_MAX) {
                 int nv = P->seg[s].nr * ratio - v;
-                P->job[P->n_job++] = (attn_job){
-                    .seg = s, .g = g, .v0 = v, .nv = nv < CPU_ATTN_GROUP_MAX ? nv : CPU_ATTN_GROUP_MAX};
+                P->job[P->n_job++] = (attn_job){.seg = s,
+                                                .g = g,
+                                                .ng = nkv - g < ng ? nkv - g : ng,
+                                                .v0 = v,
+                                                .nv = nv < CPU_ATTN_GROUP_MAX ? nv : CPU_ATTN_GROUP_MAX};
             }
     return 0;
 }
@@ -596,10 +612,11 @@ static void attn_chunks_run(void *arg, int ith, int nth) {
     while ((j = eng_pool_next(&P->next, P->n_job)) >= 0) {
         const attn_job *jb = &P->job[j];
         const attn_seg *sg = &P->seg[jb->seg];
-        cpu_attn_q q[CPU_ATTN_GROUP_MAX];
-        size_t done[CPU_ATTN_GROUP_MAX];
-        for (int i = 0; i < jb->nv; i++) {
-            const int v = jb->v0 + i, h = jb->g * P->ratio + v % P->ratio;
+        cpu_attn_q q[CPU_ATTN_HEADS_MAX];
+        size_t done[CPU_ATTN_HEADS_MAX];
+        const int nq = jb->ng * jb->nv;
+        for (int i = 0; i < nq; i++) {
+            const int v = jb->v0 + i % jb->nv, h = (jb->g + i / jb->nv) * P->ratio + v % P->ratio;
             const attn_rec *rc = &P->rec[sg->r0 + v / P->ratio];
             const eng_attn_args *a = &P->a[P->tok_e[rc->T]];
             const size_t slot = P->tbase[rc->T] + (size_t)h * (size_t)P->nch[rc->T] + (size_t)rc->k;
@@ -608,9 +625,9 @@ static void attn_chunks_run(void *arg, int ith, int nth) {
             q[i].ml = P->pml + 2 * slot;
             done[i] = (size_t)rc->T * (size_t)nh + (size_t)h;
         }
-        P->cb->k.attn_chunk_f32(&P->a[sg->e], jb->g, sg->j0, sg->nk, q, jb->nv, NULL, NULL, 0, sc,
+        P->cb->k.attn_chunk_f32(&P->a[sg->e], jb->g, jb->ng, sg->j0, sg->nk, q, jb->nv, NULL, NULL, 0, sc,
                                 CPU_ATTN_CHUNK + 32);
-        for (int i = 0; i < jb->nv; i++) /* the last piece of a query head merges it */
+        for (int i = 0; i < nq; i++) /* the last piece of a query head merges it */
             if (atomic_fetch_sub(&P->left[done[i]], 1) == 1)
                 attn_merge(P, (int)(done[i] / (size_t)nh), (int)(done[i] % (size_t)nh));
     }

@@ -11,10 +11,11 @@
 
 #include "../backend.h"
 
-/* Query heads per chunk call; keys per chunk: a query's keys are split at
- * multiples of CPU_ATTN_CHUNK positions (by position only: never by thread
- * count, pass or batch), and the chunks' partials merged in position order. */
-enum { CPU_ATTN_GROUP_MAX = 4, CPU_ATTN_CHUNK = 256 };
+/* Query heads per kv head and per chunk call, query heads in all per chunk
+ * call; keys per chunk: a query's keys are split at multiples of
+ * CPU_ATTN_CHUNK positions (by position only: never by thread count, pass or
+ * batch), and the chunks' partials merged in position order. */
+enum { CPU_ATTN_GROUP_MAX = 4, CPU_ATTN_HEADS_MAX = 32, CPU_ATTN_CHUNK = 256 };
 
 /* One query head of a chunk call: its head_dim values, where its partial goes. */
 typedef struct cpu_attn_q {
@@ -29,16 +30,18 @@ typedef struct cpu_kern {
      * sc holds at least p + 16 floats of scratch. Needs head_dim % 8 == 0. */
     void (*attn_head)(const eng_attn_args *a, int t, int h, float *sc);
     /* One chunk of keys (flash-decoding): keys j0 .. j0 + nk - 1 (nk <= CPU_ATTN_CHUNK)
-     * of kv head g for nq query heads (1 <= nq <= CPU_ATTN_GROUP_MAX; any tokens and
-     * sequences whose views hold the same rows there), each key and value read once
-     * for all of them. Writes each head's partial: ml[0] its max score, ml[1] the sum
-     * of exp(score - max), o the value sum weighted by those exps (not divided).
-     * Keys and values come from the pages (kf, vf NULL) or from f32 rows (row j of
-     * kv head g at kf + j * ld + g * head_dim): the same values, the same bits.
-     * Head i's scratch at sc + i * scs (nk + 16 floats). Each head's partial has the
-     * bits it gets alone. Needs head_dim 64, 128 or 256. */
-    void (*attn_chunk_f32)(const eng_attn_args *a, int g, int j0, int nk, const cpu_attn_q *q, int nq,
-                           const float *kf, const float *vf, size_t ld, float *sc, size_t scs);
+     * of kv heads g0 .. g0 + ng - 1, nq query heads each (1 <= nq <= CPU_ATTN_GROUP_MAX,
+     * ng * nq <= CPU_ATTN_HEADS_MAX; any tokens and sequences whose views hold the same
+     * rows there): q[i * nq + s] is head s of kv head g0 + i. Each key and value is
+     * read once for all of them, a block of keys for all ng kv heads at a time (whole
+     * rows stream from the pages). Writes each head's partial: ml[0] its max score,
+     * ml[1] the sum of exp(score - max), o the value sum weighted by those exps (not
+     * divided). Keys and values come from the pages (kf, vf NULL) or from f32 rows
+     * (row j of kv head g at kf + j * ld + g * head_dim): the same values, the same
+     * bits. Head i's scratch at sc + i * scs (nk + 16 floats). Each head's partial
+     * has the bits it gets alone. Needs head_dim 64, 128 or 256. */
+    void (*attn_chunk_f32)(const eng_attn_args *a, int g0, int ng, int j0, int nk, const cpu_attn_q *q,
+                           int nq, const float *kf, const float *vf, size_t ld, float *sc, size_t scs);
     void (*f16_to_f32)(float *dst, const uint16_t *src, size_t n);
     /* y = x / sqrt(mean(x^2) + eps) * w for one row of n values. */
     void (*rmsnorm_row)(float *y, const float *x, const float *w, int n, float eps);

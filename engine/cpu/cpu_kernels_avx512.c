@@ -1,12 +1,13 @@
 /* engine/cpu/cpu_kernels_avx512.c: AVX-512 attention over one chunk of keys (at most
- * CPU_ATTN_CHUNK positions) for up to 4 query heads of one kv head, from any tokens or
- * sequences that read the same rows: scores for 16 keys at a time (one fma chain per
- * key, then a fixed transpose-and-add tree), a 16-lane exp, the value sum in key order;
- * each key and value (f16, q8_0 or q4_0 rows, or f32 rows) is loaded and converted once
- * for all the heads, each head's arithmetic unchanged. It writes partials (max, sum of
- * exps, value sum); merging the chunks is the backend's. Rows are addressed a page at a
- * time with the next 16 prefetched, and no call sits in a loop (it spilled the
- * accumulators). The other non-matmul kernels stay at the AVX2 level. */
+ * CPU_ATTN_CHUNK positions) for up to 4 query heads of each of several kv heads, from
+ * any tokens or sequences that read the same rows: scores for 16 keys at a time (one
+ * fma chain per key, then a fixed transpose-and-add tree), a 16-lane exp, the value sum
+ * in key order; each key and value (f16, q8_0 or q4_0 rows, or f32 rows) is loaded and
+ * converted once for all the heads, each head's arithmetic unchanged. It writes
+ * partials (max, sum of exps, value sum); merging the chunks is the backend's. Rows are
+ * addressed a page at a time, whole rows of a block of keys for all kv heads, with the
+ * next block and the block's values prefetched to L2, and no call sits in a loop (it
+ * spilled the accumulators). The other non-matmul kernels stay at the AVX2 level. */
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -22,7 +23,7 @@
 #define AVX512_FN     __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
-enum { HD_MAX = 256, GROUP_MAX = CPU_ATTN_GROUP_MAX };
+enum { HD_MAX = 256, GROUP_MAX = CPU_ATTN_GROUP_MAX, HEADS_MAX = CPU_ATTN_HEADS_MAX };
 
 /* exp(x) for 16 lanes, the polynomial of exp8 in cpu_kernels_avx2.c. */
 AVX512_INLINE __m512 exp16(__m512 x) {
@@ -97,7 +98,9 @@ typedef struct kv_src {
  * per 16 rows, the head's offset goff computed once per call: per row they
  * cost more than the 128 bytes a row's head reads), and the next 16 rows are
  * prefetched: a layer's rows of one page are ~6 KB, the next page's far
- * away, where the hardware prefetcher does not follow. */
+ * away, where the hardware prefetcher does not follow. To L2 (T1): on Zen 4
+ * it keeps more lines in flight than T0, which fills L1's few miss buffers
+ * (SmolLM2 at depth 4,096, one thread: 18 ms of CPU per token, not 22). */
 AVX512_INLINE void kv_rows16(const eng_attn_args *a, const float *conv, size_t ld, int v, int g, size_t goff,
                              size_t bytes, int lo, int j0, int nk, kv_src *r) {
     const int last = lo + nk - 1;
@@ -129,7 +132,26 @@ AVX512_INLINE void kv_rows16(const eng_attn_args *a, const float *conv, size_t l
     for (int i = 0; i < 16 && pos < last; i++) {
         pos++;
         p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
-        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T0);
+        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
+    }
+}
+
+/* Prefetches `bytes` from goff of rows lo + j0 .. lo + j0 + 15 (at most to
+ * lo + nk - 1) of the K (v = 0) or V rows into the L2 cache: the scores pass
+ * fetches the values its block's keys will need, so that the values pass,
+ * one kv head at a time, reads them from there. */
+AVX512_INLINE void kv_prefetch16_l2(const eng_attn_args *a, int v, size_t goff, size_t bytes, int lo, int j0,
+                                    int nk) {
+    const eng_kv_view *kv = a->kv;
+    const int pt = kv->page_tokens;
+    v = v && !kv->v_is_k;
+    const size_t row = v ? kv->v_row : kv->k_row;
+    const size_t base = (size_t)a->layer * (size_t)pt * (kv->k_row + kv->v_row) +
+                        (v ? (size_t)pt * kv->k_row : 0) + goff;
+    const int end = j0 + 16 < nk ? j0 + 16 : nk;
+    for (int pos = lo + j0; pos < lo + end; pos++) {
+        const uint8_t *p = (const uint8_t *)kv->pages[pos / pt] + base + (size_t)(pos % pt) * row;
+        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
     }
 }
 
@@ -156,46 +178,64 @@ AVX512_INLINE __m512 kv_load(kv_src r, int c, const int kind) {
     return _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_set1_ps(half_at(b)));
 }
 
-/* Scores of keys lo .. lo + nk - 1 for the S query heads of kv head g (q[s],
- * into sc + s * scs), 16 keys at a time (the last block repeats the last
- * key); their maxima into mx[s]. Each key's chunks are loaded (converted)
- * once for the S heads; each head's arithmetic is the one-head kernel's
- * (mul, then fma per chunk in order, the fixed tree), so a head's scores do
- * not depend on S. nc = head_dim / 16, the kind and S are constants. */
-AVX512_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g, int lo, int nk,
-                               const float *kf, size_t ld, float *sc, size_t scs, float *mx, const int nc,
-                               const int kind, const int S) {
-    __m512 vmx[GROUP_MAX];
-    for (int h = 0; h < S; h++) vmx[h] = _mm512_set1_ps(-INFINITY);
+/* Scores of keys lo .. lo + nk - 1 for the S query heads of each of the ng
+ * kv heads g0 .. g0 + ng - 1 (head s of kv head g0 + i: q[i * S + s], into sc
+ * + (i * S + s) * scs), 16 keys at a time (the last block repeats the last
+ * key); their maxima into mx[i * S + s]. A block's rows are read for all ng
+ * kv heads before the next block (whole rows, where the pages hold them
+ * contiguously, so the reads stream) and its value rows are prefetched to
+ * L2 (vf NULL). Each key's chunks are loaded (converted) once for the S
+ * heads; each head's arithmetic is the one-head kernel's (mul, then fma per
+ * chunk in order, the fixed tree), so a head's scores depend neither on S
+ * nor on ng. nc = head_dim / 16, the kind and S are constants. */
+AVX512_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0, int ng, int lo, int nk,
+                               const float *kf, const float *vf, size_t ld, float *sc, size_t scs, float *mx,
+                               const int nc, const int kind, const int S) {
+    __m512 vmx[HEADS_MAX];
+    for (int h = 0; h < ng * S; h++) vmx[h] = _mm512_set1_ps(-INFINITY);
     /* no call in the loops: every zmm register is caller-saved, so a call per
      * row (the row size, once) spilled the accumulators to the stack */
-    const size_t goff = kf ? 0 : eng_type_row_size(a->kv->type_k, (int64_t)g * a->head_dim);
-    const size_t bytes = kf ? 0 : eng_type_row_size(a->kv->type_k, a->head_dim);
+    const int hd = a->head_dim;
+    const size_t goff = kf ? 0 : eng_type_row_size(a->kv->type_k, (int64_t)g0 * hd);
+    const size_t gstep = kf ? 0 : eng_type_row_size(a->kv->type_k, hd);
+    const size_t bytes = gstep * (size_t)ng;
+    const size_t voff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g0 * hd);
+    const size_t vbytes = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)ng * hd);
     kv_src rows[16];
     for (int j0 = 0; j0 < nk; j0 += 16) {
-        __m512 acc[GROUP_MAX][16];
-        kv_rows16(a, kf, ld, 0, g, goff, bytes, lo, j0, nk, rows);
-        for (int i = 0; i < 16; i++) {
-            __m512 kc[HD_MAX / 16];
+        kv_rows16(a, kf, ld, 0, g0, goff, bytes, lo, j0, nk, rows);
+        if (!vf) kv_prefetch16_l2(a, 1, voff, vbytes, lo, j0, nk);
+        const int valid = nk - j0 < 16 ? nk - j0 : 16;
+        for (int gi = 0; gi < ng; gi++) {
+            __m512 acc[GROUP_MAX][16];
+            const cpu_attn_q *qg = q + gi * S;
+            for (int i = 0; i < 16; i++) {
+                kv_src r = rows[i];
+                if (kf)
+                    r.f32 += (size_t)gi * (size_t)hd;
+                else
+                    r.raw += (size_t)gi * gstep;
+                __m512 kc[HD_MAX / 16];
 #pragma GCC unroll 16
-            for (int c = 0; c < nc; c++) kc[c] = kv_load(rows[i], c, kind);
+                for (int c = 0; c < nc; c++) kc[c] = kv_load(r, c, kind);
 #pragma GCC unroll 4
-            for (int h = 0; h < S; h++) {
-                const float *qh = q[h].q;
-                __m512 x = _mm512_mul_ps(_mm512_loadu_ps(qh), kc[0]);
+                for (int h = 0; h < S; h++) {
+                    const float *qh = qg[h].q;
+                    __m512 x = _mm512_mul_ps(_mm512_loadu_ps(qh), kc[0]);
 #pragma GCC unroll 16
-                for (int c = 1; c < nc; c++) x = _mm512_fmadd_ps(_mm512_loadu_ps(qh + 16 * c), kc[c], x);
-                acc[h][i] = x;
+                    for (int c = 1; c < nc; c++) x = _mm512_fmadd_ps(_mm512_loadu_ps(qh + 16 * c), kc[c], x);
+                    acc[h][i] = x;
+                }
+            }
+            for (int h = 0; h < S; h++) {
+                const int hh = gi * S + h;
+                __m512 x = _mm512_mul_ps(reduce16(acc[h]), _mm512_set1_ps(a->scale));
+                _mm512_mask_storeu_ps(sc + (size_t)hh * scs + j0, (__mmask16)((1u << valid) - 1), x);
+                vmx[hh] = _mm512_max_ps(vmx[hh], x); /* the repeated key does not change the max */
             }
         }
-        int valid = nk - j0 < 16 ? nk - j0 : 16;
-        for (int h = 0; h < S; h++) {
-            __m512 x = _mm512_mul_ps(reduce16(acc[h]), _mm512_set1_ps(a->scale));
-            _mm512_mask_storeu_ps(sc + (size_t)h * scs + j0, (__mmask16)((1u << valid) - 1), x);
-            vmx[h] = _mm512_max_ps(vmx[h], x); /* the repeated key does not change the max */
-        }
     }
-    for (int h = 0; h < S; h++) mx[h] = _mm512_reduce_max_ps(vmx[h]);
+    for (int h = 0; h < ng * S; h++) mx[h] = _mm512_reduce_max_ps(vmx[h]);
 }
 
 /* o[s] = sum_j (sc[s][j] * inv[s]) v_j over keys in order for the S heads;
@@ -247,20 +287,20 @@ AVX512_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, co
 }
 
 /* One function per (chunks, kind, heads): the bodies with constant arguments. */
-typedef void (*scores_fn)(const eng_attn_args *, const cpu_attn_q *, int, int, int, const float *, size_t,
-                          float *, size_t, float *);
+typedef void (*scores_fn)(const eng_attn_args *, const cpu_attn_q *, int, int, int, int, const float *,
+                          const float *, size_t, float *, size_t, float *);
 typedef void (*values_fn)(const eng_attn_args *, int, int, int, const float *, size_t, const float *, size_t,
                           const cpu_attn_q *);
-#define KV_FNS(NC, K, S)                                                                                   \
-    AVX512_FN static void scores_##NC##_##K##_##S(const eng_attn_args *a, const cpu_attn_q *q, int g,      \
-                                                  int lo, int nk, const float *kf, size_t ld, float *sc,   \
-                                                  size_t scs, float *mx) {                                 \
-        scores_body(a, q, g, lo, nk, kf, ld, sc, scs, mx, NC, K, S);                                       \
-    }                                                                                                      \
-    AVX512_FN static void values_##NC##_##K##_##S(const eng_attn_args *a, int g, int lo, int nk,           \
-                                                  const float *vf, size_t ld, const float *sc, size_t scs, \
-                                                  const cpu_attn_q *q) {                                   \
-        values_body(a, g, lo, nk, vf, ld, sc, scs, q, NC, K, S);                                           \
+#define KV_FNS(NC, K, S)                                                                                    \
+    AVX512_FN static void scores_##NC##_##K##_##S(const eng_attn_args *a, const cpu_attn_q *q, int g0,      \
+                                                  int ng, int lo, int nk, const float *kf, const float *vf, \
+                                                  size_t ld, float *sc, size_t scs, float *mx) {            \
+        scores_body(a, q, g0, ng, lo, nk, kf, vf, ld, sc, scs, mx, NC, K, S);                               \
+    }                                                                                                       \
+    AVX512_FN static void values_##NC##_##K##_##S(const eng_attn_args *a, int g, int lo, int nk,            \
+                                                  const float *vf, size_t ld, const float *sc, size_t scs,  \
+                                                  const cpu_attn_q *q) {                                    \
+        values_body(a, g, lo, nk, vf, ld, sc, scs, q, NC, K, S);                                            \
     }
 #define KV_FNS_S(NC, K) KV_FNS(NC, K, 1) KV_FNS(NC, K, 2) KV_FNS(NC, K, 3) KV_FNS(NC, K, 4)
 #define KV_FNS_NC(NC)   KV_FNS_S(NC, 0) KV_FNS_S(NC, 1) KV_FNS_S(NC, 2) KV_FNS_S(NC, 3)
@@ -281,19 +321,19 @@ static const values_fn k_values[3][KV_KINDS][GROUP_MAX] = {ROW_K(4, values), ROW
 #undef KV_FNS_S
 #undef KV_FNS
 
-/* Keys j0 .. j0 + nk - 1 of kv head g for nq query heads (nq <= GROUP_MAX,
- * any tokens and sequences whose views hold the same rows there): the keys
- * and values are read once for all of them; each head's partial (max, sum of
- * exp, unnormalized value sum) is the one it gets alone. Score rows at
- * sc + i * scs. */
-AVX512_FN static void attn_chunk(const eng_attn_args *a, int g, int j0, int nk, const cpu_attn_q *q, int nq,
-                                 const float *kf, const float *vf, size_t ld, float *sc, size_t scs) {
+/* Keys j0 .. j0 + nk - 1 of kv heads g0 .. g0 + ng - 1, nq query heads each
+ * (nq <= GROUP_MAX, ng * nq <= HEADS_MAX; any tokens and sequences whose
+ * views hold the same rows there): the keys and values are read once for
+ * all of them; each head's partial (max, sum of exp, unnormalized value sum)
+ * is the one it gets alone. Score rows at sc + i * scs. */
+AVX512_FN static void attn_chunk(const eng_attn_args *a, int g0, int ng, int j0, int nk, const cpu_attn_q *q,
+                                 int nq, const float *kf, const float *vf, size_t ld, float *sc, size_t scs) {
     const int hd = a->head_dim;
     const int sz = hd == 64 ? 0 : hd == 128 ? 1 : 2; /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
-    float mx[GROUP_MAX];
-    k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)][nq - 1](a, q, g, j0, nk, kf, ld, sc, scs, mx);
+    float mx[HEADS_MAX];
+    k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)][nq - 1](a, q, g0, ng, j0, nk, kf, vf, ld, sc, scs, mx);
     /* softmax numerators: exp and its sum in 16-lane partial sums from the chunk's first key */
-    for (int h = 0; h < nq; h++) {
+    for (int h = 0; h < ng * nq; h++) {
         float *s = sc + (size_t)h * scs;
         const __m512 vmx = _mm512_set1_ps(mx[h]);
         __m512 sum = _mm512_setzero_ps();
@@ -307,7 +347,9 @@ AVX512_FN static void attn_chunk(const eng_attn_args *a, int g, int j0, int nk, 
         q[h].ml[0] = mx[h];
         q[h].ml[1] = hsum16(sum);
     }
-    k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)][nq - 1](a, g, j0, nk, vf, ld, sc, scs, q);
+    const values_fn vfn = k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)][nq - 1];
+    for (int gi = 0; gi < ng; gi++)
+        vfn(a, g0 + gi, j0, nk, vf, ld, sc + (size_t)gi * (size_t)nq * scs, scs, q + gi * nq);
 }
 
 /* f16 -> f32 of n values (exact). */
