@@ -1259,6 +1259,11 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         }
     }
     if (vc == LINT_VC_NONE || (vc == LINT_VC_USER && lint_detect_self_name(d, t, ov[0]))) return UTIL_OK;
+    /* a segment of a file path (docs/framework/{name}.md) names a file, not a person */
+    if (vc == LINT_VC_USER &&
+        ((ov[0] > 0 && t->data[ov[0] - 1] == '/') ||
+         (ov[1] + 1 < t->len && t->data[ov[1]] == '.' && isalnum((unsigned char)t->data[ov[1] + 1]))))
+        return UTIL_OK;
     lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
