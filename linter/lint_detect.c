@@ -254,7 +254,7 @@ static const pat_def k_literals[] = {
      PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1, 0},
     {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1, 0},
     /* people, places, machines */
-    {"(?:(?i:\\byou(?:'re|\\h+are)?(?:\\h+now)?\\h+(?:talking|speaking|chatting|working|"
+    {"(?:(?i:\\byou(?:'re|\\h+are)?(?:\\h+now)?\\h+(?:talking|speaking|chatting|"
      "conversing)\\h+(?:to|with))|(?i:\\b(?:hello|hi|hey|dear|greetings|welcome(?:\\h+back)?|"
      "good\\h+(?:morning|afternoon|evening)),?)|(?i:\\bthe\\h+user(?:'s\\h+name)?\\h+is"
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
@@ -342,7 +342,8 @@ static const struct {
      "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
-     "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|knowledge_?cutoff|cutoff_?date)"},
+     "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|can_\\w+|should_\\w+|allows?_\\w+|disable_\\w+|"
+     "supports?_\\w+|show_\\w+|hide_\\w+|knowledge_?cutoff|cutoff_?date)"},
     {LINT_VC_CALL,
      "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
      "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
@@ -458,7 +459,7 @@ static const struct {
     "(?i)(?:\\bthe\\h+user(?:'s|\\h+(?:selected|opened|provided|attached|uploaded|pasted|mentioned|"   \
     "wrote|typed|asked))|\\b(?:this|the\\h+current)\\h+(?:session|conversation|request|turn|task|run|" \
     "invocation)(?:'s)?|\\bcurrent(?:ly)?|\\bfor\\h+this\\h+(?:task|request|session|turn|run))\\b"     \
-    "[^.\\n]{0,60}?" CTX_TAIL
+    "[^.,;()\\n]{0,30}?" CTX_TAIL
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
 /* A caption or tag that opens a list of the user's own settings ("The user
  * has the following system preferences:", <user-preferences>): its "Key:
@@ -1258,6 +1259,11 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         }
     }
     if (vc == LINT_VC_NONE || (vc == LINT_VC_USER && lint_detect_self_name(d, t, ov[0]))) return UTIL_OK;
+    /* a segment of a file path (docs/framework/{name}.md) names a file, not a person */
+    if (vc == LINT_VC_USER &&
+        ((ov[0] > 0 && t->data[ov[0] - 1] == '/') ||
+         (ov[1] + 1 < t->len && t->data[ov[1]] == '.' && isalnum((unsigned char)t->data[ov[1] + 1]))))
+        return UTIL_OK;
     lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
