@@ -16,9 +16,14 @@
 #include "tests_list.h"
 #undef TEST_SUITE
 
+/* CACHET_ROOT, else the directory the runner started in, as an absolute path
+ * (cases that cd into a temporary directory pass paths under it to cachet) */
 const char *check_root(void) {
+    static char cwd[4096];
     const char *r = getenv("CACHET_ROOT");
-    return r && *r ? r : ".";
+    if (r && *r) return r;
+    if (!cwd[0] && !getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, ".");
+    return cwd;
 }
 
 const char *check_model_path(void) {
