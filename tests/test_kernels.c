@@ -404,10 +404,12 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
 /* The chunk kernel gives the same bits reading rows converted up front or
  * converting them as it loads them, and a query head's partial does not depend
  * on the other heads of the call (1 to 4, from any tokens). */
-static void check_attention_sources(uint64_t *rs) {
+static void check_attention_sources(eng_simd level, uint64_t *rs) {
     cpu_kern k = {0};
-    cpu_kern_avx512(&k);
-    if (!k.attn_chunk_f32 || eng_cpu_detect() < ENG_SIMD_AVX512) return;
+    cpu_kern_avx2(&k);
+    if (level >= ENG_SIMD_AVX512) cpu_kern_avx512(&k);
+    CHECK_MSG(k.attn_chunk_f32 && k.f16_to_f32, "%s: no chunk attention kernel", eng_simd_name(level));
+    if (!k.attn_chunk_f32 || !k.f16_to_f32) return;
     enum { C = CPU_ATTN_CHUNK, SCS = CPU_ATTN_CHUNK + 32, NQ = T_HEADS * 5 };
     kv_fixture f;
     kv_init(&f, rs);
@@ -462,10 +464,12 @@ static void check_attention_sources(uint64_t *rs) {
  * for all of them at a time) give each query head the bits it gets in a call
  * of its own kv head alone, for 1 to 4 query heads per kv head, from the pages
  * and from converted rows. */
-static void check_attention_groups(uint64_t *rs) {
+static void check_attention_groups(eng_simd level, uint64_t *rs) {
     cpu_kern k = {0};
-    cpu_kern_avx512(&k);
-    if (!k.attn_chunk_f32 || eng_cpu_detect() < ENG_SIMD_AVX512) return;
+    cpu_kern_avx2(&k);
+    if (level >= ENG_SIMD_AVX512) cpu_kern_avx512(&k);
+    CHECK_MSG(k.attn_chunk_f32 && k.f16_to_f32, "%s: no chunk attention kernel", eng_simd_name(level));
+    if (!k.attn_chunk_f32 || !k.f16_to_f32) return;
     enum { SCS = CPU_ATTN_CHUNK + 32, G = CPU_ATTN_GROUP_MAX };
     kv_fixture f;
     kv_init(&f, rs);
@@ -606,7 +610,7 @@ static void test_backend_ops(void) {
         CHECK_MSG(strcmp(b2->ops->name, lv[l] == ENG_SIMD_AVX2 ? "cpu-avx2" : "cpu-avx512") == 0,
                   "backend name '%s'", b2->ops->name);
         check_attention(ref, b2, &rs);
-        if (lv[l] == ENG_SIMD_AVX512) check_attention_sources(&rs), check_attention_groups(&rs);
+        check_attention_sources(lv[l], &rs), check_attention_groups(lv[l], &rs);
         check_elementwise(ref, b2, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q4_1, 576, 200, &rs);
         check_matmul_invariance(b1, b2, ENG_TYPE_Q8_0, 576, 300, &rs);

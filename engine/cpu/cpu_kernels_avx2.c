@@ -1,9 +1,11 @@
 /* engine/cpu/cpu_kernels_avx2.c: AVX2+FMA+F16C versions of the CPU backend's
- * non-matmul kernels: attention per (token, head) with a fixed order over keys
- * (f16, q8_0 or q4_0 KV rows), a polynomial exp, RMSNorm with a double-precision
- * sum, SwiGLU, f32 -> f16. Each result depends only on its inputs (never on
- * batch size or thread), and differs from the scalar reference by summation
- * order and exp rounding (see tests). */
+ * non-matmul kernels: attention over one chunk of keys for several query heads
+ * and kv heads at once (flash-decoding partials, as the AVX-512 kernel at 8
+ * lanes) and per (token, head) for the head sizes the chunks do not take, with a
+ * fixed order over keys (f16, q8_0 or q4_0 KV rows), a polynomial exp, RMSNorm
+ * with a double-precision sum, SwiGLU, f16 <-> f32. Each result depends only on
+ * its inputs (never on batch size or thread), and differs from the scalar
+ * reference by summation order and exp rounding (see tests). */
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -177,6 +179,262 @@ static void attn_head(const eng_attn_args *a, int t, int h, float *sc) {
     fns[kv_kind(a->kv->type_k)][kv_kind(a->kv->type_v)](a, t, h, sc);
 }
 
+/* --- attention over one chunk of keys (flash-decoding) -------------------------
+ * The AVX-512 kernel's plan at 8 lanes (see cpu_kernels_avx512.c and the
+ * contract in cpu_kernels.h): scores 8 keys at a time, each key's chunks of 8
+ * values loaded (converted) once for the up to 4 query heads of its kv head, one
+ * fma chain per (key, head), then a fixed transpose-and-add tree; the exps in
+ * 8-lane partial sums from the chunk's first key; the value sums in key order,
+ * even and odd keys in two sums added at the end. Each head's arithmetic is the
+ * one it gets alone, whatever the heads, kv heads, tokens or sequences of the
+ * call, and whether the rows come from the pages or converted to f32. */
+enum { KV_F32 = 3, HD_MAX = 256, GROUP_MAX = CPU_ATTN_GROUP_MAX, HEADS_MAX = CPU_ATTN_HEADS_MAX };
+
+/* Where row j of kv head g starts: in the converted f32 rows, or in the pages. */
+typedef struct kv_src {
+    const float *f32;
+    const uint8_t *raw;
+} kv_src;
+
+/* Rows lo + j0 .. lo + j0 + 7 of kv head g (past lo + nk - 1: the last row
+ * again) into r, addressed a page at a time; the next 8 rows (`bytes` from the
+ * head's offset goff) are prefetched to L2, as in the AVX-512 kernel. */
+AVX2_INLINE void kv_rows8(const eng_attn_args *a, const float *conv, size_t ld, int v, int g, size_t goff,
+                          size_t bytes, int lo, int j0, int nk, kv_src *r) {
+    const int last = lo + nk - 1;
+    int pos = lo + j0;
+    if (conv) {
+        for (int i = 0; i < 8; i++, pos += pos < last) {
+            r[i].f32 = conv + (size_t)pos * ld + (size_t)g * (size_t)a->head_dim;
+            r[i].raw = NULL;
+        }
+        return;
+    }
+    const eng_kv_view *kv = a->kv;
+    const int pt = kv->page_tokens;
+    v = v && !kv->v_is_k; /* a latent view (absorbed MLA) has no V rows: its values are the K rows */
+    const size_t row = v ? kv->v_row : kv->k_row;
+    const size_t base = (size_t)a->layer * (size_t)pt * (kv->k_row + kv->v_row) +
+                        (v ? (size_t)pt * kv->k_row : 0) + goff;
+    int page = pos / pt, in = pos % pt;
+    const uint8_t *p = (const uint8_t *)kv->pages[page] + base + (size_t)in * row;
+    for (int i = 0; i < 8; i++) {
+        r[i].raw = p;
+        r[i].f32 = NULL;
+        if (pos < last) {
+            pos++;
+            p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
+        }
+    }
+    for (int i = 0; i < 8 && pos < last; i++) {
+        pos++;
+        p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
+        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
+    }
+}
+
+/* Prefetches `bytes` from goff of the V rows lo + j0 .. lo + j0 + 7 (at most to
+ * lo + nk - 1) into L2: the scores pass fetches the values its keys will need. */
+AVX2_INLINE void kv_prefetch8_l2(const eng_attn_args *a, size_t goff, size_t bytes, int lo, int j0, int nk) {
+    const eng_kv_view *kv = a->kv;
+    const int pt = kv->page_tokens, v = !kv->v_is_k;
+    const size_t row = v ? kv->v_row : kv->k_row;
+    const size_t base = (size_t)a->layer * (size_t)pt * (kv->k_row + kv->v_row) +
+                        (v ? (size_t)pt * kv->k_row : 0) + goff;
+    const int end = j0 + 8 < nk ? j0 + 8 : nk;
+    for (int pos = lo + j0; pos < lo + end; pos++) {
+        const uint8_t *p = (const uint8_t *)kv->pages[pos / pt] + base + (size_t)(pos % pt) * row;
+        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
+    }
+}
+
+/* Values 8c .. 8c + 7 of a row: the pages' conversion (kv_load8) or the f32 row. */
+AVX2_INLINE __m256 kv_src_load(kv_src r, int c, const int kind) {
+    return kind == KV_F32 ? _mm256_loadu_ps(r.f32 + 8 * c) : kv_load8(r.raw, 8 * c, kind);
+}
+
+/* Sums of 8 accumulators as one vector (lane i = sum of a[i]), every lane by the
+ * tree ((x0+x1)+(x2+x3)) + ((x4+x5)+(x6+x7)) whatever its slot. */
+AVX2_INLINE __m256 reduce8(const __m256 *a) {
+    const __m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    const __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+AVX2_INLINE float hmax8(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+/* Scores of keys lo .. lo + nk - 1 for the S query heads of each of the ng kv
+ * heads g0 .. (head s of kv head g0 + i: q[i * S + s], into sc + (i * S + s) *
+ * scs, whole blocks of 8: the last repeats the last key), their maxima into
+ * mx. A block's rows are read for all ng kv heads before the next block, its
+ * value rows prefetched to L2 (vf NULL). nc = head_dim / 8. */
+AVX2_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0, int ng, int lo, int nk,
+                             const float *kf, const float *vf, size_t ld, float *sc, size_t scs, float *mx,
+                             const int nc, const int kind, const int S) {
+    __m256 vmx[HEADS_MAX];
+    for (int h = 0; h < ng * S; h++) vmx[h] = _mm256_set1_ps(-INFINITY);
+    const int hd = a->head_dim;
+    const size_t goff = kf ? 0 : eng_type_row_size(a->kv->type_k, (int64_t)g0 * hd);
+    const size_t gstep = kf ? 0 : eng_type_row_size(a->kv->type_k, hd);
+    const size_t bytes = gstep * (size_t)ng;
+    const size_t voff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g0 * hd);
+    const size_t vbytes = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)ng * hd);
+    const __m256 scale = _mm256_set1_ps(a->scale);
+    kv_src rows[8];
+    for (int j0 = 0; j0 < nk; j0 += 8) {
+        kv_rows8(a, kf, ld, 0, g0, goff, bytes, lo, j0, nk, rows);
+        if (!vf) kv_prefetch8_l2(a, voff, vbytes, lo, j0, nk);
+        for (int gi = 0; gi < ng; gi++) {
+            __m256 acc[GROUP_MAX][8];
+            const cpu_attn_q *qg = q + gi * S;
+            for (int i = 0; i < 8; i++) {
+                kv_src r = rows[i];
+                if (kf)
+                    r.f32 += (size_t)gi * (size_t)hd;
+                else
+                    r.raw += (size_t)gi * gstep;
+                __m256 x[GROUP_MAX];
+                __m256 kc = kv_src_load(r, 0, kind);
+#pragma GCC unroll 4
+                for (int h = 0; h < S; h++) x[h] = _mm256_mul_ps(_mm256_loadu_ps(qg[h].q), kc);
+#pragma GCC unroll 32
+                for (int c = 1; c < nc; c++) {
+                    kc = kv_src_load(r, c, kind);
+#pragma GCC unroll 4
+                    for (int h = 0; h < S; h++)
+                        x[h] = _mm256_fmadd_ps(_mm256_loadu_ps(qg[h].q + 8 * c), kc, x[h]);
+                }
+#pragma GCC unroll 4
+                for (int h = 0; h < S; h++) acc[h][i] = x[h];
+            }
+            for (int h = 0; h < S; h++) {
+                const int hh = gi * S + h;
+                const __m256 x = _mm256_mul_ps(reduce8(acc[h]), scale);
+                _mm256_storeu_ps(sc + (size_t)hh * scs + j0, x); /* the scratch holds nk + 16 */
+                vmx[hh] = _mm256_max_ps(vmx[hh], x); /* the repeated key does not change the max */
+            }
+        }
+    }
+    for (int h = 0; h < ng * S; h++) mx[h] = hmax8(vmx[h]);
+}
+
+/* o[s] = sum_j sc[s][j] v_j over keys in order for the S heads, even and odd
+ * keys in two sums added at the end (the fma latency does not bound the loop);
+ * CP chunks of 8 values per pass over the keys (2 for up to 2 heads, else 1:
+ * the sums stay in registers), which changes no head's arithmetic. */
+AVX2_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
+                             const float *sc, size_t scs, const cpu_attn_q *q, const int nc, const int kind,
+                             const int S) {
+    enum { CPM = 2 };
+    const int CP = S <= 2 ? 2 : 1;
+    const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
+    const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
+    kv_src rows[8];
+    for (int c0 = 0; c0 < nc; c0 += CP) {
+        __m256 acc[GROUP_MAX][2][CPM];
+#pragma GCC unroll 4
+        for (int h = 0; h < S; h++)
+            for (int c = 0; c < CP; c++) acc[h][0][c] = acc[h][1][c] = _mm256_setzero_ps();
+        for (int j = 0; j < nk; j += 2) { /* key j + e goes to sum e (j even: pairs stay in a block) */
+            if (j % 8 == 0) kv_rows8(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows);
+            __m256 v[CPM];
+            for (int c = 0; c < CP; c++) v[c] = kv_src_load(rows[j % 8], c0 + c, kind);
+#pragma GCC unroll 4
+            for (int h = 0; h < S; h++) {
+                const __m256 w = _mm256_set1_ps(sc[(size_t)h * scs + j]);
+                for (int c = 0; c < CP; c++) acc[h][0][c] = _mm256_fmadd_ps(w, v[c], acc[h][0][c]);
+            }
+            if (j + 1 < nk) {
+                for (int c = 0; c < CP; c++) v[c] = kv_src_load(rows[(j + 1) % 8], c0 + c, kind);
+#pragma GCC unroll 4
+                for (int h = 0; h < S; h++) {
+                    const __m256 w = _mm256_set1_ps(sc[(size_t)h * scs + j + 1]);
+                    for (int c = 0; c < CP; c++) acc[h][1][c] = _mm256_fmadd_ps(w, v[c], acc[h][1][c]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int h = 0; h < S; h++)
+            for (int c = 0; c < CP; c++)
+                _mm256_storeu_ps(q[h].o + 8 * (c0 + c), _mm256_add_ps(acc[h][0][c], acc[h][1][c]));
+    }
+}
+
+/* One function per (chunks, kind, heads): the bodies with constant arguments. */
+typedef void (*scores_fn)(const eng_attn_args *, const cpu_attn_q *, int, int, int, int, const float *,
+                          const float *, size_t, float *, size_t, float *);
+typedef void (*values_fn)(const eng_attn_args *, int, int, int, const float *, size_t, const float *, size_t,
+                          const cpu_attn_q *);
+#define KV_FNS(NC, K, S)                                                                                     \
+    AVX2_FN static void scores_##NC##_##K##_##S(const eng_attn_args *a, const cpu_attn_q *q, int g0, int ng, \
+                                                int lo, int nk, const float *kf, const float *vf, size_t ld, \
+                                                float *sc, size_t scs, float *mx) {                          \
+        scores_body(a, q, g0, ng, lo, nk, kf, vf, ld, sc, scs, mx, NC, K, S);                                \
+    }                                                                                                        \
+    AVX2_FN static void values_##NC##_##K##_##S(const eng_attn_args *a, int g, int lo, int nk,               \
+                                                const float *vf, size_t ld, const float *sc, size_t scs,     \
+                                                const cpu_attn_q *q) {                                       \
+        values_body(a, g, lo, nk, vf, ld, sc, scs, q, NC, K, S);                                             \
+    }
+#define KV_FNS_S(NC, K) KV_FNS(NC, K, 1) KV_FNS(NC, K, 2) KV_FNS(NC, K, 3) KV_FNS(NC, K, 4)
+#define KV_FNS_NC(NC)   KV_FNS_S(NC, 0) KV_FNS_S(NC, 1) KV_FNS_S(NC, 2) KV_FNS_S(NC, 3)
+KV_FNS_NC(8)
+KV_FNS_NC(16)
+KV_FNS_NC(32)
+#define ROW_S(NC, K, P) \
+    { P##_##NC##_##K##_1, P##_##NC##_##K##_2, P##_##NC##_##K##_3, P##_##NC##_##K##_4 }
+#define ROW_K(NC, P) \
+    { ROW_S(NC, 0, P), ROW_S(NC, 1, P), ROW_S(NC, 2, P), ROW_S(NC, 3, P) }
+static const scores_fn k_scores[3][4][GROUP_MAX] = {ROW_K(8, scores), ROW_K(16, scores), ROW_K(32, scores)};
+static const values_fn k_values[3][4][GROUP_MAX] = {ROW_K(8, values), ROW_K(16, values), ROW_K(32, values)};
+#undef ROW_K
+#undef ROW_S
+#undef KV_FNS_NC
+#undef KV_FNS_S
+#undef KV_FNS
+
+/* Keys j0 .. j0 + nk - 1 of kv heads g0 .. g0 + ng - 1, nq query heads each:
+ * cpu_kern.attn_chunk_f32's contract (cpu_kernels.h). */
+AVX2_FN static void attn_chunk(const eng_attn_args *a, int g0, int ng, int j0, int nk, const cpu_attn_q *q,
+                               int nq, const float *kf, const float *vf, size_t ld, float *sc, size_t scs) {
+    const int hd = a->head_dim;
+    const int sz = hd == 64 ? 0 : hd == 128 ? 1 : 2; /* head_dim 64, 128 or 256 (see cpu_kernels.h) */
+    float mx[HEADS_MAX];
+    k_scores[sz][kf ? KV_F32 : kv_kind(a->kv->type_k)][nq - 1](a, q, g0, ng, j0, nk, kf, vf, ld, sc, scs, mx);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int h = 0; h < ng * nq; h++) { /* softmax numerators, their sum in 8-lane partial sums */
+        float *s = sc + (size_t)h * scs;
+        const __m256 vmx = _mm256_set1_ps(mx[h]);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < nk; j += 8) {
+            __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), vmx));
+            if (nk - j < 8) /* the block's repeated keys count nothing */
+                e = _mm256_and_ps(e,
+                                  _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nk - j), lane)));
+            _mm256_storeu_ps(s + j, e);
+            sum = _mm256_add_ps(sum, e);
+        }
+        q[h].ml[0] = mx[h];
+        q[h].ml[1] = hsum8(sum);
+    }
+    const values_fn vfn = k_values[sz][vf ? KV_F32 : kv_kind(a->kv->type_v)][nq - 1];
+    for (int gi = 0; gi < ng; gi++)
+        vfn(a, g0 + gi, j0, nk, vf, ld, sc + (size_t)gi * (size_t)nq * scs, scs, q + gi * nq);
+}
+
+/* f16 -> f32 of n values (exact). */
+AVX2_FN static void f16_to_f32(float *dst, const uint16_t *src, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+    for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
+}
+
 AVX2_FN static void rmsnorm_row(float *y, const float *x, const float *w, int n, float eps) {
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int i = 0;
@@ -228,6 +486,8 @@ AVX2_FN static void f32_to_f16(uint16_t *dst, const float *src, size_t n) {
 
 void cpu_kern_avx2(cpu_kern *k) {
     k->attn_head = attn_head;
+    k->attn_chunk_f32 = attn_chunk;
+    k->f16_to_f32 = f16_to_f32;
     k->rmsnorm_row = rmsnorm_row;
     k->swiglu = swiglu;
     k->f32_to_f16 = f32_to_f16;
