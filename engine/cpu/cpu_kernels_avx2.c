@@ -188,7 +188,7 @@ static void attn_head(const eng_attn_args *a, int t, int h, float *sc) {
  * even and odd keys in two sums added at the end. Each head's arithmetic is the
  * one it gets alone, whatever the heads, kv heads, tokens or sequences of the
  * call, and whether the rows come from the pages or converted to f32. */
-enum { KV_F32 = 3, HD_MAX = 256, GROUP_MAX = CPU_ATTN_GROUP_MAX, HEADS_MAX = CPU_ATTN_HEADS_MAX };
+enum { KV_F32 = 3, KU_MAX = 4, HD_MAX = 256, GROUP_MAX = CPU_ATTN_GROUP_MAX, HEADS_MAX = CPU_ATTN_HEADS_MAX };
 
 /* Where row j of kv head g starts: in the converted f32 rows, or in the pages. */
 typedef struct kv_src {
@@ -292,25 +292,42 @@ AVX2_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0
         for (int gi = 0; gi < ng; gi++) {
             __m256 acc[GROUP_MAX][8];
             const cpu_attn_q *qg = q + gi * S;
-            for (int i = 0; i < 8; i++) {
-                kv_src r = rows[i];
-                if (kf)
-                    r.f32 += (size_t)gi * (size_t)hd;
-                else
-                    r.raw += (size_t)gi * gstep;
-                __m256 x[GROUP_MAX];
-                __m256 kc = kv_src_load(r, 0, kind);
+            /* KU keys at a time: KU x S independent fma chains in flight (the fma
+             * latency bound one key's chains), each key's arithmetic unchanged */
+            const int KU = S <= 2 ? 4 : 2;
+            for (int i = 0; i < 8; i += KU) {
+                kv_src r[KU_MAX];
+                __m256 kc[KU_MAX], x[KU_MAX][GROUP_MAX];
 #pragma GCC unroll 4
-                for (int h = 0; h < S; h++) x[h] = _mm256_mul_ps(_mm256_loadu_ps(qg[h].q), kc);
-#pragma GCC unroll 32
-                for (int c = 1; c < nc; c++) {
-                    kc = kv_src_load(r, c, kind);
-#pragma GCC unroll 4
-                    for (int h = 0; h < S; h++)
-                        x[h] = _mm256_fmadd_ps(_mm256_loadu_ps(qg[h].q + 8 * c), kc, x[h]);
+                for (int u = 0; u < KU; u++) {
+                    r[u] = rows[i + u];
+                    if (kf)
+                        r[u].f32 += (size_t)gi * (size_t)hd;
+                    else
+                        r[u].raw += (size_t)gi * gstep;
+                    kc[u] = kv_src_load(r[u], 0, kind);
                 }
 #pragma GCC unroll 4
-                for (int h = 0; h < S; h++) acc[h][i] = x[h];
+                for (int h = 0; h < S; h++) {
+                    const __m256 qv = _mm256_loadu_ps(qg[h].q);
+#pragma GCC unroll 4
+                    for (int u = 0; u < KU; u++) x[u][h] = _mm256_mul_ps(qv, kc[u]);
+                }
+#pragma GCC unroll 32
+                for (int c = 1; c < nc; c++) {
+#pragma GCC unroll 4
+                    for (int u = 0; u < KU; u++) kc[u] = kv_src_load(r[u], c, kind);
+#pragma GCC unroll 4
+                    for (int h = 0; h < S; h++) {
+                        const __m256 qv = _mm256_loadu_ps(qg[h].q + 8 * c);
+#pragma GCC unroll 4
+                        for (int u = 0; u < KU; u++) x[u][h] = _mm256_fmadd_ps(qv, kc[u], x[u][h]);
+                    }
+                }
+#pragma GCC unroll 4
+                for (int u = 0; u < KU; u++)
+#pragma GCC unroll 4
+                    for (int h = 0; h < S; h++) acc[h][i + u] = x[u][h];
             }
             for (int h = 0; h < S; h++) {
                 const int hh = gi * S + h;
