@@ -560,7 +560,8 @@ static int upload_weights(eng_model *m, util_err *err) {
 /* What makes two processes' KV values interchangeable: the same weights and
  * tokenizer (the file's identity), the same KV layout and precision, and the
  * same backend kernels. The trailing version is bumped whenever a kernel's
- * arithmetic changes under an unchanged backend name. */
+ * arithmetic changes under an unchanged backend name (v4: the avx2 level
+ * attends in chunks of keys). */
 static uint64_t model_fingerprint(const eng_model *m) {
     char desc[192], kv[32];
     /* "kv=f16" as before quantized KV existed, so f16 pages on disk stay valid */
@@ -570,7 +571,7 @@ static uint64_t model_fingerprint(const eng_model *m) {
         snprintf(kv, sizeof kv, "f32");
     else
         snprintf(kv, sizeof kv, "k:%s,v:%s", eng_kv_type_name(m->kv_type_k), eng_kv_type_name(m->kv_type_v));
-    int n = snprintf(desc, sizeof desc, "kv=%s;page=%d;backend=%s;v3", kv, ENG_KV_PAGE_TOKENS,
+    int n = snprintf(desc, sizeof desc, "kv=%s;page=%d;backend=%s;v4", kv, ENG_KV_PAGE_TOKENS,
                      m->be->ops->name);
     if (m->kv_split && n > 0 &&
         (size_t)n < sizeof desc) /* pages hold the global layers only; v1 of the split */
