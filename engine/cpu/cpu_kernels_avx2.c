@@ -340,45 +340,40 @@ AVX2_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0
     for (int h = 0; h < ng * S; h++) mx[h] = hmax8(vmx[h]);
 }
 
-/* o[s] = sum_j sc[s][j] v_j over keys in order for the S heads, even and odd
- * keys in two sums added at the end (the fma latency does not bound the loop);
- * CP chunks of 8 values per pass over the keys (2 for up to 2 heads, else 1:
- * the sums stay in registers), which changes no head's arithmetic. */
+/* o[s] = sum_j sc[s][j] v_j over keys in order for the S heads, one sum per
+ * (head, 8 values); CP chunks of 8 values per pass over the keys (4 for up to 2
+ * heads, else 2: S x CP independent fma chains, all in registers), which
+ * changes no head's arithmetic. */
 AVX2_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
                              const float *sc, size_t scs, const cpu_attn_q *q, const int nc, const int kind,
                              const int S) {
-    enum { CPM = 2 };
-    const int CP = S <= 2 ? 2 : 1;
+    enum { CPM = 4 };
+    const int CP = S <= 2 ? 4 : 2;
     const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
     const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
     kv_src rows[8];
     for (int c0 = 0; c0 < nc; c0 += CP) {
-        __m256 acc[GROUP_MAX][2][CPM];
+        __m256 acc[GROUP_MAX][CPM];
 #pragma GCC unroll 4
         for (int h = 0; h < S; h++)
-            for (int c = 0; c < CP; c++) acc[h][0][c] = acc[h][1][c] = _mm256_setzero_ps();
-        for (int j = 0; j < nk; j += 2) { /* key j + e goes to sum e (j even: pairs stay in a block) */
+#pragma GCC unroll 4
+            for (int c = 0; c < CP; c++) acc[h][c] = _mm256_setzero_ps();
+        for (int j = 0; j < nk; j++) {
             if (j % 8 == 0) kv_rows8(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows);
             __m256 v[CPM];
+#pragma GCC unroll 4
             for (int c = 0; c < CP; c++) v[c] = kv_src_load(rows[j % 8], c0 + c, kind);
 #pragma GCC unroll 4
             for (int h = 0; h < S; h++) {
                 const __m256 w = _mm256_set1_ps(sc[(size_t)h * scs + j]);
-                for (int c = 0; c < CP; c++) acc[h][0][c] = _mm256_fmadd_ps(w, v[c], acc[h][0][c]);
-            }
-            if (j + 1 < nk) {
-                for (int c = 0; c < CP; c++) v[c] = kv_src_load(rows[(j + 1) % 8], c0 + c, kind);
 #pragma GCC unroll 4
-                for (int h = 0; h < S; h++) {
-                    const __m256 w = _mm256_set1_ps(sc[(size_t)h * scs + j + 1]);
-                    for (int c = 0; c < CP; c++) acc[h][1][c] = _mm256_fmadd_ps(w, v[c], acc[h][1][c]);
-                }
+                for (int c = 0; c < CP; c++) acc[h][c] = _mm256_fmadd_ps(w, v[c], acc[h][c]);
             }
         }
 #pragma GCC unroll 4
         for (int h = 0; h < S; h++)
-            for (int c = 0; c < CP; c++)
-                _mm256_storeu_ps(q[h].o + 8 * (c0 + c), _mm256_add_ps(acc[h][0][c], acc[h][1][c]));
+#pragma GCC unroll 4
+            for (int c = 0; c < CP; c++) _mm256_storeu_ps(q[h].o + 8 * (c0 + c), acc[h][c]);
     }
 }
 
