@@ -739,6 +739,14 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         if (n > sl + 1 && memcmp(norm + n - sl, k_suffixes[i], sl) == 0) {
             n -= sl;
             norm[n] = '\0';
+            /* raw_text, page_text: the text itself, named by where it came
+             * from, not a value formatted as text */
+            static const char *const k_text_sources[] = {
+                "raw",  "full",    "extracted", "page", "body", "source", "original", "plain",
+                "html", "scraped", "ocr",       "pdf",  "web",  "input",  "parsed",   NULL};
+            if (!strcmp(k_suffixes[i], "_text"))
+                for (size_t k = 0; k_text_sources[k]; k++)
+                    if (!strcmp(norm, k_text_sources[k])) memcpy(norm, "text", (n = 4) + 1);
             break;
         }
     }
