@@ -302,6 +302,13 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
             if (vc != LINT_VC_NONE) return vc;
             *known = 0;
         }
+        /* the run's state object (state.specification.description,
+         * state.branch.project.name) holds what the run is about and has done
+         * so far: it changes as the run goes, whatever the attribute says */
+        if (lint_tmpl_word_is(root, root_n, "state")) {
+            *known = 1;
+            return LINT_VC_TURN;
+        }
     }
     return LINT_VC_NONE;
 }
