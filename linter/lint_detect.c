@@ -400,6 +400,7 @@ static const struct {
     "(?i)\\b(?:release[sd]?|due|birth(?:day|date)?|born|expir\\w*|expires?|effective|"     \
     "publication|published|cut-?off|launch(?:ed)?|deadline|found(?:ed|ing)|creation|"      \
     "copyright|modified|revision|version|valid|since|until|from|between|opening|closing|"  \
+    "fetched|captured|archived|crawled|scraped|"                                           \
     "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"  \
     "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|" \
     "opens?|closes?|last\\h+updated)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
