@@ -362,7 +362,7 @@ static const struct {
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
      "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
-     "task|current_task|\\w+_task|objective|plans?|\\w+_plan|request|"
+     "task|current_task|\\w+_task|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
      "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
