@@ -1228,6 +1228,10 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * a $VAR there is the shell's) */
     int code_path = in_code && nl && t->data[ov[0]] == '{' &&
                     lint_detect_code_path(d, a->cfg, t, ov[0], ov[1], nm, nl);
+    /* a program's template fills a {x} field wherever it stands: one that
+     * is a whole inline code span ("INSTRUCTION: `{instruction}`") is a field */
+    if (in_code && nl && t->program_template && t->data[ov[0]] == '{' && lint_text_code_path(t, ov[0], ov[1]))
+        in_code = 0;
     if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;

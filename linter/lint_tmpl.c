@@ -1457,6 +1457,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
+    t->program_template = !t->is_template && lint_tmpl_prompts_folder(rel);
     size_t fm = frontmatter(t, rel);
     if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
         for (size_t k = 0; k <= fm; k++) t->flags[k] &= (unsigned char)~LINT_LF_FRONTMATTER;
