@@ -338,6 +338,7 @@ static const struct {
     {LINT_VC_NONE,
      "(?:system_?(?:message|prompt|msg|instructions?)|default_system_\\w+|\\w*_?tokens?|tools?|tools_\\w+|"
      "tool_?(?:list|definitions?|schemas?|descriptions?|names?|specs?)|functions?|"
+     "(?:commands?|tools?|functions?|plugins?)_?(?:docs?|documentation|help|usage|reference)|"
      "available_\\w+|custom_tools|builtin_tools|tools_in_user_message|(?:assistant|bot|agent|ai|"
      "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
