@@ -435,6 +435,9 @@ static const struct {
 /* The words before a placeholder that no name classes ("The current date is
  * {}", "the user's workspace is {path}"), matched at the end of its sentence. */
 #define CTX_TAIL "\\h*(?:\\*\\*|__|['\"`(\\[])?\\h*$"
+/* The words between a caption and its value: a relative clause ("a file editor
+ * that shows you {n} lines") hands the value to another noun. */
+#define CTX_GAP "(?:(?!\\b(?:that|which|who|whose|where|when)\\b)[^.\\n]){0,24}?"
 #define CTX_CALL                                                                               \
     "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
     "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
@@ -446,13 +449,13 @@ static const struct {
     "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"   \
     "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"       \
     "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"              \
-    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b[^.\\n]{0,24}?"                    \
+    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b" CTX_GAP                          \
     "(?:\\h(?:is|are)\\b|:|=|#)?" CTX_TAIL
 #define CTX_SESSION                                                                             \
     "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"     \
     "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|" \
     "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"         \
-    "host\\h?name)\\b[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)?" CTX_TAIL
+    "host\\h?name)\\b" CTX_GAP "(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)?" CTX_TAIL
 #define CTX_USER                                                                                   \
     "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
