@@ -209,6 +209,10 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
+    /* a labelled time zone line in an environment block: "Time zone: UTC" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?time\\h?zone(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "\\K(?-i:[A-Z][\\w/+-]*)(?=\\h*(?:\\(|<!--|$))",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 0},
     /* a labelled location or user agent line: "- Location: Oslo, Norway" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
      "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
