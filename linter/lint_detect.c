@@ -179,7 +179,7 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
-    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
+    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform|Host)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
      LINT_VC_SESSION, 0, 4, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
