@@ -1255,6 +1255,47 @@ static int serialized_prompt(scan *s, const char *rel) {
     return rc;
 }
 
+/* Whether line i is an indented YAML key `key:` (an entry's field). */
+static int indented_key(const lint_text *t, size_t i, const char *key) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    const char *q = p;
+    while (q < e && *q == ' ') q++;
+    size_t kl = strlen(key);
+    return q > p && (size_t)(e - q) > kl && !memcmp(q, key, kl) && q[kl] == ':';
+}
+
+/* A CrewAI tasks file (YAML entries with description: and expected_output:):
+ * a task's prompt is its description, then its expected output, and its
+ * {name} fields are the crew's kickoff inputs, filled per run; the ones no
+ * name classes are per call, as in a LangChain prompt's input_variables. */
+static int crewai_tasks(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
+        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
+        return UTIL_OK;
+    int desc = 0, expected = 0;
+    for (size_t i = 0; i < t->n_lines && !(desc && expected); i++) {
+        desc |= indented_key(t, i, "description");
+        expected |= indented_key(t, i, "expected_output");
+    }
+    if (!desc || !expected) return UTIL_OK;
+    const char *d = t->data;
+    for (size_t i = 0; i < t->len; i++) {
+        if (d[i] != '{' || (i + 1 < t->len && d[i + 1] == '{') || (i > 0 && d[i - 1] == '{')) continue;
+        size_t a = i + 1, b = a;
+        while (b < t->len && lint_tmpl_is_ident(d[b])) b++;
+        if (b >= t->len || d[b] != '}' || b == a || (b + 1 < t->len && d[b + 1] == '}')) continue;
+        int sub = 0, known = 0;
+        if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
+            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
+            if (lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        }
+        i = b;
+    }
+    return UTIL_OK;
+}
+
 /* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
 
 /* A Gemini CLI custom command: only the prompt value is prompt text (the
@@ -1469,6 +1510,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
         if (!rc) rc = read_inputs(&s, 0, fm);
     }
     if (!rc) rc = serialized_prompt(&s, rel);
+    if (!rc) rc = crewai_tasks(&s, rel);
     if (!rc) rc = gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
