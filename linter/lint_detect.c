@@ -367,7 +367,7 @@ static const struct {
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
      "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
-     "task|current_task|\\w+_task|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
+     "task|current_task|\\w+_task|(?:task|message|step)_?id|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
      "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
@@ -378,7 +378,8 @@ static const struct {
      "environment|model|model_?(?:name|id)|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
-     "\\w+_session(?:_id)?|is_" DEVICE_FLAGS ")"},
+     "\\w+_session(?:_id)?|(?:thread|conversation|chat|run|job|sub_?agent|execution|invocation)_?id|"
+     "is_" DEVICE_FLAGS ")"},
     {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
                   "\\w+_date|year|month|current_?(?:year|month|day))"},
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
