@@ -1101,6 +1101,14 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     const char *v = t->data + s;
     size_t n = e - s;
     if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
+    /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
+     * list item) as CLAUDE.md writes them, names a file to read in, not where
+     * the user works */
+    if (p && p->mode == PM_HOME && s > 0 && t->data[s - 1] == '@') {
+        size_t k = t->line_start[lint_text_line_of(t, s)];
+        while (k < s - 1 && (t->data[k] == ' ' || t->data[k] == '-' || t->data[k] == '*')) k++;
+        if (k == s - 1) return UTIL_OK;
+    }
     lint_span sp = {s,
                     e,
                     p ? p->kind : LINT_K_CUSTOM,
