@@ -454,13 +454,13 @@ static const struct {
     "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"   \
     "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"       \
     "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"              \
-    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b" CTX_GAP                          \
-    "(?:\\h(?:is|are)\\b|:|=|#)?" CTX_TAIL
+    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b"                                  \
+    "(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|#)|" CTX_GAP ")" CTX_TAIL
 #define CTX_SESSION                                                                             \
     "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"     \
     "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|" \
     "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"         \
-    "host\\h?name)\\b" CTX_GAP "(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)?" CTX_TAIL
+    "host\\h?name)\\b(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)|" CTX_GAP ")" CTX_TAIL
 #define CTX_USER                                                                                   \
     "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
