@@ -1252,6 +1252,10 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
+    /* a file that is a template by its tags ({% %}, {{#section}}) renders
+     * only those: a bare $NAME in its prose is the shell's ("My $PWD is the
+     * root of my project"), not a field */
+    if (t->is_template && t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments) return UTIL_OK;
     /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
      * variable in sample code ("Example: $response = validate($request)") */
     if (t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments && example_context(d, t, ov[0]))
