@@ -1232,6 +1232,17 @@ static int expression_class(const lint_detect *d, const lint_config *cfg, const 
     return LINT_VC_NONE;
 }
 
+/* Whether the name of a ${...} is a variable VS Code fills in a prompt file
+ * (${file}, ${selection}, ${workspaceFolder}, ${input:name}). */
+static int vscode_variable(const char *nm, size_t nl) {
+    static const char *const k_vars[] = {
+        "file",         "fileBasename",    "fileBasenameNoExtension", "fileDirname", "selection",
+        "selectedText", "workspaceFolder", "workspaceFolderBasename", NULL};
+    for (size_t i = 0; k_vars[i]; i++)
+        if (strlen(k_vars[i]) == nl && !memcmp(nm, k_vars[i], nl)) return 1;
+    return nl == 5 && !memcmp(nm, "input", 5) && nm[5] == ':';
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1240,6 +1251,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
+    int vscode = t->vscode_prompt && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
+                 vscode_variable(nm, nl);
     int in_code = lint_text_in_code(t, ov[0]);
     /* a per-session path in inline code is the value itself (`{home}/x`;
      * a $VAR there is the shell's) */
@@ -1249,7 +1262,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * is a whole inline code span ("INSTRUCTION: `{instruction}`") is a field */
     if (in_code && nl && t->program_template && t->data[ov[0]] == '{' && lint_text_code_path(t, ov[0], ov[1]))
         in_code = 0;
-    if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
+    if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
     /* a file that is a template by its tags ({% %}, {{#section}}) renders
@@ -1267,7 +1280,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !picks && !code_path;
+    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);

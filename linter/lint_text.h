@@ -50,6 +50,8 @@ typedef struct lint_text {
     int program_template; /* not a template by its tags, but a program's template by
                            * its folder (prompts/): a {x} field that is a whole
                            * inline code span is filled in there too */
+    int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
+                           * ${workspaceFolder}, ${input:x} are filled in, even in code */
     size_t boundary_line; /* first boundary line index, or n_lines */
     /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
      * tags except their visible strings, comments, frontmatter, bodies of

@@ -1499,6 +1499,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     t->program_template = !t->is_template && lint_tmpl_prompts_folder(rel);
+    size_t rl = strlen(rel);
+    t->vscode_prompt = !t->is_template && rl > 10 && strcasecmp(rel + rl - 10, ".prompt.md") == 0;
     size_t fm = frontmatter(t, rel);
     if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
         for (size_t k = 0; k <= fm; k++) t->flags[k] &= (unsigned char)~LINT_LF_FRONTMATTER;
