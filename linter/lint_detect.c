@@ -1232,17 +1232,6 @@ static int expression_class(const lint_detect *d, const lint_config *cfg, const 
     return LINT_VC_NONE;
 }
 
-/* Whether the name of a ${...} is a variable VS Code fills in a prompt file
- * (${file}, ${selection}, ${workspaceFolder}, ${input:name}). */
-static int vscode_variable(const char *nm, size_t nl) {
-    static const char *const k_vars[] = {
-        "file",         "fileBasename",    "fileBasenameNoExtension", "fileDirname", "selection",
-        "selectedText", "workspaceFolder", "workspaceFolderBasename", NULL};
-    for (size_t i = 0; k_vars[i]; i++)
-        if (strlen(k_vars[i]) == nl && !memcmp(nm, k_vars[i], nl)) return 1;
-    return nl == 5 && !memcmp(nm, "input", 5) && nm[5] == ':';
-}
-
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1252,7 +1241,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
     int vscode = t->vscode_prompt && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
-                 vscode_variable(nm, nl);
+                 lint_detect_vscode_variable(nm, nl);
     int in_code = lint_text_in_code(t, ov[0]);
     /* a per-session path in inline code is the value itself (`{home}/x`;
      * a $VAR there is the shell's) */
