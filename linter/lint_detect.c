@@ -165,8 +165,8 @@ static const pat_def k_literals[] = {
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
      "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* Korean labels of the current date: 오늘 날짜, 현재 날짜 */
-    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0\\x81))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
+    /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
+    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
      "|" CJK_DATE ")",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
