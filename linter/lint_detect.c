@@ -165,8 +165,8 @@ static const pat_def k_literals[] = {
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
      "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* Korean labels of the current date: 오늘 날짜, 현재 날짜 */
-    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0\\x81))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
+    /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
+    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
      "|" CJK_DATE ")",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
@@ -179,7 +179,7 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
-    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
+    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform|Host)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
      LINT_VC_SESSION, 0, 4, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
@@ -209,6 +209,10 @@ static const pat_def k_literals[] = {
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
+    /* a labelled time zone line in an environment block: "Time zone: UTC" */
+    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?time\\h?zone(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "\\K(?-i:[A-Z][\\w/+-]*)(?=\\h*(?:\\(|<!--|$))",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 0},
     /* a labelled location or user agent line: "- Location: Oslo, Norway" */
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
      "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
@@ -338,6 +342,7 @@ static const struct {
     {LINT_VC_NONE,
      "(?:system_?(?:message|prompt|msg|instructions?)|default_system_\\w+|\\w*_?tokens?|tools?|tools_\\w+|"
      "tool_?(?:list|definitions?|schemas?|descriptions?|names?|specs?)|functions?|"
+     "(?:commands?|tools?|functions?|plugins?)_?(?:docs?|documentation|help|usage|reference)|"
      "available_\\w+|custom_tools|builtin_tools|tools_in_user_message|(?:assistant|bot|agent|ai|"
      "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
@@ -361,7 +366,9 @@ static const struct {
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|task|current_task|\\w+_task|objective|request|"
+     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
+     "task|current_task|\\w+_task|(?:task|message|step)_?id|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
+     "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -371,7 +378,8 @@ static const struct {
      "environment|model|model_?(?:name|id)|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
-     "\\w+_session(?:_id)?|is_" DEVICE_FLAGS ")"},
+     "\\w+_session(?:_id)?|(?:thread|conversation|chat|run|job|sub_?agent|execution|invocation)_?id|"
+     "is_" DEVICE_FLAGS ")"},
     {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
                   "\\w+_date|year|month|current_?(?:year|month|day))"},
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
@@ -398,6 +406,7 @@ static const struct {
     "(?i)\\b(?:release[sd]?|due|birth(?:day|date)?|born|expir\\w*|expires?|effective|"     \
     "publication|published|cut-?off|launch(?:ed)?|deadline|found(?:ed|ing)|creation|"      \
     "copyright|modified|revision|version|valid|since|until|from|between|opening|closing|"  \
+    "fetched|captured|archived|crawled|scraped|"                                           \
     "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"  \
     "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|" \
     "opens?|closes?|last\\h+updated)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
@@ -431,6 +440,9 @@ static const struct {
 /* The words before a placeholder that no name classes ("The current date is
  * {}", "the user's workspace is {path}"), matched at the end of its sentence. */
 #define CTX_TAIL "\\h*(?:\\*\\*|__|['\"`(\\[])?\\h*$"
+/* The words between a caption and its value: a relative clause ("a file editor
+ * that shows you {n} lines") hands the value to another noun. */
+#define CTX_GAP "(?:(?!\\b(?:that|which|who|whose|where|when)\\b)[^.\\n]){0,24}?"
 #define CTX_CALL                                                                               \
     "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
     "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
@@ -442,13 +454,13 @@ static const struct {
     "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"   \
     "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"       \
     "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"              \
-    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b[^.\\n]{0,24}?"                    \
-    "(?:\\h(?:is|are)\\b|:|=|#)?" CTX_TAIL
+    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b"                                  \
+    "(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|#)|" CTX_GAP ")" CTX_TAIL
 #define CTX_SESSION                                                                             \
     "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"     \
     "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|" \
     "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"         \
-    "host\\h?name)\\b[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)?" CTX_TAIL
+    "host\\h?name)\\b(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)|" CTX_GAP ")" CTX_TAIL
 #define CTX_USER                                                                                   \
     "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
     "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
@@ -737,6 +749,14 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         if (n > sl + 1 && memcmp(norm + n - sl, k_suffixes[i], sl) == 0) {
             n -= sl;
             norm[n] = '\0';
+            /* raw_text, page_text: the text itself, named by where it came
+             * from, not a value formatted as text */
+            static const char *const k_text_sources[] = {
+                "raw",  "full",    "extracted", "page", "body", "source", "original", "plain",
+                "html", "scraped", "ocr",       "pdf",  "web",  "input",  "parsed",   NULL};
+            if (!strcmp(k_suffixes[i], "_text"))
+                for (size_t k = 0; k_text_sources[k]; k++)
+                    if (!strcmp(norm, k_text_sources[k])) memcpy(norm, "text", (n = 4) + 1);
             break;
         }
     }
@@ -1081,6 +1101,14 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     const char *v = t->data + s;
     size_t n = e - s;
     if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
+    /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
+     * list item) as CLAUDE.md writes them, names a file to read in, not where
+     * the user works */
+    if (p && p->mode == PM_HOME && s > 0 && t->data[s - 1] == '@') {
+        size_t k = t->line_start[lint_text_line_of(t, s)];
+        while (k < s - 1 && (t->data[k] == ' ' || t->data[k] == '-' || t->data[k] == '*')) k++;
+        if (k == s - 1) return UTIL_OK;
+    }
     lint_span sp = {s,
                     e,
                     p ? p->kind : LINT_K_CUSTOM,
@@ -1212,14 +1240,24 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
+    int vscode = t->vscode_prompt && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
+                 lint_detect_vscode_variable(nm, nl);
     int in_code = lint_text_in_code(t, ov[0]);
     /* a per-session path in inline code is the value itself (`{home}/x`;
      * a $VAR there is the shell's) */
     int code_path = in_code && nl && t->data[ov[0]] == '{' &&
                     lint_detect_code_path(d, a->cfg, t, ov[0], ov[1], nm, nl);
-    if ((in_code && !(arguments && t->command_file) && !code_path) || lint_text_in_tag(t, ov[0]) ||
+    /* a program's template fills a {x} field wherever it stands: one that
+     * is a whole inline code span ("INSTRUCTION: `{instruction}`") is a field */
+    if (in_code && nl && t->program_template && t->data[ov[0]] == '{' && lint_text_code_path(t, ov[0], ov[1]))
+        in_code = 0;
+    if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
+    /* a file that is a template by its tags ({% %}, {{#section}}) renders
+     * only those: a bare $NAME in its prose is the shell's ("My $PWD is the
+     * root of my project"), not a field */
+    if (t->is_template && t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments) return UTIL_OK;
     /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
      * variable in sample code ("Example: $response = validate($request)") */
     if (t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments && example_context(d, t, ov[0]))
@@ -1231,7 +1269,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !picks && !code_path;
+    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path;
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);

@@ -62,5 +62,8 @@ int lint_detect_fixed_env_value(const char *v, size_t n);
 /* Whether the file gives the assistant the name v[0, n) ("You are Santa
  * Claus", "named Grace", "I am Lumo"). */
 int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);
+/* Whether a ${...} named nm[0, nl) is one VS Code fills in a prompt file:
+ * ${file}, ${selection}, ${workspaceFolder}, ${input:name} (lint_detect_words.c). */
+int lint_detect_vscode_variable(const char *nm, size_t nl);
 
 #endif

@@ -2,7 +2,8 @@
  * list names whole, from its words (PLAN_FILE_PATH per session,
  * READ_TOOL_NAME stable), whether a ${...} picks text with ?: && or ||,
  * whether an environment value is a fixed one, and
- * whether the file gives the assistant a name. Calls nothing in lint_detect.c
+ * whether the file gives the assistant a name, which ${...} names VS Code
+ * fills in a prompt file. Calls nothing in lint_detect.c
  * (which calls it); does not read the words around a placeholder. */
 #include <ctype.h>
 #include <string.h>
@@ -282,4 +283,15 @@ int lint_detect_fixed_env_value(const char *v, size_t n) {
     size_t hl = 0;
     while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
     return word_in(h, hl, k_fixed_homes);
+}
+
+/* Whether the name of a ${...} is a variable VS Code fills in a prompt file
+ * (${file}, ${selection}, ${workspaceFolder}, ${input:name}). */
+int lint_detect_vscode_variable(const char *nm, size_t nl) {
+    static const char *const k_vars[] = {
+        "file",         "fileBasename",    "fileBasenameNoExtension", "fileDirname", "selection",
+        "selectedText", "workspaceFolder", "workspaceFolderBasename", NULL};
+    for (size_t i = 0; k_vars[i]; i++)
+        if (strlen(k_vars[i]) == nl && !memcmp(nm, k_vars[i], nl)) return 1;
+    return nl == 5 && !memcmp(nm, "input", 5) && nm[5] == ':';
 }

@@ -47,6 +47,11 @@ typedef struct lint_text {
                            * for the model or documentation, not render-time fields */
     int command_file;     /* markdown in a commands/ folder (Claude Code commands):
                            * $ARGUMENTS is filled in there even inside code */
+    int program_template; /* not a template by its tags, but a program's template by
+                           * its folder (prompts/): a {x} field that is a whole
+                           * inline code span is filled in there too */
+    int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
+                           * ${workspaceFolder}, ${input:x} are filled in, even in code */
     size_t boundary_line; /* first boundary line index, or n_lines */
     /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
      * tags except their visible strings, comments, frontmatter, bodies of

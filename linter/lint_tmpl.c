@@ -6,8 +6,10 @@
  * by the frontmatter's declared inputs or by the words before them; date
  * functions (strftime_now, now) are volatile. A loop over volatile data is the
  * volatile part itself: its header is the span, its body renders nothing
- * stable. Tags are found and paired in lint_tmpl_tags.c. Does not run
- * literal patterns or decide findings. */
+ * stable. Tags are found and paired in lint_tmpl_tags.c; prompts kept as
+ * values of data files (LangChain YAML/JSON, CrewAI tasks, Gemini CLI TOML)
+ * and the declared inputs are read in lint_tmpl_data.c. Does not run literal
+ * patterns or decide findings. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,12 +188,6 @@ static int format_subday(const char *s, size_t n) {
     return 0;
 }
 
-static int is_input(const scan *s, const char *p, size_t n) {
-    for (size_t i = 0; i < s->n_inputs; i++)
-        if (lint_tmpl_word_is(p, n, s->inputs[i])) return 1;
-    return 0;
-}
-
 /* GitHub Actions contexts: the event, the run and the ref change per run; the
  * repository, the workflow, secrets and variables do not. */
 static int github_class(const char *p, size_t n) {
@@ -275,7 +271,7 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         vc = lint_detect_name_info(s->d, s->cfg, root, root_n, subday, known);
         if (vc != LINT_VC_NONE) return vc;
     }
-    if (is_input(s, root, root_n)) {
+    if (lint_tmpl_is_input(s, root, root_n)) {
         *known = 1;
         return LINT_VC_TURN; /* declared as an input of the prompt: given per request */
     }
@@ -301,6 +297,13 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
             vc = lint_detect_name_info(s->d, s->cfg, seg, sl, subday, known);
             if (vc != LINT_VC_NONE) return vc;
             *known = 0;
+        }
+        /* the run's state object (state.specification.description,
+         * state.branch.project.name) holds what the run is about and has done
+         * so far: it changes as the run goes, whatever the attribute says */
+        if (lint_tmpl_word_is(root, root_n, "state")) {
+            *known = 1;
+            return LINT_VC_TURN;
         }
     }
     return LINT_VC_NONE;
@@ -1042,17 +1045,6 @@ static void run_pass(scan *s) {
 
 /* --- frontmatter ---------------------------------------------------------------------- */
 
-static int add_input(scan *s, const char *p, size_t n) {
-    while (n > 0 && (p[n - 1] == '?' || p[n - 1] == ' ')) n--;
-    if (!n) return UTIL_OK;
-    char **v = realloc(s->inputs, (s->n_inputs + 1) * sizeof *v);
-    if (!v) return UTIL_ENOMEM;
-    s->inputs = v;
-    if (!(v[s->n_inputs] = strndup(p, n))) return UTIL_ENOMEM;
-    s->n_inputs++;
-    return UTIL_OK;
-}
-
 /* Names a prompt declares as its inputs: prompty `inputs:` (a map, or a list of
  * `- name: x`) and `sample:` keys, dotprompt `input: schema:` keys. */
 static int read_inputs(scan *s, size_t first, size_t last) {
@@ -1090,7 +1082,7 @@ static int read_inputs(scan *s, size_t first, size_t last) {
                 while (r < e && *r == ' ') r++;
                 const char *re = r;
                 while (re < e && (lint_tmpl_is_ident(*re))) re++;
-                if (add_input(s, r, (size_t)(re - r))) return UTIL_ENOMEM;
+                if (lint_tmpl_add_input(s, r, (size_t)(re - r))) return UTIL_ENOMEM;
             }
             continue;
         }
@@ -1098,7 +1090,7 @@ static int read_inputs(scan *s, size_t first, size_t last) {
         if (ind != key_indent || !colon) continue;
         const char *ke = q;
         while (ke < colon && (lint_tmpl_is_ident(*ke) || *ke == '?')) ke++;
-        if (ke == colon && add_input(s, q, (size_t)(ke - q))) return UTIL_ENOMEM;
+        if (ke == colon && lint_tmpl_add_input(s, q, (size_t)(ke - q))) return UTIL_ENOMEM;
     }
     return UTIL_OK;
 }
@@ -1131,191 +1123,6 @@ static size_t frontmatter(lint_text *t, const char *rel) {
         }
     }
     return (size_t)-1;
-}
-
-/* --- serialized prompts (LangChain load_prompt YAML/JSON) ------------------------- */
-
-/* Whether line i starts with key at column 0 ("key:" in YAML, "key": in JSON,
- * indented in JSON); returns the offset after the ':' or 0. */
-static size_t key_line(const lint_text *t, size_t i, const char *key, int json) {
-    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
-    size_t kl = strlen(key);
-    if (json) {
-        while (p < e && (*p == ' ' || *p == '\t')) p++;
-        if (p >= e || *p != '"') return 0;
-        p++;
-    }
-    if ((size_t)(e - p) <= kl || memcmp(p, key, kl) != 0) return 0;
-    p += kl;
-    if (json) {
-        if (p >= e || *p != '"') return 0;
-        p++;
-        while (p < e && *p == ' ') p++;
-    }
-    if (p >= e || *p != ':') return 0;
-    return (size_t)(p + 1 - t->data);
-}
-
-/* The names of input_variables ([a, b] or a YAML "- a" list) from offset at. */
-static int serialized_inputs(scan *s, size_t line, size_t at) {
-    const lint_text *t = s->t;
-    const char *d = t->data;
-    size_t i = at;
-    while (i < t->len && (d[i] == ' ' || d[i] == '\t')) i++;
-    if (i < t->len && d[i] == '[') {
-        for (i++; i < t->len && d[i] != ']';) {
-            if (lint_tmpl_is_ident(d[i]) && !isdigit((unsigned char)d[i])) {
-                size_t a = i;
-                while (i < t->len && lint_tmpl_is_ident(d[i])) i++;
-                if (add_input(s, d + a, i - a)) return UTIL_ENOMEM;
-            } else {
-                i++;
-            }
-        }
-        return UTIL_OK;
-    }
-    for (size_t k = line + 1; k < t->n_lines; k++) { /* - name */
-        const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
-        while (p < e && *p == ' ') p++;
-        if (p >= e || *p != '-') break;
-        for (p++; p < e && (*p == ' ' || *p == '"' || *p == '\''); p++) {}
-        const char *q = p;
-        while (q < e && lint_tmpl_is_ident(*q)) q++;
-        if (q > p && add_input(s, p, (size_t)(q - p))) return UTIL_ENOMEM;
-    }
-    return UTIL_OK;
-}
-
-/* A prompt saved by LangChain (load_prompt: .yaml/.yml/.json with
- * input_variables and template): only the template value is prompt text,
- * the other keys are metadata like frontmatter, and its {name} fields named
- * in input_variables are filled per call. */
-static int serialized_prompt(scan *s, const char *rel) {
-    lint_text *t = s->t;
-    size_t rl = strlen(rel);
-    int json = rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0;
-    if (!json && !(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
-        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
-        return UTIL_OK;
-    size_t tl = (size_t)-1, vat = 0, il = (size_t)-1, iat = 0;
-    for (size_t i = 0; i < t->n_lines; i++) {
-        size_t a;
-        if (tl == (size_t)-1 && (a = key_line(t, i, "template", json))) tl = i, vat = a;
-        if (il == (size_t)-1 && (a = key_line(t, i, "input_variables", json))) il = i, iat = a;
-    }
-    if (tl == (size_t)-1 || il == (size_t)-1) return UTIL_OK;
-    const char *d = t->data;
-    /* the value: one JSON line, or YAML lines up to the next top-level key */
-    size_t last = tl;
-    if (!json)
-        for (size_t k = tl + 1; k < t->n_lines; k++) {
-            const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
-            const char *q = p;
-            while (q < e && (lint_tmpl_is_ident(*q) || *q == '-')) q++;
-            if (q > p && q < e && *q == ':' && !isspace((unsigned char)*p)) break;
-            last = k;
-        }
-    while (vat < t->len && d[vat] == ' ') vat++;
-    char quote = 0;
-    if (vat < t->len && (d[vat] == '\'' || d[vat] == '"'))
-        quote = d[vat++];
-    else if (!json && vat < t->len && (d[vat] == '|' || d[vat] == '>'))
-        vat = lint_text_line_end(t, tl);
-    size_t vend = lint_text_line_end(t, last);
-    if (quote) { /* the closing quote and what follows it */
-        size_t k = vend;
-        while (k > vat && (d[k - 1] == ' ' || d[k - 1] == ',')) k--;
-        if (k > vat && d[k - 1] == quote) vend = k - 1;
-    }
-    for (size_t k = 0; k < t->n_lines; k++)
-        if (k < tl || k > last) t->flags[k] |= LINT_LF_FRONTMATTER;
-    int rc = lint_text_add_quiet(t, 0, vat);
-    if (!rc && vend < t->len) rc = lint_text_add_quiet(t, vend, t->len);
-    if (!rc) rc = serialized_inputs(s, il, iat);
-    /* the declared fields no name classes are filled per call */
-    for (size_t i = vat; !rc && i < vend; i++) {
-        if (d[i] != '{' || (i + 1 < vend && d[i + 1] == '{') || (i > vat && d[i - 1] == '{')) continue;
-        size_t a = i + 1, b = a;
-        while (b < vend && lint_tmpl_is_ident(d[b])) b++;
-        if (b >= vend || d[b] != '}' || b == a || !is_input(s, d + a, b - a)) continue;
-        int sub = 0, known = 0;
-        if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
-            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
-            if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
-        }
-        i = b;
-    }
-    return rc;
-}
-
-/* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
-
-/* A Gemini CLI custom command: only the prompt value is prompt text (the
- * description is metadata), {{args}} is what the user typed after the
- * command, !{cmd} is the command's output and @{path} a file's content, all
- * filled in when the command runs. */
-static int gemini_command(scan *s, const char *rel) {
-    lint_text *t = s->t;
-    size_t rl = strlen(rel);
-    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".toml") == 0)) return UTIL_OK;
-    const char *d = t->data;
-    size_t pl = (size_t)-1, vat = 0;
-    for (size_t i = 0; i < t->n_lines && pl == (size_t)-1; i++) {
-        const char *p = d + t->line_start[i], *e = d + lint_text_line_end(t, i);
-        if (e - p < 7 || memcmp(p, "prompt", 6) != 0) continue;
-        p += 6;
-        while (p < e && *p == ' ') p++;
-        if (p >= e || *p != '=') continue;
-        for (p++; p < e && *p == ' '; p++) {}
-        if (p < e && (*p == '"' || *p == '\'')) pl = i, vat = (size_t)(p - d);
-    }
-    if (pl == (size_t)-1) return UTIL_OK;
-    char q = d[vat];
-    int triple = vat + 2 < t->len && d[vat + 1] == q && d[vat + 2] == q;
-    vat += triple ? 3 : 1;
-    size_t vend = t->len;
-    if (triple) {
-        char close[4] = {q, q, q, 0};
-        const char *c = vat < t->len ? memmem(d + vat, t->len - vat, close, 3) : NULL;
-        if (c) vend = (size_t)(c - d);
-    } else {
-        vend = lint_text_line_end(t, pl);
-        for (size_t k = vat; k < vend; k++)
-            if (d[k] == '\\')
-                k++;
-            else if (d[k] == q) {
-                vend = k;
-                break;
-            }
-    }
-    size_t last = lint_text_line_of(t, vend > vat ? vend - 1 : vat);
-    for (size_t k = 0; k < t->n_lines; k++)
-        if (k < pl || k > last) t->flags[k] |= LINT_LF_FRONTMATTER;
-    int rc = lint_text_add_quiet(t, 0, vat);
-    if (!rc && vend < t->len) rc = lint_text_add_quiet(t, vend, t->len);
-    for (size_t i = vat; !rc && i + 1 < vend; i++) {
-        size_t b = 0;
-        int kind = LINT_K_PLACEHOLDER;
-        if (d[i] == '{' && vend - i >= 8 && !memcmp(d + i, "{{args}}", 8)) {
-            b = i + 8;
-        } else if ((d[i] == '!' || d[i] == '@') && d[i + 1] == '{') {
-            int depth = 0; /* balanced braces, up to the line's end */
-            size_t le = lint_text_line_end(t, lint_text_line_of(t, i));
-            for (size_t k = i + 1; k < le && k < vend; k++)
-                if (d[k] == '{')
-                    depth++;
-                else if (d[k] == '}' && --depth == 0) {
-                    b = k + 1;
-                    break;
-                }
-            if (d[i] == '!') kind = LINT_K_SHELL;
-        }
-        if (!b) continue;
-        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0, 0};
-        if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
-        i = b - 1;
-    }
-    return rc;
 }
 
 /* --- the entry point ----------------------------------------------------------------- */
@@ -1450,6 +1257,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
+    t->program_template = !t->is_template && lint_tmpl_prompts_folder(rel);
+    size_t rl = strlen(rel);
+    t->vscode_prompt = !t->is_template && rl > 10 && strcasecmp(rel + rl - 10, ".prompt.md") == 0;
     size_t fm = frontmatter(t, rel);
     if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
         for (size_t k = 0; k <= fm; k++) t->flags[k] &= (unsigned char)~LINT_LF_FRONTMATTER;
@@ -1460,8 +1270,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
         rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));
         if (!rc) rc = read_inputs(&s, 0, fm);
     }
-    if (!rc) rc = serialized_prompt(&s, rel);
-    if (!rc) rc = gemini_command(&s, rel);
+    if (!rc) rc = lint_tmpl_serialized_prompt(&s, rel);
+    if (!rc) rc = lint_tmpl_crewai_tasks(&s, rel);
+    if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
     if (!rc) rc = lint_tmpl_count_emitting(&s);

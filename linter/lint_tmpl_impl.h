@@ -151,4 +151,15 @@ int lint_tmpl_system_slot(const lint_text *t, const char *root, size_t rn, char 
 /* Whether t opens with a comment declaring its template variables. */
 int lint_tmpl_declares_variables(const lint_text *t);
 
+/* The prompt's declared inputs (front matter, input_variables): a name filled
+ * per call. add returns UTIL_OK or UTIL_ENOMEM (lint_tmpl_data.c). */
+int lint_tmpl_add_input(scan *s, const char *p, size_t n);
+int lint_tmpl_is_input(const scan *s, const char *p, size_t n);
+/* Prompts kept as values of data files (lint_tmpl_data.c): each reads rel's
+ * kind and, when it is one, marks the other keys as metadata and adds the
+ * spans of the fields it fills; UTIL_OK (not that kind too) or UTIL_ENOMEM. */
+int lint_tmpl_serialized_prompt(scan *s, const char *rel); /* LangChain YAML/JSON */
+int lint_tmpl_crewai_tasks(scan *s, const char *rel);      /* CrewAI tasks YAML */
+int lint_tmpl_gemini_command(scan *s, const char *rel);    /* Gemini CLI .toml */
+
 #endif

@@ -1,0 +1,258 @@
+/* linter/lint_tmpl_data.c: prompts kept as values of data files, read as
+ * their prompt value only: LangChain prompts saved as YAML/JSON
+ * (input_variables and template), CrewAI task files (description and
+ * expected_output entries) and Gemini CLI commands (a TOML prompt value).
+ * Marks the other keys as metadata and adds the fields they declare; does not
+ * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lint_registry.h"
+#include "lint_tmpl_impl.h"
+
+/* --- declared inputs ------------------------------------------------------------- */
+
+int lint_tmpl_add_input(scan *s, const char *p, size_t n) {
+    while (n > 0 && (p[n - 1] == '?' || p[n - 1] == ' ')) n--;
+    if (!n) return UTIL_OK;
+    char **v = realloc(s->inputs, (s->n_inputs + 1) * sizeof *v);
+    if (!v) return UTIL_ENOMEM;
+    s->inputs = v;
+    if (!(v[s->n_inputs] = strndup(p, n))) return UTIL_ENOMEM;
+    s->n_inputs++;
+    return UTIL_OK;
+}
+
+int lint_tmpl_is_input(const scan *s, const char *p, size_t n) {
+    for (size_t i = 0; i < s->n_inputs; i++)
+        if (lint_tmpl_word_is(p, n, s->inputs[i])) return 1;
+    return 0;
+}
+
+/* --- serialized prompts (LangChain load_prompt YAML/JSON) ------------------------- */
+
+/* Whether line i starts with key at column 0 ("key:" in YAML, "key": in JSON,
+ * indented in JSON); returns the offset after the ':' or 0. */
+static size_t key_line(const lint_text *t, size_t i, const char *key, int json) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    size_t kl = strlen(key);
+    if (json) {
+        while (p < e && (*p == ' ' || *p == '\t')) p++;
+        if (p >= e || *p != '"') return 0;
+        p++;
+    }
+    if ((size_t)(e - p) <= kl || memcmp(p, key, kl) != 0) return 0;
+    p += kl;
+    if (json) {
+        if (p >= e || *p != '"') return 0;
+        p++;
+        while (p < e && *p == ' ') p++;
+    }
+    if (p >= e || *p != ':') return 0;
+    return (size_t)(p + 1 - t->data);
+}
+
+/* The names of input_variables ([a, b] or a YAML "- a" list) from offset at. */
+static int serialized_inputs(scan *s, size_t line, size_t at) {
+    const lint_text *t = s->t;
+    const char *d = t->data;
+    size_t i = at;
+    while (i < t->len && (d[i] == ' ' || d[i] == '\t')) i++;
+    if (i < t->len && d[i] == '[') {
+        for (i++; i < t->len && d[i] != ']';) {
+            if (lint_tmpl_is_ident(d[i]) && !isdigit((unsigned char)d[i])) {
+                size_t a = i;
+                while (i < t->len && lint_tmpl_is_ident(d[i])) i++;
+                if (lint_tmpl_add_input(s, d + a, i - a)) return UTIL_ENOMEM;
+            } else {
+                i++;
+            }
+        }
+        return UTIL_OK;
+    }
+    for (size_t k = line + 1; k < t->n_lines; k++) { /* - name */
+        const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
+        while (p < e && *p == ' ') p++;
+        if (p >= e || *p != '-') break;
+        for (p++; p < e && (*p == ' ' || *p == '"' || *p == '\''); p++) {}
+        const char *q = p;
+        while (q < e && lint_tmpl_is_ident(*q)) q++;
+        if (q > p && lint_tmpl_add_input(s, p, (size_t)(q - p))) return UTIL_ENOMEM;
+    }
+    return UTIL_OK;
+}
+
+/* A prompt saved by LangChain (load_prompt: .yaml/.yml/.json with
+ * input_variables and template): only the template value is prompt text,
+ * the other keys are metadata like frontmatter, and its {name} fields named
+ * in input_variables are filled per call. */
+int lint_tmpl_serialized_prompt(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    int json = rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0;
+    if (!json && !(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
+        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
+        return UTIL_OK;
+    size_t tl = (size_t)-1, vat = 0, il = (size_t)-1, iat = 0;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        size_t a;
+        if (tl == (size_t)-1 && (a = key_line(t, i, "template", json))) tl = i, vat = a;
+        if (il == (size_t)-1 && (a = key_line(t, i, "input_variables", json))) il = i, iat = a;
+    }
+    if (tl == (size_t)-1 || il == (size_t)-1) return UTIL_OK;
+    const char *d = t->data;
+    /* the value: one JSON line, or YAML lines up to the next top-level key */
+    size_t last = tl;
+    if (!json)
+        for (size_t k = tl + 1; k < t->n_lines; k++) {
+            const char *p = d + t->line_start[k], *e = d + lint_text_line_end(t, k);
+            const char *q = p;
+            while (q < e && (lint_tmpl_is_ident(*q) || *q == '-')) q++;
+            if (q > p && q < e && *q == ':' && !isspace((unsigned char)*p)) break;
+            last = k;
+        }
+    while (vat < t->len && d[vat] == ' ') vat++;
+    char quote = 0;
+    if (vat < t->len && (d[vat] == '\'' || d[vat] == '"'))
+        quote = d[vat++];
+    else if (!json && vat < t->len && (d[vat] == '|' || d[vat] == '>'))
+        vat = lint_text_line_end(t, tl);
+    size_t vend = lint_text_line_end(t, last);
+    if (quote) { /* the closing quote and what follows it */
+        size_t k = vend;
+        while (k > vat && (d[k - 1] == ' ' || d[k - 1] == ',')) k--;
+        if (k > vat && d[k - 1] == quote) vend = k - 1;
+    }
+    for (size_t k = 0; k < t->n_lines; k++)
+        if (k < tl || k > last) t->flags[k] |= LINT_LF_FRONTMATTER;
+    int rc = lint_text_add_quiet(t, 0, vat);
+    if (!rc && vend < t->len) rc = lint_text_add_quiet(t, vend, t->len);
+    if (!rc) rc = serialized_inputs(s, il, iat);
+    /* the declared fields no name classes are filled per call */
+    for (size_t i = vat; !rc && i < vend; i++) {
+        if (d[i] != '{' || (i + 1 < vend && d[i + 1] == '{') || (i > vat && d[i - 1] == '{')) continue;
+        size_t a = i + 1, b = a;
+        while (b < vend && lint_tmpl_is_ident(d[b])) b++;
+        if (b >= vend || d[b] != '}' || b == a || !lint_tmpl_is_input(s, d + a, b - a)) continue;
+        int sub = 0, known = 0;
+        if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
+            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
+            if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
+        }
+        i = b;
+    }
+    return rc;
+}
+
+/* Whether line i is an indented YAML key `key:` (an entry's field). */
+static int indented_key(const lint_text *t, size_t i, const char *key) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    const char *q = p;
+    while (q < e && *q == ' ') q++;
+    size_t kl = strlen(key);
+    return q > p && (size_t)(e - q) > kl && !memcmp(q, key, kl) && q[kl] == ':';
+}
+
+/* A CrewAI tasks file (YAML entries with description: and expected_output:):
+ * a task's prompt is its description, then its expected output, and its
+ * {name} fields are the crew's kickoff inputs, filled per run; the ones no
+ * name classes are per call, as in a LangChain prompt's input_variables. */
+int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
+        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
+        return UTIL_OK;
+    int desc = 0, expected = 0;
+    for (size_t i = 0; i < t->n_lines && !(desc && expected); i++) {
+        desc |= indented_key(t, i, "description");
+        expected |= indented_key(t, i, "expected_output");
+    }
+    if (!desc || !expected) return UTIL_OK;
+    const char *d = t->data;
+    for (size_t i = 0; i < t->len; i++) {
+        if (d[i] != '{' || (i + 1 < t->len && d[i + 1] == '{') || (i > 0 && d[i - 1] == '{')) continue;
+        size_t a = i + 1, b = a;
+        while (b < t->len && lint_tmpl_is_ident(d[b])) b++;
+        if (b >= t->len || d[b] != '}' || b == a || (b + 1 < t->len && d[b + 1] == '}')) continue;
+        int sub = 0, known = 0;
+        if (lint_detect_name_info(s->d, s->cfg, d + a, b - a, &sub, &known) == LINT_VC_NONE && !known) {
+            lint_span sp = {i, b + 1, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
+            if (lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        }
+        i = b;
+    }
+    return UTIL_OK;
+}
+
+/* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
+
+/* A Gemini CLI custom command: only the prompt value is prompt text (the
+ * description is metadata), {{args}} is what the user typed after the
+ * command, !{cmd} is the command's output and @{path} a file's content, all
+ * filled in when the command runs. */
+int lint_tmpl_gemini_command(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".toml") == 0)) return UTIL_OK;
+    const char *d = t->data;
+    size_t pl = (size_t)-1, vat = 0;
+    for (size_t i = 0; i < t->n_lines && pl == (size_t)-1; i++) {
+        const char *p = d + t->line_start[i], *e = d + lint_text_line_end(t, i);
+        if (e - p < 7 || memcmp(p, "prompt", 6) != 0) continue;
+        p += 6;
+        while (p < e && *p == ' ') p++;
+        if (p >= e || *p != '=') continue;
+        for (p++; p < e && *p == ' '; p++) {}
+        if (p < e && (*p == '"' || *p == '\'')) pl = i, vat = (size_t)(p - d);
+    }
+    if (pl == (size_t)-1) return UTIL_OK;
+    char q = d[vat];
+    int triple = vat + 2 < t->len && d[vat + 1] == q && d[vat + 2] == q;
+    vat += triple ? 3 : 1;
+    size_t vend = t->len;
+    if (triple) {
+        char close[4] = {q, q, q, 0};
+        const char *c = vat < t->len ? memmem(d + vat, t->len - vat, close, 3) : NULL;
+        if (c) vend = (size_t)(c - d);
+    } else {
+        vend = lint_text_line_end(t, pl);
+        for (size_t k = vat; k < vend; k++)
+            if (d[k] == '\\')
+                k++;
+            else if (d[k] == q) {
+                vend = k;
+                break;
+            }
+    }
+    size_t last = lint_text_line_of(t, vend > vat ? vend - 1 : vat);
+    for (size_t k = 0; k < t->n_lines; k++)
+        if (k < pl || k > last) t->flags[k] |= LINT_LF_FRONTMATTER;
+    int rc = lint_text_add_quiet(t, 0, vat);
+    if (!rc && vend < t->len) rc = lint_text_add_quiet(t, vend, t->len);
+    for (size_t i = vat; !rc && i + 1 < vend; i++) {
+        size_t b = 0;
+        int kind = LINT_K_PLACEHOLDER;
+        if (d[i] == '{' && vend - i >= 8 && !memcmp(d + i, "{{args}}", 8)) {
+            b = i + 8;
+        } else if ((d[i] == '!' || d[i] == '@') && d[i + 1] == '{') {
+            int depth = 0; /* balanced braces, up to the line's end */
+            size_t le = lint_text_line_end(t, lint_text_line_of(t, i));
+            for (size_t k = i + 1; k < le && k < vend; k++)
+                if (d[k] == '{')
+                    depth++;
+                else if (d[k] == '}' && --depth == 0) {
+                    b = k + 1;
+                    break;
+                }
+            if (d[i] == '!') kind = LINT_K_SHELL;
+        }
+        if (!b) continue;
+        lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0, 0};
+        if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
+        i = b - 1;
+    }
+    return rc;
+}
