@@ -401,15 +401,22 @@ static void check_attention(eng_backend *ref, eng_backend *fast, uint64_t *rs) {
     kv_release(&f);
 }
 
+/* The attention kernels of a level (AVX2's, then AVX-512's over them); 0 when
+ * it has no chunk kernel (a failed check: every x86 level has one). */
+static int chunk_kern(eng_simd level, cpu_kern *k) {
+    memset(k, 0, sizeof *k);
+    cpu_kern_avx2(k);
+    if (level >= ENG_SIMD_AVX512) cpu_kern_avx512(k);
+    CHECK_MSG(k->attn_chunk_f32 && k->f16_to_f32, "%s: no chunk attention kernel", eng_simd_name(level));
+    return k->attn_chunk_f32 && k->f16_to_f32;
+}
+
 /* The chunk kernel gives the same bits reading rows converted up front or
  * converting them as it loads them, and a query head's partial does not depend
  * on the other heads of the call (1 to 4, from any tokens). */
 static void check_attention_sources(eng_simd level, uint64_t *rs) {
-    cpu_kern k = {0};
-    cpu_kern_avx2(&k);
-    if (level >= ENG_SIMD_AVX512) cpu_kern_avx512(&k);
-    CHECK_MSG(k.attn_chunk_f32 && k.f16_to_f32, "%s: no chunk attention kernel", eng_simd_name(level));
-    if (!k.attn_chunk_f32 || !k.f16_to_f32) return;
+    cpu_kern k;
+    if (!chunk_kern(level, &k)) return;
     enum { C = CPU_ATTN_CHUNK, SCS = CPU_ATTN_CHUNK + 32, NQ = T_HEADS * 5 };
     kv_fixture f;
     kv_init(&f, rs);
@@ -465,11 +472,8 @@ static void check_attention_sources(eng_simd level, uint64_t *rs) {
  * of its own kv head alone, for 1 to 4 query heads per kv head, from the pages
  * and from converted rows. */
 static void check_attention_groups(eng_simd level, uint64_t *rs) {
-    cpu_kern k = {0};
-    cpu_kern_avx2(&k);
-    if (level >= ENG_SIMD_AVX512) cpu_kern_avx512(&k);
-    CHECK_MSG(k.attn_chunk_f32 && k.f16_to_f32, "%s: no chunk attention kernel", eng_simd_name(level));
-    if (!k.attn_chunk_f32 || !k.f16_to_f32) return;
+    cpu_kern k;
+    if (!chunk_kern(level, &k)) return;
     enum { SCS = CPU_ATTN_CHUNK + 32, G = CPU_ATTN_GROUP_MAX };
     kv_fixture f;
     kv_init(&f, rs);
