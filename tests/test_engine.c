@@ -90,7 +90,11 @@ static void test_golden(eng_model *m) {
                               SPREAD_FACTOR * fmax(golden_spread("spread.tsv", r->name), dist));
             double err = golden_max_abs(lg, ref, nv);
             CHECK_MSG(err <= tol, "prompt '%s': max abs logit error %.5f > %.3g", r->name, err, tol);
-            CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv), "prompt '%s': top-1 differs", r->name);
+            /* the top-1 where llama.cpp's margin there is above the bound (a
+             * decided step, as for the greedy tokens below) */
+            if (r->n_greedy > 0 && r->margins[0] >= tol)
+                CHECK_MSG(eng_argmax(lg, nv) == eng_argmax(ref, nv),
+                          "prompt '%s': top-1 differs (margin %.3f)", r->name, r->margins[0]);
             int32_t *out = calloc(r->n_greedy + 1, sizeof *out);
             greedy(m, r->prompt, (int)r->n_prompt, (int)r->n_greedy, out);
             size_t agree = th_ids_agree(out, r->greedy, r->n_greedy), robust = 0;
