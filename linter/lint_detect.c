@@ -580,25 +580,6 @@ void lint_detect_free(lint_detect *d) {
     free(d);
 }
 
-/* --- span vector ------------------------------------------------------------ */
-
-int lint_spanv_push(lint_spanv *sv, const lint_span *s) {
-    if (sv->n == sv->cap) {
-        size_t nc = sv->cap ? sv->cap * 2 : 32;
-        lint_span *p = realloc(sv->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        sv->v = p;
-        sv->cap = nc;
-    }
-    sv->v[sv->n++] = *s;
-    return UTIL_OK;
-}
-
-void lint_spanv_release(lint_spanv *sv) {
-    free(sv->v);
-    memset(sv, 0, sizeof *sv);
-}
-
 /* --- matching helpers ------------------------------------------------------------ */
 
 /* Whether re matches anywhere in [a, b). */
@@ -1312,125 +1293,6 @@ static int span_cmp(const void *x, const void *y) {
     return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
 }
 
-/* Whether [a, b) holds only a stand-in for a value, not the value: empty,
- * "...", {x}, [x], <x>. */
-static int stand_in(const char *d, size_t a, size_t b) {
-    while (a < b && isspace((unsigned char)d[a])) a++;
-    while (b > a && isspace((unsigned char)d[b - 1])) b--;
-    if (a == b) return 1;
-    if ((d[a] == '{' && d[b - 1] == '}') || (d[a] == '[' && d[b - 1] == ']') ||
-        (d[a] == '<' && d[b - 1] == '>'))
-        return 1;
-    return b - a <= 3 && d[a] == '.';
-}
-
-/* Text pasted inside a tag that names per-request content (CONTENT_TAG) in a
- * rendered prompt (not a template: there the tag's text is the template's
- * own): the first text of its body is per turn, unless the body is a
- * stand-in ("<user_query>{question}</user_query>") or an example. */
-static int content_tags(const lint_detect *d, const lint_text *t, lint_spanv *out) {
-    if (t->is_template) return UTIL_OK;
-    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
-    if (!md) return UTIL_ENOMEM;
-    int rc = UTIL_OK;
-    for (size_t l = 0; l < t->n_lines && !rc; l++) {
-        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
-        const char *p = t->data + ls;
-        if (le - ls > 2000 || !memchr(p, '<', le - ls) ||
-            (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)))
-            continue;
-        if (pcre2_match(d->misc[RX_CONTENT_TAG], (PCRE2_SPTR)p, le - ls, 0, 0, md, d->mctx) < 0) continue;
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        char closer[64]; /* a tag, not a word in prose: it is closed later */
-        int cl = snprintf(closer, sizeof closer, "</%.*s>", (int)(ov[3] - ov[2]), p + ov[2]);
-        size_t lim = t->len - (ls + ov[1]) > 65536 ? 65536 : t->len - (ls + ov[1]);
-        if (cl <= 0 || (size_t)cl >= sizeof closer) continue;
-        const char *body = t->data + ls + ov[1];
-        const char *cp = memmem(body, lim, closer, (size_t)cl);
-        /* "<user_query" again before it closes: the first was a word in prose */
-        const char *op = cp ? memmem(body, (size_t)(cp - body), closer + 2, (size_t)cl - 3) : NULL;
-        if (!cp || (op && op > body && op[-1] == '<')) continue;
-        size_t a = ls + ov[1], nl = l;
-        if (a >= le) { /* the body starts on a later line: its first non-blank one */
-            for (nl = l + 1; nl < t->n_lines; nl++) {
-                size_t s2 = t->line_start[nl], e2 = lint_text_line_end(t, nl);
-                while (s2 < e2 && isspace((unsigned char)t->data[s2])) s2++;
-                if (s2 < e2) {
-                    a = s2;
-                    break;
-                }
-            }
-            if (nl >= t->n_lines) break;
-        }
-        size_t b = lint_text_line_end(t, nl);
-        const char *close = memmem(t->data + a, b - a, "</", 2);
-        if (close) b = (size_t)(close - t->data);
-        if (a >= b || stand_in(t->data, a, b) || lint_text_in_code(t, a) || lint_text_in_quiet(t, a) ||
-            (t->flags[nl] & (LINT_LF_FENCE | LINT_LF_EXAMPLE)))
-            continue;
-        while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
-        lint_span sp = {a, b, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1, 0};
-        if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
-        /* the block's later lines are the same pasted text, not stable text */
-        size_t cpos = (size_t)(cp - t->data);
-        for (size_t k = nl + 1; k < t->n_lines && !rc && t->line_start[k] < cpos; k++) {
-            size_t s2 = t->line_start[k], e2 = lint_text_line_end(t, k);
-            if (e2 > cpos) e2 = cpos;
-            while (s2 < e2 && isspace((unsigned char)t->data[s2])) s2++;
-            while (e2 > s2 && isspace((unsigned char)t->data[e2 - 1])) e2--;
-            if (s2 >= e2) continue;
-            lint_span c = {s2, e2, LINT_K_CONTENT, LINT_VC_TURN, 0, NULL, 1, 1};
-            if (lint_spanv_push(out, &c)) rc = UTIL_ENOMEM;
-        }
-    }
-    pcre2_match_data_free(md);
-    return rc;
-}
-
-/* The "Key: value" items of a list of the user's settings (USER_BLOCK): each
- * value is the user's, up to the first line that is not an item. */
-static int user_blocks(const lint_detect *d, const lint_text *t, lint_spanv *out) {
-    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
-    if (!md) return UTIL_ENOMEM;
-    int rc = UTIL_OK, open = 0;
-    for (size_t l = 0; l < t->n_lines && !rc; l++) {
-        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
-        const char *p = t->data + ls;
-        size_t n = le - ls;
-        if (n > 400 || (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER))) {
-            open = 0;
-            continue;
-        }
-        if (open && pcre2_match(d->misc[RX_USER_ITEM], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) >= 0) {
-            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-            size_t a = ls + ov[0], b = ls + ov[1];
-            while (b > a && (t->data[b - 1] == ' ' || t->data[b - 1] == '\t')) b--;
-            if (b > a && !lint_text_in_code(t, a) && !lint_text_in_quiet(t, a)) {
-                lint_span sp = {a,
-                                b,
-                                open == 2 ? LINT_K_ENV : LINT_K_PROFILE,
-                                open == 2 ? LINT_VC_SESSION : LINT_VC_USER,
-                                0,
-                                NULL,
-                                1,
-                                0};
-                if (lint_spanv_push(out, &sp)) rc = UTIL_ENOMEM;
-            }
-            continue;
-        }
-        open = 0;     /* 1: the user's settings; 2: an environment block (<env>) */
-        size_t z = n; /* an opener ends in ':' or '>' */
-        while (z > 0 && isspace((unsigned char)p[z - 1])) z--;
-        if (z > 0 && (p[z - 1] == ':' || p[z - 1] == '>') &&
-            pcre2_match(d->misc[RX_USER_BLOCK], (PCRE2_SPTR)p, n, 0, 0, md, d->mctx) > 0) {
-            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-            open = pcre2_get_ovector_count(md) > 1 && ov[2] != PCRE2_UNSET ? 2 : 1;
-        }
-    }
-    pcre2_match_data_free(md);
-    return rc;
-}
-
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
@@ -1459,8 +1321,8 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     free(wl);
     free(al);
     free(cl);
-    if (!rc) rc = user_blocks(d, t, out);
-    if (!rc) rc = content_tags(d, t, out);
+    if (!rc) rc = lint_detect_user_blocks(d->misc[RX_USER_BLOCK], d->misc[RX_USER_ITEM], d->mctx, t, out);
+    if (!rc) rc = lint_detect_content_tags(d->misc[RX_CONTENT_TAG], d->mctx, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;

@@ -9,29 +9,8 @@
 
 #include "lint_config.h"
 #include "lint_report.h"
+#include "lint_span.h"
 #include "lint_text.h"
-
-/* --- volatile spans ---------------------------------------------------------- */
-typedef struct lint_span {
-    size_t start, end; /* byte offsets into the file */
-    int kind;          /* lint_kind */
-    int vclass;        /* lint_vclass */
-    int subday;        /* finer than a day (PL003) */
-    const char *label; /* custom pattern name, or NULL */
-    int rendered;      /* a literal only a rendered prompt holds per request (a
-                        * branch, a pasted search result): in a committed
-                        * AGENTS.md or SKILL.md it is the file's own fixed text */
-    int cont;          /* a later line of a value that began on a line above (a
-                        * pasted block): volatile, reported with that line */
-} lint_span;
-
-typedef struct lint_spanv {
-    lint_span *v;
-    size_t n, cap;
-} lint_spanv;
-
-int lint_spanv_push(lint_spanv *sv, const lint_span *s);
-void lint_spanv_release(lint_spanv *sv);
 
 /* --- detection --------------------------------------------------------------- */
 typedef struct lint_detect lint_detect;

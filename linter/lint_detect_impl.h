@@ -1,12 +1,13 @@
-/* linter/lint_detect_impl.h: what lint_detect.c shares with
- * lint_detect_order.c: the ids of its context patterns, its scanning loop
- * and a one-range match. Private to those two files. */
+/* linter/lint_detect_impl.h: what lint_detect.c shares with the other
+ * lint_detect_*.c files: the ids of its context patterns, its scanning loop,
+ * a one-range match, and the helpers each of them adds. Private to them. */
 #ifndef LINT_DETECT_IMPL_H
 #define LINT_DETECT_IMPL_H
 
 #include <stddef.h>
 
 #include "lint_config.h" /* pcre2 */
+#include "lint_span.h"
 #include "lint_text.h"
 
 typedef struct lint_detect lint_detect; /* as in lint_detect.h */
@@ -65,5 +66,14 @@ int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);
 /* Whether a ${...} named nm[0, nl) is one VS Code fills in a prompt file:
  * ${file}, ${selection}, ${workspaceFolder}, ${input:name} (lint_detect_words.c). */
 int lint_detect_vscode_variable(const char *nm, size_t nl);
+
+/* Spans of text pasted in a content tag (per turn) and of the items of a
+ * user-settings or environment block (lint_detect_blocks.c), appended to out;
+ * the patterns RX_CONTENT_TAG, RX_USER_BLOCK, RX_USER_ITEM come as arguments
+ * (lint_detect_blocks.c does not call back into lint_detect.c). */
+int lint_detect_content_tags(pcre2_code *tag_re, pcre2_match_context *mctx, const lint_text *t,
+                             lint_spanv *out);
+int lint_detect_user_blocks(pcre2_code *block_re, pcre2_code *item_re, pcre2_match_context *mctx,
+                            const lint_text *t, lint_spanv *out);
 
 #endif
