@@ -109,6 +109,26 @@ static size_t on_body(char *p, size_t sz, size_t n, void *user) {
     return util_buf_append(user, p, sz * n) ? 0 : sz * n;
 }
 
+/* POSTs body (JSON; NULL: a GET) to url on c, the reply to fn(arg), within
+ * timeout seconds; *status is the HTTP status (0: no answer). */
+static CURLcode bs_perform(CURL *c, const char *url, const char *body, curl_write_callback fn, void *arg,
+                           long timeout, long *status) {
+    struct curl_slist *h = body ? curl_slist_append(NULL, "Content-Type: application/json") : NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fn);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, arg);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
+    *status = 0;
+    CURLcode rc = curl_easy_perform(c);
+    if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(h);
+    return rc;
+}
+
 static long num_at(const cJSON *o, const char *a, const char *b) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
     if (b) v = cJSON_GetObjectItemCaseSensitive(v, b);
@@ -136,20 +156,10 @@ static double one_request(bs_shared *sh, CURL *c, int client, int r) {
     cJSON_Delete(o);
     util_buf resp;
     util_buf_init(&resp);
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(c, CURLOPT_URL, sh->url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 600L);
     double t0 = util_now_s();
-    long status = 0;
-    CURLcode rc = curl_easy_perform(c);
+    long status;
+    CURLcode rc = bs_perform(c, sh->url, body, on_body, &resp, 600L, &status);
     double dt = util_now_s() - t0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(h);
     free(body);
     cJSON *a = rc == CURLE_OK && status == 200 && resp.data ? cJSON_Parse(resp.data) : NULL;
     long pt = num_at(cJSON_GetObjectItem(a, "usage"), "prompt_tokens", NULL);
@@ -258,17 +268,8 @@ static void single_stream(const bs_opts *o, const char *url, const char *system,
         cJSON_Delete(q);
         bs_sse sse = {.n = 0, .usage = -1};
         util_buf_init(&sse.line);
-        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-        curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_sse);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &sse);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT, 600L);
-        long status = 0;
-        if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        curl_slist_free_all(h);
+        long status;
+        bs_perform(c, url, body, on_sse, &sse, 600L, &status);
         free(body);
         util_buf_release(&sse.line);
         /* tokens after the first chunk's one: the usage count (a chunk may carry
@@ -380,13 +381,8 @@ static long http_status(const char *url) {
     if (!c) return 0;
     util_buf sink;
     util_buf_init(&sink);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 2L);
-    long status = 0;
-    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    long status;
+    bs_perform(c, url, NULL, on_body, &sink, 2L, &status);
     curl_easy_cleanup(c);
     util_buf_release(&sink);
     return status;
