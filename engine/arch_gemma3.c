@@ -48,10 +48,9 @@ int eng_gemma3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err
 
         /* --- attention: q/k normed per head, roped, q scaled ------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
-        if ((rc = eng_fwd_matmul(m, b, &L->wq, sc->xb, sc->q, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->wk, sc->xb, sc->k, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->wv, sc->xb, sc->v, err)))
-            return rc;
+        const eng_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *const qkv_y[3] = {sc->q, sc->k, sc->v};
+        if ((rc = eng_fwd_matmul_n(m, b, qkv, qkv_y, 3, sc->xb, err))) return rc;
         op->rmsnorm(be, sc->q, sc->q, L->attn_q_norm, hd, n * hp->n_head, hp->eps);
         op->rmsnorm(be, sc->k, sc->k, L->attn_k_norm, hd, n * hp->n_kv_head, hp->eps);
         const eng_rope_args rope = {
@@ -75,9 +74,9 @@ int eng_gemma3_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err
 
         /* --- feed-forward (GeGLU), post-normed ---------------------------- */
         op->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, E, n, hp->eps);
-        if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
-            return rc;
+        const eng_weight *gu[2] = {&L->w_gate, &L->w_up};
+        float *const gy[2] = {sc->hb, sc->hb2};
+        if ((rc = eng_fwd_matmul_n(m, b, gu, gy, 2, sc->xb, err))) return rc;
         op->geglu(be, sc->hb, sc->hb, sc->hb2, nF);
         if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
         op->rmsnorm(be, sc->xb, sc->xb, L->post_ffw_norm, E, n, hp->eps);

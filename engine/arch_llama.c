@@ -76,10 +76,9 @@ int eng_llama_forward(const eng_model *m, const eng_fwd_batch *b, util_err *err)
 
         /* --- attention: projections, qwen2's biases, qwen3's head norms -- */
         op->rmsnorm(be, sc->xb, sc->x, L->attn_norm, E, n, hp->eps);
-        if ((rc = eng_fwd_matmul(m, b, &L->wq, sc->xb, sc->q, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->wk, sc->xb, sc->k, err)) ||
-            (rc = eng_fwd_matmul(m, b, &L->wv, sc->xb, sc->v, err)))
-            return rc;
+        const eng_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *const qkv_y[3] = {sc->q, sc->k, sc->v};
+        if ((rc = eng_fwd_matmul_n(m, b, qkv, qkv_y, 3, sc->xb, err))) return rc;
         if (L->bq) {
             add_bias(be, sc->q, L->bq, n, Q);
             add_bias(be, sc->k, L->bk, n, KV);

@@ -194,6 +194,11 @@ typedef struct eng_backend_ops {
      * pass: which tokens x holds (see eng_pass). */
     int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok, eng_pass pass,
                   util_err *err);
+    /* y[j] = w[j] x for n weights of the same cols sharing one input (q/k/v,
+     * gate/up): the same values as n matmul calls, in one call (optional; NULL:
+     * the engine calls matmul n times). */
+    int (*matmul_n)(eng_backend *be, const eng_weight *const *w, float *const *y, int n, const float *x,
+                    int n_tok, eng_pass pass, util_err *err);
     /* out[t] = dequantized row ids[t] of w. */
     int (*get_rows)(eng_backend *be, const eng_weight *w, const int32_t *ids, int n, float *out,
                     util_err *err);

@@ -46,6 +46,34 @@ int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight 
     return fwd_matmul_rows(m, b, w, x, y, 0, err);
 }
 
+int eng_fwd_matmul_n(const eng_model *m, const eng_fwd_batch *b, const eng_weight *const *w, float *const *y,
+                     int n, const float *x, util_err *err) {
+    eng_backend *be = m->be;
+    if (!be->ops->matmul_n) {
+        for (int j = 0; j < n; j++) {
+            int rc = fwd_matmul_rows(m, b, w[j], x, y[j], 0, err);
+            if (rc) return rc;
+        }
+        return UTIL_OK;
+    }
+    enum { N_MAX = 8 };
+    float *yr[N_MAX];
+    if (n > N_MAX)
+        return util_err_set(err, UTIL_EINVAL, "matmul of %d weights at once (at most %d)", n, N_MAX);
+    size_t row = 0;
+    for (int i = 0; i < b->n;) { /* runs of entries with the same pass, as fwd_matmul_rows */
+        eng_pass pass = b->e[i].pass;
+        int rows = 0;
+        for (; i < b->n && (b->e[i].pass == pass || be->ops->pass_blind); i++) rows += b->e[i].n_tok;
+        if (rows == 0) continue;
+        for (int j = 0; j < n; j++) yr[j] = y[j] + row * (size_t)w[j]->rows;
+        int rc = be->ops->matmul_n(be, w, yr, n, x + row * (size_t)w[0]->cols, rows, pass, err);
+        if (rc) return rc;
+        row += (size_t)rows;
+    }
+    return UTIL_OK;
+}
+
 /* Entries per attention_batch call (the args live on the stack). */
 enum { ATTEND_BATCH = 16 };
 
@@ -129,9 +157,9 @@ int eng_fwd_ffn_swiglu(const eng_model *m, const eng_fwd_batch *b, const eng_lay
     size_t n = (size_t)b->n_tok, nE = n * (size_t)hp->n_embd, nF = n * (size_t)hp->n_ff;
     int rc;
     be->ops->rmsnorm(be, sc->xb, sc->x, L->ffn_norm, hp->n_embd, b->n_tok, hp->eps);
-    if ((rc = eng_fwd_matmul(m, b, &L->w_gate, sc->xb, sc->hb, err)) ||
-        (rc = eng_fwd_matmul(m, b, &L->w_up, sc->xb, sc->hb2, err)))
-        return rc;
+    const eng_weight *gu[2] = {&L->w_gate, &L->w_up};
+    float *const gy[2] = {sc->hb, sc->hb2};
+    if ((rc = eng_fwd_matmul_n(m, b, gu, gy, 2, sc->xb, err))) return rc;
     be->ops->swiglu(be, sc->hb, sc->hb, sc->hb2, nF);
     if ((rc = eng_fwd_matmul(m, b, &L->w_down, sc->hb, sc->xb, err))) return rc;
     be->ops->add(be, sc->x, sc->xb, nE);

@@ -59,72 +59,128 @@ static int cpu_grow(void **p, size_t *cap, size_t need) {
 
 /* --- matmul ------------------------------------------------------------- */
 
-typedef struct mm_task {
+/* Up to MM_MAX weights sharing one input in one pool run (q/k/v, gate/up). */
+enum { MM_MAX = 4 };
+
+typedef struct mm_part {
     const eng_weight *w;
     const eng_type_kernels *k;
-    int exact; /* eng_exact_gemm instead of k->gemm */
-    const float *x;
-    char *act; /* n_tok prepared rows of lda bytes */
+    const char *act; /* n_tok prepared rows of lda bytes */
     size_t lda;
     float *y;
-    int n_tok;
     int64_t chunk_rows;
+    int c0; /* the part's first chunk */
+} mm_part;
+
+typedef struct mm_task {
+    mm_part p[MM_MAX];
+    int n;
+    int exact; /* eng_exact_gemm instead of k->gemm */
+    const float *x;
+    char *act;
+    int n_tok;
     int n_chunks;
     atomic_int next;
 } mm_task;
 
+/* Prepares rows [ith, ith + nth, ...) of x for every part that owns its activation rows. */
 static void mm_quantize(void *arg, int ith, int nth) {
     mm_task *t = arg;
-    for (int i = ith; i < t->n_tok; i += nth)
-        t->k->act_quantize(t->x + (size_t)i * (size_t)t->w->cols, t->act + (size_t)i * t->lda, t->w->cols);
+    for (int j = 0; j < t->n; j++) {
+        const mm_part *P = &t->p[j];
+        if (j > 0 && P->act == t->p[j - 1].act) continue;
+        for (int i = ith; i < t->n_tok; i += nth)
+            P->k->act_quantize(t->x + (size_t)i * (size_t)P->w->cols, (char *)P->act + (size_t)i * P->lda,
+                               P->w->cols);
+    }
 }
 
 static void mm_rows(void *arg, int ith, int nth) {
     mm_task *t = arg;
-    const eng_weight *w = t->w;
     int c;
     (void)ith;
     (void)nth;
     while ((c = eng_pool_next(&t->next, t->n_chunks)) >= 0) {
-        int64_t r0 = (int64_t)c * t->chunk_rows;
-        int64_t nr = w->rows - r0 < t->chunk_rows ? w->rows - r0 : t->chunk_rows;
+        int j = t->n - 1;
+        while (c < t->p[j].c0) j--;
+        const mm_part *P = &t->p[j];
+        const eng_weight *w = P->w;
+        int64_t r0 = (int64_t)(c - P->c0) * P->chunk_rows;
+        int64_t nr = w->rows - r0 < P->chunk_rows ? w->rows - r0 : P->chunk_rows;
         const char *wr = (const char *)w->data + (size_t)r0 * w->row_bytes;
         if (t->exact)
-            eng_exact_gemm(w->type, w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act,
-                           t->lda, t->n_tok);
+            eng_exact_gemm(w->type, w->cols, P->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, P->act,
+                           P->lda, t->n_tok);
         else
-            t->k->gemm(w->cols, t->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, t->act, t->lda,
+            P->k->gemm(w->cols, P->y + r0, (size_t)w->rows, wr, w->row_bytes, (int)nr, P->act, P->lda,
                        t->n_tok);
     }
 }
 
-/* One path for prompt and decode tokens: pass is not looked at. */
-static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
-                      eng_pass pass, util_err *err) {
+/* y[j] = w[j] x for n weights of the same cols: the activations prepared once
+ * per activation format, every weight's chunks in one pool run. Each (row,
+ * token) runs the kernel it runs alone, so values equal n cpu_matmul calls. */
+static int cpu_matmul_n(eng_backend *be, const eng_weight *const *w, float *const *y, int n, const float *x,
+                        int n_tok, eng_pass pass, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
-    if (w->type >= ENG_TYPE_COUNT || !cb->has_kern[w->type])
-        return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w->name, w->type);
-    mm_task t = {.w = w, .k = &cb->kern[w->type], .exact = cb->exact, .x = x, .y = y, .n_tok = n_tok};
-    t.lda = t.k->act_bytes(w->cols);
-    if (!t.lda || cpu_grow(&cb->act, &cb->act_cap, t.lda * (size_t)n_tok))
-        return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w->name);
+    (void)pass;
+    if (n > MM_MAX) { /* more than one run holds */
+        int rc = cpu_matmul_n(be, w, y, MM_MAX, x, n_tok, pass, err);
+        return rc ? rc : cpu_matmul_n(be, w + MM_MAX, y + MM_MAX, n - MM_MAX, x, n_tok, pass, err);
+    }
+    mm_task t = {.n = n, .exact = cb->exact, .x = x, .n_tok = n_tok};
+    size_t off[MM_MAX], total = 0;
+    int64_t rows = 0;
+    for (int j = 0; j < n; j++) {
+        mm_part *P = &t.p[j];
+        if (w[j]->type >= ENG_TYPE_COUNT || !cb->has_kern[w[j]->type])
+            return util_err_set(err, UTIL_EUNSUPPORTED, "tensor '%s': no kernel for type %u", w[j]->name,
+                                w[j]->type);
+        P->w = w[j];
+        P->k = &cb->kern[w[j]->type];
+        P->y = y[j];
+        P->lda = P->k->act_bytes(w[j]->cols);
+        if (!P->lda) return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w[j]->name);
+        rows += w[j]->rows;
+        /* one prepared copy per activation format: share the previous part's */
+        if (j > 0 && P->k->act_quantize == t.p[j - 1].k->act_quantize && P->lda == t.p[j - 1].lda &&
+            w[j]->cols == w[j - 1]->cols) {
+            off[j] = off[j - 1];
+            continue;
+        }
+        off[j] = total;
+        total += (P->lda * (size_t)n_tok + 63) & ~(size_t)63;
+    }
+    if (cpu_grow(&cb->act, &cb->act_cap, total))
+        return util_err_set(err, UTIL_ENOMEM, "matmul '%s': activation buffer", w[0]->name);
     t.act = cb->act;
+    for (int j = 0; j < n; j++) t.p[j].act = t.act + off[j];
     /* a decode step's few rows (one per sequence, up to 8) are quantized by the
      * caller: a pool run costs a wait for the slowest thread, more than the rows */
     if (n_tok > 8)
         eng_pool_run(cb->pool, mm_quantize, &t);
     else
         mm_quantize(&t, 0, 1);
-    /* about 8 chunks per thread (32 when several tokens make a chunk take longer),
-     * whole multiples of 4 rows, keep the threads balanced when one is interrupted
-     * and shorten the wait for the last chunk */
+    /* about 8 chunks per thread (32 when several tokens make a chunk take longer)
+     * over all the weights' rows, whole multiples of 4 rows, keep the threads
+     * balanced when one is interrupted and shorten the wait for the last chunk */
     int64_t want = (int64_t)cb->n_threads * (n_tok >= 2 ? 32 : 8);
-    int64_t per = (w->rows + want - 1) / want;
-    t.chunk_rows = per < 4 ? 4 : (per + 3) & ~(int64_t)3;
-    t.n_chunks = (int)((w->rows + t.chunk_rows - 1) / t.chunk_rows);
+    int64_t per = (rows + want - 1) / want;
+    per = per < 4 ? 4 : (per + 3) & ~(int64_t)3;
+    for (int j = 0; j < n; j++) {
+        t.p[j].chunk_rows = per;
+        t.p[j].c0 = t.n_chunks;
+        t.n_chunks += (int)((w[j]->rows + per - 1) / per);
+    }
     atomic_init(&t.next, 0);
     eng_pool_run(cb->pool, mm_rows, &t);
     return UTIL_OK;
+}
+
+/* One path for prompt and decode tokens: pass is not looked at. */
+static int cpu_matmul(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok,
+                      eng_pass pass, util_err *err) {
+    return cpu_matmul_n(be, &w, &y, 1, x, n_tok, pass, err);
 }
 
 static int cpu_get_rows(eng_backend *be, const eng_weight *w, const int32_t *ids, int n, float *out,
@@ -726,6 +782,7 @@ static const eng_backend_ops cpu_ops = {
     .load_vec = cpu_load_vec,
     .reserve = cpu_reserve,
     .matmul = cpu_matmul,
+    .matmul_n = cpu_matmul_n,
     .get_rows = cpu_get_rows,
     .rmsnorm = cpu_rmsnorm,
     .rope = cpu_rope,
