@@ -197,10 +197,11 @@ typedef struct kv_src {
 } kv_src;
 
 /* Rows lo + j0 .. lo + j0 + 7 of kv head g (past lo + nk - 1: the last row
- * again) into r, addressed a page at a time; the next 8 rows (`bytes` from the
- * head's offset goff) are prefetched to L2, as in the AVX-512 kernel. */
+ * again) into r, addressed a page at a time; with prefetch, the next 8 rows
+ * (`bytes` from the head's offset goff) are prefetched to L2, as in the
+ * AVX-512 kernel. */
 AVX2_INLINE void kv_rows8(const eng_attn_args *a, const float *conv, size_t ld, int v, int g, size_t goff,
-                          size_t bytes, int lo, int j0, int nk, kv_src *r) {
+                          size_t bytes, int lo, int j0, int nk, kv_src *r, const int prefetch) {
     const int last = lo + nk - 1;
     int pos = lo + j0;
     if (conv) {
@@ -226,7 +227,7 @@ AVX2_INLINE void kv_rows8(const eng_attn_args *a, const float *conv, size_t ld, 
             p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
         }
     }
-    for (int i = 0; i < 8 && pos < last; i++) {
+    for (int i = 0; i < 8 && prefetch && pos < last; i++) {
         pos++;
         p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
         for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
@@ -287,7 +288,7 @@ AVX2_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0
     const __m256 scale = _mm256_set1_ps(a->scale);
     kv_src rows[8];
     for (int j0 = 0; j0 < nk; j0 += 8) {
-        kv_rows8(a, kf, ld, 0, g0, goff, bytes, lo, j0, nk, rows);
+        kv_rows8(a, kf, ld, 0, g0, goff, bytes, lo, j0, nk, rows, 1);
         if (!vf) kv_prefetch8_l2(a, voff, vbytes, lo, j0, nk);
         for (int gi = 0; gi < ng; gi++) {
             __m256 acc[GROUP_MAX][8];
@@ -341,39 +342,51 @@ AVX2_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0
 }
 
 /* o[s] = sum_j sc[s][j] v_j over keys in order for the S heads, one sum per
- * (head, 8 values); CP chunks of 8 values per pass over the keys (4 for up to 2
- * heads, else 2: S x CP independent fma chains, all in registers), which
- * changes no head's arithmetic. */
+ * (head, 8 values); CP chunks of 8 values per pass over a block of keys (4 for
+ * up to 2 heads, else 2: S x CP independent fma chains, all in registers),
+ * blocks of VB keys whose rows stay in L1 over the passes (the next block's
+ * prefetched), which changes no head's arithmetic. Row addresses are found
+ * once for all passes. */
 AVX2_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, const float *vf, size_t ld,
                              const float *sc, size_t scs, const cpu_attn_q *q, const int nc, const int kind,
                              const int S) {
-    enum { CPM = 4 };
+    enum { CPM = 4, VB = 32 };
     const int CP = S <= 2 ? 4 : 2;
     const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
     const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
-    kv_src rows[8];
-    for (int c0 = 0; c0 < nc; c0 += CP) {
-        __m256 acc[GROUP_MAX][CPM];
+    kv_src rows[CPU_ATTN_CHUNK];
+    for (int j = 0; j < nk; j += 8) kv_rows8(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows + j, 0);
+    /* VB keys at a time, every pass over them (their rows stay in L1), the
+     * sums carried in the outputs between blocks: each sum's order is unchanged */
+    for (int jb = 0; jb < nk; jb += VB) {
+        const int je = jb + VB < nk ? jb + VB : nk;
+        if (!vf)
+            for (int j = je; j < je + VB && j < nk; j++)
+                for (size_t b = 0; b < bytes; b += 64)
+                    _mm_prefetch((const char *)rows[j].raw + b, _MM_HINT_T0);
+        for (int c0 = 0; c0 < nc; c0 += CP) {
+            __m256 acc[GROUP_MAX][CPM];
 #pragma GCC unroll 4
-        for (int h = 0; h < S; h++)
+            for (int h = 0; h < S; h++)
 #pragma GCC unroll 4
-            for (int c = 0; c < CP; c++) acc[h][c] = _mm256_setzero_ps();
-        for (int j = 0; j < nk; j++) {
-            if (j % 8 == 0) kv_rows8(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows);
-            __m256 v[CPM];
+                for (int c = 0; c < CP; c++)
+                    acc[h][c] = jb ? _mm256_loadu_ps(q[h].o + 8 * (c0 + c)) : _mm256_setzero_ps();
+            for (int j = jb; j < je; j++) {
+                __m256 v[CPM];
 #pragma GCC unroll 4
-            for (int c = 0; c < CP; c++) v[c] = kv_src_load(rows[j % 8], c0 + c, kind);
+                for (int c = 0; c < CP; c++) v[c] = kv_src_load(rows[j], c0 + c, kind);
 #pragma GCC unroll 4
-            for (int h = 0; h < S; h++) {
-                const __m256 w = _mm256_set1_ps(sc[(size_t)h * scs + j]);
+                for (int h = 0; h < S; h++) {
+                    const __m256 w = _mm256_set1_ps(sc[(size_t)h * scs + j]);
 #pragma GCC unroll 4
-                for (int c = 0; c < CP; c++) acc[h][c] = _mm256_fmadd_ps(w, v[c], acc[h][c]);
+                    for (int c = 0; c < CP; c++) acc[h][c] = _mm256_fmadd_ps(w, v[c], acc[h][c]);
+                }
             }
+#pragma GCC unroll 4
+            for (int h = 0; h < S; h++)
+#pragma GCC unroll 4
+                for (int c = 0; c < CP; c++) _mm256_storeu_ps(q[h].o + 8 * (c0 + c), acc[h][c]);
         }
-#pragma GCC unroll 4
-        for (int h = 0; h < S; h++)
-#pragma GCC unroll 4
-            for (int c = 0; c < CP; c++) _mm256_storeu_ps(q[h].o + 8 * (c0 + c), acc[h][c]);
     }
 }
 
