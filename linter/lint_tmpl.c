@@ -228,7 +228,12 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
     *subday = 0;
     *known = 0;
     const char *root = path;
+    int dot = root_n > 0 && (*root == '.' || (*root == '$' && root_n > 1 && root[1] == '.'));
     while (root_n > 0 && (*root == '$' || *root == '.')) root++, root_n--, n--, path++;
+    if (dot && lint_tmpl_word_is(root, root_n, "System") && root_n == n) {
+        *known = 1; /* a Go chat template's .System: the system message, as system_message */
+        return LINT_VC_NONE;
+    }
     if (root_n == 0) {
         *known = 1; /* "." or "$": the current item */
         bind *b = bind_get(&s->binds, ".", 1);
@@ -729,6 +734,8 @@ static void bind_loop_names(scan *s, size_t names_a, size_t names_b, int cls, in
     const char *d = s->t->data;
     for (size_t i = names_a; i < names_b && !s->rc;) {
         if (is_ident_start(d[i])) {
+            if (d[i] == '$' && i + 1 < names_b && lint_tmpl_is_ident(d[i + 1]))
+                i++; /* Go's range $i, $x: read as i and x, as terms are */
             size_t e = i + 1;
             while (e < names_b && lint_tmpl_is_ident(d[e])) e++;
             if (!in_list(d + i, e - i, k_keywords)) bind_item(s, d + i, e - i, cls, subday, known);
@@ -802,10 +809,13 @@ static void do_loop(scan *s, size_t i) {
      * conversation's tail, not stable text */
     size_t a = in_a;
     while (a < in_b && d[a] == ' ') a++;
+    if (g->go) /* Go (Ollama): range .Messages, range $i, $_ := $.Messages */
+        while (a < in_b && (d[a] == '.' || d[a] == '$')) a++;
     size_t w = a;
     while (w < in_b && lint_tmpl_is_ident(d[w])) w++;
     if (s->emit && !s->tail_from &&
-        (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages")))
+        (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages") ||
+         (g->go && lint_tmpl_word_is(d + a, w - a, "Messages"))))
         s->tail_from = end;
 }
 
@@ -1128,9 +1138,9 @@ static size_t frontmatter(lint_text *t, const char *rel) {
 /* --- the entry point ----------------------------------------------------------------- */
 
 int lint_tmpl_name(const char *rel) {
-    static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2", ".njk", ".mustache",
-                                        ".hbs",    ".handlebars", ".tmpl",   ".tpl", ".liquid",
-                                        ".prompt", ".prompty",    NULL};
+    static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2",  ".njk", ".mustache",
+                                        ".hbs",    ".handlebars", ".tmpl",    ".tpl", ".gotmpl",
+                                        ".liquid", ".prompt",     ".prompty", NULL};
     size_t rl = strlen(rel);
     for (const char *const *e = k_ext; *e; e++) {
         size_t el = strlen(*e);
