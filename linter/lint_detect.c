@@ -364,6 +364,8 @@ static const struct {
      "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
+     "completions?|submissions?|ideal(?:_?answers?)?|(?:reference|expected|gold(?:en)?|correct|candidate)_?"
+     "(?:answers?|outputs?|responses?)|\\w+_(?:responses?|answers?|completions?)|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
      "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
@@ -763,7 +765,14 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
             return k_names[i].vclass;
         }
     }
-    return lint_detect_name_words(norm, n, subday, known);
+    int vc = lint_detect_name_words(norm, n, subday, known);
+    /* a numbered one (input1, completion_2, doc3) is what its name without the number is */
+    size_t m = n;
+    while (m > 1 && isdigit((unsigned char)norm[m - 1])) m--;
+    if (m > 0 && norm[m - 1] == '_') m--;
+    if (vc == LINT_VC_NONE && !*known && m < n && m > 1)
+        return lint_detect_name_info(d, cfg, norm, m, subday, known);
+    return vc;
 }
 
 int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
