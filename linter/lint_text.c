@@ -405,6 +405,26 @@ static int slot_body(const lint_text *t, size_t a, size_t b) {
     return any;
 }
 
+/* Whether the fence opening on line f, the file's last block, is a
+ * collection's answer section: a heading is the line before it (blank lines
+ * aside) and its body (lines f+1..c-1) speaks to the model ("You are", "your
+ * ..."), as collections show a product's prompt under "## A(product)". */
+static int answer_section(const lint_text *t, size_t f, size_t c) {
+    size_t h = f;
+    while (h > 0 && skip_ws(t->data + t->line_start[h - 1], t->data + lint_text_line_end(t, h - 1)) ==
+                        t->data + lint_text_line_end(t, h - 1))
+        h--;
+    if (h == 0 || t->data[t->line_start[h - 1]] != '#') return 0;
+    for (size_t i = f + 1; i < c; i++) {
+        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+        for (const char *b = p; p + 5 <= e; p++)
+            if ((p == b || !isalpha((unsigned char)p[-1])) &&
+                ((p + 8 <= e && !strncasecmp(p, "you are ", 8)) || !strncasecmp(p, "your ", 5)))
+                return 1;
+    }
+    return 0;
+}
+
 /* Whether a fence's info string names a template language. */
 static int template_language(const char *info, size_t il) {
     static const char *const k[] = {"liquid", "jinja",    "jinja2",      "j2",       "django",
@@ -472,6 +492,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                     in_fence = 0;
                     t->flags[i] |= LINT_LF_FENCE_MARK;
                     if ((fline == first_nb && i == last_nb && whole_info) ||
+                        (i == last_nb && whole_info && answer_section(t, fline, i)) ||
                         (!tmpl_info && slot_body(t, fline + 1, i))) {
                         for (size_t k = fline + 1; k < i; k++) t->flags[k] &= (unsigned char)~LINT_LF_FENCE;
                         continue; /* prompt text, not code */
