@@ -388,14 +388,40 @@ static size_t placeholder_at(const char *p, const char *e) {
     return (size_t)(c + 1 - p);
 }
 
+size_t lint_text_stand_in(const char *p, const char *e) {
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (e - p < 5 || *p != '{' || e[-1] != '}' || !islower((unsigned char)p[1])) return 0;
+    int space = 0;
+    for (const char *q = p + 1; q < e - 1; q++) {
+        if (strchr("{}:=;()\"|$", *q)) return 0;
+        space |= *q == ' ';
+    }
+    return space && e - p <= 240 ? (size_t)(e - p) : 0;
+}
+
+/* Whether [p, e) is only a markup tag (<session>, </session>). */
+static int markup_only(const char *p, const char *e) {
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (e - p < 3 || *p != '<' || e[-1] != '>') return 0;
+    for (const char *q = p[1] == '/' ? p + 2 : p + 1; q < e - 1; q++)
+        if (!isalnum((unsigned char)*q) && *q != '_' && *q != '-') return 0;
+    return 1;
+}
+
 /* Whether a fenced block's body (lines a..b-1) holds only placeholders, at
- * least one, and blank lines: a slot that the placeholders fill
- * ("```swift\n{{selected}}\n```"), not an example. */
+ * least one, and blank lines, markup tags around them aside: a slot that the
+ * placeholders fill ("```swift\n{{selected}}\n```", "<session>\n{session
+ * content}\n</session>"), not an example. */
 static int slot_body(const lint_text *t, size_t a, size_t b) {
     int any = 0;
     for (size_t i = a; i < b; i++) {
-        const char *e = t->data + lint_text_line_end(t, i);
-        for (const char *p = skip_ws(t->data + t->line_start[i], e); p < e;) {
+        const char *e = t->data + lint_text_line_end(t, i), *p = skip_ws(t->data + t->line_start[i], e);
+        if (p < e && markup_only(p, e)) continue;
+        if (p < e && lint_text_stand_in(p, e)) {
+            any = 1;
+            continue;
+        }
+        while (p < e) {
             size_t l = placeholder_at(p, e);
             if (!l) return 0;
             any = 1;
