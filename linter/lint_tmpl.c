@@ -496,6 +496,15 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
             vc = subday ? LINT_VC_CALL : LINT_VC_DAY;
         }
         if (sub.vclass > vc) vc = sub.vclass, subday = sub.subday;
+        /* a method called on a value (question.strip(), name|upper is a
+         * filter): what it returns is that value, transformed */
+        size_t dot = path_end;
+        while (dot > root_end && d[dot - 1] != '.') dot--;
+        if (dot > root_end) {
+            int osd = 0, ok = 0;
+            int ovc = term_class(s, d + st, dot - 1 - st, rn, idx0, &osd, &ok);
+            if (ovc > vc) vc = ovc, subday = osd;
+        }
         known = 1;
         ev->has_call = 1;
         /* a call of a macro defined in this file (first pass: recorded) */
