@@ -433,14 +433,27 @@ static int slot_body(const lint_text *t, size_t a, size_t b) {
 
 /* Whether the fence opening on line f, the file's last block, is a
  * collection's answer section: a heading is the line before it (blank lines
- * aside) and its body (lines f+1..c-1) speaks to the model ("You are", "your
- * ..."), as collections show a product's prompt under "## A(product)". */
+ * aside), or all before it is a short preamble under a title (a name, a
+ * description, an author, a link), and its body (lines f+1..c-1) speaks to
+ * the model ("You are", "your ..."), as collections show a product's prompt
+ * under "## A(product)" or under a GPT's title and link. */
 static int answer_section(const lint_text *t, size_t f, size_t c) {
     size_t h = f;
     while (h > 0 && skip_ws(t->data + t->line_start[h - 1], t->data + lint_text_line_end(t, h - 1)) ==
                         t->data + lint_text_line_end(t, h - 1))
         h--;
-    if (h == 0 || t->data[t->line_start[h - 1]] != '#') return 0;
+    int heading = h > 0 && t->data[t->line_start[h - 1]] == '#';
+    if (!heading) { /* or a collector's short preamble: a title, a line or two, a link */
+        size_t nb = 0, first = (size_t)-1;
+        for (size_t i = 0; i < f; i++) {
+            const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+            if (skip_ws(p, e) == e) continue;
+            if (first == (size_t)-1) first = i;
+            if (t->flags[i] & LINT_LF_FENCE) return 0;
+            nb++;
+        }
+        if (nb == 0 || nb > 5 || t->data[t->line_start[first]] != '#') return 0;
+    }
     for (size_t i = f + 1; i < c; i++) {
         const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
         for (const char *b = p; p + 5 <= e; p++)
