@@ -675,6 +675,20 @@ static int example_context(const lint_detect *d, const lint_text *t, size_t off)
     return match_buf(d, d->misc[RX_EXAMPLE], buf, n);
 }
 
+/* Whether a label [p, p+n) names the present: "Current date:", "Today's
+ * date", "Time now". */
+static int label_names_now(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && isalpha((unsigned char)p[i - 1])) continue;
+        if ((n - i >= 7 && !strncasecmp(p + i, "current", 7)) ||
+            (n - i >= 5 && !strncasecmp(p + i, "today", 5)) ||
+            (n - i >= 3 && !strncasecmp(p + i, "now", 3) &&
+             (n - i == 3 || !isalpha((unsigned char)p[i + 3]))))
+            return 1;
+    }
+    return 0;
+}
+
 /* A qualifier that makes a date a fixed fact, in the value's own sentence. */
 static int const_context(const lint_detect *d, const lint_text *t, size_t off) {
     char buf[400];
@@ -1125,7 +1139,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
                 return UTIL_OK;
             if (k + 1 < t->len && strncasecmp(t->data + k, "to ", 3) == 0) return UTIL_OK;
         }
-        if (const_context(d, t, ctx_at)) return UTIL_OK;
+        /* a qualifier before the label ("Knowledge cutoff: 2022-01 Current
+         * date: ...") belongs to the value before it when this label names
+         * the present */
+        if (!label_names_now(t->data + ctx_at, s - ctx_at) && const_context(d, t, ctx_at)) return UTIL_OK;
         break;
     case PM_ALWAYS:
         if ((p->kind == LINT_K_DATETIME || p->kind == LINT_K_RELTIME) &&
