@@ -189,10 +189,41 @@ int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
 
 /* --- prompt configs (YAML holding prompts among their settings) ----------------------- */
 
+/* .yaml, .yml, and lm-evaluation-harness's included task templates
+ * (_default_template_yaml), YAML without the dot. */
 static int yaml_name(const char *rel) {
     size_t rl = strlen(rel);
     return (rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) ||
-           (rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0);
+           (rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0) ||
+           (rl > 5 && strcasecmp(rel + rl - 5, "_yaml") == 0);
+}
+
+/* Whether the YAML line [a, e) is a key of an lm-evaluation-harness task
+ * whose template renders a dataset document: 1 for doc_to_text, the
+ * sample's prompt, where every field is that sample's; 2 for the other
+ * doc_to_* keys (doc_to_target, doc_to_choice), the answers scored after
+ * the prompt, not prompt text. */
+static int doc_key(const char *d, size_t a, size_t e) {
+    while (a < e && d[a] == ' ') a++;
+    if (e - a <= 7 || memcmp(d + a, "doc_to_", 7) != 0) return 0;
+    return e - a > 12 && !memcmp(d + a + 7, "text:", 5) ? 1 : 2;
+}
+
+/* The {{ }} fields of [a, b) as per-sample values (a dataset document's). */
+static int doc_fields(scan *s, size_t a, size_t b) {
+    const char *d = s->t->data;
+    for (size_t i = a; i + 1 < b; i++) {
+        if (d[i] != '{' || d[i + 1] != '{') continue;
+        const char *c = memmem(d + i + 2, b - i - 2, "}}", 2);
+        if (!c) break;
+        size_t e = (size_t)(c - d) + 2;
+        int name = 0;
+        for (size_t k = i + 2; k < e - 2 && !name; k++) name = isalpha((unsigned char)d[k]) || d[k] == '_';
+        lint_span sp = {i, e, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
+        if (name && lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        i = e - 1;
+    }
+    return UTIL_OK;
 }
 
 /* Whitespace-separated words in [a, b). */
@@ -269,20 +300,25 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     int rc = UTIL_OK;
     size_t block = (size_t)-1, plain = (size_t)-1; /* the indent of the key a block or plain value is under */
     char quote = 0;
+    int doc = 0; /* the value being read is a doc_to_* template */
     for (size_t i = 0; i < t->n_lines && !rc; i++) {
         size_t a = t->line_start[i], e = lint_text_line_end(t, i), ind = 0, p = a;
         while (p < e && d[p] == ' ') p++;
         int blank = p >= e;
         if (quote) { /* inside a quoted value: text up to its closing quote */
             size_t close = yaml_close(d, p, e, quote);
-            if (close != (size_t)-1) {
+            if (doc == 1) rc = doc_fields(s, a, close != (size_t)-1 ? close : e);
+            if (!rc && close != (size_t)-1) {
                 rc = lint_text_add_quiet(t, close, e);
                 quote = 0;
             }
             continue;
         }
         if (block != (size_t)-1) {
-            if (blank || p - a > block) continue; /* the block's text */
+            if (blank || p - a > block) { /* the block's text */
+                if (doc == 1) rc = doc_fields(s, a, e);
+                continue;
+            }
             block = (size_t)-1;
         }
         if (plain != (size_t)-1) {
@@ -293,6 +329,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
         if (blank) continue;
         size_t v = yaml_value(d, a, e, &ind);
         int text = 0;
+        doc = v != (size_t)-1 ? doc_key(d, a, e) : 0;
         if (v != (size_t)-1 && v < e && d[v] != '#') {
             if (d[v] == '|' || d[v] == '>') {
                 block = ind;
@@ -313,8 +350,10 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
             }
         }
         if (rc) break;
+        if (doc == 2) text = 0, block = plain = (size_t)-1, quote = 0; /* answers, not prompt text */
         if (text) {
             rc = lint_text_add_quiet(t, a, v);
+            if (!rc && doc == 1) rc = doc_fields(s, v, e);
         } else {
             t->flags[i] |= LINT_LF_FRONTMATTER;
             rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
