@@ -485,16 +485,17 @@ static int ext_in(const char *b, const char *const *list) {
 }
 
 /* Text-like extensions a prompt glob may select. */
-static const char *const k_text_ext[] = {
-    ".md",  ".markdown",   ".mdx",  ".txt", ".prompt", ".j2",     ".jinja",   ".jinja2", ".mustache",
-    ".hbs", ".handlebars", ".tmpl", ".tpl", ".njk",    ".liquid", ".prompty", ".mdc",    NULL};
+static const char *const k_text_ext[] = {".md",         ".markdown", ".mdx",    ".txt",      ".prompt",
+                                         ".j2",         ".jinja",    ".jinja2", ".mustache", ".hbs",
+                                         ".handlebars", ".tmpl",     ".tpl",    ".gotmpl",   ".njk",
+                                         ".liquid",     ".prompty",  ".mdc",    NULL};
 /* Formats that are prompts by their extension alone. */
 static const char *const k_prompt_ext[] = {
     ".prompt",       ".prompty",     ".prompt.md",       ".prompt.txt", ".prompt.j2",
     ".prompt.jinja", ".chatmode.md", ".instructions.md", ".mdc",        NULL};
 /* Template formats: prompts unless their text is markup or code. */
-static const char *const k_tmpl_ext[] = {".j2",   ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars",
-                                         ".tmpl", ".tpl",   ".njk",    ".liquid",   NULL};
+static const char *const k_tmpl_ext[] = {".j2",   ".jinja", ".jinja2", ".mustache", ".hbs",    ".handlebars",
+                                         ".tmpl", ".tpl",   ".gotmpl", ".njk",      ".liquid", NULL};
 static const char *const k_prose_ext[] = {".md", ".markdown", ".mdx", ".txt", NULL};
 /* Prompt files by name, any folder (case-insensitive). */
 static const char *const k_prompt_names[] = {".cursorrules",    ".windsurfrules",

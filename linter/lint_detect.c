@@ -364,6 +364,8 @@ static const struct {
      "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
+     "summary|summaries|completions?|submissions?|ideal(?:_?answers?)?|(?:reference|expected|gold(?:en)?|correct|candidate)_?"
+     "(?:answers?|outputs?|responses?)|\\w+_(?:responses?|answers?|completions?)|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
      "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
@@ -673,6 +675,20 @@ static int example_context(const lint_detect *d, const lint_text *t, size_t off)
     return match_buf(d, d->misc[RX_EXAMPLE], buf, n);
 }
 
+/* Whether a label [p, p+n) names the present: "Current date:", "Today's
+ * date", "Time now". */
+static int label_names_now(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && isalpha((unsigned char)p[i - 1])) continue;
+        if ((n - i >= 7 && !strncasecmp(p + i, "current", 7)) ||
+            (n - i >= 5 && !strncasecmp(p + i, "today", 5)) ||
+            (n - i >= 3 && !strncasecmp(p + i, "now", 3) &&
+             (n - i == 3 || !isalpha((unsigned char)p[i + 3]))))
+            return 1;
+    }
+    return 0;
+}
+
 /* A qualifier that makes a date a fixed fact, in the value's own sentence. */
 static int const_context(const lint_detect *d, const lint_text *t, size_t off) {
     char buf[400];
@@ -763,7 +779,14 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
             return k_names[i].vclass;
         }
     }
-    return lint_detect_name_words(norm, n, subday, known);
+    int vc = lint_detect_name_words(norm, n, subday, known);
+    /* a numbered one (input1, completion_2, doc3) is what its name without the number is */
+    size_t m = n;
+    while (m > 1 && isdigit((unsigned char)norm[m - 1])) m--;
+    if (m > 0 && norm[m - 1] == '_') m--;
+    if (vc == LINT_VC_NONE && !*known && m < n && m > 1)
+        return lint_detect_name_info(d, cfg, norm, m, subday, known);
+    return vc;
 }
 
 int lint_detect_code_path(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
@@ -1116,7 +1139,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
                 return UTIL_OK;
             if (k + 1 < t->len && strncasecmp(t->data + k, "to ", 3) == 0) return UTIL_OK;
         }
-        if (const_context(d, t, ctx_at)) return UTIL_OK;
+        /* a qualifier before the label ("Knowledge cutoff: 2022-01 Current
+         * date: ...") belongs to the value before it when this label names
+         * the present */
+        if (!label_names_now(t->data + ctx_at, s - ctx_at) && const_context(d, t, ctx_at)) return UTIL_OK;
         break;
     case PM_ALWAYS:
         if ((p->kind == LINT_K_DATETIME || p->kind == LINT_K_RELTIME) &&
@@ -1287,6 +1313,41 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
 
+/* A collector's stand-in alone on its line ("{session content}", "{summary
+ * — the model's compaction output ...}") in a rendered prompt: the
+ * collection put it where the product pasted text, so it is that text,
+ * classed by its words before a dash or comma read as a name (session_content
+ * per turn). Not in templates (their fields are lint_tmpl.c's), code,
+ * examples or front matter. */
+static int stand_in_lines(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out) {
+    if (t->is_template) return UTIL_OK;
+    for (size_t l = 0; l < t->n_lines; l++) {
+        if (t->flags[l] & (LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)) continue;
+        const char *p = t->data + t->line_start[l], *e = t->data + lint_text_line_end(t, l);
+        while (p < e && (*p == ' ' || *p == '\t')) p++;
+        size_t n = lint_text_stand_in(p, e);
+        size_t a = (size_t)(p - t->data);
+        if (!n || lint_text_in_code(t, a) || lint_text_in_quiet(t, a)) continue;
+        char name[64];
+        size_t nl = 0;
+        for (const char *q = p + 1; q < p + n - 1 && nl + 1 < sizeof name; q++) {
+            if (isalpha((unsigned char)*q) || *q == '_')
+                name[nl++] = (char)tolower((unsigned char)*q);
+            else if (*q == ' ' && nl && name[nl - 1] != '_')
+                name[nl++] = '_';
+            else if (*q != ' ')
+                break;
+        }
+        while (nl && name[nl - 1] == '_') nl--;
+        int subday = 0;
+        int vc = nl ? lint_detect_name_class(d, cfg, name, nl, &subday) : LINT_VC_NONE;
+        if (vc == LINT_VC_NONE) continue;
+        lint_span sp = {a, a + n, LINT_K_PLACEHOLDER, vc, subday, NULL, 1, 0};
+        if (lint_spanv_push(out, &sp)) return UTIL_ENOMEM;
+    }
+    return UTIL_OK;
+}
+
 static int span_cmp(const void *x, const void *y) {
     const lint_span *a = x, *b = y;
     if (a->start != b->start) return a->start < b->start ? -1 : 1;
@@ -1323,6 +1384,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     free(cl);
     if (!rc) rc = lint_detect_user_blocks(d->misc[RX_USER_BLOCK], d->misc[RX_USER_ITEM], d->mctx, t, out);
     if (!rc) rc = lint_detect_content_tags(d->misc[RX_CONTENT_TAG], d->mctx, t, out);
+    if (!rc) rc = stand_in_lines(d, cfg, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
         size_t before = out->n;

@@ -388,14 +388,40 @@ static size_t placeholder_at(const char *p, const char *e) {
     return (size_t)(c + 1 - p);
 }
 
+size_t lint_text_stand_in(const char *p, const char *e) {
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (e - p < 5 || *p != '{' || e[-1] != '}' || !islower((unsigned char)p[1])) return 0;
+    int space = 0;
+    for (const char *q = p + 1; q < e - 1; q++) {
+        if (strchr("{}:=;()\"|$", *q)) return 0;
+        space |= *q == ' ';
+    }
+    return space && e - p <= 240 ? (size_t)(e - p) : 0;
+}
+
+/* Whether [p, e) is only a markup tag (<session>, </session>). */
+static int markup_only(const char *p, const char *e) {
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (e - p < 3 || *p != '<' || e[-1] != '>') return 0;
+    for (const char *q = p[1] == '/' ? p + 2 : p + 1; q < e - 1; q++)
+        if (!isalnum((unsigned char)*q) && *q != '_' && *q != '-') return 0;
+    return 1;
+}
+
 /* Whether a fenced block's body (lines a..b-1) holds only placeholders, at
- * least one, and blank lines: a slot that the placeholders fill
- * ("```swift\n{{selected}}\n```"), not an example. */
+ * least one, and blank lines, markup tags around them aside: a slot that the
+ * placeholders fill ("```swift\n{{selected}}\n```", "<session>\n{session
+ * content}\n</session>"), not an example. */
 static int slot_body(const lint_text *t, size_t a, size_t b) {
     int any = 0;
     for (size_t i = a; i < b; i++) {
-        const char *e = t->data + lint_text_line_end(t, i);
-        for (const char *p = skip_ws(t->data + t->line_start[i], e); p < e;) {
+        const char *e = t->data + lint_text_line_end(t, i), *p = skip_ws(t->data + t->line_start[i], e);
+        if (p < e && markup_only(p, e)) continue;
+        if (p < e && lint_text_stand_in(p, e)) {
+            any = 1;
+            continue;
+        }
+        while (p < e) {
             size_t l = placeholder_at(p, e);
             if (!l) return 0;
             any = 1;
@@ -403,6 +429,39 @@ static int slot_body(const lint_text *t, size_t a, size_t b) {
         }
     }
     return any;
+}
+
+/* Whether the fence opening on line f, the file's last block, is a
+ * collection's answer section: a heading is the line before it (blank lines
+ * aside), or all before it is a short preamble under a title (a name, a
+ * description, an author, a link), and its body (lines f+1..c-1) speaks to
+ * the model ("You are", "your ..."), as collections show a product's prompt
+ * under "## A(product)" or under a GPT's title and link. */
+static int answer_section(const lint_text *t, size_t f, size_t c) {
+    size_t h = f;
+    while (h > 0 && skip_ws(t->data + t->line_start[h - 1], t->data + lint_text_line_end(t, h - 1)) ==
+                        t->data + lint_text_line_end(t, h - 1))
+        h--;
+    int heading = h > 0 && t->data[t->line_start[h - 1]] == '#';
+    if (!heading) { /* or a collector's short preamble: a title, a line or two, a link */
+        size_t nb = 0, first = (size_t)-1;
+        for (size_t i = 0; i < f; i++) {
+            const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+            if (skip_ws(p, e) == e) continue;
+            if (first == (size_t)-1) first = i;
+            if (t->flags[i] & LINT_LF_FENCE) return 0;
+            nb++;
+        }
+        if (nb == 0 || nb > 5 || t->data[t->line_start[first]] != '#') return 0;
+    }
+    for (size_t i = f + 1; i < c; i++) {
+        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+        for (const char *b = p; p + 5 <= e; p++)
+            if ((p == b || !isalpha((unsigned char)p[-1])) &&
+                ((p + 8 <= e && !strncasecmp(p, "you are ", 8)) || !strncasecmp(p, "your ", 5)))
+                return 1;
+    }
+    return 0;
 }
 
 /* Whether a fence's info string names a template language. */
@@ -472,6 +531,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                     in_fence = 0;
                     t->flags[i] |= LINT_LF_FENCE_MARK;
                     if ((fline == first_nb && i == last_nb && whole_info) ||
+                        (i == last_nb && whole_info && answer_section(t, fline, i)) ||
                         (!tmpl_info && slot_body(t, fline + 1, i))) {
                         for (size_t k = fline + 1; k < i; k++) t->flags[k] &= (unsigned char)~LINT_LF_FENCE;
                         continue; /* prompt text, not code */

@@ -77,6 +77,10 @@ int lint_text_in_code(const lint_text *t, size_t off);
  * `repos/{owner}/{repo}/pulls`). Such a placeholder is the
  * value the prompt hands the model, not an example of syntax. */
 int lint_text_code_path(const lint_text *t, size_t a, size_t b);
+/* Length of a collector's stand-in that is the whole of [p, e) (trailing
+ * space aside): "{session content}", "{summary — the model's output}", braces
+ * around lower-case words with a space and no code punctuation; else 0. */
+size_t lint_text_stand_in(const char *p, const char *e);
 /* 1-based column in code points of byte offset off on its line. */
 int lint_text_column(const lint_text *t, size_t off);
 

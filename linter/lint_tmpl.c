@@ -228,7 +228,12 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
     *subday = 0;
     *known = 0;
     const char *root = path;
+    int dot = root_n > 0 && (*root == '.' || (*root == '$' && root_n > 1 && root[1] == '.'));
     while (root_n > 0 && (*root == '$' || *root == '.')) root++, root_n--, n--, path++;
+    if (dot && lint_tmpl_word_is(root, root_n, "System") && root_n == n) {
+        *known = 1; /* a Go chat template's .System: the system message, as system_message */
+        return LINT_VC_NONE;
+    }
     if (root_n == 0) {
         *known = 1; /* "." or "$": the current item */
         bind *b = bind_get(&s->binds, ".", 1);
@@ -491,6 +496,15 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
             vc = subday ? LINT_VC_CALL : LINT_VC_DAY;
         }
         if (sub.vclass > vc) vc = sub.vclass, subday = sub.subday;
+        /* a method called on a value (question.strip(), name|upper is a
+         * filter): what it returns is that value, transformed */
+        size_t dot = path_end;
+        while (dot > root_end && d[dot - 1] != '.') dot--;
+        if (dot > root_end) {
+            int osd = 0, ok = 0;
+            int ovc = term_class(s, d + st, dot - 1 - st, rn, idx0, &osd, &ok);
+            if (ovc > vc) vc = ovc, subday = osd;
+        }
         known = 1;
         ev->has_call = 1;
         /* a call of a macro defined in this file (first pass: recorded) */
@@ -729,6 +743,8 @@ static void bind_loop_names(scan *s, size_t names_a, size_t names_b, int cls, in
     const char *d = s->t->data;
     for (size_t i = names_a; i < names_b && !s->rc;) {
         if (is_ident_start(d[i])) {
+            if (d[i] == '$' && i + 1 < names_b && lint_tmpl_is_ident(d[i + 1]))
+                i++; /* Go's range $i, $x: read as i and x, as terms are */
             size_t e = i + 1;
             while (e < names_b && lint_tmpl_is_ident(d[e])) e++;
             if (!in_list(d + i, e - i, k_keywords)) bind_item(s, d + i, e - i, cls, subday, known);
@@ -802,10 +818,13 @@ static void do_loop(scan *s, size_t i) {
      * conversation's tail, not stable text */
     size_t a = in_a;
     while (a < in_b && d[a] == ' ') a++;
+    if (g->go) /* Go (Ollama): range .Messages, range $i, $_ := $.Messages */
+        while (a < in_b && (d[a] == '.' || d[a] == '$')) a++;
     size_t w = a;
     while (w < in_b && lint_tmpl_is_ident(d[w])) w++;
     if (s->emit && !s->tail_from &&
-        (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages")))
+        (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages") ||
+         (g->go && lint_tmpl_word_is(d + a, w - a, "Messages"))))
         s->tail_from = end;
 }
 
@@ -1128,9 +1147,9 @@ static size_t frontmatter(lint_text *t, const char *rel) {
 /* --- the entry point ----------------------------------------------------------------- */
 
 int lint_tmpl_name(const char *rel) {
-    static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2", ".njk", ".mustache",
-                                        ".hbs",    ".handlebars", ".tmpl",   ".tpl", ".liquid",
-                                        ".prompt", ".prompty",    NULL};
+    static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2",  ".njk", ".mustache",
+                                        ".hbs",    ".handlebars", ".tmpl",    ".tpl", ".gotmpl",
+                                        ".liquid", ".prompt",     ".prompty", NULL};
     size_t rl = strlen(rel);
     for (const char *const *e = k_ext; *e; e++) {
         size_t el = strlen(*e);
@@ -1272,6 +1291,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     }
     if (!rc) rc = lint_tmpl_serialized_prompt(&s, rel);
     if (!rc) rc = lint_tmpl_crewai_tasks(&s, rel);
+    if (!rc) rc = lint_tmpl_yaml_config(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);

@@ -187,6 +187,181 @@ int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
     return UTIL_OK;
 }
 
+/* --- prompt configs (YAML holding prompts among their settings) ----------------------- */
+
+/* .yaml, .yml, and lm-evaluation-harness's included task templates
+ * (_default_template_yaml), YAML without the dot. */
+static int yaml_name(const char *rel) {
+    size_t rl = strlen(rel);
+    return (rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) ||
+           (rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0) ||
+           (rl > 5 && strcasecmp(rel + rl - 5, "_yaml") == 0);
+}
+
+/* Whether the YAML line [a, e) is a key of an lm-evaluation-harness task
+ * whose template renders a dataset document: 1 for doc_to_text, the
+ * sample's prompt, where every field is that sample's; 2 for the other
+ * doc_to_* keys (doc_to_target, doc_to_choice), the answers scored after
+ * the prompt, not prompt text. */
+static int doc_key(const char *d, size_t a, size_t e) {
+    while (a < e && d[a] == ' ') a++;
+    if (e - a <= 7 || memcmp(d + a, "doc_to_", 7) != 0) return 0;
+    return e - a > 12 && !memcmp(d + a + 7, "text:", 5) ? 1 : 2;
+}
+
+/* The {{ }} fields of [a, b) as per-sample values (a dataset document's). */
+static int doc_fields(scan *s, size_t a, size_t b) {
+    const char *d = s->t->data;
+    for (size_t i = a; i + 1 < b; i++) {
+        if (d[i] != '{' || d[i + 1] != '{') continue;
+        const char *c = memmem(d + i + 2, b - i - 2, "}}", 2);
+        if (!c) break;
+        size_t e = (size_t)(c - d) + 2;
+        int name = 0;
+        for (size_t k = i + 2; k < e - 2 && !name; k++) name = isalpha((unsigned char)d[k]) || d[k] == '_';
+        lint_span sp = {i, e, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
+        if (name && lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        i = e - 1;
+    }
+    return UTIL_OK;
+}
+
+/* Whitespace-separated words in [a, b). */
+static int yaml_words(const char *d, size_t a, size_t b) {
+    int n = 0, in = 0;
+    for (size_t i = a; i < b; i++) {
+        int w = !isspace((unsigned char)d[i]);
+        n += w && !in;
+        in = w;
+    }
+    return n;
+}
+
+/* The closing quote q in [a, e) ('' is a quote inside '...', \" inside
+ * "..."), or (size_t)-1. */
+static size_t yaml_close(const char *d, size_t a, size_t e, char q) {
+    for (size_t k = a; k < e; k++) {
+        if (q == '"' && d[k] == '\\')
+            k++;
+        else if (d[k] == q && q == '\'' && k + 1 < e && d[k + 1] == '\'')
+            k++;
+        else if (d[k] == q)
+            return k;
+    }
+    return (size_t)-1;
+}
+
+/* The value of a YAML line: after list dashes and a "key:" (plain or
+ * quoted); *indent: where the line's key or item starts. Returns the value's
+ * offset (the line's end when there is none), or (size_t)-1 when the line
+ * has no key and no dash (a continuation line). */
+static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
+    size_t p = a;
+    while (p < e && d[p] == ' ') p++;
+    *indent = p - a;
+    int item = 0;
+    while (p + 1 < e && d[p] == '-' && d[p + 1] == ' ') { /* "- " list items, nested ones too */
+        item = 1;
+        for (p += 2; p < e && d[p] == ' ';) p++;
+    }
+    if (p >= e && item) return e;
+    size_t k = p;
+    if (k < e && (d[k] == '"' || d[k] == '\'')) { /* a quoted key */
+        char q = d[k];
+        const char *c = memchr(d + k + 1, q, e - k - 1);
+        if (c && c + 1 < d + e && c[1] == ':') k = (size_t)(c - d) + 1;
+    } else {
+        while (k < e &&
+               (lint_tmpl_is_ident(d[k]) || d[k] == '-' || d[k] == '.' || d[k] == '$' || d[k] == ' '))
+            k++;
+    }
+    if (k < e && d[k] == ':' && k > p && (k + 1 >= e || d[k + 1] == ' ')) {
+        for (k++; k < e && d[k] == ' ';) k++;
+        return k;
+    }
+    return item ? p : (size_t)-1;
+}
+
+/* A YAML file of prompts among settings (a grader's "prompt: |-" beside its
+ * choice_strings, a guardrail's "content: |" under "- task:", a workflow
+ * export's "text:" beside node ids and model names): its prompt text is its
+ * block scalars, its multi-line quoted strings, its one-line quoted strings
+ * of four or more words, a template tag or a lone {field}, and its plain
+ * values of four or more words; the other lines (keys, ids,
+ * numbers, names, short flags) are configuration, not prompt text, neither
+ * volatile nor stable content. LangChain prompts and CrewAI tasks are read
+ * by their own rules above. */
+int lint_tmpl_yaml_config(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    if (!yaml_name(rel)) return UTIL_OK;
+    for (size_t i = 0; i < t->n_lines; i++)
+        if (key_line(t, i, "input_variables", 0) || indented_key(t, i, "expected_output")) return UTIL_OK;
+    const char *d = t->data;
+    int rc = UTIL_OK;
+    size_t block = (size_t)-1, plain = (size_t)-1; /* the indent of the key a block or plain value is under */
+    char quote = 0;
+    int doc = 0; /* the value being read is a doc_to_* template */
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), ind = 0, p = a;
+        while (p < e && d[p] == ' ') p++;
+        int blank = p >= e;
+        if (quote) { /* inside a quoted value: text up to its closing quote */
+            size_t close = yaml_close(d, p, e, quote);
+            if (doc == 1) rc = doc_fields(s, a, close != (size_t)-1 ? close : e);
+            if (!rc && close != (size_t)-1) {
+                rc = lint_text_add_quiet(t, close, e);
+                quote = 0;
+            }
+            continue;
+        }
+        if (block != (size_t)-1) {
+            if (blank || p - a > block) { /* the block's text */
+                if (doc == 1) rc = doc_fields(s, a, e);
+                continue;
+            }
+            block = (size_t)-1;
+        }
+        if (plain != (size_t)-1) {
+            size_t dummy;
+            if (!blank && p - a > plain && yaml_value(d, a, e, &dummy) == (size_t)-1) continue;
+            plain = (size_t)-1;
+        }
+        if (blank) continue;
+        size_t v = yaml_value(d, a, e, &ind);
+        int text = 0;
+        doc = v != (size_t)-1 ? doc_key(d, a, e) : 0;
+        if (v != (size_t)-1 && v < e && d[v] != '#') {
+            if (d[v] == '|' || d[v] == '>') {
+                block = ind;
+            } else if (d[v] == '"' || d[v] == '\'') {
+                char q = d[v];
+                size_t close = yaml_close(d, v + 1, e, q);
+                if (close == (size_t)-1) {
+                    text = 1, quote = q;
+                } else { /* a sentence, a template tag or one {field}; not "0123" or "{i}. {output}" */
+                    size_t w = yaml_words(d, v + 1, close);
+                    text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
+                           (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+                    if (text) rc = lint_text_add_quiet(t, close, e);
+                }
+                v++;
+            } else if (d[v] != '[' && d[v] != '{' && d[v] != '&' && d[v] != '*' && yaml_words(d, v, e) >= 4) {
+                text = 1, plain = ind;
+            }
+        }
+        if (rc) break;
+        if (doc == 2) text = 0, block = plain = (size_t)-1, quote = 0; /* answers, not prompt text */
+        if (text) {
+            rc = lint_text_add_quiet(t, a, v);
+            if (!rc && doc == 1) rc = doc_fields(s, v, e);
+        } else {
+            t->flags[i] |= LINT_LF_FRONTMATTER;
+            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+        }
+    }
+    return rc;
+}
+
 /* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
 
 /* A Gemini CLI custom command: only the prompt value is prompt text (the

@@ -160,6 +160,7 @@ int lint_tmpl_is_input(const scan *s, const char *p, size_t n);
  * spans of the fields it fills; UTIL_OK (not that kind too) or UTIL_ENOMEM. */
 int lint_tmpl_serialized_prompt(scan *s, const char *rel); /* LangChain YAML/JSON */
 int lint_tmpl_crewai_tasks(scan *s, const char *rel);      /* CrewAI tasks YAML */
+int lint_tmpl_yaml_config(scan *s, const char *rel);       /* prompts among YAML settings */
 int lint_tmpl_gemini_command(scan *s, const char *rel);    /* Gemini CLI .toml */
 
 #endif

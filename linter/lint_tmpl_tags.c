@@ -155,6 +155,17 @@ static void classify_curly(const char *d, tag *g) {
         g->kind = TK_COMMENT;
         return;
     }
+    if (n >= 3 && p[0] == '#' && p[n - 1] == '#') { /* Dify's {{#node.var#}}: a variable's value */
+        size_t k = 1;
+        while (k < n - 1 && (lint_tmpl_is_ident(p[k]) || p[k] == '.')) k++;
+        if (k == n - 1) {
+            g->a++, g->b--;
+            size_t q = g->a; /* a node id (1718246807593.text): the node's output named by the rest */
+            while (q < g->b && isdigit((unsigned char)d[q])) q++;
+            if (q > g->a && q < g->b && d[q] == '.') g->a = q + 1;
+            return;
+        }
+    }
     if (p[0] == '#' || p[0] == '^') {
         size_t we = lint_tmpl_word_end(d, g->a + 1, g->b);
         const char *w = p + 1;
