@@ -291,9 +291,10 @@ AVX2_FN static void a40_quantize(const float *x, void *dst, int64_t n) { a4_quan
 AVX2_FN static void a41_quantize(const float *x, void *dst, int64_t n) { a4_quantize(x, dst, n, 1); }
 
 /* One pair (two = 0: one block, the last of a row; the other lane is zeros) of
- * q4_0 (M = 0, 18-byte blocks) or q4_1 (M = 1, 20-byte blocks) against T tokens. */
-AVX2_INLINE void q4_pair(const uint8_t *x, const int two, const a4_pair *a, size_t lda_p, __m256 *acc,
-                         const int T, const int M) {
+ * q4_0 (M = 0, 18-byte blocks) or q4_1 (M = 1, 20-byte blocks) against T tokens,
+ * its scales dw (and mins mw) already over each block's lanes. */
+AVX2_INLINE void q4_pair_w(const uint8_t *x, const int two, const a4_pair *a, size_t lda_p, __m256 *acc,
+                           const int T, const int M, const __m256 dw, const __m256 mw) {
     const int bb = M ? 20 : 18, qo = M ? 4 : 2;
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     const __m128i lo = _mm_loadu_si128((const __m128i *)(x + qo));
@@ -301,13 +302,6 @@ AVX2_INLINE void q4_pair(const uint8_t *x, const int two, const a4_pair *a, size
                                                     _mm_loadu_si128((const __m128i *)(x + bb + qo)), 1)
                           : _mm256_zextsi128_si256(lo);
     const __m256i w0 = _mm256_and_si256(r, m4), w1 = _mm256_and_si256(_mm256_srli_epi16(r, 4), m4);
-    /* the f16 scales [d0 d1 m0 m1] (zeros past the row), each over its block's lanes */
-    uint64_t h = (uint64_t)rd16(x) | (uint64_t)(two ? rd16(x + bb) : 0) << 16;
-    if (M) h |= (uint64_t)rd16(x + 2) << 32 | (uint64_t)(two ? rd16(x + bb + 2) : 0) << 48;
-    const __m256 f = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
-    const __m256 dw = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
-    const __m256 mw = M ? _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))
-                        : _mm256_setzero_ps();
 #pragma GCC unroll 4
     for (int t = 0; t < T; t++) {
         const a4_pair *A = a + (size_t)t * lda_p;
@@ -321,11 +315,55 @@ AVX2_INLINE void q4_pair(const uint8_t *x, const int two, const a4_pair *a, size
     }
 }
 
+/* One pair, its f16 scales [d0 d1 m0 m1] (zeros past the row) converted here. */
+AVX2_INLINE void q4_pair(const uint8_t *x, const int two, const a4_pair *a, size_t lda_p, __m256 *acc,
+                         const int T, const int M) {
+    const int bb = M ? 20 : 18;
+    uint64_t h = (uint64_t)rd16(x) | (uint64_t)(two ? rd16(x + bb) : 0) << 16;
+    if (M) h |= (uint64_t)rd16(x + 2) << 32 | (uint64_t)(two ? rd16(x + bb + 2) : 0) << 48;
+    const __m256 f = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
+    const __m256 dw = _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    const __m256 mw = M ? _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))
+                        : _mm256_setzero_ps();
+    q4_pair_w(x, two, a, lda_p, acc, T, M, dw, mw);
+}
+
+/* Two whole pairs (four blocks), their scales [d0..d3 m0..m3] in one conversion:
+ * the same values and order as two q4_pair calls. */
+AVX2_INLINE void q4_quad(const uint8_t *x, const a4_pair *a, size_t lda_p, __m256 *acc, const int T,
+                         const int M) {
+    const int bb = M ? 20 : 18;
+    __m128i h = _mm_cvtsi32_si128(rd16(x));
+    h = _mm_insert_epi16(h, rd16(x + bb), 1);
+    h = _mm_insert_epi16(h, rd16(x + 2 * bb), 2);
+    h = _mm_insert_epi16(h, rd16(x + 3 * bb), 3);
+    if (M) {
+        h = _mm_insert_epi16(h, rd16(x + 2), 4);
+        h = _mm_insert_epi16(h, rd16(x + bb + 2), 5);
+        h = _mm_insert_epi16(h, rd16(x + 2 * bb + 2), 6);
+        h = _mm_insert_epi16(h, rd16(x + 3 * bb + 2), 7);
+    }
+    const __m256 f = _mm256_cvtph_ps(h);
+    const __m256 z = _mm256_setzero_ps();
+    q4_pair_w(x, 1, a, lda_p, acc, T, M,
+              _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)),
+              M ? _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5)) : z);
+    q4_pair_w(x + 2 * bb, 1, a + 1, lda_p, acc, T, M,
+              _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3)),
+              M ? _mm256_permutevar8x32_ps(f, _mm256_setr_epi32(6, 6, 6, 6, 7, 7, 7, 7)) : z);
+}
+
 /* Accumulates blocks [0, nb) of one weight row against T prepared rows. */
 AVX2_INLINE void q4_acc(const uint8_t *x, const a4_pair *a, size_t lda_p, int nb, __m256 *acc, const int T,
                         const int M) {
     const size_t pb = M ? 40 : 36;
-    for (int p = 0; 2 * p < nb; p++) {
+    int p = 0;
+    for (; 2 * p + 3 < nb; p += 2) {
+        _mm_prefetch((const char *)x + pb * (size_t)p + PF_DIST, _MM_HINT_T0);
+        _mm_prefetch((const char *)x + pb * (size_t)p + PF_DIST + 64, _MM_HINT_T0);
+        q4_quad(x + pb * (size_t)p, a + p, lda_p, acc, T, M);
+    }
+    for (; 2 * p < nb; p++) {
         _mm_prefetch((const char *)x + pb * (size_t)p + PF_DIST, _MM_HINT_T0);
         q4_pair(x + pb * (size_t)p, 2 * p + 1 < nb, a + p, lda_p, acc, T, M);
     }
