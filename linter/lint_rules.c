@@ -258,11 +258,22 @@ typedef struct file_ctx {
     const char *base; /* file base name, for messages */
 } file_ctx;
 
+/* A literal value (a date, a time, a path, an id: not a placeholder, a
+ * command's output or a custom pattern) in a file that a tool sends as
+ * written, filling in only its own syntax: a Claude Code command ($ARGUMENTS,
+ * !`cmd`) or a VS Code prompt file (${selection}). Nothing renders a fresh
+ * value there, so the literal is the same bytes on every run. */
+static int committed_literal(const file_ctx *f, const lint_span *s) {
+    if (!f->t->command_file && !f->t->vscode_prompt) return 0;
+    return s->kind != LINT_K_PLACEHOLDER && s->kind != LINT_K_SHELL && s->kind != LINT_K_CUSTOM;
+}
+
 static int is_relevant(const file_ctx *f, const lint_span *s) {
     if (s->vclass == LINT_VC_NONE) return 0;
     if (f->role == LINT_ROLE_USER && s->vclass == LINT_VC_USER) return 0;
     if (s->rendered && (f->role == LINT_ROLE_STABLE || f->role == LINT_ROLE_SKILL))
         return 0; /* committed text of AGENTS.md or SKILL.md: fixed, not pasted per request */
+    if (committed_literal(f, s)) return 0;
     return 1;
 }
 
