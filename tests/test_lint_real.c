@@ -135,6 +135,8 @@ static const char *upstream_path(char *out, size_t cap, const char *sources, siz
 
 /* Scores the real corpus: dev, held, and each per batch (index 0: the
  * first batch, v1, no batch column; index k: batch v(k+1)). */
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score held_b[N_BATCHES]) {
     lint_options o = {0};
     o.no_model = 1;
@@ -163,6 +165,8 @@ static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score he
         return;
     }
     int show = details();
+    const char **names = calloc(len / 8 + 1, sizeof *names); /* a line is longer than 8 bytes */
+    size_t n_names = 0;
     for (char *line = tsv, *next; line < tsv + len; line = next) {
         char *nl = memchr(line, '\n', (size_t)(tsv + len - line));
         next = nl ? nl + 1 : tsv + len;
@@ -171,6 +175,7 @@ static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score he
         char *f[7];
         int nf = tsv_fields(line, f, 7);
         if (nf < 4) continue;
+        if (names) names[n_names++] = f[0];
         int is_held = strcmp(f[1], "held") == 0;
         int batch = nf >= 7 && f[6][0] == 'v' ? (int)strtol(f[6] + 1, NULL, 10) - 1 : 0;
         CHECK_MSG(batch >= 0 && batch < N_BATCHES, "LABELS.tsv: '%s' has an unknown batch", f[0]);
@@ -188,6 +193,12 @@ static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score he
         score_add(is_held ? held : dev, &one);
         score_add(is_held ? &held_b[batch] : &dev_b[batch], &one);
     }
+    /* one line per file: a name used twice would score one file under two labels */
+    CHECK(names != NULL);
+    if (names && n_names > 1) qsort(names, n_names, sizeof *names, cmp_name);
+    for (size_t i = 1; names && i < n_names; i++)
+        CHECK_MSG(strcmp(names[i - 1], names[i]) != 0, "LABELS.tsv lists '%s' twice", names[i]);
+    free(names);
     free(src);
     free(tsv);
     lint_ctx_free(c);
