@@ -345,6 +345,8 @@ static const struct {
      "(?:commands?|tools?|functions?|plugins?)_?(?:docs?|documentation|help|usage|reference)|"
      "available_\\w+|custom_tools|builtin_tools|tools_in_user_message|(?:assistant|bot|agent|ai|"
      "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
+     /* a cache is per model: when the model changes the cache is cold anyway */
+     "model|model_?(?:name|id)|"
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
      "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|can_\\w+|should_\\w+|allows?_\\w+|disable_\\w+|"
@@ -377,7 +379,7 @@ static const struct {
      "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
      "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
      "platform|os_?(?:name|version)|arch|architecture|hostname|host|machine|shell|env|"
-     "environment|model|model_?(?:name|id)|pid|home|home_?dir|ide|editor|"
+     "environment|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
      "\\w+_session(?:_id)?|(?:thread|conversation|chat|run|job|sub_?agent|execution|invocation)_?id|"
@@ -738,6 +740,12 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         norm[n++] = c == '.' || c == '-' || c == ':' ? '_' : (char)tolower((unsigned char)c);
     }
     norm[n] = '\0';
+    /* __shell__, _user: the underscores around a name are a convention
+     * (Python's dunder and private names, aichat's built-ins), not part of it */
+    while (n > 0 && norm[n - 1] == '_') norm[--n] = '\0';
+    size_t lead = 0;
+    while (lead < n && norm[lead] == '_') lead++;
+    if (lead) memmove(norm, norm + lead, (n -= lead) + 1);
     if (!n) return LINT_VC_NONE;
     static const char *const k_suffixes[] = {"_iso",       "_str", "_string", "_fmt",
                                              "_formatted", "_utc", "_local",  "_text"};
