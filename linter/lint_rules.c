@@ -136,6 +136,24 @@ static size_t skip_markup(const char *s, size_t i, size_t a, size_t b) {
     return i;
 }
 
+/* The script of the UTF-8 character at s[i] (its length in *len): 1 for a
+ * CJK ideograph, kana or Hangul syllable, text written without spaces where
+ * each character counts as a word; 2 for CJK punctuation and full-width
+ * forms (。、「」：), which separate words; 0 for anything else. */
+static int cjk_char(const char *s, size_t i, size_t b, size_t *len) {
+    const unsigned char *u = (const unsigned char *)s + i;
+    *len = 1;
+    if (u[0] < 0xE0 || u[0] >= 0xF0 || i + 3 > b || (u[1] & 0xC0) != 0x80 || (u[2] & 0xC0) != 0x80) return 0;
+    unsigned cp = ((u[0] & 0x0Fu) << 12) | ((u[1] & 0x3Fu) << 6) | (u[2] & 0x3Fu);
+    *len = 3;
+    if ((cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+        (cp >= 0xAC00 && cp <= 0xD7AF) || (cp >= 0xF900 && cp <= 0xFAFF))
+        return 1;
+    if ((cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF00 && cp <= 0xFFEF)) return 2;
+    *len = 1;
+    return 0;
+}
+
 static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
     const char *s = t->data;
     memset(out, 0, sizeof *out);
@@ -159,6 +177,21 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
             continue;
         }
         char c = s[i];
+        size_t cl;
+        int cjk = ((unsigned char)c & 0x80) ? cjk_char(s, i, b, &cl) : 0;
+        if (cjk) { /* a CJK character is a word of its own; its punctuation ends words */
+            if (in_word) {
+                out->n++;
+                out->alpha += has_alpha;
+                out->roles += role_word(s + ws, i - ws);
+            }
+            in_word = 0;
+            if (cjk == 1) out->n++, out->alpha++;
+            /* a full-width colon (U+FF1A) is a caption's colon */
+            last = cjk == 2 && !memcmp(s + i, "\xEF\xBC\x9A", 3) ? ':' : (cjk == 2 ? (char)0xE3 : 'a');
+            i += cl - 1;
+            continue;
+        }
         if (c == '\\' && i + 1 < b && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
             if (in_word) { /* an escaped newline or tab in a serialized string: a space */
                 out->n++;
