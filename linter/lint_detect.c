@@ -449,7 +449,7 @@ static const struct {
 #define CTX_GAP "(?:(?!\\b(?:that|which|who|whose|where|when)\\b)[^.\\n]){0,24}?"
 #define CTX_CALL                                                                               \
     "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
-    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
+    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bright\\h+now,?\\h+it|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
 #define CTX_DAY                                                                           \
     "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*" \
     "(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
