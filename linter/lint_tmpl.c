@@ -227,7 +227,7 @@ static int code_path_term(const scan *s, const char *p, size_t n) {
 static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday, int *known) {
     *subday = 0;
     *known = 0;
-    const char *root = path;
+    const char *root = path, *path0 = path;
     int dot = root_n > 0 && (*root == '.' || (*root == '$' && root_n > 1 && root[1] == '.'));
     while (root_n > 0 && (*root == '$' || *root == '.')) root++, root_n--, n--, path++;
     if (dot && lint_tmpl_word_is(root, root_n, "System") && root_n == n) {
@@ -238,6 +238,16 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1; /* "." or "$": the current item */
         bind *b = bind_get(&s->binds, ".", 1);
         return b ? b->vclass : LINT_VC_NONE;
+    }
+    /* inside a Go range, .Name is a field of the item: of a tool in
+     * `range .Functions`, the tool's name (stable), not a user's; a date
+     * or time by its name still counts */
+    bind *item = dot && *path0 == '.' && s->n_go_range > 0 ? bind_get(&s->binds, ".", 1) : NULL;
+    if (item && item->known && !item->item && item->vclass == LINT_VC_NONE) {
+        int k2;
+        int vc = lint_detect_name_info(s->d, s->cfg, path, n, subday, &k2);
+        *known = 1;
+        return vc == LINT_VC_DAY || vc == LINT_VC_CALL ? vc : LINT_VC_NONE;
     }
     if (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
         lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
@@ -804,6 +814,9 @@ static void do_loop(scan *s, size_t i) {
     eval_expr(s, in_a, in_b, EM_COND, &ev, NULL);
     int cls = ev.vclass;
     bind_loop_names(s, names_a, names_b, cls, ev.subday, !ev.unknown || cls != LINT_VC_NONE);
+    if (g->go && g->match > (long)i &&
+        s->n_go_range < (int)(sizeof s->go_range_end / sizeof s->go_range_end[0]))
+        s->go_range_end[s->n_go_range++] = s->tags.v[g->match].start;
     int emits = g->match > (long)i && lint_tmpl_body_emits(s, i, (size_t)g->match);
     s->vloop[i] = cls != LINT_VC_NONE && emits;
     quiet_except(s, g, NULL);
@@ -1023,8 +1036,10 @@ static void run_pass(scan *s) {
     s->quiet_until = 0;
     s->cur_macro = -1;
     s->cur_macro_end = 0;
+    s->n_go_range = 0;
     for (size_t i = 0; i < s->tags.n && !s->rc; i++) {
         tag *g = &s->tags.v[i];
+        while (s->n_go_range > 0 && s->go_range_end[s->n_go_range - 1] <= g->start) s->n_go_range--;
         if (s->emit && !s->rc && lint_text_add_tag(s->t, g->start, g->end)) s->rc = UTIL_ENOMEM;
         switch (g->kind) {
         case TK_EXPR: do_expr(s, i); break;
@@ -1292,6 +1307,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_serialized_prompt(&s, rel);
     if (!rc) rc = lint_tmpl_crewai_tasks(&s, rel);
     if (!rc) rc = lint_tmpl_yaml_config(&s, rel);
+    if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);

@@ -363,6 +363,68 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     return rc;
 }
 
+/* --- several templates in one file (LocalAI's template: chat, completion, ...) --------- */
+
+/* Whether line i is `key:` alone (a mapping opens under it) with key
+ * template or templates; *indent: its indentation. */
+static int template_map_line(const lint_text *t, size_t i, size_t *indent) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    const char *q = p;
+    while (q < e && *q == ' ') q++;
+    *indent = (size_t)(q - p);
+    while (e > q && (e[-1] == ' ' || e[-1] == '\r')) e--;
+    return (e - q == 9 && !memcmp(q, "template:", 9)) || (e - q == 10 && !memcmp(q, "templates:", 10));
+}
+
+/* Whether line i is a key whose value is a block scalar (`chat: |`,
+ * `chat_message: |-`) at indentation ind. */
+static int block_key_line(const lint_text *t, size_t i, size_t ind) {
+    const char *d = t->data;
+    size_t a = t->line_start[i], e = lint_text_line_end(t, i), in;
+    size_t v = yaml_value(d, a, e, &in);
+    return v != (size_t)-1 && v < e && in == ind && (d[v] == '|' || d[v] == '>') && d[a + in] != '-';
+}
+
+/* A YAML mapping named template or templates whose keys hold two or more
+ * block scalars (LocalAI's chat, chat_message, completion, function, edit:
+ * one of them is rendered per request, chat_message once per message):
+ * each value is a template of its own, so each one, and what follows the
+ * mapping, is a part judged alone (lint_text_mark_part); a per-message one
+ * (a key ending in message) renders the conversation, like the body of a
+ * messages loop, so none of its text is stable content. Nested in a block
+ * scalar (LocalAI's config_file: |) too: this reads lines, not YAML. */
+int lint_tmpl_template_map(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    if (!yaml_name(rel)) return UTIL_OK;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t ind, cind = (size_t)-1, k = i + 1, n = 0;
+        if (!template_map_line(t, i, &ind)) continue;
+        for (; k < t->n_lines; k++) {
+            size_t a = t->line_start[k], e = lint_text_line_end(t, k), p = a;
+            while (p < e && t->data[p] == ' ') p++;
+            if (p >= e) continue;
+            if (p - a <= ind) break;
+            if (cind == (size_t)-1) cind = p - a;
+            n += block_key_line(t, k, cind);
+        }
+        if (n < 2) continue;
+        int per_message = 0;
+        for (size_t j = i + 1; j < k && !rc; j++) {
+            if (block_key_line(t, j, cind)) {
+                rc = lint_text_mark_part(t, j);
+                const char *q = t->data + t->line_start[j] + cind, *c = strchr(q, ':');
+                per_message = c && c - q >= 7 && !memcmp(c - 7, "message", 7);
+            } else if (per_message) { /* the conversation itself, as a messages loop's body */
+                t->flags[j] |= LINT_LF_PREFILL;
+            }
+        }
+        if (!rc) rc = lint_text_mark_part(t, k);
+        i = k - 1;
+    }
+    return rc;
+}
+
 /* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
 
 /* A Gemini CLI custom command: only the prompt value is prompt text (the
