@@ -75,6 +75,7 @@ static int bind_put(bindtab *b, const char *s, size_t n, int vclass, int subday,
     b->v[k].subday = subday;
     b->v[k].text = text;
     b->v[k].item = 0;
+    b->v[k].msgs = 0;
     b->n++;
     return UTIL_OK;
 }
@@ -224,6 +225,33 @@ static int code_path_term(const scan *s, const char *p, size_t n) {
     return lint_detect_code_path(s->d, s->cfg, s->t, a - 2, b + 2, p, n);
 }
 
+/* Whether name is the messages list bound to another name. */
+static int msgs_alias(const scan *s, const char *name, size_t n) {
+    bind *b = bind_get((bindtab *)&s->binds, name, n);
+    return b && b->msgs;
+}
+
+/* Whether the value [a, b) of a {% set %} is the messages list itself, or a
+ * slice of it: `messages`, `messages[1:]`, `(messages if messages is defined
+ * else [])`, or another name bound so. */
+static int msgs_value(const scan *s, size_t a, size_t b) {
+    const char *d = s->t->data;
+    while (a < b && (d[a] == ' ' || d[a] == '(')) a++;
+    size_t w = a;
+    while (w < b && lint_tmpl_is_ident(d[w])) w++;
+    if (w == a || !(lint_tmpl_word_is(d + a, w - a, "messages") ||
+                    lint_tmpl_word_is(d + a, w - a, "loop_messages") || msgs_alias(s, d + a, w - a)))
+        return 0;
+    while (w < b && d[w] == ' ') w++;
+    if (w < b && d[w] == '[') { /* a slice, not an item */
+        size_t e = w;
+        while (e < b && d[e] != ']') e++;
+        if (!memchr(d + w, ':', e - w)) return 0;
+        for (w = e + 1; w < b && d[w] == ' ';) w++;
+    }
+    return w >= b || d[w] == ')' || (b - w > 3 && !memcmp(d + w, "if ", 3));
+}
+
 static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday, int *known) {
     *subday = 0;
     *known = 0;
@@ -256,7 +284,8 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1;
         return github_class(path, n);
     }
-    if (lint_tmpl_word_is(root, root_n, "messages") || lint_tmpl_word_is(root, root_n, "conversation")) {
+    if (lint_tmpl_word_is(root, root_n, "messages") || lint_tmpl_word_is(root, root_n, "conversation") ||
+        msgs_alias(s, root, root_n)) {
         *known = 1;
         return idx0 ? LINT_VC_NONE : LINT_VC_TURN; /* messages[0]: the system message */
     }
@@ -837,7 +866,7 @@ static void do_loop(scan *s, size_t i) {
     while (w < in_b && lint_tmpl_is_ident(d[w])) w++;
     if (s->emit && !s->tail_from &&
         (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages") ||
-         (g->go && lint_tmpl_word_is(d + a, w - a, "Messages"))))
+         msgs_alias(s, d + a, w - a) || (g->go && lint_tmpl_word_is(d + a, w - a, "Messages"))))
         s->tail_from = end;
 }
 
@@ -881,9 +910,12 @@ static void do_set(scan *s, size_t i) {
     int val = ev.vclass == LINT_VC_TURN && sysname ? LINT_VC_NONE : ev.vclass;
     int cls = val > name_vc ? val : name_vc;
     int text = ev.vis_strings > 0 || ev.text_terms > 0;
+    int msgs = nb > na && msgs_value(s, k, g->b);
     if (nb > na && bind_put(&s->binds, d + na, nb - na, cls, ev.subday | sd,
                             !ev.unknown || cls != LINT_VC_NONE, text, 0))
         s->rc = UTIL_ENOMEM;
+    else if (nb > na)
+        bind_get(&s->binds, d + na, nb - na)->msgs = msgs;
     quiet_except(s, g, s->quiet_until > g->start ? NULL : &v);
     free(v.v);
 }

@@ -61,6 +61,7 @@ typedef struct bind {
     int vclass, known, subday;
     int text; /* its value holds prompt text (a string, or text of another) */
     int item; /* an item of a list nothing classes: neither stable text nor volatile */
+    int msgs; /* the messages list under another name (set msgs = messages[1:]) */
 } bind;
 
 typedef struct bindtab {
