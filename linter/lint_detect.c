@@ -340,7 +340,7 @@ static const struct {
     const char *re;
 } k_names[] = {
     {LINT_VC_NONE,
-     "(?:system_?(?:message|prompt|msg|instructions?)|default_system_\\w+|\\w*_?tokens?|tools?|tools_\\w+|"
+     "(?:(?:system|developer|safety|policy|guardrails?)_?(?:message|prompt|msg|instructions?)|default_system_\\w+|\\w*_?tokens?|tools?|tools_\\w+|"
      "tool_?(?:list|definitions?|schemas?|descriptions?|names?|specs?)|functions?|"
      "(?:commands?|tools?|functions?|plugins?)_?(?:docs?|documentation|help|usage|reference)|"
      "available_\\w+|custom_tools|builtin_tools|tools_in_user_message|(?:assistant|bot|agent|ai|"
@@ -357,7 +357,7 @@ static const struct {
      "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
      "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
-     "(?:retrieved\\w*|retrieval\\w*|context|contexts|documents?|docs|documentation|"
+     "(?:retrieved\\w*|retrieval\\w*|context|contexts|notes|documents?|docs|documentation|"
      "search_?results?|results|history|chat_?history|conversation(?:_?history)?|thread|"
      "messages?|memory|memories|query|queries|question|input|inputs|user_?(?:input|message|"
      "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
@@ -449,7 +449,7 @@ static const struct {
 #define CTX_GAP "(?:(?!\\b(?:that|which|who|whose|where|when)\\b)[^.\\n]){0,24}?"
 #define CTX_CALL                                                                               \
     "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
-    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
+    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bright\\h+now,?\\h+it|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
 #define CTX_DAY                                                                           \
     "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*" \
     "(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL

@@ -344,24 +344,31 @@ typedef struct vstate {
     unsigned char *stable; /* per line: 1 stable text after its values (or no value), 2 only
                             * before its first value (stable for the lines above only) */
     size_t last_stable;    /* (size_t)-1 when no line is stable */
-    long *suf;             /* line token suffix sums from suf_from to last_stable */
-    size_t suf_from;
+    size_t *part_last;     /* per line: the last stable line of its part (a file of several
+                            * independent templates), or NULL: one part, last_stable */
+    long *suf;             /* line token suffix sums from suf_from to suf_to */
+    size_t suf_from, suf_to;
     int est;
 } vstate;
+
+/* The last stable line that a value on line i precedes: its part's. */
+static size_t last_for(const vstate *v, size_t i) { return v->part_last ? v->part_last[i] : v->last_stable; }
 
 /* Tokens that a value ending at end on line i makes uncacheable. */
 static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, size_t end, long *out,
                         int *estimated) {
     const lint_text *t = f->t;
     int e1 = 0;
-    if (!v->suf || i < v->suf_from) { /* PL008 can ask about a line above the first */
+    size_t last = last_for(v, i);
+    if (!v->suf || i < v->suf_from || v->suf_to != last) { /* PL008 can ask about a line above the first */
         free(v->suf);
         v->suf_from = i;
-        if (!(v->suf = line_token_suffix(f, i, v->last_stable, &v->est))) return UTIL_ENOMEM;
+        v->suf_to = last;
+        if (!(v->suf = line_token_suffix(f, i, last, &v->est))) return UTIL_ENOMEM;
     }
     size_t le = lint_text_line_end(t, i);
-    if (end > le) end = le;    /* a value written across lines */
-    if (i == v->last_stable) { /* only the rest of this line is stable */
+    if (end > le) end = le; /* a value written across lines */
+    if (i == last) {        /* only the rest of this line is stable */
         size_t from = v->last[i] != (size_t)-1 ? sv->v[v->last[i]].end : end;
         if (from < end) from = end;
         if (from > le) from = le;
@@ -382,9 +389,9 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
     for (size_t k = 0; k < unk->n; k++) {
         const lint_span *s = &unk->v[k];
         size_t i = lint_text_line_of(t, s->start);
-        if (reported[i] || i >= t->boundary_line || v->last_stable == (size_t)-1 || i > v->last_stable)
-            continue;
-        if (i == v->last_stable && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5)) continue;
+        size_t last = last_for(v, i);
+        if (reported[i] || i >= t->boundary_line || last == (size_t)-1 || i > last) continue;
+        if (i == last && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5)) continue;
         long tok;
         int est;
         int rc = tokens_after(f, v, sv, i, s->end, &tok, &est);
@@ -399,7 +406,7 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
                  "request or user, move it below line %zu; if it is fixed, declare it \"stable\" "
                  "under \"placeholders\" in .promptlint.json",
                  (int)(nlen > 48 ? 48 : nlen), t->data + s->start, nlen > 48 ? "..." : "", est ? "~" : "",
-                 tok, v->last_stable + 1);
+                 tok, last + 1);
     }
     return UTIL_OK;
 }
@@ -446,13 +453,22 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             v.stable[i] = 2; /* fixed words before this line's value: stable for the lines above */
         if (v.stable[i]) v.last_stable = i;
     }
+    if (!rc && t->part_start) { /* each part's last stable line, filled backwards */
+        if (!(v.part_last = malloc((n + 1) * sizeof *v.part_last))) rc = UTIL_ENOMEM;
+        size_t last = (size_t)-1;
+        for (size_t i = n; i-- > 0 && !rc;) {
+            if (last == (size_t)-1 && i < region && v.stable[i]) last = i;
+            v.part_last[i] = last;
+            if (t->part_start[i]) last = (size_t)-1;
+        }
+    }
     for (size_t i = 0; i < n && !rc; i++) {
         if (v.first[i] == (size_t)-1) continue;
         const lint_span *s = &sv->v[v.first[i]];
         if (s->cont) continue; /* reported with the line its block starts on */
         char what[240];
-        int before = i < region && v.last_stable != (size_t)-1 &&
-                     (i < v.last_stable || (i == v.last_stable && v.stable[i] == 1));
+        size_t last = last_for(&v, i);
+        int before = i < region && last != (size_t)-1 && (i < last || (i == last && v.stable[i] == 1));
         if (before) reported[i] = 1;
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
             pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
@@ -470,7 +486,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             snprintf(p->msg, sizeof p->msg,
                      "%s changes %s and precedes stable content: %s%ld tokens after it cannot "
                      "be cached; move it below line %zu or under a cache-boundary marker",
-                     what, how_often(s->vclass), p->estimated ? "~" : "", tok, v.last_stable + 1);
+                     what, how_often(s->vclass), p->estimated ? "~" : "", tok, last + 1);
             continue;
         }
         if (before) continue; /* PL001 is off: do not fall back to weaker rules */
@@ -511,6 +527,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     if (!rc) rc = unknown_rule(f, &v, sv, unk, reported, out);
     free(reported);
     free(v.suf);
+    free(v.part_last);
     free(v.first);
     free(v.last);
     free(v.stable);

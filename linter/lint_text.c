@@ -610,6 +610,7 @@ void lint_text_release(lint_text *t) {
     free(t->code);
     free(t->quiet);
     free(t->tags);
+    free(t->part_start);
     memset(t, 0, sizeof *t);
 }
 
@@ -691,6 +692,13 @@ static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b
     }
     (*v)[*n].start = a;
     (*v)[(*n)++].end = b;
+    return UTIL_OK;
+}
+
+int lint_text_mark_part(lint_text *t, size_t line) {
+    if (line >= t->n_lines) return UTIL_OK;
+    if (!t->part_start && !(t->part_start = calloc(t->n_lines + 1, 1))) return UTIL_ENOMEM;
+    t->part_start[line] = 1;
     return UTIL_OK;
 }
 

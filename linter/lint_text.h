@@ -61,6 +61,11 @@ typedef struct lint_text {
     size_t n_quiet, cap_quiet;
     lint_range *tags;
     size_t n_tags, cap_tags;
+    /* Set by lint_tmpl.c for a data file holding several independent
+     * templates (LocalAI's chat, chat_message, completion, function): per
+     * line, 1 where a new template starts; NULL when the file is one prompt.
+     * Volatile content is judged only against stable content of its part. */
+    unsigned char *part_start;
 } lint_text;
 
 /* Indexes data (borrowed; must outlive t). Returns UTIL_OK or UTIL_ENOMEM; t is
@@ -83,6 +88,9 @@ int lint_text_code_path(const lint_text *t, size_t a, size_t b);
 size_t lint_text_stand_in(const char *p, const char *e);
 /* 1-based column in code points of byte offset off on its line. */
 int lint_text_column(const lint_text *t, size_t off);
+
+/* Marks line as the first of a new independent part (UTIL_ENOMEM). */
+int lint_text_mark_part(lint_text *t, size_t line);
 
 /* Adds [a, b) to t->quiet or t->tags (any order; UTIL_ENOMEM); finish sorts
  * and merges both and must run before the lookups below. */

@@ -75,6 +75,7 @@ static int bind_put(bindtab *b, const char *s, size_t n, int vclass, int subday,
     b->v[k].subday = subday;
     b->v[k].text = text;
     b->v[k].item = 0;
+    b->v[k].msgs = 0;
     b->n++;
     return UTIL_OK;
 }
@@ -224,10 +225,37 @@ static int code_path_term(const scan *s, const char *p, size_t n) {
     return lint_detect_code_path(s->d, s->cfg, s->t, a - 2, b + 2, p, n);
 }
 
+/* Whether name is the messages list bound to another name. */
+static int msgs_alias(const scan *s, const char *name, size_t n) {
+    bind *b = bind_get((bindtab *)&s->binds, name, n);
+    return b && b->msgs;
+}
+
+/* Whether the value [a, b) of a {% set %} is the messages list itself, or a
+ * slice of it: `messages`, `messages[1:]`, `(messages if messages is defined
+ * else [])`, or another name bound so. */
+static int msgs_value(const scan *s, size_t a, size_t b) {
+    const char *d = s->t->data;
+    while (a < b && (d[a] == ' ' || d[a] == '(')) a++;
+    size_t w = a;
+    while (w < b && lint_tmpl_is_ident(d[w])) w++;
+    if (w == a || !(lint_tmpl_word_is(d + a, w - a, "messages") ||
+                    lint_tmpl_word_is(d + a, w - a, "loop_messages") || msgs_alias(s, d + a, w - a)))
+        return 0;
+    while (w < b && d[w] == ' ') w++;
+    if (w < b && d[w] == '[') { /* a slice, not an item */
+        size_t e = w;
+        while (e < b && d[e] != ']') e++;
+        if (!memchr(d + w, ':', e - w)) return 0;
+        for (w = e + 1; w < b && d[w] == ' ';) w++;
+    }
+    return w >= b || d[w] == ')' || (b - w > 3 && !memcmp(d + w, "if ", 3));
+}
+
 static int term_class(scan *s, const char *path, size_t n, size_t root_n, int idx0, int *subday, int *known) {
     *subday = 0;
     *known = 0;
-    const char *root = path;
+    const char *root = path, *path0 = path;
     int dot = root_n > 0 && (*root == '.' || (*root == '$' && root_n > 1 && root[1] == '.'));
     while (root_n > 0 && (*root == '$' || *root == '.')) root++, root_n--, n--, path++;
     if (dot && lint_tmpl_word_is(root, root_n, "System") && root_n == n) {
@@ -239,6 +267,16 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         bind *b = bind_get(&s->binds, ".", 1);
         return b ? b->vclass : LINT_VC_NONE;
     }
+    /* inside a Go range, .Name is a field of the item: of a tool in
+     * `range .Functions`, the tool's name (stable), not a user's; a date
+     * or time by its name still counts */
+    bind *item = dot && *path0 == '.' && s->n_go_range > 0 ? bind_get(&s->binds, ".", 1) : NULL;
+    if (item && item->known && !item->item && item->vclass == LINT_VC_NONE) {
+        int k2;
+        int vc = lint_detect_name_info(s->d, s->cfg, path, n, subday, &k2);
+        *known = 1;
+        return vc == LINT_VC_DAY || vc == LINT_VC_CALL ? vc : LINT_VC_NONE;
+    }
     if (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
         lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
         lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
@@ -246,7 +284,8 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1;
         return github_class(path, n);
     }
-    if (lint_tmpl_word_is(root, root_n, "messages") || lint_tmpl_word_is(root, root_n, "conversation")) {
+    if (lint_tmpl_word_is(root, root_n, "messages") || lint_tmpl_word_is(root, root_n, "conversation") ||
+        msgs_alias(s, root, root_n)) {
         *known = 1;
         return idx0 ? LINT_VC_NONE : LINT_VC_TURN; /* messages[0]: the system message */
     }
@@ -804,6 +843,9 @@ static void do_loop(scan *s, size_t i) {
     eval_expr(s, in_a, in_b, EM_COND, &ev, NULL);
     int cls = ev.vclass;
     bind_loop_names(s, names_a, names_b, cls, ev.subday, !ev.unknown || cls != LINT_VC_NONE);
+    if (g->go && g->match > (long)i &&
+        s->n_go_range < (int)(sizeof s->go_range_end / sizeof s->go_range_end[0]))
+        s->go_range_end[s->n_go_range++] = s->tags.v[g->match].start;
     int emits = g->match > (long)i && lint_tmpl_body_emits(s, i, (size_t)g->match);
     s->vloop[i] = cls != LINT_VC_NONE && emits;
     quiet_except(s, g, NULL);
@@ -824,7 +866,7 @@ static void do_loop(scan *s, size_t i) {
     while (w < in_b && lint_tmpl_is_ident(d[w])) w++;
     if (s->emit && !s->tail_from &&
         (lint_tmpl_word_is(d + a, w - a, "messages") || lint_tmpl_word_is(d + a, w - a, "loop_messages") ||
-         (g->go && lint_tmpl_word_is(d + a, w - a, "Messages"))))
+         msgs_alias(s, d + a, w - a) || (g->go && lint_tmpl_word_is(d + a, w - a, "Messages"))))
         s->tail_from = end;
 }
 
@@ -868,9 +910,12 @@ static void do_set(scan *s, size_t i) {
     int val = ev.vclass == LINT_VC_TURN && sysname ? LINT_VC_NONE : ev.vclass;
     int cls = val > name_vc ? val : name_vc;
     int text = ev.vis_strings > 0 || ev.text_terms > 0;
+    int msgs = nb > na && msgs_value(s, k, g->b);
     if (nb > na && bind_put(&s->binds, d + na, nb - na, cls, ev.subday | sd,
                             !ev.unknown || cls != LINT_VC_NONE, text, 0))
         s->rc = UTIL_ENOMEM;
+    else if (nb > na)
+        bind_get(&s->binds, d + na, nb - na)->msgs = msgs;
     quiet_except(s, g, s->quiet_until > g->start ? NULL : &v);
     free(v.v);
 }
@@ -1023,8 +1068,10 @@ static void run_pass(scan *s) {
     s->quiet_until = 0;
     s->cur_macro = -1;
     s->cur_macro_end = 0;
+    s->n_go_range = 0;
     for (size_t i = 0; i < s->tags.n && !s->rc; i++) {
         tag *g = &s->tags.v[i];
+        while (s->n_go_range > 0 && s->go_range_end[s->n_go_range - 1] <= g->start) s->n_go_range--;
         if (s->emit && !s->rc && lint_text_add_tag(s->t, g->start, g->end)) s->rc = UTIL_ENOMEM;
         switch (g->kind) {
         case TK_EXPR: do_expr(s, i); break;
@@ -1292,7 +1339,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_serialized_prompt(&s, rel);
     if (!rc) rc = lint_tmpl_crewai_tasks(&s, rel);
     if (!rc) rc = lint_tmpl_yaml_config(&s, rel);
+    if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
+    if (!rc) rc = lint_tmpl_genagents(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
     if (!rc) rc = lint_tmpl_count_emitting(&s);

@@ -1,7 +1,8 @@
 /* linter/lint_tmpl_data.c: prompts kept as values of data files, read as
  * their prompt value only: LangChain prompts saved as YAML/JSON
  * (input_variables and template), CrewAI task files (description and
- * expected_output entries) and Gemini CLI commands (a TOML prompt value).
+ * expected_output entries), Gemini CLI commands (a TOML prompt value) and
+ * Generative Agents templates (!<INPUT n>! fields below a comment block).
  * Marks the other keys as metadata and adds the fields they declare; does not
  * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
 #include <ctype.h>
@@ -362,6 +363,68 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     return rc;
 }
 
+/* --- several templates in one file (LocalAI's template: chat, completion, ...) --------- */
+
+/* Whether line i is `key:` alone (a mapping opens under it) with key
+ * template or templates; *indent: its indentation. */
+static int template_map_line(const lint_text *t, size_t i, size_t *indent) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    const char *q = p;
+    while (q < e && *q == ' ') q++;
+    *indent = (size_t)(q - p);
+    while (e > q && (e[-1] == ' ' || e[-1] == '\r')) e--;
+    return (e - q == 9 && !memcmp(q, "template:", 9)) || (e - q == 10 && !memcmp(q, "templates:", 10));
+}
+
+/* Whether line i is a key whose value is a block scalar (`chat: |`,
+ * `chat_message: |-`) at indentation ind. */
+static int block_key_line(const lint_text *t, size_t i, size_t ind) {
+    const char *d = t->data;
+    size_t a = t->line_start[i], e = lint_text_line_end(t, i), in;
+    size_t v = yaml_value(d, a, e, &in);
+    return v != (size_t)-1 && v < e && in == ind && (d[v] == '|' || d[v] == '>') && d[a + in] != '-';
+}
+
+/* A YAML mapping named template or templates whose keys hold two or more
+ * block scalars (LocalAI's chat, chat_message, completion, function, edit:
+ * one of them is rendered per request, chat_message once per message):
+ * each value is a template of its own, so each one, and what follows the
+ * mapping, is a part judged alone (lint_text_mark_part); a per-message one
+ * (a key ending in message) renders the conversation, like the body of a
+ * messages loop, so none of its text is stable content. Nested in a block
+ * scalar (LocalAI's config_file: |) too: this reads lines, not YAML. */
+int lint_tmpl_template_map(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    if (!yaml_name(rel)) return UTIL_OK;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t ind, cind = (size_t)-1, k = i + 1, n = 0;
+        if (!template_map_line(t, i, &ind)) continue;
+        for (; k < t->n_lines; k++) {
+            size_t a = t->line_start[k], e = lint_text_line_end(t, k), p = a;
+            while (p < e && t->data[p] == ' ') p++;
+            if (p >= e) continue;
+            if (p - a <= ind) break;
+            if (cind == (size_t)-1) cind = p - a;
+            n += block_key_line(t, k, cind);
+        }
+        if (n < 2) continue;
+        int per_message = 0;
+        for (size_t j = i + 1; j < k && !rc; j++) {
+            if (block_key_line(t, j, cind)) {
+                rc = lint_text_mark_part(t, j);
+                const char *q = t->data + t->line_start[j] + cind, *c = strchr(q, ':');
+                per_message = c && c - q >= 7 && !memcmp(c - 7, "message", 7);
+            } else if (per_message) { /* the conversation itself, as a messages loop's body */
+                t->flags[j] |= LINT_LF_PREFILL;
+            }
+        }
+        if (!rc) rc = lint_text_mark_part(t, k);
+        i = k - 1;
+    }
+    return rc;
+}
+
 /* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
 
 /* A Gemini CLI custom command: only the prompt value is prompt text (the
@@ -428,6 +491,142 @@ int lint_tmpl_gemini_command(scan *s, const char *rel) {
         lint_span sp = {i, b, kind, LINT_VC_TURN, 0, NULL, 0, 0};
         if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
         i = b - 1;
+    }
+    return rc;
+}
+
+/* --- Generative Agents templates (!<INPUT n>! fields, a comment block) --------------- */
+
+#define GA_MARKER     "<commentblockmarker>###</commentblockmarker>"
+#define GA_MAX_INPUTS 64
+
+/* The field index of a !<INPUT n>! at i, its end in *end; -1 if none. */
+static int ga_field(const char *d, size_t len, size_t i, size_t *end) {
+    if (len - i < 11 || memcmp(d + i, "!<INPUT ", 8) != 0) return -1;
+    size_t k = i + 8;
+    int n = 0;
+    while (k < len && isdigit((unsigned char)d[k]) && n < 100000) n = n * 10 + (d[k++] - '0');
+    if (k == i + 8 || len - k < 2 || d[k] != '>' || d[k + 1] != '!') return -1;
+    *end = k + 2;
+    return n;
+}
+
+/* Words that end the noun phrase of a description ("hourly schedule so
+ * far", "summary of the day"): the name is the words before them. */
+static const char *const k_ga_stop[] = {"so",   "for", "of", "in", "on", "at", "with", "that", "which",
+                                        "from", "to",  "as", "by", "e",  "eg", "i",    "ie",   NULL};
+
+/* A description ("Persona's first name", "Detailed day schedule") read as a
+ * placeholder name: its words in lower case joined by '_', up to a stop word
+ * or a bracket; *owned: where the words after a possessive's "'s" start (0
+ * without one). Returns the length written into out (at most cap-1). */
+static size_t ga_name(const char *p, const char *e, char *out, size_t cap, size_t *owned) {
+    size_t n = 0;
+    *owned = 0;
+    while (p < e && n + 1 < cap && *p != '(' && *p != '[' && *p != ',' && *p != '.') {
+        if (*p == '\'' && p + 1 < e && (p[1] == 's' || p[1] == 'S') &&
+            (p + 2 == e || !isalnum((unsigned char)p[2]))) {
+            p += 2;
+            if (n && out[n - 1] != '_') out[n++] = '_';
+            *owned = n;
+            continue;
+        }
+        if (!isalnum((unsigned char)*p)) {
+            if (n && out[n - 1] != '_') out[n++] = '_';
+            p++;
+            continue;
+        }
+        const char *w = p;
+        while (p < e && isalnum((unsigned char)*p)) p++;
+        int stop = 0;
+        for (size_t k = 0; k_ga_stop[k] && n; k++)
+            stop |= (size_t)(p - w) == strlen(k_ga_stop[k]) && !strncasecmp(w, k_ga_stop[k], (size_t)(p - w));
+        if (stop) break;
+        for (; w < p && n + 1 < cap; w++) out[n++] = (char)tolower((unsigned char)*w);
+    }
+    while (n && out[n - 1] == '_') n--;
+    if (*owned >= n) *owned = 0;
+    out[n] = '\0';
+    return n;
+}
+
+/* The class of a described field: what the possessive's words name when
+ * they say how often it changes ("Persona's current action" per turn),
+ * except a name or address, which is the possessor's ("Persona's first
+ * name" stable: the persona is configured); else the whole description. */
+static int ga_class(const scan *s, const char *name, size_t n, size_t owned, int *sub, int *known) {
+    if (owned) {
+        int vc = lint_detect_name_info(s->d, s->cfg, name + owned, n - owned, sub, known);
+        if (vc != LINT_VC_NONE && vc != LINT_VC_USER) return vc;
+    }
+    return lint_detect_name_info(s->d, s->cfg, name, n, sub, known);
+}
+
+/* A field without a description that a caption opens its line with
+ * ("Context: !<INPUT 0>!"): the caption is its name. */
+static size_t ga_caption(const lint_text *t, size_t at, char *out, size_t cap) {
+    size_t ls = t->line_start[lint_text_line_of(t, at)], k = at;
+    while (k > ls && t->data[k - 1] == ' ') k--;
+    if (k == ls || t->data[k - 1] != ':') return 0;
+    const char *p = t->data + ls, *e = t->data + k - 1;
+    for (const char *q = p; q < e; q++)
+        if (!isalpha((unsigned char)*q) && *q != ' ' && *q != '\'') return 0;
+    size_t owned;
+    return e - p <= 40 ? ga_name(p, e, out, cap, &owned) : 0;
+}
+
+/* A Stanford Generative Agents prompt template: its loader keeps only the
+ * text after <commentblockmarker>###</commentblockmarker>, so what stands
+ * before it (the file name, "Variables:" with one "!<INPUT n>! --
+ * description" line per field) is a comment; each !<INPUT n>! field is
+ * classed by its description read as a name ("Detailed day schedule" per
+ * turn, "Persona first name" stable), else by a caption before it
+ * ("Context:") or the words before it ("Right now, it is"), else it is
+ * unknown (PL008). */
+int lint_tmpl_genagents(scan *s, const char *rel) {
+    (void)rel;
+    lint_text *t = s->t;
+    const char *d = t->data;
+    if (t->curly_only || !t->len || !memmem(d, t->len, "!<INPUT ", 8)) return UTIL_OK;
+    const char *m = memmem(d, t->len, GA_MARKER, sizeof GA_MARKER - 1);
+    size_t body = 0;
+    int rc = UTIL_OK;
+    size_t desc[GA_MAX_INPUTS][2];
+    memset(desc, 0, sizeof desc);
+    if (m) {
+        body = (size_t)(m - d) + sizeof GA_MARKER - 1;
+        size_t ml = lint_text_line_of(t, (size_t)(m - d));
+        for (size_t k = 0; k < ml; k++) t->flags[k] |= LINT_LF_FRONTMATTER;
+        if (lint_text_line_end(t, ml) == body) t->flags[ml] |= LINT_LF_FRONTMATTER;
+        rc = lint_text_add_quiet(t, 0, body);
+        for (size_t k = 0; k < ml; k++) { /* !<INPUT n>! -- description */
+            size_t a = t->line_start[k], e = lint_text_line_end(t, k), fe;
+            while (a < e && d[a] == ' ') a++;
+            int n = ga_field(d, e, a, &fe);
+            if (n < 0 || n >= GA_MAX_INPUTS) continue;
+            while (fe < e && (d[fe] == ' ' || d[fe] == '-' || d[fe] == ':')) fe++;
+            desc[n][0] = fe, desc[n][1] = e;
+        }
+    }
+    for (size_t i = body; !rc && i + 10 < t->len; i++) {
+        size_t fe;
+        int n = d[i] == '!' ? ga_field(d, t->len, i, &fe) : -1;
+        if (n < 0) continue;
+        char name[128];
+        size_t owned = 0;
+        size_t nl = n < GA_MAX_INPUTS && desc[n][1] > desc[n][0]
+                        ? ga_name(d + desc[n][0], d + desc[n][1], name, sizeof name, &owned)
+                        : ga_caption(t, i, name, sizeof name);
+        int sub = 0, known = 0;
+        int vc = nl ? ga_class(s, name, nl, owned, &sub, &known) : LINT_VC_NONE;
+        if (vc == LINT_VC_NONE && !known) vc = lint_detect_context_class(s->d, t, i, &sub);
+        if (vc == LINT_VC_USER && lint_detect_self_name(s->d, t, i)) vc = LINT_VC_NONE, known = 1;
+        lint_span sp = {i, fe, LINT_K_PLACEHOLDER, vc, sub, NULL, 0, 0};
+        if (vc != LINT_VC_NONE)
+            rc = lint_spanv_push(s->spans, &sp) ? UTIL_ENOMEM : UTIL_OK;
+        else if (!known)
+            rc = lint_spanv_push(s->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
+        i = fe - 1;
     }
     return rc;
 }

@@ -61,6 +61,7 @@ typedef struct bind {
     int vclass, known, subday;
     int text; /* its value holds prompt text (a string, or text of another) */
     int item; /* an item of a list nothing classes: neither stable text nor volatile */
+    int msgs; /* the messages list under another name (set msgs = messages[1:]) */
 } bind;
 
 typedef struct bindtab {
@@ -103,11 +104,13 @@ typedef struct scan {
     size_t n_calls, cap_calls;
     long cur_macro; /* the macro whose body is being read, or -1 */
     size_t cur_macro_end;
-    size_t *emit_before;  /* per tag: emitting items before it */
-    unsigned char *vloop; /* per tag: an emitting loop over volatile data */
-    int emit;             /* second pass: spans and quiet ranges */
-    size_t quiet_until;   /* inside a quiet body up to here */
-    size_t tail_from;     /* end of the first emitting loop over messages (the
+    size_t *emit_before;    /* per tag: emitting items before it */
+    unsigned char *vloop;   /* per tag: an emitting loop over volatile data */
+    int emit;               /* second pass: spans and quiet ranges */
+    size_t quiet_until;     /* inside a quiet body up to here */
+    size_t go_range_end[8]; /* where the Go ranges around the tag being read end */
+    int n_go_range;
+    size_t tail_from; /* end of the first emitting loop over messages (the
                            * conversation: what follows it is its tail), or 0 */
     lint_spanv *spans, *unknown;
     int rc;
@@ -161,6 +164,8 @@ int lint_tmpl_is_input(const scan *s, const char *p, size_t n);
 int lint_tmpl_serialized_prompt(scan *s, const char *rel); /* LangChain YAML/JSON */
 int lint_tmpl_crewai_tasks(scan *s, const char *rel);      /* CrewAI tasks YAML */
 int lint_tmpl_yaml_config(scan *s, const char *rel);       /* prompts among YAML settings */
+int lint_tmpl_template_map(scan *s, const char *rel);      /* several templates under template: */
 int lint_tmpl_gemini_command(scan *s, const char *rel);    /* Gemini CLI .toml */
+int lint_tmpl_genagents(scan *s, const char *rel);         /* Generative Agents !<INPUT n>! */
 
 #endif
