@@ -610,6 +610,7 @@ void lint_text_release(lint_text *t) {
     free(t->code);
     free(t->quiet);
     free(t->tags);
+    free(t->order);
     memset(t, 0, sizeof *t);
 }
 

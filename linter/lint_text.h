@@ -28,6 +28,11 @@ typedef enum lint_tmpl_mode {
     LINT_TMPL_RENDERS,  /* a template: its tags render inside code fences too */
 } lint_tmpl_mode;
 
+typedef struct lint_order {
+    size_t prompt, pos;
+} lint_order;
+#define LINT_NO_PROMPT ((size_t)-1)
+
 typedef struct lint_range {
     size_t start, end;
 } lint_range;
@@ -53,6 +58,13 @@ typedef struct lint_text {
     int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
                            * ${workspaceFolder}, ${input:x} are filled in, even in code */
     size_t boundary_line; /* first boundary line index, or n_lines */
+    /* NULL (the file is one prompt, sent in file order), or per line where a
+     * data file's reader (lint_tmpl_data.c) says the line is sent: the prompt
+     * it belongs to (LINT_NO_PROMPT for a line of none) and its place in
+     * that prompt. An n8n agent node sends its system message before its
+     * user text although the file writes the text first; each node's prompt
+     * is judged on its own. Freed by lint_text_release. */
+    lint_order *order;
     /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
      * tags except their visible strings, comments, frontmatter, bodies of
      * loops over volatile data), and every template tag, each sorted and

@@ -1293,6 +1293,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_crewai_tasks(&s, rel);
     if (!rc) rc = lint_tmpl_yaml_config(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
+    if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
     if (!rc) rc = lint_tmpl_count_emitting(&s);

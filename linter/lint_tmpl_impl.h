@@ -162,5 +162,6 @@ int lint_tmpl_serialized_prompt(scan *s, const char *rel); /* LangChain YAML/JSO
 int lint_tmpl_crewai_tasks(scan *s, const char *rel);      /* CrewAI tasks YAML */
 int lint_tmpl_yaml_config(scan *s, const char *rel);       /* prompts among YAML settings */
 int lint_tmpl_gemini_command(scan *s, const char *rel);    /* Gemini CLI .toml */
+int lint_tmpl_n8n_workflow(scan *s, const char *rel);      /* n8n langchain nodes: sets t->order */
 
 #endif
