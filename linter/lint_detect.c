@@ -1284,7 +1284,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path;
+    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path &&
+                  !lint_text_in_fields(t, ov[0]);
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);

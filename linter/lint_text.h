@@ -65,6 +65,11 @@ typedef struct lint_text {
      * user text although the file writes the text first; each node's prompt
      * is judged on its own. Freed by lint_text_release. */
     lint_order *order;
+    /* Fenced blocks that quote a program's prompt template (`x_template =
+     * '''...'''` under a text fence): prompt text whose {x} are that
+     * program's fields, not fill-ins; each is its own prompt in order. */
+    lint_range *fields;
+    size_t n_fields, cap_fields;
     /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
      * tags except their visible strings, comments, frontmatter, bodies of
      * loops over volatile data), and every template tag, each sorted and
@@ -83,6 +88,8 @@ void lint_text_release(lint_text *t);
 size_t lint_text_line_of(const lint_text *t, size_t off);   /* 0-based */
 size_t lint_text_line_end(const lint_text *t, size_t line); /* offset of '\n' or len */
 int lint_text_in_code(const lint_text *t, size_t off);
+/* Whether off lies in a fence quoting a program's template (t->fields). */
+int lint_text_in_fields(const lint_text *t, size_t off);
 /* Whether the placeholder [a, b) lies in an inline code span (not a fence) as
  * a path: the span holds only it (a trailing '/' allowed) or it is the root
  * of a path (`{{home}}/.claude/x.mjs`, `{debug_log_path}`; not the middle of
