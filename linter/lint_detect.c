@@ -476,6 +476,17 @@ static const struct {
     "wrote|typed|asked))|\\b(?:this|the\\h+current)\\h+(?:session|conversation|request|turn|task|run|" \
     "invocation)(?:'s)?|\\bcurrent(?:ly)?|\\bfor\\h+this\\h+(?:task|request|session|turn|run))\\b"     \
     "[^.,;()\\n]{0,30}?" CTX_TAIL
+/* A caption saying that what follows is the state of this session: "The
+ * currently active extensions are below.", "Servers connected right now:";
+ * a state word next to "currently" / "right now" / "in this session", then
+ * a pointer to what follows in the same sentence. Not "not currently active."
+ * (nothing follows) nor "the tools available" (a fixed list). */
+#define STATE_WORDS "(?:active|enabled|connected|installed|loaded|running|open(?:ed)?|attached|mounted)"
+#define STATE_NOW   "(?:currently|presently|right\\h+now|at\\h+the\\h+moment|in\\h+this\\h+session)"
+#define STATE_CAPTION                                                                      \
+    "(?i)(?:\\b" STATE_NOW "\\h+(?:\\w+\\h+){0,2}?" STATE_WORDS "|\\b" STATE_WORDS         \
+    "\\h+(?:\\w+\\h+){0,3}?" STATE_NOW ")\\b[^.!?]{0,80}?(?:\\b(?:below|following|listed|" \
+    "here)\\b|:\\h*$)"
 /* A relative time that is a length, not a moment: "more than 7 days ago". */
 /* A caption or tag that opens a list of the user's own settings ("The user
  * has the following system preferences:", <user-preferences>): its "Key:
@@ -509,9 +520,10 @@ static const struct {
 
 
 static const char *const k_misc[RX_MISC_COUNT] = {
-    EXAMPLE_CTX, CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
-    TOOL_ITEM,   DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,    DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
+    EXAMPLE_CTX,   CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
+    TOOL_ITEM,     DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
+    CTX_USER,      DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
+    STATE_CAPTION,
 };
 
 struct lint_detect {
@@ -716,6 +728,43 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
             return k[i].vclass;
         }
     return LINT_VC_NONE;
+}
+
+int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t off) {
+    size_t line = lint_text_line_of(t, off), ls = t->line_start[line];
+    const char *data = t->data;
+    /* words before off on its own line say it themselves (context_class) */
+    for (size_t k = ls; k < off; k++)
+        if (!isspace((unsigned char)data[k]) && !lint_text_in_tag(t, k) && data[k] != '#' && data[k] != '-' &&
+            data[k] != '*')
+            return 0;
+    /* the paragraph above: past blank lines and lines of template statements
+     * only, up to a blank line; a heading ends it (and is read) */
+    size_t l = line, blanks = 0, lines = 0;
+    char buf[512];
+    size_t n = 0;
+    while (l > 0 && lines < 4) {
+        l--;
+        size_t a = t->line_start[l], e = lint_text_line_end(t, l), p = a;
+        while (p < e && isspace((unsigned char)data[p])) p++;
+        int stmt = p + 1 < e && data[p] == '{' && (data[p + 1] == '%' || data[p + 1] == '#');
+        if (p >= e || stmt) {
+            if (lines) break;
+            if (++blanks > 3) return 0;
+            continue;
+        }
+        if (e - a > sizeof buf - 2 - n) a = e - (sizeof buf - 2 - n);
+        memmove(buf + (e - a) + 1, buf, n); /* prepend, lines joined with a space */
+        memcpy(buf, data + a, e - a);
+        buf[e - a] = ' ';
+        n += e - a + 1;
+        lines++;
+        if (data[p] == '#' || n >= sizeof buf - 2) break;
+    }
+    if (!n) return 0;
+    while (n > 0 && buf[n - 1] == ' ') n--;
+    buf[n] = '\0';
+    return match_buf(d, d->misc[RX_STATE_CAPTION], buf, n);
 }
 
 int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off) {
@@ -1284,7 +1333,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path;
+    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path &&
+                  !lint_text_in_fields(t, ov[0]);
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
@@ -1304,6 +1354,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if (vc == LINT_VC_NONE && !known) {
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);
+        if (vc == LINT_VC_NONE && lint_detect_state_caption(d, t, ov[0])) vc = LINT_VC_SESSION;
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
         if (vc == LINT_VC_NONE) {
             if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;

@@ -40,6 +40,11 @@ int lint_detect_name_class(const lint_detect *d, const lint_config *cfg, const c
  * give a value there: "The current date is {}" (per day), "the user's
  * workspace is {path}" (per session). LINT_VC_NONE when they say nothing. */
 int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t off, int *subday);
+/* Whether the paragraph right above off's line (off alone on its line, a
+ * loop header or a placeholder) is a caption saying that what follows is
+ * this session's state: "The currently active extensions are below." A value
+ * there is per session. */
+int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t off);
 /* Whether the words before off in its sentence give the assistant's own name
  * ("an agent named", "Your name is"): a per-user name there is configured. */
 int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off);

@@ -34,6 +34,7 @@ enum {
     RX_CONTENT_TAG,
     RX_SELF_NAME,
     RX_CTX_STATE,
+    RX_STATE_CAPTION,
     RX_MISC_COUNT
 };
 

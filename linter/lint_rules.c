@@ -344,26 +344,49 @@ typedef struct vstate {
     unsigned char *stable; /* per line: 1 stable text after its values (or no value), 2 only
                             * before its first value (stable for the lines above only) */
     size_t last_stable;    /* (size_t)-1 when no line is stable */
-    size_t *part_last;     /* per line: the last stable line of its part (a file of several
-                            * independent templates), or NULL: one part, last_stable */
-    long *suf;             /* line token suffix sums from suf_from to suf_to */
-    size_t suf_from, suf_to;
+    size_t *prompt_last;   /* with t->order: per prompt, its stable line sent last, or (size_t)-1 */
+    long *suf;             /* line token suffix sums from suf_from to last_stable */
+    size_t suf_from;
     int est;
 } vstate;
 
-/* The last stable line that a value on line i precedes: its part's. */
-static size_t last_for(const vstate *v, size_t i) { return v->part_last ? v->part_last[i] : v->last_stable; }
+/* The last stable line that line i is sent before: the file's, or where a
+ * data file's lines are sent in another order (t->order), the stable line
+ * sent last in i's own prompt; (size_t)-1 when there is none. */
+static size_t stable_end(const vstate *v, const lint_text *t, size_t i) {
+    if (!t->order) return v->last_stable;
+    size_t p = t->order[i].prompt;
+    return p == LINT_NO_PROMPT ? (size_t)-1 : v->prompt_last[p];
+}
+
+/* Whether line i is sent before line j (in the same prompt). */
+static int sent_before(const lint_text *t, size_t i, size_t j) {
+    if (!t->order) return i < j;
+    return t->order[i].prompt == t->order[j].prompt && t->order[i].pos < t->order[j].pos;
+}
 
 /* Tokens that a value ending at end on line i makes uncacheable. */
 static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, size_t end, long *out,
                         int *estimated) {
     const lint_text *t = f->t;
     int e1 = 0;
-    size_t last = last_for(v, i);
-    if (!v->suf || i < v->suf_from || v->suf_to != last) { /* PL008 can ask about a line above the first */
+    size_t last = stable_end(v, t, i);
+    if (t->order) { /* the rest of line i, then its prompt's lines sent after it */
+        size_t le = lint_text_line_end(t, i);
+        if (end > le) end = le;
+        *out = count(f, t->data + end, le - end, &e1);
+        *estimated = e1;
+        for (size_t j = 0; j < t->n_lines; j++) {
+            if (j == i || last == (size_t)-1 || !sent_before(t, i, j) || sent_before(t, last, j)) continue;
+            size_t s = t->line_start[j], e = lint_text_line_end(t, j);
+            *out += count(f, t->data + s, e - s, &e1);
+            *estimated |= e1;
+        }
+        return UTIL_OK;
+    }
+    if (!v->suf || i < v->suf_from) { /* PL008 can ask about a line above the first */
         free(v->suf);
         v->suf_from = i;
-        v->suf_to = last;
         if (!(v->suf = line_token_suffix(f, i, last, &v->est))) return UTIL_ENOMEM;
     }
     size_t le = lint_text_line_end(t, i);
@@ -388,9 +411,10 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
     if (!(f->enabled & (1u << LINT_R_UNKNOWN_PLACEHOLDER)) || f->role == LINT_ROLE_USER) return UTIL_OK;
     for (size_t k = 0; k < unk->n; k++) {
         const lint_span *s = &unk->v[k];
-        size_t i = lint_text_line_of(t, s->start);
-        size_t last = last_for(v, i);
-        if (reported[i] || i >= t->boundary_line || last == (size_t)-1 || i > last) continue;
+        size_t i = lint_text_line_of(t, s->start), last = stable_end(v, t, i);
+        if (reported[i] || i >= t->boundary_line || last == (size_t)-1 ||
+            (i != last && !sent_before(t, i, last)))
+            continue;
         if (i == last && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5)) continue;
         long tok;
         int est;
@@ -431,8 +455,11 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     v.last = malloc((n + 1) * sizeof *v.last);
     v.stable = calloc(n + 1, 1);
     unsigned char *reported = calloc(n + 1, 1);
-    int rc = v.first && v.last && v.stable && reported ? UTIL_OK : UTIL_ENOMEM;
+    if (t->order) v.prompt_last = malloc((n + 1) * sizeof *v.prompt_last);
+    int rc = v.first && v.last && v.stable && reported && (v.prompt_last || !t->order) ? UTIL_OK
+                                                                                       : UTIL_ENOMEM;
     for (size_t i = 0; i < n && !rc; i++) v.first[i] = v.last[i] = (size_t)-1;
+    for (size_t i = 0; i <= n && v.prompt_last; i++) v.prompt_last[i] = (size_t)-1;
     for (size_t k = 0; k < sv->n && !rc; k++) {
         if (!is_relevant(f, &sv->v[k])) continue;
         size_t l = lint_text_line_of(t, sv->v[k].start);
@@ -452,23 +479,18 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
                  !introduces(t->data, t->line_start[i], sv->v[v.first[i]].start))
             v.stable[i] = 2; /* fixed words before this line's value: stable for the lines above */
         if (v.stable[i]) v.last_stable = i;
-    }
-    if (!rc && t->part_start) { /* each part's last stable line, filled backwards */
-        if (!(v.part_last = malloc((n + 1) * sizeof *v.part_last))) rc = UTIL_ENOMEM;
-        size_t last = (size_t)-1;
-        for (size_t i = n; i-- > 0 && !rc;) {
-            if (last == (size_t)-1 && i < region && v.stable[i]) last = i;
-            v.part_last[i] = last;
-            if (t->part_start[i]) last = (size_t)-1;
-        }
+        size_t p = t->order ? t->order[i].prompt : LINT_NO_PROMPT;
+        if (v.stable[i] && p < n && (v.prompt_last[p] == (size_t)-1 || sent_before(t, v.prompt_last[p], i)))
+            v.prompt_last[p] = i;
     }
     for (size_t i = 0; i < n && !rc; i++) {
         if (v.first[i] == (size_t)-1) continue;
         const lint_span *s = &sv->v[v.first[i]];
         if (s->cont) continue; /* reported with the line its block starts on */
         char what[240];
-        size_t last = last_for(&v, i);
-        int before = i < region && last != (size_t)-1 && (i < last || (i == last && v.stable[i] == 1));
+        size_t last = stable_end(&v, t, i);
+        int before = i < region && last != (size_t)-1 &&
+                     (sent_before(t, i, last) || (i == last && v.stable[i] == 1));
         if (before) reported[i] = 1;
         if (before && (f->enabled & (1u << LINT_R_VOLATILE_BEFORE_STABLE))) {
             pending *p = pend_new(out, LINT_R_VOLATILE_BEFORE_STABLE, s->start, s->end);
@@ -527,7 +549,7 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     if (!rc) rc = unknown_rule(f, &v, sv, unk, reported, out);
     free(reported);
     free(v.suf);
-    free(v.part_last);
+    free(v.prompt_last);
     free(v.first);
     free(v.last);
     free(v.stable);

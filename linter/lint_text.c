@@ -34,6 +34,20 @@ static int add_code(lint_text *t, size_t a, size_t b) {
     return UTIL_OK;
 }
 
+static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
+    if (b <= a) return UTIL_OK;
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        lint_range *p = realloc(*v, nc * sizeof *p);
+        if (!p) return UTIL_ENOMEM;
+        *v = p;
+        *cap = nc;
+    }
+    (*v)[*n].start = a;
+    (*v)[(*n)++].end = b;
+    return UTIL_OK;
+}
+
 static const char *skip_ws(const char *p, const char *e) {
     while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
     return p;
@@ -464,6 +478,52 @@ static int answer_section(const lint_text *t, size_t f, size_t c) {
     return 0;
 }
 
+/* Whether [p, e) opens a triple-quoted string (an f/r/b prefix allowed);
+ * returns the quote character or 0. */
+static char triple_quote(const char *p, const char *e) {
+    while (p < e && strchr("fFrRbBuU", *p) && p + 1 < e && strchr("fFrRbBuU'\"", p[1])) p++;
+    if (e - p >= 3 && (*p == '\'' || *p == '"') && p[1] == *p && p[2] == *p) return *p;
+    return 0;
+}
+
+/* The first line of a fenced block's body (lines a..b-1) when it is a
+ * program's prompt template quoted verbatim: an assignment of a
+ * triple-quoted string (`search_template = \` then `'''# The results:`, or
+ * `PROMPT = """You are...`) that the body's last line closes. Collections
+ * of rendered prompts publish a product's template so; its {fields} are the
+ * program's. (size_t)-1 otherwise. */
+static size_t program_template_body(const lint_text *t, size_t a, size_t b) {
+    const char *d = t->data;
+    size_t f = a, l = b;
+    while (f < b &&
+           skip_ws(d + t->line_start[f], d + lint_text_line_end(t, f)) == d + lint_text_line_end(t, f))
+        f++;
+    while (l > f && skip_ws(d + t->line_start[l - 1], d + lint_text_line_end(t, l - 1)) ==
+                        d + lint_text_line_end(t, l - 1))
+        l--;
+    if (l <= f + 1) return (size_t)-1;
+    const char *p = skip_ws(d + t->line_start[f], d + lint_text_line_end(t, f)),
+               *e = d + lint_text_line_end(t, f);
+    const char *q = p;
+    while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
+    if (q == p || isdigit((unsigned char)*p)) return (size_t)-1;
+    q = skip_ws(q, e);
+    if (q >= e || *q != '=' || (q + 1 < e && q[1] == '=')) return (size_t)-1;
+    q = skip_ws(q + 1, e);
+    char quote = 0;
+    if (q < e && *q == '\\' && skip_ws(q + 1, e) == e) { /* continued on the next line */
+        const char *n = d + t->line_start[f + 1];
+        quote = triple_quote(skip_ws(n, d + lint_text_line_end(t, f + 1)), d + lint_text_line_end(t, f + 1));
+    } else {
+        quote = triple_quote(q, e);
+    }
+    if (!quote) return (size_t)-1;
+    const char *le = d + lint_text_line_end(t, l - 1), *ls = d + t->line_start[l - 1];
+    while (le > ls && (le[-1] == ' ' || le[-1] == '\t' || le[-1] == '\r' || le[-1] == ')')) le--;
+    if (le - ls < 3 || le[-1] != quote || le[-2] != quote || le[-3] != quote) return (size_t)-1;
+    return f;
+}
+
 /* Whether a fence's info string names a template language. */
 static int template_language(const char *info, size_t il) {
     static const char *const k[] = {"liquid", "jinja",    "jinja2",      "j2",       "django",
@@ -530,6 +590,15 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
                 if (only_ws_after_fence(q, e, c)) {
                     in_fence = 0;
                     t->flags[i] |= LINT_LF_FENCE_MARK;
+                    size_t assign = whole_info ? program_template_body(t, fline + 1, i) : (size_t)-1;
+                    if (assign != (size_t)-1) { /* a program's template: prompt text, its own prompt */
+                        for (size_t k = fline + 1; k < i; k++) t->flags[k] &= (unsigned char)~LINT_LF_FENCE;
+                        t->flags[assign] |= LINT_LF_FENCE_MARK;
+                        if (range_push(&t->fields, &t->n_fields, &t->cap_fields, t->line_start[fline + 1],
+                                       t->line_start[i]))
+                            return UTIL_ENOMEM;
+                        continue;
+                    }
                     if ((fline == first_nb && i == last_nb && whole_info) ||
                         (i == last_nb && whole_info && answer_section(t, fline, i)) ||
                         (!tmpl_info && slot_body(t, fline + 1, i))) {
@@ -591,6 +660,11 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         }
     }
     mark_examples(t);
+    /* each quoted template is a prompt of its own; the rest of the file is prompt 0 */
+    for (size_t k = 0; k < t->n_fields; k++) {
+        size_t a = lint_text_line_of(t, t->fields[k].start), b = lint_text_line_of(t, t->fields[k].end);
+        if (lint_text_own_prompt(t, a, b)) return UTIL_ENOMEM;
+    }
     /* Fenced blocks were added when closed, inline spans as seen: sort. */
     for (size_t i = 1; i < t->n_code; i++) {
         lint_range r = t->code[i];
@@ -610,7 +684,8 @@ void lint_text_release(lint_text *t) {
     free(t->code);
     free(t->quiet);
     free(t->tags);
-    free(t->part_start);
+    free(t->order);
+    free(t->fields);
     memset(t, 0, sizeof *t);
 }
 
@@ -633,6 +708,12 @@ size_t lint_text_line_end(const lint_text *t, size_t line) {
     size_t e = nl ? (size_t)(nl - t->data) : t->len;
     if (e > s && t->data[e - 1] == '\r') e--;
     return e;
+}
+
+int lint_text_in_fields(const lint_text *t, size_t off) {
+    for (size_t i = 0; i < t->n_fields; i++)
+        if (off >= t->fields[i].start && off < t->fields[i].end) return 1;
+    return 0;
 }
 
 int lint_text_in_code(const lint_text *t, size_t off) {
@@ -681,24 +762,17 @@ int lint_text_column(const lint_text *t, size_t off) {
 
 /* --- quiet and tag ranges ------------------------------------------------------ */
 
-static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
-    if (b <= a) return UTIL_OK;
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 32;
-        lint_range *p = realloc(*v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        *v = p;
-        *cap = nc;
+int lint_text_own_prompt(lint_text *t, size_t a, size_t b) {
+    size_t n = t->n_lines, id = 0;
+    if (b > n) b = n;
+    if (a >= b) return UTIL_OK;
+    if (!t->order) { /* so far one prompt in file order */
+        if (!(t->order = malloc(n * sizeof *t->order))) return UTIL_ENOMEM;
+        for (size_t i = 0; i < n; i++) t->order[i] = (lint_order){0, i};
     }
-    (*v)[*n].start = a;
-    (*v)[(*n)++].end = b;
-    return UTIL_OK;
-}
-
-int lint_text_mark_part(lint_text *t, size_t line) {
-    if (line >= t->n_lines) return UTIL_OK;
-    if (!t->part_start && !(t->part_start = calloc(t->n_lines + 1, 1))) return UTIL_ENOMEM;
-    t->part_start[line] = 1;
+    for (size_t i = 0; i < n; i++)
+        if (t->order[i].prompt != LINT_NO_PROMPT && t->order[i].prompt >= id) id = t->order[i].prompt + 1;
+    for (size_t i = a; i < b; i++) t->order[i].prompt = id;
     return UTIL_OK;
 }
 

@@ -28,6 +28,11 @@ typedef enum lint_tmpl_mode {
     LINT_TMPL_RENDERS,  /* a template: its tags render inside code fences too */
 } lint_tmpl_mode;
 
+typedef struct lint_order {
+    size_t prompt, pos;
+} lint_order;
+#define LINT_NO_PROMPT ((size_t)-1)
+
 typedef struct lint_range {
     size_t start, end;
 } lint_range;
@@ -53,6 +58,21 @@ typedef struct lint_text {
     int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
                            * ${workspaceFolder}, ${input:x} are filled in, even in code */
     size_t boundary_line; /* first boundary line index, or n_lines */
+    /* NULL (the file is one prompt, sent in file order), or per line where
+     * the line is sent: the prompt it belongs to (LINT_NO_PROMPT for a line
+     * of none) and its place in that prompt. Volatile content is judged only
+     * against stable content of its own prompt sent after it. An n8n agent
+     * node sends its system message before its user text although the file
+     * writes the text first (lint_tmpl_data.c sets both); a file of several
+     * independent templates (LocalAI's template: map, quoted program
+     * templates) keeps file order with one prompt per template
+     * (lint_text_own_prompt). Freed by lint_text_release. */
+    lint_order *order;
+    /* Fenced blocks that quote a program's prompt template (`x_template =
+     * '''...'''` under a text fence): prompt text whose {x} are that
+     * program's fields, not fill-ins; each is its own prompt in order. */
+    lint_range *fields;
+    size_t n_fields, cap_fields;
     /* Set by lint_tmpl.c: bytes that render nothing where they stand (template
      * tags except their visible strings, comments, frontmatter, bodies of
      * loops over volatile data), and every template tag, each sorted and
@@ -61,11 +81,6 @@ typedef struct lint_text {
     size_t n_quiet, cap_quiet;
     lint_range *tags;
     size_t n_tags, cap_tags;
-    /* Set by lint_tmpl.c for a data file holding several independent
-     * templates (LocalAI's chat, chat_message, completion, function): per
-     * line, 1 where a new template starts; NULL when the file is one prompt.
-     * Volatile content is judged only against stable content of its part. */
-    unsigned char *part_start;
 } lint_text;
 
 /* Indexes data (borrowed; must outlive t). Returns UTIL_OK or UTIL_ENOMEM; t is
@@ -76,6 +91,8 @@ void lint_text_release(lint_text *t);
 size_t lint_text_line_of(const lint_text *t, size_t off);   /* 0-based */
 size_t lint_text_line_end(const lint_text *t, size_t line); /* offset of '\n' or len */
 int lint_text_in_code(const lint_text *t, size_t off);
+/* Whether off lies in a fence quoting a program's template (t->fields). */
+int lint_text_in_fields(const lint_text *t, size_t off);
 /* Whether the placeholder [a, b) lies in an inline code span (not a fence) as
  * a path: the span holds only it (a trailing '/' allowed) or it is the root
  * of a path (`{{home}}/.claude/x.mjs`, `{debug_log_path}`; not the middle of
@@ -89,8 +106,12 @@ size_t lint_text_stand_in(const char *p, const char *e);
 /* 1-based column in code points of byte offset off on its line. */
 int lint_text_column(const lint_text *t, size_t off);
 
-/* Marks line as the first of a new independent part (UTIL_ENOMEM). */
-int lint_text_mark_part(lint_text *t, size_t line);
+/* Makes lines a..b-1 a prompt of their own (a new id in t->order), sent in
+ * file order; the other lines keep theirs (without t->order: one prompt, in
+ * file order). A data file holding several independent templates (LocalAI's
+ * chat, chat_message, completion, function) is judged template by template
+ * so. UTIL_ENOMEM. */
+int lint_text_own_prompt(lint_text *t, size_t a, size_t b);
 
 /* Adds [a, b) to t->quiet or t->tags (any order; UTIL_ENOMEM); finish sorts
  * and merges both and must run before the lookups below. */

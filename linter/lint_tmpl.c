@@ -808,6 +808,40 @@ static void span_for(scan *s, const tag *g, const eval *ev, size_t *a, size_t *b
     }
 }
 
+/* Where a volatile loop's value enters the text: the first output tag of
+ * its body that reads a loop name ("## {{extension.name}}" two lines below
+ * the header), when the body renders no words before it (blank lines and
+ * markup such as "## " only); else the header itself. */
+static void loop_value_at(const scan *s, size_t i, size_t names_a, size_t names_b, size_t *a, size_t *b) {
+    const tag *g = &s->tags.v[i];
+    const char *d = s->t->data;
+    *a = g->start, *b = g->end;
+    for (size_t k = i + 1; k < s->tags.n && (long)k < g->match; k++) {
+        const tag *u = &s->tags.v[k];
+        for (size_t q = k == i + 1 ? g->end : s->tags.v[k - 1].end; q < u->start; q++)
+            if (isalnum((unsigned char)d[q])) return; /* words before it */
+        if (u->kind != TK_EXPR) return;
+        size_t p = u->a;
+        while (p < u->b && (d[p] == ' ' || d[p] == '-')) p++;
+        size_t e = p;
+        while (e < u->b && lint_tmpl_is_ident(d[e])) e++;
+        for (size_t n = names_a; n < names_b && e > p;) {
+            if (!is_ident_start(d[n])) {
+                n++;
+                continue;
+            }
+            size_t ne = n + 1;
+            while (ne < names_b && lint_tmpl_is_ident(d[ne])) ne++;
+            if (ne - n == e - p && !memcmp(d + n, d + p, e - p)) {
+                *a = u->start, *b = u->end;
+                return;
+            }
+            n = ne;
+        }
+        return; /* another value first */
+    }
+}
+
 static void do_loop(scan *s, size_t i) {
     tag *g = &s->tags.v[i];
     const char *d = s->t->data;
@@ -842,6 +876,10 @@ static void do_loop(scan *s, size_t i) {
     eval ev = {0};
     eval_expr(s, in_a, in_b, EM_COND, &ev, NULL);
     int cls = ev.vclass;
+    /* no name says: a caption above may ("The currently active extensions
+     * are below.": this session's state) */
+    if (cls == LINT_VC_NONE && ev.unknown && lint_detect_state_caption(s->d, s->t, g->start))
+        cls = LINT_VC_SESSION;
     bind_loop_names(s, names_a, names_b, cls, ev.subday, !ev.unknown || cls != LINT_VC_NONE);
     if (g->go && g->match > (long)i &&
         s->n_go_range < (int)(sizeof s->go_range_end / sizeof s->go_range_end[0]))
@@ -852,7 +890,9 @@ static void do_loop(scan *s, size_t i) {
     if (cls == LINT_VC_NONE && ev.unknown && emits && s->quiet_until <= g->start)
         push_span(s, s->unknown, g->start, g->end, LINT_VC_NONE, 0);
     if (!s->vloop[i] || s->quiet_until > g->start) return;
-    push_span(s, s->spans, g->start, g->end, cls, ev.subday);
+    size_t va, vb;
+    loop_value_at(s, i, names_a, names_b, &va, &vb);
+    push_span(s, s->spans, va, vb, cls, ev.subday);
     size_t end = s->tags.v[g->match].end;
     quiet(s, g->end, end);
     s->quiet_until = end;
@@ -960,6 +1000,7 @@ static void do_expr(scan *s, size_t i) {
         /* no name or binding says: the words before it may */
         int sd = 0;
         int wc = lint_detect_context_class(s->d, s->t, g->start, &sd);
+        if (wc == LINT_VC_NONE && lint_detect_state_caption(s->d, s->t, g->start)) wc = LINT_VC_SESSION;
         if (wc != LINT_VC_NONE)
             push_span(s, s->spans, g->start, g->end, wc, sd);
         else if (ev.terms <= 1)
@@ -1342,6 +1383,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
+    if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);
     if (!rc) rc = lint_tmpl_tokenize(&s);
     if (!rc) rc = lint_tmpl_match_blocks(&s);
     if (!rc) rc = lint_tmpl_count_emitting(&s);

@@ -1,8 +1,11 @@
 /* linter/lint_tmpl_data.c: prompts kept as values of data files, read as
  * their prompt value only: LangChain prompts saved as YAML/JSON
  * (input_variables and template), CrewAI task files (description and
- * expected_output entries), Gemini CLI commands (a TOML prompt value) and
- * Generative Agents templates (!<INPUT n>! fields below a comment block).
+ * expected_output entries), Gemini CLI commands (a TOML prompt value),
+ * LocalAI template maps (several templates under template:, each a prompt
+ * of its own), Generative Agents templates (!<INPUT n>! fields below a
+ * comment block) and n8n workflows (each langchain node's system message,
+ * then its user text).
  * Marks the other keys as metadata and adds the fields they declare; does not
  * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
 #include <ctype.h>
@@ -210,22 +213,33 @@ static int doc_key(const char *d, size_t a, size_t e) {
     return e - a > 12 && !memcmp(d + a + 7, "text:", 5) ? 1 : 2;
 }
 
-/* The {{ }} fields of [a, b) as per-sample values (a dataset document's). */
-static int doc_fields(scan *s, size_t a, size_t b) {
+/* The {{ }} fields of [a, b) as spans of the class cls gives their inside
+ * (LINT_VC_NONE: no span). */
+static int curly_spans(scan *s, size_t a, size_t b, int (*cls)(const scan *, size_t, size_t, int *)) {
     const char *d = s->t->data;
     for (size_t i = a; i + 1 < b; i++) {
         if (d[i] != '{' || d[i + 1] != '{') continue;
         const char *c = memmem(d + i + 2, b - i - 2, "}}", 2);
         if (!c) break;
         size_t e = (size_t)(c - d) + 2;
-        int name = 0;
-        for (size_t k = i + 2; k < e - 2 && !name; k++) name = isalpha((unsigned char)d[k]) || d[k] == '_';
-        lint_span sp = {i, e, LINT_K_PLACEHOLDER, LINT_VC_TURN, 0, NULL, 0, 0};
-        if (name && lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        int subday = 0, vc = cls(s, i + 2, e - 2, &subday);
+        lint_span sp = {i, e, LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
+        if (vc != LINT_VC_NONE && lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
         i = e - 1;
     }
     return UTIL_OK;
 }
+
+/* A dataset document's field [a, b) is per sample (per turn) when it names one. */
+static int doc_field_class(const scan *s, size_t a, size_t b, int *subday) {
+    (void)subday;
+    for (size_t k = a; k < b; k++)
+        if (isalpha((unsigned char)s->t->data[k]) || s->t->data[k] == '_') return LINT_VC_TURN;
+    return LINT_VC_NONE;
+}
+
+/* The {{ }} fields of [a, b) as per-sample values (a dataset document's). */
+static int doc_fields(scan *s, size_t a, size_t b) { return curly_spans(s, a, b, doc_field_class); }
 
 /* Whitespace-separated words in [a, b). */
 static int yaml_words(const char *d, size_t a, size_t b) {
@@ -389,7 +403,8 @@ static int block_key_line(const lint_text *t, size_t i, size_t ind) {
  * block scalars (LocalAI's chat, chat_message, completion, function, edit:
  * one of them is rendered per request, chat_message once per message):
  * each value is a template of its own, so each one, and what follows the
- * mapping, is a part judged alone (lint_text_mark_part); a per-message one
+ * mapping, is a prompt judged alone (lint_text_own_prompt: file order,
+ * one prompt id per template in t->order); a per-message one
  * (a key ending in message) renders the conversation, like the body of a
  * messages loop, so none of its text is stable content. Nested in a block
  * scalar (LocalAI's config_file: |) too: this reads lines, not YAML. */
@@ -410,16 +425,19 @@ int lint_tmpl_template_map(scan *s, const char *rel) {
         }
         if (n < 2) continue;
         int per_message = 0;
+        size_t from = (size_t)-1; /* the template being read starts here */
         for (size_t j = i + 1; j < k && !rc; j++) {
             if (block_key_line(t, j, cind)) {
-                rc = lint_text_mark_part(t, j);
+                if (from != (size_t)-1) rc = lint_text_own_prompt(t, from, j);
+                from = j;
                 const char *q = t->data + t->line_start[j] + cind, *c = strchr(q, ':');
                 per_message = c && c - q >= 7 && !memcmp(c - 7, "message", 7);
             } else if (per_message) { /* the conversation itself, as a messages loop's body */
                 t->flags[j] |= LINT_LF_PREFILL;
             }
         }
-        if (!rc) rc = lint_text_mark_part(t, k);
+        if (!rc) rc = lint_text_own_prompt(t, from, k);
+        if (!rc) rc = lint_text_own_prompt(t, k, t->n_lines); /* what follows the mapping */
         i = k - 1;
     }
     return rc;
@@ -628,5 +646,240 @@ int lint_tmpl_genagents(scan *s, const char *rel) {
             rc = lint_spanv_push(s->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         i = fe - 1;
     }
+    return rc;
+}
+
+/* --- n8n workflows (.json with @n8n/n8n-nodes-langchain nodes) ------------------ */
+
+#define N8N_DEPTH 64
+
+typedef struct jframe {
+    size_t obj;          /* offset of its '{' or '[' */
+    size_t key_a, key_b; /* the key whose value is being read (objects), or 0, 0 */
+    int is_obj, want_key;
+} jframe;
+
+typedef struct n8n_value {
+    size_t node; /* index into the node list */
+    int system;  /* sent before the node's user text */
+    size_t a, b; /* the string with its quotes */
+} n8n_value;
+
+typedef struct n8n_walk {
+    const char *d;
+    size_t len;
+    size_t *nodes; /* offsets of the node objects' '{' */
+    size_t n_nodes;
+    n8n_value *vals;
+    size_t n_vals, cap_vals;
+    int pass, oom;
+} n8n_walk;
+
+static int jkey_is(const char *d, const jframe *f, const char *k) {
+    return f->key_b > f->key_a && lint_tmpl_word_is(d + f->key_a, f->key_b - f->key_a, k);
+}
+
+/* A string value [a, b) read with the frames that hold it: pass 1 finds the
+ * langchain nodes by their type, pass 2 the prompt values of their
+ * parameters (a system message, the user text, a chain's messages). */
+static void n8n_on_string(n8n_walk *w, const jframe *fr, int depth, size_t a, size_t b) {
+    const char *d = w->d;
+    const jframe *top = &fr[depth - 1];
+    if (!top->is_obj) return;
+    if (w->pass == 1) {
+        static const char k_type[] = "\"@n8n/n8n-nodes-langchain.";
+        if (jkey_is(d, top, "type") && b - a > sizeof k_type && !memcmp(d + a, k_type, sizeof k_type - 1)) {
+            size_t *v = realloc(w->nodes, (w->n_nodes + 1) * sizeof *v);
+            if (!v) {
+                w->oom = 1;
+                return;
+            }
+            w->nodes = v;
+            v[w->n_nodes++] = top->obj;
+        }
+        return;
+    }
+    long node = -1;
+    int k = depth - 1;
+    for (; k >= 0 && node < 0; k--)
+        for (size_t i = 0; i < w->n_nodes; i++)
+            if (fr[k].is_obj && fr[k].obj == w->nodes[i]) {
+                node = (long)i;
+                break;
+            }
+    if (node < 0) return;
+    k++; /* the node's frame: its key is the one being read inside it */
+    if (!jkey_is(d, &fr[k], "parameters") || k + 1 >= depth) return;
+    int system = -1, messages = 0;
+    for (int j = k + 1; j < depth; j++) messages |= jkey_is(d, &fr[j], "messageValues");
+    static const char *const k_system[] = {"systemMessage", "systemPromptTemplate", NULL};
+    static const char *const k_user[] = {"text", "prompt", "inputText", "humanMessage", NULL};
+    for (int i = 0; k_system[i] && system < 0; i++)
+        if (jkey_is(d, top, k_system[i])) system = 1;
+    for (int i = 0; k_user[i] && system < 0; i++)
+        if (jkey_is(d, top, k_user[i]) && !messages) system = 0;
+    if (system < 0 && messages && jkey_is(d, top, "message")) system = 1; /* a chain's messages come first */
+    if (system < 0) return;
+    if (w->n_vals == w->cap_vals) {
+        size_t nc = w->cap_vals ? w->cap_vals * 2 : 8;
+        n8n_value *v = realloc(w->vals, nc * sizeof *v);
+        if (!v) {
+            w->oom = 1;
+            return;
+        }
+        w->vals = v, w->cap_vals = nc;
+    }
+    w->vals[w->n_vals++] = (n8n_value){(size_t)node, system, a, b};
+}
+
+/* Walks the JSON of w->d, calling n8n_on_string for each string value;
+ * returns 0 when it is not JSON as expected (too deep, unbalanced). */
+static int n8n_walk_json(n8n_walk *w) {
+    jframe fr[N8N_DEPTH];
+    int depth = 0;
+    const char *d = w->d;
+    for (size_t i = 0; i < w->len && !w->oom; i++) {
+        char c = d[i];
+        if (c == '"') {
+            size_t j = i + 1;
+            while (j < w->len && d[j] != '"') j += d[j] == '\\' ? 2 : 1;
+            if (j >= w->len) return 0;
+            if (depth > 0 && fr[depth - 1].is_obj && fr[depth - 1].want_key) {
+                fr[depth - 1].key_a = i + 1, fr[depth - 1].key_b = j;
+                fr[depth - 1].want_key = 0;
+            } else if (depth > 0) {
+                n8n_on_string(w, fr, depth, i, j + 1);
+            }
+            i = j;
+        } else if (c == '{' || c == '[') {
+            if (depth == N8N_DEPTH) return 0;
+            fr[depth++] = (jframe){i, 0, 0, c == '{', c == '{'};
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return 0;
+            depth--;
+        } else if (c == ',' && depth > 0 && fr[depth - 1].is_obj) {
+            fr[depth - 1].want_key = 1;
+            fr[depth - 1].key_a = fr[depth - 1].key_b = 0;
+        }
+    }
+    return 1;
+}
+
+/* The last name an n8n item expression reads ($json.body.message.text is
+ * text; a method called on it, .trim(), is skipped), or 0. */
+static size_t n8n_last_name(const char *d, size_t a, size_t b, size_t *na) {
+    size_t e = b;
+    while (e > a) {
+        while (e > a && !lint_tmpl_is_ident(d[e - 1])) e--;
+        size_t s = e;
+        while (s > a && lint_tmpl_is_ident(d[s - 1])) s--;
+        if (s == e) return 0;
+        size_t after = e;
+        while (after < b && d[after] == ' ') after++;
+        if (after < b && d[after] == '(' && s > a &&
+            d[s - 1] == '.') { /* a method: the value it is called on */
+            e = s - 1;
+            continue;
+        }
+        *na = s;
+        return e - s;
+    }
+    return 0;
+}
+
+/* The class of the n8n expression inside {{ }} at [a, b): the current time
+ * ($now, DateTime.now(), per call, per day when formatted as a date only),
+ * today ($today), the run ($execution, per call), the incoming item ($json,
+ * $input, $('Node').item.json.x: per call input, unless its last name says
+ * otherwise). Deployment values ($vars, $env, $workflow) are stable; 0 when
+ * the expression reads none of these. */
+static int n8n_expr_class(const scan *s, size_t a, size_t b, int *subday) {
+    const char *d = s->t->data;
+    const char *p = d + a;
+    size_t n = b - a;
+    *subday = 0;
+    const char *now = memmem(p, n, "$now", 4);
+    if (!now) now = memmem(p, n, "DateTime.now", 12);
+    if (!now) now = memmem(p, n, "DateTime.local", 14);
+    if (now) {
+        const char *f = memmem(p, n, "ormat(", 6); /* .format( / .toFormat( */
+        int time = 1;
+        if (f && f + 7 < p + n && (f[6] == '\'' || f[6] == '"')) {
+            const char *q = memchr(f + 7, f[6], (size_t)(p + n - f - 7));
+            time = 0;
+            for (const char *c = f + 7; q && c < q && !time; c++) time = strchr("hHmsSaTt", *c) != NULL;
+        }
+        *subday = time;
+        return time ? LINT_VC_CALL : LINT_VC_DAY;
+    }
+    if (memmem(p, n, "$today", 6)) return LINT_VC_DAY;
+    if (memmem(p, n, "$execution", 10)) return LINT_VC_CALL;
+    if (!memmem(p, n, "$json", 5) && !memmem(p, n, "$input", 6) && !memmem(p, n, "$(", 2) &&
+        !memmem(p, n, "$node", 5) && !memmem(p, n, "$item", 5))
+        return LINT_VC_NONE;
+    size_t na = 0, nl = n8n_last_name(d, a, b, &na);
+    int known = 0;
+    int vc = nl ? lint_detect_name_info(s->d, s->cfg, d + na, nl, subday, &known) : LINT_VC_NONE;
+    return known ? vc : LINT_VC_TURN;
+}
+
+/* The {{ }} expressions of an n8n value [a, b) that starts with '=' (an
+ * expression; without it the braces are literal text) as spans. */
+static int n8n_value_spans(scan *s, size_t a, size_t b) { return curly_spans(s, a, b, n8n_expr_class); }
+
+/* An n8n workflow (.json with @n8n/n8n-nodes-langchain nodes: agents,
+ * chains, extractors): each node's prompt is its prompt values only, in the
+ * order the node sends them: its system message (and a chain's messages)
+ * first, then its user text, although the file writes "text" above
+ * "options.systemMessage". The other lines (ids, positions, settings such as
+ * "promptType": "define") are metadata. Every value is one line of JSON, so
+ * the order is kept per line (t->order); when two prompt values share a line
+ * the file order stands. */
+int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0) || t->n_lines == 0 ||
+        !memmem(t->data, t->len, "@n8n/n8n-nodes-langchain.", 25))
+        return UTIL_OK;
+    n8n_walk w = {t->data, t->len, NULL, 0, NULL, 0, 0, 1, 0};
+    int ok = n8n_walk_json(&w) && w.n_nodes;
+    if (ok && !w.oom) {
+        w.pass = 2;
+        ok = n8n_walk_json(&w);
+    }
+    int rc = w.oom ? UTIL_ENOMEM : UTIL_OK;
+    if (rc || !ok || !w.n_vals) goto done;
+    free(t->order); /* a file order from quoted templates (lint_text.c) gives way */
+    if (!(t->order = malloc(t->n_lines * sizeof *t->order))) {
+        rc = UTIL_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < t->n_lines; i++) t->order[i] = (lint_order){LINT_NO_PROMPT, 0};
+    int shared = 0;
+    const char *d = t->data;
+    for (size_t k = 0; k < w.n_vals && !rc; k++) {
+        const n8n_value *v = &w.vals[k];
+        size_t line = lint_text_line_of(t, v->a), le = lint_text_line_end(t, line);
+        shared |= t->order[line].prompt != LINT_NO_PROMPT || v->node >= t->n_lines;
+        t->order[line] = (lint_order){v->node, (v->system ? 0 : w.n_vals) + k};
+        size_t body = v->a + 1, end = v->b - 1;
+        int expr = body < end && d[body] == '=';
+        rc = lint_text_add_quiet(t, t->line_start[line], body + (size_t)expr);
+        if (!rc) rc = lint_text_add_quiet(t, end, le);
+        if (!rc && expr) rc = n8n_value_spans(s, body + 1, end);
+    }
+    for (size_t i = 0; i < t->n_lines && !rc; i++)
+        if (t->order[i].prompt == LINT_NO_PROMPT) {
+            t->flags[i] |= LINT_LF_FRONTMATTER;
+            size_t le = lint_text_line_end(t, i);
+            rc = lint_text_add_quiet(t, t->line_start[i], le < t->len ? le + 1 : le);
+        }
+    if (shared) {
+        free(t->order);
+        t->order = NULL;
+    }
+done:
+    free(w.nodes);
+    free(w.vals);
     return rc;
 }
