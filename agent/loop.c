@@ -21,6 +21,7 @@
 #include "../util/path.h"
 #include "../util/text.h"
 #include "../util/time.h"
+#include "../util/vec.h"
 #include "session.h"
 #include "toolcall.h"
 #include "visible.h"
@@ -83,13 +84,8 @@ static cJSON *ev_new(const char *type, int turn) {
 
 /* Appends a message to the history and to the session file. */
 static int push_msg(agent *a, const char *role, const char *content, util_err *err) {
-    if (a->n_msgs == a->cap_msgs) {
-        size_t nc = a->cap_msgs ? a->cap_msgs * 2 : 16;
-        agent_msg *p = realloc(a->msgs, nc * sizeof *p);
-        if (!p) return util_err_set(err, UTIL_ENOMEM, "out of memory");
-        a->msgs = p;
-        a->cap_msgs = nc;
-    }
+    if (util_grow(&a->msgs, &a->cap_msgs, a->n_msgs + 1, sizeof *a->msgs))
+        return util_err_set(err, UTIL_ENOMEM, "out of memory");
     agent_msg m = {strdup(role), strdup(content)};
     if (!m.role || !m.content) {
         free(m.role);

@@ -21,6 +21,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "../util/text.h"
+#include "../util/vec.h"
 
 static int mkdir_p(const char *path) {
     char tmp[4096];
@@ -194,12 +195,7 @@ int agent_sessions_list(char ***ids, size_t *n, util_err *err) {
     while ((de = readdir(d)) != NULL) {
         size_t l = strlen(de->d_name);
         if (l <= 6 || strcmp(de->d_name + l - 6, ".jsonl") != 0) continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **p = realloc(*ids, cap * sizeof *p);
-            if (!p) break;
-            *ids = p;
-        }
+        if (util_grow(ids, &cap, *n + 1, sizeof **ids)) break;
         char *id = strndup(de->d_name, l - 6);
         if (!id) break;
         (*ids)[(*n)++] = id;

@@ -16,6 +16,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "../util/skillmd.h"
+#include "../util/vec.h"
 #include "skills.h"
 
 void agent_warnings_release(agent_warnings *w) {
@@ -27,13 +28,7 @@ void agent_warnings_release(agent_warnings *w) {
 
 int agent_warn(agent_warnings *w, const char *fmt, ...) {
     if (!w) return UTIL_OK;
-    if (w->n == w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 8;
-        char **p = realloc(w->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        w->v = p;
-        w->cap = nc;
-    }
+    if (util_grow(&w->v, &w->cap, w->n + 1, sizeof *w->v)) return UTIL_ENOMEM;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -95,13 +90,7 @@ static int add_skill(agent_skills *s, agent_skill k) {
             s->v[i] = k;
             return UTIL_OK;
         }
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 8;
-        agent_skill *p = realloc(s->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        s->v = p;
-        s->cap = nc;
-    }
+    if (util_grow(&s->v, &s->cap, s->n + 1, sizeof *s->v)) return UTIL_ENOMEM;
     s->v[s->n++] = k;
     return UTIL_OK;
 }
@@ -119,16 +108,7 @@ static char **entry_names(int fd, size_t *n_out, int *rc) {
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.') continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                *rc = UTIL_ENOMEM;
-                break;
-            }
-            names = p;
-        }
-        if (!(names[n] = strdup(de->d_name))) {
+        if (util_grow(&names, &cap, n + 1, sizeof *names) || !(names[n] = strdup(de->d_name))) {
             *rc = UTIL_ENOMEM;
             break;
         }

@@ -8,17 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/vec.h"
+
 static const char k_open[] = "<tool_call>";
 static const char k_close[] = "</tool_call>";
 
 static int push(agent_toolcalls *c, agent_toolcall t) {
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 4;
-        agent_toolcall *p = realloc(c->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        c->v = p;
-        c->cap = nc;
-    }
+    if (util_grow(&c->v, &c->cap, c->n + 1, sizeof *c->v)) return UTIL_ENOMEM;
     c->v[c->n++] = t;
     return UTIL_OK;
 }

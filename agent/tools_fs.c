@@ -18,6 +18,7 @@
 
 #include "../util/fs.h"
 #include "../util/text.h"
+#include "../util/vec.h"
 #include "tools_impl.h"
 
 /* grep reads files up to this size; larger ones are skipped with a note */
@@ -120,13 +121,7 @@ static char **dir_names(int fd, size_t *n_out) {
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || strcmp(de->d_name, ".git") == 0)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **q = realloc(v, cap * sizeof *q);
-            if (!q) break;
-            v = q;
-        }
-        if (!(v[n] = strdup(de->d_name))) break;
+        if (util_grow(&v, &cap, n + 1, sizeof *v) || !(v[n] = strdup(de->d_name))) break;
         n++;
     }
     closedir(d);

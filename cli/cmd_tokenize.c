@@ -12,6 +12,7 @@
 #include "../engine/engine.h"
 #include "../util/buf.h"
 #include "../util/text.h"
+#include "../util/vec.h"
 #include "cli.h"
 #include "opts.h"
 
@@ -180,13 +181,7 @@ typedef struct id_list {
 } id_list;
 
 static int ids_push(id_list *l, long v) {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 256;
-        int32_t *p = realloc(l->v, nc * sizeof *p);
-        if (!p) return -1;
-        l->v = p;
-        l->cap = nc;
-    }
+    if (util_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return -1;
     l->v[l->n++] = (int32_t)v;
     return 0;
 }

@@ -133,6 +133,9 @@ typedef struct eng_rope_args {
 
 typedef struct eng_backend eng_backend;
 
+/* The most weights one matmul_n call takes (today's callers pass 2 or 3). */
+enum { ENG_MATMUL_N_MAX = 4 };
+
 typedef struct eng_backend_ops {
     const char *name;
     void (*destroy)(eng_backend *be);
@@ -194,9 +197,9 @@ typedef struct eng_backend_ops {
      * pass: which tokens x holds (see eng_pass). */
     int (*matmul)(eng_backend *be, const eng_weight *w, const float *x, float *y, int n_tok, eng_pass pass,
                   util_err *err);
-    /* y[j] = w[j] x for n weights of the same cols sharing one input (q/k/v,
-     * gate/up): the same values as n matmul calls, in one call (optional; NULL:
-     * the engine calls matmul n times). */
+    /* y[j] = w[j] x for n (<= ENG_MATMUL_N_MAX) weights of the same cols
+     * sharing one input (q/k/v, gate/up): the same values as n matmul calls,
+     * in one call (optional; NULL: the engine calls matmul n times). */
     int (*matmul_n)(eng_backend *be, const eng_weight *const *w, float *const *y, int n, const float *x,
                     int n_tok, eng_pass pass, util_err *err);
     /* out[t] = dequantized row ids[t] of w. */

@@ -49,6 +49,9 @@ int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight 
 int eng_fwd_matmul_n(const eng_model *m, const eng_fwd_batch *b, const eng_weight *const *w, float *const *y,
                      int n, const float *x, util_err *err) {
     eng_backend *be = m->be;
+    if (n > ENG_MATMUL_N_MAX)
+        return util_err_set(err, UTIL_EINVAL, "matmul of %d weights at once (at most %d)", n,
+                            ENG_MATMUL_N_MAX);
     if (!be->ops->matmul_n) {
         for (int j = 0; j < n; j++) {
             int rc = fwd_matmul_rows(m, b, w[j], x, y[j], 0, err);
@@ -56,10 +59,7 @@ int eng_fwd_matmul_n(const eng_model *m, const eng_fwd_batch *b, const eng_weigh
         }
         return UTIL_OK;
     }
-    enum { N_MAX = 8 };
-    float *yr[N_MAX];
-    if (n > N_MAX)
-        return util_err_set(err, UTIL_EINVAL, "matmul of %d weights at once (at most %d)", n, N_MAX);
+    float *yr[ENG_MATMUL_N_MAX];
     size_t row = 0;
     for (int i = 0; i < b->n;) { /* runs of entries with the same pass, as fwd_matmul_rows */
         eng_pass pass = b->e[i].pass;

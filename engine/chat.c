@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/vec.h"
 #include "unicode.h"
 
 struct eng_chat {
@@ -392,13 +393,7 @@ static int put(render_out *o, const char *s) { return util_buf_puts(o->b, s); }
 /* Appends message text: a plain span. */
 static int put_plain(render_out *o, const char *s, size_t n) {
     if (o->want_spans && n) {
-        if (o->n == o->cap) {
-            size_t cap = o->cap ? 2 * o->cap : 16;
-            eng_tok_span *v = realloc(o->spans, cap * sizeof *v);
-            if (!v) return UTIL_ENOMEM;
-            o->spans = v;
-            o->cap = cap;
-        }
+        if (util_grow(&o->spans, &o->cap, o->n + 1, sizeof *o->spans)) return UTIL_ENOMEM;
         o->spans[o->n++] = (eng_tok_span){o->b->len, n};
     }
     return util_buf_append(o->b, s, n);

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/vec.h"
+
 /* File layout, all integers little-endian:
  *   0  magic "CKVP"        4  version u32        8  fingerprint u64
  *   16 hash u64            24 parent u64         32 ntok u32
@@ -321,13 +323,8 @@ static void kv_scan_subdir(const char *sub, kv_scan *s, time_t now) {
             if (now - sb.st_mtim.tv_sec > KV_TMP_STALE_SEC) (void)unlinkat(dfd, e->d_name, 0);
             continue;
         }
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? 2 * s->cap : 256;
-            kv_file *v = realloc(s->v, cap * sizeof *v);
-            if (!v) continue; /* no memory: this file is simply not evictable now */
-            s->v = v;
-            s->cap = cap;
-        }
+        if (util_grow(&s->v, &s->cap, s->n + 1, sizeof *s->v))
+            continue; /* no memory: this file is simply not evictable now */
         s->v[s->n++] = (kv_file){(int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec,
                                  (uint64_t)sb.st_size, h};
         s->total += (uint64_t)sb.st_size;

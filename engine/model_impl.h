@@ -185,8 +185,9 @@ int eng_fwd_embed(const eng_model *m, const eng_fwd_batch *b, float *x, util_err
  * same pass; one call for all on a pass_blind backend). */
 int eng_fwd_matmul(const eng_model *m, const eng_fwd_batch *b, const eng_weight *w, const float *x, float *y,
                    util_err *err);
-/* The same for n weights of the same cols sharing the input x (q/k/v,
- * gate/up): one backend call per run of entries when it has matmul_n. */
+/* The same for n (<= ENG_MATMUL_N_MAX) weights of the same cols sharing the
+ * input x (q/k/v, gate/up): one backend call per run of entries when it has
+ * matmul_n. */
 int eng_fwd_matmul_n(const eng_model *m, const eng_fwd_batch *b, const eng_weight *const *w, float *const *y,
                      int n, const float *x, util_err *err);
 /* Per entry, on its rows of sc->q / sc->k / sc->v: RoPE of q and k at its

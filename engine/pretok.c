@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/vec.h"
 #include "unicode.h"
 
 /* --- the types ------------------------------------------------------------- */
@@ -301,17 +302,6 @@ void eng_pretok_work_release(eng_pretok_work *w) {
     memset(w, 0, sizeof *w);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return UTIL_OK;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return UTIL_ENOMEM;
-    *p = q;
-    *cap = c;
-    return UTIL_OK;
-}
-
 /* --- hand-coded passes ------------------------------------------------------- */
 
 /* Each pass reads the pieces in seg[in] and writes finer ones to seg[!in]. */
@@ -490,14 +480,14 @@ static unsigned char collapsed_byte(uint32_t cp, unsigned fl) {
 static int make_subject(const split_ctx *c, size_t n, int wide, size_t *len) {
     eng_pretok_work *w = c->w;
     if (!wide) {
-        if (grow((void **)&w->subj, &w->cap_subj, n + 1, 1)) return UTIL_ENOMEM;
+        if (util_grow(&w->subj, &w->cap_subj, n + 1, 1)) return UTIL_ENOMEM;
         for (size_t i = 0; i < n; i++) w->subj[i] = collapsed_byte(c->cp[i], c->fl[i]);
         *len = n;
         return UTIL_OK;
     }
-    if (grow((void **)&w->subj, &w->cap_subj, 4 * n + 1, 1) ||
-        grow((void **)&w->cp_at, &w->cap_cp_at, 4 * n + 1, sizeof *w->cp_at) ||
-        grow((void **)&w->boff, &w->cap_boff, n + 1, sizeof *w->boff))
+    if (util_grow(&w->subj, &w->cap_subj, 4 * n + 1, 1) ||
+        util_grow(&w->cp_at, &w->cap_cp_at, 4 * n + 1, sizeof *w->cp_at) ||
+        util_grow(&w->boff, &w->cap_boff, n + 1, sizeof *w->boff))
         return UTIL_ENOMEM;
     size_t b = 0;
     for (size_t i = 0; i < n; i++) {
@@ -562,8 +552,8 @@ int eng_pretok_split(const eng_pretok *p, eng_pretok_work *w, const uint32_t *cp
                      size_t n, const uint32_t **pieces, size_t *npieces, util_err *err) {
     *pieces = NULL;
     *npieces = 0;
-    if (grow((void **)&w->seg[0], &w->cap_seg[0], n + 1, sizeof(uint32_t)) ||
-        grow((void **)&w->seg[1], &w->cap_seg[1], n + 1, sizeof(uint32_t)))
+    if (util_grow(&w->seg[0], &w->cap_seg[0], n + 1, sizeof(uint32_t)) ||
+        util_grow(&w->seg[1], &w->cap_seg[1], n + 1, sizeof(uint32_t)))
         return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
     if (!w->md) {
         w->md = pcre2_match_data_create(4, NULL);

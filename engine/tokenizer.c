@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../util/buf.h"
+#include "../util/vec.h"
 #include "pretok.h"
 #include "unicode.h"
 
@@ -951,14 +952,9 @@ static int partition(const eng_tokenizer *t, const char *text, size_t len, int p
             node = c;
             int32_t r = t->trie[node].term;
             if (r >= 0 && special_allowed(t, r, parse_special, plain, i, j + 1 - i)) {
-                if (noc == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    occ *p = realloc(oc, cap * sizeof *p);
-                    if (!p) {
-                        free(oc);
-                        return UTIL_ENOMEM;
-                    }
-                    oc = p;
+                if (util_grow(&oc, &cap, noc + 1, sizeof *oc)) {
+                    free(oc);
+                    return UTIL_ENOMEM;
                 }
                 oc[noc++] = (occ){i, r, 0, 0};
             }
@@ -1048,26 +1044,16 @@ typedef struct scratch {
     size_t nids, cap_ids;
 } scratch;
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return UTIL_OK;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return UTIL_ENOMEM;
-    *p = q;
-    *cap = c;
-    return UTIL_OK;
-}
-
 static int push_id(scratch *sc, int32_t id) {
-    if (sc->nids == sc->cap_ids && grow((void **)&sc->ids, &sc->cap_ids, sc->nids + 1, sizeof *sc->ids))
+    if (sc->nids == sc->cap_ids && util_grow(&sc->ids, &sc->cap_ids, sc->nids + 1, sizeof *sc->ids))
         return UTIL_ENOMEM;
     sc->ids[sc->nids++] = id;
     return UTIL_OK;
 }
 
 static int heap_push(scratch *sc, heap_ent e) {
-    if (grow((void **)&sc->heap, &sc->cap_heap, sc->nheap + 1, sizeof *sc->heap)) return UTIL_ENOMEM;
+    if (sc->nheap == sc->cap_heap && util_grow(&sc->heap, &sc->cap_heap, sc->nheap + 1, sizeof *sc->heap))
+        return UTIL_ENOMEM;
     size_t i = sc->nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -1139,8 +1125,8 @@ static int bpe_emit(const eng_tokenizer *t, scratch *sc, int32_t id, const char 
  * UTF-8 characters as they are), merge by rank (lowest first, ties leftmost),
  * emit ids. sc->bytes holds the word's text for the whole-word lookups. */
 static int bpe_word(const eng_tokenizer *t, scratch *sc, size_t s, size_t n) {
-    if (grow((void **)&sc->syms, &sc->cap_syms, n * 4, sizeof *sc->syms) ||
-        grow((void **)&sc->bytes, &sc->cap_bytes, n * 8 + 1, 1))
+    if (util_grow(&sc->syms, &sc->cap_syms, n * 4, sizeof *sc->syms) ||
+        util_grow(&sc->bytes, &sc->cap_bytes, n * 8 + 1, 1))
         return UTIL_ENOMEM;
     int32_t ns = 0;
     size_t nb = 0;
@@ -1194,8 +1180,8 @@ static int bpe_word(const eng_tokenizer *t, scratch *sc, size_t s, size_t n) {
 }
 
 static int bpe_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len, util_err *err) {
-    if (grow((void **)&sc->cp, &sc->cap_cp, len, sizeof *sc->cp) ||
-        grow((void **)&sc->fl, &sc->cap_fl, len, sizeof *sc->fl))
+    if (util_grow(&sc->cp, &sc->cap_cp, len, sizeof *sc->cp) ||
+        util_grow(&sc->fl, &sc->cap_fl, len, sizeof *sc->fl))
         return util_err_set(err, UTIL_ENOMEM, "tokenizer: out of memory");
     size_t n = 0;
     const unsigned char *s = (const unsigned char *)text;
@@ -1250,7 +1236,7 @@ static int spm_byte_token(const eng_tokenizer *t, unsigned char b, int32_t *id) 
 
 static int spm_fragment(const eng_tokenizer *t, scratch *sc, const char *text, size_t len, int space_prefix) {
     /* escape: optional leading space, then every ' ' -> U+2581 */
-    if (grow((void **)&sc->bytes, &sc->cap_bytes, 3 * (len + 1), 1)) return UTIL_ENOMEM;
+    if (util_grow(&sc->bytes, &sc->cap_bytes, 3 * (len + 1), 1)) return UTIL_ENOMEM;
     size_t n = 0;
     if (space_prefix) {
         memcpy(sc->bytes, "\xe2\x96\x81", 3);
@@ -1265,7 +1251,7 @@ static int spm_fragment(const eng_tokenizer *t, scratch *sc, const char *text, s
         }
     }
     if (n == 0) return UTIL_OK;
-    if (grow((void **)&sc->syms, &sc->cap_syms, n, sizeof *sc->syms)) return UTIL_ENOMEM;
+    if (util_grow(&sc->syms, &sc->cap_syms, n, sizeof *sc->syms)) return UTIL_ENOMEM;
     int32_t ns = 0;
     for (size_t i = 0; i < n;) {
         size_t k = eng_utf8_len_lead((unsigned char)sc->bytes[i]);
@@ -1360,7 +1346,7 @@ static int tokenize(const eng_tokenizer *t, const char *text, size_t len, int ad
     }
     if (!rc && add_special && t->add_eos && t->ids[SP_EOS] >= 0) rc = push_id(&sc, t->ids[SP_EOS]);
     free(f);
-    if (!rc && !sc.ids) rc = grow((void **)&sc.ids, &sc.cap_ids, 1, sizeof *sc.ids);
+    if (!rc && !sc.ids) rc = util_grow(&sc.ids, &sc.cap_ids, 1, sizeof *sc.ids);
     if (rc) {
         scratch_free(&sc);
         return util_err_set(err, rc, "tokenizer: out of memory encoding %zu bytes", len);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/vec.h"
 #include "lint_ctx.h"
 #include "lint_rules.h"
 
@@ -101,26 +102,15 @@ static lint_config *cache_get(lint_ctx *c, const char *dir) {
 }
 
 static int cache_put(lint_ctx *c, const char *dir, lint_config *cfg) {
-    if (c->n_cache == c->cap_cache) {
-        size_t nc = c->cap_cache ? c->cap_cache * 2 : 16;
-        lint_cfg_cache_entry *p = realloc(c->cache, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        c->cache = p;
-        c->cap_cache = nc;
-    }
-    if (!(c->cache[c->n_cache].dir = strdup(dir))) return UTIL_ENOMEM;
+    if (util_grow(&c->cache, &c->cap_cache, c->n_cache + 1, sizeof *c->cache) ||
+        !(c->cache[c->n_cache].dir = strdup(dir)))
+        return UTIL_ENOMEM;
     c->cache[c->n_cache++].cfg = cfg;
     return UTIL_OK;
 }
 
 static int own(lint_ctx *c, lint_config *cfg) {
-    if (c->n_owned == c->cap_owned) {
-        size_t nc = c->cap_owned ? c->cap_owned * 2 : 4;
-        lint_config **p = realloc(c->owned, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        c->owned = p;
-        c->cap_owned = nc;
-    }
+    if (util_grow(&c->owned, &c->cap_owned, c->n_owned + 1, sizeof *c->owned)) return UTIL_ENOMEM;
     c->owned[c->n_owned++] = cfg;
     return UTIL_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/vec.h"
 #include "lint_detect.h"
 #include "lint_detect_impl.h"
 #include "lint_registry.h"
@@ -930,17 +931,11 @@ static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
                           : i < e || !has_weekday_stem(t->data + t->line_start[l], e - t->line_start[l]))
                 continue;
         }
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            size_t *p = realloc(v, nc * sizeof *p);
-            if (!p) {
-                free(v);
-                *n = 0;
-                *oom = 1;
-                return NULL;
-            }
-            v = p;
-            cap = nc;
+        if (util_grow(&v, &cap, *n + 1, sizeof *v)) {
+            free(v);
+            *n = 0;
+            *oom = 1;
+            return NULL;
         }
         v[(*n)++] = l;
     }

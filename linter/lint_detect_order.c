@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/vec.h"
 #include "lint_detect.h"
 #include "lint_detect_impl.h"
 #include "lint_registry.h"
@@ -21,13 +22,7 @@ typedef struct order_arg {
 } order_arg;
 
 static int push_order(order_arg *a, size_t s, size_t e, const char *detail, size_t dl) {
-    if (*a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 8;
-        lint_order_hit *p = realloc(*a->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        *a->v = p;
-        a->cap = nc;
-    }
+    if (util_grow(a->v, &a->cap, *a->n + 1, sizeof **a->v)) return UTIL_ENOMEM;
     lint_order_hit *h = &(*a->v)[(*a->n)++];
     h->start = s;
     h->end = e;
@@ -142,13 +137,7 @@ static int on_directive(const lint_detect *d, const lint_text *t, const PCRE2_SI
     dir_arg *a = argp;
     (void)d;
     if (ngroups < 2 || (lint_text_in_code(t, ov[0]) && !t->is_template)) return UTIL_OK;
-    if (*a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 8;
-        lint_directive *p = realloc(*a->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        *a->v = p;
-        a->cap = nc;
-    }
+    if (util_grow(a->v, &a->cap, *a->n + 1, sizeof **a->v)) return UTIL_ENOMEM;
     lint_directive *dv = &(*a->v)[(*a->n)++];
     memset(dv, 0, sizeof *dv);
     dv->line = lint_text_line_of(t, ov[0]);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/vec.h"
 #include "lint_report.h"
 
 /* --- findings ------------------------------------------------------------------ */
@@ -70,13 +71,7 @@ int lint_report_skip(lint_report *r, int kind, const char *fmt, ...) {
 
 int lint_report_add(lint_report *r, const lint_finding *f) {
     if (f->rule < 0 || f->rule >= LINT_R_COUNT || !f->file || !f->message) return UTIL_EINVAL;
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 16;
-        lint_finding *p = realloc(r->items, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        r->items = p;
-        r->cap = nc;
-    }
+    if (util_grow(&r->items, &r->cap, r->n + 1, sizeof *r->items)) return UTIL_ENOMEM;
     lint_finding *x = &r->items[r->n];
     *x = *f;
     x->file = strdup(f->file);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../util/skillmd.h"
+#include "../util/vec.h"
 #include "lint_registry.h"
 #include "lint_rules.h"
 #include "lint_tmpl.h"
@@ -47,13 +48,7 @@ static pending *pend_new(pendv *p, int rule, size_t start, size_t end) {
         memset(&p->spill, 0, sizeof p->spill);
         return &p->spill;
     }
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 16;
-        pending *q = realloc(p->v, nc * sizeof *q);
-        if (!q) return NULL;
-        p->v = q;
-        p->cap = nc;
-    }
+    if (util_grow(&p->v, &p->cap, p->n + 1, sizeof *p->v)) return NULL;
     pending *x = &p->v[p->n++];
     memset(x, 0, sizeof *x);
     x->rule = rule;

@@ -5,15 +5,10 @@
 #include <string.h>
 
 #include "../util/err.h"
+#include "../util/vec.h"
 
 int lint_spanv_push(lint_spanv *sv, const lint_span *s) {
-    if (sv->n == sv->cap) {
-        size_t nc = sv->cap ? sv->cap * 2 : 32;
-        lint_span *p = realloc(sv->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        sv->v = p;
-        sv->cap = nc;
-    }
+    if (util_grow(&sv->v, &sv->cap, sv->n + 1, sizeof *sv->v)) return UTIL_ENOMEM;
     sv->v[sv->n++] = *s;
     return UTIL_OK;
 }

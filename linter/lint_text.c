@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "../util/text.h"
+#include "../util/vec.h"
 #include "lint_text.h"
 
 /* --- small helpers -------------------------------------------------------- */
@@ -21,13 +22,7 @@ int lint_is_binary(const char *s, size_t len) {
 }
 
 static int add_code(lint_text *t, size_t a, size_t b) {
-    if (t->n_code == t->cap_code) {
-        size_t nc = t->cap_code ? t->cap_code * 2 : 16;
-        lint_range *p = realloc(t->code, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        t->code = p;
-        t->cap_code = nc;
-    }
+    if (util_grow(&t->code, &t->cap_code, t->n_code + 1, sizeof *t->code)) return UTIL_ENOMEM;
     t->code[t->n_code].start = a;
     t->code[t->n_code].end = b;
     t->n_code++;
@@ -36,13 +31,7 @@ static int add_code(lint_text *t, size_t a, size_t b) {
 
 static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
     if (b <= a) return UTIL_OK;
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 32;
-        lint_range *p = realloc(*v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        *v = p;
-        *cap = nc;
-    }
+    if (util_grow(v, cap, *n + 1, sizeof **v)) return UTIL_ENOMEM;
     (*v)[*n].start = a;
     (*v)[(*n)++].end = b;
     return UTIL_OK;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/vec.h"
 #include "lint_registry.h"
 #include "lint_tmpl.h"
 #include "lint_tmpl_impl.h"
@@ -379,15 +380,9 @@ typedef struct vis {
 
 static void vis_add(scan *s, vis *v, size_t a, size_t b) {
     if (!v || b <= a || s->rc) return;
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 8;
-        lint_range *p = realloc(v->v, nc * sizeof *p);
-        if (!p) {
-            s->rc = UTIL_ENOMEM;
-            return;
-        }
-        v->v = p;
-        v->cap = nc;
+    if (util_grow(&v->v, &v->cap, v->n + 1, sizeof *v->v)) {
+        s->rc = UTIL_ENOMEM;
+        return;
     }
     v->v[v->n].start = a;
     v->v[v->n++].end = b;
@@ -550,15 +545,9 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
         for (size_t m = 0; m < s->n_macros && !s->emit; m++)
             if (s->macros[m].name_b - s->macros[m].name_a == rn &&
                 memcmp(d + s->macros[m].name_a, root, rn) == 0) {
-                if (s->n_calls == s->cap_calls) {
-                    size_t nc = s->cap_calls ? s->cap_calls * 2 : 16;
-                    call_site *p = realloc(s->calls, nc * sizeof *p);
-                    if (!p) {
-                        s->rc = UTIL_ENOMEM;
-                        break;
-                    }
-                    s->calls = p;
-                    s->cap_calls = nc;
+                if (util_grow(&s->calls, &s->cap_calls, s->n_calls + 1, sizeof *s->calls)) {
+                    s->rc = UTIL_ENOMEM;
+                    break;
                 }
                 call_site *cs = &s->calls[s->n_calls++];
                 cs->callee = m;
@@ -1038,15 +1027,9 @@ static void do_macro_open(scan *s, size_t i) {
             }
         return;
     }
-    if (s->n_macros == s->cap_macros) {
-        size_t nc = s->cap_macros ? s->cap_macros * 2 : 8;
-        macro *p = realloc(s->macros, nc * sizeof *p);
-        if (!p) {
-            s->rc = UTIL_ENOMEM;
-            return;
-        }
-        s->macros = p;
-        s->cap_macros = nc;
+    if (util_grow(&s->macros, &s->cap_macros, s->n_macros + 1, sizeof *s->macros)) {
+        s->rc = UTIL_ENOMEM;
+        return;
     }
     macro *m = &s->macros[s->n_macros];
     m->name_a = na, m->name_b = k, m->open = (long)i, m->close = g->match;

@@ -11,16 +11,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/vec.h"
 #include "lint_tmpl_impl.h"
 
 static int tag_push(tagv *tv, const tag *t) {
-    if (tv->n == tv->cap) {
-        size_t nc = tv->cap ? tv->cap * 2 : 64;
-        tag *p = realloc(tv->v, nc * sizeof *p);
-        if (!p) return UTIL_ENOMEM;
-        tv->v = p;
-        tv->cap = nc;
-    }
+    if (util_grow(&tv->v, &tv->cap, tv->n + 1, sizeof *tv->v)) return UTIL_ENOMEM;
     tv->v[tv->n++] = *t;
     return UTIL_OK;
 }

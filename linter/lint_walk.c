@@ -19,6 +19,7 @@
 
 #include "../util/buf.h"
 #include "../util/fs.h"
+#include "../util/vec.h"
 #include "lint_ctx.h"
 
 typedef struct walker {
@@ -176,16 +177,7 @@ static int walk_dir(walker *w, const char *dir, int depth, util_err *err) {
         if (!strcmp(nm, ".") || !strcmp(nm, "..") || !strcmp(nm, ".git") || !strcmp(nm, ".hg") ||
             !strcmp(nm, ".svn") || !strcmp(nm, "node_modules"))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = UTIL_ENOMEM;
-                break;
-            }
-            names = p;
-        }
-        if (!(names[n] = strdup(nm))) {
+        if (util_grow(&names, &cap, n + 1, sizeof *names) || !(names[n] = strdup(nm))) {
             rc = UTIL_ENOMEM;
             break;
         }

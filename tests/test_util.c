@@ -1,6 +1,7 @@
-/* tests/test_util.c: util/ error context, buffer, UTF-8 text helpers and the
- * model and data search orders. */
+/* tests/test_util.c: util/ error context, buffer, array growth, UTF-8 text
+ * helpers and the model and data search orders. */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "../util/err.h"
 #include "../util/path.h"
 #include "../util/text.h"
+#include "../util/vec.h"
 #include "check.h"
 
 static void test_text(void) {
@@ -230,8 +232,37 @@ static void test_basics(void) {
     CHECK(strstr(e.msg, "/nonexistent/file") != NULL);
 }
 
+static void test_grow(void) {
+    int *v = NULL;
+    size_t cap = 0;
+    CHECK_EQ_INT(util_grow(&v, &cap, 1, sizeof *v), UTIL_OK);
+    CHECK(v != NULL);
+    CHECK_EQ_INT(cap, 16); /* the first capacity */
+    for (int i = 0; i < 16; i++) v[i] = i;
+    int *was = v;
+    CHECK_EQ_INT(util_grow(&v, &cap, 16, sizeof *v), UTIL_OK); /* fits: nothing moves */
+    CHECK(v == was);
+    CHECK_EQ_INT(cap, 16);
+    CHECK_EQ_INT(util_grow(&v, &cap, 17, sizeof *v), UTIL_OK); /* doubles */
+    CHECK_EQ_INT(cap, 32);
+    CHECK_EQ_INT(util_grow(&v, &cap, 100, sizeof *v), UTIL_OK); /* doubles until it fits */
+    CHECK_EQ_INT(cap, 128);
+    CHECK(v[0] == 0 && v[15] == 15); /* the elements move with the array */
+    v[127] = 7;
+
+    /* need * elem past SIZE_MAX: an error, the array and its capacity untouched */
+    was = v;
+    CHECK_EQ_INT(util_grow(&v, &cap, SIZE_MAX / sizeof *v + 1, sizeof *v), UTIL_ENOMEM);
+    CHECK_EQ_INT(util_grow(&v, &cap, SIZE_MAX, sizeof *v), UTIL_ENOMEM);
+    CHECK(v == was);
+    CHECK_EQ_INT(cap, 128);
+    CHECK(v[15] == 15 && v[127] == 7);
+    free(v);
+}
+
 void test_util(void) {
     CHECK_CASE(basics) test_basics();
+    CHECK_CASE(grow) test_grow();
     CHECK_CASE(text) test_text();
     CHECK_CASE(path) test_path();
 }

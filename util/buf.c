@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 void util_buf_init(util_buf *b) { memset(b, 0, sizeof *b); }
 
 void util_buf_release(util_buf *b) {
@@ -16,15 +18,7 @@ void util_buf_release(util_buf *b) {
 
 int util_buf_reserve(util_buf *b, size_t extra) {
     if (extra > (size_t)-1 - b->len - 1) return UTIL_ENOMEM;
-    size_t need = b->len + extra + 1;
-    if (need <= b->cap) return UTIL_OK;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) cap = cap > ((size_t)-1) / 2 ? need : cap * 2;
-    char *p = realloc(b->data, cap);
-    if (!p) return UTIL_ENOMEM;
-    b->data = p;
-    b->cap = cap;
-    return UTIL_OK;
+    return util_grow(&b->data, &b->cap, b->len + extra + 1, 1);
 }
 
 int util_buf_append(util_buf *b, const void *p, size_t n) {

@@ -4,6 +4,7 @@
  * pool, in chunks of rows or (token, head) jobs. Every output
  * is computed by one fixed kernel in a fixed order: results do not depend on thread
  * count, chunking or tokens per call. No kernels here beyond the scalar references. */
+#include <assert.h>
 #include <math.h>
 #include <sched.h>
 #include <stddef.h>
@@ -59,9 +60,6 @@ static int cpu_grow(void **p, size_t *cap, size_t need) {
 
 /* --- matmul ------------------------------------------------------------- */
 
-/* Up to MM_MAX weights sharing one input in one pool run (q/k/v, gate/up). */
-enum { MM_MAX = 4 };
-
 typedef struct mm_part {
     const eng_weight *w;
     const eng_type_kernels *k;
@@ -73,7 +71,7 @@ typedef struct mm_part {
 } mm_part;
 
 typedef struct mm_task {
-    mm_part p[MM_MAX];
+    mm_part p[ENG_MATMUL_N_MAX];
     int n;
     int exact; /* eng_exact_gemm instead of k->gemm */
     const float *x;
@@ -124,12 +122,9 @@ static int cpu_matmul_n(eng_backend *be, const eng_weight *const *w, float *cons
                         int n_tok, eng_pass pass, util_err *err) {
     cpu_backend *cb = (cpu_backend *)be;
     (void)pass;
-    if (n > MM_MAX) { /* more than one run holds */
-        int rc = cpu_matmul_n(be, w, y, MM_MAX, x, n_tok, pass, err);
-        return rc ? rc : cpu_matmul_n(be, w + MM_MAX, y + MM_MAX, n - MM_MAX, x, n_tok, pass, err);
-    }
+    assert(n >= 1 && n <= ENG_MATMUL_N_MAX);
     mm_task t = {.n = n, .exact = cb->exact, .x = x, .n_tok = n_tok};
-    size_t off[MM_MAX], total = 0;
+    size_t off[ENG_MATMUL_N_MAX], total = 0;
     int64_t rows = 0;
     for (int j = 0; j < n; j++) {
         mm_part *P = &t.p[j];

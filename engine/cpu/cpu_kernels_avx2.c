@@ -197,11 +197,11 @@ typedef struct kv_src {
 } kv_src;
 
 /* Rows lo + j0 .. lo + j0 + 7 of kv head g (past lo + nk - 1: the last row
- * again) into r, addressed a page at a time; with prefetch, the next 8 rows
- * (`bytes` from the head's offset goff) are prefetched to L2, as in the
- * AVX-512 kernel. */
+ * again) into r, addressed a page at a time; when prefetch is not 0, that many
+ * bytes from the head's offset goff of each of the next 8 rows are prefetched
+ * to L2, as in the AVX-512 kernel. */
 AVX2_INLINE void kv_rows8(const eng_attn_args *a, const float *conv, size_t ld, int v, int g, size_t goff,
-                          size_t bytes, int lo, int j0, int nk, kv_src *r, const int prefetch) {
+                          const size_t prefetch, int lo, int j0, int nk, kv_src *r) {
     const int last = lo + nk - 1;
     int pos = lo + j0;
     if (conv) {
@@ -230,7 +230,7 @@ AVX2_INLINE void kv_rows8(const eng_attn_args *a, const float *conv, size_t ld, 
     for (int i = 0; i < 8 && prefetch && pos < last; i++) {
         pos++;
         p = ++in == pt ? (in = 0, (const uint8_t *)kv->pages[++page] + base) : p + row;
-        for (size_t b = 0; b < bytes; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
+        for (size_t b = 0; b < prefetch; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T1);
     }
 }
 
@@ -288,7 +288,7 @@ AVX2_INLINE void scores_body(const eng_attn_args *a, const cpu_attn_q *q, int g0
     const __m256 scale = _mm256_set1_ps(a->scale);
     kv_src rows[8];
     for (int j0 = 0; j0 < nk; j0 += 8) {
-        kv_rows8(a, kf, ld, 0, g0, goff, bytes, lo, j0, nk, rows, 1);
+        kv_rows8(a, kf, ld, 0, g0, goff, bytes, lo, j0, nk, rows);
         if (!vf) kv_prefetch8_l2(a, voff, vbytes, lo, j0, nk);
         for (int gi = 0; gi < ng; gi++) {
             __m256 acc[GROUP_MAX][8];
@@ -355,7 +355,7 @@ AVX2_INLINE void values_body(const eng_attn_args *a, int g, int lo, int nk, cons
     const size_t goff = vf ? 0 : eng_type_row_size(a->kv->type_v, (int64_t)g * a->head_dim);
     const size_t bytes = vf ? 0 : eng_type_row_size(a->kv->type_v, a->head_dim);
     kv_src rows[CPU_ATTN_CHUNK];
-    for (int j = 0; j < nk; j += 8) kv_rows8(a, vf, ld, 1, g, goff, bytes, lo, j, nk, rows + j, 0);
+    for (int j = 0; j < nk; j += 8) kv_rows8(a, vf, ld, 1, g, goff, 0, lo, j, nk, rows + j);
     /* VB keys at a time, every pass over them (their rows stay in L1), the
      * sums carried in the outputs between blocks: each sum's order is unchanged */
     for (int jb = 0; jb < nk; jb += VB) {
