@@ -21,20 +21,17 @@ int lint_is_binary(const char *s, size_t len) {
     return memchr(s, '\0', n) != NULL;
 }
 
-static int add_code(lint_text *t, size_t a, size_t b) {
-    if (util_grow(&t->code, &t->cap_code, t->n_code + 1, sizeof *t->code)) return UTIL_ENOMEM;
-    t->code[t->n_code].start = a;
-    t->code[t->n_code].end = b;
-    t->n_code++;
-    return UTIL_OK;
-}
-
 static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
     if (b <= a) return UTIL_OK;
     if (util_grow(v, cap, *n + 1, sizeof **v)) return UTIL_ENOMEM;
     (*v)[*n].start = a;
     (*v)[(*n)++].end = b;
     return UTIL_OK;
+}
+
+/* A fenced block or inline code span [a, b) (an empty one covers nothing). */
+static int add_code(lint_text *t, size_t a, size_t b) {
+    return range_push(&t->code, &t->n_code, &t->cap_code, a, b);
 }
 
 static const char *skip_ws(const char *p, const char *e) {
