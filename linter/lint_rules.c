@@ -335,12 +335,14 @@ static long *line_token_suffix(file_ctx *f, size_t from, size_t to, int *est) {
 }
 
 typedef struct vstate {
-    size_t *first, *last;  /* per line: first and last relevant span */
-    unsigned char *stable; /* per line: 1 stable text after its values (or no value), 2 only
+    size_t *first, *last;    /* per line: first and last relevant span */
+    unsigned char *stable;   /* per line: 1 stable text after its values (or no value), 2 only
                             * before its first value (stable for the lines above only) */
-    size_t last_stable;    /* (size_t)-1 when no line is stable */
-    size_t *prompt_last;   /* with t->order: per prompt, its stable line sent last, or (size_t)-1 */
-    long *suf;             /* line token suffix sums from suf_from to last_stable */
+    size_t last_stable;      /* (size_t)-1 when no line is stable */
+    size_t *prompt_last;     /* with t->order: per prompt, its stable line sent last, or (size_t)-1 */
+    long *line_tok;          /* with t->order: tokens of each line, counted once (-1: not yet) */
+    unsigned char *line_est; /* with t->order: whether that count is an estimate */
+    long *suf;               /* line token suffix sums from suf_from to last_stable */
     size_t suf_from;
     int est;
 } vstate;
@@ -371,11 +373,27 @@ static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, 
         if (end > le) end = le;
         *out = count(f, t->data + end, le - end, &e1);
         *estimated = e1;
+        if (!v->line_tok) { /* each line counted once for every finding that needs it */
+            v->line_tok = malloc(t->n_lines * sizeof *v->line_tok);
+            v->line_est = calloc(t->n_lines, 1);
+            if (!v->line_tok || !v->line_est) {
+                free(v->line_tok);
+                free(v->line_est);
+                v->line_tok = NULL;
+                v->line_est = NULL;
+                return UTIL_ENOMEM;
+            }
+            for (size_t j = 0; j < t->n_lines; j++) v->line_tok[j] = -1;
+        }
         for (size_t j = 0; j < t->n_lines; j++) {
             if (j == i || last == (size_t)-1 || !sent_before(t, i, j) || sent_before(t, last, j)) continue;
-            size_t s = t->line_start[j], e = lint_text_line_end(t, j);
-            *out += count(f, t->data + s, e - s, &e1);
-            *estimated |= e1;
+            if (v->line_tok[j] < 0) {
+                size_t s = t->line_start[j], e = lint_text_line_end(t, j);
+                v->line_tok[j] = count(f, t->data + s, e - s, &e1);
+                v->line_est[j] = (unsigned char)e1;
+            }
+            *out += v->line_tok[j];
+            *estimated |= v->line_est[j];
         }
         return UTIL_OK;
     }
@@ -545,6 +563,8 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     free(reported);
     free(v.suf);
     free(v.prompt_last);
+    free(v.line_tok);
+    free(v.line_est);
     free(v.first);
     free(v.last);
     free(v.stable);
