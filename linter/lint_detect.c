@@ -1291,6 +1291,13 @@ static int expression_class(const lint_detect *d, const lint_config *cfg, const 
     return LINT_VC_NONE;
 }
 
+/* Claude Code's own fill-ins besides $ARGUMENTS in a skill or command:
+ * ${CLAUDE_SESSION_ID} and ${CLAUDE_SKILL_DIR}. */
+static int claude_fill_in(const char *nm, size_t nl) {
+    return (nl == 17 && !memcmp(nm, "CLAUDE_SESSION_ID", 17)) ||
+           (nl == 16 && !memcmp(nm, "CLAUDE_SKILL_DIR", 16));
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1313,6 +1320,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
+    /* nothing renders a file an agent loads as written: its {{x}} is text */
+    if (t->verbatim && !arguments && !claude_fill_in(nm, nl)) return UTIL_OK;
     /* a file that is a template by its tags ({% %}, {{#section}}) renders
      * only those: a bare $NAME in its prose is the shell's ("My $PWD is the
      * root of my project"), not a field */
@@ -1374,7 +1383,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
  * per turn). Not in templates (their fields are lint_tmpl.c's), code,
  * examples or front matter. */
 static int stand_in_lines(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out) {
-    if (t->is_template) return UTIL_OK;
+    if (t->is_template || t->verbatim) return UTIL_OK;
     for (size_t l = 0; l < t->n_lines; l++) {
         if (t->flags[l] & (LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)) continue;
         const char *p = t->data + t->line_start[l], *e = t->data + lint_text_line_end(t, l);

@@ -292,7 +292,7 @@ typedef struct file_ctx {
  * !`cmd`) or a VS Code prompt file (${selection}). Nothing renders a fresh
  * value there, so the literal is the same bytes on every run. */
 static int committed_literal(const file_ctx *f, const lint_span *s) {
-    if (!f->t->command_file && !f->t->vscode_prompt) return 0;
+    if (!f->t->command_file && !f->t->vscode_prompt && !f->t->verbatim) return 0;
     return s->kind != LINT_K_PLACEHOLDER && s->kind != LINT_K_SHELL && s->kind != LINT_K_CUSTOM;
 }
 

@@ -55,6 +55,10 @@ typedef struct lint_text {
     int program_template; /* not a template by its tags, but a program's template by
                            * its folder (prompts/): a {x} field that is a whole
                            * inline code span is filled in there too */
+    int verbatim;         /* a file an agent loads as written (SKILL.md, a subagent or
+                           * custom agent, a VS Code instructions or chat mode file):
+                           * nothing renders its {x}, {{x}}, ${X} or {% %}; only the
+                           * agent's own $ARGUMENTS and !`cmd` are filled in */
     int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
                            * ${workspaceFolder}, ${input:x} are filled in, even in code */
     size_t boundary_line; /* first boundary line index, or n_lines */

@@ -1243,6 +1243,30 @@ static int markdown_name(const char *rel) {
     return 0;
 }
 
+/* A file an agent loads as written, with no template engine in between:
+ * SKILL.md (Agent Skills), a subagent or custom agent definition (Markdown in
+ * an agents/ folder whose front matter has a description:, as Claude Code and
+ * OpenCode read them; a VS Code *.agent.md or *.chatmode.md) and VS Code
+ * *.instructions.md. Their {x}, {{x}} and ${X} reach the model as the
+ * characters written (a template the model or the user fills in, or
+ * documentation of one), so they are the file's fixed text. */
+static int verbatim_file(const lint_text *t, const char *rel) {
+    static const char *const k_vs[] = {".agent.md", ".chatmode.md", ".instructions.md", NULL};
+    const char *b = strrchr(rel, '/');
+    const char *base = b ? b + 1 : rel;
+    size_t rl = strlen(rel);
+    if (!strcasecmp(base, "SKILL.md")) return 1;
+    for (const char *const *e = k_vs; *e; e++)
+        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
+    size_t dl = (size_t)(base - rel);
+    int in_agents = dl >= 7 && !strncmp(base - 7, "agents/", 7) &&
+                    (dl == 7 || base[-8] == '/' || base[-8] == '.');
+    if (!in_agents || !markdown_name(rel) || t->len < 4 || memcmp(t->data, "---", 3)) return 0;
+    const char *end = memmem(t->data + 3, t->len - 3, "\n---", 4);
+    const char *desc = memmem(t->data, t->len, "\ndescription:", 13);
+    return end && desc && desc < end;
+}
+
 /* A file of another extension is a template when statements ({% %}) or block
  * tags ({{#x}}, {{/x}}) appear outside its code spans. */
 static int has_statements(const lint_text *t) {
@@ -1341,8 +1365,9 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     scan s;
     memset(&s, 0, sizeof s);
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
+    t->verbatim = verbatim_file(t, rel);
     t->curly_only = lint_tmpl_name(rel);
-    t->is_template = t->curly_only || has_statements(t);
+    t->is_template = !t->verbatim && (t->curly_only || has_statements(t));
     /* markdown in a prompts/ folder is a program's template: its {x} are fields */
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
                   !lint_tmpl_declares_variables(t);
@@ -1367,10 +1392,11 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
     if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);
-    if (!rc) rc = lint_tmpl_tokenize(&s);
-    if (!rc) rc = lint_tmpl_match_blocks(&s);
-    if (!rc) rc = lint_tmpl_count_emitting(&s);
-    if (!rc) {
+    /* a file loaded as written has no tags: its {{x}} and {% %} are text */
+    if (!rc && !t->verbatim) rc = lint_tmpl_tokenize(&s);
+    if (!rc && !t->verbatim) rc = lint_tmpl_match_blocks(&s);
+    if (!rc && !t->verbatim) rc = lint_tmpl_count_emitting(&s);
+    if (!rc && !t->verbatim) {
         s.emit = 0; /* first pass: macros and their call sites */
         run_pass(&s);
         resolve_macros(&s);
