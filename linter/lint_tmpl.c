@@ -1247,7 +1247,7 @@ static int markdown_name(const char *rel) {
  * SKILL.md (Agent Skills), a subagent or custom agent definition (Markdown in
  * an agents/ folder whose front matter has a description:, as Claude Code and
  * OpenCode read them; a VS Code *.agent.md or *.chatmode.md) and VS Code
- * *.instructions.md. Their {x}, {{x}} and ${X} reach the model as the
+ * *.instructions.md; a skill's other Markdown files (skills/NAME/...). Their {x}, {{x}} and ${X} reach the model as the
  * characters written (a template the model or the user fills in, or
  * documentation of one), so they are the file's fixed text. */
 static int verbatim_file(const lint_text *t, const char *rel) {
@@ -1256,6 +1256,12 @@ static int verbatim_file(const lint_text *t, const char *rel) {
     const char *base = b ? b + 1 : rel;
     size_t rl = strlen(rel);
     if (!strcasecmp(base, "SKILL.md")) return 1;
+    /* a skill's other Markdown (references/, examples/): read with a file tool */
+    const char *sk = !strncmp(rel, "skills/", 7) ? rel : strstr(rel, "/skills/");
+    if (sk && markdown_name(rel) && !lint_tmpl_prompts_folder(rel)) {
+        const char *name = sk + (*sk == '/' ? 8 : 7), *slash = strchr(name, '/');
+        if (slash && slash < base) return 1;
+    }
     for (const char *const *e = k_vs; *e; e++)
         if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
     size_t dl = (size_t)(base - rel);
