@@ -1291,7 +1291,7 @@ static int expression_class(const lint_detect *d, const lint_config *cfg, const 
     return LINT_VC_NONE;
 }
 
-/* Claude Code's own fill-ins besides $ARGUMENTS in a skill or command:
+/* Claude Code's own fill-ins besides $ARGUMENTS in a skill:
  * ${CLAUDE_SESSION_ID} and ${CLAUDE_SKILL_DIR}. */
 static int claude_fill_in(const char *nm, size_t nl) {
     return (nl == 17 && !memcmp(nm, "CLAUDE_SESSION_ID", 17)) ||
@@ -1321,7 +1321,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
     /* nothing renders a file an agent loads as written: its {{x}} is text */
-    if (t->verbatim && !arguments && !claude_fill_in(nm, nl)) return UTIL_OK;
+    if (t->verbatim && !(t->verbatim == LINT_VERBATIM_SKILL && (arguments || claude_fill_in(nm, nl))))
+        return UTIL_OK;
     /* a file that is a template by its tags ({% %}, {{#section}}) renders
      * only those: a bare $NAME in its prose is the shell's ("My $PWD is the
      * root of my project"), not a field */

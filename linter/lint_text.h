@@ -37,6 +37,8 @@ typedef struct lint_range {
     size_t start, end;
 } lint_range;
 
+enum { LINT_VERBATIM_SKILL = 1, LINT_VERBATIM_PLAIN = 2 };
+
 typedef struct lint_text {
     const char *data;
     size_t len;
@@ -55,10 +57,11 @@ typedef struct lint_text {
     int program_template; /* not a template by its tags, but a program's template by
                            * its folder (prompts/): a {x} field that is a whole
                            * inline code span is filled in there too */
-    int verbatim;         /* a file an agent loads as written (SKILL.md, a subagent or
-                           * custom agent, a VS Code instructions or chat mode file):
-                           * nothing renders its {x}, {{x}}, ${X} or {% %}; only the
-                           * agent's own $ARGUMENTS and !`cmd` are filled in */
+    int verbatim;         /* LINT_VERBATIM_*: a file an agent loads as written (SKILL.md,
+                           * a subagent or custom agent, a VS Code instructions or chat
+                           * mode file, a skill's reference): nothing renders its {x},
+                           * {{x}}, ${X} or {% %}; in SKILL.md Claude Code fills in
+                           * $ARGUMENTS, and !`cmd` output is volatile in all */
     int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
                            * ${workspaceFolder}, ${input:x} are filled in, even in code */
     size_t boundary_line; /* first boundary line index, or n_lines */

@@ -1244,8 +1244,8 @@ static int markdown_name(const char *rel) {
 }
 
 /* A file an agent loads as written, with no template engine in between:
- * SKILL.md (Agent Skills), a subagent or custom agent definition (Markdown in
- * an agents/ folder whose front matter has a description:, as Claude Code and
+ * SKILL.md (Agent Skills), a subagent or custom agent definition (Markdown
+ * under an agents/ folder whose front matter has a description:, as Claude Code and
  * OpenCode read them; a VS Code *.agent.md or *.chatmode.md) and VS Code
  * *.instructions.md; a skill's other Markdown files (skills/NAME/...). Their {x}, {{x}} and ${X} reach the model as the
  * characters written (a template the model or the user fills in, or
@@ -1255,22 +1255,22 @@ static int verbatim_file(const lint_text *t, const char *rel) {
     const char *b = strrchr(rel, '/');
     const char *base = b ? b + 1 : rel;
     size_t rl = strlen(rel);
-    if (!strcasecmp(base, "SKILL.md")) return 1;
+    if (!strcasecmp(base, "SKILL.md")) return LINT_VERBATIM_SKILL;
     /* a skill's other Markdown (references/, examples/): read with a file tool */
     const char *sk = !strncmp(rel, "skills/", 7) ? rel : strstr(rel, "/skills/");
     if (sk && markdown_name(rel) && !lint_tmpl_prompts_folder(rel)) {
         const char *name = sk + (*sk == '/' ? 8 : 7), *slash = strchr(name, '/');
-        if (slash && slash < base) return 1;
+        if (slash && slash < base) return LINT_VERBATIM_PLAIN;
     }
     for (const char *const *e = k_vs; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
-    size_t dl = (size_t)(base - rel);
-    int in_agents = dl >= 7 && !strncmp(base - 7, "agents/", 7) &&
-                    (dl == 7 || base[-8] == '/' || base[-8] == '.');
-    if (!in_agents || !markdown_name(rel) || t->len < 4 || memcmp(t->data, "---", 3)) return 0;
+        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return LINT_VERBATIM_PLAIN;
+    const char *ag = !strncmp(rel, "agents/", 7) ? rel : strstr(rel, "/agents/");
+    if (!ag || ag >= base || !markdown_name(rel) || lint_tmpl_prompts_folder(rel) || t->len < 4 ||
+        memcmp(t->data, "---", 3))
+        return 0;
     const char *end = memmem(t->data + 3, t->len - 3, "\n---", 4);
     const char *desc = memmem(t->data, t->len, "\ndescription:", 13);
-    return end && desc && desc < end;
+    return end && desc && desc < end ? LINT_VERBATIM_PLAIN : 0;
 }
 
 /* A file of another extension is a template when statements ({% %}) or block
