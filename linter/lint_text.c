@@ -748,16 +748,23 @@ int lint_text_column(const lint_text *t, size_t off) {
 
 /* --- quiet and tag ranges ------------------------------------------------------ */
 
+/* Each id given here is above every id in t->order (the highest one is the
+ * last given), so the next id is a counter, not a scan of the lines; only an
+ * order set elsewhere (t->next_prompt still 0) is scanned, once. */
 int lint_text_own_prompt(lint_text *t, size_t a, size_t b) {
-    size_t n = t->n_lines, id = 0;
+    size_t n = t->n_lines;
     if (b > n) b = n;
     if (a >= b) return UTIL_OK;
     if (!t->order) { /* so far one prompt in file order */
         if (!(t->order = malloc(n * sizeof *t->order))) return UTIL_ENOMEM;
         for (size_t i = 0; i < n; i++) t->order[i] = (lint_order){0, i};
+        t->next_prompt = 1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (t->order[i].prompt != LINT_NO_PROMPT && t->order[i].prompt >= id) id = t->order[i].prompt + 1;
+    if (!t->next_prompt)
+        for (size_t i = 0; i < n; i++)
+            if (t->order[i].prompt != LINT_NO_PROMPT && t->order[i].prompt >= t->next_prompt)
+                t->next_prompt = t->order[i].prompt + 1;
+    size_t id = t->next_prompt++;
     for (size_t i = a; i < b; i++) t->order[i].prompt = id;
     return UTIL_OK;
 }

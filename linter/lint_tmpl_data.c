@@ -850,6 +850,7 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
     int rc = w.oom ? UTIL_ENOMEM : UTIL_OK;
     if (rc || !ok || !w.n_vals) goto done;
     free(t->order); /* a file order from quoted templates (lint_text.c) gives way */
+    t->next_prompt = 0;
     if (!(t->order = malloc(t->n_lines * sizeof *t->order))) {
         rc = UTIL_ENOMEM;
         goto done;
