@@ -8,12 +8,14 @@
  * then its user text).
  * Marks the other keys as metadata and adds the fields they declare; does not
  * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "lint_registry.h"
+#include "../util/vec.h"
 #include "lint_tmpl_impl.h"
 
 /* --- declared inputs ------------------------------------------------------------- */
@@ -653,11 +655,9 @@ int lint_tmpl_genagents(scan *s, const char *rel) {
 
 #define N8N_DEPTH 64
 
-typedef struct jframe {
-    size_t obj;          /* offset of its '{' or '[' */
-    size_t key_a, key_b; /* the key whose value is being read (objects), or 0, 0 */
-    int is_obj, want_key;
-} jframe;
+/* cJSON reads the structure (nodes, parameters, keys); it keeps no offsets,
+ * so every string token of the file is listed once, in file order, and the
+ * walk, which visits keys and strings in the same order, takes the next one. */
 
 typedef struct n8n_value {
     size_t node; /* index into the node list */
@@ -666,103 +666,137 @@ typedef struct n8n_value {
 } n8n_value;
 
 typedef struct n8n_walk {
-    const char *d;
-    size_t len;
-    size_t *nodes; /* offsets of the node objects' '{' */
-    size_t n_nodes;
+    lint_range *str;             /* every string token, quotes included, in file order */
+    size_t n_str, cap_str, next; /* next: the token the walk reads next */
+    const cJSON **nodes;         /* the langchain node objects, in file order of their type */
+    size_t n_nodes, cap_nodes;
     n8n_value *vals;
     size_t n_vals, cap_vals;
-    int pass, oom;
+    int pass, bad, oom; /* bad: the tokens and cJSON's strings do not pair up */
 } n8n_walk;
 
-static int jkey_is(const char *d, const jframe *f, const char *k) {
-    return f->key_b > f->key_a && lint_tmpl_word_is(d + f->key_a, f->key_b - f->key_a, k);
-}
-
-/* A string value [a, b) read with the frames that hold it: pass 1 finds the
- * langchain nodes by their type, pass 2 the prompt values of their
- * parameters (a system message, the user text, a chain's messages). */
-static void n8n_on_string(n8n_walk *w, const jframe *fr, int depth, size_t a, size_t b) {
-    const char *d = w->d;
-    const jframe *top = &fr[depth - 1];
-    if (!top->is_obj) return;
-    if (w->pass == 1) {
-        static const char k_type[] = "\"@n8n/n8n-nodes-langchain.";
-        if (jkey_is(d, top, "type") && b - a > sizeof k_type && !memcmp(d + a, k_type, sizeof k_type - 1)) {
-            size_t *v = realloc(w->nodes, (w->n_nodes + 1) * sizeof *v);
-            if (!v) {
-                w->oom = 1;
-                return;
-            }
-            w->nodes = v;
-            v[w->n_nodes++] = top->obj;
-        }
-        return;
-    }
-    long node = -1;
-    int k = depth - 1;
-    for (; k >= 0 && node < 0; k--)
-        for (size_t i = 0; i < w->n_nodes; i++)
-            if (fr[k].is_obj && fr[k].obj == w->nodes[i]) {
-                node = (long)i;
-                break;
-            }
-    if (node < 0) return;
-    k++; /* the node's frame: its key is the one being read inside it */
-    if (!jkey_is(d, &fr[k], "parameters") || k + 1 >= depth) return;
-    int system = -1, messages = 0;
-    for (int j = k + 1; j < depth; j++) messages |= jkey_is(d, &fr[j], "messageValues");
-    static const char *const k_system[] = {"systemMessage", "systemPromptTemplate", NULL};
-    static const char *const k_user[] = {"text", "prompt", "inputText", "humanMessage", NULL};
-    for (int i = 0; k_system[i] && system < 0; i++)
-        if (jkey_is(d, top, k_system[i])) system = 1;
-    for (int i = 0; k_user[i] && system < 0; i++)
-        if (jkey_is(d, top, k_user[i]) && !messages) system = 0;
-    if (system < 0 && messages && jkey_is(d, top, "message")) system = 1; /* a chain's messages come first */
-    if (system < 0) return;
-    if (w->n_vals == w->cap_vals) {
-        size_t nc = w->cap_vals ? w->cap_vals * 2 : 8;
-        n8n_value *v = realloc(w->vals, nc * sizeof *v);
-        if (!v) {
+/* Lists the string tokens of d[0, len) in w->str. This scanner only finds
+ * where strings stand (a '"' outside a string opens one; '\' escapes the
+ * next byte); cJSON says what they are. Returns 0 on an unclosed string. */
+static int n8n_strings(n8n_walk *w, const char *d, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (d[i] != '"') continue;
+        size_t j = i + 1;
+        while (j < len && d[j] != '"') j += d[j] == '\\' ? 2 : 1;
+        if (j >= len) return 0;
+        if (util_grow(&w->str, &w->cap_str, w->n_str + 1, sizeof *w->str)) {
             w->oom = 1;
-            return;
+            return 0;
         }
-        w->vals = v, w->cap_vals = nc;
-    }
-    w->vals[w->n_vals++] = (n8n_value){(size_t)node, system, a, b};
-}
-
-/* Walks the JSON of w->d, calling n8n_on_string for each string value;
- * returns 0 when it is not JSON as expected (too deep, unbalanced). */
-static int n8n_walk_json(n8n_walk *w) {
-    jframe fr[N8N_DEPTH];
-    int depth = 0;
-    const char *d = w->d;
-    for (size_t i = 0; i < w->len && !w->oom; i++) {
-        char c = d[i];
-        if (c == '"') {
-            size_t j = i + 1;
-            while (j < w->len && d[j] != '"') j += d[j] == '\\' ? 2 : 1;
-            if (j >= w->len) return 0;
-            if (depth > 0 && fr[depth - 1].is_obj && fr[depth - 1].want_key) {
-                fr[depth - 1].key_a = i + 1, fr[depth - 1].key_b = j;
-                fr[depth - 1].want_key = 0;
-            } else if (depth > 0) {
-                n8n_on_string(w, fr, depth, i, j + 1);
-            }
-            i = j;
-        } else if (c == '{' || c == '[') {
-            if (depth == N8N_DEPTH) return 0;
-            fr[depth++] = (jframe){i, 0, 0, c == '{', c == '{'};
-        } else if (c == '}' || c == ']') {
-            if (depth == 0) return 0;
-            depth--;
-        } else if (c == ',' && depth > 0 && fr[depth - 1].is_obj) {
-            fr[depth - 1].want_key = 1;
-            fr[depth - 1].key_a = fr[depth - 1].key_b = 0;
-        }
+        w->str[w->n_str++] = (lint_range){i, j + 1};
+        i = j;
     }
     return 1;
+}
+
+/* The next string token: the one cJSON read as the key or string just visited. */
+static lint_range n8n_take(n8n_walk *w) {
+    if (w->next >= w->n_str) {
+        w->bad = 1;
+        return (lint_range){0, 0};
+    }
+    return w->str[w->next++];
+}
+
+static int n8n_key_is(const cJSON *it, const char *k) { return it->string && !strcmp(it->string, k); }
+
+/* The index of node object o in w->nodes, or -1. */
+static long n8n_node_of(const n8n_walk *w, const cJSON *o) {
+    for (size_t i = 0; i < w->n_nodes; i++)
+        if (w->nodes[i] == o) return (long)i;
+    return -1;
+}
+
+/* A string member it under a node's parameters: a prompt value when its
+ * key says so (a system message, the user text, a chain's messages). */
+static void n8n_value_at(n8n_walk *w, const cJSON *it, long node, int messages, lint_range r) {
+    static const char *const k_system[] = {"systemMessage", "systemPromptTemplate", NULL};
+    static const char *const k_user[] = {"text", "prompt", "inputText", "humanMessage", NULL};
+    int system = -1;
+    messages |= n8n_key_is(it, "messageValues");
+    for (int i = 0; k_system[i] && system < 0; i++)
+        if (n8n_key_is(it, k_system[i])) system = 1;
+    for (int i = 0; k_user[i] && system < 0; i++)
+        if (n8n_key_is(it, k_user[i]) && !messages) system = 0;
+    if (system < 0 && messages && n8n_key_is(it, "message")) system = 1; /* a chain's messages come first */
+    if (system < 0) return;
+    if (util_grow(&w->vals, &w->cap_vals, w->n_vals + 1, sizeof *w->vals)) {
+        w->oom = 1;
+        return;
+    }
+    w->vals[w->n_vals++] = (n8n_value){(size_t)node, system, r.start, r.end};
+}
+
+/* Visits the members of container c in file order: pass 1 lists the
+ * langchain nodes by their type, pass 2 the prompt values of their
+ * parameters. node: the innermost node c is in (-1: none); params: c is that
+ * node's parameters or inside them; messages: a messageValues key on the way. */
+static void n8n_visit(n8n_walk *w, const cJSON *c, long node, int params, int messages, int depth) {
+    static const char k_type[] = "@n8n/n8n-nodes-langchain.";
+    if (depth > N8N_DEPTH) {
+        w->bad = 1;
+        return;
+    }
+    int obj = cJSON_IsObject(c);
+    for (const cJSON *it = c->child; it && !w->bad && !w->oom; it = it->next) {
+        if (obj) n8n_take(w); /* the key */
+        if (cJSON_IsString(it)) {
+            lint_range r = n8n_take(w);
+            if (!obj) continue;
+            if (w->pass == 1 && n8n_key_is(it, "type") && strlen(it->valuestring) > sizeof k_type - 1 &&
+                !strncmp(it->valuestring, k_type, sizeof k_type - 1)) {
+                if (util_grow(&w->nodes, &w->cap_nodes, w->n_nodes + 1, sizeof *w->nodes))
+                    w->oom = 1;
+                else
+                    w->nodes[w->n_nodes++] = c;
+            } else if (w->pass == 2 && params) {
+                n8n_value_at(w, it, node, messages, r);
+            }
+        } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+            long in = w->pass == 2 ? n8n_node_of(w, it) : -1;
+            if (in >= 0)
+                n8n_visit(w, it, in, 0, 0, depth + 1);
+            else if (node >= 0 && !params && c == w->nodes[node])
+                n8n_visit(w, it, node, obj && n8n_key_is(it, "parameters"), 0, depth + 1);
+            else
+                n8n_visit(w, it, node, params, messages || (params && obj && n8n_key_is(it, "messageValues")),
+                          depth + 1);
+        }
+    }
+}
+
+/* The JSON values of d[0, len) (a workflow, or an excerpt of its nodes
+ * array: objects one after another, commas between) gathered in one array,
+ * in file order; NULL when cJSON rejects one (or on ENOMEM). The caller
+ * frees it with cJSON_Delete. */
+static cJSON *n8n_parse(const char *d, size_t len) {
+    cJSON *all = cJSON_CreateArray();
+    for (size_t at = 0; all;) {
+        while (at < len && (isspace((unsigned char)d[at]) || d[at] == ',')) at++;
+        if (at >= len) break;
+        const char *end = NULL;
+        cJSON *v = cJSON_ParseWithLengthOpts(d + at, len - at, &end, 0);
+        if (!v || !cJSON_AddItemToArray(all, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(all);
+            return NULL;
+        }
+        at = (size_t)(end - d);
+    }
+    return all;
+}
+
+/* One pass over the values in all; returns 0 when their strings and the
+ * file's string tokens do not pair up (not JSON as expected). */
+static int n8n_walk_json(n8n_walk *w, const cJSON *all, int pass) {
+    w->pass = pass, w->next = 0;
+    n8n_visit(w, all, -1, 0, 0, 0);
+    return !w->bad && w->next == w->n_str;
 }
 
 /* The last name an n8n item expression reads ($json.body.message.text is
@@ -841,12 +875,11 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
     if (!(rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0) || t->n_lines == 0 ||
         !memmem(t->data, t->len, "@n8n/n8n-nodes-langchain.", 25))
         return UTIL_OK;
-    n8n_walk w = {t->data, t->len, NULL, 0, NULL, 0, 0, 1, 0};
-    int ok = n8n_walk_json(&w) && w.n_nodes;
-    if (ok && !w.oom) {
-        w.pass = 2;
-        ok = n8n_walk_json(&w);
-    }
+    n8n_walk w;
+    memset(&w, 0, sizeof w);
+    cJSON *all = n8n_strings(&w, t->data, t->len) ? n8n_parse(t->data, t->len) : NULL;
+    int ok = all && n8n_walk_json(&w, all, 1) && w.n_nodes;
+    if (ok && !w.oom) ok = n8n_walk_json(&w, all, 2);
     int rc = w.oom ? UTIL_ENOMEM : UTIL_OK;
     if (rc || !ok || !w.n_vals) goto done;
     free(t->order); /* a file order from quoted templates (lint_text.c) gives way */
@@ -880,6 +913,8 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
         t->order = NULL;
     }
 done:
+    cJSON_Delete(all);
+    free(w.str);
     free(w.nodes);
     free(w.vals);
     return rc;
