@@ -299,6 +299,21 @@ static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
     return item ? p : (size_t)-1;
 }
 
+/* Top-level keys that describe a prompt-config file itself (PromptHub's
+ * description, tags and meta; a Semantic Kernel function's description; a
+ * promptfoo suite's description): documentation of the file, never sent. */
+static const char *const k_yaml_meta[] = {"description", "tags",    "meta",    "metadata", "version",
+                                          "author",      "authors", "license", "labels",   NULL};
+
+/* Whether the YAML line [a, e) is a top-level key of k_yaml_meta. */
+static int yaml_meta_key(const char *d, size_t a, size_t e) {
+    for (size_t i = 0; k_yaml_meta[i]; i++) {
+        size_t kl = strlen(k_yaml_meta[i]);
+        if (e - a > kl && !memcmp(d + a, k_yaml_meta[i], kl) && d[a + kl] == ':') return 1;
+    }
+    return 0;
+}
+
 /* A YAML file of prompts among settings (a grader's "prompt: |-" beside its
  * choice_strings, a guardrail's "content: |" under "- task:", a workflow
  * export's "text:" beside node ids and model names): its prompt text is its
@@ -306,8 +321,10 @@ static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
  * of four or more words, a template tag or a lone {field}, and its plain
  * values of four or more words; the other lines (keys, ids,
  * numbers, names, short flags) are configuration, not prompt text, neither
- * volatile nor stable content. LangChain prompts and CrewAI tasks are read
- * by their own rules above. */
+ * volatile nor stable content, and so is all under a top-level key that
+ * documents the file (k_yaml_meta: "description:" however long, "tags:",
+ * "meta:"). LangChain prompts and CrewAI tasks are read by their own rules
+ * above. */
 int lint_tmpl_yaml_config(scan *s, const char *rel) {
     lint_text *t = s->t;
     if (!yaml_name(rel)) return UTIL_OK;
@@ -317,11 +334,21 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     int rc = UTIL_OK;
     size_t block = (size_t)-1, plain = (size_t)-1; /* the indent of the key a block or plain value is under */
     char quote = 0;
-    int doc = 0; /* the value being read is a doc_to_* template */
+    int doc = 0;  /* the value being read is a doc_to_* template */
+    int meta = 0; /* the lines being read are under a k_yaml_meta key */
     for (size_t i = 0; i < t->n_lines && !rc; i++) {
         size_t a = t->line_start[i], e = lint_text_line_end(t, i), ind = 0, p = a;
         while (p < e && d[p] == ' ') p++;
         int blank = p >= e;
+        /* a top-level key starts or ends a k_yaml_meta value ("- x" items may stand at column 0) */
+        if (!quote && !blank && p == a && !(meta && e - a > 1 && d[a] == '-' && d[a + 1] == ' '))
+            meta = yaml_meta_key(d, a, e);
+        if (!quote && meta) {
+            block = plain = (size_t)-1;
+            t->flags[i] |= LINT_LF_FRONTMATTER;
+            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+            continue;
+        }
         if (quote) { /* inside a quoted value: text up to its closing quote */
             size_t close = yaml_close(d, p, e, quote);
             if (doc == 1) rc = doc_fields(s, a, close != (size_t)-1 ? close : e);
