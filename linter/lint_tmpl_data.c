@@ -5,7 +5,7 @@
  * LocalAI template maps (several templates under template:, each a prompt
  * of its own), Generative Agents templates (!<INPUT n>! fields below a
  * comment block) and n8n workflows (each langchain node's system message,
- * then its user text).
+ * then its user text); other JSON files are read like YAML prompt configs.
  * Marks the other keys as metadata and adds the fields they declare; does not
  * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
 #include <cjson/cJSON.h>
@@ -399,6 +399,62 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
             rc = lint_text_add_quiet(t, a, v);
             if (!rc && doc == 1) rc = doc_fields(s, v, e);
         } else {
+            t->flags[i] |= LINT_LF_FRONTMATTER;
+            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+        }
+    }
+    return rc;
+}
+
+/* --- prompt configs (JSON holding prompts among their settings) ----------------------- */
+
+/* The closing quote of the JSON string opened at d[i], before e, or (size_t)-1. */
+static size_t json_close(const char *d, size_t i, size_t e) {
+    for (size_t k = i + 1; k < e; k++)
+        if (d[k] == '\\')
+            k++;
+        else if (d[k] == '"')
+            return k;
+    return (size_t)-1;
+}
+
+/* A JSON file of prompts among settings (a Flowise node's "template" beside
+ * its anchors and ids, a chat preset's "content" beside its numbers): like
+ * YAML above, its prompt text is its string values of four or more words, a
+ * template tag or a lone {field}; keys, quotes, numbers, ids, booleans and
+ * short names are settings, neither volatile nor stable content. Read line
+ * by line (an excerpt need not be whole JSON); LangChain prompts and n8n
+ * workflows have their own readers. */
+int lint_tmpl_json_config(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0) ||
+        memmem(t->data, t->len, "@n8n/n8n-nodes-langchain.", 25))
+        return UTIL_OK;
+    for (size_t i = 0; i < t->n_lines; i++)
+        if (key_line(t, i, "input_variables", 1)) return UTIL_OK;
+    const char *d = t->data;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), v = a, close;
+        while (v < e && (d[v] == ' ' || d[v] == '\t')) v++;
+        if (v < e && d[v] == '"' && (close = json_close(d, v, e)) != (size_t)-1) { /* a key, or an item */
+            size_t k = close + 1;
+            while (k < e && d[k] == ' ') k++;
+            if (k < e && d[k] == ':')
+                for (v = k + 1; v < e && d[v] == ' ';) v++;
+        }
+        int text = 0;
+        if (v < e && d[v] == '"') {
+            close = json_close(d, v, e);
+            if (close == (size_t)-1) close = e;
+            size_t w = yaml_words(d, v + 1, close);
+            text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
+                   (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+            if (text) rc = lint_text_add_quiet(t, a, v + 1);
+            if (text && !rc) rc = lint_text_add_quiet(t, close, e);
+        }
+        if (!text && !rc) {
             t->flags[i] |= LINT_LF_FRONTMATTER;
             rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
         }
