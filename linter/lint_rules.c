@@ -234,13 +234,30 @@ static int delimiter_line(const char *s, size_t a, size_t b) {
  * caption that introduces what follows (a line ending in ':' such as
  * "Output:" or "Here is the description of the command:", a short heading):
  * what a caption introduces is stable or not by itself. */
+static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int min_words);
+
+/* A fixed instruction that ends in an answer cue on its own line ("Please
+ * answer yes or no! Answer:"): the sentence before the cue is stable
+ * content; the cue (one or two words after the last '.', '!' or '?') only
+ * opens the answer. */
+static int instruction_before_cue(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+    const char *d = t->data;
+    size_t k = b;
+    while (k > a && !((d[k - 1] == '.' || d[k - 1] == '!' || d[k - 1] == '?') && k < b && d[k] == ' ')) k--;
+    if (k == a) return 0;
+    words cue;
+    count_words(t, k, b, &cue);
+    return cue.n <= 2 && stable_part(t, line, a, k, min_words > 3 ? min_words : 3);
+}
+
 static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     words w;
     count_words(t, a, b, &w);
     if ((min_words > 1 ? w.alpha : w.n) < min_words) return 0; /* next to a value: words, not numbers */
     if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0;   /* a delimiter around what follows */
     if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
-    if (w.colon) return 0;                 /* a caption or answer cue: what it introduces decides */
+    if (w.colon)                           /* a caption or answer cue: what it introduces decides */
+        return instruction_before_cue(t, line, a, b, min_words);
     const char *p = t->data + t->line_start[line], *e = t->data + b;
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;

@@ -696,36 +696,31 @@ size_t lint_text_line_end(const lint_text *t, size_t line) {
     return e;
 }
 
-int lint_text_in_fields(const lint_text *t, size_t off) {
-    for (size_t i = 0; i < t->n_fields; i++)
-        if (off >= t->fields[i].start && off < t->fields[i].end) return 1;
-    return 0;
-}
-
-int lint_text_in_code(const lint_text *t, size_t off) {
-    size_t lo = 0, hi = t->n_code;
+/* The range of v (sorted, disjoint) holding off, or NULL. */
+static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->code[mid].end <= off)
+        if (v[mid].end <= off)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < t->n_code && t->code[lo].start <= off && off < t->code[lo].end;
+    return lo < n && v[lo].start <= off && off < v[lo].end ? &v[lo] : NULL;
 }
+
+/* t->fields is pushed as each fence closes, so in file order and disjoint. */
+int lint_text_in_fields(const lint_text *t, size_t off) {
+    return range_find(t->fields, t->n_fields, off) != NULL;
+}
+
+int lint_text_in_code(const lint_text *t, size_t off) { return range_find(t->code, t->n_code, off) != NULL; }
 
 int lint_text_code_path(const lint_text *t, size_t a, size_t b) {
-    size_t lo = 0, hi = t->n_code;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->code[mid].end <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= t->n_code || t->code[lo].start > a || b > t->code[lo].end) return 0;
+    const lint_range *r = range_find(t->code, t->n_code, a);
+    if (!r || b > r->end) return 0;
     const char *d = t->data;
-    size_t cs = t->code[lo].start, ce = t->code[lo].end;
+    size_t cs = r->start, ce = r->end;
     if (d[cs] != '`' || memchr(d + cs, '\n', ce - cs)) return 0; /* a fence */
     while (cs < ce && d[cs] == '`') cs++;
     while (ce > cs && d[ce - 1] == '`') ce--;
@@ -748,16 +743,23 @@ int lint_text_column(const lint_text *t, size_t off) {
 
 /* --- quiet and tag ranges ------------------------------------------------------ */
 
+/* Each id given here is above every id in t->order (the highest one is the
+ * last given), so the next id is a counter, not a scan of the lines; only an
+ * order set elsewhere (t->next_prompt still 0) is scanned, once. */
 int lint_text_own_prompt(lint_text *t, size_t a, size_t b) {
-    size_t n = t->n_lines, id = 0;
+    size_t n = t->n_lines;
     if (b > n) b = n;
     if (a >= b) return UTIL_OK;
     if (!t->order) { /* so far one prompt in file order */
         if (!(t->order = malloc(n * sizeof *t->order))) return UTIL_ENOMEM;
         for (size_t i = 0; i < n; i++) t->order[i] = (lint_order){0, i};
+        t->next_prompt = 1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (t->order[i].prompt != LINT_NO_PROMPT && t->order[i].prompt >= id) id = t->order[i].prompt + 1;
+    if (!t->next_prompt)
+        for (size_t i = 0; i < n; i++)
+            if (t->order[i].prompt != LINT_NO_PROMPT && t->order[i].prompt >= t->next_prompt)
+                t->next_prompt = t->order[i].prompt + 1;
+    size_t id = t->next_prompt++;
     for (size_t i = a; i < b; i++) t->order[i].prompt = id;
     return UTIL_OK;
 }
@@ -791,18 +793,6 @@ static void range_merge(lint_range *v, size_t *n) {
 void lint_text_ranges_finish(lint_text *t) {
     range_merge(t->quiet, &t->n_quiet);
     range_merge(t->tags, &t->n_tags);
-}
-
-static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].end <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo].start <= off && off < v[lo].end ? &v[lo] : NULL;
 }
 
 int lint_text_in_quiet(const lint_text *t, size_t off) {

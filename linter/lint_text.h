@@ -75,6 +75,7 @@ typedef struct lint_text {
      * templates) keeps file order with one prompt per template
      * (lint_text_own_prompt). Freed by lint_text_release. */
     lint_order *order;
+    size_t next_prompt; /* the id lint_text_own_prompt gives next; 0 until it made t->order */
     /* Fenced blocks that quote a program's prompt template (`x_template =
      * '''...'''` under a text fence): prompt text whose {x} are that
      * program's fields, not fill-ins; each is its own prompt in order. */

@@ -5,15 +5,17 @@
  * LocalAI template maps (several templates under template:, each a prompt
  * of its own), Generative Agents templates (!<INPUT n>! fields below a
  * comment block) and n8n workflows (each langchain node's system message,
- * then its user text).
+ * then its user text); other JSON files are read like YAML prompt configs.
  * Marks the other keys as metadata and adds the fields they declare; does not
  * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "lint_registry.h"
+#include "../util/vec.h"
 #include "lint_tmpl_impl.h"
 
 /* --- declared inputs ------------------------------------------------------------- */
@@ -297,6 +299,21 @@ static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
     return item ? p : (size_t)-1;
 }
 
+/* Top-level keys that describe a prompt-config file itself (PromptHub's
+ * description, tags and meta; a Semantic Kernel function's description; a
+ * promptfoo suite's description): documentation of the file, never sent. */
+static const char *const k_yaml_meta[] = {"description", "tags",    "meta",    "metadata", "version",
+                                          "author",      "authors", "license", "labels",   NULL};
+
+/* Whether the YAML line [a, e) is a top-level key of k_yaml_meta. */
+static int yaml_meta_key(const char *d, size_t a, size_t e) {
+    for (size_t i = 0; k_yaml_meta[i]; i++) {
+        size_t kl = strlen(k_yaml_meta[i]);
+        if (e - a > kl && !memcmp(d + a, k_yaml_meta[i], kl) && d[a + kl] == ':') return 1;
+    }
+    return 0;
+}
+
 /* A YAML file of prompts among settings (a grader's "prompt: |-" beside its
  * choice_strings, a guardrail's "content: |" under "- task:", a workflow
  * export's "text:" beside node ids and model names): its prompt text is its
@@ -304,8 +321,10 @@ static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
  * of four or more words, a template tag or a lone {field}, and its plain
  * values of four or more words; the other lines (keys, ids,
  * numbers, names, short flags) are configuration, not prompt text, neither
- * volatile nor stable content. LangChain prompts and CrewAI tasks are read
- * by their own rules above. */
+ * volatile nor stable content, and so is all under a top-level key that
+ * documents the file (k_yaml_meta: "description:" however long, "tags:",
+ * "meta:"). LangChain prompts and CrewAI tasks are read by their own rules
+ * above. */
 int lint_tmpl_yaml_config(scan *s, const char *rel) {
     lint_text *t = s->t;
     if (!yaml_name(rel)) return UTIL_OK;
@@ -315,11 +334,21 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     int rc = UTIL_OK;
     size_t block = (size_t)-1, plain = (size_t)-1; /* the indent of the key a block or plain value is under */
     char quote = 0;
-    int doc = 0; /* the value being read is a doc_to_* template */
+    int doc = 0;  /* the value being read is a doc_to_* template */
+    int meta = 0; /* the lines being read are under a k_yaml_meta key */
     for (size_t i = 0; i < t->n_lines && !rc; i++) {
         size_t a = t->line_start[i], e = lint_text_line_end(t, i), ind = 0, p = a;
         while (p < e && d[p] == ' ') p++;
         int blank = p >= e;
+        /* a top-level key starts or ends a k_yaml_meta value ("- x" items may stand at column 0) */
+        if (!quote && !blank && p == a && !(meta && e - a > 1 && d[a] == '-' && d[a + 1] == ' '))
+            meta = yaml_meta_key(d, a, e);
+        if (!quote && meta) {
+            block = plain = (size_t)-1;
+            t->flags[i] |= LINT_LF_FRONTMATTER;
+            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+            continue;
+        }
         if (quote) { /* inside a quoted value: text up to its closing quote */
             size_t close = yaml_close(d, p, e, quote);
             if (doc == 1) rc = doc_fields(s, a, close != (size_t)-1 ? close : e);
@@ -370,6 +399,62 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
             rc = lint_text_add_quiet(t, a, v);
             if (!rc && doc == 1) rc = doc_fields(s, v, e);
         } else {
+            t->flags[i] |= LINT_LF_FRONTMATTER;
+            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+        }
+    }
+    return rc;
+}
+
+/* --- prompt configs (JSON holding prompts among their settings) ----------------------- */
+
+/* The closing quote of the JSON string opened at d[i], before e, or (size_t)-1. */
+static size_t json_close(const char *d, size_t i, size_t e) {
+    for (size_t k = i + 1; k < e; k++)
+        if (d[k] == '\\')
+            k++;
+        else if (d[k] == '"')
+            return k;
+    return (size_t)-1;
+}
+
+/* A JSON file of prompts among settings (a Flowise node's "template" beside
+ * its anchors and ids, a chat preset's "content" beside its numbers): like
+ * YAML above, its prompt text is its string values of four or more words, a
+ * template tag or a lone {field}; keys, quotes, numbers, ids, booleans and
+ * short names are settings, neither volatile nor stable content. Read line
+ * by line (an excerpt need not be whole JSON); LangChain prompts and n8n
+ * workflows have their own readers. */
+int lint_tmpl_json_config(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0) ||
+        memmem(t->data, t->len, "@n8n/n8n-nodes-langchain.", 25))
+        return UTIL_OK;
+    for (size_t i = 0; i < t->n_lines; i++)
+        if (key_line(t, i, "input_variables", 1)) return UTIL_OK;
+    const char *d = t->data;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), v = a, close;
+        while (v < e && (d[v] == ' ' || d[v] == '\t')) v++;
+        if (v < e && d[v] == '"' && (close = json_close(d, v, e)) != (size_t)-1) { /* a key, or an item */
+            size_t k = close + 1;
+            while (k < e && d[k] == ' ') k++;
+            if (k < e && d[k] == ':')
+                for (v = k + 1; v < e && d[v] == ' ';) v++;
+        }
+        int text = 0;
+        if (v < e && d[v] == '"') {
+            close = json_close(d, v, e);
+            if (close == (size_t)-1) close = e;
+            size_t w = yaml_words(d, v + 1, close);
+            text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
+                   (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+            if (text) rc = lint_text_add_quiet(t, a, v + 1);
+            if (text && !rc) rc = lint_text_add_quiet(t, close, e);
+        }
+        if (!text && !rc) {
             t->flags[i] |= LINT_LF_FRONTMATTER;
             rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
         }
@@ -653,11 +738,9 @@ int lint_tmpl_genagents(scan *s, const char *rel) {
 
 #define N8N_DEPTH 64
 
-typedef struct jframe {
-    size_t obj;          /* offset of its '{' or '[' */
-    size_t key_a, key_b; /* the key whose value is being read (objects), or 0, 0 */
-    int is_obj, want_key;
-} jframe;
+/* cJSON reads the structure (nodes, parameters, keys); it keeps no offsets,
+ * so every string token of the file is listed once, in file order, and the
+ * walk, which visits keys and strings in the same order, takes the next one. */
 
 typedef struct n8n_value {
     size_t node; /* index into the node list */
@@ -666,103 +749,137 @@ typedef struct n8n_value {
 } n8n_value;
 
 typedef struct n8n_walk {
-    const char *d;
-    size_t len;
-    size_t *nodes; /* offsets of the node objects' '{' */
-    size_t n_nodes;
+    lint_range *str;             /* every string token, quotes included, in file order */
+    size_t n_str, cap_str, next; /* next: the token the walk reads next */
+    const cJSON **nodes;         /* the langchain node objects, in file order of their type */
+    size_t n_nodes, cap_nodes;
     n8n_value *vals;
     size_t n_vals, cap_vals;
-    int pass, oom;
+    int pass, bad, oom; /* bad: the tokens and cJSON's strings do not pair up */
 } n8n_walk;
 
-static int jkey_is(const char *d, const jframe *f, const char *k) {
-    return f->key_b > f->key_a && lint_tmpl_word_is(d + f->key_a, f->key_b - f->key_a, k);
-}
-
-/* A string value [a, b) read with the frames that hold it: pass 1 finds the
- * langchain nodes by their type, pass 2 the prompt values of their
- * parameters (a system message, the user text, a chain's messages). */
-static void n8n_on_string(n8n_walk *w, const jframe *fr, int depth, size_t a, size_t b) {
-    const char *d = w->d;
-    const jframe *top = &fr[depth - 1];
-    if (!top->is_obj) return;
-    if (w->pass == 1) {
-        static const char k_type[] = "\"@n8n/n8n-nodes-langchain.";
-        if (jkey_is(d, top, "type") && b - a > sizeof k_type && !memcmp(d + a, k_type, sizeof k_type - 1)) {
-            size_t *v = realloc(w->nodes, (w->n_nodes + 1) * sizeof *v);
-            if (!v) {
-                w->oom = 1;
-                return;
-            }
-            w->nodes = v;
-            v[w->n_nodes++] = top->obj;
-        }
-        return;
-    }
-    long node = -1;
-    int k = depth - 1;
-    for (; k >= 0 && node < 0; k--)
-        for (size_t i = 0; i < w->n_nodes; i++)
-            if (fr[k].is_obj && fr[k].obj == w->nodes[i]) {
-                node = (long)i;
-                break;
-            }
-    if (node < 0) return;
-    k++; /* the node's frame: its key is the one being read inside it */
-    if (!jkey_is(d, &fr[k], "parameters") || k + 1 >= depth) return;
-    int system = -1, messages = 0;
-    for (int j = k + 1; j < depth; j++) messages |= jkey_is(d, &fr[j], "messageValues");
-    static const char *const k_system[] = {"systemMessage", "systemPromptTemplate", NULL};
-    static const char *const k_user[] = {"text", "prompt", "inputText", "humanMessage", NULL};
-    for (int i = 0; k_system[i] && system < 0; i++)
-        if (jkey_is(d, top, k_system[i])) system = 1;
-    for (int i = 0; k_user[i] && system < 0; i++)
-        if (jkey_is(d, top, k_user[i]) && !messages) system = 0;
-    if (system < 0 && messages && jkey_is(d, top, "message")) system = 1; /* a chain's messages come first */
-    if (system < 0) return;
-    if (w->n_vals == w->cap_vals) {
-        size_t nc = w->cap_vals ? w->cap_vals * 2 : 8;
-        n8n_value *v = realloc(w->vals, nc * sizeof *v);
-        if (!v) {
+/* Lists the string tokens of d[0, len) in w->str. This scanner only finds
+ * where strings stand (a '"' outside a string opens one; '\' escapes the
+ * next byte); cJSON says what they are. Returns 0 on an unclosed string. */
+static int n8n_strings(n8n_walk *w, const char *d, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (d[i] != '"') continue;
+        size_t j = i + 1;
+        while (j < len && d[j] != '"') j += d[j] == '\\' ? 2 : 1;
+        if (j >= len) return 0;
+        if (util_grow(&w->str, &w->cap_str, w->n_str + 1, sizeof *w->str)) {
             w->oom = 1;
-            return;
+            return 0;
         }
-        w->vals = v, w->cap_vals = nc;
-    }
-    w->vals[w->n_vals++] = (n8n_value){(size_t)node, system, a, b};
-}
-
-/* Walks the JSON of w->d, calling n8n_on_string for each string value;
- * returns 0 when it is not JSON as expected (too deep, unbalanced). */
-static int n8n_walk_json(n8n_walk *w) {
-    jframe fr[N8N_DEPTH];
-    int depth = 0;
-    const char *d = w->d;
-    for (size_t i = 0; i < w->len && !w->oom; i++) {
-        char c = d[i];
-        if (c == '"') {
-            size_t j = i + 1;
-            while (j < w->len && d[j] != '"') j += d[j] == '\\' ? 2 : 1;
-            if (j >= w->len) return 0;
-            if (depth > 0 && fr[depth - 1].is_obj && fr[depth - 1].want_key) {
-                fr[depth - 1].key_a = i + 1, fr[depth - 1].key_b = j;
-                fr[depth - 1].want_key = 0;
-            } else if (depth > 0) {
-                n8n_on_string(w, fr, depth, i, j + 1);
-            }
-            i = j;
-        } else if (c == '{' || c == '[') {
-            if (depth == N8N_DEPTH) return 0;
-            fr[depth++] = (jframe){i, 0, 0, c == '{', c == '{'};
-        } else if (c == '}' || c == ']') {
-            if (depth == 0) return 0;
-            depth--;
-        } else if (c == ',' && depth > 0 && fr[depth - 1].is_obj) {
-            fr[depth - 1].want_key = 1;
-            fr[depth - 1].key_a = fr[depth - 1].key_b = 0;
-        }
+        w->str[w->n_str++] = (lint_range){i, j + 1};
+        i = j;
     }
     return 1;
+}
+
+/* The next string token: the one cJSON read as the key or string just visited. */
+static lint_range n8n_take(n8n_walk *w) {
+    if (w->next >= w->n_str) {
+        w->bad = 1;
+        return (lint_range){0, 0};
+    }
+    return w->str[w->next++];
+}
+
+static int n8n_key_is(const cJSON *it, const char *k) { return it->string && !strcmp(it->string, k); }
+
+/* The index of node object o in w->nodes, or -1. */
+static long n8n_node_of(const n8n_walk *w, const cJSON *o) {
+    for (size_t i = 0; i < w->n_nodes; i++)
+        if (w->nodes[i] == o) return (long)i;
+    return -1;
+}
+
+/* A string member it under a node's parameters: a prompt value when its
+ * key says so (a system message, the user text, a chain's messages). */
+static void n8n_value_at(n8n_walk *w, const cJSON *it, long node, int messages, lint_range r) {
+    static const char *const k_system[] = {"systemMessage", "systemPromptTemplate", NULL};
+    static const char *const k_user[] = {"text", "prompt", "inputText", "humanMessage", NULL};
+    int system = -1;
+    messages |= n8n_key_is(it, "messageValues");
+    for (int i = 0; k_system[i] && system < 0; i++)
+        if (n8n_key_is(it, k_system[i])) system = 1;
+    for (int i = 0; k_user[i] && system < 0; i++)
+        if (n8n_key_is(it, k_user[i]) && !messages) system = 0;
+    if (system < 0 && messages && n8n_key_is(it, "message")) system = 1; /* a chain's messages come first */
+    if (system < 0) return;
+    if (util_grow(&w->vals, &w->cap_vals, w->n_vals + 1, sizeof *w->vals)) {
+        w->oom = 1;
+        return;
+    }
+    w->vals[w->n_vals++] = (n8n_value){(size_t)node, system, r.start, r.end};
+}
+
+/* Visits the members of container c in file order: pass 1 lists the
+ * langchain nodes by their type, pass 2 the prompt values of their
+ * parameters. node: the innermost node c is in (-1: none); params: c is that
+ * node's parameters or inside them; messages: a messageValues key on the way. */
+static void n8n_visit(n8n_walk *w, const cJSON *c, long node, int params, int messages, int depth) {
+    static const char k_type[] = "@n8n/n8n-nodes-langchain.";
+    if (depth > N8N_DEPTH) {
+        w->bad = 1;
+        return;
+    }
+    int obj = cJSON_IsObject(c);
+    for (const cJSON *it = c->child; it && !w->bad && !w->oom; it = it->next) {
+        if (obj) n8n_take(w); /* the key */
+        if (cJSON_IsString(it)) {
+            lint_range r = n8n_take(w);
+            if (!obj) continue;
+            if (w->pass == 1 && n8n_key_is(it, "type") && strlen(it->valuestring) > sizeof k_type - 1 &&
+                !strncmp(it->valuestring, k_type, sizeof k_type - 1)) {
+                if (util_grow(&w->nodes, &w->cap_nodes, w->n_nodes + 1, sizeof *w->nodes))
+                    w->oom = 1;
+                else
+                    w->nodes[w->n_nodes++] = c;
+            } else if (w->pass == 2 && params) {
+                n8n_value_at(w, it, node, messages, r);
+            }
+        } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+            long in = w->pass == 2 ? n8n_node_of(w, it) : -1;
+            if (in >= 0)
+                n8n_visit(w, it, in, 0, 0, depth + 1);
+            else if (node >= 0 && !params && c == w->nodes[node])
+                n8n_visit(w, it, node, obj && n8n_key_is(it, "parameters"), 0, depth + 1);
+            else
+                n8n_visit(w, it, node, params, messages || (params && obj && n8n_key_is(it, "messageValues")),
+                          depth + 1);
+        }
+    }
+}
+
+/* The JSON values of d[0, len) (a workflow, or an excerpt of its nodes
+ * array: objects one after another, commas between) gathered in one array,
+ * in file order; NULL when cJSON rejects one (or on ENOMEM). The caller
+ * frees it with cJSON_Delete. */
+static cJSON *n8n_parse(const char *d, size_t len) {
+    cJSON *all = cJSON_CreateArray();
+    for (size_t at = 0; all;) {
+        while (at < len && (isspace((unsigned char)d[at]) || d[at] == ',')) at++;
+        if (at >= len) break;
+        const char *end = NULL;
+        cJSON *v = cJSON_ParseWithLengthOpts(d + at, len - at, &end, 0);
+        if (!v || !cJSON_AddItemToArray(all, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(all);
+            return NULL;
+        }
+        at = (size_t)(end - d);
+    }
+    return all;
+}
+
+/* One pass over the values in all; returns 0 when their strings and the
+ * file's string tokens do not pair up (not JSON as expected). */
+static int n8n_walk_json(n8n_walk *w, const cJSON *all, int pass) {
+    w->pass = pass, w->next = 0;
+    n8n_visit(w, all, -1, 0, 0, 0);
+    return !w->bad && w->next == w->n_str;
 }
 
 /* The last name an n8n item expression reads ($json.body.message.text is
@@ -841,15 +958,15 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
     if (!(rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0) || t->n_lines == 0 ||
         !memmem(t->data, t->len, "@n8n/n8n-nodes-langchain.", 25))
         return UTIL_OK;
-    n8n_walk w = {t->data, t->len, NULL, 0, NULL, 0, 0, 1, 0};
-    int ok = n8n_walk_json(&w) && w.n_nodes;
-    if (ok && !w.oom) {
-        w.pass = 2;
-        ok = n8n_walk_json(&w);
-    }
+    n8n_walk w;
+    memset(&w, 0, sizeof w);
+    cJSON *all = n8n_strings(&w, t->data, t->len) ? n8n_parse(t->data, t->len) : NULL;
+    int ok = all && n8n_walk_json(&w, all, 1) && w.n_nodes;
+    if (ok && !w.oom) ok = n8n_walk_json(&w, all, 2);
     int rc = w.oom ? UTIL_ENOMEM : UTIL_OK;
     if (rc || !ok || !w.n_vals) goto done;
     free(t->order); /* a file order from quoted templates (lint_text.c) gives way */
+    t->next_prompt = 0;
     if (!(t->order = malloc(t->n_lines * sizeof *t->order))) {
         rc = UTIL_ENOMEM;
         goto done;
@@ -879,6 +996,8 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
         t->order = NULL;
     }
 done:
+    cJSON_Delete(all);
+    free(w.str);
     free(w.nodes);
     free(w.vals);
     return rc;

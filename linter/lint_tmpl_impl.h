@@ -164,6 +164,7 @@ int lint_tmpl_is_input(const scan *s, const char *p, size_t n);
 int lint_tmpl_serialized_prompt(scan *s, const char *rel); /* LangChain YAML/JSON */
 int lint_tmpl_crewai_tasks(scan *s, const char *rel);      /* CrewAI tasks YAML */
 int lint_tmpl_yaml_config(scan *s, const char *rel);       /* prompts among YAML settings */
+int lint_tmpl_json_config(scan *s, const char *rel);       /* prompts among JSON settings */
 int lint_tmpl_template_map(scan *s, const char *rel);      /* several templates under template: */
 int lint_tmpl_gemini_command(scan *s, const char *rel);    /* Gemini CLI .toml */
 int lint_tmpl_genagents(scan *s, const char *rel);         /* Generative Agents !<INPUT n>! */
