@@ -656,7 +656,7 @@ static int span_start_cmp(const void *x, const void *y) {
 /* --- a placeholder nothing classes, in a run of fields ---------------------------- */
 
 /* Whether [a, b) of line l holds fixed words: the words before a line's
- * first value count unless they are a caption ("Severity:", "- Version:", a
+ * first value count unless they are a caption ("Severity:", "- Tier:", a
  * short heading) or only introduce it ("... is"), the words between or after
  * values from five on, as after a volatile value. */
 static int gap_fixed(const lint_text *t, size_t l, size_t a, size_t b, int after) {
