@@ -768,6 +768,14 @@ int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t o
     return match_buf(d, d->misc[RX_STATE_CAPTION], buf, n);
 }
 
+int lint_detect_tag_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                          size_t b) {
+    const char *name;
+    size_t n = lint_detect_enclosing_tag(t, a, b, &name);
+    int sd = 0, known = 0;
+    return n ? lint_detect_name_info(d, cfg, name, n, &sd, &known) : LINT_VC_NONE;
+}
+
 int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off) {
     char buf[400];
     size_t n = sentence_before(t, off, buf, sizeof buf);
@@ -1361,6 +1369,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE && lint_detect_state_caption(d, t, ov[0])) vc = LINT_VC_SESSION;
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
+        if (vc == LINT_VC_NONE && !dollar) vc = lint_detect_tag_class(d, a->cfg, t, ov[0], ov[1]);
         if (vc == LINT_VC_NONE) {
             if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
             lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0, 0};

@@ -45,6 +45,13 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
  * this session's state: "The currently active extensions are below." A value
  * there is per session. */
 int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t off);
+/* Class that the tag around the value [a, b) names when the value stands
+ * alone between an opening tag and its closing tag (on its own line between
+ * tag lines, or as <name>value</name>): <memory_directory>, <pr_description>
+ * name what one request or session brings; <instructions>, <schema> name
+ * fixed text (LINT_VC_NONE, as for any tag whose name says nothing). */
+int lint_detect_tag_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
+                          size_t b);
 /* Whether the words before off in its sentence give the assistant's own name
  * ("an agent named", "Your name is"): a per-user name there is configured. */
 int lint_detect_self_name(const lint_detect *d, const lint_text *t, size_t off);

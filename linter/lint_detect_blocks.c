@@ -1,11 +1,12 @@
 /* linter/lint_detect_blocks.c: volatile content found by the block it stands
  * in rather than by its own shape: text pasted inside a tag that names
  * per-request content (<user_query>...), and the "Key: value" items of a
- * list of the user's settings or of an environment block. Called by
- * lint_detect_spans (lint_detect.c); does not class single values. */
+ * list of the user's settings or of an environment block; the tag a value
+ * stands alone in. Called by lint_detect.c; does not class single values. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lint_span.h"
 #include "lint_detect_impl.h"
@@ -130,4 +131,61 @@ int lint_detect_user_blocks(pcre2_code *block_re, pcre2_code *item_re, pcre2_mat
     }
     pcre2_match_data_free(md);
     return rc;
+}
+
+/* --- the tag around a value ------------------------------------------------ */
+
+/* The name of the tag that [p, e) is exactly (after blanks): an opening tag
+ * <name ...> (close 0) or a closing one </name> (close 1); 0 if it is not. */
+static size_t tag_name(const char *p, const char *e, int close, const char **name) {
+    while (p < e && isspace((unsigned char)*p)) p++;
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (e - p < 3 || *p != '<' || e[-1] != '>') return 0;
+    p++;
+    if (close != (*p == '/')) return 0;
+    p += close;
+    const char *n = p;
+    while (p < e && (isalnum((unsigned char)*p) || *p == '_' || *p == '-')) p++;
+    if (p == n || !isalpha((unsigned char)*n)) return 0;
+    if (p < e - 1 && (close || *p != ' ')) return 0; /* attributes only after a space */
+    *name = n;
+    return (size_t)(p - n);
+}
+
+size_t lint_detect_enclosing_tag(const lint_text *t, size_t a, size_t b, const char **name) {
+    const char *data = t->data;
+    size_t l = lint_text_line_of(t, a);
+    if (lint_text_line_of(t, b > a ? b - 1 : a) != l) return 0;
+    size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
+    const char *open = NULL, *close = NULL;
+    size_t on = 0, cn = 0;
+    size_t p = ls, q = le;
+    while (p < a && isspace((unsigned char)data[p])) p++;
+    while (q > b && isspace((unsigned char)data[q - 1])) q--;
+    if (p < a || q > b) { /* <name>value</name> on one line */
+        on = tag_name(data + p, data + a, 0, &open);
+        cn = tag_name(data + b, data + q, 1, &close);
+    } else { /* the nearest non-blank lines above and below */
+        size_t u = l, w = l + 1;
+        while (u > 0) {
+            u--;
+            size_t s = t->line_start[u], e = lint_text_line_end(t, u);
+            while (s < e && isspace((unsigned char)data[s])) s++;
+            if (s < e) {
+                on = tag_name(data + s, data + e, 0, &open);
+                break;
+            }
+        }
+        for (; w < t->n_lines && on; w++) {
+            size_t s = t->line_start[w], e = lint_text_line_end(t, w);
+            while (s < e && isspace((unsigned char)data[s])) s++;
+            if (s < e) {
+                cn = tag_name(data + s, data + e, 1, &close);
+                break;
+            }
+        }
+    }
+    if (!on || on != cn || strncasecmp(open, close, on) != 0) return 0;
+    *name = open;
+    return on;
 }

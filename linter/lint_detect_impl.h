@@ -76,5 +76,10 @@ int lint_detect_content_tags(pcre2_code *tag_re, pcre2_match_context *mctx, cons
                              lint_spanv *out);
 int lint_detect_user_blocks(pcre2_code *block_re, pcre2_code *item_re, pcre2_match_context *mctx,
                             const lint_text *t, lint_spanv *out);
+/* The name (in *name, its length returned) of the tag the value [a, b)
+ * stands alone in: on its own line between an opening tag line <name ...>
+ * and a closing one </name> (blank lines between), or <name>value</name> on
+ * one line; 0 when it does not (lint_detect_blocks.c). */
+size_t lint_detect_enclosing_tag(const lint_text *t, size_t a, size_t b, const char **name);
 
 #endif

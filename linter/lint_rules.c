@@ -670,6 +670,150 @@ static int span_start_cmp(const void *x, const void *y) {
     return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* --- a placeholder nothing classes, in a run of fields ---------------------------- */
+
+/* Whether [a, b) of line l holds fixed words: the words before a line's
+ * first value count unless they are a caption ("Severity:", "- Tier:", a
+ * short heading) or only introduce it ("... is"), the words between or after
+ * values from five on, as after a volatile value. */
+static int gap_fixed(const lint_text *t, size_t l, size_t a, size_t b, int after) {
+    if (b <= a) return 0;
+    if (after) return stable_text(t, l, a, b, 5);
+    return stable_text(t, l, a, b, 1) && !introduces(t->data, a, b);
+}
+
+/* Marks [s, e) of line [a, le) in m as a value. */
+static void mark(unsigned char *m, size_t a, size_t le, size_t s, size_t e) {
+    if (s < a) s = a;
+    if (e > le) e = le;
+    for (size_t i = s; i < e; i++) m[i - a] = 1;
+}
+
+/* Whether line l holds fixed text outside its values: its spans (sv, unk)
+ * and every {...}, {{...}}, ${...} on it without a quoted string (a
+ * placeholder a name classes as stable is a value too; a string literal in
+ * an output tag is fixed text). A field ("Reporter: {{ user_name }}"), a caption, a
+ * short heading, a delimiter and a blank line hold none. -1: out of memory. */
+static int line_fixed(const lint_text *t, size_t l, const lint_spanv *sv, const lint_spanv *unk) {
+    const char *d = t->data;
+    size_t a = t->line_start[l], le = lint_text_line_end(t, l);
+    if (le <= a) return 0;
+    unsigned char *m = calloc(le - a, 1);
+    if (!m) return -1;
+    const lint_spanv *lists[2] = {sv, unk};
+    for (int w = 0; w < 2; w++) { /* both sorted by start: the line's spans and one before */
+        const lint_spanv *x = lists[w];
+        size_t lo = 0, hi = x->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (x->v[mid].start < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo ? lo - 1 : 0; k < x->n && x->v[k].start < le; k++)
+            if (x->v[k].end > a) mark(m, a, le, x->v[k].start, x->v[k].end);
+    }
+    for (size_t i = a; i < le; i++) {
+        if (d[i] != '{') continue;
+        size_t j = i;
+        int depth = 0;
+        for (; j < le; j++)
+            if (d[j] == '{')
+                depth++;
+            else if (d[j] == '}' && --depth == 0)
+                break;
+        if (j >= le) break; /* no closing brace on the line: text */
+        if (!memchr(d + i, '\'', j - i) && !memchr(d + i, '"', j - i)) /* {{ 'Text: ' + x }} */
+            mark(m, a, le, i > a && d[i - 1] == '$' ? i - 1 : i, j + 1);
+        i = j;
+    }
+    int fixed = 0, after = 0;
+    for (size_t i = a; i < le && !fixed;) {
+        size_t j = i;
+        if (m[i - a]) {
+            while (j < le && m[j - a]) j++;
+            after = 1;
+        } else {
+            while (j < le && !m[j - a]) j++;
+            fixed = gap_fixed(t, l, i, j, after);
+        }
+        i = j;
+    }
+    free(m);
+    return fixed;
+}
+
+/* The class of the first volatile value after line i in the same run of
+ * fields (lines with no fixed text outside their values; blank lines and
+ * template statements between; at most 12 such lines within 40), or
+ * LINT_VC_NONE; -1: out of memory. Fields listed together ("Ticket:" /
+ * "Severity: '{{ severity }}'" / "Reporter: {{ user_name }}") describe one
+ * thing: a field no name classes that leads into a per-request one holds
+ * request data too, and the run starts with it. Line i must be a field. */
+static int field_run_class(const file_ctx *f, const lint_spanv *sv, const lint_spanv *unk,
+                           const size_t *first, size_t i) {
+    const lint_text *t = f->t;
+    int r = line_fixed(t, i, sv, unk);
+    if (r) return r < 0 ? -1 : LINT_VC_NONE;
+    size_t steps = 0;
+    for (size_t l = i + 1; l < t->n_lines && l < t->boundary_line && steps < 12 && l - i <= 40; l++) {
+        if (t->order && t->order[l].prompt != t->order[i].prompt) break;
+        if (t->flags[l] & (LINT_LF_BOUNDARY | LINT_LF_FRONTMATTER | LINT_LF_PREFILL)) break;
+        if (t->flags[l] & (LINT_LF_NO_OUTPUT | LINT_LF_DIRECTIVE)) continue;
+        size_t a = t->line_start[l], le = lint_text_line_end(t, l);
+        while (a < le && isspace((unsigned char)t->data[a])) a++;
+        if (a == le) continue;
+        if ((r = line_fixed(t, l, sv, unk))) return r < 0 ? -1 : LINT_VC_NONE;
+        if (first[l] != (size_t)-1) return sv->v[first[l]].vclass;
+        steps++;
+    }
+    return LINT_VC_NONE;
+}
+
+/* Moves each unknown placeholder that sits in a run of fields with a
+ * volatile value from unk into sv, with that value's class (PL001, not
+ * PL008). */
+static int promote_fields(const file_ctx *f, lint_spanv *sv, lint_spanv *unk) {
+    const lint_text *t = f->t;
+    if (!unk->n || !t->n_lines) return UTIL_OK;
+    size_t *first = malloc(t->n_lines * sizeof *first);
+    if (!first) return UTIL_ENOMEM;
+    for (size_t i = 0; i < t->n_lines; i++) first[i] = (size_t)-1;
+    for (size_t k = 0; k < sv->n; k++) {
+        if (!is_relevant(f, &sv->v[k])) continue;
+        size_t l = lint_text_line_of(t, sv->v[k].start);
+        if (first[l] == (size_t)-1) first[l] = k;
+    }
+    int *cls = malloc(unk->n * sizeof *cls);
+    int rc = cls ? UTIL_OK : UTIL_ENOMEM;
+    size_t nm = 0;
+    for (size_t k = 0; k < unk->n && !rc; k++) {
+        size_t i = lint_text_line_of(t, unk->v[k].start);
+        cls[k] = first[i] == (size_t)-1 && i < t->boundary_line ? field_run_class(f, sv, unk, first, i)
+                                                                : LINT_VC_NONE;
+        if (cls[k] < 0) rc = UTIL_ENOMEM;
+        nm += cls[k] > LINT_VC_NONE;
+    }
+    size_t w = 0;
+    for (size_t k = 0; k < unk->n && !rc && nm; k++) {
+        lint_span s = unk->v[k];
+        if (cls[k] <= LINT_VC_NONE) {
+            unk->v[w++] = s;
+            continue;
+        }
+        s.vclass = cls[k];
+        if (lint_spanv_push(sv, &s)) rc = UTIL_ENOMEM;
+    }
+    if (!rc && nm) {
+        unk->n = w;
+        qsort(sv->v, sv->n, sizeof *sv->v, span_start_cmp);
+    }
+    free(cls);
+    free(first);
+    return rc;
+}
+
 static int emit(file_ctx *f, lint_report *rep, const char *display, const pending *p) {
     const lint_text *t = f->t;
     lint_finding x = {.file = (char *)display,
@@ -798,6 +942,7 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     if (!rc && role != LINT_ROLE_DYNAMIC) {
         rc = lint_detect_spans(env->det, cfg, &t, &sv, &unk, err);
         if (!rc && unk.n > 1) qsort(unk.v, unk.n, sizeof *unk.v, span_start_cmp);
+        if (!rc) rc = promote_fields(&f, &sv, &unk);
         if (!rc) rc = volatile_rules(&f, &sv, &unk, &pv);
     }
     if (!rc && (enabled & (1u << LINT_R_UNSTABLE_ORDER))) rc = order_rules(&f, &pv, err);

@@ -259,6 +259,7 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
     const char *root = path, *path0 = path;
     int dot = root_n > 0 && (*root == '.' || (*root == '$' && root_n > 1 && root[1] == '.'));
     while (root_n > 0 && (*root == '$' || *root == '.')) root++, root_n--, n--, path++;
+    s->by_root = root_n < n && in_list(root, root_n, k_stable_roots); /* tools.memory.view */
     if (dot && lint_tmpl_word_is(root, root_n, "System") && root_n == n) {
         *known = 1; /* a Go chat template's .System: the system message, as system_message */
         return LINT_VC_NONE;
@@ -369,6 +370,7 @@ typedef struct eval {
     size_t strings;              /* string literals, visible or not */
     int concat;                  /* '+' or '~': text is being built */
     int text_terms;              /* terms bound to prompt text */
+    int by_root;                 /* a term stable only by its root object (tools.memory.view) */
 } eval;
 
 /* Visible pieces of an expression, collected so the tag's remainder can be
@@ -518,6 +520,7 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
         return i;
     }
     int subday = 0, known = 0, vc;
+    s->by_root = 0;
     if (call) {
         eval sub = {0};
         eval_expr(s, call_a, call_b, EM_ARGS, &sub, NULL);
@@ -556,6 +559,7 @@ static size_t eval_term(scan *s, size_t i, size_t b, int mode, int filter, eval 
             }
     } else {
         vc = term_class(s, d + st, path_end - st, rn, idx0, &subday, &known);
+        ev->by_root |= s->by_root;
     }
     int self = s->self && path_end - st == s->self_n && memcmp(d + st, s->self, s->self_n) == 0;
     ev->terms++;
@@ -981,7 +985,17 @@ static void do_expr(scan *s, size_t i) {
     int inside = s->quiet_until > g->start;
     if (ev.vclass == LINT_VC_USER && lint_detect_self_name(s->d, s->t, g->start))
         ev.vclass = LINT_VC_NONE; /* the assistant's own name: configured */
-    if (!inside && ev.vclass != LINT_VC_NONE) {
+    /* a value alone in a tag whose name says what it holds
+     * (<memory_directory>, <pr_description>): the tag names it when its own
+     * name does not, or only its root object does (tools.memory.view) */
+    int tc = !inside && ev.vclass == LINT_VC_NONE && !ev.has_call && ev.terms == 1 &&
+                     (ev.unknown || ev.by_root)
+                 ? lint_detect_tag_class(s->d, s->cfg, s->t, g->start, g->end)
+                 : LINT_VC_NONE;
+    if (tc != LINT_VC_NONE) {
+        push_span(s, s->spans, g->start, g->end, tc, 0);
+        v.n = 0; /* the value is not known stable text */
+    } else if (!inside && ev.vclass != LINT_VC_NONE) {
         size_t a, b;
         span_for(s, g, &ev, &a, &b);
         push_span(s, s->spans, a, b, ev.vclass, ev.subday);
