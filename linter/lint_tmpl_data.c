@@ -764,9 +764,8 @@ typedef struct n8n_walk {
 static int n8n_strings(n8n_walk *w, const char *d, size_t len) {
     for (size_t i = 0; i < len; i++) {
         if (d[i] != '"') continue;
-        size_t j = i + 1;
-        while (j < len && d[j] != '"') j += d[j] == '\\' ? 2 : 1;
-        if (j >= len) return 0;
+        size_t j = json_close(d, i, len);
+        if (j == (size_t)-1) return 0;
         if (util_grow(&w->str, &w->cap_str, w->n_str + 1, sizeof *w->str)) {
             w->oom = 1;
             return 0;
