@@ -88,7 +88,7 @@ enum {
 /* Facts about the user's machine, stated in prose or as a labelled line. */
 #define ENV_KEY                                                                                                     \
     "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|(?:git\\h+)?branch|" \
-    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                                    \
+    "IDE|editor|platform|architecture|(?:(?:current|primary)\\h+)?working\\h+directory|cwd|"                        \
     "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|"       \
     "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
 #define ENV_VALUE                                                           \
@@ -175,7 +175,7 @@ static const pat_def k_literals[] = {
      "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
-     "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
