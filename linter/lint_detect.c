@@ -88,7 +88,7 @@ enum {
 /* Facts about the user's machine, stated in prose or as a labelled line. */
 #define ENV_KEY                                                                                                     \
     "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|(?:git\\h+)?branch|" \
-    "IDE|editor|platform|architecture|(?:current\\h+)?working\\h+directory|cwd|"                                    \
+    "IDE|editor|platform|architecture|(?:(?:current|primary)\\h+)?working\\h+directory|cwd|"                        \
     "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|"       \
     "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
 #define ENV_VALUE                                                           \
@@ -101,6 +101,12 @@ enum {
     "(?!(?:already|not|now|currently|still|also|just|then|set|unset|empty|unknown|available|visible|shown|" \
     "the|a|an|in|on|at|under|inside|outside|within|located|given|provided|listed|below|above|different|"    \
     "same|correct|wrong|valid|invalid|clean|dirty|checked|protected|required|used|up|out|behind|ahead)\\b)"
+/* A product with its version as the whole value of an environment line:
+ * "Ubuntu 24.04.1 LTS", "PowerShell 7.5.4 (Core)", "Windows 11 Pro 10.0.26100"
+ * (a dotted version number, not "bash or zsh" or advice). */
+#define ENV_VERSIONED                                                                       \
+    "[A-Za-z][\\w+.-]*(?:\\h+[\\w+.-]+){0,6}?\\h+v?\\d+(?:\\.\\d+)+(?:\\h+[A-Z][A-Za-z]*)?" \
+    "(?:\\h*\\([^()\\n]{1,40}\\))?"
 /* A known operating system or shell, not one of a list ("bash or zsh"). */
 #define OS_VALUE                                                                                             \
     "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|powershell|" \
@@ -175,8 +181,9 @@ static const pat_def k_literals[] = {
      "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
-     "Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|[A-Za-z][\\w+.-]*)(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
+     "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*)"
+     "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
@@ -290,8 +297,10 @@ static const pat_def k_literals[] = {
      "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
      PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 1, 0}, /* a full IPv6 of letters only does not occur */
     {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
-     "\\h*(?:[:=]\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
-     "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)))|is\\h+[\"'`]?\\K"
+     "\\h*(?:[:=](?:\\*\\*|__)?\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
+     /* the whole value of its line, maybe with a note in brackets:
+      * "- **Machine:** BUILD-PC7 (x64, 8 cores)" */
+     "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)|\\h+\\([^()\\n]{1,60}\\)\\h*(?:\\r?\\n|$|<)))|is\\h+[\"'`]?\\K"
      "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
      PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0, 0},
     /* counters, stated as the conversation's position: "This is turn 7",

@@ -284,7 +284,19 @@ int lint_detect_fixed_env_value(const char *v, size_t n) {
     if (!h) return 0;
     size_t hl = 0;
     while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
-    return word_in(h, hl, k_fixed_homes);
+    if (!word_in(h, hl, k_fixed_homes)) return 0;
+    /* below the fixed home, a folder of the session's own (the repository
+     * it cloned: /home/user/harbor-release) changes per session; a generic
+     * one (/home/user/workspace, /home/ubuntu/app) is part of the image */
+    const char *f = h + hl;
+    if (f >= v + n || *f != '/') return 1;
+    f++;
+    size_t fl = 0;
+    while (f + fl < v + n && f[fl] != '/' && f[fl] != '.' && f[fl] != ',') fl++;
+    static const char *const k_generic[] = {"repos",     "work",       "data", "output",  "outputs",  "files",
+                                            "uploads",   "downloads",  "tmp",  "code",    "src",      "repo",
+                                            "workspace", "workspaces", "app",  "project", "projects", NULL};
+    return fl == 0 || word_in(f, fl, k_generic) || word_in(f, fl, k_fixed_homes);
 }
 
 /* Whether the name of a ${...} is a variable VS Code fills in a prompt file
