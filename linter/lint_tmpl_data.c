@@ -299,6 +299,18 @@ static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
     return item ? p : (size_t)-1;
 }
 
+/* The value at v of a YAML line that ends at e, after its node properties:
+ * an anchor (&name) and a tag (!!str, !custom) stand before the value they
+ * name or type, so "prompt: &prompt |-" opens a block scalar like
+ * "prompt: |-" does. Returns e when only properties stand there. */
+static size_t yaml_properties(const char *d, size_t v, size_t e) {
+    while (v + 1 < e && (d[v] == '&' || d[v] == '!') && !isspace((unsigned char)d[v + 1])) {
+        while (v < e && d[v] != ' ') v++;
+        while (v < e && d[v] == ' ') v++;
+    }
+    return v;
+}
+
 /* Top-level keys that describe a prompt-config file itself (PromptHub's
  * description, tags and meta; a Semantic Kernel function's description; a
  * promptfoo suite's description): documentation of the file, never sent. */
@@ -374,6 +386,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
         size_t v = yaml_value(d, a, e, &ind);
         int text = 0;
         doc = v != (size_t)-1 ? doc_key(d, a, e) : 0;
+        if (v != (size_t)-1) v = yaml_properties(d, v, e);
         if (v != (size_t)-1 && v < e && d[v] != '#') {
             if (d[v] == '|' || d[v] == '>') {
                 block = ind;
