@@ -326,6 +326,47 @@ static int yaml_meta_key(const char *d, size_t a, size_t e) {
     return 0;
 }
 
+/* Whether the YAML line [a, e) is the top-level key "parameters:" with no
+ * value on its line. */
+static int params_key(const char *d, size_t a, size_t e) {
+    if (e - a < 11 || memcmp(d + a, "parameters:", 11) != 0) return 0;
+    for (size_t k = a + 11; k < e && d[k] != '#'; k++)
+        if (d[k] != ' ') return 0;
+    return 1;
+}
+
+/* A recipe's declared parameters (goose: a top-level "parameters:" list
+ * whose items open with "- key: name", beside input_type and requirement):
+ * each is filled in when the recipe is run, so its {{ name }} fields are
+ * per-call input, and the list itself (descriptions, defaults) is the
+ * recipe's settings. Adds the names to the scan's inputs; returns UTIL_OK,
+ * or UTIL_ENOMEM; *found: whether the file declares such a list. */
+static int recipe_params(scan *s, int *found) {
+    const lint_text *t = s->t;
+    const char *d = t->data;
+    *found = 0;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        if (!params_key(d, t->line_start[i], lint_text_line_end(t, i))) continue;
+        for (size_t k = i + 1; k < t->n_lines; k++) {
+            size_t a = t->line_start[k], e = lint_text_line_end(t, k), p = a;
+            while (p < e && d[p] == ' ') p++;
+            if (p >= e || d[p] == '#') continue;
+            if (p == a && d[p] != '-') break; /* the next top-level key */
+            if (e - p < 7 || memcmp(d + p, "- key:", 6) != 0) {
+                if (!*found) break; /* not a list of "- key:" items */
+                continue;
+            }
+            size_t q = p + 6, r;
+            while (q < e && (d[q] == ' ' || d[q] == '"' || d[q] == '\'')) q++;
+            for (r = q; r < e && lint_tmpl_is_ident(d[r]);) r++;
+            if (r == q || isdigit((unsigned char)d[q])) continue;
+            *found = 1;
+            if (lint_tmpl_add_input(s, d + q, r - q)) return UTIL_ENOMEM;
+        }
+    }
+    return UTIL_OK;
+}
+
 /* A YAML file of prompts among settings (a grader's "prompt: |-" beside its
  * choice_strings, a guardrail's "content: |" under "- task:", a workflow
  * export's "text:" beside node ids and model names): its prompt text is its
@@ -343,7 +384,8 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     for (size_t i = 0; i < t->n_lines; i++)
         if (key_line(t, i, "input_variables", 0) || indented_key(t, i, "expected_output")) return UTIL_OK;
     const char *d = t->data;
-    int rc = UTIL_OK;
+    int recipe = 0;
+    int rc = recipe_params(s, &recipe);
     size_t block = (size_t)-1, plain = (size_t)-1; /* the indent of the key a block or plain value is under */
     char quote = 0;
     int doc = 0;  /* the value being read is a doc_to_* template */
@@ -354,7 +396,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
         int blank = p >= e;
         /* a top-level key starts or ends a k_yaml_meta value ("- x" items may stand at column 0) */
         if (!quote && !blank && p == a && !(meta && e - a > 1 && d[a] == '-' && d[a + 1] == ' '))
-            meta = yaml_meta_key(d, a, e);
+            meta = yaml_meta_key(d, a, e) || (recipe && params_key(d, a, e));
         if (!quote && meta) {
             block = plain = (size_t)-1;
             t->flags[i] |= LINT_LF_FRONTMATTER;
