@@ -789,6 +789,33 @@ int lint_tmpl_genagents(scan *s, const char *rel) {
     return rc;
 }
 
+/* --- [[NAME]] fields of plain-text prompts (a script's sed fills them) ------------- */
+
+/* A plain-text prompt (.txt) that a script fills before it runs the model
+ * (llama.cpp's example chat prompts: sed replaces [[USER_NAME]] and
+ * [[DATE_YEAR]]): a [[NAME]] whose NAME is upper case (letters, digits and
+ * '_', starting with a letter, at least two characters) is a field, classed
+ * by its name only; a name that says nothing (a [[TODO]], a [[NOTE]]) is
+ * left as text, and so is any wiki link ([[Some page]]). */
+int lint_tmpl_bracket_fields(scan *s, const char *rel) {
+    size_t rl = strlen(rel);
+    if (rl <= 4 || strcasecmp(rel + rl - 4, ".txt") != 0 || s->t->is_template) return UTIL_OK;
+    const char *d = s->t->data;
+    size_t len = s->t->len;
+    for (size_t i = 0; i + 4 < len; i++) {
+        if (d[i] != '[' || d[i + 1] != '[' || !isupper((unsigned char)d[i + 2])) continue;
+        size_t k = i + 2;
+        while (k < len && (isupper((unsigned char)d[k]) || isdigit((unsigned char)d[k]) || d[k] == '_')) k++;
+        if (k + 1 >= len || d[k] != ']' || d[k + 1] != ']' || k - i - 2 < 2) continue;
+        int subday = 0, known = 0;
+        int vc = lint_detect_name_info(s->d, s->cfg, d + i + 2, k - i - 2, &subday, &known);
+        lint_span sp = {i, k + 2, LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
+        if (vc != LINT_VC_NONE && lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        i = k + 1;
+    }
+    return UTIL_OK;
+}
+
 /* --- n8n workflows (.json with @n8n/n8n-nodes-langchain nodes) ------------------ */
 
 #define N8N_DEPTH 64
