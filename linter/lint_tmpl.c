@@ -1412,6 +1412,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
+    if (!rc) rc = lint_tmpl_bracket_fields(&s, rel);
     if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);
     /* a file loaded as written has no tags: its {{x}} and {% %} are text */
     if (!rc && !t->verbatim) rc = lint_tmpl_tokenize(&s);

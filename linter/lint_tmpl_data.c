@@ -299,6 +299,18 @@ static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent) {
     return item ? p : (size_t)-1;
 }
 
+/* The value at v of a YAML line that ends at e, after its node properties:
+ * an anchor (&name) and a tag (!!str, !custom) stand before the value they
+ * name or type, so "prompt: &prompt |-" opens a block scalar like
+ * "prompt: |-" does. Returns e when only properties stand there. */
+static size_t yaml_properties(const char *d, size_t v, size_t e) {
+    while (v + 1 < e && (d[v] == '&' || d[v] == '!') && !isspace((unsigned char)d[v + 1])) {
+        while (v < e && d[v] != ' ') v++;
+        while (v < e && d[v] == ' ') v++;
+    }
+    return v;
+}
+
 /* Top-level keys that describe a prompt-config file itself (PromptHub's
  * description, tags and meta; a Semantic Kernel function's description; a
  * promptfoo suite's description): documentation of the file, never sent. */
@@ -312,6 +324,47 @@ static int yaml_meta_key(const char *d, size_t a, size_t e) {
         if (e - a > kl && !memcmp(d + a, k_yaml_meta[i], kl) && d[a + kl] == ':') return 1;
     }
     return 0;
+}
+
+/* Whether the YAML line [a, e) is the top-level key "parameters:" with no
+ * value on its line. */
+static int params_key(const char *d, size_t a, size_t e) {
+    if (e - a < 11 || memcmp(d + a, "parameters:", 11) != 0) return 0;
+    for (size_t k = a + 11; k < e && d[k] != '#'; k++)
+        if (d[k] != ' ') return 0;
+    return 1;
+}
+
+/* A recipe's declared parameters (goose: a top-level "parameters:" list
+ * whose items open with "- key: name", beside input_type and requirement):
+ * each is filled in when the recipe is run, so its {{ name }} fields are
+ * per-call input, and the list itself (descriptions, defaults) is the
+ * recipe's settings. Adds the names to the scan's inputs; returns UTIL_OK,
+ * or UTIL_ENOMEM; *found: whether the file declares such a list. */
+static int recipe_params(scan *s, int *found) {
+    const lint_text *t = s->t;
+    const char *d = t->data;
+    *found = 0;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        if (!params_key(d, t->line_start[i], lint_text_line_end(t, i))) continue;
+        for (size_t k = i + 1; k < t->n_lines; k++) {
+            size_t a = t->line_start[k], e = lint_text_line_end(t, k), p = a;
+            while (p < e && d[p] == ' ') p++;
+            if (p >= e || d[p] == '#') continue;
+            if (p == a && d[p] != '-') break; /* the next top-level key */
+            if (e - p < 7 || memcmp(d + p, "- key:", 6) != 0) {
+                if (!*found) break; /* not a list of "- key:" items */
+                continue;
+            }
+            size_t q = p + 6, r;
+            while (q < e && (d[q] == ' ' || d[q] == '"' || d[q] == '\'')) q++;
+            for (r = q; r < e && lint_tmpl_is_ident(d[r]);) r++;
+            if (r == q || isdigit((unsigned char)d[q])) continue;
+            *found = 1;
+            if (lint_tmpl_add_input(s, d + q, r - q)) return UTIL_ENOMEM;
+        }
+    }
+    return UTIL_OK;
 }
 
 /* A YAML file of prompts among settings (a grader's "prompt: |-" beside its
@@ -331,7 +384,8 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
     for (size_t i = 0; i < t->n_lines; i++)
         if (key_line(t, i, "input_variables", 0) || indented_key(t, i, "expected_output")) return UTIL_OK;
     const char *d = t->data;
-    int rc = UTIL_OK;
+    int recipe = 0;
+    int rc = recipe_params(s, &recipe);
     size_t block = (size_t)-1, plain = (size_t)-1; /* the indent of the key a block or plain value is under */
     char quote = 0;
     int doc = 0;  /* the value being read is a doc_to_* template */
@@ -342,7 +396,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
         int blank = p >= e;
         /* a top-level key starts or ends a k_yaml_meta value ("- x" items may stand at column 0) */
         if (!quote && !blank && p == a && !(meta && e - a > 1 && d[a] == '-' && d[a + 1] == ' '))
-            meta = yaml_meta_key(d, a, e);
+            meta = yaml_meta_key(d, a, e) || (recipe && params_key(d, a, e));
         if (!quote && meta) {
             block = plain = (size_t)-1;
             t->flags[i] |= LINT_LF_FRONTMATTER;
@@ -374,6 +428,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
         size_t v = yaml_value(d, a, e, &ind);
         int text = 0;
         doc = v != (size_t)-1 ? doc_key(d, a, e) : 0;
+        if (v != (size_t)-1) v = yaml_properties(d, v, e);
         if (v != (size_t)-1 && v < e && d[v] != '#') {
             if (d[v] == '|' || d[v] == '>') {
                 block = ind;
@@ -732,6 +787,33 @@ int lint_tmpl_genagents(scan *s, const char *rel) {
         i = fe - 1;
     }
     return rc;
+}
+
+/* --- [[NAME]] fields of plain-text prompts (a script's sed fills them) ------------- */
+
+/* A plain-text prompt (.txt) that a script fills before it runs the model
+ * (llama.cpp's example chat prompts: sed replaces [[USER_NAME]] and
+ * [[DATE_YEAR]]): a [[NAME]] whose NAME is upper case (letters, digits and
+ * '_', starting with a letter, at least two characters) is a field, classed
+ * by its name only; a name that says nothing (a [[TODO]], a [[NOTE]]) is
+ * left as text, and so is any wiki link ([[Some page]]). */
+int lint_tmpl_bracket_fields(scan *s, const char *rel) {
+    size_t rl = strlen(rel);
+    if (rl <= 4 || strcasecmp(rel + rl - 4, ".txt") != 0 || s->t->is_template) return UTIL_OK;
+    const char *d = s->t->data;
+    size_t len = s->t->len;
+    for (size_t i = 0; i + 4 < len; i++) {
+        if (d[i] != '[' || d[i + 1] != '[' || !isupper((unsigned char)d[i + 2])) continue;
+        size_t k = i + 2;
+        while (k < len && (isupper((unsigned char)d[k]) || isdigit((unsigned char)d[k]) || d[k] == '_')) k++;
+        if (k + 1 >= len || d[k] != ']' || d[k + 1] != ']' || k - i - 2 < 2) continue;
+        int subday = 0, known = 0;
+        int vc = lint_detect_name_info(s->d, s->cfg, d + i + 2, k - i - 2, &subday, &known);
+        lint_span sp = {i, k + 2, LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
+        if (vc != LINT_VC_NONE && lint_spanv_push(s->spans, &sp)) return UTIL_ENOMEM;
+        i = k + 1;
+    }
+    return UTIL_OK;
 }
 
 /* --- n8n workflows (.json with @n8n/n8n-nodes-langchain nodes) ------------------ */
