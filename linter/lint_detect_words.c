@@ -24,10 +24,11 @@ static const char *const k_stable[] = {
     "emoji",      "version",  NULL};
 
 /* A name ending in one of these is the name of something configured, not of
- * a person: agent_name, server_name (user_name is in the built-in list). */
-static const char *const k_owner_of_name[] = {"agent", "assistant", "bot",     "product", "app",
-                                              "model", "tool",      "server",  "company", "brand",
-                                              "skill", "plugin",    "command", "mode",    NULL};
+ * a person: agent_name, chatbot_name, server_name (user_name is in the
+ * built-in list). */
+static const char *const k_owner_of_name[] = {"agent",  "assistant", "bot",    "chatbot", "product", "app",
+                                              "model",  "tool",      "server", "company", "brand",   "skill",
+                                              "plugin", "command",   "mode",   NULL};
 
 typedef struct word_class {
     const char *word;
