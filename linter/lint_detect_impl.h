@@ -48,6 +48,33 @@ pcre2_code *lint_detect_rx(const lint_detect *d, int which);
 pcre2_match_context *lint_detect_mctx(const lint_detect *d);
 /* Whether re matches somewhere in s[a, b). */
 int lint_detect_match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t a, size_t b);
+/* lint_detect_values.c: filters on a literal's own text. */
+/* Whether s[0, n) holds a digit; a hex letter (a-f, A-F). */
+int lint_detect_has_digit(const char *s, size_t n);
+int lint_detect_has_hex_letter(const char *s, size_t n);
+/* Whether w[0, n) is one of the words of the NULL-ended list. */
+int lint_detect_word_in(const char *w, size_t n, const char *const *list);
+/* IPs that are the same everywhere: loopback, unspecified, broadcast, docs. */
+int lint_detect_fixed_ip(const char *s, size_t n);
+/* Whether a version word or a 'v' stands right before off ("v1.2.3.4"). */
+int lint_detect_version_before(const lint_text *t, size_t off);
+/* A dotted number that is a section or a range of them ("Sections 2.1.1.1-2.1.1.5",
+ * "§ 1.2.3.4"), not an address. */
+int lint_detect_section_number(const lint_text *t, size_t s, size_t e);
+/* Kind and change class of a labelled value from its text. */
+void lint_detect_classify_value(const char *s, size_t n, lint_span *sp);
+/* Values written to look like a value: 0x12345678, abc123, xxxx-xxxx. */
+int lint_detect_placeholder_value(const char *v, size_t n);
+/* Whether [s, e) sits in a URL (a token holding "://") or is quoted on both
+ * sides like a literal in code ('2024-01-15 10:00:00', "C03E...-AA"). */
+int lint_detect_in_url_or_quoted(const lint_text *t, size_t s, size_t e);
+/* Whether off lies inside a '...' or "..." string that opened earlier on its
+ * line after code punctuation ("console.log('Hello, Bolt!')", "= \"Hi Ann\""):
+ * a string in code, not words to the model. */
+int lint_detect_in_string_literal(const lint_text *t, size_t off);
+/* Whether v[0, n) is a capitalised word that is not a person's name
+ * (k_not_names). */
+int lint_detect_not_name(const char *v, size_t n);
 /* Class of a normalized placeholder name (lower case, words split by '_')
  * that no built-in list names whole, from its words (lint_detect_words.c):
  * sets *known when a word says fixed or how often it changes. */

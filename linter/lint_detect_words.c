@@ -117,12 +117,6 @@ static const char *const k_generic[] = {
     "fn",     "str",   "string", "text", "value", "values", "data",  "info",  "display", "list",  "obj",
     "object", "block", "trim",   "join", "map",   "length", "slice", "strip", "lower",   "upper", NULL};
 
-static int word_in(const char *w, size_t n, const char *const *list) {
-    for (size_t i = 0; list[i]; i++)
-        if (strlen(list[i]) == n && memcmp(list[i], w, n) == 0) return 1;
-    return 0;
-}
-
 /* Splits norm (lower case, '.' and '-' already '_') into its words: at most
  * 16 (a longer name keeps its first 16). */
 static size_t words(const char *norm, size_t n, size_t ws[16], size_t wl[16]) {
@@ -146,10 +140,11 @@ int lint_detect_name_fixed(const char *norm, size_t n) {
     size_t ws[16], wl[16], nw = words(norm, n, ws, wl);
     if (nw < 2) return 0;
     /* a user's own text keeps its class: user_note, custom_template */
-    if (word_in(norm + ws[0], wl[0], (const char *const[]){"user", "custom", "customer", NULL})) return 0;
+    if (lint_detect_word_in(norm + ws[0], wl[0], (const char *const[]){"user", "custom", "customer", NULL}))
+        return 0;
     size_t head = nw - 1;
-    while (head > 0 && word_in(norm + ws[head], wl[head], k_generic)) head--;
-    return word_in(norm + ws[head], wl[head], k_fixed_head);
+    while (head > 0 && lint_detect_word_in(norm + ws[head], wl[head], k_generic)) head--;
+    return lint_detect_word_in(norm + ws[head], wl[head], k_fixed_head);
 }
 
 /* A word naming fixed text makes the name stable; else its head (the last
@@ -161,18 +156,18 @@ int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known) 
     *subday = 0;
     if (nw < 2) return LINT_VC_NONE; /* one word: the built-in lists decide */
     for (size_t k = 0; k < nw; k++)
-        if (word_in(norm + ws[k], wl[k], k_stable)) {
+        if (lint_detect_word_in(norm + ws[k], wl[k], k_stable)) {
             *known = 1;
             return LINT_VC_NONE;
         }
     size_t last = nw - 1;
     if (wl[last] == 4 && !memcmp(norm + ws[last], "name", 4) &&
-        word_in(norm + ws[last - 1], wl[last - 1], k_owner_of_name)) {
+        lint_detect_word_in(norm + ws[last - 1], wl[last - 1], k_owner_of_name)) {
         *known = 1;
         return LINT_VC_NONE;
     }
     size_t head = last;
-    while (head > 0 && word_in(norm + ws[head], wl[head], k_generic)) head--;
+    while (head > 0 && lint_detect_word_in(norm + ws[head], wl[head], k_generic)) head--;
     for (size_t i = 0; k_volatile[i].word; i++)
         if (strlen(k_volatile[i].word) == wl[head] &&
             !memcmp(k_volatile[i].word, norm + ws[head], wl[head])) {
@@ -181,7 +176,7 @@ int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known) 
             return k_volatile[i].vclass;
         }
     for (size_t k = 0; k < nw; k++)
-        if (word_in(norm + ws[k], wl[k], k_state)) {
+        if (lint_detect_word_in(norm + ws[k], wl[k], k_state)) {
             *known = 1;
             return LINT_VC_TURN;
         }
@@ -262,7 +257,7 @@ int lint_detect_fixed_env_value(const char *v, size_t n) {
                                           "being",     "used",       "given",  "provided", "shown", NULL};
     size_t w = 0;
     while (w < n && isalpha((unsigned char)v[w])) w++;
-    if (w == n && word_in(v, w, k_words)) return 1;
+    if (w == n && lint_detect_word_in(v, w, k_words)) return 1;
     if (n == 0 || v[0] != '/') return 0;
     /* a session's own folder: /tmp/claude-history-1759164907215-dnsko8 */
     for (size_t i = 0, run = 0; i < n; i++)
@@ -285,7 +280,7 @@ int lint_detect_fixed_env_value(const char *v, size_t n) {
     if (!h) return 0;
     size_t hl = 0;
     while (h + hl < v + n && h[hl] != '/' && h[hl] != '.' && h[hl] != ',') hl++;
-    if (!word_in(h, hl, k_fixed_homes)) return 0;
+    if (!lint_detect_word_in(h, hl, k_fixed_homes)) return 0;
     /* below the fixed home, a folder of the session's own (the repository
      * it cloned: /home/user/harbor-release) changes per session; a generic
      * one (/home/user/workspace, /home/ubuntu/app) is part of the image */
@@ -297,7 +292,7 @@ int lint_detect_fixed_env_value(const char *v, size_t n) {
     static const char *const k_generic[] = {"repos",     "work",       "data", "output",  "outputs",  "files",
                                             "uploads",   "downloads",  "tmp",  "code",    "src",      "repo",
                                             "workspace", "workspaces", "app",  "project", "projects", NULL};
-    return fl == 0 || word_in(f, fl, k_generic) || word_in(f, fl, k_fixed_homes);
+    return fl == 0 || lint_detect_word_in(f, fl, k_generic) || lint_detect_word_in(f, fl, k_fixed_homes);
 }
 
 /* Whether the name of a ${...} is a variable VS Code fills in a prompt file
