@@ -320,20 +320,14 @@ static const pat_def k_literals[] = {
 
 /* --- placeholders: group 1 is the variable name ------------------------------ */
 
-typedef struct ph_def {
-    const char *re;
-    int renders_in_code; /* jinja/mustache render inside code fences of templates */
-} ph_def;
-
-static const ph_def k_placeholders[] = {
-    {"\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?", 0},
-    {"(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b", 0},
+static const char *const k_placeholders[] = {
+    "\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?",
+    "(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b",
     /* {x}, {x.y}, {x[0]!r:>8}, and a Python f-string call: {datetime.today().strftime('%A')} */
-    {"(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\((?:[^(){}\\n]|\\([^(){}\\n]*\\))*\\)(?:\\.[A-Za-z_]\\w*)*)*"
-     "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
-     0},
-    {"%\\(([A-Za-z_]\\w*)\\)[sdrfi]", 0},
-    {"(?<![{\\w$])\\{()\\}(?!\\})", 0},
+    "(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\((?:[^(){}\\n]|\\([^(){}\\n]*\\))*\\)(?:\\.[A-Za-z_]\\w*)*)*"
+    "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
+    "%\\(([A-Za-z_]\\w*)\\)[sdrfi]",
+    "(?<![{\\w$])\\{()\\}(?!\\})",
 };
 #define N_PLACEHOLDERS (sizeof k_placeholders / sizeof k_placeholders[0])
 
@@ -570,7 +564,7 @@ int lint_detect_new(lint_detect **out, util_err *err) {
         rc = compile_one(&d->lit[i], k_literals[i].re,
                          PCRE2_MULTILINE | (k_literals[i].digit ? PCRE2_USE_OFFSET_LIMIT : 0), err);
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++)
-        rc = compile_one(&d->ph[i], k_placeholders[i].re, PCRE2_MULTILINE, err);
+        rc = compile_one(&d->ph[i], k_placeholders[i], PCRE2_MULTILINE, err);
     for (size_t i = 0; i < N_NAMES && !rc; i++) {
         char buf[2048];
         snprintf(buf, sizeof buf, "^%s$", k_names[i].re);
@@ -1119,7 +1113,6 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
 }
 
 typedef struct ph_arg {
-    const ph_def *def;
     const lint_config *cfg;
     lint_spanv *out, *unknown;
 } ph_arg;
@@ -1288,7 +1281,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
-        ph_arg a = {&k_placeholders[i], cfg, out, unknown};
+        ph_arg a = {cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
     size_t ndl, nwl;
