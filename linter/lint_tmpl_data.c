@@ -39,6 +39,14 @@ int lint_tmpl_is_input(const scan *s, const char *p, size_t n) {
 
 /* --- serialized prompts (LangChain load_prompt YAML/JSON) ------------------------- */
 
+/* Marks line i as metadata, not prompt text: front matter for the rules,
+ * and quiet (with its newline) for the detectors. */
+static int meta_line(lint_text *t, size_t i) {
+    size_t e = lint_text_line_end(t, i);
+    t->flags[i] |= LINT_LF_FRONTMATTER;
+    return lint_text_add_quiet(t, t->line_start[i], e < t->len ? e + 1 : e);
+}
+
 /* Whether line i starts with key at column 0 ("key:" in YAML, "key": in JSON,
  * indented in JSON); returns the offset after the ':' or 0. */
 static size_t key_line(const lint_text *t, size_t i, const char *key, int json) {
@@ -399,8 +407,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
             meta = yaml_meta_key(d, a, e) || (recipe && params_key(d, a, e));
         if (!quote && meta) {
             block = plain = (size_t)-1;
-            t->flags[i] |= LINT_LF_FRONTMATTER;
-            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+            rc = meta_line(t, i);
             continue;
         }
         if (quote) { /* inside a quoted value: text up to its closing quote */
@@ -454,8 +461,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
             rc = lint_text_add_quiet(t, a, v);
             if (!rc && doc == 1) rc = doc_fields(s, v, e);
         } else {
-            t->flags[i] |= LINT_LF_FRONTMATTER;
-            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+            rc = meta_line(t, i);
         }
     }
     return rc;
@@ -510,8 +516,7 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
             if (text && !rc) rc = lint_text_add_quiet(t, close, e);
         }
         if (!text && !rc) {
-            t->flags[i] |= LINT_LF_FRONTMATTER;
-            rc = lint_text_add_quiet(t, a, e < t->len ? e + 1 : e);
+            rc = meta_line(t, i);
         }
     }
     return rc;
@@ -1067,11 +1072,7 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
         if (!rc && expr) rc = n8n_value_spans(s, body + 1, end);
     }
     for (size_t i = 0; i < t->n_lines && !rc; i++)
-        if (t->order[i].prompt == LINT_NO_PROMPT) {
-            t->flags[i] |= LINT_LF_FRONTMATTER;
-            size_t le = lint_text_line_end(t, i);
-            rc = lint_text_add_quiet(t, t->line_start[i], le < t->len ? le + 1 : le);
-        }
+        if (t->order[i].prompt == LINT_NO_PROMPT) rc = meta_line(t, i);
     if (shared) {
         free(t->order);
         t->order = NULL;
