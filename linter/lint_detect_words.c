@@ -289,10 +289,11 @@ int lint_detect_fixed_env_value(const char *v, size_t n) {
     f++;
     size_t fl = 0;
     while (f + fl < v + n && f[fl] != '/' && f[fl] != '.' && f[fl] != ',') fl++;
-    static const char *const k_generic[] = {"repos",     "work",       "data", "output",  "outputs",  "files",
-                                            "uploads",   "downloads",  "tmp",  "code",    "src",      "repo",
-                                            "workspace", "workspaces", "app",  "project", "projects", NULL};
-    return fl == 0 || lint_detect_word_in(f, fl, k_generic) || lint_detect_word_in(f, fl, k_fixed_homes);
+    static const char *const k_image_folders[] = {
+        "repos", "work", "data", "output",    "outputs",    "files", "uploads", "downloads", "tmp",
+        "code",  "src",  "repo", "workspace", "workspaces", "app",   "project", "projects",  NULL};
+    return fl == 0 || lint_detect_word_in(f, fl, k_image_folders) ||
+           lint_detect_word_in(f, fl, k_fixed_homes);
 }
 
 /* Whether the name of a ${...} is a variable VS Code fills in a prompt file
