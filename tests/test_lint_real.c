@@ -2,10 +2,9 @@
  * (tests/realprompts, labelled by hand before any run) and on the fixture
  * corpus (tests/lint), with one per-file definition for all three sets.
  * Checks precision and recall >= 0.95 on the fixtures. The held-out part is
- * printed whole and per batch (v1: the first 214 files; v2 to v35: files added
- * later, LABELS.tsv column 7) but not yet checked: promptlint does not reach
- * 0.95 on it yet, and
- * the check (LINT_REAL_HELD_GATE below) is turned on once it does. The
+ * printed whole, per batch (v1: the first 214 files; v2 to v35: files added
+ * later, LABELS.tsv column 7) and per kind (column 5) but not yet checked:
+ * promptlint does not reach 0.95 on it yet, and the check (LINT_REAL_HELD_GATE below) is turned on once it does. The
  * development part is printed so the gap is visible. Does not check exact
  * findings (test_lint.c does that for the fixtures).
  *
@@ -137,7 +136,19 @@ static const char *upstream_path(char *out, size_t cap, const char *sources, siz
  * first batch, v1, no batch column; index k: batch v(k+1)). */
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score held_b[N_BATCHES]) {
+/* The corpus folders (LABELS.tsv column 5), scored apart as well. */
+static const char *const k_kinds[] = {"chat-template", "rendered-system", "framework-template",
+                                      "agents-md",     "skill-md",        "other"};
+#define N_KINDS (sizeof k_kinds / sizeof k_kinds[0])
+
+static size_t kind_of(const char *k) {
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (strcmp(k, k_kinds[i]) == 0) return i;
+    return N_KINDS;
+}
+
+static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score held_b[N_BATCHES],
+                       score dev_k[N_KINDS], score held_k[N_KINDS]) {
     lint_options o = {0};
     o.no_model = 1;
     o.no_config = 1;
@@ -174,7 +185,7 @@ static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score he
         /* file, split, label, line, kind, why[, batch] */
         char *f[7];
         int nf = tsv_fields(line, f, 7);
-        if (nf < 4) continue;
+        if (nf < 5) continue;
         if (names) names[n_names++] = f[0];
         int is_held = strcmp(f[1], "held") == 0;
         int batch = nf >= 7 && f[6][0] == 'v' ? (int)strtol(f[6] + 1, NULL, 10) - 1 : 0;
@@ -192,6 +203,9 @@ static void score_real(score *dev, score *held, score dev_b[N_BATCHES], score he
         score_file(c, path, as, at, show && !is_held, &one);
         score_add(is_held ? held : dev, &one);
         score_add(is_held ? &held_b[batch] : &dev_b[batch], &one);
+        size_t kind = kind_of(f[4]);
+        CHECK_MSG(kind < N_KINDS, "LABELS.tsv: '%s' has an unknown kind '%s'", f[0], f[4]);
+        if (kind < N_KINDS) score_add(is_held ? &held_k[kind] : &dev_k[kind], &one);
     }
     /* one line per file: a name used twice would score one file under two labels */
     CHECK(names != NULL);
@@ -295,13 +309,14 @@ static void score_fixtures(score *s) {
 }
 
 static void print_score(const char *name, const score *s) {
-    fprintf(stderr, "lint real %-9s %3d files: tp %3d fp %3d fn %3d  precision %.3f recall %.3f\n", name,
+    fprintf(stderr, "lint real %-23s %3d files: tp %3d fp %3d fn %3d  precision %.3f recall %.3f\n", name,
             s->files, s->tp, s->fp, s->fn, prec(s), rec(s));
 }
 
 void test_lint_real(void) {
     score dev = {0}, held = {0}, fix = {0}, dev_b[N_BATCHES] = {{0}}, held_b[N_BATCHES] = {{0}};
-    score_real(&dev, &held, dev_b, held_b);
+    score dev_k[N_KINDS] = {{0}}, held_k[N_KINDS] = {{0}};
+    score_real(&dev, &held, dev_b, held_b, dev_k, held_k);
     score_fixtures(&fix);
     print_score("dev", &dev);
     for (int b = 0; b < N_BATCHES; b++) {
@@ -309,11 +324,21 @@ void test_lint_real(void) {
         snprintf(name, sizeof name, "dev v%d", b + 1);
         print_score(name, &dev_b[b]);
     }
+    for (size_t k = 0; k < N_KINDS; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "dev %s", k_kinds[k]);
+        print_score(name, &dev_k[k]);
+    }
     print_score("held", &held);
     for (int b = 0; b < N_BATCHES; b++) {
         char name[16];
         snprintf(name, sizeof name, "held v%d", b + 1);
         print_score(name, &held_b[b]);
+    }
+    for (size_t k = 0; k < N_KINDS; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "held %s", k_kinds[k]);
+        print_score(name, &held_k[k]);
     }
     print_score("fixtures", &fix);
     CHECK_MSG(dev.files + held.files >= 150, "real corpus has %d files, want >= 150", dev.files + held.files);
