@@ -263,6 +263,16 @@ static int yaml_words(const char *d, size_t a, size_t b) {
     return n;
 }
 
+/* Whether the quoted string value opened at d[q] and closed at d[close] (or
+ * cut at the line's end) is prompt text, in a YAML or a JSON config alike: a
+ * sentence (four or more words), a template tag or one {field}; not "0123"
+ * or "{i}. {output}". */
+static int prompt_string(const char *d, size_t q, size_t close) {
+    size_t w = yaml_words(d, q + 1, close);
+    return w >= 4 || (close - q > 2 && memmem(d + q + 1, close - q - 1, "{{", 2)) ||
+           (w == 1 && d[q + 1] == '{' && d[close - 1] == '}');
+}
+
 /* The closing quote q in [a, e) ('' is a quote inside '...', \" inside
  * "..."), or (size_t)-1. */
 static size_t yaml_close(const char *d, size_t a, size_t e, char q) {
@@ -445,10 +455,8 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
                 size_t close = yaml_close(d, v + 1, e, q);
                 if (close == (size_t)-1) {
                     text = 1, quote = q;
-                } else { /* a sentence, a template tag or one {field}; not "0123" or "{i}. {output}" */
-                    size_t w = yaml_words(d, v + 1, close);
-                    text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
-                           (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+                } else {
+                    text = prompt_string(d, v, close);
                     if (text) rc = lint_text_add_quiet(t, close, e);
                 }
                 v++;
@@ -510,9 +518,7 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
         if (v < e && d[v] == '"') {
             close = json_close(d, v, e);
             if (close == (size_t)-1) close = e;
-            size_t w = yaml_words(d, v + 1, close);
-            text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
-                   (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+            text = prompt_string(d, v, close);
             if (text) rc = lint_text_add_quiet(t, a, v + 1);
             if (text && !rc) rc = lint_text_add_quiet(t, close, e);
         }
