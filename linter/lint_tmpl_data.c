@@ -332,7 +332,9 @@ static size_t yaml_properties(const char *d, size_t v, size_t e) {
 
 /* Top-level keys that describe a prompt-config file itself (PromptHub's
  * description, tags and meta; a Semantic Kernel function's description; a
- * promptfoo suite's description): documentation of the file, never sent. */
+ * promptfoo suite's description): documentation of the file, never sent.
+ * A fixed list, not a config option: docs/promptlint.md ("Other YAML
+ * files") names every key, so a key added here is added there too. */
 static const char *const k_yaml_meta[] = {"description", "tags",    "meta",    "metadata", "version",
                                           "author",      "authors", "license", "labels",   NULL};
 
