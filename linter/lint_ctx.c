@@ -115,6 +115,17 @@ static int own(lint_ctx *c, lint_config *cfg) {
     return UTIL_OK;
 }
 
+/* The folder holding the absolute path (cut at most to cap - 1 bytes first)
+ * into out: "/" for "/x"; the path itself when it has no '/'. */
+static void parent_dir(char *out, size_t cap, const char *path) {
+    snprintf(out, cap, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash == out)
+        out[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+}
+
 /* Config governing directory dir (absolute), searching upward. */
 static int config_for_dir(lint_ctx *c, const char *dir, lint_config **out, util_err *err) {
     lint_config *hit = cache_get(c, dir);
@@ -136,12 +147,7 @@ static int config_for_dir(lint_ctx *c, const char *dir, lint_config **out, util_
         cfg = c->defaults;
     } else {
         char parent[8192];
-        snprintf(parent, sizeof parent, "%s", dir);
-        char *slash = strrchr(parent, '/');
-        if (slash == parent)
-            parent[1] = '\0';
-        else if (slash)
-            *slash = '\0';
+        parent_dir(parent, sizeof parent, dir);
         int rc = config_for_dir(c, parent, &cfg, err);
         if (rc) return rc;
     }
@@ -160,12 +166,7 @@ int lint_ctx_config_for(lint_ctx *ctx, const char *path, lint_config **cfg, char
         *cfg = ctx->forced;
     } else {
         char dir[8192];
-        snprintf(dir, sizeof dir, "%s", abs);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir)
-            dir[1] = '\0';
-        else if (slash)
-            *slash = '\0';
+        parent_dir(dir, sizeof dir, abs);
         int rc = config_for_dir(ctx, dir, cfg, err);
         if (rc) return rc;
     }

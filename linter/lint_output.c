@@ -93,6 +93,18 @@ static int out_text(FILE *f, const lint_report *r, const lint_output_opts *o) {
 
 /* --- json -------------------------------------------------------------------------- */
 
+/* Prints root, indented, and a newline to f, and frees root (the JSON and
+ * the SARIF output alike). UTIL_ENOMEM, UTIL_EIO. */
+static int print_json(FILE *f, cJSON *root) {
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s) return UTIL_ENOMEM;
+    fputs(s, f);
+    fputc('\n', f);
+    free(s);
+    return ferror(f) ? UTIL_EIO : UTIL_OK;
+}
+
 static cJSON *finding_json(const lint_finding *x) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
@@ -141,13 +153,7 @@ static int out_json(FILE *f, const lint_report *r, const lint_output_opts *o) {
     cJSON_AddNumberToObject(sum, "infos", (double)lint_report_count(r, LINT_INFO));
     cJSON_AddStringToObject(root, "token_source", o->token_source ? o->token_source : "");
     cJSON_AddStringToObject(root, "version", UTIL_VERSION);
-    char *s = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!s) return UTIL_ENOMEM;
-    fputs(s, f);
-    fputc('\n', f);
-    free(s);
-    return ferror(f) ? UTIL_EIO : UTIL_OK;
+    return print_json(f, root);
 }
 
 /* --- sarif ------------------------------------------------------------------------- */
@@ -254,13 +260,7 @@ static int out_sarif(FILE *f, const lint_report *r, const lint_output_opts *o) {
     cJSON_AddStringToObject(run, "columnKind", "unicodeCodePoints");
     cJSON *results = cJSON_AddArrayToObject(run, "results");
     for (size_t i = 0; i < r->n; i++) cJSON_AddItemToArray(results, sarif_result(&r->items[i]));
-    char *s = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!s) return UTIL_ENOMEM;
-    fputs(s, f);
-    fputc('\n', f);
-    free(s);
-    return ferror(f) ? UTIL_EIO : UTIL_OK;
+    return print_json(f, root);
 }
 
 int lint_output(FILE *f, const lint_report *r, const lint_output_opts *o, util_err *err) {

@@ -682,6 +682,14 @@ static int gap_fixed(const lint_text *t, size_t l, size_t a, size_t b, int after
     return stable_text(t, l, a, b, 1) && !introduces(t->data, a, b);
 }
 
+/* The marks line_fixed sets on a line, one byte per byte of the line: one
+ * buffer grown to the longest line seen and reused for every line of a file.
+ * Freed with free(m). */
+typedef struct line_marks {
+    unsigned char *m;
+    size_t cap;
+} line_marks;
+
 /* Marks [s, e) of line [a, le) in m as a value. */
 static void mark(unsigned char *m, size_t a, size_t le, size_t s, size_t e) {
     if (s < a) s = a;
@@ -693,24 +701,24 @@ static void mark(unsigned char *m, size_t a, size_t le, size_t s, size_t e) {
  * and every {...}, {{...}}, ${...} on it without a quoted string (a
  * placeholder a name classes as stable is a value too; a string literal in
  * an output tag is fixed text). A field ("Reporter: {{ user_name }}"), a caption, a
- * short heading, a delimiter and a blank line hold none. -1: out of memory. */
-static int line_fixed(const lint_text *t, size_t l, const lint_spanv *sv, const lint_spanv *unk) {
+ * short heading, a delimiter and a blank line hold none. lm is the scratch
+ * the marks go in. -1: out of memory. */
+static int line_fixed(const lint_text *t, size_t l, const lint_spanv *sv, const lint_spanv *unk,
+                      line_marks *lm) {
     const char *d = t->data;
     size_t a = t->line_start[l], le = lint_text_line_end(t, l);
     if (le <= a) return 0;
-    unsigned char *m = calloc(le - a, 1);
-    if (!m) return -1;
+    if (le - a > lm->cap) { /* the old marks are not kept: no copy as realloc would */
+        free(lm->m);
+        lm->m = NULL, lm->cap = 0;
+        if (util_grow(&lm->m, &lm->cap, le - a, 1)) return -1;
+    }
+    unsigned char *m = lm->m;
+    memset(m, 0, le - a);
     const lint_spanv *lists[2] = {sv, unk};
     for (int w = 0; w < 2; w++) { /* both sorted by start: the line's spans and one before */
         const lint_spanv *x = lists[w];
-        size_t lo = 0, hi = x->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (x->v[mid].start < a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = lint_text_lower_bound(x->v, x->n, sizeof *x->v, offsetof(lint_span, start), a);
         for (size_t k = lo ? lo - 1 : 0; k < x->n && x->v[k].start < le; k++)
             if (x->v[k].end > a) mark(m, a, le, x->v[k].start, x->v[k].end);
     }
@@ -740,7 +748,6 @@ static int line_fixed(const lint_text *t, size_t l, const lint_spanv *sv, const 
         }
         i = j;
     }
-    free(m);
     return fixed;
 }
 
@@ -752,9 +759,9 @@ static int line_fixed(const lint_text *t, size_t l, const lint_spanv *sv, const 
  * thing: a field no name classes that leads into a per-request one holds
  * request data too, and the run starts with it. Line i must be a field. */
 static int field_run_class(const file_ctx *f, const lint_spanv *sv, const lint_spanv *unk,
-                           const size_t *first, size_t i) {
+                           const size_t *first, size_t i, line_marks *lm) {
     const lint_text *t = f->t;
-    int r = line_fixed(t, i, sv, unk);
+    int r = line_fixed(t, i, sv, unk, lm);
     if (r) return r < 0 ? -1 : LINT_VC_NONE;
     size_t steps = 0;
     for (size_t l = i + 1; l < t->n_lines && l < t->boundary_line && steps < 12 && l - i <= 40; l++) {
@@ -764,7 +771,7 @@ static int field_run_class(const file_ctx *f, const lint_spanv *sv, const lint_s
         size_t a = t->line_start[l], le = lint_text_line_end(t, l);
         while (a < le && isspace((unsigned char)t->data[a])) a++;
         if (a == le) continue;
-        if ((r = line_fixed(t, l, sv, unk))) return r < 0 ? -1 : LINT_VC_NONE;
+        if ((r = line_fixed(t, l, sv, unk, lm))) return r < 0 ? -1 : LINT_VC_NONE;
         if (first[l] != (size_t)-1) return sv->v[first[l]].vclass;
         steps++;
     }
@@ -787,10 +794,11 @@ static int promote_fields(const file_ctx *f, lint_spanv *sv, lint_spanv *unk) {
     }
     int *cls = malloc(unk->n * sizeof *cls);
     int rc = cls ? UTIL_OK : UTIL_ENOMEM;
+    line_marks lm = {0};
     size_t nm = 0;
     for (size_t k = 0; k < unk->n && !rc; k++) {
         size_t i = lint_text_line_of(t, unk->v[k].start);
-        cls[k] = first[i] == (size_t)-1 && i < t->boundary_line ? field_run_class(f, sv, unk, first, i)
+        cls[k] = first[i] == (size_t)-1 && i < t->boundary_line ? field_run_class(f, sv, unk, first, i, &lm)
                                                                 : LINT_VC_NONE;
         if (cls[k] < 0) rc = UTIL_ENOMEM;
         nm += cls[k] > LINT_VC_NONE;
@@ -809,6 +817,7 @@ static int promote_fields(const file_ctx *f, lint_spanv *sv, lint_spanv *unk) {
         unk->n = w;
         qsort(sv->v, sv->n, sizeof *sv->v, span_start_cmp);
     }
+    free(lm.m);
     free(cls);
     free(first);
     return rc;

@@ -696,16 +696,23 @@ size_t lint_text_line_end(const lint_text *t, size_t line) {
     return e;
 }
 
-/* The range of v (sorted, disjoint) holding off, or NULL. */
-static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
+size_t lint_text_lower_bound(const void *v, size_t n, size_t stride, size_t key_off, size_t key) {
     size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].end <= off)
+    while (lo < hi) { /* v may be NULL when n is 0: no arithmetic on it then */
+        size_t mid = lo + (hi - lo) / 2, k;
+        memcpy(&k, (const char *)v + mid * stride + key_off, sizeof k);
+        if (k < key)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The range of v (sorted, disjoint) holding off, or NULL: the first range
+ * ending after off (an offset into a buffer, so off + 1 does not wrap). */
+static const lint_range *range_find(const lint_range *v, size_t n, size_t off) {
+    size_t lo = lint_text_lower_bound(v, n, sizeof *v, offsetof(lint_range, end), off + 1);
     return lo < n && v[lo].start <= off && off < v[lo].end ? &v[lo] : NULL;
 }
 

@@ -131,6 +131,12 @@ int lint_text_in_tag(const lint_text *t, size_t off);
 /* End of the quiet range holding off, or off when off is not quiet. */
 size_t lint_text_quiet_end(const lint_text *t, size_t off);
 
+/* The one lower-bound search over a sorted array of offsets: v holds n
+ * elements of stride bytes, each with a size_t at byte key_off (a
+ * lint_range's or lint_span's start or end: offsetof), ascending; returns
+ * the first index whose key is >= key, or n. */
+size_t lint_text_lower_bound(const void *v, size_t n, size_t stride, size_t key_off, size_t key);
+
 /* First invalid UTF-8 byte offset, or len if valid. */
 size_t lint_utf8_check(const char *s, size_t len);
 /* Whether the buffer looks binary (NUL bytes in the first 8 KiB). */

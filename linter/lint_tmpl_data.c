@@ -10,6 +10,7 @@
  * tokenize template tags (lint_tmpl_tags.c) or read expressions (lint_tmpl.c). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -262,6 +263,16 @@ static int yaml_words(const char *d, size_t a, size_t b) {
     return n;
 }
 
+/* Whether the quoted string value opened at d[q] and closed at d[close] (or
+ * cut at the line's end) is prompt text, in a YAML or a JSON config alike: a
+ * sentence (four or more words), a template tag or one {field}; not "0123"
+ * or "{i}. {output}". */
+static int prompt_string(const char *d, size_t q, size_t close) {
+    size_t w = yaml_words(d, q + 1, close);
+    return w >= 4 || (close - q > 2 && memmem(d + q + 1, close - q - 1, "{{", 2)) ||
+           (w == 1 && d[q + 1] == '{' && d[close - 1] == '}');
+}
+
 /* The closing quote q in [a, e) ('' is a quote inside '...', \" inside
  * "..."), or (size_t)-1. */
 static size_t yaml_close(const char *d, size_t a, size_t e, char q) {
@@ -321,7 +332,9 @@ static size_t yaml_properties(const char *d, size_t v, size_t e) {
 
 /* Top-level keys that describe a prompt-config file itself (PromptHub's
  * description, tags and meta; a Semantic Kernel function's description; a
- * promptfoo suite's description): documentation of the file, never sent. */
+ * promptfoo suite's description): documentation of the file, never sent.
+ * A fixed list, not a config option: docs/promptlint.md ("Other YAML
+ * files") names every key, so a key added here is added there too. */
 static const char *const k_yaml_meta[] = {"description", "tags",    "meta",    "metadata", "version",
                                           "author",      "authors", "license", "labels",   NULL};
 
@@ -444,10 +457,8 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
                 size_t close = yaml_close(d, v + 1, e, q);
                 if (close == (size_t)-1) {
                     text = 1, quote = q;
-                } else { /* a sentence, a template tag or one {field}; not "0123" or "{i}. {output}" */
-                    size_t w = yaml_words(d, v + 1, close);
-                    text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
-                           (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+                } else {
+                    text = prompt_string(d, v, close);
                     if (text) rc = lint_text_add_quiet(t, close, e);
                 }
                 v++;
@@ -509,9 +520,7 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
         if (v < e && d[v] == '"') {
             close = json_close(d, v, e);
             if (close == (size_t)-1) close = e;
-            size_t w = yaml_words(d, v + 1, close);
-            text = w >= 4 || (close - v > 2 && memmem(d + v + 1, close - v - 1, "{{", 2)) ||
-                   (w == 1 && d[v + 1] == '{' && d[close - 1] == '}');
+            text = prompt_string(d, v, close);
             if (text) rc = lint_text_add_quiet(t, a, v + 1);
             if (text && !rc) rc = lint_text_add_quiet(t, close, e);
         }
@@ -835,11 +844,19 @@ typedef struct n8n_value {
     size_t a, b; /* the string with its quotes */
 } n8n_value;
 
+/* A node object's address and its index in the node list. */
+typedef struct n8n_node_ref {
+    uintptr_t addr;
+    size_t index;
+} n8n_node_ref;
+
 typedef struct n8n_walk {
     lint_range *str;             /* every string token, quotes included, in file order */
     size_t n_str, cap_str, next; /* next: the token the walk reads next */
     const cJSON **nodes;         /* the langchain node objects, in file order of their type */
     size_t n_nodes, cap_nodes;
+    n8n_node_ref *by_addr; /* the nodes by address, each once (n8n_index_nodes) */
+    size_t n_by_addr;
     n8n_value *vals;
     size_t n_vals, cap_vals;
     int pass, bad, oom; /* bad: the tokens and cJSON's strings do not pair up */
@@ -874,11 +891,40 @@ static lint_range n8n_take(n8n_walk *w) {
 
 static int n8n_key_is(const cJSON *it, const char *k) { return it->string && !strcmp(it->string, k); }
 
-/* The index of node object o in w->nodes, or -1. */
-static long n8n_node_of(const n8n_walk *w, const cJSON *o) {
+static int n8n_addr_cmp(const void *x, const void *y) {
+    const n8n_node_ref *a = x, *b = y;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int n8n_ref_cmp(const void *x, const void *y) {
+    const n8n_node_ref *a = x, *b = y;
+    int c = n8n_addr_cmp(a, b);
+    return c ? c : (a->index < b->index ? -1 : a->index > b->index);
+}
+
+/* Sorts the nodes pass 1 listed by address into w->by_addr, once, so that
+ * pass 2 finds each container's node by a binary search, not a scan of the
+ * list per container; an object listed twice (two "type" keys) keeps its
+ * first index. Returns 0 on ENOMEM. */
+static int n8n_index_nodes(n8n_walk *w) {
+    if (!w->n_nodes) return 1;
+    if (!(w->by_addr = malloc(w->n_nodes * sizeof *w->by_addr))) return 0;
     for (size_t i = 0; i < w->n_nodes; i++)
-        if (w->nodes[i] == o) return (long)i;
-    return -1;
+        w->by_addr[i] = (n8n_node_ref){(uintptr_t)(const void *)w->nodes[i], i};
+    qsort(w->by_addr, w->n_nodes, sizeof *w->by_addr, n8n_ref_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < w->n_nodes; i++)
+        if (!n || w->by_addr[i].addr != w->by_addr[n - 1].addr) w->by_addr[n++] = w->by_addr[i];
+    w->n_by_addr = n;
+    return 1;
+}
+
+/* The index of node object o in w->nodes (its first), or -1. */
+static long n8n_node_of(const n8n_walk *w, const cJSON *o) {
+    if (!w->n_by_addr) return -1;
+    n8n_node_ref key = {(uintptr_t)(const void *)o, 0};
+    const n8n_node_ref *r = bsearch(&key, w->by_addr, w->n_by_addr, sizeof key, n8n_addr_cmp);
+    return r ? (long)r->index : -1;
 }
 
 /* A string member it under a node's parameters: a prompt value when its
@@ -1048,6 +1094,7 @@ int lint_tmpl_n8n_workflow(scan *s, const char *rel) {
     memset(&w, 0, sizeof w);
     cJSON *all = n8n_strings(&w, t->data, t->len) ? n8n_parse(t->data, t->len) : NULL;
     int ok = all && n8n_walk_json(&w, all, 1) && w.n_nodes;
+    if (ok && !w.oom && !n8n_index_nodes(&w)) w.oom = 1;
     if (ok && !w.oom) ok = n8n_walk_json(&w, all, 2);
     int rc = w.oom ? UTIL_ENOMEM : UTIL_OK;
     if (rc || !ok || !w.n_vals) goto done;
@@ -1081,6 +1128,7 @@ done:
     cJSON_Delete(all);
     free(w.str);
     free(w.nodes);
+    free(w.by_addr);
     free(w.vals);
     return rc;
 }
