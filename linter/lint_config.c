@@ -607,6 +607,90 @@ static int command_file(const char *p, size_t n) {
     return 0;
 }
 
+/* How a template line ends, for telling prose templates from config and code
+ * (a line ending in '}' was read as code before):
+ * - TL_BARE, TL_CURLY: template tags and punctuation only (`{%- if x -%}`,
+ *   `{# note #}`; TL_CURLY with an output tag, `{{ label }}: {{ value }}`,
+ *   `{{#items}}`): a line, not code;
+ * - TL_TEXT: text before a tag opened on the line (`Paragraph: {{ text }}`),
+ *   a prose line whose field comes last: a line, not code;
+ * - TL_KEY: a config key before it (`listen_port: {{ port }}`,
+ *   `listen: 0.0.0.0:{{ port }}`, `app.kubernetes.io/name: {{ x }}`: a
+ *   lower-case key, then ':' or '=', or a space and the tag): code;
+ * - TL_GO: Go control tags (`{{- end }}`, `{{- if .Values.x }}`, a Go
+ *   comment tag, `{{ .Values.x }}`), what Helm charts and other config
+ *   templates are made of: code, and so are the file's TL_CURLY lines;
+ * - TL_NONE: the line does not end in a tag: as before. */
+enum { TL_NONE, TL_BARE, TL_CURLY, TL_TEXT, TL_KEY, TL_GO };
+
+static int control_tag(const char *a, const char *b) {
+    while (a < b && (*a == '-' || *a == '~' || *a == ' ')) a++;
+    if (a < b && (strchr(".$*", *a) || (*a == '/' && a + 1 < b && a[1] == '*'))) return 1;
+    static const char *const k_go[] = {"end",       "else",   "if ",      "range ",  "with ", "define ",
+                                       "template ", "block ", "include ", "printf ", NULL};
+    for (const char *const *w = k_go; *w; w++)
+        if ((size_t)(b - a) >= strlen(*w) && !strncmp(a, *w, strlen(*w))) return 1;
+    return 0;
+}
+
+/* An INI, .env, .repo or YAML config line: `[client]`, a lower-case key
+ * glued to '=' (`user="{{ name }}"`, `gpgcheck=0`), or a joined lower-case
+ * key and a value (`max_payload: 1024`, `log.level: debug`). */
+static int ini_line(const char *q, const char *te) {
+    if (*q == '[' && te[-1] == ']') {
+        for (const char *k = q + 1; k < te - 1; k++)
+            if (!(islower((unsigned char)*k) || isdigit((unsigned char)*k) || strchr("_.- ", *k))) return 0;
+        return te - q > 2;
+    }
+    const char *k = q;
+    int joined = 0; /* max_payload, log.level */
+    for (; k < te && (islower((unsigned char)*k) || isdigit((unsigned char)*k) || strchr("_.-", *k)); k++)
+        joined |= k > q && (*k == '_' || *k == '.');
+    return k > q && k < te && (*k == '=' || (*k == ':' && joined && k + 1 < te && k[1] == ' '));
+}
+
+static int tag_line(const char *q, const char *te) {
+    if (te - q < 4 || te[-1] != '}' || (te[-2] != '}' && te[-2] != '%' && te[-2] != '#')) return TL_NONE;
+    char open = te[-2] == '}' ? '{' : te[-2];
+    const char *o = NULL; /* the opener of the closing tag */
+    for (const char *k = te - 3; k > q; k--)
+        if (k[-1] == '{' && k[0] == open) {
+            o = k - 1;
+            break;
+        }
+    if (!o) return TL_NONE;
+    /* only tags and the punctuation between them */
+    int bare = 1, curly = 0;
+    for (const char *k = q; k < te && bare;) {
+        if (*k == '{' && k + 1 < te && (k[1] == '{' || k[1] == '%' || k[1] == '#')) {
+            char c = k[1] == '{' ? '}' : k[1];
+            const char *e = k + 2;
+            while (e + 1 < te && !(e[0] == c && e[1] == '}')) e++;
+            if (e + 1 >= te) return TL_NONE;
+            if (c == '}' && control_tag(k + 2, e)) return TL_GO;
+            curly |= c == '}';
+            k = e + 2;
+        } else if (isalpha((unsigned char)*k)) {
+            bare = 0;
+        } else {
+            k++;
+        }
+    }
+    if (bare) return curly ? TL_CURLY : TL_BARE;
+    if (control_tag(o + 2, te - 2)) return TL_GO;
+    const char *k = q;
+    while (k < o && (islower((unsigned char)*k) || isdigit((unsigned char)*k) || *k == '_' || *k == '.' ||
+                     *k == '-' || *k == '/'))
+        k++;
+    if (k > q && k < o && (*k == ':' || *k == '=')) return TL_KEY;
+    if (k > q && k < o && *k == ' ') {
+        const char *v = k + 1;
+        while (v < o && (*v == ' ' || *v == '=' || *v == '"' || *v == '\'')) v++;
+        if (*v == '{') return TL_KEY;
+    }
+    return TL_TEXT;
+}
+
 int lint_reads_like_prompt(const char *data, size_t len, int how) {
     size_t n = len < 16384 ? len : 16384;
     const char *p = data, *e = data + n;
@@ -618,17 +702,26 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
     }
     if (how == LINT_SEL_TEMPLATE) {
         /* prose, not an HTML page, config or code */
-        int lines = 0, markup = 0, words = 0;
+        int lines = 0, markup = 0, words = 0, go = 0, curly = 0;
         for (const char *l = p; l < e;) {
             const char *nl = memchr(l, '\n', (size_t)(e - l));
             const char *le = nl ? nl : e;
             const char *q = l;
             while (q < le && (*q == ' ' || *q == '\t')) q++;
-            if (q < le) {
+            const char *te = le;
+            while (te > q && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r')) te--;
+            int tag = tag_line(q, te);
+            if (q < te) {
                 lines++;
-                if (*q == '<' && q + 1 < le && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/'))
+                if (*q == '<' && q + 1 < te && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/'))
                     markup++;
-                if (le - q > 1 && (le[-1] == ';' || le[-1] == '{' || le[-1] == '}')) markup++;
+                go |= tag == TL_GO;
+                curly += tag == TL_CURLY;
+                if (te - q > 1 && tag != TL_TEXT && tag != TL_BARE && tag != TL_CURLY &&
+                    (te[-1] == ';' || te[-1] == '{' || te[-1] == '}'))
+                    markup++;
+                else if (ini_line(q, te))
+                    markup++;
             }
             int in = 0;
             for (const char *k = q; k < le; k++) {
@@ -639,6 +732,7 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
             l = nl ? nl + 1 : e;
         }
         if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
+        if (go) markup += curly; /* a Go template: its bare `{{ x }}` lines are code too */
         return words >= 10 && markup * 3 < lines;
     }
     /* addressed to a model: an opening such as "You are ...", or enough of the

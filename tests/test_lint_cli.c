@@ -138,6 +138,35 @@ static void test_commands(void) {
     CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 1, "%s", out);
     cJSON_Delete(j);
     free(out);
+    /* templates: a Jinja or Mustache prompt made mostly of tag lines
+     * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
+     * is prose; an INI or YAML config template and a Helm helper are not */
+    snprintf(sub, sizeof sub, "%s/tpl", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "tpl/tag.v2.jinja",
+        "You sort support tickets into queues: {{ queues|join(', ') }}.\n"
+        "{# spacing #}\n{%- if queue_notes -%}\n{%- for q in queue_notes|sort -%}\n"
+        "{{ q.name }}: {{ q.note }}\n{# spacing #}\n{%- endfor -%}\n{%- endif -%}\n"
+        "{%- for ex in examples -%}\nTicket: {{ ex.text }}\nQueue: {{ ex.queue }}\n{%- endfor -%}\n"
+        "Ticket: {{ ticket }}\nQueue:\n");
+    put(&d, "tpl/enrich.mustache",
+        "Rewrite the ticket below for the on-call engineer.\n{{#product}}\n"
+        "The product is {{product}}.\n{{/product}}\n{{^product}}\nGuess the product from the text.\n"
+        "{{/product}}\nTicket:\n{{ticket}}\n");
+    put(&d, "tpl/client.cnf.j2",
+        "{{ managed_by | comment }}\n\n[client]\nuser=\"{{ db_user }}\"\n"
+        "{% if use_socket %}\nsocket={{ db_socket }}\n{% else %}\npassword=\"{{ db_password }}\"\n"
+        "{% endif %}\nmax_allowed_packet: {{ packet_size }}\n");
+    put(&d, "tpl/_helpers.tpl",
+        "{{- /*\nPrints the release name and the chart version, trimmed to the\n"
+        "length that labels allow.\n*/ -}}\n{{- define \"app.ref\" -}}\n"
+        "{{- printf \"%s-%s\" .Release.Name .Chart.Version | trunc 63 -}}\n{{- end -}}\n");
+    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json tpl", &out), 0);
+    j = cJSON_Parse(out);
+    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 2, "%s", out);
+    cJSON_Delete(j);
+    free(out);
     /* diff */
     put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
     put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");
