@@ -581,9 +581,10 @@ int lint_config_is_prompt(const lint_config *c, const char *rel) {
 /* Occurrences of a phrase (ASCII, case-insensitive) at word starts. */
 static int has_phrase(const char *s, size_t n, const char *w) {
     size_t l = strlen(w);
+    int c0 = tolower((unsigned char)*w); /* a cheap first test before strncasecmp */
     for (size_t i = 0; i + l <= n; i++)
-        if ((i == 0 || !isalnum((unsigned char)s[i - 1])) && strncasecmp(s + i, w, l) == 0 &&
-            (i + l == n || !isalnum((unsigned char)s[i + l])))
+        if (tolower((unsigned char)s[i]) == c0 && (i == 0 || !isalnum((unsigned char)s[i - 1])) &&
+            strncasecmp(s + i, w, l) == 0 && (i + l == n || !isalnum((unsigned char)s[i + l])))
             return 1;
     return 0;
 }
