@@ -626,7 +626,9 @@ enum { TL_NONE, TL_BARE, TL_CURLY, TL_TEXT, TL_KEY, TL_GO };
 
 static int control_tag(const char *a, const char *b) {
     while (a < b && (*a == '-' || *a == '~' || *a == ' ')) a++;
-    if (a < b && (strchr(".$*", *a) || (*a == '/' && a + 1 < b && a[1] == '*'))) return 1;
+    if (a + 1 < b &&
+        ((*a == '.' && isalpha((unsigned char)a[1])) || *a == '$' || *a == '*' || (*a == '/' && a[1] == '*')))
+        return 1; /* Go's .Values.x, $name, comments; not Mustache's {{.}} */
     static const char *const k_go[] = {"end",       "else",   "if ",      "range ",  "with ", "define ",
                                        "template ", "block ", "include ", "printf ", NULL};
     for (const char *const *w = k_go; *w; w++)
@@ -648,6 +650,35 @@ static int ini_line(const char *q, const char *te) {
     for (; k < te && (islower((unsigned char)*k) || isdigit((unsigned char)*k) || strchr("_.-", *k)); k++)
         joined |= k > q && (*k == '_' || *k == '.');
     return k > q && k < te && (*k == '=' || (*k == ':' && joined && k + 1 < te && k[1] == ' '));
+}
+
+/* Whether a line opening with '<' is a prompt's XML section tag
+ * (`<instructions>`, `</user_question>`, `<id>{{ task.id }}</id>`) rather than
+ * HTML or SVG markup: its name is no HTML element and it has no attributes.
+ * Such lines count as prose only in a template with three lines of five
+ * words or more outside tags (a prompt, not XML data). */
+static int prompt_section(const char *q, const char *te) {
+    static const char *const k_html[] = {
+        "a",       "abbr",    "address", "area",   "article", "aside",    "audio",    "b",     "base",
+        "body",    "br",      "button",  "canvas", "caption", "circle",   "code",     "col",   "dd",
+        "defs",    "details", "dialog",  "div",    "dl",      "dt",       "em",       "embed", "fieldset",
+        "figure",  "footer",  "form",    "g",      "h1",      "h2",       "h3",       "h4",    "h5",
+        "h6",      "head",    "header",  "hr",     "html",    "i",        "iframe",   "img",   "input",
+        "label",   "legend",  "li",      "line",   "link",    "main",     "meta",     "nav",   "noscript",
+        "ol",      "option",  "p",       "path",   "picture", "polygon",  "pre",      "rect",  "script",
+        "section", "select",  "small",   "source", "span",    "strong",   "style",    "sub",   "summary",
+        "sup",     "svg",     "table",   "tbody",  "td",      "template", "textarea", "tfoot", "th",
+        "thead",   "title",   "tr",      "u",      "ul",      "use",      "video",    "slot",  NULL};
+    const char *k = q + 1;
+    if (*k == '/') k++;
+    const char *n = k;
+    while (k < te && (isalnum((unsigned char)*k) || *k == '_' || *k == '-')) k++;
+    if (k == n || k >= te || (*k != '>' && !(*k == '/' && k + 1 < te && k[1] == '>'))) return 0;
+    size_t len = (size_t)(k - n);
+    int c0 = tolower((unsigned char)*n);
+    for (const char *const *h = k_html; *h; h++)
+        if (**h == c0 && !strncasecmp(n, *h, len) && (*h)[len] == '\0') return 0;
+    return 1;
 }
 
 static int tag_line(const char *q, const char *te) {
@@ -703,7 +734,7 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
     }
     if (how == LINT_SEL_TEMPLATE) {
         /* prose, not an HTML page, config or code */
-        int lines = 0, markup = 0, words = 0, go = 0, curly = 0;
+        int lines = 0, markup = 0, words = 0, go = 0, curly = 0, sections = 0, sentences = 0;
         for (const char *l = p; l < e;) {
             const char *nl = memchr(l, '\n', (size_t)(e - l));
             const char *le = nl ? nl : e;
@@ -714,8 +745,12 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
             int tag = tag_line(q, te);
             if (q < te) {
                 lines++;
-                if (*q == '<' && q + 1 < te && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/'))
-                    markup++;
+                if (*q == '<' && q + 1 < te && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/')) {
+                    if (prompt_section(q, te))
+                        sections++;
+                    else
+                        markup++;
+                }
                 go |= tag == TL_GO;
                 curly += tag == TL_CURLY;
                 if (te - q > 1 && tag != TL_TEXT && tag != TL_BARE && tag != TL_CURLY &&
@@ -724,16 +759,20 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
                 else if (ini_line(q, te))
                     markup++;
             }
-            int in = 0;
+            int in = 0, lw = 0;
             for (const char *k = q; k < le; k++) {
                 int a = isalpha((unsigned char)*k);
-                if (a && !in) words++;
+                if (a && !in) lw++;
                 in = a;
             }
+            words += lw;
+            sentences += lw >= 5 && q < te && *q != '<' && *q != '{';
             l = nl ? nl + 1 : e;
         }
         if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
+        if (memmem(p, (size_t)(e - p), "<?xml", 5)) return 0; /* an XML document */
         if (go) markup += curly; /* a Go template: its bare `{{ x }}` lines are code too */
+        if (sections && sentences < 3) markup += sections; /* XML data, not a prompt in sections */
         return words >= 10 && markup * 3 < lines;
     }
     /* addressed to a model: an opening such as "You are ...", or enough of the

@@ -140,7 +140,8 @@ static void test_commands(void) {
     free(out);
     /* templates: a Jinja or Mustache prompt made mostly of tag lines
      * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
-     * is prose; an INI or YAML config template and a Helm helper are not */
+     * or in XML sections (`<rules>`) is prose; an INI or YAML config template,
+     * XML data and a Helm helper are not */
     snprintf(sub, sizeof sub, "%s/tpl", d.dir);
     CHECK(mkdir(sub, 0755) == 0);
     put(&d, "tpl/tag.v2.jinja",
@@ -152,7 +153,16 @@ static void test_commands(void) {
     put(&d, "tpl/enrich.mustache",
         "Rewrite the ticket below for the on-call engineer.\n{{#product}}\n"
         "The product is {{product}}.\n{{/product}}\n{{^product}}\nGuess the product from the text.\n"
-        "{{/product}}\nTicket:\n{{ticket}}\n");
+        "{{/product}}\nKnown components:\n{{#components}}\n  - {{.}}\n{{/components}}\nTicket:\n{{ticket}}\n");
+    put(&d, "tpl/review.j2",
+        "<role>\nYou review pull requests for the billing service.\n</role>\n<rules>\n"
+        "Point out every change that touches money rounding or currency codes.\n"
+        "Ask for a test when a change to the ledger has none.\n</rules>\n<pr_number>{{ pr }}</pr_number>\n"
+        "<diff>\n{{ diff }}\n</diff>\n");
+    put(&d, "tpl/core-site.xml.j2",
+        "<configuration>\n<property>\n<name>fs.defaultFS</name>\n<value>hdfs://{{ namenode }}:8020</value>\n"
+        "</property>\n<property>\n<name>hadoop.tmp.dir</name>\n<value>{{ tmp_dir }}</value>\n</property>\n"
+        "</configuration>\n");
     put(&d, "tpl/client.cnf.j2",
         "{{ managed_by | comment }}\n\n[client]\nuser=\"{{ db_user }}\"\n"
         "{% if use_socket %}\nsocket={{ db_socket }}\n{% else %}\npassword=\"{{ db_password }}\"\n"
@@ -164,7 +174,7 @@ static void test_commands(void) {
     CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json tpl", &out), 0);
     j = cJSON_Parse(out);
     sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
-    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 2, "%s", out);
+    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 3, "%s", out);
     cJSON_Delete(j);
     free(out);
     /* diff */
