@@ -533,6 +533,25 @@ static const char *const k_not_prompts[] = {"readme",
                                             "third_party_notices",
                                             NULL};
 
+/* Whether a template's name says it renders code or config: the extension
+ * before the template's (`kubelet.yaml.j2`, `crio.conf.j2`, `run.sh.j2`,
+ * `Dockerfile.j2`). */
+static int rendered_code(const char *b) {
+    static const char *const k_inner[] = {
+        ".sh",   ".bash", ".py",  ".js",   ".ts",  ".go",  ".rb",      ".conf", ".cfg",        ".ini",
+        ".toml", ".yaml", ".yml", ".json", ".xml", ".env", ".service", ".repo", ".properties", ".cnf",
+        ".tf",   ".hcl",  ".sql", ".html", ".htm", ".css", ".j2",      NULL};
+    const char *dot = strrchr(b, '.');
+    if (!dot || dot == b) return 0;
+    size_t n = (size_t)(dot - b);
+    if (n >= 10 && !strncasecmp(dot - 10, "Dockerfile", 10)) return 1;
+    for (const char *const *x = k_inner; *x; x++) {
+        size_t l = strlen(*x);
+        if (n > l && !strncasecmp(dot - l, *x, l)) return 1;
+    }
+    return 0;
+}
+
 int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
@@ -562,7 +581,7 @@ int lint_config_select(const lint_config *c, const char *rel) {
         if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))
             return LINT_SEL_YES;
     if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl")) return LINT_SEL_TEMPLATE;
-    if (ext_in(b, k_tmpl_ext)) return LINT_SEL_TEMPLATE;
+    if (ext_in(b, k_tmpl_ext)) return rendered_code(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
     if (ext_in(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
         for (const char *const *n = k_not_prompts; *n; n++)
@@ -636,20 +655,33 @@ static int control_tag(const char *a, const char *b) {
     return 0;
 }
 
-/* An INI, .env, .repo or YAML config line: `[client]`, a lower-case key
- * glued to '=' (`user="{{ name }}"`, `gpgcheck=0`), or a joined lower-case
- * key and a value (`max_payload: 1024`, `log.level: debug`). */
-static int ini_line(const char *q, const char *te) {
-    if (*q == '[' && te[-1] == ']') {
+/* A config line: an INI/TOML section (`[client]`, `[Service]`,
+ * `[plugins."cri"]`); a key and '=' (`gpgcheck=0`, `ExecStart=/bin/x`,
+ * `sandbox_image = "{{ img }}"`); a YAML key that starts lower-case
+ * (`kind: ConfigMap`, `failSwapOn: {{ x }}`, `- name: web`, `metadata:`),
+ * except a chat role marker (`system:`, `user: {{ question }}`). Not a JSON
+ * key: prompts show JSON output formats. Prompt captions are capitalized (`Paragraph:`,
+ * `QUESTION:`) or several words (`Text content:`). */
+static int config_line(const char *q, const char *te) {
+    if (*q == '[' && te[-1] == ']' && te - q > 2) {
         for (const char *k = q + 1; k < te - 1; k++)
-            if (!(islower((unsigned char)*k) || isdigit((unsigned char)*k) || strchr("_.- ", *k))) return 0;
-        return te - q > 2;
+            if (!(isalnum((unsigned char)*k) || strchr("_.-\"'", *k))) return 0;
+        return 1;
     }
+    if (*q == '-' && q + 1 < te && q[1] == ' ') q += 2;
     const char *k = q;
-    int joined = 0; /* max_payload, log.level */
-    for (; k < te && (islower((unsigned char)*k) || isdigit((unsigned char)*k) || strchr("_.-", *k)); k++)
-        joined |= k > q && (*k == '_' || *k == '.');
-    return k > q && k < te && (*k == '=' || (*k == ':' && joined && k + 1 < te && k[1] == ' '));
+    for (; k < te && (isalnum((unsigned char)*k) || strchr("_.-/", *k)); k++)
+        ;
+    if (k == q || !isalpha((unsigned char)*q)) return 0;
+    const char *v = k;
+    if (v < te && *v == ' ') v++;
+    if (v < te && *v == '=' && (v + 1 >= te || v[1] != '=')) return 1;
+    if (k >= te || *k != ':' || (k + 1 < te && k[1] != ' ') || !islower((unsigned char)*q)) return 0;
+    static const char *const k_roles[] = {"system",    "user",  "assistant", "human",    "ai", "bot",
+                                          "developer", "model", "tool",      "function", NULL};
+    for (const char *const *r = k_roles; *r; r++)
+        if (strlen(*r) == (size_t)(k - q) && !strncmp(q, *r, (size_t)(k - q))) return 0;
+    return 1;
 }
 
 /* Whether a line opening with '<' is a prompt's XML section tag
@@ -723,60 +755,9 @@ static int tag_line(const char *q, const char *te) {
     return TL_TEXT;
 }
 
-int lint_reads_like_prompt(const char *data, size_t len, int how) {
-    size_t n = len < 16384 ? len : 16384;
-    const char *p = data, *e = data + n;
-    if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
-    /* past a YAML frontmatter */
-    if (n > 4 && memcmp(p, "---", 3) == 0) {
-        const char *q = memmem(p + 3, n - 3, "\n---", 4);
-        if (q) p = q + 4;
-    }
-    if (how == LINT_SEL_TEMPLATE) {
-        /* prose, not an HTML page, config or code */
-        int lines = 0, markup = 0, words = 0, go = 0, curly = 0, sections = 0, sentences = 0;
-        for (const char *l = p; l < e;) {
-            const char *nl = memchr(l, '\n', (size_t)(e - l));
-            const char *le = nl ? nl : e;
-            const char *q = l;
-            while (q < le && (*q == ' ' || *q == '\t')) q++;
-            const char *te = le;
-            while (te > q && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r')) te--;
-            int tag = tag_line(q, te);
-            if (q < te) {
-                lines++;
-                if (*q == '<' && q + 1 < te && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/')) {
-                    if (prompt_section(q, te))
-                        sections++;
-                    else
-                        markup++;
-                }
-                go |= tag == TL_GO;
-                curly += tag == TL_CURLY;
-                if (te - q > 1 && tag != TL_TEXT && tag != TL_BARE && tag != TL_CURLY &&
-                    (te[-1] == ';' || te[-1] == '{' || te[-1] == '}'))
-                    markup++;
-                else if (ini_line(q, te))
-                    markup++;
-            }
-            int in = 0, lw = 0;
-            for (const char *k = q; k < le; k++) {
-                int a = isalpha((unsigned char)*k);
-                if (a && !in) lw++;
-                in = a;
-            }
-            words += lw;
-            sentences += lw >= 5 && q < te && *q != '<' && *q != '{';
-            l = nl ? nl + 1 : e;
-        }
-        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
-        if (memmem(p, (size_t)(e - p), "<?xml", 5)) return 0; /* an XML document */
-        if (go) markup += curly; /* a Go template: its bare `{{ x }}` lines are code too */
-        if (sections && sentences < 3) markup += sections; /* XML data, not a prompt in sections */
-        return words >= 10 && markup * 3 < lines;
-    }
-    /* addressed to a model: an opening such as "You are ...", or enough of the
-     * phrases instructions to a model use */
+/* Whether text reads as addressed to a model: an opening such as "You are
+ * ...", or phrases instructions to a model use scoring min_score or more. */
+static int addressed_to_model(const char *p, const char *e, int min_score) {
     static const char *const k_open[] = {"you are",         "you're",
                                          "you will",        "your task",
                                          "your role",       "your job",
@@ -822,7 +803,99 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
     for (const char *const *w = k_strong; *w; w++) score += 2 * has_phrase(p, m, *w);
     for (const char *const *w = k_weak; *w; w++) score += has_phrase(p, m, *w);
     for (const char *const *w = k_docs; *w; w++) score -= 2 * has_phrase(p, m, *w);
-    return score >= 10;
+    return score >= min_score;
+}
+
+int lint_reads_like_prompt(const char *data, size_t len, int how) {
+    size_t n = len < 16384 ? len : 16384;
+    const char *p = data, *e = data + n;
+    if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
+    /* past a YAML frontmatter */
+    if (n > 4 && memcmp(p, "---", 3) == 0) {
+        const char *q = memmem(p + 3, n - 3, "\n---", 4);
+        if (q) p = q + 4;
+    }
+    if (how == LINT_SEL_TEMPLATE) {
+        /* prose, not an HTML page, config or code: markup, lines ending in
+         * ';', '{', '}' or '\\' and config lines under a third of the lines; or,
+         * in a template with sentences outside tags and comments (three, or
+         * one for every four lines of text), the same with Jinja/Mustache tag
+         * lines and XML sections read as prose lines; or a chat template */
+        int lines = 0, bare = 0, markup = 0, strict = 0, words = 0, go = 0, curly = 0, sections = 0,
+            sentences = 0;
+        for (const char *l = p; l < e;) {
+            const char *nl = memchr(l, '\n', (size_t)(e - l));
+            const char *le = nl ? nl : e;
+            const char *q = l;
+            while (q < le && (*q == ' ' || *q == '\t')) q++;
+            const char *te = le;
+            while (te > q && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r')) te--;
+            int conf = 0;
+            if (q < te) {
+                int tag = tag_line(q, te);
+                lines++;
+                if (*q == '<' && q + 1 < te && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/')) {
+                    strict++;
+                    if (prompt_section(q, te))
+                        sections++;
+                    else
+                        markup++;
+                }
+                go |= tag == TL_GO;
+                curly += tag == TL_CURLY;
+                bare += tag == TL_CURLY || tag == TL_BARE;
+                int ends = te - q > 1 && (te[-1] == ';' || te[-1] == '{' || te[-1] == '}' || te[-1] == '\\');
+                conf = config_line(q, te);
+                strict += ends || conf;
+                markup += (ends && tag != TL_TEXT && tag != TL_BARE && tag != TL_CURLY) || (!ends && conf);
+            }
+            int in = 0, lw = 0, out = 0;
+            char close = 0, last = 0; /* inside a tag until "close}"; the last character outside tags */
+            for (const char *k = q; k < le; k++) {
+                int a = isalpha((unsigned char)*k);
+                if (a && !in) {
+                    lw++;
+                    out += !close;
+                }
+                in = a;
+                if (!close && *k == '{' && k + 1 < le && (k[1] == '{' || k[1] == '%' || k[1] == '#'))
+                    close = k[1] == '{' ? '}' : k[1], k++;
+                else if (close && *k == close && k + 1 < le && k[1] == '}')
+                    close = 0, k++;
+                else if (!close && *k != ' ' && *k != '\t' && *k != '\r')
+                    last = *k;
+            }
+            words += lw;
+            /* a sentence: five words or more outside tags, ending in a full
+             * stop, a colon or a question mark, or eight words from a capital
+             * letter (after a bullet or number); not a comment, markup or a
+             * config line */
+            if (out >= 5 && !conf && !strchr("#/;<{[|\"", *q)) {
+                const char *f = q;
+                while (f < te &&
+                       (*f == '-' || *f == '*' || *f == ' ' || *f == '.' || isdigit((unsigned char)*f)))
+                    f++;
+                sentences += (out >= 8 && f < te && isupper((unsigned char)*f)) ||
+                             (last && strchr(".:?!", last));
+            }
+            l = nl ? nl + 1 : e;
+        }
+        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
+        if (memmem(p, (size_t)(e - p), "<?xml", 5)) return 0;  /* an XML document */
+        if (e - p > 2 && p[0] == '#' && p[1] == '!') return 0; /* a script */
+        if (words < 10) return 0;
+        if (strict * 3 < lines) return 1;
+        /* a chat template: the conversation's messages and the generation cue */
+        static const char *const k_chat[] = {"add_generation_prompt", "in messages",  "in loop_messages",
+                                             "message['role']",       "message.role", NULL};
+        if (memmem(p, (size_t)(e - p), "message", 7) || memmem(p, (size_t)(e - p), "_generation_prompt", 18))
+            for (const char *const *w = k_chat; *w; w++)
+                if (memmem(p, (size_t)(e - p), *w, strlen(*w))) return 1;
+        if (go) markup += curly; /* a Go template: its bare `{{ x }}` lines are code too */
+        if (sections && sentences < 3) markup += sections; /* XML data, not a prompt in sections */
+        return markup * 3 < lines && sentences >= 1 && (sentences >= 3 || sentences * 4 >= lines - bare);
+    }
+    return addressed_to_model(p, e, 10);
 }
 
 int lint_parse_size(size_t *out, const char *s) {

@@ -146,6 +146,7 @@ static void test_commands(void) {
     CHECK(mkdir(sub, 0755) == 0);
     put(&d, "tpl/tag.v2.jinja",
         "You sort support tickets into queues: {{ queues|join(', ') }}.\n"
+        "Answer with the name of one queue and nothing else.\n"
         "{# spacing #}\n{%- if queue_notes -%}\n{%- for q in queue_notes|sort -%}\n"
         "{{ q.name }}: {{ q.note }}\n{# spacing #}\n{%- endfor -%}\n{%- endif -%}\n"
         "{%- for ex in examples -%}\nTicket: {{ ex.text }}\nQueue: {{ ex.queue }}\n{%- endfor -%}\n"
@@ -171,6 +172,15 @@ static void test_commands(void) {
         "{{- /*\nPrints the release name and the chart version, trimmed to the\n"
         "length that labels allow.\n*/ -}}\n{{- define \"app.ref\" -}}\n"
         "{{- printf \"%s-%s\" .Release.Name .Chart.Version | trunc 63 -}}\n{{- end -}}\n");
+    /* named like code or config (`.sh.j2`, `.yaml.j2`), or a script (#!): not
+     * prompts whatever they say */
+    put(&d, "tpl/notify.sh.j2",
+        "echo \"You are on call this week. Answer the pager within five minutes.\"\n"
+        "echo \"Write down what you did in the incident log.\"\n"
+        "echo \"Hand over to {{ next_oncall }} on Monday.\"\n");
+    put(&d, "tpl/run.j2",
+        "#!/bin/sh\n# Start the worker. It reads the queue named below and exits on error.\n"
+        "exec worker --queue {{ queue }} --retries 3\n");
     CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json tpl", &out), 0);
     j = cJSON_Parse(out);
     sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
