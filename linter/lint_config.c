@@ -533,6 +533,25 @@ static const char *const k_not_prompts[] = {"readme",
                                             "third_party_notices",
                                             NULL};
 
+/* Whether a template's name says it renders code or config: the extension
+ * before the template's (`kubelet.yaml.j2`, `crio.conf.j2`, `run.sh.j2`,
+ * `Dockerfile.j2`). */
+static int rendered_code(const char *b) {
+    static const char *const k_inner[] = {
+        ".sh",   ".bash", ".py",  ".js",   ".ts",  ".go",  ".rb",      ".conf", ".cfg",        ".ini",
+        ".toml", ".yaml", ".yml", ".json", ".xml", ".env", ".service", ".repo", ".properties", ".cnf",
+        ".tf",   ".hcl",  ".sql", ".html", ".htm", ".css", ".j2",      NULL};
+    const char *dot = strrchr(b, '.');
+    if (!dot || dot == b) return 0;
+    size_t n = (size_t)(dot - b);
+    if (n >= 10 && !strncasecmp(dot - 10, "Dockerfile", 10)) return 1;
+    for (const char *const *x = k_inner; *x; x++) {
+        size_t l = strlen(*x);
+        if (n > l && !strncasecmp(dot - l, *x, l)) return 1;
+    }
+    return 0;
+}
+
 int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
@@ -562,7 +581,7 @@ int lint_config_select(const lint_config *c, const char *rel) {
         if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))
             return LINT_SEL_YES;
     if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl")) return LINT_SEL_TEMPLATE;
-    if (ext_in(b, k_tmpl_ext)) return LINT_SEL_TEMPLATE;
+    if (ext_in(b, k_tmpl_ext)) return rendered_code(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
     if (ext_in(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
         for (const char *const *n = k_not_prompts; *n; n++)
@@ -581,9 +600,10 @@ int lint_config_is_prompt(const lint_config *c, const char *rel) {
 /* Occurrences of a phrase (ASCII, case-insensitive) at word starts. */
 static int has_phrase(const char *s, size_t n, const char *w) {
     size_t l = strlen(w);
+    int c0 = tolower((unsigned char)*w); /* a cheap first test before strncasecmp */
     for (size_t i = 0; i + l <= n; i++)
-        if ((i == 0 || !isalnum((unsigned char)s[i - 1])) && strncasecmp(s + i, w, l) == 0 &&
-            (i + l == n || !isalnum((unsigned char)s[i + l])))
+        if (tolower((unsigned char)s[i]) == c0 && (i == 0 || !isalnum((unsigned char)s[i - 1])) &&
+            strncasecmp(s + i, w, l) == 0 && (i + l == n || !isalnum((unsigned char)s[i + l])))
             return 1;
     return 0;
 }
@@ -607,42 +627,137 @@ static int command_file(const char *p, size_t n) {
     return 0;
 }
 
-int lint_reads_like_prompt(const char *data, size_t len, int how) {
-    size_t n = len < 16384 ? len : 16384;
-    const char *p = data, *e = data + n;
-    if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
-    /* past a YAML frontmatter */
-    if (n > 4 && memcmp(p, "---", 3) == 0) {
-        const char *q = memmem(p + 3, n - 3, "\n---", 4);
-        if (q) p = q + 4;
+/* How a template line ends, for telling prose templates from config and code
+ * (a line ending in '}' was read as code before):
+ * - TL_BARE, TL_CURLY: template tags and punctuation only (`{%- if x -%}`,
+ *   `{# note #}`; TL_CURLY with an output tag, `{{ label }}: {{ value }}`,
+ *   `{{#items}}`): a line, not code;
+ * - TL_TEXT: text before a tag opened on the line (`Paragraph: {{ text }}`),
+ *   a prose line whose field comes last: a line, not code;
+ * - TL_KEY: a config key before it (`listen_port: {{ port }}`,
+ *   `listen: 0.0.0.0:{{ port }}`, `app.kubernetes.io/name: {{ x }}`: a
+ *   lower-case key, then ':' or '=', or a space and the tag): code;
+ * - TL_GO: Go control tags (`{{- end }}`, `{{- if .Values.x }}`, a Go
+ *   comment tag, `{{ .Values.x }}`), what Helm charts and other config
+ *   templates are made of: code, and so are the file's TL_CURLY lines;
+ * - TL_NONE: the line does not end in a tag: as before. */
+enum { TL_NONE, TL_BARE, TL_CURLY, TL_TEXT, TL_KEY, TL_GO };
+
+static int control_tag(const char *a, const char *b) {
+    while (a < b && (*a == '-' || *a == '~' || *a == ' ')) a++;
+    if (a + 1 < b &&
+        ((*a == '.' && isalpha((unsigned char)a[1])) || *a == '$' || *a == '*' || (*a == '/' && a[1] == '*')))
+        return 1; /* Go's .Values.x, $name, comments; not Mustache's {{.}} */
+    static const char *const k_go[] = {"end",       "else",   "if ",      "range ",  "with ", "define ",
+                                       "template ", "block ", "include ", "printf ", NULL};
+    for (const char *const *w = k_go; *w; w++)
+        if ((size_t)(b - a) >= strlen(*w) && !strncmp(a, *w, strlen(*w))) return 1;
+    return 0;
+}
+
+/* A config line: an INI/TOML section (`[client]`, `[Service]`,
+ * `[plugins."cri"]`); a key and '=' (`gpgcheck=0`, `ExecStart=/bin/x`,
+ * `sandbox_image = "{{ img }}"`); a YAML key that starts lower-case
+ * (`kind: ConfigMap`, `failSwapOn: {{ x }}`, `- name: web`, `metadata:`),
+ * except a chat role marker (`system:`, `user: {{ question }}`). Not a JSON
+ * key: prompts show JSON output formats. Prompt captions are capitalized (`Paragraph:`,
+ * `QUESTION:`) or several words (`Text content:`). */
+static int config_line(const char *q, const char *te) {
+    if (*q == '[' && te[-1] == ']' && te - q > 2) {
+        for (const char *k = q + 1; k < te - 1; k++)
+            if (!(isalnum((unsigned char)*k) || strchr("_.-\"'", *k))) return 0;
+        return 1;
     }
-    if (how == LINT_SEL_TEMPLATE) {
-        /* prose, not an HTML page, config or code */
-        int lines = 0, markup = 0, words = 0;
-        for (const char *l = p; l < e;) {
-            const char *nl = memchr(l, '\n', (size_t)(e - l));
-            const char *le = nl ? nl : e;
-            const char *q = l;
-            while (q < le && (*q == ' ' || *q == '\t')) q++;
-            if (q < le) {
-                lines++;
-                if (*q == '<' && q + 1 < le && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/'))
-                    markup++;
-                if (le - q > 1 && (le[-1] == ';' || le[-1] == '{' || le[-1] == '}')) markup++;
-            }
-            int in = 0;
-            for (const char *k = q; k < le; k++) {
-                int a = isalpha((unsigned char)*k);
-                if (a && !in) words++;
-                in = a;
-            }
-            l = nl ? nl + 1 : e;
+    if (*q == '-' && q + 1 < te && q[1] == ' ') q += 2;
+    const char *k = q;
+    for (; k < te && (isalnum((unsigned char)*k) || strchr("_.-/", *k)); k++)
+        ;
+    if (k == q || !isalpha((unsigned char)*q)) return 0;
+    const char *v = k;
+    if (v < te && *v == ' ') v++;
+    if (v < te && *v == '=' && (v + 1 >= te || v[1] != '=')) return 1;
+    if (k >= te || *k != ':' || (k + 1 < te && k[1] != ' ') || !islower((unsigned char)*q)) return 0;
+    static const char *const k_roles[] = {"system",    "user",  "assistant", "human",    "ai", "bot",
+                                          "developer", "model", "tool",      "function", NULL};
+    for (const char *const *r = k_roles; *r; r++)
+        if (strlen(*r) == (size_t)(k - q) && !strncmp(q, *r, (size_t)(k - q))) return 0;
+    return 1;
+}
+
+/* Whether a line opening with '<' is a prompt's XML section tag
+ * (`<instructions>`, `</user_question>`, `<id>{{ task.id }}</id>`) rather than
+ * HTML or SVG markup: its name is no HTML element and it has no attributes.
+ * Such lines count as prose only in a template with three lines of five
+ * words or more outside tags (a prompt, not XML data). */
+static int prompt_section(const char *q, const char *te) {
+    static const char *const k_html[] = {
+        "a",       "abbr",    "address", "area",   "article", "aside",    "audio",    "b",     "base",
+        "body",    "br",      "button",  "canvas", "caption", "circle",   "code",     "col",   "dd",
+        "defs",    "details", "dialog",  "div",    "dl",      "dt",       "em",       "embed", "fieldset",
+        "figure",  "footer",  "form",    "g",      "h1",      "h2",       "h3",       "h4",    "h5",
+        "h6",      "head",    "header",  "hr",     "html",    "i",        "iframe",   "img",   "input",
+        "label",   "legend",  "li",      "line",   "link",    "main",     "meta",     "nav",   "noscript",
+        "ol",      "option",  "p",       "path",   "picture", "polygon",  "pre",      "rect",  "script",
+        "section", "select",  "small",   "source", "span",    "strong",   "style",    "sub",   "summary",
+        "sup",     "svg",     "table",   "tbody",  "td",      "template", "textarea", "tfoot", "th",
+        "thead",   "title",   "tr",      "u",      "ul",      "use",      "video",    "slot",  NULL};
+    const char *k = q + 1;
+    if (*k == '/') k++;
+    const char *n = k;
+    while (k < te && (isalnum((unsigned char)*k) || *k == '_' || *k == '-')) k++;
+    if (k == n || k >= te || (*k != '>' && !(*k == '/' && k + 1 < te && k[1] == '>'))) return 0;
+    size_t len = (size_t)(k - n);
+    int c0 = tolower((unsigned char)*n);
+    for (const char *const *h = k_html; *h; h++)
+        if (**h == c0 && !strncasecmp(n, *h, len) && (*h)[len] == '\0') return 0;
+    return 1;
+}
+
+static int tag_line(const char *q, const char *te) {
+    if (te - q < 4 || te[-1] != '}' || (te[-2] != '}' && te[-2] != '%' && te[-2] != '#')) return TL_NONE;
+    char open = te[-2] == '}' ? '{' : te[-2];
+    const char *o = NULL; /* the opener of the closing tag */
+    for (const char *k = te - 3; k > q; k--)
+        if (k[-1] == '{' && k[0] == open) {
+            o = k - 1;
+            break;
         }
-        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
-        return words >= 10 && markup * 3 < lines;
+    if (!o) return TL_NONE;
+    /* only tags and the punctuation between them */
+    int bare = 1, curly = 0;
+    for (const char *k = q; k < te && bare;) {
+        if (*k == '{' && k + 1 < te && (k[1] == '{' || k[1] == '%' || k[1] == '#')) {
+            char c = k[1] == '{' ? '}' : k[1];
+            const char *e = k + 2;
+            while (e + 1 < te && !(e[0] == c && e[1] == '}')) e++;
+            if (e + 1 >= te) return TL_NONE;
+            if (c == '}' && control_tag(k + 2, e)) return TL_GO;
+            curly |= c == '}';
+            k = e + 2;
+        } else if (isalpha((unsigned char)*k)) {
+            bare = 0;
+        } else {
+            k++;
+        }
     }
-    /* addressed to a model: an opening such as "You are ...", or enough of the
-     * phrases instructions to a model use */
+    if (bare) return curly ? TL_CURLY : TL_BARE;
+    if (control_tag(o + 2, te - 2)) return TL_GO;
+    const char *k = q;
+    while (k < o && (islower((unsigned char)*k) || isdigit((unsigned char)*k) || *k == '_' || *k == '.' ||
+                     *k == '-' || *k == '/'))
+        k++;
+    if (k > q && k < o && (*k == ':' || *k == '=')) return TL_KEY;
+    if (k > q && k < o && *k == ' ') {
+        const char *v = k + 1;
+        while (v < o && (*v == ' ' || *v == '=' || *v == '"' || *v == '\'')) v++;
+        if (*v == '{') return TL_KEY;
+    }
+    return TL_TEXT;
+}
+
+/* Whether text reads as addressed to a model: an opening such as "You are
+ * ...", or phrases instructions to a model use scoring min_score or more. */
+static int addressed_to_model(const char *p, const char *e, int min_score) {
     static const char *const k_open[] = {"you are",         "you're",
                                          "you will",        "your task",
                                          "your role",       "your job",
@@ -688,7 +803,99 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
     for (const char *const *w = k_strong; *w; w++) score += 2 * has_phrase(p, m, *w);
     for (const char *const *w = k_weak; *w; w++) score += has_phrase(p, m, *w);
     for (const char *const *w = k_docs; *w; w++) score -= 2 * has_phrase(p, m, *w);
-    return score >= 10;
+    return score >= min_score;
+}
+
+int lint_reads_like_prompt(const char *data, size_t len, int how) {
+    size_t n = len < 16384 ? len : 16384;
+    const char *p = data, *e = data + n;
+    if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
+    /* past a YAML frontmatter */
+    if (n > 4 && memcmp(p, "---", 3) == 0) {
+        const char *q = memmem(p + 3, n - 3, "\n---", 4);
+        if (q) p = q + 4;
+    }
+    if (how == LINT_SEL_TEMPLATE) {
+        /* prose, not an HTML page, config or code: markup, lines ending in
+         * ';', '{', '}' or '\\' and config lines under a third of the lines; or,
+         * in a template with sentences outside tags and comments (three, or
+         * one for every four lines of text), the same with Jinja/Mustache tag
+         * lines and XML sections read as prose lines; or a chat template */
+        int lines = 0, bare = 0, markup = 0, strict = 0, words = 0, go = 0, curly = 0, sections = 0,
+            sentences = 0;
+        for (const char *l = p; l < e;) {
+            const char *nl = memchr(l, '\n', (size_t)(e - l));
+            const char *le = nl ? nl : e;
+            const char *q = l;
+            while (q < le && (*q == ' ' || *q == '\t')) q++;
+            const char *te = le;
+            while (te > q && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r')) te--;
+            int conf = 0;
+            if (q < te) {
+                int tag = tag_line(q, te);
+                lines++;
+                if (*q == '<' && q + 1 < te && (isalpha((unsigned char)q[1]) || q[1] == '!' || q[1] == '/')) {
+                    strict++;
+                    if (prompt_section(q, te))
+                        sections++;
+                    else
+                        markup++;
+                }
+                go |= tag == TL_GO;
+                curly += tag == TL_CURLY;
+                bare += tag == TL_CURLY || tag == TL_BARE;
+                int ends = te - q > 1 && (te[-1] == ';' || te[-1] == '{' || te[-1] == '}' || te[-1] == '\\');
+                conf = config_line(q, te);
+                strict += ends || conf;
+                markup += (ends && tag != TL_TEXT && tag != TL_BARE && tag != TL_CURLY) || (!ends && conf);
+            }
+            int in = 0, lw = 0, out = 0;
+            char close = 0, last = 0; /* inside a tag until "close}"; the last character outside tags */
+            for (const char *k = q; k < le; k++) {
+                int a = isalpha((unsigned char)*k);
+                if (a && !in) {
+                    lw++;
+                    out += !close;
+                }
+                in = a;
+                if (!close && *k == '{' && k + 1 < le && (k[1] == '{' || k[1] == '%' || k[1] == '#'))
+                    close = k[1] == '{' ? '}' : k[1], k++;
+                else if (close && *k == close && k + 1 < le && k[1] == '}')
+                    close = 0, k++;
+                else if (!close && *k != ' ' && *k != '\t' && *k != '\r')
+                    last = *k;
+            }
+            words += lw;
+            /* a sentence: five words or more outside tags, ending in a full
+             * stop, a colon or a question mark, or eight words from a capital
+             * letter (after a bullet or number); not a comment, markup or a
+             * config line */
+            if (out >= 5 && !conf && !strchr("#/;<{[|\"", *q)) {
+                const char *f = q;
+                while (f < te &&
+                       (*f == '-' || *f == '*' || *f == ' ' || *f == '.' || isdigit((unsigned char)*f)))
+                    f++;
+                sentences += (out >= 8 && f < te && isupper((unsigned char)*f)) ||
+                             (last && strchr(".:?!", last));
+            }
+            l = nl ? nl + 1 : e;
+        }
+        if (n >= 9 && (has_phrase(p, (size_t)(e - p), "<!DOCTYPE") || has_phrase(p, 6, "<html"))) return 0;
+        if (memmem(p, (size_t)(e - p), "<?xml", 5)) return 0;  /* an XML document */
+        if (e - p > 2 && p[0] == '#' && p[1] == '!') return 0; /* a script */
+        if (words < 10) return 0;
+        if (strict * 3 < lines) return 1;
+        /* a chat template: the conversation's messages and the generation cue */
+        static const char *const k_chat[] = {"add_generation_prompt", "in messages",  "in loop_messages",
+                                             "message['role']",       "message.role", NULL};
+        if (memmem(p, (size_t)(e - p), "message", 7) || memmem(p, (size_t)(e - p), "_generation_prompt", 18))
+            for (const char *const *w = k_chat; *w; w++)
+                if (memmem(p, (size_t)(e - p), *w, strlen(*w))) return 1;
+        if (go) markup += curly; /* a Go template: its bare `{{ x }}` lines are code too */
+        if (sections && sentences < 3) markup += sections; /* XML data, not a prompt in sections */
+        return markup * 3 < lines && sentences >= 1 && (sentences >= 3 || sentences * 4 >= lines - bare);
+    }
+    return addressed_to_model(p, e, 10);
 }
 
 int lint_parse_size(size_t *out, const char *s) {

@@ -873,7 +873,16 @@ static void do_loop(scan *s, size_t i) {
      * are below.": this session's state) */
     if (cls == LINT_VC_NONE && ev.unknown && lint_detect_state_caption(s->d, s->t, g->start))
         cls = LINT_VC_SESSION;
-    bind_loop_names(s, names_a, names_b, cls, ev.subday, !ev.unknown || cls != LINT_VC_NONE);
+    /* a loop over an item of an unknown list (`for d in e`, `for d in
+     * e.descs`, inside `for e in entity_descriptions`): its items are unknown
+     * too, and reported with the outer loop, not read as stable text */
+    size_t r = in_a;
+    while (r < in_b && (d[r] == ' ' || d[r] == '(')) r++;
+    size_t re = r;
+    while (re < in_b && lint_tmpl_is_ident(d[re])) re++;
+    const bind *of = re > r ? bind_get(&s->binds, d + r, re - r) : NULL;
+    int of_item = of && of->item && cls == LINT_VC_NONE;
+    bind_loop_names(s, names_a, names_b, cls, ev.subday, !of_item && (!ev.unknown || cls != LINT_VC_NONE));
     if (g->go && g->match > (long)i &&
         s->n_go_range < (int)(sizeof s->go_range_end / sizeof s->go_range_end[0]))
         s->go_range_end[s->n_go_range++] = s->tags.v[g->match].start;

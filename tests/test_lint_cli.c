@@ -138,6 +138,55 @@ static void test_commands(void) {
     CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 1, "%s", out);
     cJSON_Delete(j);
     free(out);
+    /* templates: a Jinja or Mustache prompt made mostly of tag lines
+     * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
+     * or in XML sections (`<rules>`) is prose; an INI or YAML config template,
+     * XML data and a Helm helper are not */
+    snprintf(sub, sizeof sub, "%s/tpl", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "tpl/tag.v2.jinja",
+        "You sort support tickets into queues: {{ queues|join(', ') }}.\n"
+        "Answer with the name of one queue and nothing else.\n"
+        "{# spacing #}\n{%- if queue_notes -%}\n{%- for q in queue_notes|sort -%}\n"
+        "{{ q.name }}: {{ q.note }}\n{# spacing #}\n{%- endfor -%}\n{%- endif -%}\n"
+        "{%- for ex in examples -%}\nTicket: {{ ex.text }}\nQueue: {{ ex.queue }}\n{%- endfor -%}\n"
+        "Ticket: {{ ticket }}\nQueue:\n");
+    put(&d, "tpl/enrich.mustache",
+        "Rewrite the ticket below for the on-call engineer.\n{{#product}}\n"
+        "The product is {{product}}.\n{{/product}}\n{{^product}}\nGuess the product from the text.\n"
+        "{{/product}}\nKnown components:\n{{#components}}\n  - {{.}}\n{{/components}}\nTicket:\n{{ticket}}\n");
+    put(&d, "tpl/review.j2",
+        "<role>\nYou review pull requests for the billing service.\n</role>\n<rules>\n"
+        "Point out every change that touches money rounding or currency codes.\n"
+        "Ask for a test when a change to the ledger has none.\n</rules>\n<pr_number>{{ pr }}</pr_number>\n"
+        "<diff>\n{{ diff }}\n</diff>\n");
+    put(&d, "tpl/core-site.xml.j2",
+        "<configuration>\n<property>\n<name>fs.defaultFS</name>\n<value>hdfs://{{ namenode }}:8020</value>\n"
+        "</property>\n<property>\n<name>hadoop.tmp.dir</name>\n<value>{{ tmp_dir }}</value>\n</property>\n"
+        "</configuration>\n");
+    put(&d, "tpl/client.cnf.j2",
+        "{{ managed_by | comment }}\n\n[client]\nuser=\"{{ db_user }}\"\n"
+        "{% if use_socket %}\nsocket={{ db_socket }}\n{% else %}\npassword=\"{{ db_password }}\"\n"
+        "{% endif %}\nmax_allowed_packet: {{ packet_size }}\n");
+    put(&d, "tpl/_helpers.tpl",
+        "{{- /*\nPrints the release name and the chart version, trimmed to the\n"
+        "length that labels allow.\n*/ -}}\n{{- define \"app.ref\" -}}\n"
+        "{{- printf \"%s-%s\" .Release.Name .Chart.Version | trunc 63 -}}\n{{- end -}}\n");
+    /* named like code or config (`.sh.j2`, `.yaml.j2`), or a script (#!): not
+     * prompts whatever they say */
+    put(&d, "tpl/notify.sh.j2",
+        "echo \"You are on call this week. Answer the pager within five minutes.\"\n"
+        "echo \"Write down what you did in the incident log.\"\n"
+        "echo \"Hand over to {{ next_oncall }} on Monday.\"\n");
+    put(&d, "tpl/run.j2",
+        "#!/bin/sh\n# Start the worker. It reads the queue named below and exits on error.\n"
+        "exec worker --queue {{ queue }} --retries 3\n");
+    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json tpl", &out), 0);
+    j = cJSON_Parse(out);
+    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 3, "%s", out);
+    cJSON_Delete(j);
+    free(out);
     /* diff */
     put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
     put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");
