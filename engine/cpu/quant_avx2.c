@@ -567,7 +567,8 @@ AVX2_INLINE void q6k_sb(const eng_block_q6_k *x, const char *a, size_t lda, __m2
         const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
         const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
         const __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
-        const __m256i sh = _mm256_permute4x64_epi64(sc16, h ? 0xEE : 0x44);
+        /* the immediate must be a constant at -O0/-O1 too (make sanitize) */
+        const __m256i sh = h ? _mm256_permute4x64_epi64(sc16, 0xEE) : _mm256_permute4x64_epi64(sc16, 0x44);
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++) {
             __m256i l = (k & 1) ? l1 : l0;
