@@ -58,7 +58,7 @@ LIBSERVE  := $(BUILD)/libcachet_serve.a
 LIBLINT   := $(BUILD)/libcachet_lint.a
 LIBCLI    := $(BUILD)/libcachet_cli.a
 
-.PHONY: run all test check check-layers sanitize bench bench-cache bench-serve bench-lint bench-kv bench-kv-quality bench-kv-speed bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
+.PHONY: run all test check check-layers sanitize sanitize-lint bench bench-cache bench-serve bench-lint bench-kv bench-kv-quality bench-kv-speed bench-spec synth-1b synth-1b-spm rss-7b cuda test-cuda gpu-check install \
         uninstall clean format check-format fuzz deps model model-gemma3 vocabs ppl-text ppl help
 
 all: $(BIN)/cachet $(BIN)/promptlint $(BIN)/cachet-tests $(BIN)/cachet-synth
@@ -77,6 +77,7 @@ help:
 	@echo "make test      the layer check, then the whole test suite (fetches the model if missing)"
 	@echo "make check-layers  includes and symbols follow cli -> agent/serve/linter -> engine -> util"
 	@echo "make sanitize  the test suite under ASan+UBSan"
+	@echo "make sanitize-lint  the linter's suites only under ASan+UBSan (CI runs it)"
 	@echo "make bench     speed, side by side with llama.cpp (LLAMA_CPP_DIR; MODEL=file.gguf)"
 	@echo "make bench-kv  KV memory: every technique in one table (bytes, PPL, recall, decode speed; long)"
 	@echo "make bench-kv-speed / bench-kv-quality  only its decode column / only its quality columns"
@@ -197,6 +198,15 @@ check: test
 sanitize:
 	@echo "make sanitize: the whole build and test suite again under ASan+UBSan in build/san (slow)"
 	$(MAKE) BUILD=build/san BIN=build/san/bin SANITIZE=address,undefined OPT=-O1 test
+
+# The linter's suites only, under ASan+UBSan (a few minutes; CI runs it): every
+# corpus file, fixture and CLI case with out-of-bounds reads made fatal.
+LINT_SUITES := lint lint_cli lint_real lint_io lint_git lint_dogfood lint_precommit skillmd
+sanitize-lint:
+	@echo "make sanitize-lint: the linter's suites under ASan+UBSan in build/san"
+	$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bin SANITIZE=address,undefined OPT=-O1 \
+	    build/san/bin/promptlint build/san/bin/cachet-tests
+	CACHET_ROOT=$(CURDIR) CACHET_BIN=$(CURDIR)/build/san/bin build/san/bin/cachet-tests $(LINT_SUITES)
 
 # The CUDA build: the same binaries under build/cuda/bin with the CUDA backend.
 CUDA_BIN := build/cuda/bin

@@ -269,6 +269,7 @@ static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int 
  * instruction before it a caption. */
 static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
     const char *d = t->data;
+    if (b <= a) return 0; /* a value that runs past the line's end leaves nothing after it */
     const char *bs = b - a > 2 ? memchr(d + a, '\\', b - a) : NULL;
     if (!bs || !memmem(bs, (size_t)(d + b - bs), "\\n", 2)) return stable_part(t, line, a, b, min_words);
     for (size_t p = a; p < b;) {
