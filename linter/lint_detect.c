@@ -375,7 +375,7 @@ static const struct {
      "(?:answers?|outputs?|responses?)|\\w+_(?:responses?|answers?|completions?)|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
+     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|"
      "task|current_task|\\w+_task|(?:task|message|step)_?id|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
      "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
