@@ -1013,6 +1013,7 @@ static void do_expr(scan *s, size_t i) {
         int sd = 0;
         int wc = lint_detect_context_class(s->d, s->t, g->start, &sd);
         if (wc == LINT_VC_NONE && lint_detect_state_caption(s->d, s->t, g->start)) wc = LINT_VC_SESSION;
+        if (wc == LINT_VC_NONE && lint_detect_framed_input(s->t, g->start, g->end)) wc = LINT_VC_TURN;
         if (wc != LINT_VC_NONE)
             push_span(s, s->spans, g->start, g->end, wc, sd);
         else if (ev.terms <= 1)
