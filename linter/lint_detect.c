@@ -367,7 +367,7 @@ static const struct {
      "messages?|memory|memories|query|queries|question|input|inputs|user_?(?:input|message|"
      "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
      "passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|calls?)|observations?|scratchpad|"
-     "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|file_?name|filename|"
+     "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|(?:\\w+_)?file_?name|filename|"
      "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
