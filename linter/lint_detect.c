@@ -367,7 +367,7 @@ static const struct {
      "messages?|memory|memories|query|queries|question|input|inputs|user_?(?:input|message|"
      "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
      "passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|calls?)|observations?|scratchpad|"
-     "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|file_?name|filename|"
+     "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|(?:\\w+_)?file_?name|filename|"
      "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
      "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
      "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
@@ -375,7 +375,7 @@ static const struct {
      "(?:answers?|outputs?|responses?)|\\w+_(?:responses?|answers?|completions?)|"
      "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
      "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|n|k|top_?k|num_\\w+|n_\\w+|"
+     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|"
      "task|current_task|\\w+_task|(?:task|message|step)_?id|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
      "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
@@ -770,6 +770,47 @@ int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t o
     while (n > 0 && buf[n - 1] == ' ') n--;
     buf[n] = '\0';
     return match_buf(d, d->misc[RX_STATE_CAPTION], buf, n);
+}
+
+/* Whether [a, b) holds only blanks and one delimiter: three or more of one
+ * of = - ~ ` * _ + " (a fence may name its language: ```python). */
+static int delimiter_line(const char *d, size_t a, size_t b) {
+    while (a < b && isspace((unsigned char)d[a])) a++;
+    while (b > a && isspace((unsigned char)d[b - 1])) b--;
+    if (b - a < 3 || !strchr("=-~`*_+\"", d[a])) return 0;
+    size_t k = a;
+    while (k < b && d[k] == d[a]) k++;
+    if (k - a < 3) return 0;
+    if (d[a] == '`' || d[a] == '~')
+        while (k < b && (isalnum((unsigned char)d[k]) || d[k] == '-' || d[k] == '+')) k++;
+    return k == b;
+}
+
+int lint_detect_framed_input(const lint_text *t, size_t a, size_t b) {
+    const char *d = t->data;
+    size_t l = lint_text_line_of(t, a);
+    if (l < 2 || l + 1 >= t->n_lines || lint_text_line_of(t, b > a ? b - 1 : a) != l) return 0;
+    size_t le = lint_text_line_end(t, l);
+    for (size_t k = t->line_start[l]; k < le; k++) {
+        if (k >= a && k < b) continue;
+        /* a comment beside it renders nothing: {# ... #}, <!-- ... --> */
+        const char *close = k + 1 < le && d[k] == '{' && d[k + 1] == '#' ? "#}"
+                            : k + 3 < le && !memcmp(d + k, "<!--", 4)    ? "-->"
+                                                                         : NULL;
+        const char *c = close ? memmem(d + k, le - k, close, strlen(close)) : NULL;
+        if (c) {
+            k = (size_t)(c - d) + strlen(close) - 1;
+            continue;
+        }
+        if (!isspace((unsigned char)d[k])) return 0;
+    }
+    if (!delimiter_line(d, t->line_start[l - 1], lint_text_line_end(t, l - 1)) ||
+        !delimiter_line(d, t->line_start[l + 1], lint_text_line_end(t, l + 1)))
+        return 0;
+    size_t ca = t->line_start[l - 2], ce = lint_text_line_end(t, l - 2);
+    while (ce > ca && isspace((unsigned char)d[ce - 1])) ce--;
+    while (ca < ce && isspace((unsigned char)d[ca])) ca++;
+    return ce > ca + 1 && d[ce - 1] == ':' && isalpha((unsigned char)d[ca]) && !delimiter_line(d, ca, ce);
 }
 
 int lint_detect_tag_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,
@@ -1218,6 +1259,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         /* no name says: the words before it may ("The current date is {}") */
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE && lint_detect_state_caption(d, t, ov[0])) vc = LINT_VC_SESSION;
+        if (vc == LINT_VC_NONE && lint_detect_framed_input(t, ov[0], ov[1])) vc = LINT_VC_TURN;
         int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
         if (vc == LINT_VC_NONE && !dollar) vc = lint_detect_tag_class(d, a->cfg, t, ov[0], ov[1]);
         if (vc == LINT_VC_NONE) {

@@ -1013,6 +1013,7 @@ static void do_expr(scan *s, size_t i) {
         int sd = 0;
         int wc = lint_detect_context_class(s->d, s->t, g->start, &sd);
         if (wc == LINT_VC_NONE && lint_detect_state_caption(s->d, s->t, g->start)) wc = LINT_VC_SESSION;
+        if (wc == LINT_VC_NONE && lint_detect_framed_input(s->t, g->start, g->end)) wc = LINT_VC_TURN;
         if (wc != LINT_VC_NONE)
             push_span(s, s->spans, g->start, g->end, wc, sd);
         else if (ev.terms <= 1)
@@ -1296,6 +1297,30 @@ static int verbatim_file(const lint_text *t, const char *rel) {
     return end && desc && desc < end ? LINT_VERBATIM_PLAIN : 0;
 }
 
+/* Whether a {{ x }} stands outside code spans and front matter: the file's
+ * engine renders its text, so its inline code is rendered too. */
+static int tags_outside_code(const lint_text *t) {
+    const char *d = t->data;
+    for (size_t i = 0; i + 3 < t->len;) {
+        const char *o = memmem(d + i, t->len - i, "{{", 2);
+        if (!o) return 0;
+        i = (size_t)(o - d);
+        if (!lint_text_in_code(t, i) && !(t->flags[lint_text_line_of(t, i)] & LINT_LF_FRONTMATTER)) return 1;
+        i += 2;
+    }
+    return 0;
+}
+
+/* Any Markdown name, a VS Code prompt file too: inline code there shows
+ * syntax. */
+static int any_markdown(const char *rel) {
+    static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
+    size_t rl = strlen(rel);
+    for (const char *const *e = k_md; *e; e++)
+        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
+    return 0;
+}
+
 /* A file of another extension is a template when statements ({% %}) or block
  * tags ({{#x}}, {{/x}}) appear outside its code spans. */
 static int has_statements(const lint_text *t) {
@@ -1424,6 +1449,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_bracket_fields(&s, rel);
     if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);
     /* a file loaded as written has no tags: its {{x}} and {% %} are text */
+    s.code_tags = !t->is_template && !t->verbatim && !any_markdown(rel) && tags_outside_code(t);
     if (!rc && !t->verbatim) rc = lint_tmpl_tokenize(&s);
     if (!rc && !t->verbatim) rc = lint_tmpl_match_blocks(&s);
     if (!rc && !t->verbatim) rc = lint_tmpl_count_emitting(&s);

@@ -113,7 +113,8 @@ typedef struct scan {
     size_t tail_from; /* end of the first emitting loop over messages (the
                            * conversation: what follows it is its tail), or 0 */
     lint_spanv *spans, *unknown;
-    int by_root; /* the last term read was stable only by its root (tools.x.y) */
+    int by_root;   /* the last term read was stable only by its root (tools.x.y) */
+    int code_tags; /* not Markdown, with tags outside code: its inline code renders */
     int rc;
 } scan;
 

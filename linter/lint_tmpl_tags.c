@@ -257,6 +257,19 @@ static int code_path_tag(const scan *s, size_t i) {
     return lint_detect_code_path(s->d, s->cfg, s->t, i, c + 2, d + a, e - a);
 }
 
+/* Whether the {{ x }} at i is the whole of an inline code span in a file
+ * whose engine renders its text (s->code_tags): the engine fills it there as
+ * anywhere ("called `{{ test_file_name }}`:"), so it is a field, not syntax
+ * shown. */
+static int rendered_code_tag(const scan *s, size_t i) {
+    const char *d = s->t->data;
+    size_t len = s->t->len;
+    if (!s->code_tags || i + 4 >= len || d[i + 1] != '{' || d[i + 2] == '{') return 0;
+    const char *e = memmem(d + i + 2, len - i - 2, "}}", 2);
+    if (!e || memchr(d + i, '\n', (size_t)(e - d) - i)) return 0;
+    return lint_text_code_path(s->t, i, (size_t)(e - d) + 2);
+}
+
 int lint_tmpl_tokenize(scan *s) {
     lint_text *t = s->t;
     const char *d = t->data;
@@ -267,7 +280,7 @@ int lint_tmpl_tokenize(scan *s) {
         const char *o = memchr(d + i, '{', len - i - 1);
         if (!o) break;
         i = (size_t)(o - d);
-        if (!t->is_template && lint_text_in_code(t, i) && !code_path_tag(s, i)) {
+        if (!t->is_template && lint_text_in_code(t, i) && !code_path_tag(s, i) && !rendered_code_tag(s, i)) {
             i++;
             continue;
         }
