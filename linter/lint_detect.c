@@ -391,6 +391,8 @@ static const struct {
     {LINT_VC_SESSION,
      "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
      "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
+     /* the repository's history: RECENT_COMMITS, commit_log */
+     "(?:\\w+_)?commits|commit_?(?:log|history)|"
      "platform|os_?(?:name|version)|arch|architecture|hostname|host|machine|shell|env|"
      "environment|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
