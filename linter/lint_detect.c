@@ -1018,7 +1018,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     if (e <= s) return UTIL_OK;
     const char *v = t->data + s;
     size_t n = e - s;
-    if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
+    /* Claude Code runs a command's !`cmd` inside a fence too (not in inline code) */
+    int live = p && p->mode == PM_SHELL && t->claude_live &&
+               (t->flags[lint_text_line_of(t, s)] & LINT_LF_FENCE);
+    if ((lint_text_in_code(t, s) && !live) || lint_text_in_quiet(t, s)) return UTIL_OK;
     /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
      * list item) as CLAUDE.md writes them, names a file to read in, not where
      * the user works */
@@ -1188,8 +1191,14 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
-    /* nothing renders a file an agent loads as written: its {{x}} is text */
-    if (t->verbatim && !(t->verbatim == LINT_VERBATIM_SKILL && (arguments || claude_fill_in(nm, nl))))
+    /* nothing renders a file an agent loads as written: its {{x}} is text;
+     * but $ARGUMENTS in the prose of a skill's file is Claude Code's fill-in:
+     * a skill's other file that uses it (not in code) is a command's body
+     * kept there, as an installer's source folder keeps it (skills/pt/core/x.md) */
+    int named = ov[1] + 1 < t->len && (t->data[ov[1]] == '-' || t->data[ov[1]] == '_') &&
+                isalpha((unsigned char)t->data[ov[1] + 1]); /* "$ARGUMENTS-style": the syntax named */
+    if (t->verbatim && !(arguments && t->skill_file && !named) &&
+        !(t->verbatim == LINT_VERBATIM_SKILL && claude_fill_in(nm, nl)))
         return UTIL_OK;
     /* a file that is a template by its tags ({% %}, {{#section}}) renders
      * only those: a bare $NAME in its prose is the shell's ("My $PWD is the
