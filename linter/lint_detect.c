@@ -1177,6 +1177,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
+    /* nothing fills $ARGUMENTS in an AGENTS.md or a README: it names the syntax */
+    if (arguments && t->memory_file) return UTIL_OK;
     int vscode = t->vscode_prompt && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
                  lint_detect_vscode_variable(nm, nl);
     int in_code = lint_text_in_code(t, ov[0]);

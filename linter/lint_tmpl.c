@@ -1409,6 +1409,12 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
+    {
+        const char *b = strrchr(rel, '/');
+        b = b ? b + 1 : rel;
+        t->memory_file = !strcasecmp(b, "AGENTS.md") || !strcasecmp(b, "CLAUDE.md") ||
+                         !strcasecmp(b, "GEMINI.md") || !strcasecmp(b, "README.md");
+    }
     t->skill_file = t->verbatim == LINT_VERBATIM_SKILL || skill_part(rel);
     t->claude_live = t->command_file || t->verbatim == LINT_VERBATIM_SKILL ||
                      (markdown_name(rel) && lint_tmpl_command_frontmatter(t));
