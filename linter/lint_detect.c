@@ -48,18 +48,22 @@
          "(?:\\h+(?:[+-]\\d{4}|UT|GMT|[A-Z]{3}))?"
 #define UNIX_TS "(?<![\\d.])1[5-9]\\d{8}(?:\\d{3})?(?![\\d.])"
 
-#define LABEL                                                                                 \
-    "(\\b(?:today(?:'s\\h+date)?|tonight|right\\h+now|now|currently|"                         \
-    "current(?:[\\h_-]?(?:date(?:\\h+and\\h+time)?|time(?:\\h+and\\h+date)?|datetime|"        \
-    "timestamp|day|local\\h+time))?|as\\h+of(?:\\h+(?:today|now))?|"                          \
-    "the\\h+(?:date|time|day|date\\h+and\\h+time|time\\h+and\\h+date)(?:\\h+(?:today|now))?|" \
-    "it\\h+is(?:\\h+now)?|it's(?:\\h+now)?|date|time|datetime|date/time|timestamp|"           \
-    "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"    \
-    "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                      \
-    "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)\\b)"                \
-    "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])[\"']?" /* a JSON key: "current_date": */        \
-    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"  \
-    "(?:\\*\\*|__|[\"'])?\\h*"
+/* Markdown emphasis around a label or its value, the colon inside or outside
+ * it: "**Current date**: ...", "*OS:* ...", "__Shell__: ...". */
+#define EM "(?:\\*\\*?|__?)?"
+
+#define LABEL                                                                                     \
+    "((?<![A-Za-z0-9]|[A-Za-z0-9]_)(?:today(?:'s\\h+date)?|tonight|right\\h+now|now|currently|"   \
+    "current(?:[\\h_-]?(?:date(?:\\h+and\\h+time)?|time(?:\\h+and\\h+date)?|datetime|"            \
+    "timestamp|day|local\\h+time))?|as\\h+of(?:\\h+(?:today|now))?|"                              \
+    "the\\h+(?:date|time|day|date\\h+and\\h+time|time\\h+and\\h+date)(?:\\h+(?:today|now))?|"     \
+    "it\\h+is(?:\\h+now)?|it's(?:\\h+now)?|date|time|datetime|date/time|timestamp|"               \
+    "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"        \
+    "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                          \
+    "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)(?:\\b|(?=__?(?!\\w))))" \
+    "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])" EM "[\"']?" /* a JSON key: "current_date": */      \
+    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"      \
+    "(?:\\*\\*?|__?|[\"'])?\\h*"
 
 /* --- the literal pattern table -------------------------------------------- */
 
@@ -149,12 +153,12 @@ static const pat_def k_literals[] = {
      PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1, 0},
     /* a strong label with a date-shaped value, valid or not */
     {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
-     "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)\\h*"
-     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*|__|[\"'])?\\h*\\K(?:" LOOSE_DATE "|" CJK_DATE ")",
+     "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)" EM "\\h*"
+     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*?|__?|[\"'])?\\h*\\K(?:" LOOSE_DATE "|" CJK_DATE ")",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* the label is a heading or a caption line, the value starts the next line */
-    {"(?im)^\\h*(?:#{1,6}\\h*|\\*\\*|__)?((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
-     "day)|today|date|time|timestamp)\\h*(?:\\*\\*|__)?\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
+    {"(?im)^\\h*(?:#{1,6}\\h*)?" EM "((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
+     "day)|today|date|time|timestamp)\\h*:?" EM "\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
      "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
      "(?:at\\h+)?" TOD ")?)",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
@@ -181,33 +185,35 @@ static const pat_def k_literals[] = {
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
      "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
-     "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
+     "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)" EM
+     "\\h*:" EM "\\h*"
      "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*)"
      "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
      * shell as the value: "... on behalf of the user. Operating System: windows." */
-    {"(?im)^(?:Operating\\h+System|OS|Shell|Platform|Host)\\h*:\\h*\\K" OS_VALUE, PM_ENV, LINT_K_ENV,
-     LINT_VC_SESSION, 0, 4, 1},
+    {"(?im)^" EM "(?:Operating\\h+System|OS|Shell|Platform|Host)" EM "\\h*:" EM "\\h*\\K" OS_VALUE, PM_ENV,
+     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     /* the repository's state when the prompt is built: "Current branch:
      * feature/x", git log lines ("abc1234 fix build") under a caption */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+|git\\h+)?branch(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current\\h+|git\\h+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
      "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
      PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 4, 1},
     /* what the editor has open: "Open file: src/app.ts", "Active file: ..." */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?"
-     "(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM
+     "(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?" EM "\\h*:" EM
+     "\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
      PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 4, 1},
     /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
     {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*", PM_ALWAYS,
      LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 1},
     /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:pronouns|bio|about\\h+me)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:pronouns|bio|about\\h+me)" EM "\\h*:" EM "\\h*"
      "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
      PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0, 0},
     /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
@@ -219,23 +225,24 @@ static const pat_def k_literals[] = {
     {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
      LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     /* a labelled time zone line in an environment block: "Time zone: UTC" */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?time\\h?zone(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?time\\h?zone" EM "\\h*:" EM "\\h*"
      "\\K(?-i:[A-Z][\\w/+-]*)(?=\\h*(?:\\(|<!--|$))",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 0},
     /* a labelled location or user agent line: "- Location: Oslo, Norway" */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location(?:\\*\\*)?\\h*:"
-     "(?:\\*\\*)?\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location" EM "\\h*:" EM
+     "\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
      /* the place is the whole value: "- **Location**: Store test files in tests/" is advice */
      "(?=\\h*(?:\\([^)\\n]*\\))?\\h*[.;]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?user[\\h-]?agent(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Za-z][^\\n]{2,300}",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "user[\\h-]?agent" EM "\\h*:" EM "\\h*\\K[A-Za-z][^\\n]{2,300}", PM_ENV,
+     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     /* an IANA time zone or a locale code given as someone's: "Her timezone is
      * Europe/Oslo", "Locale: nb-NO" */
     {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
      "Europe|Indian|Pacific)/[A-Z][\\w+-]*(?:/[A-Z][\\w+-]*)?)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:user(?:'s)?\\h+)?locale(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?locale" EM "\\h*:" EM
+     "\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
     /* shell output inserted when a command file runs: !`git status` */
@@ -273,13 +280,14 @@ static const pat_def k_literals[] = {
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    {"(?m)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
-     "name(?:\\h+of\\h+the\\h+user)?)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
+    {"(?m)^\\h*(?:[-*]\\h+)?" EM "(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
+     "name(?:\\h+of\\h+the\\h+user)?)" EM "\\h*:" EM "\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:[(<][\\w.+-]+@[\\w.-]+[)>]\\h*)?(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
     /* the user's handle or e-mail address in an identity position: "Username:
      * maria_j", "The user's email address is maria@harbor.dev" */
-    {"(?im)^\\h*(?:[-*]\\h+)?(?:\\*\\*)?(?:current\\h+)?(?:user(?:'s)?\\h*)?(?:username|handle|login)(?:\\*\\*)?\\h*:(?:\\*\\*)?\\h*"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current\\h+)?(?:user(?:'s)?\\h*)?(?:username|handle|login)" EM
+     "\\h*:" EM "\\h*"
      "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 4, 1},
     {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
@@ -383,6 +391,8 @@ static const struct {
     {LINT_VC_SESSION,
      "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
      "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
+     /* the repository's history: RECENT_COMMITS, commit_log */
+     "(?:\\w+_)?commits|commit_?(?:log|history)|"
      "platform|os_?(?:name|version)|arch|architecture|hostname|host|machine|shell|env|"
      "environment|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
@@ -1049,7 +1059,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     if (e <= s) return UTIL_OK;
     const char *v = t->data + s;
     size_t n = e - s;
-    if (lint_text_in_code(t, s) || lint_text_in_quiet(t, s)) return UTIL_OK;
+    /* Claude Code runs a command's !`cmd` inside a fence too (not in inline code) */
+    int live = p && p->mode == PM_SHELL && t->claude_live &&
+               (t->flags[lint_text_line_of(t, s)] & LINT_LF_FENCE);
+    if ((lint_text_in_code(t, s) && !live) || lint_text_in_quiet(t, s)) return UTIL_OK;
     /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
      * list item) as CLAUDE.md writes them, names a file to read in, not where
      * the user works */
@@ -1205,6 +1218,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     size_t nl = ov[3] - ov[2];
     const char *nm = t->data + ov[2];
     int arguments = t->data[ov[0]] == '$' && nl == 9 && !memcmp(nm, "ARGUMENTS", 9);
+    /* nothing fills $ARGUMENTS in an AGENTS.md or a README: it names the syntax */
+    if (arguments && t->memory_file) return UTIL_OK;
     int vscode = t->vscode_prompt && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
                  lint_detect_vscode_variable(nm, nl);
     int in_code = lint_text_in_code(t, ov[0]);
@@ -1219,8 +1234,14 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
-    /* nothing renders a file an agent loads as written: its {{x}} is text */
-    if (t->verbatim && !(t->verbatim == LINT_VERBATIM_SKILL && (arguments || claude_fill_in(nm, nl))))
+    /* nothing renders a file an agent loads as written: its {{x}} is text;
+     * but $ARGUMENTS in the prose of a skill's file is Claude Code's fill-in:
+     * a skill's other file that uses it (not in code) is a command's body
+     * kept there, as an installer's source folder keeps it (skills/pt/core/x.md) */
+    int named = ov[1] + 1 < t->len && (t->data[ov[1]] == '-' || t->data[ov[1]] == '_') &&
+                isalpha((unsigned char)t->data[ov[1] + 1]); /* "$ARGUMENTS-style": the syntax named */
+    if (t->verbatim && !(arguments && t->skill_file && !named) &&
+        !(t->verbatim == LINT_VERBATIM_SKILL && claude_fill_in(nm, nl)))
         return UTIL_OK;
     /* a file that is a template by its tags ({% %}, {{#section}}) renders
      * only those: a bare $NAME in its prose is the shell's ("My $PWD is the

@@ -54,6 +54,13 @@ typedef struct lint_text {
                            * for the model or documentation, not render-time fields */
     int command_file;     /* markdown in a commands/ folder (Claude Code commands):
                            * $ARGUMENTS is filled in there even inside code */
+    int memory_file;      /* AGENTS.md, CLAUDE.md, GEMINI.md, README.md: loaded or read as
+                           * written; a $ARGUMENTS there documents the syntax */
+    int skill_file;       /* SKILL.md or a skill's other Markdown (skills/NAME/...):
+                           * $ARGUMENTS in its prose is filled in */
+    int claude_live;      /* a Claude Code command or skill (commands/ folder, SKILL.md,
+                           * or front matter with allowed-tools:/argument-hint:):
+                           * its !`cmd` runs even inside a fenced block */
     int program_template; /* not a template by its tags, but a program's template by
                            * its folder (prompts/): a {x} field that is a whole
                            * inline code span is filled in there too */

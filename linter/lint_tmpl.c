@@ -1267,6 +1267,18 @@ static int markdown_name(const char *rel) {
     return 0;
 }
 
+/* Whether rel is Markdown inside a skill's folder other than SKILL.md
+ * (skills/NAME/references/x.md), not under a prompts/ folder. */
+static int skill_part(const char *rel) {
+    const char *b = strrchr(rel, '/');
+    const char *base = b ? b + 1 : rel;
+    const char *sk = !strncmp(rel, "skills/", 7) ? rel : strstr(rel, "/skills/");
+    if (!sk || strcasecmp(base, "SKILL.md") == 0 || !markdown_name(rel) || lint_tmpl_prompts_folder(rel))
+        return 0;
+    const char *name = sk + (*sk == '/' ? 8 : 7), *slash = strchr(name, '/');
+    return slash && slash < base;
+}
+
 /* A file an agent loads as written, with no template engine in between:
  * SKILL.md (Agent Skills), a subagent or custom agent definition (Markdown
  * under an agents/ folder whose front matter has a description:, as Claude Code and
@@ -1281,11 +1293,7 @@ static int verbatim_file(const lint_text *t, const char *rel) {
     size_t rl = strlen(rel);
     if (!strcasecmp(base, "SKILL.md")) return LINT_VERBATIM_SKILL;
     /* a skill's other Markdown (references/, examples/): read with a file tool */
-    const char *sk = !strncmp(rel, "skills/", 7) ? rel : strstr(rel, "/skills/");
-    if (sk && markdown_name(rel) && !lint_tmpl_prompts_folder(rel)) {
-        const char *name = sk + (*sk == '/' ? 8 : 7), *slash = strchr(name, '/');
-        if (slash && slash < base) return LINT_VERBATIM_PLAIN;
-    }
+    if (skill_part(rel)) return LINT_VERBATIM_PLAIN;
     for (const char *const *e = k_vs; *e; e++)
         if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return LINT_VERBATIM_PLAIN;
     const char *ag = !strncmp(rel, "agents/", 7) ? rel : strstr(rel, "/agents/");
@@ -1426,6 +1434,15 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
+    {
+        const char *b = strrchr(rel, '/');
+        b = b ? b + 1 : rel;
+        t->memory_file = !strcasecmp(b, "AGENTS.md") || !strcasecmp(b, "CLAUDE.md") ||
+                         !strcasecmp(b, "GEMINI.md") || !strcasecmp(b, "README.md");
+    }
+    t->skill_file = t->verbatim == LINT_VERBATIM_SKILL || skill_part(rel);
+    t->claude_live = t->command_file || t->verbatim == LINT_VERBATIM_SKILL ||
+                     (markdown_name(rel) && lint_tmpl_command_frontmatter(t));
     t->program_template = !t->is_template && lint_tmpl_prompts_folder(rel);
     size_t rl = strlen(rel);
     t->vscode_prompt = !t->is_template && rl > 10 && strcasecmp(rel + rl - 10, ".prompt.md") == 0;

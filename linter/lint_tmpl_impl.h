@@ -155,6 +155,7 @@ int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t f
 int lint_tmpl_system_slot(const lint_text *t, const char *root, size_t rn, char digit);
 /* Whether t opens with a comment declaring its template variables. */
 int lint_tmpl_declares_variables(const lint_text *t);
+int lint_tmpl_command_frontmatter(const lint_text *t);
 
 /* The prompt's declared inputs (front matter, input_variables): a name filled
  * per call. add returns UTIL_OK or UTIL_ENOMEM (lint_tmpl_data.c). */

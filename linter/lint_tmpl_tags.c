@@ -4,7 +4,7 @@
  * comment), then openers matched with closers, and the rendering items
  * before each tag counted; also whether a markdown file is a program's
  * template by its folder or its declared variables, whether its `---`
- * block renders, and whether it tests messages[N] as a system message. Does
+ * block renders or declares a Claude Code command, and whether it tests messages[N] as a system message. Does
  * not read expressions or class names (lint_tmpl.c). */
 #include <ctype.h>
 #include <stdlib.h>
@@ -438,6 +438,31 @@ int lint_tmpl_declares_variables(const lint_text *t) {
     for (size_t k = i + 4; k + 3 <= lim; k++) {
         if (!memcmp(d + k, "-->", 3)) return 0;
         if (d[k - 1] == '\n' && lim - k >= 10 && !memcmp(d + k, "variables:", 10)) return 1;
+    }
+    return 0;
+}
+
+/* Whether the file's front matter (a `---` block at its start, maybe after
+ * an opening <!-- --> comment) declares a Claude Code command or skill:
+ * an `allowed-tools:` or `argument-hint:` key. Claude Code then runs each
+ * !`cmd` in the body wherever it stands, a fenced block included. */
+int lint_tmpl_command_frontmatter(const lint_text *t) {
+    const char *d = t->data, *e = t->data + (t->len > 8192 ? 8192 : t->len), *p = d;
+    while (p < e && isspace((unsigned char)*p)) p++;
+    if (e - p >= 4 && !memcmp(p, "<!--", 4)) {
+        const char *c = memmem(p + 4, (size_t)(e - p - 4), "-->", 3);
+        if (!c) return 0;
+        for (p = c + 3; p < e && isspace((unsigned char)*p);) p++;
+    }
+    if (e - p < 4 || memcmp(p, "---", 3) || (p[3] != '\n' && p[3] != '\r')) return 0;
+    for (const char *l = memchr(p, '\n', (size_t)(e - p)); l && l + 1 < e;
+         l = memchr(l + 1, '\n', (size_t)(e - l - 1))) {
+        const char *q = l + 1;
+        size_t left = (size_t)(e - q);
+        if (left >= 3 && !memcmp(q, "---", 3)) return 0;
+        if ((left >= 14 && !strncasecmp(q, "allowed-tools:", 14)) ||
+            (left >= 14 && !strncasecmp(q, "argument-hint:", 14)))
+            return 1;
     }
     return 0;
 }
