@@ -8,8 +8,9 @@
  * volatile part itself: its header is the span, its body renders nothing
  * stable. Tags are found and paired in lint_tmpl_tags.c; prompts kept as
  * values of data files (LangChain YAML/JSON, CrewAI tasks, Gemini CLI TOML)
- * and the declared inputs are read in lint_tmpl_data.c. Does not run literal
- * patterns or decide findings. */
+ * and the declared inputs are read in lint_tmpl_data.c; a file's kind (template
+ * format, verbatim file, command, front matter) is decided in lint_tmpl_file.c.
+ * Does not run literal patterns or decide findings. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1209,147 +1210,7 @@ static int read_inputs(scan *s, size_t first, size_t last) {
     return UTIL_OK;
 }
 
-/* Frontmatter lines (lint_text marks `---` on line 1; a .prompt file may open
- * with '#' comment lines first). Returns the last line, or (size_t)-1. */
-static size_t frontmatter(lint_text *t, const char *rel) {
-    size_t n = t->n_lines, start = 0;
-    size_t rl = strlen(rel);
-    if (rl > 7 && strcasecmp(rel + rl - 7, ".prompt") == 0) {
-        while (start < n) {
-            const char *p = t->data + t->line_start[start];
-            size_t l = lint_text_line_end(t, start) - t->line_start[start];
-            if (l == 0 || p[0] == '#')
-                start++;
-            else
-                break;
-        }
-    }
-    if (start >= n) return (size_t)-1;
-    const char *p = t->data + t->line_start[start], *e = t->data + lint_text_line_end(t, start);
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
-    if (e - p != 3 || memcmp(p, "---", 3) != 0) return (size_t)-1;
-    for (size_t i = start + 1; i < n; i++) {
-        const char *q = t->data + t->line_start[i], *qe = t->data + lint_text_line_end(t, i);
-        while (qe > q && (qe[-1] == ' ' || qe[-1] == '\t')) qe--;
-        if (qe - q == 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0)) {
-            for (size_t k = 0; k <= i; k++) t->flags[k] |= LINT_LF_FRONTMATTER;
-            return i;
-        }
-    }
-    return (size_t)-1;
-}
-
 /* --- the entry point ----------------------------------------------------------------- */
-
-int lint_tmpl_name(const char *rel) {
-    static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2",  ".njk", ".mustache",
-                                        ".hbs",    ".handlebars", ".tmpl",    ".tpl", ".gotmpl",
-                                        ".liquid", ".prompt",     ".prompty", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_ext; *e; e++) {
-        size_t el = strlen(*e);
-        if (rl > el && strcasecmp(rel + rl - el, *e) == 0) return 1;
-    }
-    const char *b = strrchr(rel, '/');
-    return strcasecmp(b ? b + 1 : rel, "skprompt.txt") == 0;
-}
-
-/* Markdown whose {x} fields are not rendered: not a VS Code prompt file
- * (.prompt.md, .instructions.md, .chatmode.md fill ${input:x}, ${file}). */
-static int markdown_name(const char *rel) {
-    static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
-    static const char *const k_vs[] = {".prompt.md", ".instructions.md", ".chatmode.md", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_vs; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 0;
-    for (const char *const *e = k_md; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
-    return 0;
-}
-
-/* Whether rel is Markdown inside a skill's folder other than SKILL.md
- * (skills/NAME/references/x.md), not under a prompts/ folder. */
-static int skill_part(const char *rel) {
-    const char *b = strrchr(rel, '/');
-    const char *base = b ? b + 1 : rel;
-    const char *sk = !strncmp(rel, "skills/", 7) ? rel : strstr(rel, "/skills/");
-    if (!sk || strcasecmp(base, "SKILL.md") == 0 || !markdown_name(rel) || lint_tmpl_prompts_folder(rel))
-        return 0;
-    const char *name = sk + (*sk == '/' ? 8 : 7), *slash = strchr(name, '/');
-    return slash && slash < base;
-}
-
-/* A file an agent loads as written, with no template engine in between:
- * SKILL.md (Agent Skills), a subagent or custom agent definition (Markdown
- * under an agents/ folder whose front matter has a description:, as Claude Code and
- * OpenCode read them; a VS Code *.agent.md or *.chatmode.md) and VS Code
- * *.instructions.md; a skill's other Markdown files (skills/NAME/...). Their {x}, {{x}} and ${X} reach the model as the
- * characters written (a template the model or the user fills in, or
- * documentation of one), so they are the file's fixed text. */
-static int verbatim_file(const lint_text *t, const char *rel) {
-    static const char *const k_vs[] = {".agent.md", ".chatmode.md", ".instructions.md", NULL};
-    const char *b = strrchr(rel, '/');
-    const char *base = b ? b + 1 : rel;
-    size_t rl = strlen(rel);
-    if (!strcasecmp(base, "SKILL.md")) return LINT_VERBATIM_SKILL;
-    /* a skill's other Markdown (references/, examples/): read with a file tool */
-    if (skill_part(rel)) return LINT_VERBATIM_PLAIN;
-    for (const char *const *e = k_vs; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return LINT_VERBATIM_PLAIN;
-    const char *ag = !strncmp(rel, "agents/", 7) ? rel : strstr(rel, "/agents/");
-    if (!ag || ag >= base || !markdown_name(rel) || lint_tmpl_prompts_folder(rel) || t->len < 4 ||
-        memcmp(t->data, "---", 3))
-        return 0;
-    const char *end = memmem(t->data + 3, t->len - 3, "\n---", 4);
-    const char *desc = memmem(t->data, t->len, "\ndescription:", 13);
-    return end && desc && desc < end ? LINT_VERBATIM_PLAIN : 0;
-}
-
-/* Whether a {{ x }} stands outside code spans and front matter: the file's
- * engine renders its text, so its inline code is rendered too. */
-static int tags_outside_code(const lint_text *t) {
-    const char *d = t->data;
-    for (size_t i = 0; i + 3 < t->len;) {
-        const char *o = memmem(d + i, t->len - i, "{{", 2);
-        if (!o) return 0;
-        i = (size_t)(o - d);
-        if (!lint_text_in_code(t, i) && !(t->flags[lint_text_line_of(t, i)] & LINT_LF_FRONTMATTER)) return 1;
-        i += 2;
-    }
-    return 0;
-}
-
-/* Any Markdown name, a VS Code prompt file too: inline code there shows
- * syntax. */
-static int any_markdown(const char *rel) {
-    static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_md; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
-    return 0;
-}
-
-/* A file of another extension is a template when statements ({% %}) or block
- * tags ({{#x}}, {{/x}}) appear outside its code spans. */
-static int has_statements(const lint_text *t) {
-    const char *d = t->data;
-    closer c = {"%}", 0, 0, 0};
-    for (size_t i = 0; i + 2 < t->len;) {
-        const char *o = memchr(d + i, '{', t->len - i - 2);
-        if (!o) return 0;
-        i = (size_t)(o - d);
-        if (!lint_text_in_code(t, i)) {
-            if (d[i + 1] == '{' && (d[i + 2] == '#' || d[i + 2] == '/')) return 1;
-            if (d[i + 1] == '%') {
-                size_t e = lint_tmpl_next_plain(d, t->len, i + 2, &c);
-                if (e == (size_t)-1) return 0;
-                if (e <= lint_text_line_end(t, lint_text_line_of(t, i)) || e - i < 4096) return 1;
-            }
-        }
-        i++;
-    }
-    return 0;
-}
 
 /* Role of a role marker: a {{role "x"}} tag or a line that is only a role
  * word ("assistant:", "# user:"). 0 none, 1 user/system, 2 assistant. */
@@ -1427,30 +1288,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     scan s;
     memset(&s, 0, sizeof s);
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
-    t->verbatim = verbatim_file(t, rel);
-    t->curly_only = lint_tmpl_name(rel);
-    t->is_template = !t->verbatim && (t->curly_only || has_statements(t));
-    /* markdown in a prompts/ folder is a program's template: its {x} are fields */
-    t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
-                  !lint_tmpl_declares_variables(t);
-    t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
-    {
-        const char *b = strrchr(rel, '/');
-        b = b ? b + 1 : rel;
-        t->memory_file = !strcasecmp(b, "AGENTS.md") || !strcasecmp(b, "CLAUDE.md") ||
-                         !strcasecmp(b, "GEMINI.md") || !strcasecmp(b, "README.md");
-    }
-    t->skill_file = t->verbatim == LINT_VERBATIM_SKILL || skill_part(rel);
-    t->claude_live = t->command_file || t->verbatim == LINT_VERBATIM_SKILL ||
-                     (markdown_name(rel) && lint_tmpl_command_frontmatter(t));
-    t->program_template = !t->is_template && lint_tmpl_prompts_folder(rel);
-    size_t rl = strlen(rel);
-    t->vscode_prompt = !t->is_template && rl > 10 && strcasecmp(rel + rl - 10, ".prompt.md") == 0;
-    size_t fm = frontmatter(t, rel);
-    if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
-        for (size_t k = 0; k <= fm; k++) t->flags[k] &= (unsigned char)~LINT_LF_FRONTMATTER;
-        fm = (size_t)-1;
-    }
+    size_t fm = lint_tmpl_file_kind(t, rel);
     int rc = UTIL_OK;
     if (fm != (size_t)-1) {
         rc = lint_text_add_quiet(t, 0, lint_text_line_end(t, fm));
@@ -1465,8 +1303,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
     if (!rc) rc = lint_tmpl_bracket_fields(&s, rel);
     if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);
+    s.code_tags = lint_tmpl_code_tags(t, rel);
     /* a file loaded as written has no tags: its {{x}} and {% %} are text */
-    s.code_tags = !t->is_template && !t->verbatim && !any_markdown(rel) && tags_outside_code(t);
     if (!rc && !t->verbatim) rc = lint_tmpl_tokenize(&s);
     if (!rc && !t->verbatim) rc = lint_tmpl_match_blocks(&s);
     if (!rc && !t->verbatim) rc = lint_tmpl_count_emitting(&s);

@@ -1,6 +1,8 @@
-/* linter/lint_tmpl_impl.h: what lint_tmpl.c (the passes) and
- * lint_tmpl_tags.c (tokenizing tags, matching blocks) share: tags, bindings
- * and the scanner's state. Private to those two files. */
+/* linter/lint_tmpl_impl.h: what the template files share: lint_tmpl.c (the
+ * passes), lint_tmpl_tags.c (tokenizing tags, matching blocks),
+ * lint_tmpl_file.c (a file's kind by name and first lines) and
+ * lint_tmpl_data.c (prompts inside data files): tags, bindings and the
+ * scanner's state. Private to those files. */
 #ifndef LINT_TMPL_IMPL_H
 #define LINT_TMPL_IMPL_H
 
@@ -145,6 +147,14 @@ int lint_tmpl_count_emitting(scan *s);
 /* Whether the body between tags open and close renders anything. */
 int lint_tmpl_body_emits(const scan *s, size_t open, size_t close);
 
+/* Sets t's file-kind flags (verbatim, curly_only, is_template, fill_ins,
+ * command_file, memory_file, skill_file, claude_live, program_template,
+ * vscode_prompt), marks the front matter and returns its last line or
+ * (size_t)-1 (lint_tmpl_file.c). */
+size_t lint_tmpl_file_kind(lint_text *t, const char *rel);
+/* Whether a {{ x }} in t's inline code is a rendered field: not Markdown, not
+ * a template format or verbatim file, and {{ }} stand outside code too. */
+int lint_tmpl_code_tags(const lint_text *t, const char *rel);
 /* Whether rel lies in a folder named prompts, *-prompts or *_prompts. */
 int lint_tmpl_prompts_folder(const char *rel);
 /* Whether the `---` block ending on line fm of a template is rendered text

@@ -2,10 +2,9 @@
  * {% %}, {# #}, {{! }}, {% raw %}, Go comments and actions, each classed by
  * its keyword (output, set, block opener or closer, include, role marker,
  * comment), then openers matched with closers, and the rendering items
- * before each tag counted; also whether a markdown file is a program's
- * template by its folder or its declared variables, whether its `---`
- * block renders or declares a Claude Code command, and whether it tests messages[N] as a system message. Does
- * not read expressions or class names (lint_tmpl.c). */
+ * before each tag counted; also whether a template tests messages[N] as a
+ * system message. Does not read expressions or class names (lint_tmpl.c)
+ * or decide a file's kind (lint_tmpl_file.c). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,73 +415,6 @@ int lint_tmpl_count_emitting(scan *s) {
 
 int lint_tmpl_body_emits(const scan *s, size_t open, size_t close) {
     return s->emit_before[close] > s->emit_before[open];
-}
-
-/* Whether rel lies in a folder named prompts or ending in -prompts or
- * _prompts (src/app/prompts/x.md, system-prompts/x.md). */
-int lint_tmpl_prompts_folder(const char *rel) {
-    for (const char *p = strstr(rel, "prompts/"); p; p = strstr(p + 1, "prompts/"))
-        if (p == rel || p[-1] == '/' || p[-1] == '-' || p[-1] == '_') return 1;
-    return 0;
-}
-
-/* Whether the file opens with a comment that declares its template variables
- * (<!-- ... variables: ... -->, as prompt collections extracted from a
- * program write them): its ${X} and {x} are the program's fields. */
-int lint_tmpl_declares_variables(const lint_text *t) {
-    const char *d = t->data;
-    size_t i = 0;
-    while (i < t->len && isspace((unsigned char)d[i])) i++;
-    if (t->len - i < 4 || memcmp(d + i, "<!--", 4) != 0) return 0;
-    size_t lim = t->len - i > 4096 ? i + 4096 : t->len;
-    for (size_t k = i + 4; k + 3 <= lim; k++) {
-        if (!memcmp(d + k, "-->", 3)) return 0;
-        if (d[k - 1] == '\n' && lim - k >= 10 && !memcmp(d + k, "variables:", 10)) return 1;
-    }
-    return 0;
-}
-
-/* Whether the file's front matter (a `---` block at its start, maybe after
- * an opening <!-- --> comment) declares a Claude Code command or skill:
- * an `allowed-tools:` or `argument-hint:` key. Claude Code then runs each
- * !`cmd` in the body wherever it stands, a fenced block included. */
-int lint_tmpl_command_frontmatter(const lint_text *t) {
-    const char *d = t->data, *e = t->data + (t->len > 8192 ? 8192 : t->len), *p = d;
-    while (p < e && isspace((unsigned char)*p)) p++;
-    if (e - p >= 4 && !memcmp(p, "<!--", 4)) {
-        const char *c = memmem(p + 4, (size_t)(e - p - 4), "-->", 3);
-        if (!c) return 0;
-        for (p = c + 3; p < e && isspace((unsigned char)*p);) p++;
-    }
-    if (e - p < 4 || memcmp(p, "---", 3) || (p[3] != '\n' && p[3] != '\r')) return 0;
-    for (const char *l = memchr(p, '\n', (size_t)(e - p)); l && l + 1 < e;
-         l = memchr(l + 1, '\n', (size_t)(e - l - 1))) {
-        const char *q = l + 1;
-        size_t left = (size_t)(e - q);
-        if (left >= 3 && !memcmp(q, "---", 3)) return 0;
-        if ((left >= 14 && !strncasecmp(q, "allowed-tools:", 14)) ||
-            (left >= 14 && !strncasecmp(q, "argument-hint:", 14)))
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether the `---` block ending on line fm is text the template renders,
- * not metadata: a Markdown template (markdown: rel is Markdown) (not SKILL.md, not a command or agent
- * definition) whose block holds an output expression, `CURRENT_TIME: {{
- * CURRENT_TIME }}` (a YAML reader would get the braces, so the template
- * engine renders the block as part of the prompt). */
-int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t fm, int markdown) {
-    const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-    if (!markdown || !strcasecmp(base, "SKILL.md") || t->command_file || strstr(rel, "agents/") ||
-        !(t->is_template || lint_tmpl_prompts_folder(rel)))
-        return 0;
-    for (size_t i = 1; i < fm; i++) {
-        const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
-        const char *o = memmem(p, (size_t)(e - p), "{{", 2);
-        if (o && memchr(p, ':', (size_t)(o - p)) && memmem(o, (size_t)(e - o), "}}", 2)) return 1;
-    }
-    return 0;
 }
 
 /* Whether the template tests the role of root[digit] against the system or
