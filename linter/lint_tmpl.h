@@ -23,9 +23,4 @@
 int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, const char *rel,
                    lint_spanv *spans, lint_spanv *unknown, util_err *err);
 
-/* Whether a file name is a template format whose tags render everywhere
- * (.j2 .jinja .jinja2 .njk .mustache .hbs .handlebars .tmpl .tpl .liquid
- * .prompt .prompty, skprompt.txt). */
-int lint_tmpl_name(const char *rel);
-
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lint_tmpl.h"
 #include "lint_tmpl_impl.h"
 
 /* Whether rel lies in a folder named prompts or ending in -prompts or
@@ -81,7 +80,10 @@ int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t f
     return 0;
 }
 
-int lint_tmpl_name(const char *rel) {
+/* Whether a file name is a template format whose tags render everywhere
+ * (.j2 .jinja .jinja2 .njk .mustache .hbs .handlebars .tmpl .tpl .gotmpl
+ * .liquid .prompt .prompty, skprompt.txt). */
+static int template_name(const char *rel) {
     static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2",  ".njk", ".mustache",
                                         ".hbs",    ".handlebars", ".tmpl",    ".tpl", ".gotmpl",
                                         ".liquid", ".prompt",     ".prompty", NULL};
@@ -225,7 +227,7 @@ static size_t frontmatter(lint_text *t, const char *rel) {
 
 size_t lint_tmpl_file_kind(lint_text *t, const char *rel) {
     t->verbatim = verbatim_file(t, rel);
-    t->curly_only = lint_tmpl_name(rel);
+    t->curly_only = template_name(rel);
     t->is_template = !t->verbatim && (t->curly_only || has_statements(t));
     /* markdown in a prompts/ folder is a program's template: its {x} are fields */
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&
