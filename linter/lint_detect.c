@@ -87,8 +87,13 @@ enum {
 /* A date as written after a strong label ("The current date is 2075-19-01"):
  * numbers in date shape, valid or not. */
 /* A date written with CJK or Hangul units: 2025年3月3日, 2025년 3월 3일. */
-#define CJK_DATE \
-    "\\d{4}\\xe5\\xb9\\xb4\\h*\\d{1,2}\\xe6\\x9c\\x88\\h*\\d{1,2}\\xe6\\x97\\xa5|\\d{4}\\xeb\\x85\\x84\\h*\\d{1,2}\\xec\\x9b\\x94\\h*\\d{1,2}\\xec\\x9d\\xbc"
+#define CJK_DATE                                                                               \
+    "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5|" \
+    "\\d{4}\\h*\\xeb\\x85\\x84\\h*\\d{1,2}\\h*\\xec\\x9b\\x94\\h*\\d{1,2}\\h*\\xec\\x9d\\xbc"
+/* A Chinese weekday after such a date: "星期二", "周二", "週二" (U+661F U+671F, U+5468, U+9031). */
+#define CJK_WDAY                                                                                      \
+    "(?:(?:\\xef\\xbc\\x8c|,)?\\h*(?:\\xe6\\x98\\x9f\\xe6\\x9c\\x9f|\\xe5\\x91\\xa8|\\xe9\\x80\\xb1)" \
+    "[\\xe4-\\xe9][\\x80-\\xbf]{2})?"
 #define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
 /* Facts about the user's machine, stated in prose or as a labelled line. */
 #define ENV_KEY                                                                                                     \
@@ -170,12 +175,15 @@ static const pat_def k_literals[] = {
     {"(?i)\\b(?:it(?:'s|\\h+is)\\h+(?:now|currently)|currently\\h+it(?:'s|\\h+is))\\h+\\K(?:" MONTH
      "\\h+(?:of\\h+)?(?:19|20)\\d{2}|(?:19|20)\\d{2})\\b(?![\\d/-]|\\.\\d)",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* Chinese and Japanese labels of the current date */
-    {"(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84"
-     "\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?(?:\\xe6\\x98\\xaf)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|\\xe5\\xbd\\x93\\xe5\\x89\\x8d"
-     "\\xe6\\x97\\xb6\\xe9\\x97\\xb4|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
-     "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf)?\\h*\\K(?:" ISO_DATE "|\\d{4}\\xe5\\xb9\\xb4\\d{1,2}"
-     "\\xe6\\x9c\\x88\\d{1,2}\\xe6\\x97\\xa5)",
+    /* Chinese and Japanese labels of the current date: 当前日期, 目前日期,
+     * 当前的日期, 今天(的日期), 今日, 当前/目前/现在时间; then ':', '：', 是
+     * or "，即" (", that is"); the date with or without spaces around its
+     * units ("2025 年 8 月 5 日星期二", as machine translation writes it) */
+    {"(?:(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d)(?:\\xe7\\x9a\\x84)?\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|"
+     "\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|"
+     "(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8)\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
+     "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf|(?:\\xef\\xbc\\x8c|,)\\h*\\xe5\\x8d\\xb3)?\\h*\\K(?:" ISO_DATE "|"
+     "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5" CJK_WDAY ")",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
     {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
