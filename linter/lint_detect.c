@@ -1177,7 +1177,53 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
 typedef struct ph_arg {
     const lint_config *cfg;
     lint_spanv *out, *unknown;
+    /* where the file's "{/name" closers (not Mustache's "{{/name}}") start,
+     * in order: found at the first single-brace field (closers_read) */
+    size_t *closers, n_closers;
+    int closers_read, oom;
 } ph_arg;
+
+/* Finds the file's "{/name" closers once (p->closers, p->n_closers). */
+static void read_closers(const lint_text *t, ph_arg *p) {
+    p->closers_read = 1;
+    size_t cap = 0;
+    for (const char *c = t->data; (c = memmem(c, (size_t)(t->data + t->len - c), "{/", 2)) != NULL; c += 2) {
+        if ((c > t->data && c[-1] == '{') || c + 2 >= t->data + t->len || !isalpha((unsigned char)c[2]))
+            continue;
+        if (p->n_closers == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            size_t *v = realloc(p->closers, nc * sizeof *v);
+            if (!v) {
+                p->oom = 1;
+                return;
+            }
+            p->closers = v, cap = nc;
+        }
+        p->closers[p->n_closers++] = (size_t)(c - t->data);
+    }
+}
+
+/* Whether a single-brace {name ...} at [a, b) opens a tag that a "{/name}"
+ * after it closes: a collection that writes a prompt's XML tags with braces
+ * ({citation_instructions} ... {/citation_instructions}, {antml:cite
+ * index="1"}) so they survive being pasted; in such a file a {name}
+ * followed by "tag" or "tags" names one ("wrapped in {document_context}
+ * tags"). A tag, not a field. */
+static int brace_tag(const lint_text *t, const ph_arg *p, size_t a, size_t b) {
+    if (b + 4 <= t->len && t->data[b] == ' ' && !memcmp(t->data + b + 1, "tag", 3) &&
+        (b + 4 == t->len || !isalpha((unsigned char)t->data[b + 4]) || t->data[b + 4] == 's'))
+        return 1;
+    size_t n = a + 1;
+    while (n < b && t->data[n] != ' ' && t->data[n] != '}') n++;
+    size_t nl = n - a - 1;
+    if (nl == 0) return 0;
+    for (size_t i = 0; i < p->n_closers; i++) {
+        size_t c = p->closers[i] + 2; /* past "{/" */
+        if (c < b || c + nl >= t->len) continue;
+        if (!memcmp(t->data + c, t->data + a + 1, nl) && t->data[c + nl] == '}') return 1;
+    }
+    return 0;
+}
 
 
 /* The class of the rest of a ${NAME...} expression whose NAME nothing
@@ -1242,6 +1288,9 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]))
         return UTIL_OK;
+    if (t->data[ov[0]] == '{' && !a->closers_read) read_closers(t, a);
+    if (a->oom) return UTIL_ENOMEM;
+    if (a->n_closers && t->data[ov[0]] == '{' && brace_tag(t, a, ov[0], ov[1])) return UTIL_OK;
     /* nothing renders a file an agent loads as written: its {{x}} is text;
      * but $ARGUMENTS in the prose of a skill's file is Claude Code's fill-in:
      * a skill's other file that uses it (not in code) is a command's body
@@ -1351,10 +1400,11 @@ static int span_cmp(const void *x, const void *y) {
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
+    ph_arg a = {cfg, out, unknown, NULL, 0, 0, 0};
     for (size_t i = 0; i < N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
-        ph_arg a = {cfg, out, unknown};
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
+    free(a.closers);
     size_t ndl, nwl;
     int oom, oom2;
     size_t *dl = digit_lines(t, 1, &ndl, &oom);
