@@ -242,6 +242,14 @@ static const pat_def k_literals[] = {
      /* the place is the whole value: "- **Location**: Store test files in tests/" is advice */
      "(?=\\h*(?:\\([^)\\n]*\\))?\\h*[.;]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
+    /* the same in Chinese, opening a line: "- 用户位置：NL。", "用户的大概位置:
+     * 西班牙马德里" (用户 + 的? + 位置 / 所在地 / 所在位置 / 大概位置, a colon;
+     * the place up to the next punctuation) */
+    {"(?m)^\\h*(?:[-*]\\h+)?\\xe7\\x94\\xa8\\xe6\\x88\\xb7(?:\\xe7\\x9a\\x84)?(?:\\xe5\\xa4\\xa7\\xe6\\xa6\\x82|\\xe6\\x89\\x80\\xe5\\x9c\\xa8)?"
+     "(?:\\xe4\\xbd\\x8d\\xe7\\xbd\\xae|\\xe5\\x9c\\xb0)\\h*(?::|\\xef\\xbc\\x9a)\\h*\\K"
+     "(?![{<\\[]|\\xe3\\x80|\\xef\\xbc)(?:[A-Za-z][\\w'.-]*(?:,?\\h+[A-Za-z][\\w'.-]*){0,4}|"
+     "(?:(?!\\xe3\\x80|\\xef\\xbc)[\\xe4-\\xe9][\\x80-\\xbf]{2}){2,20})",
+     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
     {"(?im)^\\h*(?:[-*]\\h+)?" EM "user[\\h-]?agent" EM "\\h*:" EM "\\h*\\K[A-Za-z][^\\n]{2,300}", PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     /* an IANA time zone or a locale code given as someone's: "Her timezone is
