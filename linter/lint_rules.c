@@ -2,8 +2,9 @@
  * (with tokens lost), volatile in stable-role files, sub-day time,
  * order-unstable constructs, SKILL.md frontmatter, invalid UTF-8, unused
  * suppressions, unknown placeholders. What counts as stable content after a
- * volatile value is decided here: text that renders (lint_tmpl.c's quiet
- * ranges excluded) beyond markup, role markers, delimiters and captions.
+ * volatile value is decided here: fixed text that renders (lint_tmpl.c's
+ * quiet ranges and placeholders of unknown class excluded) beyond markup,
+ * role markers, delimiters and captions.
  * Token counts come from the counter it is given. Does not find files, read
  * configs, count tokens itself or detect patterns (lint_detect.c,
  * lint_tmpl.c), and never prints. */
@@ -85,8 +86,10 @@ static void describe(char *out, size_t cap, const lint_text *t, const lint_span 
 
 /* --- what counts as stable content ------------------------------------------ */
 
-/* Words a reader of the rendered prompt sees in [a, b): quiet ranges
- * (template tags, comments, frontmatter, volatile loop bodies), HTML comments,
+/* Fixed words a reader of the rendered prompt sees in [a, b): quiet ranges
+ * (template tags, comments, frontmatter, volatile loop bodies), the spans in
+ * hide (placeholders of unknown class: their bytes are not known to be
+ * fixed; NULL for none), HTML comments,
  * markup tags (<context>, </current_date>, <|im_start|>) and short bracketed
  * markers ([INST], [END CONTEXT]) are skipped. roles counts the role words
  * among them (user, assistant, ...); colon: the text ends in ':'. */
@@ -149,12 +152,12 @@ static int cjk_char(const char *s, size_t i, size_t b, size_t *len) {
     return 0;
 }
 
-static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
+/* Adds the words of [a, b) to out; *lastp: the last visible character. */
+static void count_range(const lint_text *t, size_t a, size_t b, words *out, char *lastp) {
     const char *s = t->data;
-    memset(out, 0, sizeof *out);
     size_t ws = 0;
     int in_word = 0, has_alpha = 0;
-    char last = 0;
+    char last = *lastp;
     for (size_t i = a; i < b; i++) {
         size_t skip = i;
         if (t->n_quiet && lint_text_in_quiet(t, i))
@@ -213,6 +216,25 @@ static void count_words(const lint_text *t, size_t a, size_t b, words *out) {
         out->alpha += has_alpha;
         out->roles += role_word(s + ws, b - ws);
     }
+    *lastp = last;
+}
+
+static void count_words(const lint_text *t, const lint_spanv *hide, size_t a, size_t b, words *out) {
+    memset(out, 0, sizeof *out);
+    char last = 0;
+    size_t lo = 0, hi = hide ? hide->n : 0;
+    while (lo < hi) { /* the first hidden span that ends after a (spans are sorted) */
+        size_t mid = lo + (hi - lo) / 2;
+        if (hide->v[mid].end <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; hide && lo < hide->n && hide->v[lo].start < b && a < b; lo++) {
+        if (hide->v[lo].start > a) count_range(t, a, hide->v[lo].start, out, &last);
+        if (hide->v[lo].end > a) a = hide->v[lo].end;
+    }
+    if (a < b) count_range(t, a, b, out, &last);
     out->colon = last == ':';
 }
 
@@ -234,30 +256,33 @@ static int delimiter_line(const char *s, size_t a, size_t b) {
  * caption that introduces what follows (a line ending in ':' such as
  * "Output:" or "Here is the description of the command:", a short heading):
  * what a caption introduces is stable or not by itself. */
-static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int min_words);
+static int stable_part(const lint_text *t, const lint_spanv *hide, size_t line, size_t a, size_t b,
+                       int min_words);
 
 /* A fixed instruction that ends in an answer cue on its own line ("Please
  * answer yes or no! Answer:"): the sentence before the cue is stable
  * content; the cue (one or two words after the last '.', '!' or '?') only
  * opens the answer. */
-static int instruction_before_cue(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+static int instruction_before_cue(const lint_text *t, const lint_spanv *hide, size_t line, size_t a, size_t b,
+                                  int min_words) {
     const char *d = t->data;
     size_t k = b;
     while (k > a && !((d[k - 1] == '.' || d[k - 1] == '!' || d[k - 1] == '?') && k < b && d[k] == ' ')) k--;
     if (k == a) return 0;
     words cue;
-    count_words(t, k, b, &cue);
-    return cue.n <= 2 && stable_part(t, line, a, k, min_words > 3 ? min_words : 3);
+    count_words(t, hide, k, b, &cue);
+    return cue.n <= 2 && stable_part(t, hide, line, a, k, min_words > 3 ? min_words : 3);
 }
 
-static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+static int stable_part(const lint_text *t, const lint_spanv *hide, size_t line, size_t a, size_t b,
+                       int min_words) {
     words w;
-    count_words(t, a, b, &w);
+    count_words(t, hide, a, b, &w);
     if ((min_words > 1 ? w.alpha : w.n) < min_words) return 0; /* next to a value: words, not numbers */
     if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0;   /* a delimiter around what follows */
     if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
     if (w.colon)                           /* a caption or answer cue: what it introduces decides */
-        return instruction_before_cue(t, line, a, b, min_words);
+        return instruction_before_cue(t, hide, line, a, b, min_words);
     const char *p = t->data + t->line_start[line], *e = t->data + b;
     while (p < e && (*p == ' ' || *p == '\t')) p++;
     if (a <= (size_t)(p - t->data) && p < e && *p == '#' && w.n <= 6) return 0;
@@ -267,15 +292,17 @@ static int stable_part(const lint_text *t, size_t line, size_t a, size_t b, int 
 /* A serialized one-line template ("template": "...\\n...") is split at its
  * escaped newlines first: a final "\\nSummary:" cue does not make the fixed
  * instruction before it a caption. */
-static int stable_text(const lint_text *t, size_t line, size_t a, size_t b, int min_words) {
+static int stable_text(const lint_text *t, const lint_spanv *hide, size_t line, size_t a, size_t b,
+                       int min_words) {
     const char *d = t->data;
     if (b <= a) return 0; /* a value that runs past the line's end leaves nothing after it */
     const char *bs = b - a > 2 ? memchr(d + a, '\\', b - a) : NULL;
-    if (!bs || !memmem(bs, (size_t)(d + b - bs), "\\n", 2)) return stable_part(t, line, a, b, min_words);
+    if (!bs || !memmem(bs, (size_t)(d + b - bs), "\\n", 2))
+        return stable_part(t, hide, line, a, b, min_words);
     for (size_t p = a; p < b;) {
         const char *e = p < b ? memmem(d + p, b - p, "\\n", 2) : NULL;
         size_t q = e ? (size_t)(e - d) : b;
-        if (q > p && stable_part(t, line, p, q, min_words)) return 1;
+        if (q > p && stable_part(t, hide, line, p, q, min_words)) return 1;
         p = e ? q + 2 : b;
     }
     return 0;
@@ -446,7 +473,7 @@ static int unknown_rule(file_ctx *f, vstate *v, const lint_spanv *sv, const lint
         if (reported[i] || i >= t->boundary_line || last == (size_t)-1 ||
             (i != last && !sent_before(t, i, last)))
             continue;
-        if (i == last && !stable_text(t, i, s->end, lint_text_line_end(t, i), 5)) continue;
+        if (i == last && !stable_text(t, unk, i, s->end, lint_text_line_end(t, i), 5)) continue;
         long tok;
         int est;
         int rc = tokens_after(f, v, sv, i, s->end, &tok, &est);
@@ -504,9 +531,9 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
             continue;
         size_t le = lint_text_line_end(t, i);
         if (v.first[i] == (size_t)-1)
-            v.stable[i] = stable_text(t, i, t->line_start[i], le, 1);
-        else if (!(v.stable[i] = stable_text(t, i, sv->v[v.last[i]].end, le, 5)) &&
-                 stable_text(t, i, t->line_start[i], sv->v[v.first[i]].start, 5) &&
+            v.stable[i] = stable_text(t, unk, i, t->line_start[i], le, 1);
+        else if (!(v.stable[i] = stable_text(t, unk, i, sv->v[v.last[i]].end, le, 5)) &&
+                 stable_text(t, unk, i, t->line_start[i], sv->v[v.first[i]].start, 5) &&
                  !introduces(t->data, t->line_start[i], sv->v[v.first[i]].start))
             v.stable[i] = 2; /* fixed words before this line's value: stable for the lines above */
         if (v.stable[i]) v.last_stable = i;
@@ -679,8 +706,8 @@ static int span_start_cmp(const void *x, const void *y) {
  * values from five on, as after a volatile value. */
 static int gap_fixed(const lint_text *t, size_t l, size_t a, size_t b, int after) {
     if (b <= a) return 0;
-    if (after) return stable_text(t, l, a, b, 5);
-    return stable_text(t, l, a, b, 1) && !introduces(t->data, a, b);
+    if (after) return stable_text(t, NULL, l, a, b, 5);
+    return stable_text(t, NULL, l, a, b, 1) && !introduces(t->data, a, b);
 }
 
 /* The marks line_fixed sets on a line, one byte per byte of the line: one
