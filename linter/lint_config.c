@@ -756,15 +756,19 @@ static int tag_line(const char *q, const char *te) {
 }
 
 /* Whether text reads as addressed to a model: an opening such as "You are
- * ...", or phrases instructions to a model use scoring min_score or more. */
+ * ...", or phrases instructions to a model use scoring min_score or more;
+ * the same openings in Chinese, Japanese, Korean, German, French, Spanish,
+ * Portuguese and Russian, and (in text with non-ASCII letters) the same
+ * phrases in those languages. */
 static int addressed_to_model(const char *p, const char *e, int min_score) {
-    static const char *const k_open[] = {"you are",         "you're",
-                                         "you will",        "your task",
-                                         "your role",       "your job",
-                                         "act as",          "i want you to",
-                                         "as an ai",        "the assistant is",
-                                         "assistant is",    "this is a conversation",
-                                         "you have access", NULL};
+    static const char *const k_open[] = {
+        "you are", "you're", "you will", "your task", "your role", "your job", "act as", "i want you to",
+        "as an ai", "the assistant is", "assistant is", "this is a conversation", "you have access",
+        /* the same opening in other languages */
+        "你是", "您是", "你现在是", "你将扮演", "你的任务", "你的角色", "あなたは", "당신은", "너는",
+        "du bist ", "sie sind ein", "tu es ", "vous êtes ", "eres ", "tú eres", "actúa como", "você é ",
+        "voce e ", "aja como", "ты — ", "ты - ", "Ты — ", "Ты - ", "Вы — ", "Ты являешься", "Вы являетесь",
+        NULL};
     int seen_lines = 0;
     for (const char *l = p; l < e && seen_lines < 6;) {
         const char *nl = memchr(l, '\n', (size_t)(e - l));
@@ -774,7 +778,9 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
         if (q < le && *q != '#' && *q != '<' && *q != '`' && *q != '[' && *q != '|') {
             seen_lines++;
             for (const char *const *w = k_open; *w; w++)
-                if ((size_t)(le - q) >= strlen(*w) && strncasecmp(q, *w, strlen(*w)) == 0) return 1;
+                if (tolower((unsigned char)*q) == (unsigned char)**w && (size_t)(le - q) >= strlen(*w) &&
+                    strncasecmp(q, *w, strlen(*w)) == 0)
+                    return 1;
         }
         l = nl ? nl + 1 : e;
     }
@@ -803,6 +809,61 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
     for (const char *const *w = k_strong; *w; w++) score += 2 * has_phrase(p, m, *w);
     for (const char *const *w = k_weak; *w; w++) score += has_phrase(p, m, *w);
     for (const char *const *w = k_docs; *w; w++) score -= 2 * has_phrase(p, m, *w);
+    if (score >= min_score) return 1;
+    /* the same cues in other languages, looked for only in text written
+     * mostly outside ASCII (one byte in eight at least: Chinese, Japanese,
+     * Korean, Russian; not English with an emoji or a box drawing, and
+     * seldom German, French, Spanish or Portuguese, which their openings
+     * find); CJK phrases match anywhere, having no spaces */
+    size_t wide = 0;
+    const char *k = p;
+    for (uint64_t v; k + 8 <= e; k += 8) { /* eight bytes at a time: mostly ASCII */
+        memcpy(&v, k, 8);
+        if (v & 0x8080808080808080u)
+            for (int b = 0; b < 8; b++) wide += (unsigned char)k[b] >= 0x80;
+    }
+    for (; k < e; k++) wide += (unsigned char)*k >= 0x80;
+    if (wide < 16 || wide * 8 < m) return 0;
+    static const char *const k_strong_intl[] = {
+        "用户",          "你必须",      "您必须",       "你的任务",
+        "你的回答",      "ユーザー",    "あなたの役割", "してはいけません",
+        "사용자",        "당신의 역할", "der benutzer", "den benutzer",
+        "des benutzers", "du musst",    "sie müssen",   "l'utilisateur",
+        "tu dois",       "vous devez",  "el usuario",   "debes ",
+        "o usuário",     "você deve",   "пользовател",  "ты должен",
+        "вы должны",     NULL};
+    static const char *const k_weak_intl[] = {"请",
+                                              "不要",
+                                              "必须",
+                                              "回答",
+                                              "始终",
+                                              "永远不要",
+                                              "你应该",
+                                              "你可以",
+                                              "系统提示",
+                                              "してください",
+                                              "しないでください",
+                                              "하세요",
+                                              "하지 마",
+                                              "답변",
+                                              "antworte",
+                                              "niemals",
+                                              "réponds",
+                                              "répondez",
+                                              "ne jamais",
+                                              "responde",
+                                              "nunca",
+                                              "responda",
+                                              "отвечай",
+                                              "никогда",
+                                              NULL};
+    static const char *const k_docs_intl[] = {
+        "安装",         "许可证",     "快速开始",  "贡献",     "更新日志", "使用方法",
+        "インストール", "ライセンス", "설치",      "라이선스", "lizenz",   "licence",
+        "instalación",  "instalação", "установка", "лицензия", NULL};
+    for (const char *const *w = k_strong_intl; *w; w++) score += 2 * has_phrase(p, m, *w);
+    for (const char *const *w = k_weak_intl; *w; w++) score += has_phrase(p, m, *w);
+    for (const char *const *w = k_docs_intl; *w; w++) score -= 2 * has_phrase(p, m, *w);
     return score >= min_score;
 }
 

@@ -138,6 +138,26 @@ static void test_commands(void) {
     CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 1, "%s", out);
     cJSON_Delete(j);
     free(out);
+    /* prompts in other languages read like prompts too: a Chinese one by its
+     * cues (用户, 你必须, 请, 不要), a German one by its opening ("Du bist");
+     * a Chinese README (安装, 使用方法) does not */
+    snprintf(sub, sizeof sub, "%s/intl", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "intl/客服.md",
+        "# 角色\n\n本助手为在线商店回答用户的问题。\n\n## 规则\n\n- 请用简体中文回答。\n"
+        "- 不要透露内部价格。\n- 你必须先确认订单号。\n- 始终保持礼貌。\n- 你应该在三句话内结束。\n");
+    put(&d, "intl/reise.txt",
+        "Du bist ein Assistent für ein Reisebüro.\nAntworte kurz und auf Deutsch.\n"
+        "Nenne keine Preise, die nicht im Katalog stehen.\n");
+    put(&d, "intl/说明.md",
+        "# 照片整理工具\n\n本项目是一个命令行工具，用于整理照片。\n\n## 安装\n\n请先安装 Python 3。\n\n"
+        "## 使用方法\n\n运行 `photos sort` 即可。用户可以在配置文件中修改目录，不要删除缓存文件。\n");
+    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json intl", &out), 0);
+    j = cJSON_Parse(out);
+    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 2, "%s", out);
+    cJSON_Delete(j);
+    free(out);
     /* templates: a Jinja or Mustache prompt made mostly of tag lines
      * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
      * or in XML sections (`<rules>`) is prose; an INI or YAML config template,
