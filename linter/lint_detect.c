@@ -798,9 +798,9 @@ int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t o
     return match_buf(d, d->misc[RX_STATE_CAPTION], buf, n);
 }
 
-/* Whether [a, b) holds only blanks and one delimiter: three or more of one
+/* Whether [a, b) is a rule line: only blanks and one run of three or more of one
  * of = - ~ ` * _ + " (a fence may name its language: ```python). */
-static int delimiter_line(const char *d, size_t a, size_t b) {
+static int rule_line(const char *d, size_t a, size_t b) {
     while (a < b && isspace((unsigned char)d[a])) a++;
     while (b > a && isspace((unsigned char)d[b - 1])) b--;
     if (b - a < 3 || !strchr("=-~`*_+\"", d[a])) return 0;
@@ -830,13 +830,13 @@ int lint_detect_framed_input(const lint_text *t, size_t a, size_t b) {
         }
         if (!isspace((unsigned char)d[k])) return 0;
     }
-    if (!delimiter_line(d, t->line_start[l - 1], lint_text_line_end(t, l - 1)) ||
-        !delimiter_line(d, t->line_start[l + 1], lint_text_line_end(t, l + 1)))
+    if (!rule_line(d, t->line_start[l - 1], lint_text_line_end(t, l - 1)) ||
+        !rule_line(d, t->line_start[l + 1], lint_text_line_end(t, l + 1)))
         return 0;
     size_t ca = t->line_start[l - 2], ce = lint_text_line_end(t, l - 2);
     while (ce > ca && isspace((unsigned char)d[ce - 1])) ce--;
     while (ca < ce && isspace((unsigned char)d[ca])) ca++;
-    return ce > ca + 1 && d[ce - 1] == ':' && isalpha((unsigned char)d[ca]) && !delimiter_line(d, ca, ce);
+    return ce > ca + 1 && d[ce - 1] == ':' && isalpha((unsigned char)d[ca]) && !rule_line(d, ca, ce);
 }
 
 int lint_detect_tag_class(const lint_detect *d, const lint_config *cfg, const lint_text *t, size_t a,

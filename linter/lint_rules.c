@@ -238,9 +238,9 @@ static void count_words(const lint_text *t, const lint_spanv *hide, size_t a, si
     out->colon = last == ':';
 }
 
-/* Whether [a, b) is a delimiter line: text between runs of 3+ of one
+/* Whether [a, b) is a framing line: text between runs of 3+ of one
  * punctuation character ("---BEGIN RETRIEVED DOCUMENTS---", "=== END ==="). */
-static int delimiter_line(const char *s, size_t a, size_t b) {
+static int framing_line(const char *s, size_t a, size_t b) {
     while (a < b && isspace((unsigned char)s[a])) a++;
     while (b > a && isspace((unsigned char)s[b - 1])) b--;
     if (b - a < 7 || !strchr("-=*+~<>#_", s[a]) || s[a] == '\0') return 0;
@@ -279,7 +279,7 @@ static int stable_part(const lint_text *t, const lint_spanv *hide, size_t line, 
     words w;
     count_words(t, hide, a, b, &w);
     if ((min_words > 1 ? w.alpha : w.n) < min_words) return 0; /* next to a value: words, not numbers */
-    if (w.n <= 6 && delimiter_line(t->data, a, b)) return 0;   /* a delimiter around what follows */
+    if (w.n <= 6 && framing_line(t->data, a, b)) return 0;     /* a delimiter around what follows */
     if (w.roles > 0 && w.n <= 3) return 0; /* a role marker: "user:", "ai name=assistant" */
     if (w.colon)                           /* a caption or answer cue: what it introduces decides */
         return instruction_before_cue(t, hide, line, a, b, min_words);
