@@ -4,7 +4,8 @@
  * filtered by context (code, examples, constant qualifiers) and classed by how
  * often they change. Order-unstable constructs and suppression comments are
  * lint_detect_order.c; the filters on a literal's own text are
- * lint_detect_values.c. Does not decide what is an error (lint_rules.c does). */
+ * lint_detect_values.c; the pattern text is lint_detect_pat.c. Does not
+ * decide what is an error (lint_rules.c does). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,551 +17,10 @@
 #include "lint_detect_impl.h"
 #include "lint_registry.h"
 
-/* --- pattern text ------------------------------------------------------------
- * Horizontal whitespace is \h, never \s: patterns run over the whole file and
- * must not run across lines. */
-
-#define MONTH                                                                          \
-    "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|" \
-    "Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-#define WDAY                                                                   \
-    "(?:Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:r(?:s(?:day)?)?)?|" \
-    "Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
-#define ISO_DATE "\\d{4}[-/](?:0[1-9]|1[0-2])[-/](?:0[1-9]|[12]\\d|3[01])"
-#define NUM_DATE                                                                    \
-    "(?<![\\d./-])(?:0?[1-9]|[12]\\d|3[01])([/.-])(?:0?[1-9]|[12]\\d|3[01])\\g{-1}" \
-    "(?:\\d{4}|\\d{2})(?![\\d.]\\d)"
-#define MNAME_DATE                                                                             \
-    "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?\\b(?:,?\\h+\\d{4})?|" \
-    "(?:the\\h+)?\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\b\\.?(?:,?\\h+\\d{4})?)"
-#define MNAME_DATE_Y                                                                   \
-    "(?:" WDAY "\\.?,?\\h+)?(?:" MONTH "\\.?\\h+\\d{1,2}(?:st|nd|rd|th)?,?\\h+\\d{4}|" \
-    "\\d{1,2}(?:st|nd|rd|th)?\\h+(?:of\\h+)?" MONTH "\\.?,?\\h+\\d{4})"
-#define ZONE "(?-i:\\h*(?:(?:UTC|GMT|[A-Z]{2,4}T)\\b|Z\\b|[+-]\\d{2}:?\\d{2}))?"
-#define TOD                                                                                \
-    "(?:(?<![\\d:.])(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:[.,]\\d{1,9})?)?(?![\\d:])" \
-    "(?:\\h*[ap]\\.?m\\.?\\b)?" ZONE "|(?<![\\d:.])(?:1[0-2]|0?[1-9])\\h*[ap]\\.?m\\b\\.?" ZONE ")"
-#define ISO_DT                                                              \
-    ISO_DATE "[T\\h](?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:[.,]\\d+)?)?" \
-             "(?:Z|[+-](?:[01]\\d):?[0-5]\\d)?"
-#define RFC2822                                                              \
-    WDAY ",\\h+\\d{1,2}\\h+" MONTH "\\h+\\d{4}\\h+\\d{2}:\\d{2}(?::\\d{2})?" \
-         "(?:\\h+(?:[+-]\\d{4}|UT|GMT|[A-Z]{3}))?"
-#define UNIX_TS "(?<![\\d.])1[5-9]\\d{8}(?:\\d{3})?(?![\\d.])"
-
-/* Markdown emphasis around a label or its value, the colon inside or outside
- * it: "**Current date**: ...", "*OS:* ...", "__Shell__: ...". */
-#define EM "(?:\\*\\*?|__?)?"
-
-#define LABEL                                                                                     \
-    "((?<![A-Za-z0-9]|[A-Za-z0-9]_)(?:today(?:'s\\h+date)?|tonight|right\\h+now|now|currently|"   \
-    "current(?:[\\h_-]?(?:date(?:\\h+and\\h+time)?|time(?:\\h+and\\h+date)?|datetime|"            \
-    "timestamp|day|local\\h+time))?|as\\h+of(?:\\h+(?:today|now))?|"                              \
-    "the\\h+(?:date|time|day|date\\h+and\\h+time|time\\h+and\\h+date)(?:\\h+(?:today|now))?|"     \
-    "it\\h+is(?:\\h+now)?|it's(?:\\h+now)?|date|time|datetime|date/time|timestamp|"               \
-    "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"        \
-    "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                          \
-    "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)(?:\\b|(?=__?(?!\\w))))" \
-    "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])" EM "[\"']?" /* a JSON key: "current_date": */      \
-    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"      \
-    "(?:\\*\\*?|__?|[\"'])?\\h*"
-
-/* --- the literal pattern table -------------------------------------------- */
-
-enum {
-    PM_ALWAYS = 0,
-    PM_LABELLED,
-    PM_NAME_LINE,
-    PM_NAME,
-    PM_IDS,
-    PM_HASH,
-    PM_HEX,
-    PM_IP,
-    PM_COUNTER,
-    PM_RELTIME,
-    PM_UUID,
-    PM_HOME,
-    PM_ENV,
-    PM_SHELL
-};
-
-/* A date as written after a strong label ("The current date is 2075-19-01"):
- * numbers in date shape, valid or not. */
-/* A date written with CJK or Hangul units: 2025年3月3日, 2025년 3월 3일. */
-#define CJK_DATE                                                                               \
-    "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5|" \
-    "\\d{4}\\h*\\xeb\\x85\\x84\\h*\\d{1,2}\\h*\\xec\\x9b\\x94\\h*\\d{1,2}\\h*\\xec\\x9d\\xbc"
-/* A Chinese weekday after such a date: "星期二", "周二", "週二" (U+661F U+671F, U+5468, U+9031). */
-#define CJK_WDAY                                                                                      \
-    "(?:(?:\\xef\\xbc\\x8c|,)?\\h*(?:\\xe6\\x98\\x9f\\xe6\\x9c\\x9f|\\xe5\\x91\\xa8|\\xe9\\x80\\xb1)" \
-    "[\\xe4-\\xe9][\\x80-\\xbf]{2})?"
-#define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
-/* Facts about the user's machine, stated in prose or as a labelled line. */
-#define ENV_KEY                                                                                                     \
-    "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|(?:git\\h+)?branch|" \
-    "IDE|editor|platform|architecture|(?:(?:current|primary)\\h+)?working\\h+directory|cwd|"                        \
-    "current\\h+directory|(?:absolute\\h+)?path\\h+of\\h+the\\h+user'?s\\h+workspace|workspace(?:\\h+path)?|"       \
-    "home\\h+directory|host\\h?name|computer\\h+name|machine\\h+name)"
-#define ENV_VALUE                                                           \
-    "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
-    "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
-
-/* Words that follow "your cwd is" without being its value: "your cwd is
- * already under ...", "the current branch is visible". */
-#define ENV_NOT_VALUE                                                                                       \
-    "(?!(?:already|not|now|currently|still|also|just|then|set|unset|empty|unknown|available|visible|shown|" \
-    "the|a|an|in|on|at|under|inside|outside|within|located|given|provided|listed|below|above|different|"    \
-    "same|correct|wrong|valid|invalid|clean|dirty|checked|protected|required|used|up|out|behind|ahead)\\b)"
-/* A product with its version as the whole value of an environment line:
- * "Ubuntu 24.04.1 LTS", "PowerShell 7.5.4 (Core)", "Windows 11 Pro 10.0.26100"
- * (a dotted version number, not "bash or zsh" or advice). */
-#define ENV_VERSIONED                                                                       \
-    "[A-Za-z][\\w+.-]*(?:\\h+[\\w+.-]+){0,6}?\\h+v?\\d+(?:\\.\\d+)+(?:\\h+[A-Z][A-Za-z]*)?" \
-    "(?:\\h*\\([^()\\n]{1,40}\\))?"
-/* A known operating system or shell, not one of a list ("bash or zsh"). */
-#define OS_VALUE                                                                                             \
-    "(?:windows|win32|linux|darwin|macos|mac\\h?os(?:\\h+x)?|ubuntu|debian|fedora|bash|zsh|fish|powershell|" \
-    "pwsh|cmd(?:\\.exe)?)\\b(?!\\h*(?:,|/|\\bor\\b|\\band\\b))"
-
-typedef struct pat_def {
-    const char *re;
-    int mode;
-    int kind;
-    int vclass;
-    int subday;
-    /* 1: every match that is kept holds a digit on its own line (matches
-     * never run across lines): lines without a digit are skipped; 2: a bare
-     * weekday on one line: only lines without a digit that hold a weekday's
-     * first three letters are searched (scan_digit on those lines); 3: an
-     * e-mail address on one line: only lines with an '@'; 4: a "Label:"
-     * line: only lines with a ':' */
-    int digit;
-    int rendered; /* lint_span.rendered for its matches */
-} pat_def;
-
-static const pat_def k_literals[] = {
-    /* timestamps: machine-made, volatile even without a label */
-    {"(?i)(?<![\\w])(?:" ISO_DT ")(?![\\w:])|(?<![\\w])" RFC2822, PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1,
-     1, 0},
-    {"(?i)(?<![\\w])(?:" MNAME_DATE_Y "|" ISO_DATE "|" NUM_DATE
-     "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
-     PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1, 0},
-    /* a date, weekday, time or epoch labelled as the current one */
-    {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
-     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
-     "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* the same with a bare weekday ("It's Monday"), on the lines the one above
-     * does not search: no digit, a weekday's first three letters */
-    {"(?i)" LABEL "\\K" WDAY "\\b", PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 2, 0},
-    {"(?i)(\\b(?:ts|timestamp|epoch|unix(?:[\\h_]?time)?|created(?:_at)?|updated(?:_at)?)\\b)"
-     "\\h*[:=]\\h*[\"']?\\K" UNIX_TS,
-     PM_LABELLED, LINT_K_TIMESTAMP, LINT_VC_CALL, 1, 1, 0},
-    /* a strong label with a date-shaped value, valid or not */
-    {"(?i)(\\b(?:today(?:'s\\h+date)?|current\\h+(?:date|day)(?:\\h+and\\h+time)?|"
-     "the\\h+date(?:\\h+today)?|(?:current\\h+)?system\\h+(?:time|date))\\b)" EM "\\h*"
-     "(?:(?:is|was)\\b\\h*:?|:|=)\\h*(?:\\*\\*?|__?|[\"'])?\\h*\\K(?:" LOOSE_DATE "|" CJK_DATE ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* the label is a heading or a caption line, the value starts the next line */
-    {"(?im)^\\h*(?:#{1,6}\\h*)?" EM "((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
-     "day)|today|date|time|timestamp)\\h*:?" EM "\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
-     "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
-     "(?:at\\h+)?" TOD ")?)",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
-    /* the current month or year */
-    {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
-     ",?\\h+\\d{4}|\\d{4})\\b",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* the month or year named as now: "It is currently June 2026", "It's now 2025" */
-    {"(?i)\\b(?:it(?:'s|\\h+is)\\h+(?:now|currently)|currently\\h+it(?:'s|\\h+is))\\h+\\K(?:" MONTH
-     "\\h+(?:of\\h+)?(?:19|20)\\d{2}|(?:19|20)\\d{2})\\b(?![\\d/-]|\\.\\d)",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* Chinese and Japanese labels of the current date: 当前日期, 目前日期,
-     * 当前的日期, 今天(的日期), 今日, 当前/目前/现在时间; then ':', '：', 是
-     * or "，即" (", that is"); the date with or without spaces around its
-     * units ("2025 年 8 月 5 日星期二", as machine translation writes it) */
-    {"(?:(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d)(?:\\xe7\\x9a\\x84)?\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|"
-     "\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|"
-     "(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8)\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
-     "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf|(?:\\xef\\xbc\\x8c|,)\\h*\\xe5\\x8d\\xb3)?\\h*\\K(?:" ISO_DATE "|"
-     "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5" CJK_WDAY ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
-    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
-     "|" CJK_DATE ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
-    /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
-    {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
-     "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
-     "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)" EM
-     "\\h*:" EM "\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*)"
-     "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
-    /* the same labels inside a sentence or a tool comment, with a known OS or
-     * shell as the value: "... on behalf of the user. Operating System: windows." */
-    {"(?im)^" EM "(?:Operating\\h+System|OS|Shell|Platform|Host)" EM "\\h*:" EM "\\h*\\K" OS_VALUE, PM_ENV,
-     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
-    {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
-     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
-    /* the repository's state when the prompt is built: "Current branch:
-     * feature/x", git log lines ("abc1234 fix build") under a caption */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current\\h+|git\\h+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
-     "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
-    {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
-     PM_ALWAYS, LINT_K_HASH, LINT_VC_SESSION, 0, 4, 1},
-    /* what the editor has open: "Open file: src/app.ts", "Active file: ..." */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM
-     "(?:(?:currently\\h+)?open(?:ed)?|active|current|focused|visible)\\h+files?" EM "\\h*:" EM
-     "\\h*[`'\"]?\\K[\\w./~-]*\\.\\w+\\b",
-     PM_ENV, LINT_K_ENV, LINT_VC_TURN, 0, 4, 1},
-    /* what is left of a budget: "Remaining budget: 4,812 tokens", "812 tokens left" */
-    {"(?i)\\bremaining\\h+(?:token\\h+)?(?:budget|tokens|context|credits)\\h*:\\h*\\K\\d[\\d,]*", PM_ALWAYS,
-     LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 1},
-    /* a chat participant's profile: "pronouns: it/its", "- bio: hai! i'm lexi" */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:pronouns|bio|about\\h+me)" EM "\\h*:" EM "\\h*"
-     "\\K(?![-*_\\h]*$)[^\\n]{1,200}?(?=\\h*(?:<!--|$))",
-     PM_ALWAYS, LINT_K_PROFILE, LINT_VC_USER, 0, 0, 0},
-    /* where the user is: "The user is located in Redmond", "User's timezone: CET" */
-    {"(?i)\\b(?:the\\h+)?(?:user|USER|customer)(?:'s)?\\h+(?:is\\h+)?(?:(?:currently\\h+)?(?:located|based)\\h+"
-     "in|is\\h+in|lives\\h+in|(?:current\\h+|approximate\\h+)?location\\h*(?:is|:)|time\\h?zone\\h*(?:is|:)|"
-     "locale\\h*(?:is|:))\\h*\\K"
-     "(?-i:[A-Z][\\w/+-]*(?:,?\\h+[A-Z][\\w/+-]*){0,4})",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
-    {"(?i)\\b(?:current|your)\\h+time\\h?zone\\h*(?:is\\b\\h*:?|:)\\h*\\K(?-i:[A-Z][\\w/+-]*)", PM_ENV,
-     LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
-    /* a labelled time zone line in an environment block: "Time zone: UTC" */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?time\\h?zone" EM "\\h*:" EM "\\h*"
-     "\\K(?-i:[A-Z][\\w/+-]*)(?=\\h*(?:\\(|<!--|$))",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 0},
-    /* a labelled location or user agent line: "- Location: Oslo, Norway" */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?(?:current\\h+|approximate\\h+)?location" EM "\\h*:" EM
-     "\\h*\\K(?-i:[A-Z][\\w'.-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
-     /* the place is the whole value: "- **Location**: Store test files in tests/" is advice */
-     "(?=\\h*(?:\\([^)\\n]*\\))?\\h*[.;]?\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
-    /* the same in Chinese, opening a line: "- 用户位置：NL。", "用户的大概位置:
-     * 西班牙马德里" (用户 + 的? + 位置 / 所在地 / 所在位置 / 大概位置, a colon;
-     * the place up to the next punctuation) */
-    {"(?m)^\\h*(?:[-*]\\h+)?\\xe7\\x94\\xa8\\xe6\\x88\\xb7(?:\\xe7\\x9a\\x84)?(?:\\xe5\\xa4\\xa7\\xe6\\xa6\\x82|\\xe6\\x89\\x80\\xe5\\x9c\\xa8)?"
-     "(?:\\xe4\\xbd\\x8d\\xe7\\xbd\\xae|\\xe5\\x9c\\xb0)\\h*(?::|\\xef\\xbc\\x9a)\\h*\\K"
-     "(?![{<\\[]|\\xe3\\x80|\\xef\\xbc)(?:[A-Za-z][\\w'.-]*(?:,?\\h+[A-Za-z][\\w'.-]*){0,4}|"
-     "(?:(?!\\xe3\\x80|\\xef\\xbc)[\\xe4-\\xe9][\\x80-\\xbf]{2}){2,20})",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 0},
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "user[\\h-]?agent" EM "\\h*:" EM "\\h*\\K[A-Za-z][^\\n]{2,300}", PM_ENV,
-     LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
-    /* an IANA time zone or a locale code given as someone's: "Her timezone is
-     * Europe/Oslo", "Locale: nb-NO" */
-    {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
-     "Europe|Indian|Pacific)/[A-Z][\\w+-]*(?:/[A-Z][\\w+-]*)?)",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1},
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?locale" EM "\\h*:" EM
-     "\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
-     "(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1},
-    /* shell output inserted when a command file runs: !`git status` */
-    {"(?<![\\w`])!`[^`\\n]+`", PM_SHELL, LINT_K_SHELL, LINT_VC_TURN, 0, 0, 0},
-    {"(?i)\\b\\d+\\h+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\\h+ago\\b", PM_RELTIME,
-     LINT_K_RELTIME, LINT_VC_CALL, 0, 1, 0},
-    /* a day named relative to now with a time: "Updated yesterday at 14:05" */
-    {"(?i)\\b(?:yesterday|today|tonight|tomorrow)\\h+at\\h+\\K" TOD, PM_ALWAYS, LINT_K_RELTIME, LINT_VC_CALL,
-     1, 1, 1},
-    /* a tag that names the current date or time around its value:
-     * <current_date>2025-03-03</current_date> */
-    {"(?i)<(current[_-]?(?:date|time|datetime|date[_-]?time)|today|todays?[_-]date|date|datetime|timestamp|"
-     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
-     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD ")",
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
-    {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
-     1, 0, 0},
-    /* ids, nonces, hashes */
-    {"(?i)(?<![\\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w-])", PM_UUID,
-     LINT_K_UUID, LINT_VC_CALL, 0, 0, 0},
-    {"(?i)\\b(request|req|session|trace|span|correlation|conversation|run|job|message|msg|"
-     "thread|chat|invocation|call|interaction|user|visitor|client|device|transaction|tx)"
-     "[\\h_-]?id\\b\\h*(?:is\\h+|[:=#]\\h*)?[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9_:.-]{3,}",
-     PM_IDS, LINT_K_ID, LINT_VC_CALL, 0, 1, 0},
-    {"(?i)\\bnonce\\h*(?:is\\h+|[:=]\\h*)[\"'`]?\\K(?=[A-Za-z+/=_-]*\\d)[A-Za-z0-9+/=_-]{6,}", PM_ALWAYS,
-     LINT_K_NONCE, LINT_VC_CALL, 0, 1, 0},
-    {"(?i)\\b(?:commit|sha(?:-?1|-?256)?|hash|head|rev(?:ision)?|checksum|digest|etag|"
-     "build[\\h_-]?id)\\b\\h*(?:is\\h+|at\\h+|[:=#@]\\h*)?[\"'`]?\\K[0-9a-f]{7,64}(?![\\w])",
-     PM_HASH, LINT_K_HASH, LINT_VC_SESSION, 0, 1, 0},
-    {"(?i)(?<![\\w])[0-9a-f]{32,128}(?![\\w])", PM_HEX, LINT_K_HASH, LINT_VC_CALL, 0, 1, 0},
-    /* people, places, machines */
-    {"(?:(?i:\\byou(?:'re|\\h+are)?(?:\\h+now)?\\h+(?:talking|speaking|chatting|"
-     "conversing)\\h+(?:to|with))|(?i:\\b(?:hello|hi|hey|dear|greetings|welcome(?:\\h+back)?|"
-     "good\\h+(?:morning|afternoon|evening)),?)|(?i:\\bthe\\h+user(?:'s\\h+name)?\\h+is"
-     "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
-     "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
-     PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    {"(?m)^\\h*(?:[-*]\\h+)?" EM "(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
-     "name(?:\\h+of\\h+the\\h+user)?)" EM "\\h*:" EM "\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
-     "(?=\\h*(?:[(<][\\w.+-]+@[\\w.-]+[)>]\\h*)?(?:<!--[^\\n]*)?$)",
-     PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    /* the user's handle or e-mail address in an identity position: "Username:
-     * maria_j", "The user's email address is maria@harbor.dev" */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current\\h+)?(?:user(?:'s)?\\h*)?(?:username|handle|login)" EM
-     "\\h*:" EM "\\h*"
-     "\\K@?[\\w.-]{2,40}(?=\\h*(?:<!--[^\\n]*)?$)",
-     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 4, 1},
-    {"(?i)\\b(?:(?:the\\h+)?(?:user|customer)(?:'s)?\\h+e-?mail(?:\\h+address)?|your\\h+e-?mail(?:\\h+address)?|"
-     "account|(?:logged|signed)\\h+in\\h+as|you\\h+are\\h+(?:assisting|helping|serving|talking\\h+(?:to|with)))"
-     "\\h*(?:is\\b\\h*:?|:)?\\h*\\K[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)+",
-     PM_ENV, LINT_K_NAME, LINT_VC_USER, 0, 3, 1},
-    {"(?<![\\w/~.])(?:/home|/Users)/(?!(?:user|username|you|me|name|example|someone|shared|"
-     "Shared|runner|linuxbrew|claude|ubuntu|project|projects|app|node|coder|vscode|codespace|"
-     "codespaces|jovyan|sandbox|workspace|workspaces|ec2-user|admin|root|dev|developer|agent|"
-     "default|guest|daytona|gitpod|vercel|devuser|appuser|pi|ubuntu-user)\\b)"
-     "[A-Za-z0-9_][\\w.-]*|(?i)\\b[A-Z]:\\\\Users\\\\"
-     "(?!(?:user|username|you|public|default|example)\\b)\\w[\\w.-]*",
-     PM_HOME, LINT_K_HOME, LINT_VC_USER, 0, 0, 0},
-    {"(?<![\\w.])(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}"
-     "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(?!\\w)(?!\\.\\d)|(?i)(?<![\\w:])"
-     "(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\\w:])",
-     PM_IP, LINT_K_IP, LINT_VC_SESSION, 0, 1, 0}, /* a full IPv6 of letters only does not occur */
-    {"(?i)\\b(?:host\\h?name|machine(?:\\h+name)?|computer(?:\\h+name)?|device\\h+name)"
-     "\\h*(?:[:=](?:\\*\\*|__)?\\h*[\"'`]?\\K[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*"
-     /* the whole value of its line, maybe with a note in brackets:
-      * "- **Machine:** BUILD-PC7 (x64, 8 cores)" */
-     "(?=[\"'`]?(?:\\h*(?:\\r?\\n|$|<)|[,;)]|\\.(?:\\s|$)|\\h+\\([^()\\n]{1,60}\\)\\h*(?:\\r?\\n|$|<)))|is\\h+[\"'`]?\\K"
-     "(?=[A-Za-z0-9-]*[.\\d-])[A-Za-z0-9][A-Za-z0-9-]*(?:\\.[A-Za-z0-9-]+)*)",
-     PM_ALWAYS, LINT_K_HOST, LINT_VC_SESSION, 0, 0, 0},
-    /* counters, stated as the conversation's position: "This is turn 7",
-     * "Message #12", "turn: 7", "turn 3 of 10" (not "round 5's review") */
-    {"(?i)\\b(?:(?:this\\h+is|you\\h+are\\h+(?:on|in|at)|we\\h+are\\h+(?:on|in|at)|current(?:ly)?"
-     "(?:\\h+on)?)\\h+(?:the\\h+|your\\h+)?(?:turn|message|msg|round|iteration|attempt|request|"
-     "exchange|interaction|step)\\h*(?:#|no\\.?\\h*|number\\h*)?:?\\h*\\d+\\b|(?:turn|message|msg|round|"
-     "iteration|attempt|request|exchange|interaction)\\h*(?:#|no\\.\\h*|number\\h+)\\h*\\d+\\b|(?:turn|"
-     "message|round|exchange)\\h+\\d+\\h+of\\h+\\d+\\b|this\\h+is\\h+(?:the|your)\\h+\\d+(?:st|nd|rd|th)\\h+"
-     "(?:turn|message|round|attempt|request)\\b)(?!\\h*(?:%|ms\\b|s\\b|sec|min|hour|day|tokens?\\b|"
-     "words?\\b|char|times\\b|[.,]\\d))|(?im)^\\h*(?:turn|message|round|iteration|exchange)"
-     "(?:[\\h_]?(?:count|number|index))?\\h*[:=]\\h*\\d+\\h*(?=$|<!--)",
-     PM_COUNTER, LINT_K_COUNTER, LINT_VC_TURN, 0, 1, 0},
-};
-#define N_LITERALS (sizeof k_literals / sizeof k_literals[0])
-
-/* --- placeholders: group 1 is the variable name ------------------------------ */
-
-static const char *const k_placeholders[] = {
-    "\\$\\{\\s*([A-Za-z_][\\w.]*)[^}\\n]*\\}?",
-    "(?<![\\w$\\\\])\\$([A-Za-z_]\\w*)\\b",
-    /* {x}, {x.y}, {x[0]!r:>8}, and a Python f-string call: {datetime.today().strftime('%A')} */
-    "(?<![{\\w$])\\{([A-Za-z_][\\w.]*)(?:\\((?:[^(){}\\n]|\\([^(){}\\n]*\\))*\\)(?:\\.[A-Za-z_]\\w*)*)*"
-    "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
-    "%\\(([A-Za-z_]\\w*)\\)[sdrfi]",
-    "(?<![{\\w$])\\{()\\}(?!\\})",
-};
-#define N_PLACEHOLDERS (sizeof k_placeholders / sizeof k_placeholders[0])
-
-/* Flags about the user's device, shell or machine (is_mobile, is_bash_env,
- * is_remote): other is_* flags are deployment switches (is_vlm) or, like
- * is_git_repo, facts about the project. */
-#define DEVICE_FLAGS                                                                   \
-    "(?:mobile|desktop|tablet|phone|ios|android|windows|win32|mac|macos|darwin|linux|" \
-    "web|browser|bash(?:_env)?|powershell|zsh|sandbox(?:ed)?|remote|ssh|wsl)"
-
-/* Placeholder names by change frequency, tried in this order; the first
- * entry lists names known to hold stable text (no class, but not unknown). */
-static const struct {
-    int vclass;
-    const char *re;
-} k_names[] = {
-    {LINT_VC_NONE,
-     "(?:(?:system|developer|safety|policy|guardrails?)_?(?:message|prompt|msg|instructions?)|default_system_\\w+|\\w*_?tokens?|tools?|tools_\\w+|"
-     "tool_?(?:list|definitions?|schemas?|descriptions?|names?|specs?)|functions?|"
-     "(?:commands?|tools?|functions?|plugins?)_?(?:docs?|documentation|help|usage|reference)|"
-     "available_\\w+|custom_tools|builtin_tools|tools_in_user_message|(?:assistant|bot|agent|ai|"
-     "product|company|app|brand|model_display)_?name|company|persona|rules|guidelines|"
-     /* a cache is per model: when the model changes the cache is cold anyway */
-     "model|model_?(?:name|id)|"
-     "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
-     "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
-     "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|can_\\w+|should_\\w+|allows?_\\w+|disable_\\w+|"
-     "supports?_\\w+|show_\\w+|hide_\\w+|knowledge_?cutoff|cutoff_?date)"},
-    {LINT_VC_CALL,
-     "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
-     "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
-     "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
-     "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
-    {LINT_VC_TURN,
-     "(?:retrieved\\w*|retrieval\\w*|context|contexts|notes|documents?|docs|documentation|"
-     "search_?results?|results|history|chat_?history|conversation(?:_?history)?|thread|"
-     "messages?|memory|memories|query|queries|question|input|inputs|user_?(?:input|message|"
-     "query|question|request|prompt)|prompt|arguments|args|argv|turn(?:_\\w+)?|snippets?|chunks?|"
-     "passages?|rag(?:_\\w+)?|tool_?(?:results?|outputs?|calls?)|observations?|scratchpad|"
-     "git_?(?:status|diff|log)|diff|patch|file_?contents?|filecontent|(?:\\w+_)?file_?name|filename|"
-     "file_?path|filepath|files?|file_\\w+|\\w+_files?|selected\\w*|selection|\\w+_selection|visible_?files|open_?(?:tabs|files|"
-     "editors?)|active_?(?:file|editor|tab)|current_?file|cursor\\w*|terminal\\w*|clipboard|"
-     "events?|logs?|transcript|text|content|contents|topic|answer|response|ground_?truth|"
-     "summary|summaries|completions?|submissions?|ideal(?:_?answers?)?|(?:reference|expected|gold(?:en)?|correct|candidate)_?"
-     "(?:answers?|outputs?|responses?)|\\w+_(?:responses?|answers?|completions?)|"
-     "article|issue(?:_?\\w+)?|pr_\\w+|pull_?request\\w*|relevant_\\w+|knowledge|sources|"
-     "reports?|drafts?|essay|chapter|excerpts?|paragraphs?|problem(?:_?statement)?|"
-     "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|"
-     "task|current_task|\\w+_task|(?:task|message|step)_?id|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
-     "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
-     "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
-     "query|input|contents?|reports?|chapter|excerpts?))"},
-    {LINT_VC_SESSION,
-     "(?:session(?:_?\\w+)?|cwd|pwd|workdir|work_?dir|working_?dir(?:ectory)?|"
-     "project_?(?:dir|root|path)|git_\\w+|git(?:branch|status|sha|commit|head|ref)|branch|os|"
-     /* the repository's history: RECENT_COMMITS, commit_log */
-     "(?:\\w+_)?commits|commit_?(?:log|history)|"
-     "platform|os_?(?:name|version)|arch|architecture|hostname|host|machine|shell|env|"
-     "environment|pid|home|home_?dir|ide|editor|"
-     "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
-     "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
-     "\\w+_session(?:_id)?|(?:thread|conversation|chat|run|job|sub_?agent|execution|invocation)_?id|"
-     "is_" DEVICE_FLAGS ")"},
-    {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
-                  "\\w+_date|year|month|current_?(?:year|month|day))"},
-    {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
-                   "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
-                   "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
-                   "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+|"
-                   "custom_(?:instructions|personality|style))"},
-};
-#define N_NAMES (sizeof k_names / sizeof k_names[0])
-
-#define SUBDAY_NAMES                                                                                     \
-    "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"              \
-    "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|" \
-    "\\w+_(?:timestamp|ts|time|"                                                                         \
-    "datetime|at))"
-
-/* Words that make a literal an example, and qualifiers that make a date a
- * fixed fact rather than the current one. Both look at the text before it. */
-#define EXAMPLE_CTX                                                                             \
-    "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.?e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
-    "\\bsamples?\\b|\\bsuch\\h+as\\b|\\blike\\b|\\bformat(?:ted|s)?\\b|\\bpattern\\b|"          \
-    "\\bsyntax\\b|\\bstyle\\b|\\bplaceholder\\b|\\bfake\\b|\\bdummy\\b)"
-#define CONST_CTX                                                                          \
-    "(?i)\\b(?:release[sd]?|due|birth(?:day|date)?|born|expir\\w*|expires?|effective|"     \
-    "publication|published|cut-?off|launch(?:ed)?|deadline|found(?:ed|ing)|creation|"      \
-    "copyright|modified|revision|version|valid|since|until|from|between|opening|closing|"  \
-    "fetched|captured|archived|crawled|scraped|"                                           \
-    "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"  \
-    "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|" \
-    "opens?|closes?|last\\h+updated)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
-
-#define ORDER_MAP                                                                         \
-    "\\{%-?\\h*for\\h+\\w+\\h*,\\h*\\w+\\h+in\\h+(?![^%\\n]*sort)[^%\\n]*%\\}|"           \
-    "\\{%-?\\h*for\\h+[^%\\n]*?\\bin\\h+(?![^%\\n]*sort)[^%\\n]*\\.(?:items|keys|values|" \
-    "iteritems)\\h*\\(\\h*\\)[^%\\n]*%\\}|\\{\\{#each\\h+[^}\\n]*\\}\\}[^\\n]*\\{\\{@key"
-#define ORDER_GLOB                                                                         \
-    "\\{%-?\\h*(?:include|import|from)\\h+[\"'][^\"'\\n]*[*?][^\"'\\n]*[\"'][^%\\n]*%\\}|" \
-    "\\{\\{>\\h*[^}\\n]*\\*[^}\\n]*\\}\\}|(?m)^\\h*[@!]include\\h+\\S*[*?]\\S*|"           \
-    "\\bglob(?:\\.glob)?\\h*\\([^)\\n]*\\)"
-#define ORDER_TOOLS                                                                        \
-    "\\{%-?\\h*for\\h+\\w+\\h+in\\h+((?:tools|functions|skills|tool_list|available_tools|" \
-    "commands|plugins)\\b)(?![^%\\n]*sort)[^%\\n]*%\\}"
-#define TOOL_HEADING                                                                             \
-    "(?i)^\\h{0,3}#{1,6}\\h+(?:\\*\\*)?(?:(?:available|the|your|allowed|built-?in|custom|"       \
-    "agent)\\h+)?(?:tools?|functions?|commands|tool\\h+list)(?:\\h+(?:available|list|reference|" \
-    "definitions?|you\\h+can\\h+use))?\\h*:?(?:\\*\\*)?\\h*$"
-#define TOOL_ITEM                                                                                   \
-    "^(\\h*)[-*+]\\h+(?:\\*\\*|`)?([A-Za-z_][\\w.-]*)(?:\\*\\*|`)?\\h*(?::|\\xe2\\x80[\\x93\\x94]|" \
-    "-\\h|\\(|$)"
-
-#define DIRECTIVE_HTML                                                                   \
-    "<!--\\h*promptlint-(disable-next-line|disable-line|disable-file|disable|enable)\\b" \
-    "([^>\\n]*?)\\h*-->"
-#define DIRECTIVE_JINJA                                                                  \
-    "\\{#-?\\h*promptlint\\h*:\\h*(disable-next-line|disable-line|disable-file|disable|" \
-    "enable)\\b\\h*=?\\h*([^#\\n]*?)\\h*-?#\\}"
-
-/* The words before a placeholder that no name classes ("The current date is
- * {}", "the user's workspace is {path}"), matched at the end of its sentence. */
-#define CTX_TAIL "\\h*(?:\\*\\*|__|['\"`(\\[])?\\h*$"
-/* The words between a caption and its value: a relative clause ("a file editor
- * that shows you {n} lines") hands the value to another noun. */
-#define CTX_GAP "(?:(?!\\b(?:that|which|who|whose|where|when)\\b)[^.\\n]){0,24}?"
-#define CTX_CALL                                                                               \
-    "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
-    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bright\\h+now,?\\h+it|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
-#define CTX_DAY                                                                           \
-    "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*" \
-    "(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
-#define CTX_TURN                                                                                  \
-    "(?i)\\b(?:(?:the\\h+)?user'?s?\\h+(?:question|query|request|input|message|prompt)|question|" \
-    "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"   \
-    "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"       \
-    "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"              \
-    "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b"                                  \
-    "(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|#)|" CTX_GAP ")" CTX_TAIL
-#define CTX_SESSION                                                                             \
-    "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"     \
-    "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|" \
-    "repo|OS(?:\\h+(?:name|version))?|operating\\h+system|shell|platform|architecture|"         \
-    "host\\h?name)\\b(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|\\(|\\hin)|" CTX_GAP ")" CTX_TAIL
-#define CTX_USER                                                                                   \
-    "(?i)\\b(?:(?:the\\h+)?user'?s\\h+(?:name|e-?mail|id|location|time\\h?zone)|(?:user|customer|" \
-    "first|last|full)\\h*name|username|e-?mail(?:\\h+address)?|(?:talking|speaking|chatting)"      \
-    "\\h+(?:to|with))\\h*(?:is\\b)?\\h*[:=]?" CTX_TAIL
-/* Words that tie the value to this moment, whatever it is: "the user
- * selected the lines {a} to {b}", "for this task: {x}", "the current {x}". */
-#define CTX_STATE                                                                                      \
-    "(?i)(?:\\bthe\\h+user(?:'s|\\h+(?:selected|opened|provided|attached|uploaded|pasted|mentioned|"   \
-    "wrote|typed|asked))|\\b(?:this|the\\h+current)\\h+(?:session|conversation|request|turn|task|run|" \
-    "invocation)(?:'s)?|\\bcurrent(?:ly)?|\\bfor\\h+this\\h+(?:task|request|session|turn|run))\\b"     \
-    "[^.,;()\\n]{0,30}?" CTX_TAIL
-/* A caption saying that what follows is the state of this session: "The
- * currently active extensions are below.", "Servers connected right now:";
- * a state word next to "currently" / "right now" / "in this session", then
- * a pointer to what follows in the same sentence. Not "not currently active."
- * (nothing follows) nor "the tools available" (a fixed list). */
-#define STATE_WORDS "(?:active|enabled|connected|installed|loaded|running|open(?:ed)?|attached|mounted)"
-#define STATE_NOW   "(?:currently|presently|right\\h+now|at\\h+the\\h+moment|in\\h+this\\h+session)"
-#define STATE_CAPTION                                                                      \
-    "(?i)(?:\\b" STATE_NOW "\\h+(?:\\w+\\h+){0,2}?" STATE_WORDS "|\\b" STATE_WORDS         \
-    "\\h+(?:\\w+\\h+){0,3}?" STATE_NOW ")\\b[^.!?]{0,80}?(?:\\b(?:below|following|listed|" \
-    "here)\\b|:\\h*$)"
-/* A relative time that is a length, not a moment: "more than 7 days ago". */
-/* A caption or tag that opens a list of the user's own settings ("The user
- * has the following system preferences:", <user-preferences>): its "Key:
- * value" items are the user's. */
-#define USER_BLOCK                                                                                      \
-    "(?i)(?:\\buser(?:'s)?\\h+(?:has\\h+the\\h+following\\h+)?(?:\\w+\\h+)?(?:preferences|settings|"    \
-    "profile|information|info|details)\\b[^\\n]{0,60}:\\h*$|<user[-_]?(?:preferences|settings|profile|" \
-    "info(?:rmation)?|details)>\\h*$|<(env|environment(?:_info|_details|_context)?|system_info|"        \
-    "workspace_info)>\\h*$)"
-/* A tag, at the start of a line, that holds what one request brings: search
- * results, the user's query, selected text, a pasted page, an attachment. */
-#define CONTENT_TAG                                                                                 \
-    "^\\h*<((?:search|web)_?results?|search_result|user_?(?:query|question|request|input|message)|" \
-    "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"        \
-    "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|" \
-    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results|"     \
-    "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|" \
-    "memory)"                                                                                       \
-    "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
-/* Words that give the assistant's own name ("You're a helpful agent named
- * '{{name}}'", "Your name is {name}"): the name is configured, not the user's. */
-#define SELF_NAME                                                                                \
-    "(?i)(?:\\b(?:agent|assistant|bot|chatbot|ai|model|persona|character|helper)\\h+(?:is\\h+)?" \
-    "(?:named|called)|\\byour\\h+name\\h+is|\\byou\\h+are\\h+(?:named|called))\\h*:?" CTX_TAIL
-#define USER_ITEM \
-    "^\\h*(?:[-*]\\h+)?(?:\\*\\*)?[A-Za-z][\\w\\h]{0,30}(?:\\*\\*)?:\\h*(?:\\*\\*)?\\K\\S[^\\n]*$"
-#define DURATION_CTX                                                                                  \
-    "(?i)(?:\\b(?:more|less|fewer|longer|older|newer|earlier|later)\\h+than|\\bat\\h+(?:least|most)|" \
-    "\\bwithin(?:\\h+the)?(?:\\h+(?:last|past))?|\\bup\\h+to|\\bover|\\bunder|\\bapproximately|"      \
-    "\\babout|\\bmin(?:imum)?|\\bmax(?:imum)?|\\bevery|\\bthan|\\bbetween\\h+\\d+\\h+and)\\h*$"
-
-
-static const char *const k_misc[RX_MISC_COUNT] = {
-    EXAMPLE_CTX,   CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
-    TOOL_ITEM,     DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,      DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
-    STATE_CAPTION,
-};
-
 struct lint_detect {
-    pcre2_code *lit[N_LITERALS];
-    pcre2_code *ph[N_PLACEHOLDERS];
-    pcre2_code *names[N_NAMES];
+    pcre2_code *lit[LINT_N_LITERALS];
+    pcre2_code *ph[LINT_N_PLACEHOLDERS];
+    pcre2_code *names[LINT_N_NAMES];
     pcre2_code *misc[RX_MISC_COUNT];
     pcre2_match_context *mctx;
 };
@@ -586,18 +46,18 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     lint_detect *d = calloc(1, sizeof *d);
     if (!d) return util_err_set(err, UTIL_ENOMEM, "out of memory");
     int rc = UTIL_OK;
-    for (size_t i = 0; i < N_LITERALS && !rc; i++)
-        rc = compile_one(&d->lit[i], k_literals[i].re,
-                         PCRE2_MULTILINE | (k_literals[i].digit ? PCRE2_USE_OFFSET_LIMIT : 0), err);
-    for (size_t i = 0; i < N_PLACEHOLDERS && !rc; i++)
-        rc = compile_one(&d->ph[i], k_placeholders[i], PCRE2_MULTILINE, err);
-    for (size_t i = 0; i < N_NAMES && !rc; i++) {
+    for (size_t i = 0; i < LINT_N_LITERALS && !rc; i++)
+        rc = compile_one(&d->lit[i], lint_detect_literals[i].re,
+                         PCRE2_MULTILINE | (lint_detect_literals[i].digit ? PCRE2_USE_OFFSET_LIMIT : 0), err);
+    for (size_t i = 0; i < LINT_N_PLACEHOLDERS && !rc; i++)
+        rc = compile_one(&d->ph[i], lint_detect_placeholders[i], PCRE2_MULTILINE, err);
+    for (size_t i = 0; i < LINT_N_NAMES && !rc; i++) {
         char buf[2048];
-        snprintf(buf, sizeof buf, "^%s$", k_names[i].re);
+        snprintf(buf, sizeof buf, "^%s$", lint_detect_names[i].re);
         rc = compile_one(&d->names[i], buf, PCRE2_CASELESS, err);
     }
     for (size_t i = 0; i < RX_MISC_COUNT && !rc; i++)
-        rc = compile_one(&d->misc[i], k_misc[i],
+        rc = compile_one(&d->misc[i], lint_detect_misc[i],
                          (i == RX_TOOL_HEADING || i == RX_TOOL_ITEM) ? PCRE2_MULTILINE
                          : i == RX_SUBDAY || i == RX_CONTENT_TAG     ? PCRE2_CASELESS
                                                                      : 0,
@@ -619,9 +79,9 @@ int lint_detect_new(lint_detect **out, util_err *err) {
 
 void lint_detect_free(lint_detect *d) {
     if (!d) return;
-    for (size_t i = 0; i < N_LITERALS; i++) pcre2_code_free(d->lit[i]);
-    for (size_t i = 0; i < N_PLACEHOLDERS; i++) pcre2_code_free(d->ph[i]);
-    for (size_t i = 0; i < N_NAMES; i++) pcre2_code_free(d->names[i]);
+    for (size_t i = 0; i < LINT_N_LITERALS; i++) pcre2_code_free(d->lit[i]);
+    for (size_t i = 0; i < LINT_N_PLACEHOLDERS; i++) pcre2_code_free(d->ph[i]);
+    for (size_t i = 0; i < LINT_N_NAMES; i++) pcre2_code_free(d->names[i]);
     for (size_t i = 0; i < RX_MISC_COUNT; i++) pcre2_code_free(d->misc[i]);
     pcre2_match_context_free(d->mctx);
     free(d);
@@ -901,7 +361,7 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
                 *known = 1;
                 return cfg->names[i].vclass;
             }
-    for (size_t i = 0; i < N_NAMES; i++) {
+    for (size_t i = 0; i < LINT_N_NAMES; i++) {
         if (i == 1 && lint_detect_name_fixed(norm, n)) { /* after the names known stable */
             *known = 1;
             return LINT_VC_NONE;
@@ -912,8 +372,9 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
         pcre2_match_data_free(md);
         if (rc >= 0) {
             *known = 1;
-            if (k_names[i].vclass == LINT_VC_CALL) *subday = match_in(d, d->misc[RX_SUBDAY], norm, 0, n);
-            return k_names[i].vclass;
+            if (lint_detect_names[i].vclass == LINT_VC_CALL)
+                *subday = match_in(d, d->misc[RX_SUBDAY], norm, 0, n);
+            return lint_detect_names[i].vclass;
         }
     }
     int vc = lint_detect_name_words(norm, n, subday, known);
@@ -1409,7 +870,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
     ph_arg a = {cfg, out, unknown, NULL, 0, 0, 0};
-    for (size_t i = 0; i < N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
+    for (size_t i = 0; i < LINT_N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
     free(a.closers);
@@ -1422,13 +883,13 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     int oom4;
     size_t *cl = digit_lines(t, 4, &ncl, &oom4);
     if (oom || oom2 || oom3 || oom4) rc = UTIL_ENOMEM;
-    for (size_t i = 0; i < N_LITERALS && !rc; i++) {
-        lit_arg a = {&k_literals[i], cfg, out, NULL};
-        rc = k_literals[i].digit == 4   ? scan_digit(d, d->lit[i], t, cl, ncl, on_literal, &a)
-             : k_literals[i].digit == 3 ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
-             : k_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
-             : k_literals[i].digit      ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
-                                        : scan(d, d->lit[i], t, on_literal, &a);
+    for (size_t i = 0; i < LINT_N_LITERALS && !rc; i++) {
+        lit_arg a = {&lint_detect_literals[i], cfg, out, NULL};
+        rc = lint_detect_literals[i].digit == 4   ? scan_digit(d, d->lit[i], t, cl, ncl, on_literal, &a)
+             : lint_detect_literals[i].digit == 3 ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
+             : lint_detect_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
+             : lint_detect_literals[i].digit      ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
+                                                  : scan(d, d->lit[i], t, on_literal, &a);
     }
     free(dl);
     free(wl);

@@ -38,6 +38,58 @@ enum {
     RX_MISC_COUNT
 };
 
+/* --- the pattern tables (lint_detect_pat.c) ------------------------------- */
+
+/* How a literal pattern's matches are filtered (on_literal in lint_detect.c). */
+enum {
+    PM_ALWAYS = 0,
+    PM_LABELLED,
+    PM_NAME_LINE,
+    PM_NAME,
+    PM_IDS,
+    PM_HASH,
+    PM_HEX,
+    PM_IP,
+    PM_COUNTER,
+    PM_RELTIME,
+    PM_UUID,
+    PM_HOME,
+    PM_ENV,
+    PM_SHELL
+};
+
+typedef struct pat_def {
+    const char *re;
+    int mode;
+    int kind;
+    int vclass;
+    int subday;
+    /* 1: every match that is kept holds a digit on its own line (matches
+     * never run across lines): lines without a digit are skipped; 2: a bare
+     * weekday on one line: only lines without a digit that hold a weekday's
+     * first three letters are searched (scan_digit on those lines); 3: an
+     * e-mail address on one line: only lines with an '@'; 4: a "Label:"
+     * line: only lines with a ':' */
+    int digit;
+    int rendered; /* lint_span.rendered for its matches */
+} pat_def;
+
+/* Placeholder names by change frequency (matched whole, case-insensitive). */
+typedef struct pat_name {
+    int vclass;
+    const char *re;
+} pat_name;
+
+/* Rows of each table: lint_detect_pat.c does not compile (a static
+ * assertion) when a table has another number of rows. */
+#define LINT_N_LITERALS     46
+#define LINT_N_PLACEHOLDERS 5
+#define LINT_N_NAMES        6
+extern const pat_def lint_detect_literals[];
+extern const char *const lint_detect_placeholders[];
+extern const pat_name lint_detect_names[];
+extern const char *const lint_detect_misc[];
+
 /* Calls fn for each match of re in t (ov: the ovector). Stops on error. */
 typedef int (*lint_match_fn)(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                              void *arg);
