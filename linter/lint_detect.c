@@ -686,9 +686,11 @@ static int brace_tag(const lint_text *t, const ph_arg *p, size_t a, size_t b) {
     while (n < b && t->data[n] != ' ' && t->data[n] != '}') n++;
     size_t nl = n - a - 1;
     if (nl == 0) return 0;
-    for (size_t i = 0; i < p->n_closers; i++) {
+    /* closers are in file order: start at the first one past b */
+    size_t lo = b >= 2 ? lint_text_lower_bound(p->closers, p->n_closers, sizeof *p->closers, 0, b - 2) : 0;
+    for (size_t i = lo; i < p->n_closers; i++) {
         size_t c = p->closers[i] + 2; /* past "{/" */
-        if (c < b || c + nl >= t->len) continue;
+        if (c + nl >= t->len) break;
         if (!memcmp(t->data + c, t->data + a + 1, nl) && t->data[c + nl] == '}') return 1;
     }
     return 0;

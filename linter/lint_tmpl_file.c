@@ -62,14 +62,28 @@ int lint_tmpl_command_frontmatter(const lint_text *t) {
     return 0;
 }
 
+/* The part of rel after its last '/'. */
+static const char *base_name(const char *rel) {
+    const char *b = strrchr(rel, '/');
+    return b ? b + 1 : rel;
+}
+
+/* Whether rel ends with one of the NULL-ended suffixes (any case) and is
+ * longer than it. */
+static int ends_with_any(const char *rel, const char *const *suffixes) {
+    size_t rl = strlen(rel);
+    for (const char *const *e = suffixes; *e; e++)
+        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
+    return 0;
+}
+
 /* Whether the `---` block ending on line fm is text the template renders,
  * not metadata: a Markdown template (markdown: rel is Markdown) (not SKILL.md, not a command or agent
  * definition) whose block holds an output expression, `CURRENT_TIME: {{
  * CURRENT_TIME }}` (a YAML reader would get the braces, so the template
  * engine renders the block as part of the prompt). */
 int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t fm, int markdown) {
-    const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-    if (!markdown || !strcasecmp(base, "SKILL.md") || t->command_file || strstr(rel, "agents/") ||
+    if (!markdown || !strcasecmp(base_name(rel), "SKILL.md") || t->command_file || strstr(rel, "agents/") ||
         !(t->is_template || lint_tmpl_prompts_folder(rel)))
         return 0;
     for (size_t i = 1; i < fm; i++) {
@@ -87,13 +101,7 @@ static int template_name(const char *rel) {
     static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2",  ".njk", ".mustache",
                                         ".hbs",    ".handlebars", ".tmpl",    ".tpl", ".gotmpl",
                                         ".liquid", ".prompt",     ".prompty", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_ext; *e; e++) {
-        size_t el = strlen(*e);
-        if (rl > el && strcasecmp(rel + rl - el, *e) == 0) return 1;
-    }
-    const char *b = strrchr(rel, '/');
-    return strcasecmp(b ? b + 1 : rel, "skprompt.txt") == 0;
+    return ends_with_any(rel, k_ext) || strcasecmp(base_name(rel), "skprompt.txt") == 0;
 }
 
 /* Markdown whose {x} fields are not rendered: not a VS Code prompt file
@@ -101,19 +109,13 @@ static int template_name(const char *rel) {
 static int markdown_name(const char *rel) {
     static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
     static const char *const k_vs[] = {".prompt.md", ".instructions.md", ".chatmode.md", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_vs; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 0;
-    for (const char *const *e = k_md; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
-    return 0;
+    return !ends_with_any(rel, k_vs) && ends_with_any(rel, k_md);
 }
 
 /* Whether rel is Markdown inside a skill's folder other than SKILL.md
  * (skills/NAME/references/x.md), not under a prompts/ folder. */
 static int skill_part(const char *rel) {
-    const char *b = strrchr(rel, '/');
-    const char *base = b ? b + 1 : rel;
+    const char *base = base_name(rel);
     const char *sk = !strncmp(rel, "skills/", 7) ? rel : strstr(rel, "/skills/");
     if (!sk || strcasecmp(base, "SKILL.md") == 0 || !markdown_name(rel) || lint_tmpl_prompts_folder(rel))
         return 0;
@@ -130,14 +132,11 @@ static int skill_part(const char *rel) {
  * documentation of one), so they are the file's fixed text. */
 static int verbatim_file(const lint_text *t, const char *rel) {
     static const char *const k_vs[] = {".agent.md", ".chatmode.md", ".instructions.md", NULL};
-    const char *b = strrchr(rel, '/');
-    const char *base = b ? b + 1 : rel;
-    size_t rl = strlen(rel);
+    const char *base = base_name(rel);
     if (!strcasecmp(base, "SKILL.md")) return LINT_VERBATIM_SKILL;
     /* a skill's other Markdown (references/, examples/): read with a file tool */
     if (skill_part(rel)) return LINT_VERBATIM_PLAIN;
-    for (const char *const *e = k_vs; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return LINT_VERBATIM_PLAIN;
+    if (ends_with_any(rel, k_vs)) return LINT_VERBATIM_PLAIN;
     const char *ag = !strncmp(rel, "agents/", 7) ? rel : strstr(rel, "/agents/");
     if (!ag || ag >= base || !markdown_name(rel) || lint_tmpl_prompts_folder(rel) || t->len < 4 ||
         memcmp(t->data, "---", 3))
@@ -234,8 +233,7 @@ size_t lint_tmpl_file_kind(lint_text *t, const char *rel) {
                   !lint_tmpl_declares_variables(t);
     t->command_file = t->fill_ins && (!strncmp(rel, "commands/", 9) || strstr(rel, "/commands/"));
     {
-        const char *b = strrchr(rel, '/');
-        b = b ? b + 1 : rel;
+        const char *b = base_name(rel);
         t->memory_file = !strcasecmp(b, "AGENTS.md") || !strcasecmp(b, "CLAUDE.md") ||
                          !strcasecmp(b, "GEMINI.md") || !strcasecmp(b, "README.md");
     }
