@@ -358,6 +358,9 @@ const pat_name lint_detect_names[] = {
      "previous_\\w+|tickets?(?:_\\w+)?|url|(?:page|post|web|article|video|target|input)_?url|themes?|subject|"
      "task|current_task|\\w+_task|(?:task|message|step)_?id|objective|goals?|\\w+_goals?|instruction|plans?|\\w+_plan|request|"
      "feedback|\\w+_feedback|(?:human_|user_)?hints?|"
+     /* what the last run printed or raised: {{ stdout }}, {error}, exit_code */
+     "std_?(?:out|err)|stack_?trace|traceback|exception|errors?|error_?msg|"
+     "(?:exit|return)_?code|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,

@@ -117,6 +117,14 @@ static const char *const k_generic[] = {
     "fn",     "str",   "string", "text", "value", "values", "data",  "info",  "display", "list",  "obj",
     "object", "block", "trim",   "join", "map",   "length", "slice", "strip", "lower",   "upper", NULL};
 
+/* Head words that describe the word before them: a task_description is the
+ * task, an issue_details the issue, a problem_spec the problem. */
+static const char *const k_about[] = {"description", "descriptions", "desc",          "details", "detail",
+                                      "statement",   "spec",         "specification", NULL};
+/* The work a request asks for, as the head of such a name: task_description,
+ * bug_details (single names such as task are in the built-in list). */
+static const char *const k_work[] = {"task", "problem", "bug", NULL};
+
 /* Splits norm (lower case, '.' and '-' already '_') into its words: at most
  * 16 (a longer name keeps its first 16). */
 static size_t words(const char *norm, size_t n, size_t ws[16], size_t wl[16]) {
@@ -168,6 +176,13 @@ int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known) 
     }
     size_t head = last;
     while (head > 0 && lint_detect_word_in(norm + ws[head], wl[head], k_generic)) head--;
+    if (head > 0 && lint_detect_word_in(norm + ws[head], wl[head], k_about)) {
+        head--;
+        if (lint_detect_word_in(norm + ws[head], wl[head], k_work)) {
+            *known = 1;
+            return LINT_VC_TURN;
+        }
+    }
     for (size_t i = 0; k_volatile[i].word; i++)
         if (strlen(k_volatile[i].word) == wl[head] &&
             !memcmp(k_volatile[i].word, norm + ws[head], wl[head])) {
