@@ -47,7 +47,7 @@
 #define LABEL                                                                                     \
     "((?<![A-Za-z0-9]|[A-Za-z0-9]_)(?:today(?:'s\\h+date)?|tonight|right\\h+now|now|currently|"   \
     "current(?:[\\h_-]?(?:date(?:\\h+and\\h+time)?|time(?:\\h+and\\h+date)?|datetime|"            \
-    "timestamp|day|local\\h+time))?|as\\h+of(?:\\h+(?:today|now))?|"                              \
+    "timestamp|day|local\\h+time))?|as\\h+of\\h+(?:today|now)|"                                   \
     "the\\h+(?:date|time|day|date\\h+and\\h+time|time\\h+and\\h+date)(?:\\h+(?:today|now))?|"     \
     "it\\h+is(?:\\h+now)?|it's(?:\\h+now)?|date|time|datetime|date/time|timestamp|"               \
     "local\\h+time|server\\h+time|system\\h+time|utc\\h+time|generated(?:\\h+(?:at|on))?|"        \
