@@ -597,6 +597,65 @@ int lint_tmpl_template_map(scan *s, const char *rel) {
     return rc;
 }
 
+/* --- BAML files (prompt #"..."# blocks among schema declarations) ------------------ */
+
+/* Whether line i opens a BAML prompt block: `prompt #"` or `template_string
+ * Name(args) #"` with nothing after the raw string's opener; *hashes: how
+ * many '#' open it (the closer "# repeats them). */
+static int baml_opener(const lint_text *t, size_t i, size_t *hashes) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    while (p < e && isspace((unsigned char)*p)) p++;
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (!((e - p > 7 && !memcmp(p, "prompt", 6) && (p[6] == ' ' || p[6] == '\t')) ||
+          (e - p > 16 && !memcmp(p, "template_string ", 16))))
+        return 0;
+    if (e - p < 2 || e[-1] != '"') return 0;
+    const char *h = e - 1;
+    while (h > p && h[-1] == '#') h--;
+    *hashes = (size_t)(e - 1 - h);
+    return *hashes > 0 && h > p && isspace((unsigned char)h[-1]);
+}
+
+/* Whether line i is the closer "# (with hashes '#') alone on its line. */
+static int baml_closer(const lint_text *t, size_t i, size_t hashes) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    while (p < e && isspace((unsigned char)*p)) p++;
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if ((size_t)(e - p) != hashes + 1 || *p != '"') return 0;
+    for (const char *q = p + 1; q < e; q++)
+        if (*q != '#') return 0;
+    return 1;
+}
+
+/* A BAML file (.baml): only its functions' prompt #"..."# blocks and its
+ * template_string blocks are prompt text; the classes, enums, clients and
+ * tests around them are schema and settings (an enum value `User` is not a
+ * role marker). Each block is a prompt of its own, judged alone
+ * (lint_text_own_prompt): two functions are two requests, and a
+ * template_string is rendered where a prompt calls it, not where it stands. */
+int lint_tmpl_baml(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".baml") == 0)) return UTIL_OK;
+    int rc = UTIL_OK, any = 0;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t hashes, k;
+        if (!baml_opener(t, i, &hashes)) continue;
+        for (k = i + 1; k < t->n_lines && !baml_closer(t, k, hashes); k++) {}
+        if (k >= t->n_lines) break;
+        for (size_t j = any ? i : 0; j <= i && !rc; j++) rc = meta_line(t, j);
+        if (!rc) rc = meta_line(t, k);
+        if (!rc) rc = lint_text_own_prompt(t, i + 1, k);
+        any = 1;
+        /* what follows, up to the next block, is declarations */
+        size_t n = k + 1;
+        for (size_t hh; n < t->n_lines && !baml_opener(t, n, &hh); n++) {}
+        for (size_t j = k + 1; j < n && !rc; j++) rc = meta_line(t, j);
+        i = n - 1;
+    }
+    return rc;
+}
+
 /* --- Gemini CLI commands (.toml with a prompt = """...""" value) ------------------- */
 
 /* A Gemini CLI custom command: only the prompt value is prompt text (the
