@@ -158,8 +158,34 @@ static int no_output_line(const char *p, const char *e) {
     return any;
 }
 
+static size_t placeholder_at(const char *p, const char *e);
+
+/* Whether the span of n >= 3 backticks d[s, k) is a fence written with \n
+ * escapes inside a string ("```plaintext\n{{feedback}}\n```" in a JSON
+ * value saved on one line) whose body is only placeholders: a slot the
+ * template fills, as an unescaped fence holding only them is
+ * (slot_body), not inline code. */
+static int escaped_slot_fence(const char *d, size_t s, size_t k, size_t n) {
+    const char *p = memmem(d + s + n, k - n - (s + n), "\\n", 2), *e = d + k - n;
+    if (n < 3 || !p) return 0;
+    int any = 0;
+    for (p += 2; p < e;) {
+        if (isspace((unsigned char)*p)) {
+            p++;
+        } else if (*p == '\\' && p + 1 < e && (p[1] == 'n' || p[1] == 't')) {
+            p += 2;
+        } else {
+            size_t l = placeholder_at(p, e);
+            if (!l) return 0;
+            any = 1;
+            p += l;
+        }
+    }
+    return any;
+}
+
 /* Inline code spans on one (non-fence) line: a run of N backticks closed by
- * the next run of exactly N. */
+ * the next run of exactly N (not an escaped slot fence). */
 static int scan_inline_code(lint_text *t, size_t a, size_t b) {
     const char *d = t->data;
     size_t i = a;
@@ -180,7 +206,7 @@ static int scan_inline_code(lint_text *t, size_t a, size_t b) {
             size_t k = j, m = 0;
             while (k < b && d[k] == '`') k++, m++;
             if (m == n) {
-                int rc = add_code(t, s, k);
+                int rc = escaped_slot_fence(d, s, k, n) ? UTIL_OK : add_code(t, s, k);
                 if (rc) return rc;
                 i = k;
                 closed = 1;

@@ -802,37 +802,79 @@ static void span_for(scan *s, const tag *g, const eval *ev, size_t *a, size_t *b
     }
 }
 
+/* Whether the body text d[a, b) between a loop's tags renders no words of
+ * its own: blank lines, markup tags with no text ("<chunk>", "</article>",
+ * "<document_id>"), delimiter lines ("----", "===") and, before a tag on
+ * its line, a caption that labels the value ("DocumentID: ", "TITLE:"). */
+static int markup_gap(const char *d, size_t a, size_t b) {
+    for (size_t q = a; q < b;) {
+        size_t le = q;
+        while (le < b && d[le] != '\n') le++;
+        size_t p = q;
+        while (p < le && isspace((unsigned char)d[p])) p++;
+        while (p < le) {
+            if (d[p] == '<') { /* a tag: a name, no text */
+                size_t e = p + 1 + (p + 1 < le && d[p + 1] == '/');
+                while (e < le && (lint_tmpl_is_ident(d[e]) || d[e] == '-' || d[e] == ':')) e++;
+                if (e >= le || d[e] != '>') return 0;
+                p = e + 1;
+            } else if (strchr("-=*#_~+", d[p])) {
+                p++;
+            } else if (le == b) { /* the value's own line: a "Label: " caption */
+                size_t e = b;
+                while (e > p && isspace((unsigned char)d[e - 1])) e--;
+                if (e == p || d[e - 1] != ':' || e - p > 40 || memchr(d + p, '.', e - p)) return 0;
+                p = le;
+            } else {
+                return 0;
+            }
+            while (p < le && isspace((unsigned char)d[p])) p++;
+        }
+        q = le + 1;
+    }
+    return 1;
+}
+
+/* Whether the output expression d[p, ub) reads the item of a loop whose
+ * names are d[names_a, names_b) (a Go range without names: its dot,
+ * ".DocumentID"). */
+static int reads_loop_name(const scan *s, const tag *g, size_t names_a, size_t names_b, size_t p, size_t ub) {
+    const char *d = s->t->data;
+    if (g->go && names_a == names_b) return p < ub && d[p] == '.';
+    if (p < ub && d[p] == '$') p++;
+    size_t e = p;
+    while (e < ub && lint_tmpl_is_ident(d[e])) e++;
+    for (size_t n = names_a; n < names_b && e > p;) {
+        if (!is_ident_start(d[n])) {
+            n++;
+            continue;
+        }
+        size_t ns = d[n] == '$' ? n + 1 : n, ne = n + 1;
+        while (ne < names_b && lint_tmpl_is_ident(d[ne])) ne++;
+        if (ne - ns == e - p && !memcmp(d + ns, d + p, e - p)) return 1;
+        n = ne;
+    }
+    return 0;
+}
+
 /* Where a volatile loop's value enters the text: the first output tag of
  * its body that reads a loop name ("## {{extension.name}}" two lines below
- * the header), when the body renders no words before it (blank lines and
- * markup such as "## " only); else the header itself. */
+ * the header, "DocumentID: {{ .DocumentID }}" under "<article>"), when the
+ * body renders no words before it, only markup (markup_gap); else the
+ * header itself. The first byte that differs between two requests is that
+ * value's, so that is the line to move. */
 static void loop_value_at(const scan *s, size_t i, size_t names_a, size_t names_b, size_t *a, size_t *b) {
     const tag *g = &s->tags.v[i];
     const char *d = s->t->data;
     *a = g->start, *b = g->end;
     for (size_t k = i + 1; k < s->tags.n && (long)k < g->match; k++) {
         const tag *u = &s->tags.v[k];
-        for (size_t q = k == i + 1 ? g->end : s->tags.v[k - 1].end; q < u->start; q++)
-            if (isalnum((unsigned char)d[q])) return; /* words before it */
+        if (!markup_gap(d, k == i + 1 ? g->end : s->tags.v[k - 1].end, u->start)) return; /* words first */
         if (u->kind != TK_EXPR) return;
         size_t p = u->a;
         while (p < u->b && (d[p] == ' ' || d[p] == '-')) p++;
-        size_t e = p;
-        while (e < u->b && lint_tmpl_is_ident(d[e])) e++;
-        for (size_t n = names_a; n < names_b && e > p;) {
-            if (!is_ident_start(d[n])) {
-                n++;
-                continue;
-            }
-            size_t ne = n + 1;
-            while (ne < names_b && lint_tmpl_is_ident(d[ne])) ne++;
-            if (ne - n == e - p && !memcmp(d + n, d + p, e - p)) {
-                *a = u->start, *b = u->end;
-                return;
-            }
-            n = ne;
-        }
-        return; /* another value first */
+        if (reads_loop_name(s, g, names_a, names_b, p, u->b)) *a = u->start, *b = u->end;
+        return; /* else another value first */
     }
 }
 
@@ -1300,6 +1342,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_json_config(&s, rel);
     if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
+    if (!rc) rc = lint_tmpl_baml(&s, rel);
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
     if (!rc) rc = lint_tmpl_bracket_fields(&s, rel);
     if (!rc) rc = lint_tmpl_n8n_workflow(&s, rel);

@@ -490,13 +490,53 @@ static size_t json_close(const char *d, size_t i, size_t e) {
     return (size_t)-1;
 }
 
+/* Whether the JSON key d[a, b) (no quotes) names documentation of the file
+ * or of a field (k_yaml_meta: "description", "version", "author" ...). */
+static int json_meta_key(const char *d, size_t a, size_t b) {
+    for (size_t i = 0; k_yaml_meta[i]; i++)
+        if (strlen(k_yaml_meta[i]) == b - a && !memcmp(d + a, k_yaml_meta[i], b - a)) return 1;
+    return 0;
+}
+
+/* Line [a, e) holds minified JSON (several "key":"value" pairs, as a file
+ * saved on one line): its prompt strings are text, all else (keys,
+ * punctuation, settings, documentation values) is quiet; *text: whether
+ * any string was text. */
+static int json_pairs(lint_text *t, size_t a, size_t e, int *text) {
+    const char *d = t->data;
+    size_t from = a; /* quiet from here up to the next text string */
+    int rc = UTIL_OK, meta = 0;
+    *text = 0;
+    for (size_t k = a; k < e && !rc; k++) {
+        if (d[k] != '"') continue;
+        size_t close = json_close(d, k, e);
+        if (close == (size_t)-1) break;
+        size_t n = close + 1;
+        while (n < e && d[n] == ' ') n++;
+        if (n < e && d[n] == ':') { /* a key */
+            meta = json_meta_key(d, k + 1, close);
+        } else if (!meta && prompt_string(d, k, close)) {
+            rc = lint_text_add_quiet(t, from, k + 1);
+            from = close;
+            *text = 1;
+        }
+        k = close;
+    }
+    if (!rc && *text) rc = lint_text_add_quiet(t, from, e);
+    return rc;
+}
+
 /* A JSON file of prompts among settings (a Flowise node's "template" beside
  * its anchors and ids, a chat preset's "content" beside its numbers): like
  * YAML above, its prompt text is its string values of four or more words, a
  * template tag or a lone {field}; keys, quotes, numbers, ids, booleans and
- * short names are settings, neither volatile nor stable content. Read line
- * by line (an excerpt need not be whole JSON); LangChain prompts and n8n
- * workflows have their own readers. */
+ * short names are settings, neither volatile nor stable content, and so are
+ * the values of keys that document the file or a field at any depth
+ * ("description", "version", "author": k_yaml_meta; PromptingTools'
+ * "Placeholders: {{question}}", a parameter's description). Read line by
+ * line (an excerpt need not be whole JSON); a line of minified JSON (several
+ * pairs, a file saved on one line) is read pair by pair. LangChain prompts
+ * and n8n workflows have their own readers. */
 int lint_tmpl_json_config(scan *s, const char *rel) {
     lint_text *t = s->t;
     size_t rl = strlen(rel);
@@ -509,15 +549,20 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
     int rc = UTIL_OK;
     for (size_t i = 0; i < t->n_lines && !rc; i++) {
         size_t a = t->line_start[i], e = lint_text_line_end(t, i), v = a, close;
+        int meta = 0; /* the value documents the file or a field ("description": ...) */
         while (v < e && (d[v] == ' ' || d[v] == '\t')) v++;
         if (v < e && d[v] == '"' && (close = json_close(d, v, e)) != (size_t)-1) { /* a key, or an item */
             size_t k = close + 1;
             while (k < e && d[k] == ' ') k++;
-            if (k < e && d[k] == ':')
+            if (k < e && d[k] == ':') {
+                meta = json_meta_key(d, v + 1, close);
                 for (v = k + 1; v < e && d[v] == ' ';) v++;
+            }
         }
         int text = 0;
-        if (v < e && d[v] == '"') {
+        if (v < e && (d[v] == '[' || d[v] == '{') && memmem(d + v, e - v, "\":", 2)) {
+            rc = json_pairs(t, v, e, &text);
+        } else if (v < e && d[v] == '"' && !meta) {
             close = json_close(d, v, e);
             if (close == (size_t)-1) close = e;
             text = prompt_string(d, v, close);
@@ -593,6 +638,65 @@ int lint_tmpl_template_map(scan *s, const char *rel) {
         if (!rc) rc = lint_text_own_prompt(t, from, k);
         if (!rc) rc = lint_text_own_prompt(t, k, t->n_lines); /* what follows the mapping */
         i = k - 1;
+    }
+    return rc;
+}
+
+/* --- BAML files (prompt #"..."# blocks among schema declarations) ------------------ */
+
+/* Whether line i opens a BAML prompt block: `prompt #"` or `template_string
+ * Name(args) #"` with nothing after the raw string's opener; *hashes: how
+ * many '#' open it (the closer "# repeats them). */
+static int baml_opener(const lint_text *t, size_t i, size_t *hashes) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    while (p < e && isspace((unsigned char)*p)) p++;
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if (!((e - p > 7 && !memcmp(p, "prompt", 6) && (p[6] == ' ' || p[6] == '\t')) ||
+          (e - p > 16 && !memcmp(p, "template_string ", 16))))
+        return 0;
+    if (e - p < 2 || e[-1] != '"') return 0;
+    const char *h = e - 1;
+    while (h > p && h[-1] == '#') h--;
+    *hashes = (size_t)(e - 1 - h);
+    return *hashes > 0 && h > p && isspace((unsigned char)h[-1]);
+}
+
+/* Whether line i is the closer "# (with hashes '#') alone on its line. */
+static int baml_closer(const lint_text *t, size_t i, size_t hashes) {
+    const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
+    while (p < e && isspace((unsigned char)*p)) p++;
+    while (e > p && isspace((unsigned char)e[-1])) e--;
+    if ((size_t)(e - p) != hashes + 1 || *p != '"') return 0;
+    for (const char *q = p + 1; q < e; q++)
+        if (*q != '#') return 0;
+    return 1;
+}
+
+/* A BAML file (.baml): only its functions' prompt #"..."# blocks and its
+ * template_string blocks are prompt text; the classes, enums, clients and
+ * tests around them are schema and settings (an enum value `User` is not a
+ * role marker). Each block is a prompt of its own, judged alone
+ * (lint_text_own_prompt): two functions are two requests, and a
+ * template_string is rendered where a prompt calls it, not where it stands. */
+int lint_tmpl_baml(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t rl = strlen(rel);
+    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".baml") == 0)) return UTIL_OK;
+    int rc = UTIL_OK, any = 0;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t hashes, k;
+        if (!baml_opener(t, i, &hashes)) continue;
+        for (k = i + 1; k < t->n_lines && !baml_closer(t, k, hashes); k++) {}
+        if (k >= t->n_lines) break;
+        for (size_t j = any ? i : 0; j <= i && !rc; j++) rc = meta_line(t, j);
+        if (!rc) rc = meta_line(t, k);
+        if (!rc) rc = lint_text_own_prompt(t, i + 1, k);
+        any = 1;
+        /* what follows, up to the next block, is declarations */
+        size_t n = k + 1;
+        for (size_t hh; n < t->n_lines && !baml_opener(t, n, &hh); n++) {}
+        for (size_t j = k + 1; j < n && !rc; j++) rc = meta_line(t, j);
+        i = n - 1;
     }
     return rc;
 }

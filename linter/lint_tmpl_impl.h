@@ -180,6 +180,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel);       /* prompts among YAML
 int lint_tmpl_json_config(scan *s, const char *rel);       /* prompts among JSON settings */
 int lint_tmpl_template_map(scan *s, const char *rel);      /* several templates under template: */
 int lint_tmpl_gemini_command(scan *s, const char *rel);    /* Gemini CLI .toml */
+int lint_tmpl_baml(scan *s, const char *rel);              /* BAML prompt #"..."# blocks */
 int lint_tmpl_bracket_fields(scan *s, const char *rel);    /* [[NAME]] in .txt prompts */
 int lint_tmpl_genagents(scan *s, const char *rel);         /* Generative Agents !<INPUT n>! */
 int lint_tmpl_n8n_workflow(scan *s, const char *rel);      /* n8n langchain nodes: sets t->order */
