@@ -122,6 +122,16 @@ static int sentence_end(const char *d, size_t ls, size_t i) {
     return 1;
 }
 
+/* Whether a full-width sentence end (。！？；) ends at byte i: Chinese and
+ * Japanese put no space after it. */
+static int cjk_sentence_end(const char *d, size_t from, size_t i) {
+    const unsigned char *u = (const unsigned char *)d;
+    if (i < from + 2) return 0;
+    if (u[i - 2] == 0xE3 && u[i - 1] == 0x80 && u[i] == 0x82) return 1; /* 。 */
+    return u[i - 2] == 0xEF && u[i - 1] == 0xBC &&
+           (u[i] == 0x81 || u[i] == 0x9F || u[i] == 0x9B); /* ！？； */
+}
+
 /* The sentence holding off, up to off, joined (with a space) to a caption on
  * the line above when the sentence opens its line: "Launch Details:" above
  * "- September 8, 2025" qualifies the date. At most cap-1 bytes, the text
@@ -131,8 +141,9 @@ static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t 
     size_t from = off - ls > 240 ? off - 240 : ls;
     size_t st = from;
     for (size_t i = off; i > from; i--)
-        if (i < off && i + 1 < t->len && (t->data[i + 1] == ' ' || t->data[i + 1] == '\t') &&
-            sentence_end(t->data, ls, i)) {
+        if (i < off && i + 1 < t->len &&
+            (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && sentence_end(t->data, ls, i)) ||
+             cjk_sentence_end(t->data, from, i))) {
             st = i + 1;
             break;
         }

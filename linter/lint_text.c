@@ -290,6 +290,22 @@ static size_t fewshot_pair(const lint_text *t, size_t i) {
     return 0;
 }
 
+/* Whether w[0, wl) ends with a colon, ASCII or full-width (：). */
+static int ends_colon(const char *w, size_t wl) {
+    return wl > 0 && (w[wl - 1] == ':' || (wl >= 3 && memcmp(w + wl - 3, "\xEF\xBC\x9A", 3) == 0));
+}
+
+/* Whether w opens with a Chinese or Japanese example word (例如, 比如, 示例,
+ * 举例, 范例, 例えば, or 例 before a colon): a caption as "For example:" is. */
+static int cjk_example_word(const char *w, size_t wl) {
+    static const char *const k_cjk[] = {"例如", "比如", "譬如",   "示例",     "举例", "舉例", "范例", "範例",
+                                        "样例", "樣例", "例えば", "たとえば", "例：", "例:",  NULL};
+    if (wl < 3 || !((unsigned char)w[0] & 0x80)) return 0;
+    for (const char *const *k = k_cjk; *k; k++)
+        if (starts_ci(w, wl, *k)) return 1;
+    return 0;
+}
+
 static void mark_examples(lint_text *t) {
     size_t n = t->n_lines;
     for (size_t i = 0; i < n; i++) {
@@ -302,7 +318,8 @@ static void mark_examples(lint_text *t) {
         int word = starts_ci(w, wl, "example") || starts_ci(w, wl, "examples") ||
                    starts_ci(w, wl, "for example") || starts_ci(w, wl, "e.g.") ||
                    starts_ci(w, wl, "sample") || starts_ci(w, wl, "few-shot") ||
-                   starts_ci(w, wl, "scenario") || starts_ci(w, wl, "illustration");
+                   starts_ci(w, wl, "scenario") || starts_ci(w, wl, "illustration") ||
+                   cjk_example_word(w, wl);
         size_t end = i; /* last line of the block */
         if (tag) {
             size_t k = i;
@@ -327,8 +344,8 @@ static void mark_examples(lint_text *t) {
                 if (lv > 0 && lv <= level && !(t->flags[k] & LINT_LF_FENCE)) break;
             }
             end = k - 1;
-        } else if (word && count_words(w, wl) <= 8 && (w[wl - 1] == ':' || count_words(w, wl) <= 2)) {
-            int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && w[wl - 1] != ':');
+        } else if (word && count_words(w, wl) <= 8 && (ends_colon(w, wl) || count_words(w, wl) <= 2)) {
+            int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && !ends_colon(w, wl));
             size_t k = i + 1, limit = bare ? i + 100 : n;
             for (; k < n && k < limit; k++) {
                 const char *q, *qe = t->data + lint_text_line_end(t, k);
