@@ -57,12 +57,22 @@ static const char *skip_invisible(const char *p, const char *e) {
 }
 
 /* A fence opener/closer: up to max_ind spaces (3 at the top level; more in
- * a list item), then 3+ backticks or tildes. */
+ * a list item), then 3+ backticks or tildes, or 3+ backslash-escaped
+ * backticks (\`\`\`, as a prompt kept in a JS/TS template literal writes its
+ * fences; *ch is then '\\', so such a fence closes only its own kind). */
 static int fence_at(const char *p, const char *e, char *ch, size_t *count, int max_ind) {
     int ind = 0;
     while (p < e && *p == ' ' && ind <= max_ind) p++, ind++;
     p = skip_invisible(p, e);
-    if (ind > max_ind || p >= e || (*p != '`' && *p != '~')) return 0;
+    if (ind > max_ind || p >= e || (*p != '`' && *p != '~' && *p != '\\')) return 0;
+    if (*p == '\\') { /* \`\`\`: a fence in a JS template literal's text */
+        size_t n = 0;
+        while (e - p >= 2 && p[0] == '\\' && p[1] == '`') p += 2, n++;
+        if (n < 3 || memchr(p, '`', (size_t)(e - p))) return 0;
+        *ch = '\\';
+        *count = n;
+        return 1;
+    }
     char c = *p;
     size_t n = 0;
     while (p < e && *p == c) p++, n++;
@@ -101,7 +111,7 @@ static int in_list_item(const lint_text *t, size_t i, int ind) {
 static int only_ws_after_fence(const char *p, const char *e, char c) {
     for (const char *q = NULL; p != q;) {
         q = p;
-        while (p < e && (*p == ' ' || *p == c)) p++;
+        while (p < e && (*p == ' ' || *p == c || (c == '\\' && *p == '`'))) p++;
         p = skip_invisible(p, e);
     }
     return skip_ws(p, e) == e;
@@ -624,7 +634,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             fline = i;
             /* a whole-file fence counts as the prompt only without a language
              * or with a text one (```, ```text, ```markdown) */
-            const char *info = skip_ws(skip_invisible(skip_ws(p, e), e) + cnt, e);
+            const char *info = skip_ws(skip_invisible(skip_ws(p, e), e) + (c == '\\' ? 2 * cnt : cnt), e);
             size_t il = (size_t)(e - info);
             whole_info = il == 0 || (il == 4 && !strncasecmp(info, "text", 4)) ||
                          (il == 8 && !strncasecmp(info, "markdown", 8)) ||
