@@ -766,7 +766,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if (in_code && nl && t->program_template && t->data[ov[0]] == '{' && lint_text_code_path(t, ov[0], ov[1]))
         in_code = 0;
     if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
-        lint_text_in_quiet(t, ov[0]))
+        lint_text_in_quiet(t, ov[0]) || lint_text_tag_name(t, ov[0], ov[1]))
         return UTIL_OK;
     if (t->data[ov[0]] == '{' && !a->closers_read) read_closers(t, a);
     if (a->oom) return UTIL_ENOMEM;

@@ -835,6 +835,17 @@ int lint_text_in_quiet(const lint_text *t, size_t off) {
 
 int lint_text_in_tag(const lint_text *t, size_t off) { return range_find(t->tags, t->n_tags, off) != NULL; }
 
+int lint_text_tag_name(const lint_text *t, size_t a, size_t b) {
+    const char *d = t->data;
+    if (a == 0 || b >= t->len || b <= a) return 0;
+    if (d[a - 1] != '<' && !(a >= 2 && d[a - 1] == '/' && d[a - 2] == '<')) return 0;
+    if (d[b] == '>' || (d[b] == '/' && b + 1 < t->len && d[b + 1] == '>')) return 1;
+    if (d[b] != ' ' || b + 1 >= t->len || !isalpha((unsigned char)d[b + 1])) return 0;
+    for (size_t k = b + 1; k < t->len && d[k] != '\n' && d[k] != '<'; k++) /* attributes */
+        if (d[k] == '>') return 1;
+    return 0;
+}
+
 size_t lint_text_quiet_end(const lint_text *t, size_t off) {
     const lint_range *r = range_find(t->quiet, t->n_quiet, off);
     return r ? r->end : off;
