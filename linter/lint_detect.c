@@ -158,6 +158,20 @@ static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t 
         while (pl > 0 && lint_text_line_end(t, pl) == t->line_start[pl]) pl--;
         size_t ps = t->line_start[pl], pe = lint_text_line_end(t, pl);
         while (pe > ps && isspace((unsigned char)t->data[pe - 1])) pe--;
+        /* a long line above: its caption is its last sentence ("... under
+         * five sentences. Here is the message the customer sent:") */
+        if (pe > ps && t->data[pe - 1] == ':' && pe - ps >= cap / 2) {
+            size_t lo = pe - ps > 240 ? pe - 240 : ps, cs = pe;
+            for (size_t i = pe - 1; i > lo; i--)
+                if (i + 1 < pe &&
+                    (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && sentence_end(t->data, ps, i)) ||
+                     cjk_sentence_end(t->data, lo, i))) {
+                    cs = i + 1;
+                    break;
+                }
+            while (cs < pe && isspace((unsigned char)t->data[cs])) cs++;
+            ps = cs;
+        }
         if (pe > ps && t->data[pe - 1] == ':' && pe - ps < cap / 2) {
             memcpy(buf, t->data + ps, pe - ps);
             n = pe - ps;
