@@ -755,11 +755,90 @@ static int tag_line(const char *q, const char *te) {
     return TL_TEXT;
 }
 
+/* Whether line [q, le) (past '#', list marks and spaces, and a trailing
+ * ':' or '*') starts with one of the words (as a prefix when prefix, else
+ * whole). */
+static int line_starts(const char *q, const char *le, const char *const *w, int prefix) {
+    while (q < le && (*q == '#' || *q == '-' || *q == '*' || *q == ' ' || *q == '\t' || *q == '>')) q++;
+    while (le > q && (le[-1] == ' ' || le[-1] == ':' || le[-1] == '*' || le[-1] == '\r')) le--;
+    for (; *w; w++) {
+        size_t l = strlen(*w);
+        if ((size_t)(le - q) >= l && strncasecmp(q, *w, l) == 0 &&
+            (prefix ? (size_t)(le - q) == l || !isalnum((unsigned char)q[l]) : (size_t)(le - q) == l))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether text written in German, French, Spanish, Portuguese, Italian or
+ * Dutch reads as a system prompt without a "you are" opening: a line (a
+ * heading too) among the first eight that names the model's task or role
+ * ("Deine Aufgabe", "Ta mission", "Tu tarea", "Sua tarefa", "Il tuo
+ * compito", "Je taak"), or a rules heading ("## Regeln", "Règles :",
+ * "Reglas:") with a line or list item that tells it how to answer
+ * ("Antworte", "Réponds", "Responde"); never text with a README's or a
+ * changelog's marks (installation, licence, changelog in those languages). */
+static int european_prompt(const char *p, const char *e) {
+    static const char *const k_role[] = {
+        "deine aufgabe", "ihre aufgabe", "deine rolle", "ta mission", "ta tâche",     "votre mission",
+        "votre tâche",   "ton rôle",     "votre rôle",  "tu tarea",   "tu misión",    "tu rol ",
+        "su tarea",      "sua tarefa",   "sua missão",  "seu papel",  "a sua tarefa", "il tuo compito",
+        "il tuo ruolo",  "sei un",       "sei una",     "je taak",    "jouw taak",    "uw taak",
+        "je bent ",      "jij bent ",    "u bent ",     NULL};
+    static const char *const k_rules[] = {
+        "regeln",    "règles",      "reglas",     "regras",      "regole",      "regels", "richtlinien",
+        "consignes", "directrices", "diretrizes", "linee guida", "richtlijnen", NULL};
+    static const char *const k_answer[] = {"antworte", "antworten sie", "beantworte", "réponds",
+                                           "répondez", "responde",      "responda",   "rispondi",
+                                           "antwoord", "beantwoord",    NULL};
+    static const char *const k_docs[] = {"installation",
+                                         "installieren",
+                                         "lizenz",
+                                         "licence",
+                                         "license",
+                                         "licencia",
+                                         "licença",
+                                         "licenza",
+                                         "licentie",
+                                         "instalación",
+                                         "instalação",
+                                         "installazione",
+                                         "changelog",
+                                         "änderungsprotokoll",
+                                         "journal des modifications",
+                                         "registro de cambios",
+                                         "registro delle modifiche",
+                                         "wijzigingslog",
+                                         "pip install",
+                                         "npm install",
+                                         NULL};
+    int role = 0, rules = 0, answer = 0, seen = 0;
+    for (const char *l = p; l < e;) {
+        const char *nl = memchr(l, '\n', (size_t)(e - l));
+        const char *le = nl ? nl : e;
+        const char *q = l;
+        while (q < le && (*q == ' ' || *q == '\t')) q++;
+        if (q < le) {
+            if (seen++ < 8 && line_starts(q, le, k_role, 1)) role = 1;
+            if (*q == '#' || le[-1] == ':' || (le - q > 2 && le[-1] == '*'))
+                rules |= line_starts(q, le, k_rules, 0);
+            answer |= line_starts(q, le, k_answer, 1);
+        }
+        l = nl ? nl + 1 : e;
+    }
+    if (!role && !(rules && answer)) return 0;
+    size_t m = (size_t)(e - p);
+    for (const char *const *w = k_docs; *w; w++)
+        if (has_phrase(p, m, *w)) return 0;
+    return 1;
+}
+
 /* Whether text reads as addressed to a model: an opening such as "You are
  * ...", or phrases instructions to a model use scoring min_score or more;
  * the same openings in Chinese, Japanese, Korean, German, French, Spanish,
  * Portuguese and Russian, and (in text with non-ASCII letters) the same
- * phrases in those languages. */
+ * phrases in those languages; a task or role line, or a rules heading with
+ * an answer line, in six European languages (european_prompt). */
 static int addressed_to_model(const char *p, const char *e, int min_score) {
     static const char *const k_open[] = {
         "you are", "you're", "you will", "your task", "your role", "your job", "act as", "i want you to",
@@ -810,6 +889,7 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
     for (const char *const *w = k_weak; *w; w++) score += has_phrase(p, m, *w);
     for (const char *const *w = k_docs; *w; w++) score -= 2 * has_phrase(p, m, *w);
     if (score >= min_score) return 1;
+    if (european_prompt(p, e)) return 1;
     /* the same cues in other languages, looked for only in text written
      * mostly outside ASCII (one byte in eight at least: Chinese, Japanese,
      * Korean, Russian; not English with an emoji or a box drawing, and

@@ -89,7 +89,9 @@ int lint_config_select(const lint_config *c, const char *rel);
 /* Whether the head of a file (the first 16 KiB are enough) reads like a
  * prompt: for LINT_SEL_CONTENT, instructions addressed to a model ("You are
  * ...", "the user", "you must", "respond", or the same in Chinese, Japanese,
- * Korean, German, French, Spanish, Portuguese, Russian); for LINT_SEL_TEMPLATE, prose rather
+ * Korean, German, French, Spanish, Portuguese, Russian; a task or role line,
+ * or a rules heading with an answer line, in German, French, Spanish,
+ * Portuguese, Italian, Dutch); for LINT_SEL_TEMPLATE, prose rather
  * than HTML, config or code. */
 int lint_reads_like_prompt(const char *data, size_t len, int how);
 int lint_config_excluded(const lint_config *c, const char *rel);

@@ -122,6 +122,16 @@ static int sentence_end(const char *d, size_t ls, size_t i) {
     return 1;
 }
 
+/* Whether a full-width sentence end (。！？；) ends at byte i: Chinese and
+ * Japanese put no space after it. */
+static int cjk_sentence_end(const char *d, size_t from, size_t i) {
+    const unsigned char *u = (const unsigned char *)d;
+    if (i < from + 2) return 0;
+    if (u[i - 2] == 0xE3 && u[i - 1] == 0x80 && u[i] == 0x82) return 1; /* 。 */
+    return u[i - 2] == 0xEF && u[i - 1] == 0xBC &&
+           (u[i] == 0x81 || u[i] == 0x9F || u[i] == 0x9B); /* ！？； */
+}
+
 /* The sentence holding off, up to off, joined (with a space) to a caption on
  * the line above when the sentence opens its line: "Launch Details:" above
  * "- September 8, 2025" qualifies the date. At most cap-1 bytes, the text
@@ -131,8 +141,9 @@ static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t 
     size_t from = off - ls > 240 ? off - 240 : ls;
     size_t st = from;
     for (size_t i = off; i > from; i--)
-        if (i < off && i + 1 < t->len && (t->data[i + 1] == ' ' || t->data[i + 1] == '\t') &&
-            sentence_end(t->data, ls, i)) {
+        if (i < off && i + 1 < t->len &&
+            (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && sentence_end(t->data, ls, i)) ||
+             cjk_sentence_end(t->data, from, i))) {
             st = i + 1;
             break;
         }
@@ -147,6 +158,20 @@ static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t 
         while (pl > 0 && lint_text_line_end(t, pl) == t->line_start[pl]) pl--;
         size_t ps = t->line_start[pl], pe = lint_text_line_end(t, pl);
         while (pe > ps && isspace((unsigned char)t->data[pe - 1])) pe--;
+        /* a long line above: its caption is its last sentence ("... under
+         * five sentences. Here is the message the customer sent:") */
+        if (pe > ps && t->data[pe - 1] == ':' && pe - ps >= cap / 2) {
+            size_t lo = pe - ps > 240 ? pe - 240 : ps, cs = pe;
+            for (size_t i = pe - 1; i > lo; i--)
+                if (i + 1 < pe &&
+                    (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && sentence_end(t->data, ps, i)) ||
+                     cjk_sentence_end(t->data, lo, i))) {
+                    cs = i + 1;
+                    break;
+                }
+            while (cs < pe && isspace((unsigned char)t->data[cs])) cs++;
+            ps = cs;
+        }
         if (pe > ps && t->data[pe - 1] == ':' && pe - ps < cap / 2) {
             memcpy(buf, t->data + ps, pe - ps);
             n = pe - ps;
@@ -757,7 +782,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if (in_code && nl && t->program_template && t->data[ov[0]] == '{' && lint_text_code_path(t, ov[0], ov[1]))
         in_code = 0;
     if ((in_code && !(arguments && t->command_file) && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
-        lint_text_in_quiet(t, ov[0]))
+        lint_text_in_quiet(t, ov[0]) || lint_text_tag_name(t, ov[0], ov[1]))
         return UTIL_OK;
     if (t->data[ov[0]] == '{' && !a->closers_read) read_closers(t, a);
     if (a->oom) return UTIL_ENOMEM;

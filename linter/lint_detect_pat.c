@@ -391,10 +391,16 @@ const pat_name lint_detect_names[] = {
 
 /* Words that make a literal an example, and qualifiers that make a date a
  * fixed fact rather than the current one. Both look at the text before it. */
+/* Chinese and Japanese words that introduce an example as "e.g." does:
+ * 例如, 比如, 譬如, 示例, 举例/舉例, 范例/範例, 样例/樣例, 例えば, たとえば,
+ * and 例 or 如 right before a colon (例：, 如：), not 比例 (a ratio). */
+#define CJK_EXAMPLE                                                                                 \
+    "例如|比如|譬如|示例|举例|舉例|范例|範例|样例|樣例|例えば|たとえば|" \
+    "(?<!比)例\\h*(?::|：)|如(?::|：)"
 #define EXAMPLE_CTX                                                                             \
     "(?i)(?:\\be\\.?g\\.|\\beg\\b|\\bi\\.?e\\.|\\bfor\\h+(?:example|instance)|\\bexamples?\\b|" \
     "\\bsamples?\\b|\\bsuch\\h+as\\b|\\blike\\b|\\bformat(?:ted|s)?\\b|\\bpattern\\b|"          \
-    "\\bsyntax\\b|\\bstyle\\b|\\bplaceholder\\b|\\bfake\\b|\\bdummy\\b)"
+    "\\bsyntax\\b|\\bstyle\\b|\\bplaceholder\\b|\\bfake\\b|\\bdummy\\b|" CJK_EXAMPLE ")"
 #define CONST_CTX                                                                          \
     "(?i)\\b(?:release[sd]?|due|birth(?:day|date)?|born|expir\\w*|expires?|effective|"     \
     "publication|published|cut-?off|launch(?:ed)?|deadline|found(?:ed|ing)|creation|"      \

@@ -144,12 +144,48 @@ static size_t words(const char *norm, size_t n, size_t ws[16], size_t wl[16]) {
 static const char *const k_fixed_head[] = {"prefix", "suffix",   "note",   "reminder", "constant", "template",
                                            "banner", "sentinel", "rubric", "legend",   "guidance", NULL};
 
+/* Words before a prompt head that make it the request's own prompt, not a
+ * fixed sub-prompt: user_prompt, query_prompt, TASK_PROMPT,
+ * WORKFLOW_SUBAGENT_PROMPT, dynamic_prompt (with the words of k_volatile
+ * and k_state: FILE_PROMPT, current_prompt). */
+static const char *const k_own_prompt[] = {"user",     "users",  "human",     "custom",  "customer",
+                                           "task",     "tasks",  "subagent",  "dynamic", "personal",
+                                           "followup", "follow", "generated", NULL};
+
+/* Whether the word w is one of k_volatile's. */
+static int volatile_word(const char *w, size_t l) {
+    for (size_t i = 0; k_volatile[i].word; i++)
+        if (strlen(k_volatile[i].word) == l && !memcmp(k_volatile[i].word, w, l)) return 1;
+    return 0;
+}
+
+/* Whether a name whose head is prompt or instructions (after generic words
+ * and "section": SYSTEM_PROMPT_SECTION) inserts another fixed sub-prompt
+ * (BASH_TOOL_PROMPT, PLAN_MODE_PROMPT, chatdev_prompt, GIT_INSTRUCTIONS):
+ * no word before the head says the request's own (k_own_prompt, a volatile
+ * or a state word). */
+static int sub_prompt_name(const char *norm, const size_t *ws, const size_t *wl, size_t nw) {
+    static const char *const k_heads[] = {"prompt", "prompts", "instruction", "instructions", NULL};
+    static const char *const k_after[] = {"section", "sections", "part", "parts", NULL};
+    size_t head = nw - 1;
+    while (head > 0 && (lint_detect_word_in(norm + ws[head], wl[head], k_generic) ||
+                        lint_detect_word_in(norm + ws[head], wl[head], k_after)))
+        head--;
+    if (head == 0 || !lint_detect_word_in(norm + ws[head], wl[head], k_heads)) return 0;
+    for (size_t k = 0; k < head; k++)
+        if (lint_detect_word_in(norm + ws[k], wl[k], k_own_prompt) ||
+            lint_detect_word_in(norm + ws[k], wl[k], k_state) || volatile_word(norm + ws[k], wl[k]))
+            return 0;
+    return 1;
+}
+
 int lint_detect_name_fixed(const char *norm, size_t n) {
     size_t ws[16], wl[16], nw = words(norm, n, ws, wl);
     if (nw < 2) return 0;
     /* a user's own text keeps its class: user_note, custom_template */
     if (lint_detect_word_in(norm + ws[0], wl[0], (const char *const[]){"user", "custom", "customer", NULL}))
         return 0;
+    if (sub_prompt_name(norm, ws, wl, nw)) return 1;
     size_t head = nw - 1;
     while (head > 0 && lint_detect_word_in(norm + ws[head], wl[head], k_generic)) head--;
     return lint_detect_word_in(norm + ws[head], wl[head], k_fixed_head);

@@ -57,12 +57,22 @@ static const char *skip_invisible(const char *p, const char *e) {
 }
 
 /* A fence opener/closer: up to max_ind spaces (3 at the top level; more in
- * a list item), then 3+ backticks or tildes. */
+ * a list item), then 3+ backticks or tildes, or 3+ backslash-escaped
+ * backticks (\`\`\`, as a prompt kept in a JS/TS template literal writes its
+ * fences; *ch is then '\\', so such a fence closes only its own kind). */
 static int fence_at(const char *p, const char *e, char *ch, size_t *count, int max_ind) {
     int ind = 0;
     while (p < e && *p == ' ' && ind <= max_ind) p++, ind++;
     p = skip_invisible(p, e);
-    if (ind > max_ind || p >= e || (*p != '`' && *p != '~')) return 0;
+    if (ind > max_ind || p >= e || (*p != '`' && *p != '~' && *p != '\\')) return 0;
+    if (*p == '\\') { /* \`\`\`: a fence in a JS template literal's text */
+        size_t n = 0;
+        while (e - p >= 2 && p[0] == '\\' && p[1] == '`') p += 2, n++;
+        if (n < 3 || memchr(p, '`', (size_t)(e - p))) return 0;
+        *ch = '\\';
+        *count = n;
+        return 1;
+    }
     char c = *p;
     size_t n = 0;
     while (p < e && *p == c) p++, n++;
@@ -101,7 +111,7 @@ static int in_list_item(const lint_text *t, size_t i, int ind) {
 static int only_ws_after_fence(const char *p, const char *e, char c) {
     for (const char *q = NULL; p != q;) {
         q = p;
-        while (p < e && (*p == ' ' || *p == c)) p++;
+        while (p < e && (*p == ' ' || *p == c || (c == '\\' && *p == '`'))) p++;
         p = skip_invisible(p, e);
     }
     return skip_ws(p, e) == e;
@@ -316,6 +326,22 @@ static size_t fewshot_pair(const lint_text *t, size_t i) {
     return 0;
 }
 
+/* Whether w[0, wl) ends with a colon, ASCII or full-width (：). */
+static int ends_colon(const char *w, size_t wl) {
+    return wl > 0 && (w[wl - 1] == ':' || (wl >= 3 && memcmp(w + wl - 3, "\xEF\xBC\x9A", 3) == 0));
+}
+
+/* Whether w opens with a Chinese or Japanese example word (例如, 比如, 示例,
+ * 举例, 范例, 例えば, or 例 before a colon): a caption as "For example:" is. */
+static int cjk_example_word(const char *w, size_t wl) {
+    static const char *const k_cjk[] = {"例如", "比如", "譬如",   "示例",     "举例", "舉例", "范例", "範例",
+                                        "样例", "樣例", "例えば", "たとえば", "例：", "例:",  NULL};
+    if (wl < 3 || !((unsigned char)w[0] & 0x80)) return 0;
+    for (const char *const *k = k_cjk; *k; k++)
+        if (starts_ci(w, wl, *k)) return 1;
+    return 0;
+}
+
 static void mark_examples(lint_text *t) {
     size_t n = t->n_lines;
     for (size_t i = 0; i < n; i++) {
@@ -328,7 +354,8 @@ static void mark_examples(lint_text *t) {
         int word = starts_ci(w, wl, "example") || starts_ci(w, wl, "examples") ||
                    starts_ci(w, wl, "for example") || starts_ci(w, wl, "e.g.") ||
                    starts_ci(w, wl, "sample") || starts_ci(w, wl, "few-shot") ||
-                   starts_ci(w, wl, "scenario") || starts_ci(w, wl, "illustration");
+                   starts_ci(w, wl, "scenario") || starts_ci(w, wl, "illustration") ||
+                   cjk_example_word(w, wl);
         size_t end = i; /* last line of the block */
         if (tag) {
             size_t k = i;
@@ -353,8 +380,8 @@ static void mark_examples(lint_text *t) {
                 if (lv > 0 && lv <= level && !(t->flags[k] & LINT_LF_FENCE)) break;
             }
             end = k - 1;
-        } else if (word && count_words(w, wl) <= 8 && (w[wl - 1] == ':' || count_words(w, wl) <= 2)) {
-            int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && w[wl - 1] != ':');
+        } else if (word && count_words(w, wl) <= 8 && (ends_colon(w, wl) || count_words(w, wl) <= 2)) {
+            int bare = wl == 7 || (wl < 12 && count_words(w, wl) <= 2 && !ends_colon(w, wl));
             size_t k = i + 1, limit = bare ? i + 100 : n;
             for (; k < n && k < limit; k++) {
                 const char *q, *qe = t->data + lint_text_line_end(t, k);
@@ -633,7 +660,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
             fline = i;
             /* a whole-file fence counts as the prompt only without a language
              * or with a text one (```, ```text, ```markdown) */
-            const char *info = skip_ws(skip_invisible(skip_ws(p, e), e) + cnt, e);
+            const char *info = skip_ws(skip_invisible(skip_ws(p, e), e) + (c == '\\' ? 2 * cnt : cnt), e);
             size_t il = (size_t)(e - info);
             whole_info = il == 0 || (il == 4 && !strncasecmp(info, "text", 4)) ||
                          (il == 8 && !strncasecmp(info, "markdown", 8)) ||
@@ -833,6 +860,17 @@ int lint_text_in_quiet(const lint_text *t, size_t off) {
 }
 
 int lint_text_in_tag(const lint_text *t, size_t off) { return range_find(t->tags, t->n_tags, off) != NULL; }
+
+int lint_text_tag_name(const lint_text *t, size_t a, size_t b) {
+    const char *d = t->data;
+    if (a == 0 || b >= t->len || b <= a) return 0;
+    if (d[a - 1] != '<' && !(a >= 2 && d[a - 1] == '/' && d[a - 2] == '<')) return 0;
+    if (d[b] == '>' || (d[b] == '/' && b + 1 < t->len && d[b + 1] == '>')) return 1;
+    if (d[b] != ' ' || b + 1 >= t->len || !isalpha((unsigned char)d[b + 1])) return 0;
+    for (size_t k = b + 1; k < t->len && d[k] != '\n' && d[k] != '<'; k++) /* attributes */
+        if (d[k] == '>') return 1;
+    return 0;
+}
 
 size_t lint_text_quiet_end(const lint_text *t, size_t off) {
     const lint_range *r = range_find(t->quiet, t->n_quiet, off);

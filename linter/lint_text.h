@@ -135,6 +135,11 @@ int lint_text_add_tag(lint_text *t, size_t a, size_t b);
 void lint_text_ranges_finish(lint_text *t);
 int lint_text_in_quiet(const lint_text *t, size_t off);
 int lint_text_in_tag(const lint_text *t, size_t off);
+/* Whether the placeholder [a, b) is the name of an XML tag: right after '<'
+ * or "</" and right before '>', "/>" or a space and attributes that close
+ * on the line (`<${TAG}>`, `</{{ section }}>`, `<{x} id="1">`). Such a
+ * variable is markup, not text whose value changes per request. */
+int lint_text_tag_name(const lint_text *t, size_t a, size_t b);
 /* End of the quiet range holding off, or off when off is not quiet. */
 size_t lint_text_quiet_end(const lint_text *t, size_t off);
 

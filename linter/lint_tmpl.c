@@ -1031,6 +1031,10 @@ static size_t skip_helper(const scan *s, size_t a, size_t b) {
 
 static void do_expr(scan *s, size_t i) {
     tag *g = &s->tags.v[i];
+    if (lint_text_tag_name(s->t, g->start, g->end)) { /* <{{ tag }}>: markup, not a value */
+        quiet_except(s, g, NULL);
+        return;
+    }
     eval ev = {0};
     vis v = {0};
     eval_expr(s, skip_helper(s, g->a, g->b), g->b, EM_OUTPUT, &ev, &v);

@@ -158,6 +158,115 @@ static void test_commands(void) {
     CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 2, "%s", out);
     cJSON_Delete(j);
     free(out);
+    /* system prompts in German, French, Spanish, Portuguese, Italian and
+     * Dutch without a "you are" opening read like prompts by their task or
+     * role line ("Deine Aufgabe", "Ta mission", "Tu tarea", "Sua tarefa",
+     * "Il tuo compito", "Je taak") or a rules heading with an answer line
+     * ("## Regeln" + "Antworte"); a German README, a French changelog and a
+     * Spanish README in the same languages do not */
+    snprintf(sub, sizeof sub, "%s/eu", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "eu/kundendienst.md",
+        "# Rolle\n"
+        "\n"
+        "Deine Aufgabe ist es, Fragen zu Bestellungen im Onlineshop zu beantworten.\n"
+        "\n"
+        "## Regeln\n"
+        "\n"
+        "- Antworte immer auf Deutsch und in höchstens drei Sätzen.\n"
+        "- Nenne niemals interne Preise.\n"
+        "- Frage den Kunden zuerst nach der Bestellnummer.\n");
+    put(&d, "eu/boutique.md",
+        "# Ta mission\n"
+        "\n"
+        "Aide les clients de la boutique à suivre leurs commandes.\n"
+        "\n"
+        "## Règles\n"
+        "\n"
+        "- Réponds toujours en français, en trois phrases au plus.\n"
+        "- Ne jamais révéler les prix internes.\n"
+        "- Demande d'abord le numéro de commande.\n");
+    put(&d, "eu/soporte.txt",
+        "Tu tarea es responder preguntas sobre pedidos de la tienda.\n"
+        "\n"
+        "Reglas:\n"
+        "- Responde siempre en español y en tres frases como máximo.\n"
+        "- Nunca reveles precios internos.\n"
+        "- Pide primero el número de pedido.\n");
+    put(&d, "eu/suporte.md",
+        "Sua tarefa é responder a perguntas sobre pedidos da loja.\n"
+        "\n"
+        "## Regras\n"
+        "\n"
+        "- Responda sempre em português, em no máximo três frases.\n"
+        "- Nunca revele preços internos.\n"
+        "- Peça primeiro o número do pedido.\n");
+    put(&d, "eu/assistenza.md",
+        "Il tuo compito è rispondere alle domande sugli ordini del negozio.\n"
+        "\n"
+        "## Regole\n"
+        "\n"
+        "- Rispondi sempre in italiano, in al massimo tre frasi.\n"
+        "- Non rivelare mai i prezzi interni.\n"
+        "- Chiedi prima il numero dell'ordine.\n");
+    put(&d, "eu/klantenservice.md",
+        "Je taak is vragen over bestellingen in de webwinkel te beantwoorden.\n"
+        "\n"
+        "## Regels\n"
+        "\n"
+        "- Antwoord altijd in het Nederlands, in maximaal drie zinnen.\n"
+        "- Noem nooit interne prijzen.\n"
+        "- Vraag eerst naar het bestelnummer.\n");
+    put(&d, "eu/LIESMICH.md",
+        "# Fotosortierer\n"
+        "\n"
+        "Ein Kommandozeilenwerkzeug, das Fotos nach Datum sortiert.\n"
+        "\n"
+        "## Installation\n"
+        "\n"
+        "Zuerst Python 3 installieren, dann `pip install fotosort` ausführen.\n"
+        "\n"
+        "## Verwendung\n"
+        "\n"
+        "Führe `fotosort ordner/` aus. Die Dateien werden niemals gelöscht, immer nur verschoben.\n"
+        "\n"
+        "## Lizenz\n"
+        "\n"
+        "MIT\n");
+    put(&d, "eu/CHANGELOG.fr.md",
+        "# Journal des modifications\n"
+        "\n"
+        "## 1.2.0\n"
+        "\n"
+        "- Ajout de la commande `trier`.\n"
+        "- Les fichiers ne sont jamais supprimés, toujours déplacés.\n"
+        "- Correction d'un bug de dates.\n"
+        "\n"
+        "## 1.1.0\n"
+        "\n"
+        "- Première version publique. Réponds aux retours sur GitHub.\n");
+    put(&d, "eu/LEEME.md",
+        "# Ordenador de fotos\n"
+        "\n"
+        "Herramienta de línea de comandos que ordena fotos por fecha.\n"
+        "\n"
+        "## Instalación\n"
+        "\n"
+        "Instala Python 3 y luego ejecuta `pip install fotosort`.\n"
+        "\n"
+        "## Uso\n"
+        "\n"
+        "Ejecuta `fotosort carpeta/`. Los archivos nunca se borran, siempre se mueven.\n"
+        "\n"
+        "## Reglas de contribución\n"
+        "\n"
+        "Abre un issue antes de enviar cambios.\n");
+    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json eu", &out), 0);
+    j = cJSON_Parse(out);
+    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 6, "%s", out);
+    cJSON_Delete(j);
+    free(out);
     /* templates: a Jinja or Mustache prompt made mostly of tag lines
      * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
      * or in XML sections (`<rules>`) is prose; an INI or YAML config template,
