@@ -43,6 +43,19 @@ static int run(const cli_dir *d, const char *args, char **out) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Runs promptlint with args in d->dir; checks its exit status and how many
+ * files its JSON summary says it checked. */
+static void check_files_checked(const cli_dir *d, const char *args, int status, int want) {
+    char *out = NULL;
+    CHECK_EQ_INT(run(d, args, &out), status);
+    cJSON *j = cJSON_Parse(out);
+    cJSON *sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    cJSON *n = sum ? cJSON_GetObjectItem(sum, "files_checked") : NULL;
+    CHECK_MSG(n && n->valueint == want, "promptlint %s: want %d files checked: %s", args, want, out);
+    cJSON_Delete(j);
+    free(out);
+}
+
 static void test_commands(void) {
     cli_dir d;
     snprintf(d.dir, sizeof d.dir, "/tmp/promptlint-cli-XXXXXX");
@@ -117,12 +130,7 @@ static void test_commands(void) {
     /* directories: only prompt files are linted when walking (the three .md
      * files read like prompts; notes.txt does not) */
     put(&d, "notes.txt", "Today is {{ date }}.\nStable.\n");
-    CHECK_EQ_INT(run(&d, "--no-model --format json .", &out), 1);
-    j = cJSON_Parse(out);
-    cJSON *sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
-    CHECK(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 3);
-    cJSON_Delete(j);
-    free(out);
+    check_files_checked(&d, "--no-model --format json .", 1, 3);
     /* a command file kept outside .claude/commands/ is found by its
      * $ARGUMENTS; a shell note with $HOME is not a prompt */
     char sub[300];
@@ -132,12 +140,7 @@ static void test_commands(void) {
         "---\nmodel: claude-sonnet-4-0\n---\n# Review\n\n"
         "Review the code for: $ARGUMENTS\n\nCheck error handling and tests.\n");
     put(&d, "tools/shell.md", "# Shell\n\nSet $HOME and $ARGUMENTS_FILE before the build.\n");
-    CHECK_EQ_INT(run(&d, "--no-model --format json tools", &out), 1);
-    j = cJSON_Parse(out);
-    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
-    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 1, "%s", out);
-    cJSON_Delete(j);
-    free(out);
+    check_files_checked(&d, "--no-model --format json tools", 1, 1);
     /* prompts in other languages read like prompts too: a Chinese one by its
      * cues (用户, 你必须, 请, 不要), a German one by its opening ("Du bist");
      * a Chinese README (安装, 使用方法) does not */
@@ -152,12 +155,7 @@ static void test_commands(void) {
     put(&d, "intl/说明.md",
         "# 照片整理工具\n\n本项目是一个命令行工具，用于整理照片。\n\n## 安装\n\n请先安装 Python 3。\n\n"
         "## 使用方法\n\n运行 `photos sort` 即可。用户可以在配置文件中修改目录，不要删除缓存文件。\n");
-    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json intl", &out), 0);
-    j = cJSON_Parse(out);
-    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
-    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 2, "%s", out);
-    cJSON_Delete(j);
-    free(out);
+    check_files_checked(&d, "--no-model --exit-zero --format json intl", 0, 2);
     /* system prompts in German, French, Spanish, Portuguese, Italian and
      * Dutch without a "you are" opening read like prompts by their task or
      * role line ("Deine Aufgabe", "Ta mission", "Tu tarea", "Sua tarefa",
@@ -261,12 +259,7 @@ static void test_commands(void) {
         "## Reglas de contribución\n"
         "\n"
         "Abre un issue antes de enviar cambios.\n");
-    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json eu", &out), 0);
-    j = cJSON_Parse(out);
-    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
-    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 6, "%s", out);
-    cJSON_Delete(j);
-    free(out);
+    check_files_checked(&d, "--no-model --exit-zero --format json eu", 0, 6);
     /* templates: a Jinja or Mustache prompt made mostly of tag lines
      * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
      * or in XML sections (`<rules>`) is prose; an INI or YAML config template,
@@ -310,12 +303,7 @@ static void test_commands(void) {
     put(&d, "tpl/run.j2",
         "#!/bin/sh\n# Start the worker. It reads the queue named below and exits on error.\n"
         "exec worker --queue {{ queue }} --retries 3\n");
-    CHECK_EQ_INT(run(&d, "--no-model --exit-zero --format json tpl", &out), 0);
-    j = cJSON_Parse(out);
-    sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
-    CHECK_MSG(sum && cJSON_GetObjectItem(sum, "files_checked")->valueint == 3, "%s", out);
-    cJSON_Delete(j);
-    free(out);
+    check_files_checked(&d, "--no-model --exit-zero --format json tpl", 0, 3);
     /* diff */
     put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
     put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");
