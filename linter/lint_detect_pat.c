@@ -312,6 +312,9 @@ const char *const lint_detect_placeholders[] = {
     "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
     "%\\(([A-Za-z_]\\w*)\\)[sdrfi]",
     "(?<![{\\w$])\\{()\\}(?!\\})",
+    /* $NAME$ (LongBench's $DOC$, $C_A$): upper case, two characters at
+     * least, so that TeX's $x$ and $N$ are not one */
+    "(?<![\\w$\\\\])\\$([A-Z][A-Z0-9_]+)\\$(?![\\w$])",
 };
 
 /* Flags about the user's device, shell or machine (is_mobile, is_bash_env,
