@@ -315,6 +315,9 @@ const char *const lint_detect_placeholders[] = {
     /* $NAME$ (LongBench's $DOC$, $C_A$): upper case, two characters at
      * least, so that TeX's $x$ and $N$ are not one */
     "(?<![\\w$\\\\])\\$([A-Z][A-Z0-9_]+)\\$(?![\\w$])",
+    /* %NAME% (refact's %CURRENT_FILE%): upper case, not "50%", a Windows
+     * path (%APPDATA%\Code) nor a batch assignment (PATH=%PATH%;C:\bin) */
+    "(?<![\\w%=])%([A-Z][A-Z0-9_]*[A-Z0-9])%(?![\\w%\\\\/;])",
 };
 
 /* Flags about the user's device, shell or machine (is_mobile, is_bash_env,
