@@ -414,7 +414,7 @@ const pat_name lint_detect_names[] = {
     "fetched|captured|archived|crawled|scraped|"                                           \
     "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"  \
     "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|" \
-    "opens?|closes?|last\\h+updated)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
+    "opens?|closes?|last\\h+updated|slots?|book(?:ed|ing)?|reserv(?:e|ed|ation)|visit)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
 
 #define ORDER_MAP                                                                         \
     "\\{%-?\\h*for\\h+\\w+\\h*,\\h*\\w+\\h+in\\h+(?![^%\\n]*sort)[^%\\n]*%\\}|"           \
