@@ -760,6 +760,13 @@ static int claude_fill_in(const char *nm, size_t nl) {
            (nl == 16 && !memcmp(nm, "CLAUDE_SKILL_DIR", 16));
 }
 
+/* A name only a program fills in: the moment or the person it serves
+ * ({current_date_and_time}, {user_name}, {user_age}); a reader's fill-in in
+ * markdown is named for what the reader supplies ({project}, {your_name}). */
+static int runtime_name(const char *nm, size_t nl) {
+    return (nl > 8 && !strncasecmp(nm, "current_", 8)) || (nl > 5 && !strncasecmp(nm, "user_", 5));
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -819,7 +826,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
     int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path && !brace_dollar &&
-                  !lint_text_in_fields(t, ov[0]);
+                  !(t->data[ov[0]] == '{' && runtime_name(nm, nl)) && !lint_text_in_fields(t, ov[0]);
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
