@@ -564,7 +564,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     /* Claude Code runs a command's !`cmd` inside a fence too (not in inline code) */
     int live = p && p->mode == PM_SHELL && t->claude_live &&
                (t->flags[lint_text_line_of(t, s)] & LINT_LF_FENCE);
-    if ((lint_text_in_code(t, s) && !live) || lint_text_in_quiet(t, s)) return UTIL_OK;
+    /* an environment fact whose value is a whole inline code span ("The
+     * current working directory is `/srv/x`") is that value, not an example */
+    int env_code = p && p->mode == PM_ENV && p->kind == LINT_K_ENV && lint_text_code_path(t, s, e);
+    if ((lint_text_in_code(t, s) && !live && !env_code) || lint_text_in_quiet(t, s)) return UTIL_OK;
     /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
      * list item) as CLAUDE.md writes them, names a file to read in, not where
      * the user works */
