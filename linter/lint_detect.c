@@ -564,7 +564,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     /* Claude Code runs a command's !`cmd` inside a fence too (not in inline code) */
     int live = p && p->mode == PM_SHELL && t->claude_live &&
                (t->flags[lint_text_line_of(t, s)] & LINT_LF_FENCE);
-    if ((lint_text_in_code(t, s) && !live) || lint_text_in_quiet(t, s)) return UTIL_OK;
+    /* an environment fact whose value is a whole inline code span ("The
+     * current working directory is `/srv/x`") is that value, not an example */
+    int env_code = p && p->mode == PM_ENV && p->kind == LINT_K_ENV && lint_text_code_path(t, s, e);
+    if ((lint_text_in_code(t, s) && !live && !env_code) || lint_text_in_quiet(t, s)) return UTIL_OK;
     /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
      * list item) as CLAUDE.md writes them, names a file to read in, not where
      * the user works */
@@ -760,6 +763,13 @@ static int claude_fill_in(const char *nm, size_t nl) {
            (nl == 16 && !memcmp(nm, "CLAUDE_SKILL_DIR", 16));
 }
 
+/* A name only a program fills in: the moment or the person it serves
+ * ({current_date_and_time}, {user_name}, {user_age}); a reader's fill-in in
+ * markdown is named for what the reader supplies ({project}, {your_name}). */
+static int runtime_name(const char *nm, size_t nl) {
+    return (nl > 8 && !strncasecmp(nm, "current_", 8)) || (nl > 5 && !strncasecmp(nm, "user_", 5));
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -773,6 +783,14 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     int vscode = t->vscode_prompt && t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{' &&
                  lint_detect_vscode_variable(nm, nl);
     int in_code = lint_text_in_code(t, ov[0]);
+    /* a $name that stands alone ($user, not ${user}, $DOC$ or {$user}): a
+     * shell's or PHP's variable as often as a field */
+    int bare = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && t->data[ov[1] - 1] != '$';
+    /* {$name} (WildBench's {$history}, and inside Semantic Kernel's {{$input}}):
+     * a syntax only programs fill in, never a reader's fill-in */
+    int brace_dollar = bare && ov[0] > 0 && t->data[ov[0] - 1] == '{' && ov[1] < t->len &&
+                       t->data[ov[1]] == '}';
+    if (brace_dollar) bare = 0;
     /* a per-session path in inline code is the value itself (`{home}/x`;
      * a $VAR there is the shell's) */
     int code_path = in_code && nl && t->data[ov[0]] == '{' &&
@@ -799,11 +817,10 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     /* a file that is a template by its tags ({% %}, {{#section}}) renders
      * only those: a bare $NAME in its prose is the shell's ("My $PWD is the
      * root of my project"), not a field */
-    if (t->is_template && t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments) return UTIL_OK;
+    if (t->is_template && bare && !arguments) return UTIL_OK;
     /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
      * variable in sample code ("Example: $response = validate($request)") */
-    if (t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{' && !arguments && example_context(d, t, ov[0]))
-        return UTIL_OK;
+    if (bare && !arguments && example_context(d, t, ov[0])) return UTIL_OK;
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
@@ -811,8 +828,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path &&
-                  !lint_text_in_fields(t, ov[0]);
+    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path && !brace_dollar &&
+                  !(t->data[ov[0]] == '{' && runtime_name(nm, nl)) && !lint_text_in_fields(t, ov[0]);
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
@@ -834,11 +851,11 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         vc = lint_detect_context_class(d, t, ov[0], &subday);
         if (vc == LINT_VC_NONE && lint_detect_state_caption(d, t, ov[0])) vc = LINT_VC_SESSION;
         if (vc == LINT_VC_NONE && lint_detect_framed_input(t, ov[0], ov[1])) vc = LINT_VC_TURN;
-        int dollar = t->data[ov[0]] == '$' && t->data[ov[0] + 1] != '{';
-        if (vc == LINT_VC_NONE && !dollar) vc = lint_detect_tag_class(d, a->cfg, t, ov[0], ov[1]);
+        if (vc == LINT_VC_NONE && !bare) vc = lint_detect_tag_class(d, a->cfg, t, ov[0], ov[1]);
         if (vc == LINT_VC_NONE) {
-            if (!nl || dollar || example_context(d, t, ov[0])) return UTIL_OK;
-            lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0, 0};
+            if (!nl || bare || example_context(d, t, ov[0])) return UTIL_OK;
+            lint_span sp = {
+                ov[0] - brace_dollar, ov[1] + brace_dollar, LINT_K_PLACEHOLDER, LINT_VC_NONE, 0, NULL, 0, 0};
             return lint_spanv_push(a->unknown, &sp) ? UTIL_ENOMEM : UTIL_OK;
         }
     }
@@ -848,7 +865,7 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
         ((ov[0] > 0 && t->data[ov[0] - 1] == '/') ||
          (ov[1] + 1 < t->len && t->data[ov[1]] == '.' && isalnum((unsigned char)t->data[ov[1] + 1]))))
         return UTIL_OK;
-    lint_span sp = {ov[0], ov[1], LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
+    lint_span sp = {ov[0] - brace_dollar, ov[1] + brace_dollar, LINT_K_PLACEHOLDER, vc, subday, NULL, 0, 0};
     return lint_spanv_push(a->out, &sp) ? UTIL_ENOMEM : UTIL_OK;
 }
 

@@ -312,6 +312,12 @@ const char *const lint_detect_placeholders[] = {
     "(?:\\[[^\\]\\n]*\\])?(?:![rsa])?(?::(?!\\s)[^{}\\n]*)?\\}(?!\\})",
     "%\\(([A-Za-z_]\\w*)\\)[sdrfi]",
     "(?<![{\\w$])\\{()\\}(?!\\})",
+    /* $NAME$ (LongBench's $DOC$, $C_A$): upper case, two characters at
+     * least, so that TeX's $x$ and $N$ are not one */
+    "(?<![\\w$\\\\])\\$([A-Z][A-Z0-9_]+)\\$(?![\\w$])",
+    /* %NAME% (refact's %CURRENT_FILE%): upper case, not "50%", a Windows
+     * path (%APPDATA%\Code) nor a batch assignment (PATH=%PATH%;C:\bin) */
+    "(?<![\\w%=])%([A-Z][A-Z0-9_]*[A-Z0-9])%(?![\\w%\\\\/;])",
 };
 
 /* Flags about the user's device, shell or machine (is_mobile, is_bash_env,
@@ -408,7 +414,7 @@ const pat_name lint_detect_names[] = {
     "fetched|captured|archived|crawled|scraped|"                                           \
     "office|business|meeting|appointment|departure|arrival|check-?in|check-?out|starts?|"  \
     "starting|ends?|ending|scheduled|schedule|event|on|before|after|by|response|run|wake|" \
-    "opens?|closes?|last\\h+updated)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
+    "opens?|closes?|last\\h+updated|slots?|book(?:ed|ing)?|reserv(?:e|ed|ation)|visit)\\b[^\\w\\n]*(?:\\w+[^\\w\\n]*){0,2}$"
 
 #define ORDER_MAP                                                                         \
     "\\{%-?\\h*for\\h+\\w+\\h*,\\h*\\w+\\h+in\\h+(?![^%\\n]*sort)[^%\\n]*%\\}|"           \

@@ -342,6 +342,51 @@ static int cjk_example_word(const char *w, size_t wl) {
     return 0;
 }
 
+/* The line number opening a line of a numbered code listing ("3:    print(x)",
+ * "4:"): its value, the offset after the ':' in *after; -1 when the line does
+ * not open so. */
+static long listing_number(const char *p, const char *e, const char **after) {
+    const char *q = p;
+    long v = 0;
+    while (q < e && q - p < 6 && isdigit((unsigned char)*q)) v = v * 10 + (*q++ - '0');
+    if (q == p || q >= e || *q != ':') return -1;
+    *after = q + 1;
+    return v;
+}
+
+/* A numbered code listing (a file quoted with its line numbers, as coding
+ * assistants show code: "1:", "2:def f(name):", "3:    print(f\"{name}\")")
+ * is code: three or more consecutive lines numbered n, n+1, n+2, ..., one
+ * of them empty or indented after its "n:" (code has blank and indented
+ * lines; numbered steps "1: Read the file" do not). Its lines are code
+ * (t->code; an inline span inside is merged into it later). */
+static int mark_listings(lint_text *t) {
+    size_t n = t->n_lines;
+    for (size_t i = 0; i < n;) {
+        const char *after = NULL;
+        long v = (t->flags[i] & (LINT_LF_FENCE | LINT_LF_FRONTMATTER))
+                     ? -1
+                     : listing_number(t->data + t->line_start[i], t->data + lint_text_line_end(t, i), &after);
+        if (v < 0) {
+            i++;
+            continue;
+        }
+        size_t k = i;
+        int code_like = 0;
+        for (long want = v; k < n; k++, want++) {
+            const char *e = t->data + lint_text_line_end(t, k);
+            if (t->flags[k] & (LINT_LF_FENCE | LINT_LF_FRONTMATTER)) break;
+            if (listing_number(t->data + t->line_start[k], e, &after) != want) break;
+            if (after == e || (e - after >= 2 && after[0] == ' ' && after[1] == ' ') || *after == '\t')
+                code_like = 1;
+        }
+        if (k - i >= 3 && code_like && add_code(t, t->line_start[i], lint_text_line_end(t, k - 1)))
+            return UTIL_ENOMEM;
+        i = k > i ? k : i + 1;
+    }
+    return UTIL_OK;
+}
+
 static void mark_examples(lint_text *t) {
     size_t n = t->n_lines;
     for (size_t i = 0; i < n; i++) {
@@ -699,6 +744,7 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         }
     }
     mark_examples(t);
+    if (mark_listings(t)) return UTIL_ENOMEM;
     /* each quoted template is a prompt of its own; the rest of the file is prompt 0 */
     for (size_t k = 0; k < t->n_fields; k++) {
         size_t a = lint_text_line_of(t, t->fields[k].start), b = lint_text_line_of(t, t->fields[k].end);
@@ -714,6 +760,16 @@ int lint_text_init(lint_text *t, const char *data, size_t len, const char *const
         }
         t->code[j] = r;
     }
+    /* a listing's range holds the inline spans on its lines: merge */
+    size_t w = 0;
+    for (size_t i = 0; i < t->n_code; i++) {
+        if (w && t->code[i].start < t->code[w - 1].end) {
+            if (t->code[i].end > t->code[w - 1].end) t->code[w - 1].end = t->code[i].end;
+            continue;
+        }
+        t->code[w++] = t->code[i];
+    }
+    t->n_code = w;
     return UTIL_OK;
 }
 
