@@ -79,9 +79,11 @@ static int ends_with_any(const char *rel, const char *const *suffixes) {
 
 /* Whether the `---` block ending on line fm is text the template renders,
  * not metadata: a Markdown template (markdown: rel is Markdown) (not SKILL.md, not a command or agent
- * definition) whose block holds an output expression, `CURRENT_TIME: {{
- * CURRENT_TIME }}` (a YAML reader would get the braces, so the template
- * engine renders the block as part of the prompt). */
+ * definition) whose block has a top-level key with an output expression as
+ * its bare value, `CURRENT_TIME: {{ CURRENT_TIME }}` (no YAML reader could
+ * take that value, so the template engine renders the block as part of the
+ * prompt). A block of nested keys, lists and quoted "{{ x }}" strings is
+ * YAML the program reads (tool definitions, container settings): metadata. */
 int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t fm, int markdown) {
     if (!markdown || !strcasecmp(base_name(rel), "SKILL.md") || t->command_file || strstr(rel, "agents/") ||
         !(t->is_template || lint_tmpl_prompts_folder(rel)))
@@ -89,7 +91,14 @@ int lint_tmpl_rendered_frontmatter(const lint_text *t, const char *rel, size_t f
     for (size_t i = 1; i < fm; i++) {
         const char *p = t->data + t->line_start[i], *e = t->data + lint_text_line_end(t, i);
         const char *o = memmem(p, (size_t)(e - p), "{{", 2);
-        if (o && memchr(p, ':', (size_t)(o - p)) && memmem(o, (size_t)(e - o), "}}", 2)) return 1;
+        const char *c = o ? memchr(p, ':', (size_t)(o - p)) : NULL;
+        /* a top-level key whose bare value is the expression; one that is
+         * quoted ("{{x}}"), a list item or under a nested key is a YAML
+         * string the program reads (tool arguments, container settings) */
+        if (!c || p == c || isspace((unsigned char)*p) || *p == '-' || *p == '#') continue;
+        const char *v = c + 1;
+        while (v < o && (*v == ' ' || *v == '\t')) v++;
+        if (v == o && memmem(o, (size_t)(e - o), "}}", 2)) return 1;
     }
     return 0;
 }
