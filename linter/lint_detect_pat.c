@@ -345,6 +345,8 @@ const pat_name lint_detect_names[] = {
     {LINT_VC_CALL,
      "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
      "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
+     /* the hour in Portuguese, Spanish, French, German: {hora}, {heure}, {uhrzeit} */
+     "hora|hora_?atual|hora_?actual|heure|heure_?actuelle|uhrzeit|"
      "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
      "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
@@ -367,6 +369,12 @@ const pat_name lint_detect_names[] = {
      /* what the last run printed or raised: {{ stdout }}, {error}, exit_code */
      "std_?(?:out|err)|stack_?trace|traceback|exception|errors?|error_?msg|"
      "(?:exit|return)_?code|"
+     /* the code a request brings ({{code}}, {{{code}}}), what a person reports
+      * ({symptoms}), a booking being made, and the history, message, question,
+      * context and document in Portuguese, Spanish, French, German, Italian */
+     "code|symptoms?|bookings?|reservations?|historico|historial|historique|verlauf|cronologia|"
+     "mensagens?|mensajes?|nachrichten|nachricht|messaggi|messaggio|pergunta|pregunta|frage|domanda|"
+     "contexto|contexte|kontext|documentos?|dokumente?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -378,21 +386,27 @@ const pat_name lint_detect_names[] = {
      "environment|pid|home|home_?dir|ide|editor|"
      "workspace(?:_?(?:dir|path|root|name|folder))?|worktrees?|abs_?path|root_?(?:dir|path)|"
      "repo(?:_?(?:name|dir|directory|path|root|url|owner))?|repository(?:_?\\w+)?|"
+     /* the channel a conversation comes through (WhatsApp, a Slack channel) */
+     "channel(?:_?(?:id|name))?|canal|"
      "\\w+_session(?:_id)?|(?:thread|conversation|chat|run|job|sub_?agent|execution|invocation)_?id|"
      "is_" DEVICE_FLAGS ")"},
     {LINT_VC_DAY, "(?:date|today|current_?date|todays?_?date|day|weekday|day_?of_?week|date_?str(?:ing)?|"
-                  "\\w+_date|year|month|current_?(?:year|month|day))"},
+                  "\\w+_date|year|month|current_?(?:year|month|day)|fecha|fecha_?actual|datum|hoje|hoy|"
+                  "aujourd_?hui|heute|oggi)"},
     {LINT_VC_USER, "(?:user|user_?name|username|name|email|e_?mail|user_?email|user_?id|first_?name|"
                    "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
                    "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
                    "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+|"
-                   "custom_(?:instructions|personality|style))"},
+                   "custom_(?:instructions|personality|style)|"
+                   /* the person a sales or service agent talks to: lead_name, prospect_email */
+                   "(?:lead|prospect|patient|paciente|caller|cliente)(?:_\\w+)?|"
+                   "nome|nombre|usuario|utilisateur|benutzer|utente)"},
 };
 
 #define SUBDAY_NAMES                                                                                     \
     "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"              \
     "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|" \
-    "\\w+_(?:timestamp|ts|time|"                                                                         \
+    "hora|hora_?atual|hora_?actual|heure|heure_?actuelle|uhrzeit|\\w+_(?:timestamp|ts|time|"             \
     "datetime|at))"
 
 /* Words that make a literal an example, and qualifiers that make a date a
@@ -450,9 +464,10 @@ const pat_name lint_detect_names[] = {
 #define CTX_GAP "(?:(?!\\b(?:that|which|who|whose|where|when)\\b)[^.\\n]){0,24}?"
 #define CTX_CALL                                                                               \
     "(?i)(?:\\b(?:current|local|system|server)\\h+time|\\btime\\h+now|\\bdate\\h+and\\h+time|" \
-    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bright\\h+now,?\\h+it|\\bnow)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
-#define CTX_DAY                                                                           \
-    "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate)\\h*" \
+    "\\btime\\h+and\\h+date|\\btimestamp|\\bthe\\h+time|\\bright\\h+now,?\\h+it|\\bnow|"       \
+    "\\b(?:heure|hora|uhrzeit)(?:\\h+(?:actuelle|atual|actual))?)\\h*(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
+#define CTX_DAY                                                                                             \
+    "(?i)(?:\\b(?:current|today'?s|the)\\h+(?:date|day)|\\btoday(?:\\h+is)?|\\bdate|\\bfecha|\\bdatum)\\h*" \
     "(?:is\\b|was\\b)?\\h*[:=]?" CTX_TAIL
 #define CTX_TURN                                                                                  \
     "(?i)\\b(?:(?:the\\h+)?user'?s?\\h+(?:question|query|request|input|message|prompt)|question|" \

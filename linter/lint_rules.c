@@ -795,6 +795,8 @@ static int field_run_class(const file_ctx *f, const lint_spanv *sv, const lint_s
     for (size_t l = i + 1; l < t->n_lines && l < t->boundary_line && steps < 12 && l - i <= 40; l++) {
         if (t->order && t->order[l].prompt != t->order[i].prompt) break;
         if (t->flags[l] & (LINT_LF_BOUNDARY | LINT_LF_FRONTMATTER | LINT_LF_PREFILL)) break;
+        /* an output tag alone on its line ({{ query }}) is quiet text but a field */
+        if ((t->flags[l] & LINT_LF_NO_OUTPUT) && first[l] != (size_t)-1) return sv->v[first[l]].vclass;
         if (t->flags[l] & (LINT_LF_NO_OUTPUT | LINT_LF_DIRECTIVE)) continue;
         size_t a = t->line_start[l], le = lint_text_line_end(t, l);
         while (a < le && isspace((unsigned char)t->data[a])) a++;
