@@ -608,6 +608,40 @@ static int has_phrase(const char *s, size_t n, const char *w) {
     return 0;
 }
 
+/* Sum of weight[k] over the phrases of each NULL-ended list lists[k] found
+ * in s[0, n), each phrase counted once where has_phrase would find it: one
+ * pass over the text, trying at each word start only the phrases whose
+ * first letter (byte) matches, instead of one pass per phrase. At most
+ * PHRASE_MAX phrases in all; more are ignored. */
+#define PHRASE_MAX 128
+static int phrase_score(const char *s, size_t n, const char *const *const *lists, const int *weight,
+                        size_t nlists) {
+    const char *ph[PHRASE_MAX];
+    int wt[PHRASE_MAX];
+    size_t len[PHRASE_MAX], np = 0;
+    uint64_t by_first[256][PHRASE_MAX / 64] = {{0}}, found[PHRASE_MAX / 64] = {0};
+    for (size_t k = 0; k < nlists; k++)
+        for (const char *const *w = lists[k]; *w && np < PHRASE_MAX; w++, np++) {
+            ph[np] = *w, wt[np] = weight[k], len[np] = strlen(*w);
+            by_first[(unsigned char)tolower((unsigned char)**w)][np / 64] |= (uint64_t)1 << (np % 64);
+        }
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t *f = by_first[(unsigned char)tolower((unsigned char)s[i])];
+        if (!(f[0] | f[1]) || (i > 0 && isalnum((unsigned char)s[i - 1]))) continue;
+        for (size_t g = 0; g < PHRASE_MAX / 64; g++)
+            for (uint64_t m = f[g] & ~found[g]; m; m &= m - 1) {
+                size_t b = g * 64 + (size_t)__builtin_ctzll(m), l = len[b];
+                if (i + l <= n && strncasecmp(s + i, ph[b], l) == 0 &&
+                    (i + l == n || !isalnum((unsigned char)s[i + l])))
+                    found[g] |= (uint64_t)1 << (b % 64);
+            }
+    }
+    int score = 0;
+    for (size_t b = 0; b < np; b++)
+        if (found[b / 64] >> (b % 64) & 1) score += wt[b];
+    return score;
+}
+
 /* Whether the text is a coding agent's command or agent file: Claude Code's
  * $ARGUMENTS (word-bounded, upper case), or front matter that names the
  * command's arguments or tools (argument-hint:, allowed-tools:). Such files
@@ -884,10 +918,9 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
                                          "```sh",
                                          NULL};
     size_t m = (size_t)(e - p);
-    int score = 0;
-    for (const char *const *w = k_strong; *w; w++) score += 2 * has_phrase(p, m, *w);
-    for (const char *const *w = k_weak; *w; w++) score += has_phrase(p, m, *w);
-    for (const char *const *w = k_docs; *w; w++) score -= 2 * has_phrase(p, m, *w);
+    static const char *const *const k_lists[] = {k_strong, k_weak, k_docs};
+    static const int k_weights[] = {2, 1, -2};
+    int score = phrase_score(p, m, k_lists, k_weights, 3);
     if (score >= min_score) return 1;
     if (european_prompt(p, e)) return 1;
     /* the same cues in other languages, looked for only in text written
@@ -941,9 +974,8 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
         "安装",         "许可证",     "快速开始",  "贡献",     "更新日志", "使用方法",
         "インストール", "ライセンス", "설치",      "라이선스", "lizenz",   "licence",
         "instalación",  "instalação", "установка", "лицензия", NULL};
-    for (const char *const *w = k_strong_intl; *w; w++) score += 2 * has_phrase(p, m, *w);
-    for (const char *const *w = k_weak_intl; *w; w++) score += has_phrase(p, m, *w);
-    for (const char *const *w = k_docs_intl; *w; w++) score -= 2 * has_phrase(p, m, *w);
+    static const char *const *const k_lists_intl[] = {k_strong_intl, k_weak_intl, k_docs_intl};
+    score += phrase_score(p, m, k_lists_intl, k_weights, 3);
     return score >= min_score;
 }
 
