@@ -9,6 +9,7 @@
  * configs, count tokens itself or detect patterns (lint_detect.c,
  * lint_tmpl.c), and never prints. */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,10 +159,15 @@ static void count_range(const lint_text *t, size_t a, size_t b, words *out, char
     size_t ws = 0;
     int in_word = 0, has_alpha = 0;
     char last = *lastp;
+    /* the quiet ranges are sorted and disjoint: walk them along with i
+     * (qi: the first one ending after i) instead of a search per byte */
+    size_t qi = lint_text_lower_bound(t->quiet, t->n_quiet, sizeof *t->quiet, offsetof(lint_range, end),
+                                      a + 1);
     for (size_t i = a; i < b; i++) {
         size_t skip = i;
-        if (t->n_quiet && lint_text_in_quiet(t, i))
-            skip = lint_text_quiet_end(t, i);
+        while (qi < t->n_quiet && t->quiet[qi].end <= i) qi++;
+        if (qi < t->n_quiet && t->quiet[qi].start <= i)
+            skip = t->quiet[qi].end;
         else if (s[i] == '<' || s[i] == '[')
             skip = skip_markup(s, i, a, b);
         if (skip > i) {
