@@ -318,8 +318,15 @@ int lint_detect_framed_input(const lint_text *t, size_t a, size_t b) {
     if (!rule_line(d, t->line_start[l - 1], lint_text_line_end(t, l - 1)) ||
         !rule_line(d, t->line_start[l + 1], lint_text_line_end(t, l + 1)))
         return 0;
-    size_t ca = t->line_start[l - 2], ce = lint_text_line_end(t, l - 2);
-    while (ce > ca && isspace((unsigned char)d[ce - 1])) ce--;
+    /* the caption may stand a blank line or two above the opening delimiter
+     * ("The actions so far:" / "" / "```json" / {{ actions }} / "```") */
+    size_t cl = l - 2, ca, ce;
+    for (int blanks = 0;; blanks++) {
+        ca = t->line_start[cl], ce = lint_text_line_end(t, cl);
+        while (ce > ca && isspace((unsigned char)d[ce - 1])) ce--;
+        if (ce > ca || blanks == 2 || cl == 0) break;
+        cl--;
+    }
     while (ca < ce && isspace((unsigned char)d[ca])) ca++;
     return ce > ca + 1 && d[ce - 1] == ':' && isalpha((unsigned char)d[ca]) && !rule_line(d, ca, ce);
 }

@@ -47,8 +47,9 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
 int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t off);
 /* Whether the value [a, b) is alone on its line, framed by delimiter lines
  * right above and below it (=====, -----, ```), under a caption line ending
- * in ':' ("Problem description:" / "=====" / {{ x }} / "====="): a section
- * of the request's input, per turn. */
+ * in ':' ("Problem description:" / "=====" / {{ x }} / "=====", up to two
+ * blank lines between the caption and the delimiter): a section of the
+ * request's input, per turn. */
 int lint_detect_framed_input(const lint_text *t, size_t a, size_t b);
 /* Class that the tag around the value [a, b) names when the value stands
  * alone between an opening tag and its closing tag (on its own line between
