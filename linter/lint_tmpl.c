@@ -1329,11 +1329,21 @@ static void mark_no_output(lint_text *t) {
     }
 }
 
+/* Whether rel is a Handlebars or Mustache file (dotprompt is Handlebars). */
+static int hbs_file(const char *rel) {
+    static const char *const k[] = {".hbs", ".handlebars", ".mustache", ".prompt", NULL};
+    size_t rl = strlen(rel);
+    for (const char *const *x = k; *x; x++)
+        if (rl > strlen(*x) && strcasecmp(rel + rl - strlen(*x), *x) == 0) return 1;
+    return 0;
+}
+
 int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, const char *rel,
                    lint_spanv *spans, lint_spanv *unknown, util_err *err) {
     scan s;
     memset(&s, 0, sizeof s);
     s.d = d, s.cfg = cfg, s.t = t, s.spans = spans, s.unknown = unknown;
+    s.hbs_escape = hbs_file(rel);
     size_t fm = lint_tmpl_file_kind(t, rel);
     int rc = UTIL_OK;
     if (fm != (size_t)-1) {

@@ -263,14 +263,38 @@ static int yaml_words(const char *d, size_t a, size_t b) {
     return n;
 }
 
+/* Whether [a, b) holds a {field} set off as a slot of its own: after a
+ * caption's ':' or a tag's '>' (emphasis, spaces and quotes between), a \n
+ * escape or the string's start, and before the string's end, a '<' or an
+ * escape ("Question:\n{question}", "<context>{context}</context>",
+ * "**Question:** {question}"). Not "{i}. {output}" nor a path's "/users/{id}". */
+static int slot_field(const char *d, size_t a, size_t b) {
+    for (size_t i = a; i + 2 < b; i++) {
+        if (d[i] != '{' || d[i + 1] == '{') continue;
+        size_t k = i + 1, j = i;
+        while (k < b && lint_tmpl_is_ident(d[k])) k++;
+        if (k == i + 1 || k >= b || d[k] != '}') continue;
+        while (j > a && !(j - a >= 2 && d[j - 2] == '\\' && d[j - 1] == 'n') &&
+               ((d[j - 1] && strchr(" *_\"'`", d[j - 1])) || (d[j - 1] == '\\' && d[j] == '"')))
+            j--; /* spaces, emphasis, quotes (\" too) */
+        if (!(j == a || d[j - 1] == ':' || d[j - 1] == '>' ||
+              (j - a >= 2 && d[j - 2] == '\\' && d[j - 1] == 'n')))
+            continue;
+        for (k++; k < b && d[k] && strchr(" *_\"'`", d[k]);) k++;
+        if (k == b || d[k] == '<' || d[k] == '\\') return 1;
+    }
+    return 0;
+}
+
 /* Whether the quoted string value opened at d[q] and closed at d[close] (or
  * cut at the line's end) is prompt text, in a YAML or a JSON config alike: a
- * sentence (four or more words), a template tag or one {field}; not "0123"
- * or "{i}. {output}". */
-static int prompt_string(const char *d, size_t q, size_t close) {
+ * sentence (four or more words), a template tag, one {field} or, in JSON (a
+ * message list's content), a {field} in a slot of its own (slot_field); not
+ * "0123" or "{i}. {output}", nor a YAML few-shot "Problem:\n{problem}" format. */
+static int prompt_string(const char *d, size_t q, size_t close, int json) {
     size_t w = yaml_words(d, q + 1, close);
     return w >= 4 || (close - q > 2 && memmem(d + q + 1, close - q - 1, "{{", 2)) ||
-           (w == 1 && d[q + 1] == '{' && d[close - 1] == '}');
+           (w == 1 && d[q + 1] == '{' && d[close - 1] == '}') || (json && slot_field(d, q + 1, close));
 }
 
 /* The closing quote q in [a, e) ('' is a quote inside '...', \" inside
@@ -458,7 +482,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
                 if (close == (size_t)-1) {
                     text = 1, quote = q;
                 } else {
-                    text = prompt_string(d, v, close);
+                    text = prompt_string(d, v, close, 0);
                     if (text) rc = lint_text_add_quiet(t, close, e);
                 }
                 v++;
@@ -515,7 +539,7 @@ static int json_pairs(lint_text *t, size_t a, size_t e, int *text) {
         while (n < e && d[n] == ' ') n++;
         if (n < e && d[n] == ':') { /* a key */
             meta = json_meta_key(d, k + 1, close);
-        } else if (!meta && prompt_string(d, k, close)) {
+        } else if (!meta && prompt_string(d, k, close, 1)) {
             rc = lint_text_add_quiet(t, from, k + 1);
             from = close;
             *text = 1;
@@ -565,7 +589,7 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
         } else if (v < e && d[v] == '"' && !meta) {
             close = json_close(d, v, e);
             if (close == (size_t)-1) close = e;
-            text = prompt_string(d, v, close);
+            text = prompt_string(d, v, close, 1);
             if (text) rc = lint_text_add_quiet(t, a, v + 1);
             if (text && !rc) rc = lint_text_add_quiet(t, close, e);
         }

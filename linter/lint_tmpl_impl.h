@@ -115,8 +115,9 @@ typedef struct scan {
     size_t tail_from; /* end of the first emitting loop over messages (the
                            * conversation: what follows it is its tail), or 0 */
     lint_spanv *spans, *unknown;
-    int by_root;   /* the last term read was stable only by its root (tools.x.y) */
-    int code_tags; /* not Markdown, with tags outside code: its inline code renders */
+    int by_root;    /* the last term read was stable only by its root (tools.x.y) */
+    int code_tags;  /* not Markdown, with tags outside code: its inline code renders */
+    int hbs_escape; /* Handlebars or Mustache (.hbs, .handlebars, .mustache, .prompt): \{{x}} is text */
     int rc;
 } scan;
 

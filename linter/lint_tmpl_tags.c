@@ -325,6 +325,9 @@ int lint_tmpl_tokenize(scan *s) {
                 i = g2.end;
                 continue;
             }
+        } else if (c2 == '{' && s->hbs_escape && i > 0 && d[i - 1] == '\\') {
+            i += 2; /* Handlebars' \{{x}}: the text {{x}}, not a tag */
+            continue;
         } else if (c2 == '{') {
             int triple = i + 2 < len && d[i + 2] == '{';
             size_t a = i + (triple ? 3 : 2);

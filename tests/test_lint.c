@@ -19,6 +19,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
+#include "lint_matrix.h"
 #include "proc.h"
 
 /* --- helpers -------------------------------------------------------------------- */
@@ -683,6 +684,15 @@ static void test_fuzz_unknown_above(void) {
     lint_ctx_free(c);
 }
 
+/* The generated matrix of template formats, field syntaxes, known names,
+ * wrappers and positions (tests/lint_matrix.c): every cell as expected. */
+static void test_template_matrix(void) {
+    int cells = 0, wrong = 0;
+    CHECK(lint_matrix_check(getenv("CACHET_LINT_MATRIX_VERBOSE") != NULL, &cells, &wrong) == 0);
+    fprintf(stderr, "lint template matrix: %d cells, %d wrong\n", cells, wrong);
+    CHECK_MSG(wrong == 0, "%d of %d matrix cells wrong", wrong, cells);
+}
+
 void test_lint(void) {
     CHECK_CASE(rules_table) test_rules_table();
     CHECK_CASE(report_add) test_report_add();
@@ -701,4 +711,5 @@ void test_lint(void) {
     CHECK_CASE(diff) test_diff();
     CHECK_CASE(corpus) test_corpus();
     CHECK_CASE(fuzz_unknown_above) test_fuzz_unknown_above();
+    CHECK_CASE(template_matrix) test_template_matrix();
 }
