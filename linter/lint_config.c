@@ -552,6 +552,22 @@ static int rendered_code(const char *b) {
     return 0;
 }
 
+/* Whether a template renders a project file that is never a prompt: its
+ * name before the first dot is one of k_not_prompts (`README.md.tmpl`,
+ * `CHANGELOG.md.j2`, `LICENSE.tmpl`); not the words that also name prompts
+ * ("history", "changes", "support", "security": `history.j2` may be the
+ * conversation). */
+static int project_template(const char *b) {
+    const char *dot = strchr(b, '.');
+    if (!dot) return 0;
+    size_t n = (size_t)(dot - b);
+    for (const char *const *w = k_not_prompts; *w; w++)
+        if (strlen(*w) == n && !strncasecmp(b, *w, n))
+            return strcmp(*w, "history") && strcmp(*w, "changes") && strcmp(*w, "support") &&
+                   strcmp(*w, "security");
+    return 0;
+}
+
 int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
@@ -580,8 +596,10 @@ int lint_config_select(const lint_config *c, const char *rel) {
     for (size_t i = 0; i + 6 <= bl; i++)
         if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))
             return LINT_SEL_YES;
-    if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl")) return LINT_SEL_TEMPLATE;
-    if (ext_in(b, k_tmpl_ext)) return rendered_code(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
+    if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl"))
+        return project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
+    if (ext_in(b, k_tmpl_ext))
+        return rendered_code(b) || project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
     if (ext_in(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
         for (const char *const *n = k_not_prompts; *n; n++)

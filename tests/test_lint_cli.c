@@ -303,7 +303,19 @@ static void test_commands(void) {
     put(&d, "tpl/run.j2",
         "#!/bin/sh\n# Start the worker. It reads the queue named below and exits on error.\n"
         "exec worker --queue {{ queue }} --retries 3\n");
-    check_files_checked(&d, "--no-model --exit-zero --format json tpl", 0, 3);
+    /* a project file rendered from a template (README.md.tmpl) is no prompt;
+     * a template named by a word that also names a prompt part is judged by
+     * its text */
+    put(&d, "tpl/README.md.tmpl",
+        "# {{ .ProjectName }}\n\nThis agent was generated for {{ .Owner }}. You must set the API key\n"
+        "before the first run. Respond to issues within a week.\n\n## Running\n\nRun `make run` and open "
+        "the page it prints.\nThe user guide lives in docs/.\n");
+    put(&d, "tpl/history.j2",
+        "You summarise a support conversation for the next agent on shift.\n"
+        "Keep every promise the customer was given and every open question.\n"
+        "Write at most five bullet points, oldest first.\n{% for m in turns %}\n{{ m.who }}: {{ m.text }}\n"
+        "{% endfor %}\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json tpl", 0, 4);
     /* diff */
     put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
     put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");
