@@ -997,6 +997,42 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
     return score >= min_score;
 }
 
+/* Whether text is a log, not a prompt: of ten or more lines, a third or more
+ * open with a date and time (`2025-08-08 07:06:59`, `[2025/08/08T07:06`,
+ * after a terminal colour code), as in a recorded tool output or a server
+ * log kept as a test fixture. */
+static int log_text(const char *p, const char *e) {
+    int lines = 0, stamped = 0;
+    for (const char *l = p; l < e;) {
+        const char *nl = memchr(l, '\n', (size_t)(e - l));
+        const char *le = nl ? nl : e, *q = l;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+        if (q < le) {
+            lines++;
+            if (*q == '\033' && q + 1 < le && q[1] == '[') { /* a colour code */
+                q += 2;
+                while (q < le && (isdigit((unsigned char)*q) || *q == ';')) q++;
+                q += q < le && *q == 'm';
+            }
+            q += q < le && *q == '[';
+            static const char k_shape[] =
+                "dddd-dd-dd dd:dd"; /* d: a digit; '-': '-' or '/'; ' ': ' ' or 'T' */
+            size_t i = 0;
+            for (; k_shape[i] && q + i < le; i++) {
+                char ch = q[i], want = k_shape[i];
+                if (want == 'd'   ? !isdigit((unsigned char)ch)
+                    : want == '-' ? ch != '-' && ch != '/'
+                    : want == ' ' ? ch != ' ' && ch != 'T'
+                                  : ch != want)
+                    break;
+            }
+            stamped += !k_shape[i];
+        }
+        l = nl ? nl + 1 : e;
+    }
+    return lines >= 10 && stamped * 3 >= lines;
+}
+
 int lint_reads_like_prompt(const char *data, size_t len, int how) {
     size_t n = len < 16384 ? len : 16384;
     const char *p = data, *e = data + n;
@@ -1086,6 +1122,7 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
         if (sections && sentences < 3) markup += sections; /* XML data, not a prompt in sections */
         return markup * 3 < lines && sentences >= 1 && (sentences >= 3 || sentences * 4 >= lines - bare);
     }
+    if (log_text(p, e)) return 0;
     return addressed_to_model(p, e, 10);
 }
 
