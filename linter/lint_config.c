@@ -552,6 +552,22 @@ static int rendered_code(const char *b) {
     return 0;
 }
 
+/* Whether a template renders a project file that is never a prompt: its
+ * name before the first dot is one of k_not_prompts (`README.md.tmpl`,
+ * `CHANGELOG.md.j2`, `LICENSE.tmpl`); not the words that also name prompts
+ * ("history", "changes", "support", "security": `history.j2` may be the
+ * conversation). */
+static int project_template(const char *b) {
+    const char *dot = strchr(b, '.');
+    if (!dot) return 0;
+    size_t n = (size_t)(dot - b);
+    for (const char *const *w = k_not_prompts; *w; w++)
+        if (strlen(*w) == n && !strncasecmp(b, *w, n))
+            return strcmp(*w, "history") && strcmp(*w, "changes") && strcmp(*w, "support") &&
+                   strcmp(*w, "security");
+    return 0;
+}
+
 int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
@@ -580,8 +596,10 @@ int lint_config_select(const lint_config *c, const char *rel) {
     for (size_t i = 0; i + 6 <= bl; i++)
         if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))
             return LINT_SEL_YES;
-    if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl")) return LINT_SEL_TEMPLATE;
-    if (ext_in(b, k_tmpl_ext)) return rendered_code(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
+    if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl"))
+        return project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
+    if (ext_in(b, k_tmpl_ext))
+        return rendered_code(b) || project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
     if (ext_in(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
         for (const char *const *n = k_not_prompts; *n; n++)
@@ -979,6 +997,42 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
     return score >= min_score;
 }
 
+/* Whether text is a log, not a prompt: of ten or more lines, a third or more
+ * open with a date and time (`2025-08-08 07:06:59`, `[2025/08/08T07:06`,
+ * after a terminal colour code), as in a recorded tool output or a server
+ * log kept as a test fixture. */
+static int log_text(const char *p, const char *e) {
+    int lines = 0, stamped = 0;
+    for (const char *l = p; l < e;) {
+        const char *nl = memchr(l, '\n', (size_t)(e - l));
+        const char *le = nl ? nl : e, *q = l;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+        if (q < le) {
+            lines++;
+            if (*q == '\033' && q + 1 < le && q[1] == '[') { /* a colour code */
+                q += 2;
+                while (q < le && (isdigit((unsigned char)*q) || *q == ';')) q++;
+                q += q < le && *q == 'm';
+            }
+            q += q < le && *q == '[';
+            static const char k_shape[] =
+                "dddd-dd-dd dd:dd"; /* d: a digit; '-': '-' or '/'; ' ': ' ' or 'T' */
+            size_t i = 0;
+            for (; k_shape[i] && q + i < le; i++) {
+                char ch = q[i], want = k_shape[i];
+                if (want == 'd'   ? !isdigit((unsigned char)ch)
+                    : want == '-' ? ch != '-' && ch != '/'
+                    : want == ' ' ? ch != ' ' && ch != 'T'
+                                  : ch != want)
+                    break;
+            }
+            stamped += !k_shape[i];
+        }
+        l = nl ? nl + 1 : e;
+    }
+    return lines >= 10 && stamped * 3 >= lines;
+}
+
 int lint_reads_like_prompt(const char *data, size_t len, int how) {
     size_t n = len < 16384 ? len : 16384;
     const char *p = data, *e = data + n;
@@ -1068,6 +1122,7 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
         if (sections && sentences < 3) markup += sections; /* XML data, not a prompt in sections */
         return markup * 3 < lines && sentences >= 1 && (sentences >= 3 || sentences * 4 >= lines - bare);
     }
+    if (log_text(p, e)) return 0;
     return addressed_to_model(p, e, 10);
 }
 

@@ -303,7 +303,41 @@ static void test_commands(void) {
     put(&d, "tpl/run.j2",
         "#!/bin/sh\n# Start the worker. It reads the queue named below and exits on error.\n"
         "exec worker --queue {{ queue }} --retries 3\n");
-    check_files_checked(&d, "--no-model --exit-zero --format json tpl", 0, 3);
+    /* a project file rendered from a template (README.md.tmpl) is no prompt;
+     * a template named by a word that also names a prompt part is judged by
+     * its text */
+    put(&d, "tpl/README.md.tmpl",
+        "# {{ .ProjectName }}\n\nThis agent was generated for {{ .Owner }}. You must set the API key\n"
+        "before the first run. Respond to issues within a week.\n\n## Running\n\nRun `make run` and open "
+        "the page it prints.\nThe user guide lives in docs/.\n");
+    put(&d, "tpl/history.j2",
+        "You summarise a support conversation for the next agent on shift.\n"
+        "Keep every promise the customer was given and every open question.\n"
+        "Write at most five bullet points, oldest first.\n{% for m in turns %}\n{{ m.who }}: {{ m.text }}\n"
+        "{% endfor %}\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json tpl", 0, 4);
+    /* a log (a third of its lines open with a date and time), say a recorded
+     * tool output kept as a test fixture, is no prompt even when it quotes
+     * one; a prompt with a few dated lines is */
+    snprintf(sub, sizeof sub, "%s/logs", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "logs/worker.txt",
+        "{\"tool\": \"tail_logs\", \"params\": {\"service\": \"billing\"}}\n"
+        "\033[32m2024-11-02 09:14:01.220 INFO  worker started\033[0m\n"
+        "\033[32m2024-11-02 09:14:01.305 INFO  loading prompt\033[0m\n"
+        "  \"content\": \"You are a billing assistant. You must answer the user in English.\"\n"
+        "\033[33m2024-11-02 09:14:02.001 WARN  retrying request 1f6a2c0e-55aa-4c1e-9b0d-2f5e8c7a9d10\033[0m\n"
+        "[2024/11/02T09:14:03 INFO  respond to user queued]\n"
+        "2024-11-02 09:14:04,118 INFO  the user asked about invoice 7741\n"
+        "  at handler (worker.js:88)\n  at queue (worker.js:12)\n"
+        "2024-11-02 09:14:05 ERROR timeout\n2024-11-02 09:14:06 INFO  done\n");
+    put(&d, "logs/oncall.txt",
+        "You are the on-call assistant for the payments team. Answer the user in two sentences.\n"
+        "Shifts this week:\n2024-11-04 08:00 Dana\n2024-11-05 08:00 Lee\n"
+        "You must never page anyone outside their shift.\nRespond with the name of the engineer to page.\n"
+        "Say so when nobody is on shift.\nKeep a friendly tone.\nDo not guess.\nQuote the shift you used.\n"
+        "End with the time you checked.\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json logs", 0, 1);
     /* diff */
     put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
     put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");
