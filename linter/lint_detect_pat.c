@@ -73,7 +73,7 @@
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                          \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)(?:\\b|(?=__?(?!\\w))))" \
     "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])" EM "[\"']?" /* a JSON key: "current_date": */      \
-    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"      \
+    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94]|\\|)?\\h*"  \
     "(?:\\*\\*?|__?|[\"'])?\\h*"
 
 /* --- the literal pattern table -------------------------------------------- */
@@ -138,8 +138,8 @@ const pat_def lint_detect_literals[] = {
      "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
      PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1, 0},
     /* a date, weekday, time or epoch labelled as the current one */
-    {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
-     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
+    {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|" INTL_DATE "|" CJK_DATE
+     "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
      "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* the same with a bare weekday ("It's Monday"), on the lines the one above
@@ -156,8 +156,9 @@ const pat_def lint_detect_literals[] = {
     /* the label is a heading or a caption line, the value starts the next line */
     {"(?im)^\\h*(?:#{1,6}\\h*)?" EM "((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
      "day)|today|date|time|timestamp)\\h*:?" EM "\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
-     "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
-     "(?:at\\h+)?" TOD ")?)",
+     "(?:" ISO_DT "|" LOOSE_DATE "|" INTL_DATE "|" CJK_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y
+     "|" NUM_DATE ")(?:,?\\h+"
+     "(?:at\\h+)?" TOD ")?|(?:" TOD "|" UNIX_TS ")(?=\\h*(?:<!--[^\\n]*)?$))",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     /* the current month or year */
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
@@ -275,8 +276,8 @@ const pat_def lint_detect_literals[] = {
     /* a tag that names the current date or time around its value:
      * <current_date>2025-03-03</current_date> */
     {"(?i)<(current[_-]?(?:date|time|datetime|date[_-]?time)|today|todays?[_-]date|date|datetime|timestamp|"
-     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
-     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD ")",
+     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|" INTL_DATE "|" CJK_DATE
+     "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
      1, 0, 0},
