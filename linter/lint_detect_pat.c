@@ -112,6 +112,23 @@
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
+/* Keys of the user's machine and of the user, as a Markdown table row, a
+ * JSON member, a tag or a heading write them ("| Shell | zsh |",
+ * "\"os\": \"macOS 15.2\"", "<git_branch>x</git_branch>", "## Time Zone" then
+ * "Europe/Berlin"): one value that is the whole cell, string, tag or line. */
+#define ENV_KEYS_S                                                                                      \
+    "(?:os(?:[\\h_-](?:name|version))?|operating[\\h_-]system(?:[\\h_-]version)?|platform|"             \
+    "(?:default[\\h_-])?shell|cwd|(?:(?:current|primary)[\\h_-])?working[\\h_-]dir(?:ectory)?|workdir|" \
+    "(?:git|current)[\\h_-]branch|branch)"
+#define ENV_VAL_S \
+    "(?:[A-Za-z]:\\\\[^\\s|\"<]*|[/~][^\\s|\"<]*|[A-Za-z][\\w.+-]*(?:/[\\w.+-]+)*(?:\\h+v?\\d[\\w.]*)*)"
+#define ENV_KEYS_U "(?:time[\\h_-]?zone|tz|(?:user[\\h_-])?location|user[\\h_-]?name|username)"
+#define ENV_VAL_U  "(?-i:[A-Z][\\w'.+/-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
+#define ENV_FORMS(K, V)                                                                             \
+    "(?im)^\\h*(?:\\|\\h*" EM K EM "\\h*\\|\\h*[`'\"]?\\K" V                                        \
+    "(?=[`'\"]?\\h*\\|\\h*(?:<!--[^\\n]*)?$(?!\\R\\h*\\|?\\h*:?-))|[\"']" K "[\"']\\h*:\\h*\"\\K" V \
+    "(?=\"\\h*,?\\h*$)|<" K ">\\h*\\K" V "(?=\\h*</)|#{1,6}\\h+" K "\\h*\\R(?:\\h*\\R)?"            \
+    "\\h*\\K" V "(?=\\h*(?:<!--[^\\n]*)?$))"
 /* Words that follow "your cwd is" without being its value: "your cwd is
  * already under ...", "the current branch is visible". */
 #define ENV_NOT_VALUE                                                                                       \
@@ -201,7 +218,7 @@ const pat_def lint_detect_literals[] = {
     {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)" EM
      "\\h*:" EM "\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*)"
+     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*(?:\\h+\\d+)?)"
      "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
@@ -210,9 +227,12 @@ const pat_def lint_detect_literals[] = {
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
+    /* the same facts in a table row, a JSON member, a tag or under a heading */
+    {ENV_FORMS(ENV_KEYS_S, ENV_VAL_S), PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
+    {ENV_FORMS(ENV_KEYS_U, ENV_VAL_U), PM_ENV, LINT_K_PROFILE, LINT_VC_USER, 0, 0, 0},
     /* the repository's state when the prompt is built: "Current branch:
      * feature/x", git log lines ("abc1234 fix build") under a caption */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current\\h+|git\\h+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current[\\h_]+|git[\\h_]+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
      "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
@@ -301,7 +321,7 @@ const pat_def lint_detect_literals[] = {
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    {"(?m)^\\h*(?:[-*]\\h+)?" EM "(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
+    {"(?m)^\\h*(?:[-*]\\h+)?" EM "(?i:(?:current\\h+)?user|username|user[\\h_]+name|customer|human|client|"
      "name(?:\\h+of\\h+the\\h+user)?)" EM "\\h*:" EM "\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:[(<][\\w.+-]+@[\\w.-]+[)>]\\h*)?(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
