@@ -19,6 +19,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
+#include "lint_matrix.h"
 #include "proc.h"
 
 /* --- helpers -------------------------------------------------------------------- */
@@ -701,4 +702,5 @@ void test_lint(void) {
     CHECK_CASE(diff) test_diff();
     CHECK_CASE(corpus) test_corpus();
     CHECK_CASE(fuzz_unknown_above) test_fuzz_unknown_above();
+    CHECK_CASE(env_matrix) lint_matrix_check();
 }
