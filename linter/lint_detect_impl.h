@@ -35,6 +35,7 @@ enum {
     RX_SELF_NAME,
     RX_CTX_STATE,
     RX_STATE_CAPTION,
+    RX_INTL_LABEL,
     RX_MISC_COUNT
 };
 
@@ -55,7 +56,8 @@ enum {
     PM_UUID,
     PM_HOME,
     PM_ENV,
-    PM_SHELL
+    PM_SHELL,
+    PM_INTL /* a date or time whose label in another language RX_INTL_LABEL finds before it */
 };
 
 typedef struct pat_def {
@@ -69,7 +71,10 @@ typedef struct pat_def {
      * weekday on one line: only lines without a digit that hold a weekday's
      * first three letters are searched (scan_digit on those lines); 3: an
      * e-mail address on one line: only lines with an '@'; 4: a "Label:"
-     * line: only lines with a ':' */
+     * line: only lines with a ':'; 5: a table row, quoted key, tag or
+     * heading: only lines opening with | " ' < or #; 6: as 1, and only in a
+     * file with a byte above 0x7f (a label in another language: text in
+     * those languages always has one) */
     int digit;
     int rendered; /* lint_span.rendered for its matches */
 } pat_def;

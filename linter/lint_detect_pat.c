@@ -55,9 +55,9 @@
     "vendredi|samedi|dimanche|lunes|martes|mi\u00e9rcoles|miercoles|jueves|viernes|s\u00e1bado|sabado|domingo|"                             \
     "(?:segunda|ter\u00e7a|terca|quarta|quinta|sexta)(?:-feira)?|luned\u00ec|marted\u00ec|mercoled\u00ec|gioved\u00ec|venerd\u00ec|sabato|" \
     "domenica)"
-#define INTL_DATE                                                                             \
-    "(?:" INTL_WDAY ",?\\h+)?(?:le\\h+|el\\h+)?\\d{1,2}(?:\\.|er)?\\h+(?:de\\h+)?" INTL_MONTH \
-    "(?:\\h+de)?,?\\h+\\d{4}(?:\\h*\u0433(?:\u043e\u0434\u0430|\\.)?)?"
+#define INTL_DATE                                                             \
+    "\\d{1,2}(?:\\.|er)?\\h+(?:de\\h+)?" INTL_MONTH "(?:\\h+de)?,?\\h+\\d{4}" \
+    "(?:\\h*\u0433(?:\u043e\u0434\u0430|\\.)?)?"
 
 /* Markdown emphasis around a label or its value, the colon inside or outside
  * it: "**Current date**: ...", "*OS:* ...", "__Shell__: ...". */
@@ -98,6 +98,10 @@
     "data\\h+(?:atual|de\\h+hoje|odierna|attuale|di\\h+oggi)|hoje\\h+\u00e9|oggi\\h+\u00e8|"                                                                                                                                                             \
     "(?:\u0422|\u0442)\u0435\u043a\u0443\u0449\u0430\u044f\\h+\u0434\u0430\u0442\u0430|(?:\u0421|\u0441)\u0435\u0433\u043e\u0434\u043d\u044f\u0448\u043d\u044f\u044f\\h+\u0434\u0430\u0442\u0430|(?:\u0421|\u0441)\u0435\u0433\u043e\u0434\u043d\u044f|" \
     "\u73fe\u5728\u306e\u65e5(?:\u4ed8|\u6642)(?:\u306f)?|(?:\u4eca\u65e5|\u672c\u65e5)\u306e\u65e5\u4ed8(?:\u306f)?|(?:\u4eca\u65e5|\u672c\u65e5)\u306f"
+/* RX_INTL_LABEL: such a label ending its text, maybe with a weekday after it. */
+#define INTL_LABEL_END                                                                                     \
+    "(?i)(?<![\\w\\x80-\\xff])(?:" INTL_LABEL "|" INTL_TIME_LABEL ")" EM "\\h*(?::|\\xef\\xbc\\x9a|=)?" EM \
+    "\\h*(?:" INTL_WDAY ",?\\h+)?(?:le\\h+|el\\h+)?$"
 #define INTL_TIME_LABEL                                                                                                              \
     "(?:aktuelle|jetzige)\\h+(?:uhrzeit|zeit)|uhrzeit|es\\h+ist(?:\\h+jetzt)?|heure\\h+(?:actuelle|locale)|"                         \
     "il\\h+est(?:\\h+actuellement)?|hora\\h+(?:actual|atual|local)|son\\h+las|agora\\h+s\u00e3o|ora\\h+(?:attuale|corrente|locale)|" \
@@ -197,20 +201,19 @@ const pat_def lint_detect_literals[] = {
      "\\h*\\K(?:" ISO_DATE "|" LOOSE_DATE "|"
      "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5" CJK_WDAY
      "(?:\\h*" TOD ")?|" TOD ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
     {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC)|"
      "\\xec\\xa7\\x80\\xea\\xb8\\x88(?=\\xec\\x9d\\x80))\\h*(?::|\\xec\\x9d\\x80)?" EM "\\h*\\K(?:" ISO_DATE
      "|" LOOSE_DATE "|" CJK_DATE "|" TOD ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* the same in German, French, Spanish, Portuguese, Italian, Russian and
      * Japanese: "Aktuelles Datum: 5. März 2026", "Nous sommes le 05/03/2026",
-     * "Hoy es jueves, 5 de marzo de 2026", "Сейчас 14:22", "現在時刻：14:22" */
-    {"(?i)(?<![\\w\\x80-\\xff])(" INTL_LABEL ")" EM "\\h*(?::|\\xef\\xbc\\x9a|=)?" EM "\\h*\\K(?:" ISO_DT
-     "|" LOOSE_DATE "|" INTL_DATE "|" CJK_DATE "|(?:" WDAY ",?\\h+)?" NUM_DATE
-     ")(?:,?\\h+(?:um\\h+|\\xc3\\xa0\\h+|a\\h+las\\h+|\\xc3\\xa0s\\h+|alle\\h+|\\xd0\\xb2\\h+)?" TOD ")?|"
-     "(?i)(?<![\\w\\x80-\\xff])(" INTL_TIME_LABEL ")" EM "\\h*(?::|\\xef\\xbc\\x9a|=)?" EM "\\h*\\K" TOD,
-     PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+     * "Hoy es jueves, 5 de marzo de 2026", "Сейчас 14:22", "現在時刻：14:22";
+     * the value is matched here, its label by RX_INTL_LABEL (PM_INTL) */
+    {"(?i)(?<![\\w.:/-])(?:" ISO_DT "|" LOOSE_DATE "|" INTL_DATE "|" CJK_DATE "|" NUM_DATE
+     ")(?:,?\\h+(?:um\\h+|\\xc3\\xa0\\h+|a\\h+las\\h+|\\xc3\\xa0s\\h+|alle\\h+)?" TOD ")?|" TOD,
+     PM_INTL, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
      "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
@@ -228,8 +231,8 @@ const pat_def lint_detect_literals[] = {
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     /* the same facts in a table row, a JSON member, a tag or under a heading */
-    {ENV_FORMS(ENV_KEYS_S, ENV_VAL_S), PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
-    {ENV_FORMS(ENV_KEYS_U, ENV_VAL_U), PM_ENV, LINT_K_PROFILE, LINT_VC_USER, 0, 0, 0},
+    {ENV_FORMS(ENV_KEYS_S, ENV_VAL_S), PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 5, 0},
+    {ENV_FORMS(ENV_KEYS_U, ENV_VAL_U), PM_ENV, LINT_K_PROFILE, LINT_VC_USER, 0, 5, 0},
     /* the repository's state when the prompt is built: "Current branch:
      * feature/x", git log lines ("abc1234 fix build") under a caption */
     {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current[\\h_]+|git[\\h_]+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
@@ -588,7 +591,7 @@ const char *const lint_detect_misc[] = {
     EXAMPLE_CTX,   CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,     DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
     CTX_USER,      DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
-    STATE_CAPTION,
+    STATE_CAPTION, INTL_LABEL_END,
 };
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))

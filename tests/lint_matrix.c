@@ -10,6 +10,10 @@
  *   in a paragraph): nothing says it is the current one;
  * - a location, OS or shell in another language than English: rendered
  *   prompts seen so far label these in English;
+ * - a label in another language in a file that is otherwise plain ASCII
+ *   (those labels are looked for only where the file has a byte above 0x7f,
+ *   as text in German, French, Spanish, Portuguese, Italian, Russian, CJK
+ *   always does: it keeps English files from paying for them);
  * - a bare "## User" heading above a name: it is also a chat transcript's
  *   role caption ("## User" then what the user said);
  * - Unix epoch seconds in prose ("The current date is 1772720528."): read as
@@ -189,43 +193,53 @@ static void wrap(mx_buf *b, int w, int kind, const char *v) {
 
 static const struct {
     const char *lang;
+    const char *intro; /* a sentence of the prompt in that language */
     const char *dates[3];
     const char *date_fmt[3]; /* a caption line, a bullet, a sentence */
     const char *time_fmt[2]; /* a caption line, a sentence */
 } k_langs[] = {
     {"de",
+     "Du bist Nova, ein hilfreicher Assistent für Acme.\n\n",
      {"5. März 2026", "05.03.2026", "Donnerstag, 5. März 2026"},
      {"Aktuelles Datum: %s", "- **Heutiges Datum:** %s", "Heute ist %s."},
      {"Aktuelle Uhrzeit: %s", "Es ist jetzt %s Uhr."}},
     {"fr",
+     "Tu es Nova, l'assistant très serviable d'Acme.\n\n",
      {"5 mars 2026", "05/03/2026", "jeudi 5 mars 2026"},
      {"Date actuelle : %s", "- **Date du jour :** %s", "Nous sommes le %s."},
      {"Heure actuelle : %s", "Il est %s."}},
     {"es",
+     "Eres Nova, el asistente útil de Acme.\n\n",
      {"5 de marzo de 2026", "05/03/2026", "jueves, 5 de marzo de 2026"},
      {"Fecha actual: %s", "- **Fecha de hoy:** %s", "Hoy es %s."},
      {"Hora actual: %s", "Son las %s."}},
     {"pt",
+     "Você é Nova, o assistente útil da Acme.\n\n",
      {"5 de março de 2026", "05/03/2026", "2026-03-05"},
      {"Data atual: %s", "- **Data de hoje:** %s", "Hoje é %s."},
      {"Hora atual: %s", "Agora são %s."}},
     {"it",
+     "Sei Nova, l'assistente di Acme: rispondi sempre in modo più chiaro.\n\n",
      {"5 marzo 2026", "05/03/2026", "giovedì 5 marzo 2026"},
      {"Data odierna: %s", "- **Data attuale:** %s", "Oggi è %s."},
      {"Ora attuale: %s", "Sono le %s."}},
     {"ru",
+     "Ты Нова, полезный помощник Acme.\n\n",
      {"5 марта 2026 г.", "05.03.2026", "2026-03-05"},
      {"Текущая дата: %s", "- **Сегодняшняя дата:** %s", "Сегодня %s."},
      {"Текущее время: %s", "Сейчас %s."}},
     {"zh",
+     "你是 Acme 的助手 Nova。\n\n",
      {"2026年3月5日", "2026-03-05", "2026/03/05"},
      {"当前日期：%s", "- **今天的日期：** %s", "今天是%s。"},
      {"当前时间：%s", "现在是%s。"}},
     {"ja",
+     "あなたは Acme のアシスタント Nova です。\n\n",
      {"2026年3月5日", "2026-03-05", "2026/03/05"},
      {"現在の日付：%s", "- **今日の日付：** %s", "今日は%sです。"},
      {"現在時刻：%s", "現在の時刻は%sです。"}},
     {"ko",
+     "당신은 Acme의 도우미 Nova입니다.\n\n",
      {"2026년 3월 5일", "2026-03-05", "2026.03.05"},
      {"현재 날짜: %s", "- **오늘 날짜:** %s", "오늘은 %s입니다."},
      {"현재 시간: %s", "지금은 %s입니다."}},
@@ -289,12 +303,12 @@ static void run_cell(lint_ctx *c, mx_stats *st, const char *name, mx_buf *b, int
 
 /* One cell per position: the value then fixed instructions (error), the value
  * last (no error). */
-static void both(lint_ctx *c, mx_stats *st, const char *name, int w, int kind, const char *fmt,
-                 const char *v) {
+static void both(lint_ctx *c, mx_stats *st, const char *intro, const char *name, int w, int kind,
+                 const char *fmt, const char *v) {
     char nm[128];
     for (int pos = 0; pos < 2; pos++) {
         mx_buf b = {.n = 0};
-        put(&b, "%s", k_intro);
+        put(&b, "%s", intro);
         if (fmt)
             block(&b, "", fmt, v);
         else
@@ -324,12 +338,12 @@ void lint_matrix_check(void) {
         int kind = k_values[i].kind;
         for (int w = 0; w < W_COUNT; w++) {
             snprintf(nm, sizeof nm, "en/%s#%zu/%s", k_kind[kind].key, i, k_wrap_name[w]);
-            both(c, &st, nm, w, kind, NULL, k_values[i].text);
+            both(c, &st, k_intro, nm, w, kind, NULL, k_values[i].text);
         }
         if (kind != K_DATE) continue;
         for (size_t f = 0; f < sizeof k_date_more / sizeof k_date_more[0]; f++) {
             snprintf(nm, sizeof nm, "en/date#%zu/more%zu", i, f);
-            both(c, &st, nm, 0, kind, k_date_more[f], k_values[i].text);
+            both(c, &st, k_intro, nm, 0, kind, k_date_more[f], k_values[i].text);
         }
         for (size_t f = 0; f < sizeof k_date_not_now / sizeof k_date_not_now[0]; f++) {
             mx_buf b = {.n = 0};
@@ -344,12 +358,12 @@ void lint_matrix_check(void) {
         for (int di = 0; di < 3; di++)
             for (int fi = 0; fi < 3; fi++) {
                 snprintf(nm, sizeof nm, "%s/date%d/fmt%d", k_langs[l].lang, di, fi);
-                both(c, &st, nm, 0, K_DATE, k_langs[l].date_fmt[fi], k_langs[l].dates[di]);
+                both(c, &st, k_langs[l].intro, nm, 0, K_DATE, k_langs[l].date_fmt[fi], k_langs[l].dates[di]);
             }
         for (int ti = 0; ti < 2; ti++)
             for (int fi = 0; fi < 2; fi++) {
                 snprintf(nm, sizeof nm, "%s/time%d/fmt%d", k_langs[l].lang, ti, fi);
-                both(c, &st, nm, 0, K_TIME, k_langs[l].time_fmt[fi], k_times[ti]);
+                both(c, &st, k_langs[l].intro, nm, 0, K_TIME, k_langs[l].time_fmt[fi], k_times[ti]);
             }
     }
     fprintf(stderr,
