@@ -569,10 +569,10 @@ static int scan_digit(const lint_detect *d, pcre2_code *re, const lint_text *t, 
 /* Whether a label of the current date or time in another language (and
  * maybe a weekday) ends right before off on its line: "Aktuelles Datum:
  * Donnerstag, " before "5. März 2026", "Сейчас " before "14:22". */
-static int intl_label_before(const lint_detect *d, const lint_text *t, size_t off) {
+static int intl_label_before(const lint_text *t, size_t off) {
     size_t ls = t->line_start[lint_text_line_of(t, off)];
     size_t from = off - ls > 64 ? off - 64 : ls;
-    return match_in(d, d->misc[RX_INTL_LABEL], t->data, from, off);
+    return lint_detect_intl_label_before(t->data + from, off - from);
 }
 
 typedef struct lit_arg {
@@ -589,7 +589,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     size_t s = ov[0], e = ov[1];
     if (e <= s) return UTIL_OK;
     /* most dates and times have no such label: the cheapest test first */
-    if (p && p->mode == PM_INTL && !intl_label_before(d, t, s)) return UTIL_OK;
+    if (p && p->mode == PM_INTL && !intl_label_before(t, s)) return UTIL_OK;
     const char *v = t->data + s;
     size_t n = e - s;
     /* Claude Code runs a command's !`cmd` inside a fence too (not in inline code) */

@@ -35,7 +35,6 @@ enum {
     RX_SELF_NAME,
     RX_CTX_STATE,
     RX_STATE_CAPTION,
-    RX_INTL_LABEL,
     RX_MISC_COUNT
 };
 
@@ -57,7 +56,7 @@ enum {
     PM_HOME,
     PM_ENV,
     PM_SHELL,
-    PM_INTL /* a date or time whose label in another language RX_INTL_LABEL finds before it */
+    PM_INTL /* a date or time whose label in another language lint_detect_intl_label_before finds */
 };
 
 typedef struct pat_def {
@@ -151,6 +150,13 @@ int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);
 /* Whether a ${...} named nm[0, nl) is one VS Code fills in a prompt file:
  * ${file}, ${selection}, ${workspaceFolder}, ${input:name} (lint_detect_words.c). */
 int lint_detect_vscode_variable(const char *nm, size_t nl);
+
+/* Whether s[0, n), the text before a date or time on its line, ends with
+ * a label of the current date or time in German, French, Spanish,
+ * Portuguese, Italian, Russian or Japanese, maybe with a weekday after it
+ * ("Aktuelles Datum: Donnerstag, ", "Nous sommes le ", "現在時刻：")
+ * (lint_detect_words.c). */
+int lint_detect_intl_label_before(const char *s, size_t n);
 
 /* Spans of text pasted in a content tag (per turn) and of the items of a
  * user-settings or environment block (lint_detect_blocks.c), appended to out;

@@ -39,24 +39,20 @@
     WDAY ",\\h+\\d{1,2}\\h+" MONTH "\\h+\\d{4}\\h+\\d{2}:\\d{2}(?::\\d{2})?" \
          "(?:\\h+(?:[+-]\\d{4}|UT|GMT|[A-Z]{3}))?"
 #define UNIX_TS "(?<![\\d.])1[5-9]\\d{8}(?:\\d{3})?(?!\\d|\\.\\d)"
-/* Month and weekday names of German, French, Spanish, Portuguese, Italian
- * and Russian (genitive, as dates write it), for dates as a runtime renders
- * them in the user's locale: "5. März 2026", "jeudi 5 mars 2026", "5 de
- * marzo de 2026", "5 марта 2026 г.". Only after a label (never alone). */
-#define INTL_MONTH                                                                                                          \
-    "(?:januar|j\u00e4nner|februar|m\u00e4rz|maerz|mai|juni|juli|oktober|dezember|janvier|f\u00e9vrier|fevrier|mars|avril|" \
-    "juin|juillet|ao\u00fbt|aout|septembre|octobre|novembre|d\u00e9cembre|decembre|enero|febrero|marzo|abril|mayo|"         \
-    "junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|mar\u00e7o|marco|"               \
-    "maio|junho|julho|setembro|outubro|novembro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|"                     \
-    "settembre|ottobre|dicembre|april|august|september|november|"                                                           \
-    "\u044f\u043d\u0432\u0430\u0440\u044f|\u0444\u0435\u0432\u0440\u0430\u043b\u044f|\u043c\u0430\u0440\u0442\u0430|\u0430\u043f\u0440\u0435\u043b\u044f|\u043c\u0430\u044f|\u0438\u044e\u043d\u044f|\u0438\u044e\u043b\u044f|\u0430\u0432\u0433\u0443\u0441\u0442\u0430|\u0441\u0435\u043d\u0442\u044f\u0431\u0440\u044f|\u043e\u043a\u0442\u044f\u0431\u0440\u044f|\u043d\u043e\u044f\u0431\u0440\u044f|\u0434\u0435\u043a\u0430\u0431\u0440\u044f)"
-#define INTL_WDAY                                                                                                                           \
-    "(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lundi|mardi|mercredi|jeudi|"                                            \
-    "vendredi|samedi|dimanche|lunes|martes|mi\u00e9rcoles|miercoles|jueves|viernes|s\u00e1bado|sabado|domingo|"                             \
-    "(?:segunda|ter\u00e7a|terca|quarta|quinta|sexta)(?:-feira)?|luned\u00ec|marted\u00ec|mercoled\u00ec|gioved\u00ec|venerd\u00ec|sabato|" \
-    "domenica)"
-#define INTL_DATE                                                             \
-    "\\d{1,2}(?:\\.|er)?\\h+(?:de\\h+)?" INTL_MONTH "(?:\\h+de)?,?\\h+\\d{4}" \
+/* A time of day in a short pattern, for rows that add it to others (a
+ * shorter pattern compiles faster on every run): "14:22", "14:22:08",
+ * "2:22 PM", "14:22 UTC". */
+#define SHORT_TOD                                                                                    \
+    "(?<![\\d:.])(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?![\\d:])(?:\\h*[AaPp]\\.?[Mm]\\b\\.?)?" \
+    "(?-i:\\h*(?:UTC|GMT|[A-Z]{2,4}T)\\b)?"
+/* A date as a runtime renders it in the user's locale, "5. März 2026",
+ * "5 mars 2026", "5 de marzo de 2026", "5 марта 2026 г.": a day, a word of
+ * Latin or Cyrillic letters (the month), a year. Only after a label (never
+ * alone), where that shape is a date: the month names themselves would cost
+ * every run a longer pattern to compile. */
+#define INTL_WORD "(?:[A-Za-z]|[\\xc3\\xd0\\xd1][\\x80-\\xbf])"
+#define INTL_DATE                                                                                \
+    "\\d{1,2}(?:\\.|er)?\\h+(?:de\\h+)?" INTL_WORD "{3,10}\\.?(?:\\h+de)?,?\\h+\\d{4}(?![\\d:])" \
     "(?:\\h*\u0433(?:\u043e\u0434\u0430|\\.)?)?"
 
 /* Markdown emphasis around a label or its value, the colon inside or outside
@@ -90,22 +86,6 @@
     "(?:(?:\\xef\\xbc\\x8c|,)?\\h*(?:\\xe6\\x98\\x9f\\xe6\\x9c\\x9f|\\xe5\\x91\\xa8|\\xe9\\x80\\xb1)" \
     "[\\xe4-\\xe9][\\x80-\\xbf]{2})?"
 #define LOOSE_DATE "\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}(?![\\d])"
-/* Labels of the current date or time in other languages (lint_detect_literals). */
-#define INTL_LABEL                                                                                                                                                                                                                                       \
-    "(?:aktuelles|heutiges)\\h+datum|datum(?:\\h+heute)?|heute(?:\\h+ist)?(?:\\h+der)?|"                                                                                                                                                                 \
-    "date\\h+(?:actuelle|du\\h+jour|d'aujourd'hui)|nous\\h+sommes(?:\\h+le)?|aujourd'hui(?:,?\\h+(?:nous\\h+sommes|c'est|on\\h+est)(?:\\h+le)?)?|"                                                                                                       \
-    "fecha\\h+(?:actual|de\\h+hoy)|hoy\\h+es(?:\\h+el)?|"                                                                                                                                                                                                \
-    "data\\h+(?:atual|de\\h+hoje|odierna|attuale|di\\h+oggi)|hoje\\h+\u00e9|oggi\\h+\u00e8|"                                                                                                                                                             \
-    "(?:\u0422|\u0442)\u0435\u043a\u0443\u0449\u0430\u044f\\h+\u0434\u0430\u0442\u0430|(?:\u0421|\u0441)\u0435\u0433\u043e\u0434\u043d\u044f\u0448\u043d\u044f\u044f\\h+\u0434\u0430\u0442\u0430|(?:\u0421|\u0441)\u0435\u0433\u043e\u0434\u043d\u044f|" \
-    "\u73fe\u5728\u306e\u65e5(?:\u4ed8|\u6642)(?:\u306f)?|(?:\u4eca\u65e5|\u672c\u65e5)\u306e\u65e5\u4ed8(?:\u306f)?|(?:\u4eca\u65e5|\u672c\u65e5)\u306f"
-/* RX_INTL_LABEL: such a label ending its text, maybe with a weekday after it. */
-#define INTL_LABEL_END                                                                                     \
-    "(?i)(?<![\\w\\x80-\\xff])(?:" INTL_LABEL "|" INTL_TIME_LABEL ")" EM "\\h*(?::|\\xef\\xbc\\x9a|=)?" EM \
-    "\\h*(?:" INTL_WDAY ",?\\h+)?(?:le\\h+|el\\h+)?$"
-#define INTL_TIME_LABEL                                                                                                              \
-    "(?:aktuelle|jetzige)\\h+(?:uhrzeit|zeit)|uhrzeit|es\\h+ist(?:\\h+jetzt)?|heure\\h+(?:actuelle|locale)|"                         \
-    "il\\h+est(?:\\h+actuellement)?|hora\\h+(?:actual|atual|local)|son\\h+las|agora\\h+s\u00e3o|ora\\h+(?:attuale|corrente|locale)|" \
-    "sono\\h+le|(?:\u0422|\u0442)\u0435\u043a\u0443\u0449\u0435\u0435\\h+\u0432\u0440\u0435\u043c\u044f|(?:\u0421|\u0441)\u0435\u0439\u0447\u0430\u0441|\u73fe\u5728\u6642\u523b|\u73fe\u5728\u306e\u6642\u523b(?:\u306f)?"
 /* Facts about the user's machine, stated in prose or as a labelled line. */
 #define ENV_KEY                                                                                                     \
     "(?:OS(?:\\h+(?:version|name))?|operating\\h+system(?:\\h+version)?|shell|default\\h+shell|(?:git\\h+)?branch|" \
@@ -128,11 +108,11 @@
     "(?:[A-Za-z]:\\\\[^\\s|\"<]*|[/~][^\\s|\"<]*|[A-Za-z][\\w.+-]*(?:/[\\w.+-]+)*(?:\\h+v?\\d[\\w.]*)*)"
 #define ENV_KEYS_U "(?:time[\\h_-]?zone|tz|(?:user[\\h_-])?location|user[\\h_-]?name|username)"
 #define ENV_VAL_U  "(?-i:[A-Z][\\w'.+/-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
-#define ENV_FORMS(K, V)                                                                             \
-    "(?im)^\\h*(?:\\|\\h*" EM K EM "\\h*\\|\\h*[`'\"]?\\K" V                                        \
-    "(?=[`'\"]?\\h*\\|\\h*(?:<!--[^\\n]*)?$(?!\\R\\h*\\|?\\h*:?-))|[\"']" K "[\"']\\h*:\\h*\"\\K" V \
-    "(?=\"\\h*,?\\h*$)|<" K ">\\h*\\K" V "(?=\\h*</)|#{1,6}\\h+" K "\\h*\\R(?:\\h*\\R)?"            \
-    "\\h*\\K" V "(?=\\h*(?:<!--[^\\n]*)?$))"
+#define ENV_FORMS(K, V)                                                                                      \
+    "(?im)^\\h*(?:\\|\\h*" EM "|[\"']|<|#{1,6}\\h+)" K "(?:" EM "\\h*\\|\\h*[`'\"]?|[\"']\\h*:\\h*\"|>\\h*|" \
+    "\\h*\\R(?:\\h*\\R)?\\h*)\\K" V                                                                          \
+    "(?=[`'\"]?\\h*\\|\\h*(?:<!--[^\\n]*)?$(?!\\R\\h*\\|?\\h*:?-)|\"\\h*,?\\h*$|"                            \
+    "\\h*</|\\h*(?:<!--[^\\n]*)?$)"
 /* Words that follow "your cwd is" without being its value: "your cwd is
  * already under ...", "the current branch is visible". */
 #define ENV_NOT_VALUE                                                                                       \
@@ -179,7 +159,7 @@ const pat_def lint_detect_literals[] = {
      "day)|today|date|time|timestamp)\\h*:?" EM "\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
      "(?:" ISO_DT "|" LOOSE_DATE "|" INTL_DATE "|" CJK_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y
      "|" NUM_DATE ")(?:,?\\h+"
-     "(?:at\\h+)?" TOD ")?|(?:" TOD "|" UNIX_TS ")(?=\\h*(?:<!--[^\\n]*)?$))",
+     "(?:at\\h+)?" TOD ")?|(?:" SHORT_TOD "|" UNIX_TS ")(?=\\h*(?:<!--[^\\n]*)?$))",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     /* the current month or year */
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
@@ -200,19 +180,21 @@ const pat_def lint_detect_literals[] = {
      "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf|(?:\\xef\\xbc\\x8c|,)\\h*\\xe5\\x8d\\xb3)?" EM
      "\\h*\\K(?:" ISO_DATE "|" LOOSE_DATE "|"
      "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5" CJK_WDAY
-     "(?:\\h*" TOD ")?|" TOD ")",
+     "(?:\\h*" SHORT_TOD ")?|" SHORT_TOD ")",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
     {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC)|"
      "\\xec\\xa7\\x80\\xea\\xb8\\x88(?=\\xec\\x9d\\x80))\\h*(?::|\\xec\\x9d\\x80)?" EM "\\h*\\K(?:" ISO_DATE
-     "|" LOOSE_DATE "|" CJK_DATE "|" TOD ")",
+     "|" LOOSE_DATE "|" CJK_DATE "|" SHORT_TOD ")",
      PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* the same in German, French, Spanish, Portuguese, Italian, Russian and
      * Japanese: "Aktuelles Datum: 5. März 2026", "Nous sommes le 05/03/2026",
      * "Hoy es jueves, 5 de marzo de 2026", "Сейчас 14:22", "現在時刻：14:22";
-     * the value is matched here, its label by RX_INTL_LABEL (PM_INTL) */
-    {"(?i)(?<![\\w.:/-])(?:" ISO_DT "|" LOOSE_DATE "|" INTL_DATE "|" CJK_DATE "|" NUM_DATE
-     ")(?:,?\\h+(?:um\\h+|\\xc3\\xa0\\h+|a\\h+las\\h+|\\xc3\\xa0s\\h+|alle\\h+)?" TOD ")?|" TOD,
+     * the value is matched here, its label by lint_detect_intl_label_before (PM_INTL) */
+    {"(?i)(?<![\\w.:/-])(?:(?:\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}|\\d{1,2}[-/.]\\d{1,2}[-/.]\\d{2,4}|" INTL_DATE
+     "|" CJK_DATE
+     ")(?![\\d.]\\d)(?:[T,]?\\h*(?:um\\h+|\\xc3\\xa0\\h+|a\\h+las\\h+|\\xc3\\xa0s\\h+|alle\\h+)?" SHORT_TOD
+     ")?|" SHORT_TOD ")",
      PM_INTL, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
@@ -591,7 +573,7 @@ const char *const lint_detect_misc[] = {
     EXAMPLE_CTX,   CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
     TOOL_ITEM,     DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
     CTX_USER,      DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
-    STATE_CAPTION, INTL_LABEL_END,
+    STATE_CAPTION,
 };
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))
