@@ -16,8 +16,8 @@
  *   always does: it keeps English files from paying for them);
  * - a bare "## User" heading above a name: it is also a chat transcript's
  *   role caption ("## User" then what the user said);
- * - Unix epoch seconds in prose ("The current date is 1772720528."): read as
- *   a number unless a label names it a date or a timestamp. */
+ * - a weekday in another language after an English label ("Current date:
+ *   jeudi 5 mars 2026"): the English rows read English weekdays only. */
 #include "lint_matrix.h"
 
 #include <stdarg.h>
