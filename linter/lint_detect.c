@@ -7,6 +7,7 @@
  * lint_detect_values.c; the pattern text is lint_detect_pat.c. Does not
  * decide what is an error (lint_rules.c does). */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,9 +486,24 @@ static int has_weekday_stem(const char *s, size_t n) {
     return 0;
 }
 
+/* Whether s[0, n) holds a byte above 0x7f (8 bytes at a time). */
+static int has_non_ascii(const char *s, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ull) return 1;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)s[i] & 0x80) return 1;
+    return 0;
+}
+
 /* The lines of t a pattern of pat_def.digit mode searches, in order (1: the
  * lines with an ASCII digit; 2: the lines without one that hold a weekday
- * stem; 3: the lines with an '@'; 4: with a ':'); *n their count. NULL with *n 0 when there
+ * stem; 3: the lines with an '@'; 4: with a ':'; 5: those whose first
+ * non-blank byte opens a table row, a quoted key, a tag or a heading:
+ * | " ' < #); *n their count. NULL with *n 0 when there
  * are none or memory runs out (then *oom is set). */
 static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     size_t *v = NULL, cap = 0;
@@ -495,7 +511,11 @@ static size_t *digit_lines(const lint_text *t, int mode, size_t *n, int *oom) {
     *oom = 0;
     for (size_t l = 0; l < t->n_lines; l++) {
         size_t i = t->line_start[l], e = l + 1 < t->n_lines ? t->line_start[l + 1] : t->len;
-        if (mode >= 3) {
+        if (mode == 5) {
+            size_t k = i;
+            while (k < e && (t->data[k] == ' ' || t->data[k] == '\t')) k++;
+            if (k == e || !strchr("|\"'<#", t->data[k])) continue;
+        } else if (mode >= 3) {
             if (!memchr(t->data + i, mode == 3 ? '@' : ':', e - i)) continue;
         } else {
             while (i < e && (unsigned char)(t->data[i] - '0') > 9) i++;
@@ -553,6 +573,15 @@ static int scan_digit(const lint_detect *d, pcre2_code *re, const lint_text *t, 
     return rc;
 }
 
+/* Whether a label of the current date or time in another language (and
+ * maybe a weekday) ends right before off on its line: "Aktuelles Datum:
+ * Donnerstag, " before "5. März 2026", "Сейчас " before "14:22". */
+static int intl_label_before(const lint_text *t, size_t off) {
+    size_t ls = t->line_start[lint_text_line_of(t, off)];
+    size_t from = off - ls > 64 ? off - 64 : ls;
+    return lint_detect_intl_label_before(t->data + from, off - from);
+}
+
 typedef struct lit_arg {
     const pat_def *def;
     const lint_config *cfg;
@@ -566,6 +595,8 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     const pat_def *p = a->def;
     size_t s = ov[0], e = ov[1];
     if (e <= s) return UTIL_OK;
+    /* most dates and times have no such label: the cheapest test first */
+    if (p && p->mode == PM_INTL && !intl_label_before(t, s)) return UTIL_OK;
     const char *v = t->data + s;
     size_t n = e - s;
     /* Claude Code runs a command's !`cmd` inside a fence too (not in inline code) */
@@ -595,6 +626,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     if (example_context(d, t, s)) return UTIL_OK;
     size_t ctx_at = s; /* where the constant-qualifier check looks back from */
     switch (p->mode) {
+    case PM_INTL:
     case PM_LABELLED:
         if (ngroups > 1 && ov[2] != PCRE2_UNSET) ctx_at = ov[2];
         if (p->kind == LINT_K_DATE) lint_detect_classify_value(v, n, &sp);
@@ -932,11 +964,16 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     int oom3;
     size_t *al = digit_lines(t, 3, &nal, &oom3), ncl;
     int oom4;
-    size_t *cl = digit_lines(t, 4, &ncl, &oom4);
-    if (oom || oom2 || oom3 || oom4) rc = UTIL_ENOMEM;
+    size_t *cl = digit_lines(t, 4, &ncl, &oom4), nsl;
+    int oom5;
+    size_t *sl = digit_lines(t, 5, &nsl, &oom5);
+    if (oom || oom2 || oom3 || oom4 || oom5) rc = UTIL_ENOMEM;
+    int non_ascii = has_non_ascii(t->data, t->len);
     for (size_t i = 0; i < LINT_N_LITERALS && !rc; i++) {
         lit_arg a = {&lint_detect_literals[i], cfg, out, NULL};
-        rc = lint_detect_literals[i].digit == 4   ? scan_digit(d, d->lit[i], t, cl, ncl, on_literal, &a)
+        if (lint_detect_literals[i].digit == 6 && !non_ascii) continue;
+        rc = lint_detect_literals[i].digit == 5   ? scan_digit(d, d->lit[i], t, sl, nsl, on_literal, &a)
+             : lint_detect_literals[i].digit == 4 ? scan_digit(d, d->lit[i], t, cl, ncl, on_literal, &a)
              : lint_detect_literals[i].digit == 3 ? scan_digit(d, d->lit[i], t, al, nal, on_literal, &a)
              : lint_detect_literals[i].digit == 2 ? scan_digit(d, d->lit[i], t, wl, nwl, on_literal, &a)
              : lint_detect_literals[i].digit      ? scan_digit(d, d->lit[i], t, dl, ndl, on_literal, &a)
@@ -946,6 +983,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     free(wl);
     free(al);
     free(cl);
+    free(sl);
     if (!rc) rc = lint_detect_user_blocks(d->misc[RX_USER_BLOCK], d->misc[RX_USER_ITEM], d->mctx, t, out);
     if (!rc) rc = lint_detect_content_tags(d->misc[RX_CONTENT_TAG], d->mctx, t, out);
     if (!rc) rc = stand_in_lines(d, cfg, t, out);

@@ -55,7 +55,8 @@ enum {
     PM_UUID,
     PM_HOME,
     PM_ENV,
-    PM_SHELL
+    PM_SHELL,
+    PM_INTL /* a date or time whose label in another language lint_detect_intl_label_before finds */
 };
 
 typedef struct pat_def {
@@ -69,7 +70,10 @@ typedef struct pat_def {
      * weekday on one line: only lines without a digit that hold a weekday's
      * first three letters are searched (scan_digit on those lines); 3: an
      * e-mail address on one line: only lines with an '@'; 4: a "Label:"
-     * line: only lines with a ':' */
+     * line: only lines with a ':'; 5: a table row, quoted key, tag or
+     * heading: only lines opening with | " ' < or #; 6: as 1, and only in a
+     * file with a byte above 0x7f (a label in another language: text in
+     * those languages always has one) */
     int digit;
     int rendered; /* lint_span.rendered for its matches */
 } pat_def;
@@ -82,7 +86,7 @@ typedef struct pat_name {
 
 /* Rows of each table: lint_detect_pat.c does not compile (a static
  * assertion) when a table has another number of rows. */
-#define LINT_N_LITERALS     46
+#define LINT_N_LITERALS     49
 #define LINT_N_PLACEHOLDERS 7
 #define LINT_N_NAMES        6
 extern const pat_def lint_detect_literals[];
@@ -146,6 +150,13 @@ int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);
 /* Whether a ${...} named nm[0, nl) is one VS Code fills in a prompt file:
  * ${file}, ${selection}, ${workspaceFolder}, ${input:name} (lint_detect_words.c). */
 int lint_detect_vscode_variable(const char *nm, size_t nl);
+
+/* Whether s[0, n), the text before a date or time on its line, ends with
+ * a label of the current date or time in German, French, Spanish,
+ * Portuguese, Italian, Russian or Japanese, maybe with a weekday after it
+ * ("Aktuelles Datum: Donnerstag, ", "Nous sommes le ", "現在時刻：")
+ * (lint_detect_words.c). */
+int lint_detect_intl_label_before(const char *s, size_t n);
 
 /* Spans of text pasted in a content tag (per turn) and of the items of a
  * user-settings or environment block (lint_detect_blocks.c), appended to out;

@@ -38,7 +38,22 @@
 #define RFC2822                                                              \
     WDAY ",\\h+\\d{1,2}\\h+" MONTH "\\h+\\d{4}\\h+\\d{2}:\\d{2}(?::\\d{2})?" \
          "(?:\\h+(?:[+-]\\d{4}|UT|GMT|[A-Z]{3}))?"
-#define UNIX_TS "(?<![\\d.])1[5-9]\\d{8}(?:\\d{3})?(?![\\d.])"
+#define UNIX_TS "(?<![\\d.])1[5-9]\\d{8}(?:\\d{3})?(?!\\d|\\.\\d)"
+/* A time of day in a short pattern, for rows that add it to others (a
+ * shorter pattern compiles faster on every run): "14:22", "14:22:08",
+ * "2:22 PM", "14:22 UTC". */
+#define SHORT_TOD                                                                                    \
+    "(?<![\\d:.])(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?![\\d:])(?:\\h*[AaPp]\\.?[Mm]\\b\\.?)?" \
+    "(?-i:\\h*(?:UTC|GMT|[A-Z]{2,4}T)\\b)?"
+/* A date as a runtime renders it in the user's locale, "5. März 2026",
+ * "5 mars 2026", "5 de marzo de 2026", "5 марта 2026 г.": a day, a word of
+ * Latin or Cyrillic letters (the month), a year. Only after a label (never
+ * alone), where that shape is a date: the month names themselves would cost
+ * every run a longer pattern to compile. */
+#define INTL_WORD "(?:[A-Za-z]|[\\xc3\\xd0\\xd1][\\x80-\\xbf])"
+#define INTL_DATE                                                                                \
+    "\\d{1,2}(?:\\.|er)?\\h+(?:de\\h+)?" INTL_WORD "{3,10}\\.?(?:\\h+de)?,?\\h+\\d{4}(?![\\d:])" \
+    "(?:\\h*\u0433(?:\u043e\u0434\u0430|\\.)?)?"
 
 /* Markdown emphasis around a label or its value, the colon inside or outside
  * it: "**Current date**: ...", "*OS:* ...", "__Shell__: ...". */
@@ -54,7 +69,7 @@
     "rendered(?:\\h+(?:at|on))?|last\\h+(?:login|seen|active|activity)|"                          \
     "session\\h+start(?:ed)?(?:\\h+(?:at|on))?|started\\h+at|time\\h+now)(?:\\b|(?=__?(?!\\w))))" \
     "(?:\\h*\\([^()\\n]{1,24}\\))?(?<=[\\w)])" EM "[\"']?" /* a JSON key: "current_date": */      \
-    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94])?\\h*"      \
+    "\\h*(?:(?:is|was)\\b\\h*:?|:|=|,(?:\\h*which\\h+is\\b)?|-|\\xe2\\x80[\\x93\\x94]|\\|)?\\h*"  \
     "(?:\\*\\*?|__?|[\"'])?\\h*"
 
 /* --- the literal pattern table -------------------------------------------- */
@@ -81,6 +96,23 @@
     "(?:[A-Za-z]:[\\\\/][^\\s'\"`]*|/[^\\s'\"`]+|~/[^\\s'\"`]*|\\{\\w*\\}|" \
     "[A-Za-z][\\w+.-]*(?:\\h+\\d[\\w.+-]*)*)"
 
+/* Keys of the user's machine and of the user, as a Markdown table row, a
+ * JSON member, a tag or a heading write them ("| Shell | zsh |",
+ * "\"os\": \"macOS 15.2\"", "<git_branch>x</git_branch>", "## Time Zone" then
+ * "Europe/Berlin"): one value that is the whole cell, string, tag or line. */
+#define ENV_KEYS_S                                                                                      \
+    "(?:os(?:[\\h_-](?:name|version))?|operating[\\h_-]system(?:[\\h_-]version)?|platform|"             \
+    "(?:default[\\h_-])?shell|cwd|(?:(?:current|primary)[\\h_-])?working[\\h_-]dir(?:ectory)?|workdir|" \
+    "(?:git|current)[\\h_-]branch|branch)"
+#define ENV_VAL_S \
+    "(?:[A-Za-z]:\\\\[^\\s|\"<]*|[/~][^\\s|\"<]*|[A-Za-z][\\w.+-]*(?:/[\\w.+-]+)*(?:\\h+v?\\d[\\w.]*)*)"
+#define ENV_KEYS_U "(?:time[\\h_-]?zone|tz|(?:user[\\h_-])?location|user[\\h_-]?name|username)"
+#define ENV_VAL_U  "(?-i:[A-Z][\\w'.+/-]*(?:,?\\h+[A-Z][\\w'.-]*){0,4})"
+#define ENV_FORMS(K, V)                                                                                      \
+    "(?im)^\\h*(?:\\|\\h*" EM "|[\"']|<|#{1,6}\\h+)" K "(?:" EM "\\h*\\|\\h*[`'\"]?|[\"']\\h*:\\h*\"|>\\h*|" \
+    "\\h*\\R(?:\\h*\\R)?\\h*)\\K" V                                                                          \
+    "(?=[`'\"]?\\h*\\|\\h*(?:<!--[^\\n]*)?$(?!\\R\\h*\\|?\\h*:?-)|\"\\h*,?\\h*$|"                            \
+    "\\h*</|\\h*(?:<!--[^\\n]*)?$)"
 /* Words that follow "your cwd is" without being its value: "your cwd is
  * already under ...", "the current branch is visible". */
 #define ENV_NOT_VALUE                                                                                       \
@@ -107,8 +139,8 @@ const pat_def lint_detect_literals[] = {
      "),?\\h+(?:at\\h+)?(?:[01]?\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d)?(?:\\h*[ap]\\.?m\\b\\.?)?" ZONE,
      PM_ALWAYS, LINT_K_DATETIME, LINT_VC_CALL, 1, 1, 0},
     /* a date, weekday, time or epoch labelled as the current one */
-    {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
-     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
+    {"(?i)" LABEL "\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|" INTL_DATE "|" CJK_DATE
+     "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" WDAY
      "\\b(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
     /* the same with a bare weekday ("It's Monday"), on the lines the one above
@@ -125,8 +157,9 @@ const pat_def lint_detect_literals[] = {
     /* the label is a heading or a caption line, the value starts the next line */
     {"(?im)^\\h*(?:#{1,6}\\h*)?" EM "((?:current|today'?s|the)\\h+(?:date|time|date\\h+and\\h+time|"
      "day)|today|date|time|timestamp)\\h*:?" EM "\\h*:?\\h*\\R(?:\\h*\\R)?\\h*(?:[-*]\\h+)?\\K"
-     "(?:" ISO_DT "|" LOOSE_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y "|" NUM_DATE ")(?:,?\\h+"
-     "(?:at\\h+)?" TOD ")?)",
+     "(?:" ISO_DT "|" LOOSE_DATE "|" INTL_DATE "|" CJK_DATE "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE_Y
+     "|" NUM_DATE ")(?:,?\\h+"
+     "(?:at\\h+)?" TOD ")?|(?:" SHORT_TOD "|" UNIX_TS ")(?=\\h*(?:<!--[^\\n]*)?$))",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     /* the current month or year */
     {"(?i)(\\b(?:current|this)\\h+(?:month|year)\\b)\\h*(?:is\\b|:|=)\\h*\\K(?:" MONTH
@@ -142,14 +175,27 @@ const pat_def lint_detect_literals[] = {
      * units ("2025 年 8 月 5 日星期二", as machine translation writes it) */
     {"(?:(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d)(?:\\xe7\\x9a\\x84)?\\xe6\\x97\\xa5\\xe6\\x9c\\x9f|"
      "\\xe4\\xbb\\x8a\\xe5\\xa4\\xa9(?:\\xe7\\x9a\\x84\\xe6\\x97\\xa5\\xe6\\x9c\\x9f)?|\\xe4\\xbb\\x8a\\xe6\\x97\\xa5|"
-     "(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8)\\xe6\\x97\\xb6\\xe9\\x97\\xb4)\\h*"
-     "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf|(?:\\xef\\xbc\\x8c|,)\\h*\\xe5\\x8d\\xb3)?\\h*\\K(?:" ISO_DATE "|"
-     "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5" CJK_WDAY ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+     "(?:\\xe5\\xbd\\x93\\xe5\\x89\\x8d|\\xe7\\x9b\\xae\\xe5\\x89\\x8d|\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8)\\xe6\\x97\\xb6\\xe9\\x97\\xb4|"
+     "\\xe7\\x8e\\xb0\\xe5\\x9c\\xa8(?=\\xe6\\x98\\xaf))\\h*"
+     "(?::|\\xef\\xbc\\x9a|\\xe6\\x98\\xaf|(?:\\xef\\xbc\\x8c|,)\\h*\\xe5\\x8d\\xb3)?" EM
+     "\\h*\\K(?:" ISO_DATE "|" LOOSE_DATE "|"
+     "\\d{4}\\h*\\xe5\\xb9\\xb4\\h*\\d{1,2}\\h*\\xe6\\x9c\\x88\\h*\\d{1,2}\\h*\\xe6\\x97\\xa5" CJK_WDAY
+     "(?:\\h*" SHORT_TOD ")?|" SHORT_TOD ")",
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* Korean labels of the current date: 오늘 날짜, 현재 날짜, 현재 시각/시간, 현재 UTC */
-    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC))\\h*(?::|\\xec\\x9d\\x80)?\\h*\\K(?:" ISO_DATE
-     "|" CJK_DATE ")",
-     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 1, 0},
+    {"(?:\\xec\\x98\\xa4\\xeb\\x8a\\x98(?:\\h*\\xeb\\x82\\xa0\\xec\\xa7\\x9c)?|\\xed\\x98\\x84\\xec\\x9e\\xac\\h*(?:\\xeb\\x82\\xa0\\xec\\xa7\\x9c|\\xec\\x8b\\x9c\\xea\\xb0[\\x81\\x84]|UTC)|"
+     "\\xec\\xa7\\x80\\xea\\xb8\\x88(?=\\xec\\x9d\\x80))\\h*(?::|\\xec\\x9d\\x80)?" EM "\\h*\\K(?:" ISO_DATE
+     "|" LOOSE_DATE "|" CJK_DATE "|" SHORT_TOD ")",
+     PM_ALWAYS, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
+    /* the same in German, French, Spanish, Portuguese, Italian, Russian and
+     * Japanese: "Aktuelles Datum: 5. März 2026", "Nous sommes le 05/03/2026",
+     * "Hoy es jueves, 5 de marzo de 2026", "Сейчас 14:22", "現在時刻：14:22";
+     * the value is matched here, its label by lint_detect_intl_label_before (PM_INTL) */
+    {"(?i)(?<![\\w.:/-])(?:(?:\\d{4}[-/.]\\d{1,2}[-/.]\\d{1,2}|\\d{1,2}[-/.]\\d{1,2}[-/.]\\d{2,4}|" INTL_DATE
+     "|" CJK_DATE
+     ")(?![\\d.]\\d)(?:[T,]?\\h*(?:um\\h+|\\xc3\\xa0\\h+|a\\h+las\\h+|\\xc3\\xa0s\\h+|alle\\h+)?" SHORT_TOD
+     ")?|" SHORT_TOD ")",
+     PM_INTL, LINT_K_DATE, LINT_VC_DAY, 0, 6, 0},
     /* environment facts: "The user's OS version is win32 10.0", "Shell: bash" */
     {"(?i)\\b(?:the\\h+)?(?:user'?s|USER'?s|your|current)\\h+" ENV_KEY "\\h*(?:is\\b\\h*:?|:|=)\\h*"
      "['\"`]?\\K" ENV_NOT_VALUE ENV_VALUE,
@@ -157,7 +203,7 @@ const pat_def lint_detect_literals[] = {
     {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)" EM
      "\\h*:" EM "\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*)"
+     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*(?:\\h+\\d+)?)"
      "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0},
     /* the same labels inside a sentence or a tool comment, with a known OS or
@@ -166,9 +212,12 @@ const pat_def lint_detect_literals[] = {
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)(?:[.;!?]\\h|//\\h)(?:Operating\\h+System|OS|Shell|Platform)\\h*:\\h*\\K" OS_VALUE, PM_ENV,
      LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
+    /* the same facts in a table row, a JSON member, a tag or under a heading */
+    {ENV_FORMS(ENV_KEYS_S, ENV_VAL_S), PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 5, 0},
+    {ENV_FORMS(ENV_KEYS_U, ENV_VAL_U), PM_ENV, LINT_K_PROFILE, LINT_VC_USER, 0, 5, 0},
     /* the repository's state when the prompt is built: "Current branch:
      * feature/x", git log lines ("abc1234 fix build") under a caption */
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current\\h+|git\\h+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:current[\\h_]+|git[\\h_]+)?branch" EM "\\h*:" EM "\\h*[`'\"]?\\K"
      "[\\w.-]+(?:/[\\w.-]+)*(?=[`'\"]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 4, 1},
     {"(?i)\\bcommits?\\h*:\\h*\\R\\h*(?:[-*]\\h+)?\\K(?=[a-f]*\\d)(?=\\d*[a-f])[0-9a-f]{7,12}(?=\\h+\\S)",
@@ -232,8 +281,8 @@ const pat_def lint_detect_literals[] = {
     /* a tag that names the current date or time around its value:
      * <current_date>2025-03-03</current_date> */
     {"(?i)<(current[_-]?(?:date|time|datetime|date[_-]?time)|today|todays?[_-]date|date|datetime|timestamp|"
-     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|(?:" WDAY
-     ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD ")",
+     "time)>\\h*\\R?\\h*\\K(?:" ISO_DT "|" ISO_DATE "(?:,?\\h+(?:at\\h+)?" TOD ")?|" INTL_DATE "|" CJK_DATE
+     "|(?:" WDAY ",?\\h+)?(?:" MNAME_DATE "|" NUM_DATE ")(?:,?\\h+(?:at\\h+)?" TOD ")?|" TOD "|" UNIX_TS ")",
      PM_LABELLED, LINT_K_DATE, LINT_VC_DAY, 0, 0, 0},
     {"(?im)^[\\h>*_#-]*\\Kgood\\h+(?:morning|afternoon|evening)\\b", PM_ALWAYS, LINT_K_GREETING, LINT_VC_CALL,
      1, 0, 0},
@@ -257,7 +306,7 @@ const pat_def lint_detect_literals[] = {
      "(?:\\h+(?:called|named))?)|(?i:\\byou\\h+are\\h+(?:assisting|helping|serving)))\\h+"
      "\\K[A-Z][a-z]+(?:[\\h-][A-Z][a-z]+){0,2}\\b",
      PM_NAME, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},
-    {"(?m)^\\h*(?:[-*]\\h+)?" EM "(?i:(?:current\\h+)?user|username|user\\h+name|customer|human|client|"
+    {"(?m)^\\h*(?:[-*]\\h+)?" EM "(?i:(?:current\\h+)?user|username|user[\\h_]+name|customer|human|client|"
      "name(?:\\h+of\\h+the\\h+user)?)" EM "\\h*:" EM "\\h*\\K[A-Z][a-z]+(?:\\h[A-Z][a-z]+){0,2}"
      "(?=\\h*(?:[(<][\\w.+-]+@[\\w.-]+[)>]\\h*)?(?:<!--[^\\n]*)?$)",
      PM_NAME_LINE, LINT_K_NAME, LINT_VC_USER, 0, 0, 0},

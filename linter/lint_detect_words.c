@@ -3,7 +3,8 @@
  * READ_TOOL_NAME stable), whether a ${...} picks text with ?: && or ||,
  * whether an environment value is a fixed one, and
  * whether the file gives the assistant a name, which ${...} names VS Code
- * fills in a prompt file. Calls nothing in lint_detect.c
+ * fills in a prompt file, and whether a label of the current date in another
+ * language ends before a value. Calls nothing in lint_detect.c
  * (which calls it); does not read the words around a placeholder. */
 #include <ctype.h>
 #include <string.h>
@@ -366,4 +367,141 @@ int lint_detect_vscode_variable(const char *nm, size_t nl) {
     for (size_t i = 0; k_vars[i]; i++)
         if (strlen(k_vars[i]) == nl && !memcmp(nm, k_vars[i], nl)) return 1;
     return nl == 5 && !memcmp(nm, "input", 5) && nm[5] == ':';
+}
+
+/* --- labels of the current date in other languages ----------------------- */
+
+/* Labels of the current date or time in German, French, Spanish,
+ * Portuguese, Italian, Russian and Japanese, ASCII letters in lower case,
+ * one space between words. A table, not a pattern: a pattern this long would
+ * cost every run its compile time. */
+static const char *const k_intl_labels[] = {
+    "aktuelles datum",
+    "heutiges datum",
+    "datum",
+    "datum heute",
+    "heute",
+    "heute ist",
+    "heute ist der",
+    "aktuelle uhrzeit",
+    "aktuelle zeit",
+    "uhrzeit",
+    "es ist",
+    "es ist jetzt",
+    "date actuelle",
+    "date du jour",
+    "date d'aujourd'hui",
+    "nous sommes",
+    "aujourd'hui",
+    "aujourd'hui nous sommes",
+    "aujourd'hui, nous sommes",
+    "aujourd'hui c'est",
+    "heure actuelle",
+    "heure locale",
+    "il est",
+    "il est actuellement",
+    "fecha actual",
+    "fecha de hoy",
+    "hoy es",
+    "hora actual",
+    "hora local",
+    "son las",
+    "data atual",
+    "data de hoje",
+    "hoje \xc3\xa9",
+    "hora atual",
+    "agora s\xc3\xa3o",
+    "data odierna",
+    "data attuale",
+    "data di oggi",
+    "oggi \xc3\xa8",
+    "ora attuale",
+    "ora corrente",
+    "ora locale",
+    "sono le",
+    "\xd1\x82\xd0\xb5\xd0\xba\xd1\x83\xd1\x89\xd0\xb0\xd1\x8f \xd0\xb4\xd0\xb0\xd1\x82\xd0\xb0", /* текущая дата */
+    "\xd1\x81\xd0\xb5\xd0\xb3\xd0\xbe\xd0\xb4\xd0\xbd\xd1\x8f\xd1\x88\xd0\xbd\xd1\x8f\xd1\x8f "
+    "\xd0\xb4\xd0\xb0\xd1\x82\xd0\xb0",                         /* сегодняшняя дата */
+    "\xd1\x81\xd0\xb5\xd0\xb3\xd0\xbe\xd0\xb4\xd0\xbd\xd1\x8f", /* сегодня */
+    "\xd1\x82\xd0\xb5\xd0\xba\xd1\x83\xd1\x89\xd0\xb5\xd0\xb5 \xd0\xb2\xd1\x80\xd0\xb5\xd0\xbc\xd1\x8f", /* текущее время */
+    "\xd1\x81\xd0\xb5\xd0\xb9\xd1\x87\xd0\xb0\xd1\x81",             /* сейчас */
+    "\xe7\x8f\xbe\xe5\x9c\xa8\xe3\x81\xae\xe6\x97\xa5\xe4\xbb\x98", /* 現在の日付 */
+    "\xe7\x8f\xbe\xe5\x9c\xa8\xe3\x81\xae\xe6\x97\xa5\xe6\x99\x82", /* 現在の日時 */
+    "\xe4\xbb\x8a\xe6\x97\xa5\xe3\x81\xae\xe6\x97\xa5\xe4\xbb\x98", /* 今日の日付 */
+    "\xe6\x9c\xac\xe6\x97\xa5\xe3\x81\xae\xe6\x97\xa5\xe4\xbb\x98", /* 本日の日付 */
+    "\xe4\xbb\x8a\xe6\x97\xa5\xe3\x81\xaf",                         /* 今日は */
+    "\xe6\x9c\xac\xe6\x97\xa5\xe3\x81\xaf",                         /* 本日は */
+    "\xe7\x8f\xbe\xe5\x9c\xa8\xe6\x99\x82\xe5\x88\xbb",             /* 現在時刻 */
+    "\xe7\x8f\xbe\xe5\x9c\xa8\xe3\x81\xae\xe6\x99\x82\xe5\x88\xbb", /* 現在の時刻 */
+    NULL};
+
+/* Whether b[0, n) ends with one of k_intl_labels, on a word boundary. */
+static int ends_with_intl_label(const char *b, size_t n) {
+    /* Japanese adds は after a label: 現在の時刻は, 今日の日付は */
+    if (n > 3 && !memcmp(b + n - 3, "\xe3\x81\xaf", 3) && (unsigned char)b[n - 4] >= 0x80 &&
+        ends_with_intl_label(b, n - 3))
+        return 1;
+    for (const char *const *l = k_intl_labels; *l; l++) {
+        size_t k = strlen(*l);
+        if (k > n || memcmp(b + n - k, *l, k)) continue;
+        if (n == k || (unsigned char)(*l)[0] >= 0x80) return 1;
+        unsigned char c = (unsigned char)b[n - k - 1];
+        if (!isalnum(c) && c != '_' && c < 0x80) return 1;
+    }
+    return 0;
+}
+
+static size_t trim_end(const char *b, size_t n, const char *chars) {
+    while (n > 0 && strchr(chars, b[n - 1])) n--;
+    return n;
+}
+
+/* Whether b[0, n) ends with a label and a separator (':', '：', '=',
+ * Markdown emphasis) or none. */
+static int label_at_end(const char *b, size_t n) {
+    size_t k = trim_end(b, n, " *_");
+    if (k >= 3 && !memcmp(b + k - 3, "\xef\xbc\x9a", 3)) /* ： */
+        k -= 3;
+    else if (k && (b[k - 1] == ':' || b[k - 1] == '='))
+        k--;
+    k = trim_end(b, k, " *_");
+    return k && ends_with_intl_label(b, k);
+}
+
+/* n less a final article "le" or "el" ("Nous sommes le", "Hoy es el"). */
+static size_t strip_article(const char *b, size_t n) {
+    if (n >= 3 && b[n - 3] == ' ' && (!memcmp(b + n - 2, "le", 2) || !memcmp(b + n - 2, "el", 2)))
+        return trim_end(b, n - 3, " ");
+    return n;
+}
+
+int lint_detect_intl_label_before(const char *s, size_t n) {
+    char b[96];
+    size_t m = 0;
+    /* lower-case ASCII and Cyrillic capitals (U+0410..U+042F), one space per gap */
+    for (size_t i = 0; i < n && m + 2 < sizeof b; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ' ' || c == '\t') {
+            if (m && b[m - 1] != ' ') b[m++] = ' ';
+            continue;
+        }
+        if (c == 0xd0 && i + 1 < n && (unsigned char)s[i + 1] >= 0x90 && (unsigned char)s[i + 1] <= 0xaf) {
+            unsigned char lo = (unsigned char)s[i + 1] + 0x20; /* А..П -> а..п; Р..Я -> р..я */
+            b[m++] = lo >= 0xc0 ? (char)0xd1 : (char)0xd0;
+            b[m++] = lo >= 0xc0 ? (char)(lo - 0x40) : (char)lo;
+            i++;
+            continue;
+        }
+        b[m++] = (char)tolower(c);
+    }
+    m = trim_end(b, m, " ,");
+    if (label_at_end(b, m) || label_at_end(b, strip_article(b, m))) return 1;
+    /* a weekday between label and date: "Donnerstag, ", "jeudi ", "segunda-feira, " */
+    size_t w = m;
+    if (w >= 6 && !memcmp(b + w - 6, "-feira", 6)) w -= 6;
+    size_t e = w;
+    while (w > 0 && (isalpha((unsigned char)b[w - 1]) || (unsigned char)b[w - 1] >= 0x80)) w--;
+    if (e - w < 4 || e - w > 16) return 0;
+    w = trim_end(b, w, " ,");
+    return label_at_end(b, w) || label_at_end(b, strip_article(b, w));
 }

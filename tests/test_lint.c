@@ -20,6 +20,7 @@
 #include "../util/fs.h"
 #include "check.h"
 #include "lint_matrix.h"
+#include "lint_matrix_env.h"
 #include "proc.h"
 
 /* --- helpers -------------------------------------------------------------------- */
@@ -712,4 +713,5 @@ void test_lint(void) {
     CHECK_CASE(corpus) test_corpus();
     CHECK_CASE(fuzz_unknown_above) test_fuzz_unknown_above();
     CHECK_CASE(template_matrix) test_template_matrix();
+    CHECK_CASE(env_matrix) lint_matrix_env_check();
 }
