@@ -366,10 +366,11 @@ void lint_matrix_env_check(void) {
                 both(c, &st, k_langs[l].intro, nm, 0, K_TIME, k_langs[l].time_fmt[fi], k_times[ti]);
             }
     }
-    fprintf(stderr,
-            "lint matrix: %d cells (%d expect an error, %d none): missed %d (%d without error, %d with)\n",
-            st.cells, st.pos, st.neg, st.miss_pos + st.miss_neg, st.miss_pos, st.miss_neg);
-    CHECK_MSG(st.miss_pos + st.miss_neg == 0, "lint matrix: %d of %d cells missed", st.miss_pos + st.miss_neg,
-              st.cells);
+    fprintf(
+        stderr,
+        "lint environment matrix: %d cells (%d expect an error, %d none): missed %d (%d without error, %d with)\n",
+        st.cells, st.pos, st.neg, st.miss_pos + st.miss_neg, st.miss_pos, st.miss_neg);
+    CHECK_MSG(st.miss_pos + st.miss_neg == 0, "lint environment matrix: %d of %d cells missed",
+              st.miss_pos + st.miss_neg, st.cells);
     lint_ctx_free(c);
 }
