@@ -1,7 +1,9 @@
 /* linter/lint_config.c: .promptlint.json (cJSON): rule selection, per-glob
  * roles, extra volatile patterns and placeholder names, boundary markers,
- * prompt globs and excludes; the built-in defaults; glob matching and the
- * role of a file by its name. Does not search directories (lint_ctx.c). */
+ * prompt globs and excludes; the built-in defaults; glob matching, the
+ * role of a file by its name, and whether a walked file is a prompt by its
+ * name or content (prose, templates, and YAML/JSON/TOML prompt keys' text).
+ * Does not search directories (lint_ctx.c). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdint.h>
@@ -497,6 +499,26 @@ static const char *const k_prompt_ext[] = {
 static const char *const k_tmpl_ext[] = {".j2",   ".jinja", ".jinja2", ".mustache", ".hbs",    ".handlebars",
                                          ".tmpl", ".tpl",   ".gotmpl", ".njk",      ".liquid", NULL};
 static const char *const k_prose_ext[] = {".md", ".markdown", ".mdx", ".txt", NULL};
+/* Data formats: prompts by content where the path or name says prompts. */
+static const char *const k_data_ext[] = {".yaml", ".yml", ".json", ".toml", NULL};
+/* Data files that are project or tool config by their name, wherever they are. */
+static const char *const k_data_config[] = {"package.json",
+                                            "package-lock.json",
+                                            "tsconfig.json",
+                                            "composer.json",
+                                            "pyproject.toml",
+                                            "Cargo.toml",
+                                            "docker-compose.yml",
+                                            "docker-compose.yaml",
+                                            "compose.yml",
+                                            "compose.yaml",
+                                            ".pre-commit-config.yaml",
+                                            "pnpm-lock.yaml",
+                                            "openapi.json",
+                                            "openapi.yaml",
+                                            "swagger.json",
+                                            "swagger.yaml",
+                                            NULL};
 /* Prompt files by name, any folder (case-insensitive). */
 static const char *const k_prompt_names[] = {".cursorrules",    ".windsurfrules",
                                              ".clinerules",     ".roorules",
@@ -568,6 +590,41 @@ static int project_template(const char *b) {
     return 0;
 }
 
+/* Whether s[0, n) holds "prompt" as a word or a word's head: after a
+ * non-letter or a lower-case letter ("systemPrompts"), before a non-letter,
+ * an upper-case letter or "s" and one of those (`prompts/`,
+ * `prompt_templates.yaml`, `system_prompts.json`, `promptLibrary.json`;
+ * not `promptflow/`, `promptopt_config.yaml`). */
+static int prompt_word(const char *s, size_t n) {
+    for (size_t i = 0; i + 6 <= n; i++) {
+        if ((s[i] != 'p' && s[i] != 'P') || strncasecmp(s + i, "prompt", 6)) continue;
+        if (i > 0 && isalpha((unsigned char)s[i - 1]) && !(islower((unsigned char)s[i - 1]) && s[i] == 'P'))
+            continue;
+        size_t j = i + 6;
+        j += j < n && s[j] == 's';
+        if (j < n && islower((unsigned char)s[j])) continue;
+        return 1;
+    }
+    return 0;
+}
+
+/* A data file (YAML, JSON, TOML) found by walking: a prompt to read by
+ * content when the path or name says prompts (a prompt glob, a folder or
+ * name holding the word "prompt"); never a project or tool config by name. */
+static int data_select(const lint_config *c, const char *rel, const char *b) {
+    size_t bl = strlen(b);
+    if (ends_ci(b, bl, ".toml")) { /* Gemini CLI custom commands */
+        const char *at = strstr(rel, ".gemini/commands/");
+        if (at && (at == rel || at[-1] == '/')) return LINT_SEL_YES;
+    }
+    if (!c->content_detection) return LINT_SEL_NO;
+    for (const char *const *n = k_data_config; *n; n++)
+        if (strcasecmp(b, *n) == 0) return LINT_SEL_NO;
+    for (size_t i = 0; i < c->n_prompt_globs; i++)
+        if (lint_glob_match(c->prompt_globs[i], rel)) return LINT_SEL_DATA;
+    return prompt_word(rel, strlen(rel)) ? LINT_SEL_DATA : LINT_SEL_NO;
+}
+
 int lint_config_select(const lint_config *c, const char *rel) {
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
@@ -581,13 +638,10 @@ int lint_config_select(const lint_config *c, const char *rel) {
         if (strcasecmp(b, *n) == 0) return LINT_SEL_YES;
     int text = ext_in(b, k_text_ext) || ext_in(b, k_prompt_ext);
     if (ext_in(b, k_prompt_ext)) return LINT_SEL_YES;
+    if (ext_in(b, k_data_ext)) return data_select(c, rel, b);
     for (size_t i = 0; i < c->n_prompt_globs; i++)
         if (lint_glob_match(c->prompt_globs[i], rel)) return text ? LINT_SEL_YES : LINT_SEL_NO;
     size_t bl = strlen(b);
-    if (ends_ci(b, bl, ".toml")) { /* Gemini CLI custom commands */
-        const char *at = strstr(rel, ".gemini/commands/");
-        return at && (at == rel || at[-1] == '/') ? LINT_SEL_YES : LINT_SEL_NO;
-    }
     for (const char *const *d = k_prompt_dirs; *d; d++) {
         const char *at = strstr(rel, *d);
         if (at && (at == rel || at[-1] == '/') && text) return LINT_SEL_YES;
@@ -885,13 +939,9 @@ static int european_prompt(const char *p, const char *e) {
     return 1;
 }
 
-/* Whether text reads as addressed to a model: an opening such as "You are
- * ...", or phrases instructions to a model use scoring min_score or more;
- * the same openings in Chinese, Japanese, Korean, German, French, Spanish,
- * Portuguese and Russian, and (in text with non-ASCII letters) the same
- * phrases in those languages; a task or role line, or a rules heading with
- * an answer line, in six European languages (european_prompt). */
-static int addressed_to_model(const char *p, const char *e, int min_score) {
+/* Whether one of the first six text lines opens as addressed to a model
+ * ("You are ...", "Your task", "Act as", or the same in other languages). */
+static int model_opening(const char *p, const char *e) {
     static const char *const k_open[] = {
         "you are", "you're", "you will", "your task", "your role", "your job", "act as", "i want you to",
         "as an ai", "the assistant is", "assistant is", "this is a conversation", "you have access",
@@ -915,6 +965,17 @@ static int addressed_to_model(const char *p, const char *e, int min_score) {
         }
         l = nl ? nl + 1 : e;
     }
+    return 0;
+}
+
+/* Whether text reads as addressed to a model: an opening such as "You are
+ * ...", or phrases instructions to a model use scoring min_score or more;
+ * the same openings in Chinese, Japanese, Korean, German, French, Spanish,
+ * Portuguese and Russian, and (in text with non-ASCII letters) the same
+ * phrases in those languages; a task or role line, or a rules heading with
+ * an answer line, in six European languages (european_prompt). */
+static int addressed_to_model(const char *p, const char *e, int min_score) {
+    if (model_opening(p, e)) return 1;
     static const char *const k_strong[] = {"you are",        "you must",      "your task",
                                            "the user",       "the user's",    "the assistant",
                                            "respond",        "your response", "you will be given",
@@ -1033,9 +1094,166 @@ static int log_text(const char *p, const char *e) {
     return lines >= 10 && stamped * 3 >= lines;
 }
 
+/* --- prompt text in data files (LINT_SEL_DATA) ---------------------------------- */
+
+/* Whether a key names prompt text: system, user, content, prompt(s),
+ * template(s), instruction(s), message, persona, backstory, goal, or a key
+ * holding "prompt" or "instruction" or ending in "template" or "message"
+ * (system_prompt, userPrompt, prompt_template, system_message); case, '_',
+ * '-' and spaces aside. */
+static int prompt_key(const char *k, size_t n) {
+    char w[48];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] == '_' || k[i] == '-' || k[i] == ' ') continue;
+        if (m + 1 >= sizeof w) return 0;
+        w[m++] = (char)tolower((unsigned char)k[i]);
+    }
+    w[m] = 0;
+    static const char *const k_keys[] = {
+        "system",      "user",         "content", "prompt",  "prompts",   "template", "templates",
+        "instruction", "instructions", "message", "persona", "backstory", "goal",     NULL};
+    for (const char *const *x = k_keys; *x; x++)
+        if (!strcmp(w, *x)) return 1;
+    if (strstr(w, "prompt") || strstr(w, "instruction")) return 1;
+    return (m > 8 && !strcmp(w + m - 8, "template")) || (m > 7 && !strcmp(w + m - 7, "message"));
+}
+
+/* The prompt text found so far: values of prompt keys, a blank line apart. */
+typedef struct data_text {
+    char *p;
+    size_t n, cap;
+    int opens; /* a value opens as addressed to a model */
+} data_text;
+
+static void data_put(data_text *t, const char *s, size_t n) {
+    if (n > t->cap - t->n) n = t->cap - t->n;
+    memcpy(t->p + t->n, s, n);
+    t->n += n;
+}
+
+/* End of the string opened by the quote at d[i] (one past the closing
+ * quote, or n); with t, its text decoded (JSON/YAML escapes, YAML's ''). */
+static size_t data_string(const char *d, size_t i, size_t n, data_text *t) {
+    char q = d[i];
+    for (i++; i < n; i++) {
+        if (d[i] == q) {
+            if (q == '\'' && i + 1 < n && d[i + 1] == '\'') {
+                if (t) data_put(t, "'", 1);
+                i++;
+                continue;
+            }
+            return i + 1;
+        }
+        if (q == '"' && d[i] == '\\' && i + 1 < n) {
+            char c = d[++i];
+            c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+            if (t) data_put(t, &c, 1);
+        } else if (t) {
+            data_put(t, d + i, 1);
+        }
+    }
+    return n;
+}
+
+/* Reads the value of a prompt key at d[v] (after ':' or '='; the key at
+ * column col) into t when it is text: a YAML block scalar (the lines
+ * indented past the key), a TOML multi-line string, a quoted string or a
+ * plain scalar; kept when it spans lines or holds 24 bytes or more. Returns
+ * where scanning goes on: past the value, or at v for a nested value. */
+static size_t data_value(const char *d, size_t v, size_t n, size_t col, data_text *t) {
+    while (v < n && (d[v] == ' ' || d[v] == '\t')) v++;
+    if (v >= n || strchr("\r\n{[#&*!", d[v])) return v;
+    size_t mark = t->n, end, a = v, b;
+    if (d[v] == '|' || d[v] == '>') { /* a YAML block scalar */
+        size_t k = v + 1;
+        while (k < n && (d[k] == '-' || d[k] == '+' || isdigit((unsigned char)d[k]))) k++;
+        while (k < n && (d[k] == ' ' || d[k] == '\t')) k++;
+        if (k < n && d[k] != '\n' && d[k] != '\r' && d[k] != '#') return v;
+        while (k < n && d[k] != '\n') k++;
+        a = b = end = k < n ? k + 1 : n;
+        for (size_t l = a; l < n;) {
+            const char *nl = memchr(d + l, '\n', n - l);
+            size_t le = nl ? (size_t)(nl - d) : n, q = l;
+            while (q < le && (d[q] == ' ' || d[q] == '\t' || d[q] == '\r')) q++;
+            if (q < le && q - l <= col) break; /* a line at the key's indent or less */
+            l = le < n ? le + 1 : n;
+            if (q < le) b = end = l;
+        }
+        data_put(t, d + a, b - a);
+    } else if (v + 2 < n && (d[v] == '"' || d[v] == '\'') && d[v + 1] == d[v] && d[v + 2] == d[v]) {
+        char tq[3] = {d[v], d[v], d[v]}; /* a TOML multi-line string */
+        const char *c = memmem(d + v + 3, n - v - 3, tq, 3);
+        a = v + 3, b = c ? (size_t)(c - d) : n, end = c ? b + 3 : n;
+        data_put(t, d + a, b - a);
+    } else if (d[v] == '"' || d[v] == '\'') {
+        end = data_string(d, v, n, t);
+    } else { /* a plain scalar: the rest of the line, less a comment */
+        end = v;
+        while (end < n && d[end] != '\n' && !(d[end] == '#' && d[end - 1] == ' ')) end++;
+        b = end;
+        while (b > v && (d[b - 1] == ' ' || d[b - 1] == '\r')) b--;
+        data_put(t, d + v, b - v);
+    }
+    size_t got = t->n - mark;
+    if (got < 24 && !memchr(t->p + mark, '\n', got)) {
+        t->n = mark;
+        return end;
+    }
+    t->opens |= model_opening(t->p + mark, t->p + t->n);
+    data_put(t, "\n\n", 2);
+    return end;
+}
+
+/* Whether a YAML, JSON or TOML file's prompt text (data_value under the
+ * keys prompt_key names) reads as addressed to a model: a value opening as
+ * one, or all of them together scoring 3 or more (addressed_to_model: the
+ * key says half of it). */
+static int data_prompt(const char *d, size_t n) {
+    char store[16384 + 2];
+    data_text t = {store, 0, sizeof store, 0};
+    for (size_t i = 0; i < n && !t.opens;) {
+        /* a line: its indent, list dashes, then a bare key or tokens */
+        size_t ls = i;
+        while (i < n && (d[i] == ' ' || d[i] == '\t')) i++;
+        while (i + 1 < n && d[i] == '-' && d[i + 1] == ' ') {
+            i += 2;
+            while (i < n && d[i] == ' ') i++;
+        }
+        size_t k = i;
+        while (k < n && (isalnum((unsigned char)d[k]) || d[k] == '_' || d[k] == '-' || d[k] == '.')) k++;
+        size_t s = k;
+        while (s < n && (d[s] == ' ' || d[s] == '\t')) s++;
+        if (k > i && s < n && ((d[s] == ':' && (s + 1 == n || strchr(" \t\r\n", d[s + 1]))) || d[s] == '=')) {
+            i = prompt_key(d + i, k - i) ? data_value(d, s + 1, n, i - ls, &t) : s + 1;
+            if (i < n && d[i] == '\n') i++;
+            continue;
+        }
+        while (i < n && d[i] != '\n') {
+            if (d[i] == '"' || d[i] == '\'') {
+                size_t e = data_string(d, i, n, NULL), c = e;
+                while (c < n && (d[c] == ' ' || d[c] == '\t')) c++;
+                if (c < n && d[c] == ':' && e - i > 2 && prompt_key(d + i + 1, e - i - 2)) {
+                    size_t col = i;
+                    while (col > ls && d[col - 1] != '\n') col--;
+                    e = data_value(d, c + 1, n, i - col, &t);
+                }
+                i = e;
+            } else if (d[i] == '#' && (i == ls || d[i - 1] == ' ' || d[i - 1] == '\t')) {
+                while (i < n && d[i] != '\n') i++;
+            } else {
+                i++;
+            }
+        }
+        i += i < n;
+    }
+    return t.opens || addressed_to_model(t.p, t.p + t.n, 3);
+}
+
 int lint_reads_like_prompt(const char *data, size_t len, int how) {
     size_t n = len < 16384 ? len : 16384;
     const char *p = data, *e = data + n;
+    if (how == LINT_SEL_DATA) return data_prompt(p, n);
     if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
     /* past a YAML frontmatter */
     if (n > 4 && memcmp(p, "---", 3) == 0) {

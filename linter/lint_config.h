@@ -82,6 +82,8 @@ typedef enum lint_select {
     LINT_SEL_YES,      /* a prompt by name, extension, glob or role */
     LINT_SEL_CONTENT,  /* prose (.md, .txt): a prompt if it reads like one */
     LINT_SEL_TEMPLATE, /* a template extension: a prompt unless it is markup or code */
+    LINT_SEL_DATA,     /* YAML/JSON/TOML where the path says prompts: a prompt if a
+                          prompt key's text reads like one */
     LINT_SEL_EXCLUDED, /* config "exclude" */
     LINT_SEL_IGNORED   /* config role "ignore" */
 } lint_select;
@@ -92,7 +94,9 @@ int lint_config_select(const lint_config *c, const char *rel);
  * Korean, German, French, Spanish, Portuguese, Russian; a task or role line,
  * or a rules heading with an answer line, in German, French, Spanish,
  * Portuguese, Italian, Dutch); for LINT_SEL_TEMPLATE, prose rather
- * than HTML, config or code. */
+ * than HTML, config or code; for LINT_SEL_DATA, the same instructions in the
+ * string values of keys that name prompt text (system, prompt, template,
+ * content, instructions, *_prompt, *_message ...). */
 int lint_reads_like_prompt(const char *data, size_t len, int how);
 int lint_config_excluded(const lint_config *c, const char *rel);
 

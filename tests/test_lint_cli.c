@@ -338,6 +338,38 @@ static void test_commands(void) {
         "Say so when nobody is on shift.\nKeep a friendly tone.\nDo not guess.\nQuote the shift you used.\n"
         "End with the time you checked.\n");
     check_files_checked(&d, "--no-model --exit-zero --format json logs", 0, 1);
+    /* prompts kept as data (YAML, JSON, TOML): read where the path or name
+     * says prompts and a prompt key's text is addressed to a model; model
+     * settings, package.json, a Kubernetes manifest and data elsewhere are not */
+    snprintf(sub, sizeof sub, "%s/data", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    snprintf(sub, sizeof sub, "%s/data/prompts", d.dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    put(&d, "data/prompts/triage.yaml",
+        "- role: system\n  content: |\n    You are the triage assistant for a bike repair shop.\n"
+        "    Sort each request into repair, sale or question. Never promise a price.\n"
+        "- role: user\n  content: |\n    {request}\n");
+    put(&d, "data/prompts/recap.yaml",
+        "name: recap\nprompt: |\n  Write a three-line recap of the meeting notes below for the team.\n"
+        "  Always answer in plain sentences, do not use bullet points, and keep names as written.\n"
+        "  Notes: {notes}\n");
+    put(&d, "data/prompts/config.yaml",
+        "model: gpt-4o-mini\ntemperature: 0.2\nmax_tokens: 512\nstop: [\"###\"]\n");
+    put(&d, "data/prompts/package.json",
+        "{\"name\": \"shop-prompts\", \"version\": \"1.0.0\",\n"
+        " \"description\": \"You are looking at the prompts of the shop; always run the tests.\",\n"
+        " \"scripts\": {\"test\": \"node test.js\"}}\n");
+    put(&d, "data/prompts/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: triage\nspec:\n  template:\n"
+        "    metadata:\n      labels:\n        app: triage\n    spec:\n      containers:\n"
+        "        - name: triage\n          image: shop/triage:1.4\n          args: [\"--answer\", \"always\"]\n");
+    put(&d, "data/shop_prompts.json",
+        "[{\"role\": \"system\", \"content\": \"You are the shop's assistant. Answer the user's question "
+        "in two sentences and never quote prices.\"},\n {\"role\": \"user\", \"content\": \"{question}\"}]\n");
+    put(&d, "data/messages.json",
+        "[{\"role\": \"system\", \"content\": \"You are the shop's assistant. Answer the user's question "
+        "in two sentences and never quote prices.\"}]\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json data", 0, 3);
     /* diff */
     put(&d, "a.txt", "You are helpful.\nToday is 2025-03-03.\nRules.\n");
     put(&d, "b.txt", "You are helpful.\nToday is 2025-03-04.\nRules.\n");

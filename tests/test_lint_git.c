@@ -149,6 +149,17 @@ static void test_staged(void) {
     CHECK_EQ_INT(staged(c, dir, NULL, &checked), 0);
     CHECK_EQ_INT(checked, 0);
 
+    /* a prompt kept as YAML in prompts/ is staged like directory mode reads it;
+     * model settings beside it are not */
+    write_file(dir, "prompts/triage.yaml",
+               "- role: system\n  content: |\n    You are the triage assistant for a bike repair shop.\n"
+               "    Sort each request into repair, sale or question. Never promise a price.\n");
+    write_file(dir, "prompts/model.yaml", "model: gpt-4o-mini\ntemperature: 0.2\n");
+    stage(repo, "prompts/triage.yaml", 0);
+    stage(repo, "prompts/model.yaml", 0);
+    CHECK_EQ_INT(staged(c, dir, NULL, &checked), 0);
+    CHECK_EQ_INT(checked, 1);
+
     /* the work tree's config applies to staged content */
     write_file(dir, ".promptlint.json", "{\"ignore\": [\"PL001\"]}\n");
     lint_ctx_free(c);
