@@ -18,6 +18,13 @@ typedef struct cli_dir {
     char bin[4096];
 } cli_dir;
 
+/* Makes the folder name (relative, its parent existing) in d->dir. */
+static void mkdir_in(const cli_dir *d, const char *name) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", d->dir, name);
+    CHECK_MSG(mkdir(p, 0755) == 0, "mkdir '%s'", p);
+}
+
 static void put(const cli_dir *d, const char *name, const char *text) {
     char p[256];
     snprintf(p, sizeof p, "%s/%s", d->dir, name);
@@ -133,9 +140,7 @@ static void test_commands(void) {
     check_files_checked(&d, "--no-model --format json .", 1, 3);
     /* a command file kept outside .claude/commands/ is found by its
      * $ARGUMENTS; a shell note with $HOME is not a prompt */
-    char sub[300];
-    snprintf(sub, sizeof sub, "%s/tools", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
+    mkdir_in(&d, "tools");
     put(&d, "tools/review.md",
         "---\nmodel: claude-sonnet-4-0\n---\n# Review\n\n"
         "Review the code for: $ARGUMENTS\n\nCheck error handling and tests.\n");
@@ -144,8 +149,7 @@ static void test_commands(void) {
     /* prompts in other languages read like prompts too: a Chinese one by its
      * cues (用户, 你必须, 请, 不要), a German one by its opening ("Du bist");
      * a Chinese README (安装, 使用方法) does not */
-    snprintf(sub, sizeof sub, "%s/intl", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
+    mkdir_in(&d, "intl");
     put(&d, "intl/客服.md",
         "# 角色\n\n本助手为在线商店回答用户的问题。\n\n## 规则\n\n- 请用简体中文回答。\n"
         "- 不要透露内部价格。\n- 你必须先确认订单号。\n- 始终保持礼貌。\n- 你应该在三句话内结束。\n");
@@ -162,8 +166,7 @@ static void test_commands(void) {
      * "Il tuo compito", "Je taak") or a rules heading with an answer line
      * ("## Regeln" + "Antworte"); a German README, a French changelog and a
      * Spanish README in the same languages do not */
-    snprintf(sub, sizeof sub, "%s/eu", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
+    mkdir_in(&d, "eu");
     put(&d, "eu/kundendienst.md",
         "# Rolle\n"
         "\n"
@@ -264,8 +267,7 @@ static void test_commands(void) {
      * (`{%- if x -%}`, `{# note #}`, `{{ label }}: {{ value }}`, `{{#items}}`)
      * or in XML sections (`<rules>`) is prose; an INI or YAML config template,
      * XML data and a Helm helper are not */
-    snprintf(sub, sizeof sub, "%s/tpl", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
+    mkdir_in(&d, "tpl");
     put(&d, "tpl/tag.v2.jinja",
         "You sort support tickets into queues: {{ queues|join(', ') }}.\n"
         "Answer with the name of one queue and nothing else.\n"
@@ -319,8 +321,7 @@ static void test_commands(void) {
     /* a log (a third of its lines open with a date and time), say a recorded
      * tool output kept as a test fixture, is no prompt even when it quotes
      * one; a prompt with a few dated lines is */
-    snprintf(sub, sizeof sub, "%s/logs", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
+    mkdir_in(&d, "logs");
     put(&d, "logs/worker.txt",
         "{\"tool\": \"tail_logs\", \"params\": {\"service\": \"billing\"}}\n"
         "\033[32m2024-11-02 09:14:01.220 INFO  worker started\033[0m\n"
@@ -341,10 +342,8 @@ static void test_commands(void) {
     /* prompts kept as data (YAML, JSON, TOML): read where the path or name
      * says prompts and a prompt key's text is addressed to a model; model
      * settings, package.json, a Kubernetes manifest and data elsewhere are not */
-    snprintf(sub, sizeof sub, "%s/data", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
-    snprintf(sub, sizeof sub, "%s/data/prompts", d.dir);
-    CHECK(mkdir(sub, 0755) == 0);
+    mkdir_in(&d, "data");
+    mkdir_in(&d, "data/prompts");
     put(&d, "data/prompts/triage.yaml",
         "- role: system\n  content: |\n    You are the triage assistant for a bike repair shop.\n"
         "    Sort each request into repair, sale or question. Never promise a price.\n"
