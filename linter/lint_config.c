@@ -479,10 +479,10 @@ static int ends_ci(const char *s, size_t n, const char *suffix) {
     return n >= l && strncasecmp(s + n - l, suffix, l) == 0;
 }
 
-static int ext_in(const char *b, const char *const *list) {
-    size_t bl = strlen(b);
-    for (const char *const *e = list; *e; e++)
-        if (bl > strlen(*e) && ends_ci(b, bl, *e)) return 1;
+int lint_name_ends_with(const char *name, const char *const *suffixes) {
+    size_t bl = strlen(name);
+    for (const char *const *e = suffixes; *e; e++)
+        if (bl > strlen(*e) && ends_ci(name, bl, *e)) return 1;
     return 0;
 }
 
@@ -636,9 +636,9 @@ int lint_config_select(const lint_config *c, const char *rel) {
         if (strcmp(b, k_name_roles[i].name) == 0) return LINT_SEL_YES;
     for (const char *const *n = k_prompt_names; *n; n++)
         if (strcasecmp(b, *n) == 0) return LINT_SEL_YES;
-    int text = ext_in(b, k_text_ext) || ext_in(b, k_prompt_ext);
-    if (ext_in(b, k_prompt_ext)) return LINT_SEL_YES;
-    if (ext_in(b, k_data_ext)) return data_select(c, rel, b);
+    int text = lint_name_ends_with(b, k_text_ext) || lint_name_ends_with(b, k_prompt_ext);
+    if (lint_name_ends_with(b, k_prompt_ext)) return LINT_SEL_YES;
+    if (lint_name_ends_with(b, k_data_ext)) return data_select(c, rel, b);
     for (size_t i = 0; i < c->n_prompt_globs; i++)
         if (lint_glob_match(c->prompt_globs[i], rel)) return text ? LINT_SEL_YES : LINT_SEL_NO;
     size_t bl = strlen(b);
@@ -648,13 +648,14 @@ int lint_config_select(const lint_config *c, const char *rel) {
     }
     /* a name that says so: Prompt.txt, system_prompt.md, "Agent Prompt v1.2.txt" */
     for (size_t i = 0; i + 6 <= bl; i++)
-        if (strncasecmp(b + i, "prompt", 6) == 0 && (ext_in(b, k_prose_ext) || ext_in(b, k_tmpl_ext)))
+        if (strncasecmp(b + i, "prompt", 6) == 0 &&
+            (lint_name_ends_with(b, k_prose_ext) || lint_name_ends_with(b, k_tmpl_ext)))
             return LINT_SEL_YES;
     if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl"))
         return project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
-    if (ext_in(b, k_tmpl_ext))
+    if (lint_name_ends_with(b, k_tmpl_ext))
         return rendered_code(b) || project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
-    if (ext_in(b, k_prose_ext)) {
+    if (lint_name_ends_with(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
         for (const char *const *n = k_not_prompts; *n; n++)
             if (strncasecmp(b, *n, strlen(*n)) == 0 &&

@@ -75,6 +75,9 @@ int lint_config_role(const lint_config *c, const char *rel);
 /* Whether a walked (not explicitly named) file is a prompt by its name or
  * a glob alone (no content needed). */
 int lint_config_is_prompt(const lint_config *c, const char *rel);
+/* Whether name ends with one of the NULL-ended suffixes (any case) and is
+ * longer than it (".md" is not a Markdown file's name). */
+int lint_name_ends_with(const char *name, const char *const *suffixes);
 
 /* Directory mode's decision for a file found by walking or in the index. */
 typedef enum lint_select {

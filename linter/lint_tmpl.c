@@ -1332,10 +1332,7 @@ static void mark_no_output(lint_text *t) {
 /* Whether rel is a Handlebars or Mustache file (dotprompt is Handlebars). */
 static int hbs_file(const char *rel) {
     static const char *const k[] = {".hbs", ".handlebars", ".mustache", ".prompt", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *x = k; *x; x++)
-        if (rl > strlen(*x) && strcasecmp(rel + rl - strlen(*x), *x) == 0) return 1;
-    return 0;
+    return lint_name_ends_with(rel, k);
 }
 
 int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, const char *rel,

@@ -19,6 +19,9 @@
 #include "../util/vec.h"
 #include "lint_tmpl_impl.h"
 
+/* YAML files by name. */
+static const char *const k_yaml[] = {".yaml", ".yml", NULL};
+
 /* --- declared inputs ------------------------------------------------------------- */
 
 int lint_tmpl_add_input(scan *s, const char *p, size_t n) {
@@ -107,9 +110,7 @@ int lint_tmpl_serialized_prompt(scan *s, const char *rel) {
     lint_text *t = s->t;
     size_t rl = strlen(rel);
     int json = rl > 5 && strcasecmp(rel + rl - 5, ".json") == 0;
-    if (!json && !(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
-        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
-        return UTIL_OK;
+    if (!json && !lint_name_ends_with(rel, k_yaml)) return UTIL_OK;
     size_t tl = (size_t)-1, vat = 0, il = (size_t)-1, iat = 0;
     for (size_t i = 0; i < t->n_lines; i++) {
         size_t a;
@@ -176,10 +177,7 @@ static int indented_key(const lint_text *t, size_t i, const char *key) {
  * name classes are per call, as in a LangChain prompt's input_variables. */
 int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
     lint_text *t = s->t;
-    size_t rl = strlen(rel);
-    if (!(rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) &&
-        !(rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0))
-        return UTIL_OK;
+    if (!lint_name_ends_with(rel, k_yaml)) return UTIL_OK;
     int desc = 0, expected = 0;
     for (size_t i = 0; i < t->n_lines && !(desc && expected); i++) {
         desc |= indented_key(t, i, "description");
@@ -207,10 +205,8 @@ int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
 /* .yaml, .yml, and lm-evaluation-harness's included task templates
  * (_default_template_yaml), YAML without the dot. */
 static int yaml_name(const char *rel) {
-    size_t rl = strlen(rel);
-    return (rl > 5 && strcasecmp(rel + rl - 5, ".yaml") == 0) ||
-           (rl > 4 && strcasecmp(rel + rl - 4, ".yml") == 0) ||
-           (rl > 5 && strcasecmp(rel + rl - 5, "_yaml") == 0);
+    static const char *const k_yaml_task[] = {".yaml", ".yml", "_yaml", NULL};
+    return lint_name_ends_with(rel, k_yaml_task);
 }
 
 /* Whether the YAML line [a, e) is a key of an lm-evaluation-harness task

@@ -68,15 +68,6 @@ static const char *base_name(const char *rel) {
     return b ? b + 1 : rel;
 }
 
-/* Whether rel ends with one of the NULL-ended suffixes (any case) and is
- * longer than it. */
-static int ends_with_any(const char *rel, const char *const *suffixes) {
-    size_t rl = strlen(rel);
-    for (const char *const *e = suffixes; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
-    return 0;
-}
-
 /* Whether the `---` block ending on line fm is text the template renders,
  * not metadata: a Markdown template (markdown: rel is Markdown) (not SKILL.md, not a command or agent
  * definition) whose block has a top-level key with an output expression as
@@ -110,7 +101,7 @@ static int template_name(const char *rel) {
     static const char *const k_ext[] = {".j2",     ".jinja",      ".jinja2",  ".njk", ".mustache",
                                         ".hbs",    ".handlebars", ".tmpl",    ".tpl", ".gotmpl",
                                         ".liquid", ".prompt",     ".prompty", NULL};
-    return ends_with_any(rel, k_ext) || strcasecmp(base_name(rel), "skprompt.txt") == 0;
+    return lint_name_ends_with(rel, k_ext) || strcasecmp(base_name(rel), "skprompt.txt") == 0;
 }
 
 /* Markdown whose {x} fields are not rendered: not a VS Code prompt file
@@ -118,7 +109,7 @@ static int template_name(const char *rel) {
 static int markdown_name(const char *rel) {
     static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
     static const char *const k_vs[] = {".prompt.md", ".instructions.md", ".chatmode.md", NULL};
-    return !ends_with_any(rel, k_vs) && ends_with_any(rel, k_md);
+    return !lint_name_ends_with(rel, k_vs) && lint_name_ends_with(rel, k_md);
 }
 
 /* Whether rel is Markdown inside a skill's folder other than SKILL.md
@@ -145,7 +136,7 @@ static int verbatim_file(const lint_text *t, const char *rel) {
     if (!strcasecmp(base, "SKILL.md")) return LINT_VERBATIM_SKILL;
     /* a skill's other Markdown (references/, examples/): read with a file tool */
     if (skill_part(rel)) return LINT_VERBATIM_PLAIN;
-    if (ends_with_any(rel, k_vs)) return LINT_VERBATIM_PLAIN;
+    if (lint_name_ends_with(rel, k_vs)) return LINT_VERBATIM_PLAIN;
     const char *ag = !strncmp(rel, "agents/", 7) ? rel : strstr(rel, "/agents/");
     if (!ag || ag >= base || !markdown_name(rel) || lint_tmpl_prompts_folder(rel) || t->len < 4 ||
         memcmp(t->data, "---", 3))
@@ -173,10 +164,7 @@ static int tags_outside_code(const lint_text *t) {
  * syntax. */
 static int any_markdown(const char *rel) {
     static const char *const k_md[] = {".md", ".mdx", ".markdown", ".mdc", NULL};
-    size_t rl = strlen(rel);
-    for (const char *const *e = k_md; *e; e++)
-        if (rl > strlen(*e) && strcasecmp(rel + rl - strlen(*e), *e) == 0) return 1;
-    return 0;
+    return lint_name_ends_with(rel, k_md);
 }
 
 /* A file of another extension is a template when statements ({% %}) or block
