@@ -53,7 +53,7 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     for (size_t i = 0; i < LINT_N_PLACEHOLDERS && !rc; i++)
         rc = compile_one(&d->ph[i], lint_detect_placeholders[i], PCRE2_MULTILINE, err);
     for (size_t i = 0; i < LINT_N_NAMES && !rc; i++) {
-        char buf[2048];
+        char buf[4096]; /* a longer name pattern is cut, and then fails to compile */
         snprintf(buf, sizeof buf, "^%s$", lint_detect_names[i].re);
         rc = compile_one(&d->names[i], buf, PCRE2_CASELESS, err);
     }

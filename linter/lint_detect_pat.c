@@ -390,7 +390,10 @@ const pat_name lint_detect_names[] = {
      "examples?|few_?shot\\w*|format_?instructions|output_?format|response_?format|json_?schema|"
      "schema|add_generation_prompt|enable_\\w+|\\w*thinking\\w*|reasoning(?:_?effort)?|"
      "max_\\w+|is_(?!" DEVICE_FLAGS "$)\\w+|has_\\w+|use_\\w+|can_\\w+|should_\\w+|allows?_\\w+|disable_\\w+|"
-     "supports?_\\w+|show_\\w+|hide_\\w+|knowledge_?cutoff|cutoff_?date)"},
+     "supports?_\\w+|show_\\w+|hide_\\w+|knowledge_?cutoff|cutoff_?date|"
+     /* a deployment's settings: its scoring rubric, the categories
+      * a classifier picks from, a threshold, where and how it calls an API */
+     "rubric|categories|threshold|\\w*api_?key|api_?base|base_?url|secrets?_\\w+)"},
     {LINT_VC_CALL,
      "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
      "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
@@ -424,6 +427,12 @@ const pat_name lint_detect_names[] = {
      "code|symptoms?|bookings?|reservations?|historico|historial|historique|verlauf|cronologia|"
      "mensagens?|mensajes?|nachrichten|nachricht|messaggi|messaggio|pergunta|pregunta|frage|domanda|"
      "contexto|contexte|kontext|documentos?|dokumente?|"
+     /* what a request hands in to be judged, answered or translated: an
+      * evaluator's {{output}} and {{expected}}, a task's {requirements}, the
+      * {facts} and {premise} to reason from, a {review} or {claim} to
+      * classify, {keywords} to search */
+     "outputs?|result|requirements|facts|solutions?|expected|predicted|predictions?|actual|"
+     "keywords?|search_?terms|claims?|sentences?|premises?|hypothes[ie]s|reviews?|comments?|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,

@@ -17,12 +17,13 @@
  * READ_TOOL_NAME, OUTPUT_FORMAT, FILE_ALREADY_IN_CONTEXT_REMINDER_PREFIX,
  * MAX_LINES_CONSTANT, DEFAULT_TIMEOUT_MS. */
 static const char *const k_stable[] = {
-    "tool",       "tools",    "function", "functions", "instruction", "instructions", "guidance", "guideline",
-    "guidelines", "rule",     "rules",    "persona",   "format",      "formats",      "schema",   "schemas",
-    "example",    "examples", "template", "templates", "prefix",      "suffix",       "note",     "reminder",
-    "constant",   "max",      "min",      "limit",     "timeout",     "label",        "sentinel", "enabled",
-    "disabled",   "system",   "banner",   "legend",    "rubric",      "style",        "icon",     "icons",
-    "emoji",      "version",  NULL};
+    "tool",      "tools",      "function", "functions", "instruction", "instructions", "guidance",
+    "guideline", "guidelines", "rule",     "rules",     "persona",     "format",       "formats",
+    "schema",    "schemas",    "example",  "examples",  "template",    "templates",    "prefix",
+    "suffix",    "note",       "reminder", "constant",  "max",         "min",          "limit",
+    "timeout",   "label",      "sentinel", "enabled",   "disabled",    "system",       "banner",
+    "legend",    "rubric",     "style",    "icon",      "icons",       "emoji",        "version",
+    "threshold", "categories", NULL};
 
 /* A name ending in one of these is the name of something configured, not of
  * a person: agent_name, chatbot_name, server_name (user_name is in the
@@ -116,6 +117,13 @@ static const word_class k_volatile[] = {{"date", LINT_VC_DAY, 0},
                                         {"email", LINT_VC_USER, 0},
                                         {NULL, 0, 0}};
 
+/* More per-turn heads, counted in public prompt repositories: what a
+ * request hands in to be judged, answered or classified (retrieved_facts,
+ * product_review, user_requirements). */
+static const char *const k_turn_heads[] = {"requirements", "facts",      "solution", "review",
+                                           "reviews",      "comment",    "comments", "claim",
+                                           "keywords",     "prediction", NULL};
+
 /* Words that say the value is the state of the moment it is rendered in:
  * PENDING_MCP_SERVERS, FAILED_MCP_SERVERS, CURRENT_ALARM. */
 static const char *const k_state[] = {"current", "pending", "failed",    "active", "selected", "previous",
@@ -167,7 +175,7 @@ static const char *const k_own_prompt[] = {"user",     "users",  "human",     "c
 static int volatile_word(const char *w, size_t l) {
     for (size_t i = 0; k_volatile[i].word; i++)
         if (strlen(k_volatile[i].word) == l && !memcmp(k_volatile[i].word, w, l)) return 1;
-    return 0;
+    return lint_detect_word_in(w, l, k_turn_heads);
 }
 
 /* Whether a name whose head is prompt or instructions (after generic words
@@ -237,6 +245,10 @@ int lint_detect_name_words(const char *norm, size_t n, int *subday, int *known) 
             *subday = k_volatile[i].subday;
             return k_volatile[i].vclass;
         }
+    if (lint_detect_word_in(norm + ws[head], wl[head], k_turn_heads)) {
+        *known = 1;
+        return LINT_VC_TURN;
+    }
     for (size_t k = 0; k < nw; k++)
         if (lint_detect_word_in(norm + ws[k], wl[k], k_state)) {
             *known = 1;
