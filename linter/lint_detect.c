@@ -53,9 +53,12 @@ int lint_detect_new(lint_detect **out, util_err *err) {
     for (size_t i = 0; i < LINT_N_PLACEHOLDERS && !rc; i++)
         rc = compile_one(&d->ph[i], lint_detect_placeholders[i], PCRE2_MULTILINE, err);
     for (size_t i = 0; i < LINT_N_NAMES && !rc; i++) {
-        char buf[4096]; /* a longer name pattern is cut, and then fails to compile */
-        snprintf(buf, sizeof buf, "^%s$", lint_detect_names[i].re);
-        rc = compile_one(&d->names[i], buf, PCRE2_CASELESS, err);
+        char buf[4096];
+        if ((size_t)snprintf(buf, sizeof buf, "^%s$", lint_detect_names[i].re) >= sizeof buf)
+            rc = util_err_set(err, UTIL_EINTERNAL, "name pattern %zu is longer than %zu bytes", i,
+                              sizeof buf - 3);
+        else
+            rc = compile_one(&d->names[i], buf, PCRE2_CASELESS, err);
     }
     for (size_t i = 0; i < RX_MISC_COUNT && !rc; i++)
         rc = compile_one(&d->misc[i], lint_detect_misc[i],
