@@ -870,8 +870,12 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * that picks text (no person fills in a conditional: a program does) */
     int dollar_brace = t->data[ov[0]] == '$' && t->data[ov[0] + 1] == '{';
     int picks = dollar_brace && lint_detect_conditional_interpolation(t, ov[0]);
-    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path && !brace_dollar &&
-                  !(t->data[ov[0]] == '{' && runtime_name(nm, nl)) && !lint_text_in_fields(t, ov[0]);
+    /* a runtime name is a program's field, but no program renders a memory
+     * file (AGENTS.md), a command or a skill: there it is text as written */
+    int runtime = t->data[ov[0]] == '{' && runtime_name(nm, nl) && !t->memory_file && !t->command_file &&
+                  !t->skill_file;
+    int fill_in = t->fill_ins && !arguments && !vscode && !picks && !code_path && !brace_dollar && !runtime &&
+                  !lint_text_in_fields(t, ov[0]);
     int vc = nl && !fill_in ? lint_detect_name_info(d, a->cfg, nm, nl, &subday, &known) : LINT_VC_NONE;
     if (fill_in) {
         vc = lint_detect_context_class(d, t, ov[0], &subday);
