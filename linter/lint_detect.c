@@ -993,6 +993,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     free(sl);
     if (!rc) rc = lint_detect_user_blocks(d->misc[RX_USER_BLOCK], d->misc[RX_USER_ITEM], d->mctx, t, out);
     if (!rc) rc = lint_detect_content_tags(d->misc[RX_CONTENT_TAG], d->mctx, t, out);
+    if (!rc) rc = lint_detect_content_captions(d->misc[RX_CONTENT_CAPTION], d->mctx, t, out);
     if (!rc) rc = stand_in_lines(d, cfg, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
         lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};

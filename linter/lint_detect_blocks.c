@@ -133,6 +133,130 @@ int lint_detect_user_blocks(pcre2_code *block_re, pcre2_code *item_re, pcre2_mat
     return rc;
 }
 
+/* Whether the line [p, e) is blank. */
+static int blank(const char *p, const char *e) {
+    while (p < e && isspace((unsigned char)*p)) p++;
+    return p == e;
+}
+
+/* Whether a heading's first body line [p, e) is shaped like data, not like
+ * an instruction: a list item, a numbered result ("[1] ..."), a tag, JSON,
+ * a table row, a fence or a "Key: value" line. Prose under a heading is how
+ * fixed sections are written, so it is not claimed. */
+static int data_shaped(const char *p, const char *e) {
+    while (p < e && isspace((unsigned char)*p)) p++;
+    if (p == e) return 0;
+    if (strchr("-*[<{`|", *p) || isdigit((unsigned char)*p)) return 1;
+    const char *q = p;
+    while (q < e && q - p <= 30 && (isalnum((unsigned char)*q) || *q == ' ' || *q == '_')) q++;
+    return q > p && q + 1 < e && *q == ':' && q[1] == ' ';
+}
+
+/* Pushes [a, b) of t trimmed, as the first line of a block (cont 0) or a
+ * later one. */
+static int push_line(const lint_text *t, size_t a, size_t b, int user, int cont, lint_spanv *out) {
+    while (a < b && isspace((unsigned char)t->data[a])) a++;
+    while (b > a && isspace((unsigned char)t->data[b - 1])) b--;
+    if (a >= b) return UTIL_OK;
+    lint_span sp = {
+        a, b, user ? LINT_K_PROFILE : LINT_K_CONTENT, user ? LINT_VC_USER : LINT_VC_TURN, 0, NULL, 1, cont};
+    return lint_spanv_push(out, &sp);
+}
+
+/* The offset of the last user turn of a message list written out in the
+ * file ("- role: user" in YAML, "role": "user" in JSON), or 0: the user
+ * turns before it are few-shot examples, not this request's. */
+static size_t last_user_turn(const lint_text *t) {
+    static const char *const keys[] = {"role: user", "\"role\": \"user\""};
+    size_t best = 0;
+    for (size_t i = 0; i < 2; i++) {
+        size_t kl = strlen(keys[i]);
+        for (const char *q = t->data, *e = t->data + t->len; (q = memmem(q, (size_t)(e - q), keys[i], kl));
+             q += kl)
+            if ((size_t)(q - t->data) > best) best = (size_t)(q - t->data);
+    }
+    return best;
+}
+
+/* The block under a content caption (CONTENT_CAPTION) in a rendered prompt:
+ * the value after the caption's colon, then the lines up to the first blank
+ * one (a caption may stand one blank line above its block; a fenced block
+ * right under it is the block). A heading's block must be shaped like data
+ * (data_shaped). Example blocks, fenced captions, front matter, stand-ins
+ * ("Memories:\n{memories}", the placeholder's own case) and templates are
+ * left alone. */
+int lint_detect_content_captions(pcre2_code *cap_re, pcre2_match_context *mctx, const lint_text *t,
+                                 lint_spanv *out) {
+    if (t->is_template) return UTIL_OK;
+    pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+    if (!md) return UTIL_ENOMEM;
+    int rc = UTIL_OK;
+    size_t turn = (size_t)-1;
+    for (size_t l = 0; l + 1 < t->n_lines && !rc; l++) {
+        size_t ls = t->line_start[l], le = lint_text_line_end(t, l);
+        const char *p = t->data + ls;
+        if (le - ls > 160 || le == ls ||
+            (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)))
+            continue;
+        const char *colon = memchr(p, ':', le - ls);
+        int heading = *p == '#';
+        if (!colon && !heading) continue;
+        /* a caption's first word starts with one of these letters (a quick
+         * test before the pattern: "- key: value" items, JSON, code fail) */
+        const char *w = p;
+        while (w < p + (le - ls) && (*w == '#' || *w == '*' || *w == ' ' || *w == '\t')) w++;
+        unsigned c0 = (unsigned)(*w | 0x20) - 'a';
+        if (w == p + (le - ls) || c0 > 25 || !((0x15ED987u >> c0) & 1) || (colon && colon - w > 140))
+            continue;
+        const char *z = p + (le - ls); /* a value after the colon: the caption is short */
+        while (z > w && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '*')) z--;
+        if (colon && !heading && z[-1] != ':' && colon - w > 60) continue;
+        if (pcre2_match(cap_re, (PCRE2_SPTR)p, le - ls, 0, 0, md, mctx) < 0) continue;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        int user = ov[2] != PCRE2_UNSET;
+        if (turn == (size_t)-1) turn = last_user_turn(t); /* once, at the first caption */
+        if (ls < turn) continue;                          /* a few-shot turn of a message list */
+        size_t first = out->n, a = colon ? (size_t)(colon - p) + 1 : le - ls;
+        while (ls + a < le && (p[a] == '*' || isspace((unsigned char)p[a]))) a++;
+        if (ls + a < le) { /* the value on the caption's own line, then only the lines right under it */
+            if (stand_in(t->data, ls + a, le) || memchr(p + a, '{', le - ls - a) ||
+                memchr(p + a, '$', le - ls - a) || lint_text_in_code(t, ls + a))
+                continue;
+            rc = push_line(t, ls + a, le, user, 0, out);
+        }
+        int inl = out->n > first;
+        size_t k = l + 1;
+        while (k < t->n_lines && k <= l + (heading ? 3 : 1) &&
+               blank(t->data + t->line_start[k], t->data + lint_text_line_end(t, k)))
+            k++;
+        if (k >= t->n_lines) continue;
+        const char *bp = t->data + t->line_start[k], *be = t->data + lint_text_line_end(t, k);
+        int fenced = (t->flags[k] & LINT_LF_FENCE_MARK) != 0;
+        /* after a value on the caption's line: the lines right under it, a
+         * fence after a blank, or a heading's first paragraph */
+        if (inl && !heading && !fenced && k > l + 1) continue;
+        if ((heading && !inl && !data_shaped(bp, be)) ||
+            stand_in(t->data, t->line_start[k], lint_text_line_end(t, k)) ||
+            (t->flags[k] & (LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)) ||
+            (!fenced && (t->flags[k] & LINT_LF_FENCE)) || (*bp == '#'))
+            continue;
+        if (fenced) k++;
+        for (; k < t->n_lines && !rc; k++) {
+            size_t s2 = t->line_start[k], e2 = lint_text_line_end(t, k);
+            if (fenced ? (t->flags[k] & LINT_LF_FENCE_MARK) != 0 : blank(t->data + s2, t->data + e2)) break;
+            if (!fenced && t->data[s2] == '#') break;
+            if (memmem(t->data + s2, e2 - s2, "{{", 2) || memchr(t->data + s2, '$', e2 - s2) ||
+                stand_in(t->data, s2, e2)) {
+                out->n = first; /* a block with template fields: the fields' own case */
+                break;
+            }
+            rc = push_line(t, s2, e2, user, out->n > first, out);
+        }
+    }
+    pcre2_match_data_free(md);
+    return rc;
+}
+
 /* --- the tag around a value ------------------------------------------------ */
 
 /* The name of the tag that [p, e) is exactly (after blanks): an opening tag

@@ -35,6 +35,7 @@ enum {
     RX_SELF_NAME,
     RX_CTX_STATE,
     RX_STATE_CAPTION,
+    RX_CONTENT_CAPTION,
     RX_MISC_COUNT
 };
 
@@ -166,6 +167,11 @@ int lint_detect_content_tags(pcre2_code *tag_re, pcre2_match_context *mctx, cons
                              lint_spanv *out);
 int lint_detect_user_blocks(pcre2_code *block_re, pcre2_code *item_re, pcre2_match_context *mctx,
                             const lint_text *t, lint_spanv *out);
+/* Spans of the block under a caption or heading that introduces per-user
+ * or per-request content (RX_CONTENT_CAPTION) in a rendered prompt
+ * (lint_detect_blocks.c). */
+int lint_detect_content_captions(pcre2_code *cap_re, pcre2_match_context *mctx, const lint_text *t,
+                                 lint_spanv *out);
 /* The name (in *name, its length returned) of the tag the value [a, b)
  * stands alone in: on its own line between an opening tag line <name ...>
  * and a closing one </name> (blank lines between), or <name>value</name> on

@@ -572,14 +572,45 @@ const pat_name lint_detect_names[] = {
     "workspace_info)>\\h*$)"
 /* A tag, at the start of a line, that holds what one request brings: search
  * results, the user's query, selected text, a pasted page, an attachment. */
-#define CONTENT_TAG                                                                                 \
-    "^\\h*<((?:search|web)_?results?|search_result|user_?(?:query|question|request|input|message)|" \
-    "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"        \
-    "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|" \
-    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results|"     \
-    "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|" \
-    "memory)"                                                                                       \
+#define CONTENT_TAG                                                                                   \
+    "^\\h*<((?:search|web)_?results?|search_result|user_?(?:query|question|request|input|message)|"   \
+    "selected_?(?:text|code)|selection|clipboard|(?:webpage|web_page|page|file)_?contents?|"          \
+    "retrieved_?(?:context|documents?|chunks?)|attachments?|terminal_?output|git_?(?:status|diff)|"   \
+    "open_?tabs|current_?file|(?:chat|conversation)_?history|tool_?results?|function_?results|"       \
+    "(?:user_?|current_?)?location|user_?(?:preferences|style|examples|memories|profile)|memories|"   \
+    "memory|user_?info|about_?user|documents?|open_?file|tool_?output|(?:user|custom)_?instructions|" \
+    "conversation_?summary|previous_?session|session_?recap|issue|ticket|calendar(?:_?events)?|"      \
+    "e-?mails|inbox)"                                                                                 \
     "(?:\\h[^>\\n]*)?>\\h*(?=\\S|$)"
+/* A caption or heading that introduces per-user or per-request content in a
+ * rendered prompt: the user's memories or facts about the user, retrieved
+ * search results, a summary of the conversation so far, the selected text or
+ * open file, a tool's output, the user's custom instructions, a recap of an
+ * earlier session, the current task or issue, the user's calendar or mail
+ * ("What you remember about the user:", "## Search Results",
+ * "Selected text:"), maybe with a qualifier ("Calendar (today + tomorrow):",
+ * "Recent emails from this week:") but not another noun ("Tool output
+ * instructions:" is about the output, not the output). Group 1 is set for the user's own facts (per user). It
+ * matches the whole line: a heading, or a caption ending in ':' (then
+ * nothing, or the value itself after it: "Issue #4812: Login fails"). */
+#define CC_USER                                                                                                   \
+    "(?:(?:saved|stored|user|your)\\h+)?memories(?:\\h+about\\h+the\\h+user)?|what\\h+(?:you|we)\\h+(?:remember|" \
+    "know)\\h+about\\h+the\\h+user|about\\h+the\\h+user|user(?:'s)?\\h+(?:information|profile)|model\\h+set\\h+context"
+#define CC_TURN                                                                                                    \
+    "(?:web\\h+)?search\\h+results|retrieved\\h+(?:documents|context|passages|chunks)|(?:a\\h+)?summary\\h+of\\h+" \
+    "(?:the\\h+)?(?:conversation|chat|previous\\h+messages|earlier\\h+messages)(?:\\h+so\\h+far)?|"                \
+    "(?:previous\\h+)?conversation\\h+summary|selected\\h+(?:text|code)|the\\h+user\\h+has\\h+selected\\h+the\\h+" \
+    "following\\h+\\w+|(?:currently\\h+)?open\\h+file|clipboard(?:\\h+contents)?|tool\\h+(?:results?|output)|"     \
+    "output\\h+of\\h+the\\h+(?:last\\h+)?command|the\\h+user\\h+(?:has\\h+)?provided\\h+(?:the\\h+following\\h+)?" \
+    "(?:custom\\h+)?instructions|the\\h+user\\h+has\\h+provided\\h+additional\\h+info|user'?s\\h+custom\\h+"       \
+    "instructions|(?:previous|last)\\h+session(?:\\h+(?:recap|summary))?|recap\\h+of\\h+(?:your\\h+)?(?:last|"     \
+    "previous)\\h+session|current\\h+task|the\\h+user'?s\\h+task|ticket|issue\\h+#\\d+|(?:upcoming\\h+)?calendar"  \
+    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox"
+#define CONTENT_CAPTION                                                                                              \
+    "(?i)^\\h*(?:#{1,4}\\h+)?(?:\\*\\*)?(?:(?:here\\h+(?:is|are)|below\\h+(?:is|are))\\h+)?(?:the\\h+)?(?:(" CC_USER \
+    ")|" CC_TURN ")\\b(?:\\h+(?:for|from|of|about|so|in|on|with|by|since|that|which|you|we)\\b"                      \
+    "[^:.!?<>{}()\\n]{0,60}?|\\h*\\([^()\\n]{1,60}\\))?(?:\\*\\*)?(?::(?:\\*\\*)?\\h*(?:\\S[^\\n]*)?|\\h*)$"
+
 /* Words that give the assistant's own name ("You're a helpful agent named
  * '{{name}}'", "Your name is {name}"): the name is configured, not the user's. */
 #define SELF_NAME                                                                                \
@@ -594,10 +625,10 @@ const pat_name lint_detect_names[] = {
 
 
 const char *const lint_detect_misc[] = {
-    EXAMPLE_CTX,   CONST_CTX,      "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
-    TOOL_ITEM,     DIRECTIVE_HTML, DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
-    CTX_USER,      DURATION_CTX,   USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
-    STATE_CAPTION,
+    EXAMPLE_CTX,   CONST_CTX,       "^" SUBDAY_NAMES "$", ORDER_MAP, ORDER_GLOB,  ORDER_TOOLS, TOOL_HEADING,
+    TOOL_ITEM,     DIRECTIVE_HTML,  DIRECTIVE_JINJA,      CTX_CALL,  CTX_DAY,     CTX_TURN,    CTX_SESSION,
+    CTX_USER,      DURATION_CTX,    USER_BLOCK,           USER_ITEM, CONTENT_TAG, SELF_NAME,   CTX_STATE,
+    STATE_CAPTION, CONTENT_CAPTION,
 };
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))

@@ -21,6 +21,7 @@
 #include "check.h"
 #include "lint_matrix.h"
 #include "lint_matrix_env.h"
+#include "lint_matrix_user.h"
 #include "proc.h"
 
 /* --- helpers -------------------------------------------------------------------- */
@@ -694,6 +695,14 @@ static void test_template_matrix(void) {
     CHECK_MSG(wrong == 0, "%d of %d matrix cells wrong", wrong, cells);
 }
 
+/* The generated matrix of per-user and per-request content blocks in
+ * rendered prompts (tests/lint_matrix_user.c): every cell as expected. */
+static void test_user_matrix(void) {
+    int cells = 0, wrong = 0;
+    CHECK(lint_matrix_user_check(getenv("CACHET_LINT_MATRIX_VERBOSE") != NULL, &cells, &wrong) == 0);
+    CHECK_MSG(wrong == 0, "%d of %d user-content matrix cells wrong", wrong, cells);
+}
+
 void test_lint(void) {
     CHECK_CASE(rules_table) test_rules_table();
     CHECK_CASE(report_add) test_report_add();
@@ -714,4 +723,5 @@ void test_lint(void) {
     CHECK_CASE(fuzz_unknown_above) test_fuzz_unknown_above();
     CHECK_CASE(template_matrix) test_template_matrix();
     CHECK_CASE(env_matrix) lint_matrix_env_check();
+    CHECK_CASE(user_matrix) test_user_matrix();
 }
