@@ -20,9 +20,7 @@
  *   jeudi 5 mars 2026"): the English rows read English weekdays only. */
 #include "lint_matrix_env.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../linter/lint.h"
@@ -30,6 +28,7 @@
 #include "../linter/lint_registry.h"
 #include "../linter/lint_report.h"
 #include "check.h"
+#include "lint_matrix_cell.h"
 
 /* --- the values --------------------------------------------------------- */
 
@@ -94,50 +93,20 @@ enum { W_PROSE, W_LINE, W_BULLET, W_TABLE, W_TAG, W_ENV, W_JSON, W_YAML, W_HEADI
 static const char *const k_wrap_name[W_COUNT] = {"prose", "line", "bullet", "table",  "tag",
                                                  "env",   "json", "yaml",   "heading"};
 
-static const char k_intro[] = "You are Nova, a helpful assistant for Acme.\n\n";
-static const char k_tail[] = "\n\n## Guidelines\n\n"
-                             "- Answer the user's question directly and concisely.\n"
-                             "- Use the tools provided when you need facts you do not have.\n"
-                             "- Cite the files you read and never invent file names.\n"
-                             "- Ask before running any command that deletes or overwrites data.\n"
-                             "- Keep code examples short and explain each change you make.\n"
-                             "- If a request is unclear, ask one clarifying question first.\n";
-
-typedef struct mx_buf {
-    char s[2048];
-    size_t n;
-    int vline; /* 1-based line of the value */
-} mx_buf;
-
-static void put(mx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(mx_buf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    if (k > 0) b->n += (size_t)k < sizeof b->s - b->n ? (size_t)k : sizeof b->s - b->n - 1;
-}
-
-static int lines_in(const mx_buf *b) {
-    int n = 1;
-    for (size_t i = 0; i < b->n; i++) n += b->s[i] == '\n';
-    return n;
-}
-
 /* Appends a prefix (lines before the value's line), marks the value's line,
  * then appends the rest of the block. */
 static void block(mx_buf *b, const char *before, const char *fmt, const char *v) {
-    put(b, "%s", before);
-    b->vline = lines_in(b);
+    mx_put(b, "%s", before);
+    b->vline = mx_lines(b);
     const char *at = strstr(fmt, "%s");
     if (!at) {
-        put(b, "%s", fmt);
+        mx_put(b, "%s", fmt);
         return;
     }
     size_t vl = strlen(v);
     /* "5 марта 2026 г." ends a sentence with its own period */
     const char *rest = vl && v[vl - 1] == '.' && at[2] == '.' ? at + 3 : at + 2;
-    put(b, "%.*s%s%s", (int)(at - fmt), fmt, v, rest);
+    mx_put(b, "%.*s%s%s", (int)(at - fmt), fmt, v, rest);
 }
 
 static void wrap(mx_buf *b, int w, int kind, const char *v) {
@@ -260,47 +229,6 @@ static const char *const k_date_not_now[] = {
 
 /* --- running a cell ----------------------------------------------------- */
 
-typedef struct mx_stats {
-    int cells, pos, neg, miss_pos, miss_neg;
-} mx_stats;
-
-/* Lints b's text; with fixed instructions after the value (tail) an error
- * must sit within a line of it, otherwise none may be reported. */
-static void run_cell(lint_ctx *c, mx_stats *st, const char *name, mx_buf *b, int expect_error) {
-    lint_report rep;
-    util_err err = {0};
-    lint_report_init(&rep);
-    int rc = lint_check_buffer(c, &rep, "system_prompt.md", "system_prompt.md", b->s, b->n, &err);
-    CHECK_MSG(rc == 0, "lint '%s': %s", name, err.msg);
-    int near = 0, any = 0;
-    for (size_t i = 0; i < rep.n; i++) {
-        const lint_finding *f = &rep.items[i];
-        if (f->severity != LINT_ERROR) continue;
-        any = 1;
-        if (f->rule == LINT_R_VOLATILE_BEFORE_STABLE && f->line >= b->vline - 1 && f->line <= b->vline + 1)
-            near = 1;
-    }
-    st->cells++;
-    if (expect_error) {
-        st->pos++;
-        if (!near) st->miss_pos++;
-    } else {
-        st->neg++;
-        if (any) st->miss_neg++;
-    }
-    if (expect_error ? !near : any) {
-        const char *line = b->s;
-        for (int l = 1; l < b->vline && line; l++) {
-            line = strchr(line, '\n');
-            if (line) line++;
-        }
-        int ll = line ? (int)strcspn(line, "\n") : 0;
-        fprintf(stderr, "  matrix miss %-34s %s: %.*s\n", name, expect_error ? "no error" : "error", ll,
-                line ? line : "");
-    }
-    lint_report_release(&rep);
-}
-
 /* One cell per position: the value then fixed instructions (error), the value
  * last (no error). */
 static void both(lint_ctx *c, mx_stats *st, const char *intro, const char *name, int w, int kind,
@@ -308,17 +236,17 @@ static void both(lint_ctx *c, mx_stats *st, const char *intro, const char *name,
     char nm[128];
     for (int pos = 0; pos < 2; pos++) {
         mx_buf b = {.n = 0};
-        put(&b, "%s", intro);
+        mx_put(&b, "%s", intro);
         if (fmt)
             block(&b, "", fmt, v);
         else
             wrap(&b, w, kind, v);
         if (!pos)
-            put(&b, "%s", k_tail);
+            mx_put(&b, "%s", mx_tail);
         else
-            put(&b, "\n");
+            mx_put(&b, "\n");
         snprintf(nm, sizeof nm, "%s/%s", name, pos ? "last" : "before");
-        run_cell(c, st, nm, &b, !pos);
+        mx_run_cell(c, st, 0, nm, &b, !pos);
     }
 }
 
@@ -338,20 +266,20 @@ void lint_matrix_env_check(void) {
         int kind = k_values[i].kind;
         for (int w = 0; w < W_COUNT; w++) {
             snprintf(nm, sizeof nm, "en/%s#%zu/%s", k_kind[kind].key, i, k_wrap_name[w]);
-            both(c, &st, k_intro, nm, w, kind, NULL, k_values[i].text);
+            both(c, &st, mx_intro, nm, w, kind, NULL, k_values[i].text);
         }
         if (kind != K_DATE) continue;
         for (size_t f = 0; f < sizeof k_date_more / sizeof k_date_more[0]; f++) {
             snprintf(nm, sizeof nm, "en/date#%zu/more%zu", i, f);
-            both(c, &st, k_intro, nm, 0, kind, k_date_more[f], k_values[i].text);
+            both(c, &st, mx_intro, nm, 0, kind, k_date_more[f], k_values[i].text);
         }
         for (size_t f = 0; f < sizeof k_date_not_now / sizeof k_date_not_now[0]; f++) {
             mx_buf b = {.n = 0};
-            put(&b, "%s", k_intro);
+            mx_put(&b, "%s", mx_intro);
             block(&b, "", k_date_not_now[f], k_values[i].text);
-            put(&b, "%s", k_tail);
+            mx_put(&b, "%s", mx_tail);
             snprintf(nm, sizeof nm, "en/date#%zu/not-now%zu", i, f);
-            run_cell(c, &st, nm, &b, 0);
+            mx_run_cell(c, &st, 0, nm, &b, 0);
         }
     }
     for (size_t l = 0; l < sizeof k_langs / sizeof k_langs[0]; l++) {

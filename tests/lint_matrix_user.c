@@ -31,7 +31,6 @@
  *   user's name whatever the caption above (a name-class matter). */
 #include "lint_matrix_user.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +39,7 @@
 #include "../linter/lint_registry.h"
 #include "../linter/lint_report.h"
 #include "check.h"
+#include "lint_matrix_cell.h"
 
 /* --- the kinds ---------------------------------------------------------- */
 
@@ -171,36 +171,6 @@ static const char *const k_negatives[] = {
     "Your name is Max. You live in Lyon and you love running.",
 };
 
-static const char k_intro[] = "You are Nova, a helpful assistant for Acme.\n\n";
-static const char k_tail[] = "\n\n## Guidelines\n\n"
-                             "- Answer the user's question directly and concisely.\n"
-                             "- Use the tools provided when you need facts you do not have.\n"
-                             "- Cite the files you read and never invent file names.\n"
-                             "- Ask before running any command that deletes or overwrites data.\n"
-                             "- Keep code examples short and explain each change you make.\n"
-                             "- If a request is unclear, ask one clarifying question first.\n";
-
-typedef struct mx_buf {
-    char s[2048];
-    size_t n;
-    int vline; /* 1-based line of the block's first content */
-} mx_buf;
-
-static void put(mx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(mx_buf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    if (k > 0) b->n += (size_t)k < sizeof b->s - b->n ? (size_t)k : sizeof b->s - b->n - 1;
-}
-
-static int lines_in(const mx_buf *b) {
-    int n = 1;
-    for (size_t i = 0; i < b->n; i++) n += b->s[i] == '\n';
-    return n;
-}
-
 /* "<document index="1">" -> "</document>" */
 static void closer(char *out, size_t cap, const char *open) {
     size_t k = strcspn(open + 1, " >");
@@ -221,86 +191,42 @@ static int wrap(mx_buf *b, const mx_kind *k, int w, int v) {
     switch (w) {
     case W_CAPTION:
         if (!k->captions[v]) return 0;
-        put(b, "%s\n", k->captions[v]);
-        b->vline = lines_in(b) - inline_value(k->captions[v]);
-        put(b, "%s", k->body);
+        mx_put(b, "%s\n", k->captions[v]);
+        b->vline = mx_lines(b) - inline_value(k->captions[v]);
+        mx_put(b, "%s", k->body);
         return 1;
     case W_TAG:
         if (!k->tags[v]) return 0;
         closer(cl, sizeof cl, k->tags[v]);
-        put(b, "%s\n", k->tags[v]);
-        b->vline = lines_in(b);
-        put(b, "%s%s", k->body, cl);
+        mx_put(b, "%s\n", k->tags[v]);
+        b->vline = mx_lines(b);
+        mx_put(b, "%s%s", k->body, cl);
         return 1;
     case W_HEADING:
         if (!k->headings[v]) return 0;
-        put(b, "%s\n\n", k->headings[v]);
-        b->vline = lines_in(b) - 2 * inline_value(k->headings[v]);
-        put(b, "%s", k->body);
+        mx_put(b, "%s\n\n", k->headings[v]);
+        b->vline = mx_lines(b) - 2 * inline_value(k->headings[v]);
+        mx_put(b, "%s", k->body);
         return 1;
     case W_FENCE:
         if (!k->captions[v]) return 0;
-        put(b, "%s\n\n```\n", k->captions[v]);
-        b->vline = lines_in(b) - 3 * inline_value(k->captions[v]);
-        put(b, "%s```", k->body);
+        mx_put(b, "%s\n\n```\n", k->captions[v]);
+        b->vline = mx_lines(b) - 3 * inline_value(k->captions[v]);
+        mx_put(b, "%s```", k->body);
         return 1;
     case W_JSON:
         if (v || !k->json) return 0;
-        put(b, "%s", "Context:\n");
-        b->vline = lines_in(b) + 1;
-        put(b, "%s", k->json);
+        mx_put(b, "%s", "Context:\n");
+        b->vline = mx_lines(b) + 1;
+        mx_put(b, "%s", k->json);
         return 1;
     case W_PROSE:
         if (!k->prose[v]) return 0;
-        b->vline = lines_in(b);
-        put(b, "%s", k->prose[v]);
+        b->vline = mx_lines(b);
+        mx_put(b, "%s", k->prose[v]);
         return 1;
     default: return 0;
     }
-}
-
-/* --- running a cell ----------------------------------------------------- */
-
-typedef struct mx_stats {
-    int cells, pos, neg, miss_pos, miss_neg;
-} mx_stats;
-
-static void run_cell(lint_ctx *c, mx_stats *st, int verbose, const char *name, mx_buf *b, int expect_error) {
-    lint_report rep;
-    util_err err = {0};
-    lint_report_init(&rep);
-    int rc = lint_check_buffer(c, &rep, "system_prompt.md", "system_prompt.md", b->s, b->n, &err);
-    CHECK_MSG(rc == 0, "lint '%s': %s", name, err.msg);
-    int near = 0, any = 0, at = 0;
-    for (size_t i = 0; i < rep.n; i++) {
-        const lint_finding *f = &rep.items[i];
-        if (f->severity != LINT_ERROR) continue;
-        if (!any) at = f->line;
-        any = 1;
-        if (f->rule == LINT_R_VOLATILE_BEFORE_STABLE && f->line >= b->vline - 1 && f->line <= b->vline + 1)
-            near = 1;
-    }
-    st->cells++;
-    if (expect_error) {
-        st->pos++;
-        if (!near) st->miss_pos++;
-    } else {
-        st->neg++;
-        if (any) st->miss_neg++;
-    }
-    if (expect_error ? !near : any) {
-        const char *line = b->s;
-        for (int l = 1; l < b->vline && line; l++) {
-            line = strchr(line, '\n');
-            if (line) line++;
-        }
-        int ll = line ? (int)strcspn(line, "\n") : 0;
-        fprintf(stderr, "  matrix miss %-36s %s (line %d, want %d): %.*s\n", name,
-                expect_error ? (any ? "error elsewhere" : "no error") : "error", at, b->vline, ll,
-                line ? line : "");
-        if (verbose) fprintf(stderr, "-----\n%s\n-----\n", b->s);
-    }
-    lint_report_release(&rep);
 }
 
 int lint_matrix_user_check(int verbose, int *cells, int *wrong) {
@@ -317,20 +243,20 @@ int lint_matrix_user_check(int verbose, int *cells, int *wrong) {
             for (int v = 0; v < MAXV; v++)
                 for (int pos = 0; pos < 2; pos++) {
                     mx_buf b = {.n = 0};
-                    put(&b, "%s", k_intro);
+                    mx_put(&b, "%s", mx_intro);
                     if (!wrap(&b, &k_kinds[k], w, v)) break;
-                    put(&b, "%s", pos ? "\n" : k_tail);
+                    mx_put(&b, "%s", pos ? "\n" : mx_tail);
                     snprintf(nm, sizeof nm, "%s/%s%d/%s", k_kinds[k].name, k_wrap_name[w], v,
                              pos ? "last" : "before");
-                    run_cell(c, &st, verbose, nm, &b, !pos);
+                    mx_run_cell(c, &st, verbose, nm, &b, !pos);
                 }
     for (size_t i = 0; i < sizeof k_negatives / sizeof k_negatives[0]; i++) {
         mx_buf b = {.n = 0};
-        put(&b, "%s", k_intro);
-        b.vline = lines_in(&b);
-        put(&b, "%s%s", k_negatives[i], k_tail);
+        mx_put(&b, "%s", mx_intro);
+        b.vline = mx_lines(&b);
+        mx_put(&b, "%s%s", k_negatives[i], mx_tail);
         snprintf(nm, sizeof nm, "negative#%zu", i);
-        run_cell(c, &st, verbose, nm, &b, 0);
+        mx_run_cell(c, &st, verbose, nm, &b, 0);
     }
     fprintf(
         stderr,
