@@ -393,13 +393,17 @@ const pat_name lint_detect_names[] = {
      "supports?_\\w+|show_\\w+|hide_\\w+|knowledge_?cutoff|cutoff_?date|"
      /* a deployment's settings: its scoring rubric, the categories
       * a classifier picks from, a threshold, where and how it calls an API */
-     "rubric|categories|threshold|\\w*api_?key|api_?base|base_?url|secrets?_\\w+)"},
+     "rubric|categories|threshold|\\w*api_?key|api_?base|base_?url|secrets?_\\w+|"
+     /* where its database lives: {database_url}, ${DB_URL} */
+     "database_?url|db_?url)"},
     {LINT_VC_CALL,
      "(?:now|time|timestamp|ts|datetime|date_?time|current_?(?:time|datetime|timestamp|ts)|"
      "time_?of_?day|(?:current_?)?hour(?:_?of_?day)?|minute|clock|(?:unix|epoch)(?:_?(?:time|ts|ms|s))?|request_?id|req_?id|nonce|"
      /* the hour in Portuguese, Spanish, French, German: {hora}, {heure}, {uhrzeit} */
      "hora|hora_?atual|hora_?actual|heure|heure_?actuelle|uhrzeit|"
      "random\\w*|rand|uuid\\d?|guid|trace_?id|span_?id|call_?id|seed|cache_?buster|"
+     /* the time since a start, measured at each call: "Took {elapsed}ms" */
+     "elapsed(?:_?(?:ms|secs?|seconds))?|"
      "\\w+_(?:timestamp|ts|nonce|uuid|time|datetime|at))"},
     {LINT_VC_TURN,
      "(?:retrieved\\w*|retrieval\\w*|context|contexts|notes|documents?|docs|documentation|"
@@ -433,6 +437,10 @@ const pat_name lint_detect_names[] = {
       * classify, {keywords} to search */
      "outputs?|result|requirements|facts|solutions?|expected|predicted|predictions?|actual|"
      "keywords?|search_?terms|claims?|sentences?|premises?|hypothes[ie]s|reviews?|comments?|"
+     /* the {evidence} a check judges, a linter {violation} to fix, the
+      * {key_points} a draft must cover, which {round_number} of an
+      * iterative extraction this call is */
+     "evidence|violations?|key_?points|round_?(?:number|num|index)|"
      "citations|\\w+_(?:results?|context|history|snippets?|chunks?|documents?|docs|messages?|"
      "query|input|contents?|reports?|chapter|excerpts?))"},
     {LINT_VC_SESSION,
@@ -455,6 +463,8 @@ const pat_name lint_detect_names[] = {
                    "last_?name|full_?name|display_?name|nick(?:name)?|locale|language|lang|"
                    "lang(?:uage)?_?code|timezone|tz|author_?name|location|city|country|region|address|"
                    "user_\\w+|customer(?:_\\w+)?|account(?:_\\w+)?|phone|preferred_\\w+|"
+                   /* the tenant a multi-tenant deployment serves this request for */
+                   "tenant(?:_?(?:id|name))?|"
                    "custom_(?:instructions|personality|style)|"
                    /* the person a sales or service agent talks to: lead_name, prospect_email */
                    "(?:lead|prospect|patient|paciente|caller|cliente)(?:_\\w+)?|"

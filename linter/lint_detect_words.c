@@ -119,10 +119,10 @@ static const word_class k_volatile[] = {{"date", LINT_VC_DAY, 0},
 
 /* More per-turn heads, counted in public prompt repositories: what a
  * request hands in to be judged, answered or classified (retrieved_facts,
- * product_review, user_requirements). */
-static const char *const k_turn_heads[] = {"requirements", "facts",      "solution", "review",
-                                           "reviews",      "comment",    "comments", "claim",
-                                           "keywords",     "prediction", NULL};
+ * product_review, user_requirements, supporting_evidence, lint_violations). */
+static const char *const k_turn_heads[] = {
+    "requirements", "facts",    "solution",   "review",   "reviews",   "comment",    "comments",
+    "claim",        "keywords", "prediction", "evidence", "violation", "violations", NULL};
 
 /* Words that say the value is the state of the moment it is rendered in:
  * PENDING_MCP_SERVERS, FAILED_MCP_SERVERS, CURRENT_ALARM. */
