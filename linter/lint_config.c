@@ -934,10 +934,10 @@ static int european_prompt(const char *p, const char *e) {
         l = nl ? nl + 1 : e;
     }
     if (!role && !(rules && answer)) return 0;
-    size_t m = (size_t)(e - p);
-    for (const char *const *w = k_docs; *w; w++)
-        if (has_phrase(p, m, *w)) return 0;
-    return 1;
+    static const char *const *const k_doc_list[] = {k_docs};
+    static const int k_doc_weight[] = {1};
+    return phrase_score(p, (size_t)(e - p), k_doc_list, k_doc_weight, 1) ==
+           0; /* no README or changelog marks */
 }
 
 /* Whether one of the first six text lines opens as addressed to a model
