@@ -452,6 +452,26 @@ int lint_detect_declared_token(const lint_detect *d, const lint_text *t, size_t 
     return lint_detect_roles_declared(d->misc[RX_ROLE_TOKEN], d->mctx, t, a, b);
 }
 
+/* Splits name as object.member, one dot, the member letters, digits and
+ * underscores only; 0 when it is not of that shape. */
+static int object_member(const char *name, size_t len, size_t *olen, const char **mem, size_t *mlen) {
+    const char *dot = memchr(name, '.', len);
+    if (!dot || dot == name || dot + 1 == name + len) return 0;
+    for (const char *q = dot + 1; q < name + len; q++)
+        if (!isalnum((unsigned char)*q) && *q != '_') return 0;
+    *olen = (size_t)(dot - name);
+    *mem = dot + 1;
+    *mlen = (size_t)(name + len - *mem);
+    return 1;
+}
+
+/* Whether s[0..n) is one of the words of k (a NULL-ended list), ignoring case. */
+static int word_of(const char *const *k, const char *s, size_t n) {
+    for (const char *const *w = k; *w; w++)
+        if (strlen(*w) == n && !strncasecmp(s, *w, n)) return 1;
+    return 0;
+}
+
 /* Whether name is object.member with the object a deployment's own: the
  * site, app or company a bot is set up for ({{site.url}}, {{ app.name }},
  * Hugo's {{ .Site.Title }}, {{config.timezone}}). Its settings are filled
@@ -462,14 +482,9 @@ static int deployment_member(const char *name, size_t len) {
     static const char *const k[] = {"site",          "app",     "application", "config",
                                     "configuration", "company", "brand",       "blog",
                                     "store",         "shop",    NULL};
-    const char *dot = memchr(name, '.', len);
-    if (!dot || dot == name || dot + 1 == name + len || memchr(dot + 1, '.', (size_t)(name + len - dot - 1)))
-        return 0;
-    for (const char *q = dot + 1; q < name + len; q++)
-        if (!isalnum((unsigned char)*q) && *q != '_') return 0;
-    for (const char *const *w = k; *w; w++)
-        if (strlen(*w) == (size_t)(dot - name) && !strncasecmp(name, *w, (size_t)(dot - name))) return 1;
-    return 0;
+    size_t ol, ml;
+    const char *m;
+    return object_member(name, len, &ol, &m, &ml) && word_of(k, name, ol);
 }
 
 /* Whether name is object.member with the object the bot or agent itself and
@@ -485,22 +500,16 @@ static int self_identity_member(const char *name, size_t len) {
                                        "team",    "teamid",      "teamname", "url",      "profileurl",
                                        "name",    "displayname", "realname", "username", "handle",
                                        "mention", "avatar",      "icon",     "email",    NULL};
-    const char *dot = memchr(name, '.', len);
-    char m[24];
-    size_t ml = 0;
-    if (!dot || dot == name) return 0;
-    for (const char *q = dot + 1; q < name + len; q++) {
-        if (*q == '_') continue;
-        if (!isalnum((unsigned char)*q) || ml + 1 >= sizeof m) return 0;
-        m[ml++] = (char)tolower((unsigned char)*q);
+    size_t ol, ml, n = 0;
+    const char *m;
+    char low[24];
+    if (!object_member(name, len, &ol, &m, &ml) || !word_of(k_obj, name, ol)) return 0;
+    for (size_t i = 0; i < ml; i++) {
+        if (m[i] == '_') continue;
+        if (n + 1 >= sizeof low) return 0;
+        low[n++] = m[i];
     }
-    int obj = 0;
-    for (const char *const *w = k_obj; *w && !obj; w++)
-        obj = strlen(*w) == (size_t)(dot - name) && !strncasecmp(name, *w, (size_t)(dot - name));
-    if (!obj || !ml) return 0;
-    for (const char *const *w = k_id; *w; w++)
-        if (strlen(*w) == ml && !memcmp(m, *w, ml)) return 1;
-    return 0;
+    return n && word_of(k_id, low, n);
 }
 
 int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
