@@ -7,6 +7,7 @@
  * on that line; "expect@N: CODE" expects CODE on line N. A file without
  * annotations must produce no finding at all. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 
 #include "../linter/lint.h"
 #include "../linter/lint_ctx.h"
+#include "../linter/lint_detect_impl.h"
 #include "../linter/lint_registry.h"
 #include "../linter/lint_report.h"
 #include "../util/buf.h"
@@ -713,6 +715,124 @@ static void test_lazy_patterns(void) {
     lint_detect_free(d);
 }
 
+/* --- literal rows' needles --------------------------------------------------- */
+
+/* Whether s[0, n) holds one of the '|'-separated words of needles, ignoring
+ * ASCII case: a plain reference, written apart from lint_detect.c's. */
+static int needle_ref(const char *s, size_t n, const char *needles) {
+    char w[64];
+    for (const char *p = needles; *p;) {
+        size_t wl = strcspn(p, "|");
+        if (wl >= sizeof w) return 1; /* too long to check: count as held */
+        for (size_t i = 0; i < wl; i++) w[i] = (char)tolower((unsigned char)p[i]);
+        for (size_t i = 0; wl && i + wl <= n; i++) {
+            size_t k = 0;
+            while (k < wl && tolower((unsigned char)s[i + k]) == w[k]) k++;
+            if (k == wl) return 1;
+        }
+        p += wl + (p[wl] == '|');
+    }
+    return 0;
+}
+
+typedef struct needle_stats {
+    pcre2_code *re[LINT_N_LITERALS];
+    pcre2_match_data *md;
+    int files, matched[LINT_N_LITERALS], broken[LINT_N_LITERALS];
+} needle_stats;
+
+/* Runs every row with a needle over one file: a match in a file without a
+ * needle word is a broken promise (the row would be skipped there). */
+static void needle_file(needle_stats *st, const char *path) {
+    char *data;
+    size_t len;
+    util_err err = {0};
+    if (util_read_file(&data, &len, path, &err)) return;
+    st->files++;
+    for (size_t i = 0; i < LINT_N_LITERALS; i++) {
+        if (!st->re[i]) continue;
+        if (pcre2_match(st->re[i], (PCRE2_SPTR)data, len, 0, 0, st->md, NULL) < 0) continue;
+        st->matched[i]++;
+        if (!needle_ref(data, len, lint_detect_literals[i].needle)) {
+            if (!st->broken[i]++)
+                fprintf(stderr, "  literal row %zu matches %s, which holds none of '%s'\n", i, path,
+                        lint_detect_literals[i].needle);
+        }
+    }
+    free(data);
+}
+
+static void needle_dir(needle_stats *st, const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[4096];
+        struct stat s;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (stat(p, &s) != 0) continue;
+        if (S_ISDIR(s.st_mode))
+            needle_dir(st, p);
+        else if (S_ISREG(s.st_mode))
+            needle_file(st, p);
+    }
+    closedir(d);
+}
+
+/* pat_def.needle is a promise that every file a row matches holds one of the
+ * needle's words; a file holding none is not searched. Checked over the
+ * fixtures and the development part of tests/realprompts (held files are
+ * only scored, never read here), and every row with a needle must match at
+ * least one of those files, so the check is not empty. */
+static void test_needles(void) {
+    needle_stats st = {0};
+    int rows = 0;
+    for (size_t i = 0; i < LINT_N_LITERALS; i++) {
+        if (!lint_detect_literals[i].needle) continue;
+        int ec;
+        PCRE2_SIZE eo;
+        st.re[i] = pcre2_compile((PCRE2_SPTR)lint_detect_literals[i].re, PCRE2_ZERO_TERMINATED,
+                                 PCRE2_MULTILINE, &ec, &eo, NULL);
+        CHECK_MSG(st.re[i] != NULL, "literal row %zu does not compile", i);
+        rows++;
+    }
+    st.md = pcre2_match_data_create(64, NULL);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/tests/lint", check_root());
+    needle_dir(&st, p);
+    snprintf(p, sizeof p, "%s/tests/realprompts/LABELS.tsv", check_root());
+    char *labels;
+    size_t len;
+    util_err err = {0};
+    if (util_read_file(&labels, &len, p, &err) == 0) {
+        for (char *line = labels; line < labels + len;) {
+            char *nl = memchr(line, '\n', (size_t)(labels + len - line));
+            if (nl) *nl = '\0';
+            char *tab = strchr(line, '\t');
+            if (tab && !strncmp(tab + 1, "dev\t", 4)) {
+                *tab = '\0';
+                snprintf(p, sizeof p, "%s/tests/realprompts/%s", check_root(), line);
+                needle_file(&st, p);
+            }
+            line = nl ? nl + 1 : labels + len;
+        }
+        free(labels);
+    }
+    int broken = 0;
+    for (size_t i = 0; i < LINT_N_LITERALS; i++) {
+        if (!st.re[i]) continue;
+        broken += st.broken[i];
+        CHECK_MSG(st.matched[i] > 0, "literal row %zu (needle '%s') matches none of %d files", i,
+                  lint_detect_literals[i].needle, st.files);
+        pcre2_code_free(st.re[i]);
+    }
+    fprintf(stderr, "lint needles: %d rows over %d files, %d files break a needle\n", rows, st.files, broken);
+    CHECK_MSG(st.files > 1000 && rows > 0, "%d files, %d rows", st.files, rows);
+    CHECK_MSG(broken == 0, "%d files match a literal row without its needle", broken);
+    pcre2_match_data_free(st.md);
+}
+
 /* The generated matrix of template formats, field syntaxes, known names,
  * wrappers and positions (tests/lint_matrix.c): every cell as expected. */
 static void test_template_matrix(void) {
@@ -737,6 +857,7 @@ void test_lint(void) {
     CHECK_CASE(utf8_and_binary) test_utf8_and_binary();
     CHECK_CASE(name_classes) test_name_classes();
     CHECK_CASE(lazy_patterns) test_lazy_patterns();
+    CHECK_CASE(needles) test_needles();
     CHECK_CASE(name_words) test_name_words();
     CHECK_CASE(tokens_lost) test_tokens_lost();
     CHECK_CASE(roles_and_ranges) test_roles_and_ranges();
