@@ -824,35 +824,9 @@ static int line_fixed(const lint_text *t, size_t l, const lint_spanv *sv, const 
     return fixed;
 }
 
-/* How a template statement alone on line l moves a branch: 3 opens a
- * conditional (if, unless, with), 1 a loop (for, range, each), -1 closes
- * one (endif, endfor, end, /if), 2 starts another branch of the open one
- * (else, elif, elsif, {{else}}), 0 anything else. */
-static int branch_step(const lint_text *t, size_t l) {
-    const char *p = t->data + t->line_start[l], *e = t->data + lint_text_line_end(t, l);
-    while (p < e && isspace((unsigned char)*p)) p++;
-    if (e - p < 4 || p[0] != '{' || (p[1] != '%' && p[1] != '{')) return 0;
-    p += 2;
-    while (p < e && (*p == '-' || *p == '~' || *p == '#' || *p == '/' || *p == ' ')) {
-        if (*p == '/') return -1; /* {{/if}} */
-        p++;
-    }
-    size_t n = 0;
-    while (p + n < e && isalpha((unsigned char)p[n])) n++;
-    static const char *const conds[] = {"if", "unless", "with"};
-    for (size_t k = 0; k < sizeof conds / sizeof *conds; k++)
-        if (n == strlen(conds[k]) && !memcmp(p, conds[k], n)) return 3;
-    static const char *const opens[] = {"for", "range", "each"};
-    static const char *const closes[] = {"endif", "endfor", "end", "endunless", "endwith"};
-    static const char *const others[] = {"else", "elif", "elsif", "elseif"};
-    for (size_t k = 0; k < sizeof opens / sizeof *opens; k++)
-        if (n == strlen(opens[k]) && !memcmp(p, opens[k], n)) return 1;
-    for (size_t k = 0; k < sizeof closes / sizeof *closes; k++)
-        if (n == strlen(closes[k]) && !memcmp(p, closes[k], n)) return -1;
-    for (size_t k = 0; k < sizeof others / sizeof *others; k++)
-        if (n == strlen(others[k]) && !memcmp(p, others[k], n)) return 2;
-    return 0;
-}
+/* How the template statement alone on line l moves a branch (LINT_BR_*,
+ * from the template's own block tags), 0 outside templates. */
+static int branch_step(const lint_text *t, size_t l) { return t->branch ? t->branch[l] : 0; }
 
 /* The class of the first volatile value after line i in the same run of
  * fields (lines with no fixed text outside their values; blank lines and
@@ -874,14 +848,14 @@ static int field_run_class(const file_ctx *f, const lint_spanv *sv, const lint_s
         if (t->order && t->order[l].prompt != t->order[i].prompt) break;
         if (t->flags[l] & (LINT_LF_BOUNDARY | LINT_LF_FRONTMATTER | LINT_LF_PREFILL)) break;
         int step = (t->flags[l] & LINT_LF_NO_OUTPUT) && first[l] == (size_t)-1 ? branch_step(t, l) : 0;
-        if (step == 2 && depth == 0) other = 1;
+        if (step == LINT_BR_ELSE && depth == 0) other = 1;
         if (other) {
-            depth += step == 1 || step == 3 ? 1 : step == -1 ? -1 : 0;
+            depth += step == LINT_BR_OPEN || step == LINT_BR_COND ? 1 : step == LINT_BR_CLOSE ? -1 : 0;
             if (depth < 0) other = 0, depth = 0;
             continue;
         }
-        if (step == 1 || step == 3) depth++;
-        if (step == -1 && depth > 0) depth--;
+        if (step == LINT_BR_OPEN || step == LINT_BR_COND) depth++;
+        if (step == LINT_BR_CLOSE && depth > 0) depth--;
         /* an output tag alone on its line ({{ query }}) is quiet text but a field */
         if ((t->flags[l] & LINT_LF_NO_OUTPUT) && first[l] != (size_t)-1) return sv->v[first[l]].vclass;
         if (t->flags[l] & (LINT_LF_NO_OUTPUT | LINT_LF_DIRECTIVE)) continue;
@@ -911,12 +885,12 @@ static int mark_fallbacks(const lint_text *t, const lint_spanv *sv, const lint_s
     line_marks lm = {0};
     int rc = 0;
     for (size_t i = 0; i < t->n_lines && !rc; i++) {
-        if (!(t->flags[i] & LINT_LF_NO_OUTPUT) || branch_step(t, i) != 3) continue;
+        if (!(t->flags[i] & LINT_LF_NO_OUTPUT) || branch_step(t, i) != LINT_BR_COND) continue;
         size_t l = i + 1, fields = 0;
         int only = 1;
         for (; l < t->n_lines && only; l++) { /* the if branch: fields, blank lines */
             int step = (t->flags[l] & LINT_LF_NO_OUTPUT) ? branch_step(t, l) : 0;
-            if (step == 2 || step == -1) break;
+            if (step == LINT_BR_ELSE || step == LINT_BR_CLOSE) break;
             if (step) only = 0; /* a nested block: not a plain default */
             if (t->flags[l] & LINT_LF_NO_OUTPUT) continue;
             size_t a = t->line_start[l], le = lint_text_line_end(t, l);
@@ -927,12 +901,12 @@ static int mark_fallbacks(const lint_text *t, const lint_spanv *sv, const lint_s
             if (r || !(has_span(sv, a, le) || has_span(unk, a, le))) only = 0;
             fields++;
         }
-        if (!only || !fields || l >= t->n_lines || branch_step(t, l) != 2) continue;
+        if (!only || !fields || l >= t->n_lines || branch_step(t, l) != LINT_BR_ELSE) continue;
         int depth = 0;
         for (l++; l < t->n_lines; l++) { /* the else branch, to its endif */
             int step = (t->flags[l] & LINT_LF_NO_OUTPUT) ? branch_step(t, l) : 0;
-            if (step == -1 && depth-- == 0) break;
-            if (step == 1 || step == 3) depth++;
+            if (step == LINT_BR_CLOSE && depth-- == 0) break;
+            if (step == LINT_BR_OPEN || step == LINT_BR_COND) depth++;
             fb[l] = 1;
         }
     }

@@ -991,6 +991,7 @@ void lint_text_release(lint_text *t) {
     free(t->order);
     free(t->fields);
     free(t->role_decls);
+    free(t->branch);
     memset(t, 0, sizeof *t);
 }
 

@@ -114,7 +114,15 @@ typedef struct lint_text {
     size_t n_quiet, cap_quiet;
     lint_range *tags;
     size_t n_tags, cap_tags;
+    /* Set by lint_tmpl.c, per line: how the block tag that opens a line with
+     * no text moves a branch (LINT_BR_*); NULL when the file has no tags. */
+    signed char *branch;
 } lint_text;
+
+/* lint_text.branch: a conditional opens (if, unless, with), another block
+ * opens (for, range, each, macro, a section), another branch of the open
+ * conditional starts (else, elif), a block closes; 0 for any other line. */
+enum { LINT_BR_COND = 3, LINT_BR_ELSE = 2, LINT_BR_OPEN = 1, LINT_BR_CLOSE = -1 };
 
 /* Indexes data (borrowed; must outlive t). Returns UTIL_OK or UTIL_ENOMEM; t is
  * released by lint_text_release either way. */

@@ -1391,6 +1391,33 @@ static void mark_no_output(lint_text *t) {
     }
 }
 
+/* Fills t->branch from the block tags: for each line with no text, the
+ * first tag that starts on it (tags are in text order). */
+static int mark_branches(scan *s) {
+    lint_text *t = s->t;
+    free(t->branch);
+    t->branch = NULL;
+    if (!s->tags.n || !t->n_lines) return UTIL_OK;
+    if (!(t->branch = calloc(t->n_lines, 1))) return UTIL_ENOMEM;
+    size_t ti = 0;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        size_t ls = t->line_start[i], le = lint_text_line_end(t, i);
+        while (ti < s->tags.n && s->tags.v[ti].start < ls) ti++;
+        if (ti == s->tags.n || s->tags.v[ti].start >= le || !(t->flags[i] & LINT_LF_NO_OUTPUT)) continue;
+        const tag *g = &s->tags.v[ti];
+        const char *w = t->data + g->a;
+        size_t wl = g->kw_end > g->a ? g->kw_end - g->a : 0;
+        if (wl && (*w == '#' || *w == '^')) w++, wl--;
+        int with = lint_tmpl_word_is(w, wl, "with"), cond = with || lint_tmpl_word_is(w, wl, "if");
+        t->branch[i] = g->kind == TK_MID                               ? LINT_BR_ELSE
+                       : g->kind == TK_CLOSE                           ? LINT_BR_CLOSE
+                       : g->kind != TK_OPEN                            ? 0
+                       : g->blk == BK_IF || g->blk == BK_HB_IF || cond ? LINT_BR_COND
+                                                                       : LINT_BR_OPEN;
+    }
+    return UTIL_OK;
+}
+
 /* Whether rel is a Handlebars or Mustache file (dotprompt is Handlebars). */
 static int hbs_file(const char *rel) {
     static const char *const k[] = {".hbs", ".handlebars", ".mustache", ".prompt", NULL};
@@ -1437,6 +1464,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     }
     lint_text_ranges_finish(t);
     if (!rc) mark_no_output(t);
+    if (!rc) rc = mark_branches(&s);
     if (!rc) mark_prefill(&s);
     if (!rc && s.tail_from) /* the conversation's tail: after the messages loop */
         for (size_t i = lint_text_line_of(t, s.tail_from) + 1; i < t->n_lines; i++)
