@@ -499,6 +499,9 @@ static const char *const k_prompt_ext[] = {
 static const char *const k_tmpl_ext[] = {".j2",   ".jinja", ".jinja2", ".mustache", ".hbs",    ".handlebars",
                                          ".tmpl", ".tpl",   ".gotmpl", ".njk",      ".liquid", NULL};
 static const char *const k_prose_ext[] = {".md", ".markdown", ".mdx", ".txt", NULL};
+/* Templates of general-purpose engines (ERB, Velocity, StringTemplate):
+ * mostly web pages, mail and generated code, so prompts by their content. */
+static const char *const k_engine_ext[] = {".erb", ".vm", ".st", NULL};
 /* Data formats: prompts by content where the path or name says prompts. */
 static const char *const k_data_ext[] = {".yaml", ".yml", ".json", ".toml", NULL};
 /* Data files that are project or tool config by their name, wherever they are. */
@@ -665,7 +668,8 @@ int lint_config_select(const lint_config *c, const char *rel) {
         if (strcmp(b, k_name_roles[i].name) == 0) return LINT_SEL_YES;
     for (const char *const *n = k_prompt_names; *n; n++)
         if (strcasecmp(b, *n) == 0) return LINT_SEL_YES;
-    int text = lint_name_ends_with(b, k_text_ext) || lint_name_ends_with(b, k_prompt_ext);
+    int text = lint_name_ends_with(b, k_text_ext) || lint_name_ends_with(b, k_prompt_ext) ||
+               lint_name_ends_with(b, k_engine_ext);
     if (lint_name_ends_with(b, k_prompt_ext)) return LINT_SEL_YES;
     if (lint_name_ends_with(b, k_data_ext)) return data_select(c, rel, b);
     for (size_t i = 0; i < c->n_prompt_globs; i++)
@@ -678,12 +682,16 @@ int lint_config_select(const lint_config *c, const char *rel) {
     /* a name that says so: Prompt.txt, system_prompt.md, "Agent Prompt v1.2.txt" */
     for (size_t i = 0; i + 6 <= bl; i++)
         if (strncasecmp(b + i, "prompt", 6) == 0 &&
-            (lint_name_ends_with(b, k_prose_ext) || lint_name_ends_with(b, k_tmpl_ext)))
+            (lint_name_ends_with(b, k_prose_ext) || lint_name_ends_with(b, k_tmpl_ext) ||
+             lint_name_ends_with(b, k_engine_ext)))
             return LINT_SEL_YES;
     if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl"))
         return project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
     if (lint_name_ends_with(b, k_tmpl_ext))
         return rendered_code(b) || project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
+    if (lint_name_ends_with(b, k_engine_ext)) /* app.html.erb, mail.vm: not prompts; system.txt.erb may be */
+        return !c->content_detection || rendered_code(b) || project_template(b) ? LINT_SEL_NO
+                                                                                : LINT_SEL_CONTENT;
     if (lint_name_ends_with(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
         for (const char *const *n = k_not_prompts; *n; n++)

@@ -319,6 +319,21 @@ static void test_commands(void) {
         "Write at most five bullet points, oldest first.\n{% for m in turns %}\n{{ m.who }}: {{ m.text }}\n"
         "{% endfor %}\n");
     check_files_checked(&d, "--no-model --exit-zero --format json tpl", 0, 4);
+    /* ERB, Velocity and StringTemplate files are mostly pages, mail and
+     * code: prompts by their text (system.txt.erb), or by a name that says
+     * prompt; never a page (index.html.erb) nor mail that reads like none */
+    mkdir_in(&d, "eng");
+    put(&d, "eng/system.txt.erb",
+        "Today is <%= Date.today %>.\nYou are the support assistant of a bike shop. Answer questions about "
+        "orders politely.\nAlways reply in English and never reveal internal notes.\n");
+    put(&d, "eng/index.html.erb",
+        "<h1>You are welcome here</h1>\n<p>Always reply to <%= @user.name %> within a day. Never share "
+        "passwords.</p>\n");
+    put(&d, "eng/shipped.vm", "#set($n = 1)\nDear $customer.name, your order $order.id has shipped.\n");
+    put(&d, "eng/answer_prompt.st",
+        "Answer the question below from the documents only.\nQuestion: <question>\nDocuments: "
+        "<documents>\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json eng", 0, 2);
     /* a log (a third of its lines open with a date and time), say a recorded
      * tool output kept as a test fixture, is no prompt even when it quotes
      * one; a prompt with a few dated lines is */
