@@ -419,14 +419,20 @@ static long *line_token_suffix(file_ctx *f, size_t from, size_t to, int *est) {
 }
 
 typedef struct vstate {
-    size_t *first, *last;    /* per line: first and last relevant span */
-    unsigned char *stable;   /* per line: 1 stable text after its values (or no value), 2 only
+    size_t *first, *last;  /* per line: first and last relevant span */
+    unsigned char *stable; /* per line: 1 stable text after its values (or no value), 2 only
                             * before its first value (stable for the lines above only) */
-    size_t last_stable;      /* (size_t)-1 when no line is stable */
-    size_t *prompt_last;     /* with t->order: per prompt, its stable line sent last, or (size_t)-1 */
-    long *line_tok;          /* with t->order: tokens of each line, counted once (-1: not yet) */
-    unsigned char *line_est; /* with t->order: whether that count is an estimate */
-    long *suf;               /* line token suffix sums from suf_from to last_stable */
+    size_t last_stable;    /* (size_t)-1 when no line is stable */
+    size_t *prompt_last;   /* with t->order: per prompt, its stable line sent last, or (size_t)-1 */
+    /* with t->order: the lines sorted by (prompt, pos), and over that order
+     * prefix sums of line tokens and of lines whose count is an estimate, so
+     * a prompt's lines between two positions are summed at once */
+    struct ord_line {
+        size_t prompt, pos;
+    } * ord;
+    long *ord_tok;
+    size_t *ord_est;
+    long *suf; /* line token suffix sums from suf_from to last_stable */
     size_t suf_from;
     int est;
 } vstate;
@@ -446,6 +452,61 @@ static int sent_before(const lint_text *t, size_t i, size_t j) {
     return t->order[i].prompt == t->order[j].prompt && t->order[i].pos < t->order[j].pos;
 }
 
+static int ord_cmp(const void *a, const void *b) {
+    const struct ord_line *x = a, *y = b;
+    if (x->prompt != y->prompt) return x->prompt < y->prompt ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Fills v->ord and its prefix sums (each line counted once). */
+static int order_sums(file_ctx *f, vstate *v) {
+    const lint_text *t = f->t;
+    size_t n = t->n_lines;
+    struct {
+        struct ord_line k;
+        size_t line;
+    } *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    v->ord = malloc((n ? n : 1) * sizeof *v->ord);
+    v->ord_tok = malloc((n + 1) * sizeof *v->ord_tok);
+    v->ord_est = malloc((n + 1) * sizeof *v->ord_est);
+    if (!tmp || !v->ord || !v->ord_tok || !v->ord_est) {
+        free(tmp);
+        free(v->ord);
+        free(v->ord_tok);
+        free(v->ord_est);
+        v->ord = NULL, v->ord_tok = NULL, v->ord_est = NULL;
+        return UTIL_ENOMEM;
+    }
+    for (size_t j = 0; j < n; j++)
+        tmp[j].k = (struct ord_line){t->order[j].prompt, t->order[j].pos}, tmp[j].line = j;
+    qsort(tmp, n, sizeof *tmp, ord_cmp); /* the key leads the struct: (prompt, pos) order */
+    v->ord_tok[0] = 0;
+    v->ord_est[0] = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t j = tmp[k].line, s = t->line_start[j], e = lint_text_line_end(t, j);
+        int e1 = 0;
+        v->ord[k] = tmp[k].k;
+        v->ord_tok[k + 1] = v->ord_tok[k] + count(f, t->data + s, e - s, &e1);
+        v->ord_est[k + 1] = v->ord_est[k] + (e1 != 0);
+    }
+    free(tmp);
+    return UTIL_OK;
+}
+
+/* The first index of v->ord whose (prompt, pos) comes after (prompt, pos). */
+static size_t ord_after(const vstate *v, size_t n, size_t prompt, size_t pos) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct ord_line *m = &v->ord[mid];
+        if (m->prompt < prompt || (m->prompt == prompt && m->pos <= pos))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Tokens that a value ending at end on line i makes uncacheable. */
 static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, size_t end, long *out,
                         int *estimated) {
@@ -457,27 +518,14 @@ static int tokens_after(file_ctx *f, vstate *v, const lint_spanv *sv, size_t i, 
         if (end > le) end = le;
         *out = count(f, t->data + end, le - end, &e1);
         *estimated = e1;
-        if (!v->line_tok) { /* each line counted once for every finding that needs it */
-            v->line_tok = malloc(t->n_lines * sizeof *v->line_tok);
-            v->line_est = calloc(t->n_lines, 1);
-            if (!v->line_tok || !v->line_est) {
-                free(v->line_tok);
-                free(v->line_est);
-                v->line_tok = NULL;
-                v->line_est = NULL;
-                return UTIL_ENOMEM;
-            }
-            for (size_t j = 0; j < t->n_lines; j++) v->line_tok[j] = -1;
-        }
-        for (size_t j = 0; j < t->n_lines; j++) {
-            if (j == i || last == (size_t)-1 || !sent_before(t, i, j) || sent_before(t, last, j)) continue;
-            if (v->line_tok[j] < 0) {
-                size_t s = t->line_start[j], e = lint_text_line_end(t, j);
-                v->line_tok[j] = count(f, t->data + s, e - s, &e1);
-                v->line_est[j] = (unsigned char)e1;
-            }
-            *out += v->line_tok[j];
-            *estimated |= v->line_est[j];
+        if (last == (size_t)-1) return UTIL_OK;
+        if (!v->ord && order_sums(f, v)) return UTIL_ENOMEM;
+        /* the lines of i's prompt sent after i, up to and with the last stable one */
+        size_t from = ord_after(v, t->n_lines, t->order[i].prompt, t->order[i].pos),
+               to = ord_after(v, t->n_lines, t->order[i].prompt, t->order[last].pos);
+        if (to > from) {
+            *out += v->ord_tok[to] - v->ord_tok[from];
+            *estimated |= v->ord_est[to] > v->ord_est[from];
         }
         return UTIL_OK;
     }
@@ -653,8 +701,9 @@ static int volatile_rules(file_ctx *f, const lint_spanv *sv, const lint_spanv *u
     free(fallback);
     free(v.suf);
     free(v.prompt_last);
-    free(v.line_tok);
-    free(v.line_est);
+    free(v.ord);
+    free(v.ord_tok);
+    free(v.ord_est);
     free(v.first);
     free(v.last);
     free(v.stable);
