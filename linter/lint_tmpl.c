@@ -1444,6 +1444,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_yaml_library(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
+    if (!rc) rc = lint_tmpl_toml_config(&s, rel);
     if (!rc) rc = lint_tmpl_baml(&s, rel);
     if (!rc) rc = lint_tmpl_genagents(&s, rel);
     if (!rc) rc = lint_tmpl_bracket_fields(&s, rel);

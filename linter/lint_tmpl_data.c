@@ -222,6 +222,31 @@ static int indented_key(const lint_text *t, size_t i, const char *key) {
     return q > p && (size_t)(e - q) > kl && !memcmp(q, key, kl) && q[kl] == ':';
 }
 
+static size_t yaml_value(const char *d, size_t a, size_t e, size_t *indent);
+
+/* Marks the comment lines of a YAML file as metadata (a `# {topic} is what
+ * the user asked` documenting a field is not prompt text); a '#' line inside
+ * a block scalar is the scalar's text. UTIL_ENOMEM. */
+static int yaml_comments(lint_text *t) {
+    const char *d = t->data;
+    size_t block = (size_t)-1; /* the indent of the key a block scalar is under */
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), p = a, ind;
+        while (p < e && d[p] == ' ') p++;
+        if (p >= e) continue;
+        if (block != (size_t)-1 && p - a > block) continue;
+        block = (size_t)-1;
+        if (d[p] == '#') {
+            rc = lint_tmpl_meta_line(t, i);
+            continue;
+        }
+        size_t v = yaml_value(d, a, e, &ind);
+        if (v != (size_t)-1 && v < e && (d[v] == '|' || d[v] == '>')) block = ind;
+    }
+    return rc;
+}
+
 /* A CrewAI tasks file (YAML entries with description: and expected_output:):
  * a task's prompt is its description, then its expected output, and its
  * {name} fields are the crew's kickoff inputs, filled per run; the ones no
@@ -235,8 +260,10 @@ int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
         expected |= indented_key(t, i, "expected_output");
     }
     if (!desc || !expected) return UTIL_OK;
+    int rc = yaml_comments(t);
     const char *d = t->data;
-    for (size_t i = 0; i < t->len; i++) {
+    for (size_t i = 0; i < t->len && !rc; i++) {
+        if (t->flags[lint_text_line_of(t, i)] & LINT_LF_FRONTMATTER) continue; /* a comment */
         if (d[i] != '{' || (i + 1 < t->len && d[i + 1] == '{') || (i > 0 && d[i - 1] == '{')) continue;
         size_t a = i + 1, b = a;
         while (b < t->len && lint_tmpl_is_ident(d[b])) b++;
@@ -248,7 +275,7 @@ int lint_tmpl_crewai_tasks(scan *s, const char *rel) {
         }
         i = b;
     }
-    return UTIL_OK;
+    return rc;
 }
 
 /* --- prompt configs (YAML holding prompts among their settings) ----------------------- */
@@ -338,7 +365,7 @@ static int slot_field(const char *d, size_t a, size_t b) {
  * sentence (four or more words), a template tag, one {field} or, in JSON (a
  * message list's content), a {field} in a slot of its own (slot_field); not
  * "0123" or "{i}. {output}", nor a YAML few-shot "Problem:\n{problem}" format. */
-static int prompt_string(const char *d, size_t q, size_t close, int json) {
+int lint_tmpl_prompt_string(const char *d, size_t q, size_t close, int json) {
     size_t w = yaml_words(d, q + 1, close);
     return w >= 4 || (close - q > 2 && memmem(d + q + 1, close - q - 1, "{{", 2)) ||
            (w == 1 && d[q + 1] == '{' && d[close - 1] == '}') || (json && slot_field(d, q + 1, close));
@@ -606,7 +633,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel) {
                 if (close == (size_t)-1) {
                     text = 1, quote = q;
                 } else {
-                    text = prompt_string(d, v, close, 0) && !setting_key(d, a, e);
+                    text = lint_tmpl_prompt_string(d, v, close, 0) && !setting_key(d, a, e);
                     if (text) rc = lint_text_add_quiet(t, close, e);
                 }
                 v++;
@@ -664,7 +691,7 @@ static int json_pairs(lint_text *t, size_t a, size_t e, int *text) {
         while (n < e && d[n] == ' ') n++;
         if (n < e && d[n] == ':') { /* a key */
             meta = json_meta_key(d, k + 1, close);
-        } else if (!meta && prompt_string(d, k, close, 1)) {
+        } else if (!meta && lint_tmpl_prompt_string(d, k, close, 1)) {
             rc = lint_text_add_quiet(t, from, k + 1);
             from = close;
             *text = 1;
@@ -717,7 +744,7 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
         } else if (v < e && d[v] == '"' && !meta) {
             close = json_close(d, v, e);
             if (close == (size_t)-1) close = e;
-            text = prompt_string(d, v, close, 1);
+            text = lint_tmpl_prompt_string(d, v, close, 1);
             if (text) rc = lint_text_add_quiet(t, a, v + 1);
             if (text && !rc) rc = lint_text_add_quiet(t, close, e);
         }
@@ -733,7 +760,6 @@ int lint_tmpl_json_config(scan *s, const char *rel) {
 
 enum { MAP_NONE, MAP_TEMPLATES, MAP_COMMANDS, MAP_PROMPTS };
 
-static int library_key(const char *p, const char *c);
 
 /* A key's name [p, c) in lower case without '_', '-', ' ' and quotes
  * (judge_prompts, qaPrompts: judgeprompts, qaprompts) into w[cap]. */
@@ -779,7 +805,7 @@ static int role_key_line(const lint_text *t, size_t i, size_t ind) {
     static const char *const k_roles[] = {"system", "user", "human", "assistant", "ai", "developer", NULL};
     for (const char *const *r = k_roles; *r; r++)
         if (!strcmp(w, *r)) return 1;
-    return library_key(q, c) == 2;
+    return lint_tmpl_library_key(q, c) == 2;
 }
 
 /* Whether line i is a key whose value is a block scalar (`chat: |`,
@@ -864,7 +890,7 @@ int lint_tmpl_template_map(scan *s, const char *rel) {
  * and '-' aside: final_prompt, evalPrompt, meta_sample_template); 2 as one
  * role's part of a request (the same after a role word: system_prompt,
  * user_prompt, human_template). */
-static int library_key(const char *p, const char *c) {
+int lint_tmpl_library_key(const char *p, const char *c) {
     char w[64];
     size_t m = key_word(p, c, w, sizeof w);
     if (!strstr(w, "prompt") && !(m >= 8 && !strcmp(w + m - 8, "template"))) return 0;
@@ -904,7 +930,7 @@ static int holds_prompt_key(const lint_text *t, size_t a, size_t b) {
         while (p + 1 < e && d[p] == '-' && d[p + 1] == ' ')
             for (p += 2; p < e && d[p] == ' ';) p++;
         const char *c = memchr(d + p, ':', e - p);
-        if (c && c < d + v && library_key(d + p, c)) return 1;
+        if (c && c < d + v && lint_tmpl_library_key(d + p, c)) return 1;
     }
     return 0;
 }
@@ -967,7 +993,7 @@ int lint_tmpl_yaml_library(scan *s, const char *rel) {
         size_t v = yaml_value(d, a, e, &ind);
         if (v == (size_t)-1) continue;
         const char *c = memchr(d + a, ':', e - a);
-        int k = c ? library_key(d + a, c) : 0;
+        int k = c ? lint_tmpl_library_key(d + a, c) : 0;
         keys++;
         whole += k != 0;
         roles += k == 2;
@@ -984,7 +1010,7 @@ int lint_tmpl_yaml_library(scan *s, const char *rel) {
             continue;
         if (from != (size_t)-1 && !part) rc = lint_text_own_prompt(t, from, i);
         const char *c = memchr(d + a, ':', e - a);
-        part = c && library_key(d + a, c) == 2;
+        part = c && lint_tmpl_library_key(d + a, c) == 2;
         from = i;
     }
     if (!rc && from != (size_t)-1 && !part) rc = lint_text_own_prompt(t, from, t->n_lines);

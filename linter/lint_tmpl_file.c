@@ -104,6 +104,32 @@ static int template_name(const char *rel) {
     return lint_name_ends_with(rel, k_ext) || strcasecmp(base_name(rel), "skprompt.txt") == 0;
 }
 
+/* Whether a .prompt file is a LangChain f-string template by its content
+ * (a {query} field, nothing else that renders), not a dotprompt: no {{ }}
+ * or {% %} tag anywhere and no front matter (after '#' comment lines), so
+ * its {x} are its only fields. A dotprompt, whose {x} in prose or JSON is
+ * literal text, has front matter or a tag and stays one. */
+static int fstring_prompt(const lint_text *t, const char *rel) {
+    static const char *const k_dotprompt[] = {".prompt", NULL};
+    const char *d = t->data;
+    if (!lint_name_ends_with(rel, k_dotprompt) || memmem(d, t->len, "{{", 2) || memmem(d, t->len, "{%", 2))
+        return 0;
+    size_t i = 0;
+    while (i < t->n_lines && (t->line_start[i] == lint_text_line_end(t, i) || d[t->line_start[i]] == '#'))
+        i++;
+    if (i < t->n_lines && lint_text_line_end(t, i) - t->line_start[i] >= 3 &&
+        !memcmp(d + t->line_start[i], "---", 3))
+        return 0;
+    for (const char *p = memchr(d, '{', t->len); p; p = memchr(p + 1, '{', t->len - (size_t)(p + 1 - d))) {
+        const char *q = p + 1, *e = d + t->len;
+        if (q < e && (isalpha((unsigned char)*q) || *q == '_'))
+            while (q < e && lint_tmpl_is_ident(*q)) q++;
+        if (q > p + 1 && q < e && *q == '}') return 1;
+        if (q >= e) break;
+    }
+    return 0;
+}
+
 /* Markdown whose {x} fields are not rendered: not a VS Code prompt file
  * (.prompt.md, .instructions.md, .chatmode.md fill ${input:x}, ${file}). */
 static int markdown_name(const char *rel) {
@@ -276,7 +302,7 @@ static int user_turn_name(const char *rel) {
 
 size_t lint_tmpl_file_kind(lint_text *t, const char *rel, int dialect) {
     t->verbatim = verbatim_file(t, rel);
-    t->curly_only = template_name(rel) || dialect != TD_CURLY;
+    t->curly_only = (template_name(rel) && !fstring_prompt(t, rel)) || dialect != TD_CURLY;
     t->is_template = !t->verbatim && (t->curly_only || has_statements(t));
     /* markdown in a prompts/ folder is a program's template: its {x} are fields */
     t->fill_ins = !t->is_template && markdown_name(rel) && !lint_tmpl_prompts_folder(rel) &&

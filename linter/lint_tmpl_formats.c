@@ -1,7 +1,8 @@
 /* linter/lint_tmpl_formats.c: prompt files whose format has a syntax of its
  * own: BAML (.baml: only prompt #"..."# and template_string blocks are
  * prompt text, each a prompt of its own), Gemini CLI commands (.toml with a
- * prompt = """...""" value), Generative Agents templates (!<INPUT n>! fields
+ * prompt = """...""" value), other TOML prompt files (string values
+ * among keys, tables and comments), Generative Agents templates (!<INPUT n>! fields
  * below a comment block) and [[NAME]] fields of plain-text prompts. Marks
  * the rest as metadata; does not read YAML/JSON prompt data
  * (lint_tmpl_data.c) or template tags (lint_tmpl_tags.c). */
@@ -81,20 +82,30 @@ int lint_tmpl_baml(scan *s, const char *rel) {
  * description is metadata), {{args}} is what the user typed after the
  * command, !{cmd} is the command's output and @{path} a file's content, all
  * filled in when the command runs. */
-int lint_tmpl_gemini_command(scan *s, const char *rel) {
-    lint_text *t = s->t;
-    if (!lint_name_ends_with(rel, k_toml)) return UTIL_OK;
+/* The line of a Gemini CLI command's top-level prompt = "..." key, its
+ * value's opening quote in *vat; (size_t)-1 when t has none. */
+static size_t gemini_prompt_line(const lint_text *t, size_t *vat) {
     const char *d = t->data;
-    size_t pl = (size_t)-1, vat = 0;
-    for (size_t i = 0; i < t->n_lines && pl == (size_t)-1; i++) {
+    for (size_t i = 0; i < t->n_lines; i++) {
         const char *p = d + t->line_start[i], *e = d + lint_text_line_end(t, i);
         if (e - p < 7 || memcmp(p, "prompt", 6) != 0) continue;
         p += 6;
         while (p < e && *p == ' ') p++;
         if (p >= e || *p != '=') continue;
         for (p++; p < e && *p == ' '; p++) {}
-        if (p < e && (*p == '"' || *p == '\'')) pl = i, vat = (size_t)(p - d);
+        if (p < e && (*p == '"' || *p == '\'')) {
+            *vat = (size_t)(p - d);
+            return i;
+        }
     }
+    return (size_t)-1;
+}
+
+int lint_tmpl_gemini_command(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    if (!lint_name_ends_with(rel, k_toml)) return UTIL_OK;
+    const char *d = t->data;
+    size_t vat = 0, pl = gemini_prompt_line(t, &vat);
     if (pl == (size_t)-1) return UTIL_OK;
     char q = d[vat];
     int triple = vat + 2 < t->len && d[vat + 1] == q && d[vat + 2] == q;
@@ -141,6 +152,126 @@ int lint_tmpl_gemini_command(scan *s, const char *rel) {
         if (lint_spanv_push(s->spans, &sp)) rc = UTIL_ENOMEM;
         i = b - 1;
     }
+    return rc;
+}
+
+/* --- TOML prompt files (prompts as string values among keys and tables) ------------ */
+
+/* Where the TOML string opened at d[v] (quote q, triple or not) closes in
+ * [v, e): the offset of its closing quote(s), or (size_t)-1. */
+static size_t toml_close(const char *d, size_t v, size_t e, char q, int triple) {
+    for (size_t k = v; k < e; k++) {
+        if (q == '"' && d[k] == '\\') {
+            k++;
+        } else if (d[k] == q && (!triple || (k + 2 < e && d[k + 1] == q && d[k + 2] == q))) {
+            if (triple) /* """" ends with a quote inside: the last three close */
+                while (k + 3 < e && d[k + 3] == q) k++;
+            return k;
+        }
+    }
+    return (size_t)-1;
+}
+
+/* The value of the TOML line [a, e): after `key =` (bare, dotted or quoted
+ * keys), or the line's first character when it has no key (an array's
+ * item); *key_end: where the key ends (a, without one). */
+static size_t toml_value(const char *d, size_t a, size_t e, size_t *key_end) {
+    size_t p = a;
+    while (p < e && (d[p] == ' ' || d[p] == '\t')) p++;
+    size_t k = p;
+    while (k < e && (lint_tmpl_is_ident(d[k]) || d[k] == '-' || d[k] == '.' || d[k] == ' ' || d[k] == '"' ||
+                     d[k] == '\''))
+        k++;
+    *key_end = a;
+    if (k < e && k > p && d[k] == '=' && (k + 1 == e || d[k + 1] != '=')) {
+        *key_end = k;
+        for (k++; k < e && (d[k] == ' ' || d[k] == '\t');) k++;
+        return k;
+    }
+    return p;
+}
+
+/* Whether quotes that end at k on line i close a multi-line string: what
+ * follows on the line is a comment or an array's punctuation, and the next
+ * line with text is a key, a table, a comment or an array's item, as after
+ * a value; a prompt's own `"""{question}"""` line, prose after it, does
+ * not close it. */
+static int toml_closes(const lint_text *t, size_t i, size_t k) {
+    const char *d = t->data;
+    for (size_t e = lint_text_line_end(t, i); k < e && d[k] != '#'; k++)
+        if (!strchr(" \t\r,]}", d[k])) return 0;
+    for (size_t n = i + 1; n < t->n_lines; n++) {
+        size_t a = t->line_start[n], e = lint_text_line_end(t, n), ke, v = toml_value(d, a, e, &ke);
+        if (v >= e) continue;
+        return ke > a || strchr("#[]\"'", d[v]) != NULL;
+    }
+    return 1;
+}
+
+/* A TOML file of prompts (a RAG app's rag_system_prompt = """...""", a
+ * tool's prompt table): its prompt text is its string values, multi-line
+ * ones whole and one-line ones when they read as text
+ * (lint_tmpl_prompt_string); comments (a `# {query_str} = the e-mail` that
+ * documents the fields), table headers, keys, numbers, arrays' punctuation
+ * and short strings are configuration, neither volatile nor stable. Each
+ * key named as a whole prompt, when two or more are (lint_tmpl_library_key:
+ * summary_prompt beside qa_prompt, not a system_prompt and user_prompt
+ * pair), is a prompt of its own, as in a YAML file. A Gemini CLI
+ * command (top-level prompt =) has its own reader above. */
+int lint_tmpl_toml_config(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    size_t vat;
+    if (!lint_name_ends_with(rel, k_toml) || gemini_prompt_line(t, &vat) != (size_t)-1) return UTIL_OK;
+    const char *d = t->data;
+    int rc = UTIL_OK;
+    char ml = 0; /* the quote of the multi-line string being read */
+    size_t whole = 0, roles = 0;
+    char *unit = calloc(t->n_lines ? t->n_lines : 1, 1); /* a key named as a whole prompt */
+    if (!unit) return UTIL_ENOMEM;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), ke, close;
+        if (ml) { /* inside a multi-line string: text up to its closing quotes */
+            close = toml_close(d, a, e, ml, 1);
+            if (close != (size_t)-1 && toml_closes(t, i, close + 3))
+                rc = lint_text_add_quiet(t, close, e), ml = 0;
+            continue;
+        }
+        size_t v = toml_value(d, a, e, &ke);
+        if (v >= e) continue; /* a blank line */
+        if (ke > a) {
+            int k = lint_tmpl_library_key(d + a + strspn(d + a, " \t"), d + ke);
+            whole += k != 0, roles += k == 2;
+            unit[i] = k == 1;
+        }
+        if (d[v] != '"' && d[v] != '\'') {
+            rc = lint_tmpl_meta_line(t, i); /* comments, tables, numbers, arrays */
+            continue;
+        }
+        char q = d[v];
+        int triple = v + 2 < e && d[v + 1] == q && d[v + 2] == q;
+        size_t from = v + (triple ? 3 : 1);
+        close = toml_close(d, from, e, q, triple);
+        if (triple && close != (size_t)-1 && !toml_closes(t, i, close + 3)) close = (size_t)-1;
+        if (triple && close == (size_t)-1) {
+            rc = lint_text_add_quiet(t, a, from), ml = q;
+        } else if (close != (size_t)-1 && (triple || lint_tmpl_prompt_string(d, v, close, 0))) {
+            rc = lint_text_add_quiet(t, a, from);
+            if (!rc) rc = lint_text_add_quiet(t, close, e);
+        } else {
+            rc = lint_tmpl_meta_line(t, i);
+        }
+    }
+    /* prompts of their own: keys named as whole prompts */
+    int keys = whole >= 2 && whole > roles;
+    size_t from = 0;
+    for (size_t i = 1; i < t->n_lines && !rc; i++) {
+        if (unit[i] && keys) {
+            rc = lint_text_own_prompt(t, from, i);
+            from = i;
+        }
+    }
+    if (!rc && from > 0) rc = lint_text_own_prompt(t, from, t->n_lines);
+    free(unit);
     return rc;
 }
 

@@ -207,11 +207,18 @@ int lint_tmpl_meta_line(lint_text *t, size_t i);
  * inputs: prompty inputs: and sample: keys, dotprompt input: schema: keys.
  * UTIL_ENOMEM. */
 int lint_tmpl_read_inputs(scan *s, size_t first, size_t last);
+/* Whether the quoted value opened at d[q], closed at d[close], is prompt
+ * text (a sentence, a template tag, a lone {field}; json: a JSON slot). */
+int lint_tmpl_prompt_string(const char *d, size_t q, size_t close, int json);
+/* How the key [p, c) names its value: 0 not as a prompt, 1 a whole prompt
+ * (final_prompt, meta_template), 2 one role's part (system_prompt). */
+int lint_tmpl_library_key(const char *p, const char *c);
 int lint_tmpl_yaml_config(scan *s, const char *rel);    /* prompts among YAML settings */
 int lint_tmpl_json_config(scan *s, const char *rel);    /* prompts among JSON settings */
 int lint_tmpl_template_map(scan *s, const char *rel);   /* several prompts: template:, commands: */
 int lint_tmpl_yaml_library(scan *s, const char *rel);   /* several prompts under top-level keys */
 int lint_tmpl_gemini_command(scan *s, const char *rel); /* Gemini CLI .toml */
+int lint_tmpl_toml_config(scan *s, const char *rel);    /* prompts among TOML settings */
 int lint_tmpl_baml(scan *s, const char *rel);           /* BAML prompt #"..."# blocks */
 int lint_tmpl_bracket_fields(scan *s, const char *rel); /* [[NAME]] in .txt prompts */
 int lint_tmpl_genagents(scan *s, const char *rel);      /* Generative Agents !<INPUT n>! */
