@@ -4,7 +4,9 @@
  * filtered by context (code, examples, constant qualifiers) and classed by how
  * often they change. Order-unstable constructs and suppression comments are
  * lint_detect_order.c; the filters on a literal's own text are
- * lint_detect_values.c; the pattern text is lint_detect_pat.c. Does not
+ * lint_detect_values.c; the pattern text is lint_detect_pat.c; fields
+ * filled once (a deployment's or agent's own members, an author's fill-ins)
+ * are lint_detect_fixed.c. Does not
  * decide what is an error (lint_rules.c does). */
 #include <ctype.h>
 #include <stdint.h>
@@ -452,66 +454,6 @@ int lint_detect_declared_token(const lint_detect *d, const lint_text *t, size_t 
     return lint_detect_roles_declared(d->misc[RX_ROLE_TOKEN], d->mctx, t, a, b);
 }
 
-/* Splits name as object.member, one dot, the member letters, digits and
- * underscores only; 0 when it is not of that shape. */
-static int object_member(const char *name, size_t len, size_t *olen, const char **mem, size_t *mlen) {
-    const char *dot = memchr(name, '.', len);
-    if (!dot || dot == name || dot + 1 == name + len) return 0;
-    for (const char *q = dot + 1; q < name + len; q++)
-        if (!isalnum((unsigned char)*q) && *q != '_') return 0;
-    *olen = (size_t)(dot - name);
-    *mem = dot + 1;
-    *mlen = (size_t)(name + len - *mem);
-    return 1;
-}
-
-/* Whether s[0..n) is one of the words of k (a NULL-ended list), ignoring case. */
-static int word_of(const char *const *k, const char *s, size_t n) {
-    for (const char *const *w = k; *w; w++)
-        if (strlen(*w) == n && !strncasecmp(s, *w, n)) return 1;
-    return 0;
-}
-
-/* Whether name is object.member with the object a deployment's own: the
- * site, app or company a bot is set up for ({{site.url}}, {{ app.name }},
- * Hugo's {{ .Site.Title }}, {{config.timezone}}). Its settings are filled
- * once per deployment, as the README's product name is; a longer chain
- * (app.user.name) reaches past them to something else. Not platform.* (the
- * user's machine in Python) nor org.* (a tenant, per request). */
-static int deployment_member(const char *name, size_t len) {
-    static const char *const k[] = {"site",          "app",     "application", "config",
-                                    "configuration", "company", "brand",       "blog",
-                                    "store",         "shop",    NULL};
-    size_t ol, ml;
-    const char *m;
-    return object_member(name, len, &ol, &m, &ml) && word_of(k, name, ol);
-}
-
-/* Whether name is object.member with the object the bot or agent itself and
- * the member part of its own identity: the record a chat platform returns
- * for the bot's account (Slack's auth.test: user_id, team, team_id, url),
- * {{ bot.user_id }}, {{ agent.name }}. It is fixed when the bot is installed,
- * as its name is; the same member of a user's record is per user. Other
- * members (agent.session_id, agent.memory) keep their own class: an agent
- * object also carries its run. Case and underscores are ignored (userId). */
-static int self_identity_member(const char *name, size_t len) {
-    static const char *const k_obj[] = {"bot", "chatbot", "agent", "assistant", NULL};
-    static const char *const k_id[] = {"id",      "userid",      "user",     "botid",    "appid",
-                                       "team",    "teamid",      "teamname", "url",      "profileurl",
-                                       "name",    "displayname", "realname", "username", "handle",
-                                       "mention", "avatar",      "icon",     "email",    NULL};
-    size_t ol, ml, n = 0;
-    const char *m;
-    char low[24];
-    if (!object_member(name, len, &ol, &m, &ml) || !word_of(k_obj, name, ol)) return 0;
-    for (size_t i = 0; i < ml; i++) {
-        if (m[i] == '_') continue;
-        if (n + 1 >= sizeof low) return 0;
-        low[n++] = m[i];
-    }
-    return n && word_of(k_id, low, n);
-}
-
 int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const char *name, size_t len,
                           int *subday, int *known) {
     char norm[128];
@@ -560,11 +502,11 @@ int lint_detect_name_info(const lint_detect *d, const lint_config *cfg, const ch
                 *known = 1;
                 return cfg->names[i].vclass;
             }
-    if (self_identity_member(name, len)) {
+    if (lint_detect_self_member(name, len)) {
         *known = 1;
         return LINT_VC_NONE;
     }
-    if (deployment_member(name, len)) {
+    if (lint_detect_deployment_member(name, len)) {
         /* site.url, app.timezone: a setting of the deployment, fixed like
          * its name; only a clock reading (site.today) still moves */
         const char *m = (const char *)memchr(name, '.', len) + 1;
@@ -818,6 +760,7 @@ typedef struct lit_arg {
     const lint_config *cfg;
     lint_spanv *out;
     const char *label;
+    int template_text; /* the file's text is a template's (lint_detect_template_text) */
 } lit_arg;
 
 /* Whether the name at s is the value of a bare "Name:" line in a block that
@@ -924,6 +867,10 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     /* a memory file's import, "@/Users/alice/notes.md" opening a line (or a
      * list item) as CLAUDE.md writes them, names a file to read in, not where
      * the user works */
+    /* a template's own text is the same in every render: a home path written
+     * there is its author's machine (/Users/alice/project), not the user's;
+     * a field fills in the user's */
+    if (p && p->mode == PM_HOME && a->template_text) return UTIL_OK;
     if (p && p->mode == PM_HOME && s > 0 && t->data[s - 1] == '@') {
         size_t k = t->line_start[lint_text_line_of(t, s)];
         while (k < s - 1 && (t->data[k] == ' ' || t->data[k] == '-' || t->data[k] == '*')) k++;
@@ -1429,9 +1376,9 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     int oom5;
     size_t *sl = digit_lines(t, 5, &nsl, &oom5);
     if (oom || oom2 || oom3 || oom4 || oom5) rc = UTIL_ENOMEM;
-    int non_ascii = has_non_ascii(t->data, t->len);
+    int non_ascii = has_non_ascii(t->data, t->len), tmpl = lint_detect_template_text(t);
     for (size_t i = 0; i < LINT_N_LITERALS && !rc; i++) {
-        lit_arg a = {&lint_detect_literals[i], cfg, out, NULL};
+        lit_arg a = {&lint_detect_literals[i], cfg, out, NULL, tmpl};
         int mode = lint_detect_literals[i].digit;
         if (mode >= 6 && !non_ascii) continue;
         if (lint_detect_literals[i].needle && !has_needle(t->data, t->len, lint_detect_literals[i].needle))
@@ -1457,7 +1404,7 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
     if (!rc) rc = lint_detect_content_captions(&lz[RX_CONTENT_CAPTION], d->mctx, t, out, err);
     if (!rc) rc = stand_in_lines(d, cfg, t, out);
     for (size_t i = 0; cfg && i < cfg->n_patterns && !rc; i++) {
-        lit_arg a = {NULL, cfg, out, cfg->patterns[i].name};
+        lit_arg a = {NULL, cfg, out, cfg->patterns[i].name, 0};
         size_t before = out->n;
         rc = scan(d, cfg->patterns[i].re, t, on_literal, &a);
         for (size_t k = before; k < out->n; k++) {
@@ -1466,6 +1413,10 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
         }
     }
     if (rc) return rc == UTIL_ENOMEM ? util_err_set(err, rc, "out of memory") : rc; /* else err is set */
+    if (lint_detect_author_fill_ins(t)) { /* STEP_1_GOAL: filled when the prompt is written */
+        lint_detect_drop_fill_ins(t, out);
+        if (unknown) lint_detect_drop_fill_ins(t, unknown);
+    }
     /* sort, then merge overlaps keeping the most volatile class */
     if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, span_cmp);
     size_t w = 0;

@@ -201,4 +201,39 @@ int lint_detect_content_captions(lint_rx_lazy *cap_re, pcre2_match_context *mctx
  * one line; 0 when it does not (lint_detect_blocks.c). */
 size_t lint_detect_enclosing_tag(const lint_text *t, size_t a, size_t b, const char **name);
 
+/* --- fields filled once (lint_detect_fixed.c) -------------------------------- */
+
+/* Whether name is object.member with the object a deployment's own: the
+ * site, app, company or organization a bot is set up for ({{site.url}},
+ * {{ app.name }}, Hugo's {{ .Site.Title }}, {{config.timezone}},
+ * {{organization.timezone}}). Its settings are filled once per deployment,
+ * as the README's product name is; a longer chain (app.user.name) reaches
+ * past them to something else. Not platform.* (the user's machine in
+ * Python); a tenant's id keeps its class by name (tenant_id per user). */
+int lint_detect_deployment_member(const char *name, size_t len);
+/* Whether name is object.member with the object the bot or agent itself and
+ * the member part of its own account or definition: the record a chat
+ * platform returns for the bot (Slack's auth.test: user_id, team, team_id,
+ * url), {{ bot.user_id }}, {{ agent.name }}, and what the agent is defined
+ * with ({{agent.role}}, {{agent.goal}}, {{agent.backstory}}, as CrewAI's
+ * agents are). It is fixed when the bot is installed or the agent defined;
+ * the same member of a user's record is per user. Other members
+ * (agent.session_id, agent.memory, agent.task) keep their own class: an
+ * agent object also carries its run. Case and underscores are ignored. */
+int lint_detect_self_member(const char *name, size_t len);
+/* Whether t's text is a template's, the same bytes in every render: a file
+ * that is a template by its kind or tags, or that holds a {{name}} field
+ * outside code (an agent config's action with {{ISSUE_NUMBER}}). Not a file
+ * loaded as written (AGENTS.md, SKILL.md): nothing renders it. */
+int lint_detect_template_text(const lint_text *t);
+/* Whether t is a prompt its author completes by hand before use: at least
+ * three distinct upper-case fields {{NAME}} that number parts of the prompt
+ * itself (STEP_1_GOAL, STEP_2_OF_ANALYSIS, SPECIAL_TOPIC_RULE_1). Such a
+ * template is filled once, when the prompt is written, not per request. */
+int lint_detect_author_fill_ins(const lint_text *t);
+/* Drops from sv the upper-case {{NAME}} placeholders of such a file whose
+ * class is per turn or unknown; a name that says a clock, a user or the
+ * user's machine (CURRENT_DATE, USER_NAME, WORKSPACE_DIR) keeps its span. */
+void lint_detect_drop_fill_ins(const lint_text *t, lint_spanv *sv);
+
 #endif
