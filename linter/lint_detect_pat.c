@@ -211,7 +211,9 @@ const pat_def lint_detect_literals[] = {
     {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)" EM
      "\\h*:" EM "\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*(?:\\h+\\d+)?)"
+     /* a shell as its variable prints it: "Shell: SHELL=/bin/zsh" */
+     "['\"`]?\\K(?:(?-i:SHELL|COMSPEC)=)?(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED
+     "|[A-Za-z][\\w+.-]*(?:\\h+\\d+)?)"
      "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0, NULL},
     /* the same labels inside a sentence or a tool comment, with a known OS or
@@ -332,8 +334,12 @@ const pat_def lint_detect_literals[] = {
     {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
      "Europe|Indian|Pacific)/[A-Z][\\w+-]*(?:/[A-Z][\\w+-]*)?)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1, "zone"},
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?locale" EM "\\h*:" EM
-     "\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
+    /* and a language given as a locale code with its region, as a
+     * runtime reports it: "Language: en_US", "LANG: de_DE.UTF-8" (not
+     * "Language: go") */
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:(?:user(?:'s)?\\h+)?locale" EM "\\h*:" EM
+     "\\h*\\K(?-i:(?:[a-z]{2,3}(?:[-_][A-Z]{2})?|C)(?:\\.[\\w-]+)?)|(?:(?:user(?:'s)?\\h+)?language|lang|"
+     "lc_all)" EM "\\h*:" EM "\\h*\\K(?-i:[a-z]{2,3}[-_][A-Z]{2}(?:\\.[\\w-]+)?))"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1, NULL},
     /* a command's output inserted when the prompt runs, in each tool's own
