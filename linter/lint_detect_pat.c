@@ -711,6 +711,7 @@ const pat_name lint_detect_names[] = {
  * search results, a summary of the conversation so far, the selected text or
  * open file, a tool's output, the user's custom instructions, a recap of an
  * earlier session, the current task or issue, the user's calendar or mail
+ * the schema of the user's notebook or database ("## Available schema:")
  * ("What you remember about the user:", "## Search Results",
  * "Selected text:"), maybe with a qualifier ("Calendar (today + tomorrow):",
  * "Recent emails from this week:") but not another noun ("Tool output
@@ -729,7 +730,8 @@ const pat_name lint_detect_names[] = {
     "(?:custom\\h+)?instructions|the\\h+user\\h+has\\h+provided\\h+additional\\h+info|user'?s\\h+custom\\h+"       \
     "instructions|(?:previous|last)\\h+session(?:\\h+(?:recap|summary))?|recap\\h+of\\h+(?:your\\h+)?(?:last|"     \
     "previous)\\h+session|current\\h+task|the\\h+user'?s\\h+task|ticket|issue\\h+#\\d+|(?:upcoming\\h+)?calendar"  \
-    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox"
+    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox|"                      \
+    "available\\h+(?:data(?:base)?\\h+)?(?:schemas?|tables|data\\h*frames)|table\\h+schemas?"
 #define CONTENT_CAPTION                                                                                              \
     "(?i)^\\h*(?:#{1,4}\\h+)?(?:\\*\\*)?(?:(?:here\\h+(?:is|are)|below\\h+(?:is|are))\\h+)?(?:the\\h+)?(?:(" CC_USER \
     ")|" CC_TURN ")\\b(?:\\h+(?:for|from|of|about|so|in|on|with|by|since|that|which|you|we)\\b"                      \
