@@ -211,7 +211,9 @@ const pat_def lint_detect_literals[] = {
     {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:Operating\\h+System|OS(?:\\h+Version)?|Shell|Platform|"
      "(?:(?:Primary|Current|Initial|Main|Project)\\h+)?Working\\h+Directory|Current\\h+Directory|CWD|Host\\h?name)" EM
      "\\h*:" EM "\\h*"
-     "['\"`]?\\K(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED "|[A-Za-z][\\w+.-]*(?:\\h+\\d+)?)"
+     /* a shell as its variable prints it: "Shell: SHELL=/bin/zsh" */
+     "['\"`]?\\K(?:(?-i:SHELL|COMSPEC)=)?(?:[A-Za-z]:[\\\\/]\\S*|/\\S+|~/\\S*|" ENV_VERSIONED
+     "|[A-Za-z][\\w+.-]*(?:\\h+\\d+)?)"
      "(?=['\"`]?\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_ENV, LINT_VC_SESSION, 0, 0, 0, NULL},
     /* the same labels inside a sentence or a tool comment, with a known OS or
@@ -332,8 +334,12 @@ const pat_def lint_detect_literals[] = {
     {"(?i)\\btime\\h?zone\\h*(?:is\\b\\h*:?|:|=)\\h*\\K(?-i:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|"
      "Europe|Indian|Pacific)/[A-Z][\\w+-]*(?:/[A-Z][\\w+-]*)?)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 0, 1, "zone"},
-    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:user(?:'s)?\\h+)?locale" EM "\\h*:" EM
-     "\\h*\\K(?-i:[a-z]{2,3}(?:[-_][A-Z]{2})?)"
+    /* and a language given as a locale code with its region, as a
+     * runtime reports it: "Language: en_US", "LANG: de_DE.UTF-8" (not
+     * "Language: go") */
+    {"(?im)^\\h*(?:[-*]\\h+)?" EM "(?:(?:user(?:'s)?\\h+)?locale" EM "\\h*:" EM
+     "\\h*\\K(?-i:(?:[a-z]{2,3}(?:[-_][A-Z]{2})?|C)(?:\\.[\\w-]+)?)|(?:(?:user(?:'s)?\\h+)?language|lang|"
+     "lc_all)" EM "\\h*:" EM "\\h*\\K(?-i:[a-z]{2,3}[-_][A-Z]{2}(?:\\.[\\w-]+)?))"
      "(?=\\h*(?:<!--[^\\n]*)?$)",
      PM_ENV, LINT_K_LOCATION, LINT_VC_USER, 0, 4, 1, NULL},
     /* a command's output inserted when the prompt runs, in each tool's own
@@ -705,6 +711,7 @@ const pat_name lint_detect_names[] = {
  * search results, a summary of the conversation so far, the selected text or
  * open file, a tool's output, the user's custom instructions, a recap of an
  * earlier session, the current task or issue, the user's calendar or mail
+ * the schema of the user's notebook or database ("## Available schema:")
  * ("What you remember about the user:", "## Search Results",
  * "Selected text:"), maybe with a qualifier ("Calendar (today + tomorrow):",
  * "Recent emails from this week:") but not another noun ("Tool output
@@ -723,7 +730,8 @@ const pat_name lint_detect_names[] = {
     "(?:custom\\h+)?instructions|the\\h+user\\h+has\\h+provided\\h+additional\\h+info|user'?s\\h+custom\\h+"       \
     "instructions|(?:previous|last)\\h+session(?:\\h+(?:recap|summary))?|recap\\h+of\\h+(?:your\\h+)?(?:last|"     \
     "previous)\\h+session|current\\h+task|the\\h+user'?s\\h+task|ticket|issue\\h+#\\d+|(?:upcoming\\h+)?calendar"  \
-    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox"
+    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox|"                      \
+    "available\\h+(?:data(?:base)?\\h+)?(?:schemas?|tables|data\\h*frames)|table\\h+schemas?"
 #define CONTENT_CAPTION                                                                                              \
     "(?i)^\\h*(?:#{1,4}\\h+)?(?:\\*\\*)?(?:(?:here\\h+(?:is|are)|below\\h+(?:is|are))\\h+)?(?:the\\h+)?(?:(" CC_USER \
     ")|" CC_TURN ")\\b(?:\\h+(?:for|from|of|about|so|in|on|with|by|since|that|which|you|we)\\b"                      \

@@ -368,6 +368,8 @@ typedef struct file_ctx {
     int role;
     unsigned enabled;
     const char *base; /* file base name, for messages */
+    const char *src;  /* the file as read, for the source line shown; t->data may be
+                       * a copy with a log's margin blanked (lint_text_unmargin) */
 } file_ctx;
 
 /* A literal value (a date, a time, a path, an id: not a placeholder, a
@@ -1116,7 +1118,7 @@ static int emit(file_ctx *f, lint_report *rep, const char *display, const pendin
     x.end_column = lint_text_column(t, le != l ? lint_text_line_end(t, le) : p->end);
     /* the source line, for the caret display (the report keeps its own copy) */
     if (!(x.source = malloc(e - s + 1))) return UTIL_ENOMEM;
-    memcpy(x.source, t->data + s, e - s);
+    memcpy(x.source, f->src + s, e - s);
     x.source[e - s] = '\0';
     int rc = lint_report_add(rep, &x);
     free(x.source);
@@ -1184,15 +1186,20 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     if (env->opt->select_override) enabled = env->opt->select_override & ~cfg->ignore;
     enabled &= ~env->opt->ignore_extra;
     const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-    file_ctx f = {env, NULL, role, enabled, base};
+    file_ctx f = {env, NULL, role, enabled, base, data};
     lint_text t;
     pendv pv = {0};
     lint_spanv sv = {0}, unk = {0};
     lint_directive *dirs = NULL;
     size_t nd = 0;
-    int rc = lint_text_init(&t, data, len, (const char *const *)cfg->markers, cfg->n_markers, 0);
+    int oom;
+    char *unmargined = lint_text_unmargin(data, len, &oom);
+    if (oom) return util_err_set(err, UTIL_ENOMEM, "out of memory");
+    int rc = lint_text_init(&t, unmargined ? unmargined : data, len, (const char *const *)cfg->markers,
+                            cfg->n_markers, 0);
     if (rc) {
         lint_text_release(&t);
+        free(unmargined);
         return util_err_set(err, rc, "out of memory");
     }
     /* template tags, frontmatter and what renders where (spans of a dynamic
@@ -1237,5 +1244,6 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     lint_spanv_release(&sv);
     lint_spanv_release(&unk);
     lint_text_release(&t);
+    free(unmargined);
     return rc;
 }

@@ -21,6 +21,74 @@ int lint_is_binary(const char *s, size_t len) {
     return memchr(s, '\0', n) != NULL;
 }
 
+/* --- the margin of a role-prefixed log --------------------------------------- */
+
+/* Length of the speaker word that opens a line of a log that prefixes every
+ * line of a message with its role in capitals (aider's .aider.llm.history:
+ * "SYSTEM Act as ...", "USER fix the bug"), with its one space; 0 for any
+ * other line. */
+static size_t log_role(const char *p, const char *e) {
+    static const char *const k_roles[] = {"SYSTEM", "USER", "ASSISTANT", "TOOL", "FUNCTION", NULL};
+    for (const char *const *r = k_roles; *r; r++) {
+        size_t n = strlen(*r);
+        if ((size_t)(e - p) >= n && !memcmp(p, *r, n) && (p + n == e || p[n] == ' '))
+            return p + n == e ? n : n + 1;
+    }
+    return 0;
+}
+
+/* Whether a line is the log's own framing, not a message: the request and
+ * response headers with their timestamp ("TO LLM 2025-05-04T13:22:41",
+ * "LLM RESPONSE ...") and the separator between messages ("-------"). */
+static int log_frame(const char *p, const char *e, int *header) {
+    *header = (e - p >= 7 && !memcmp(p, "TO LLM ", 7)) || (e - p >= 13 && !memcmp(p, "LLM RESPONSE ", 13));
+    if (*header) return 1;
+    const char *q = p;
+    while (q < e && *q == '-') q++;
+    return q - p >= 3 && q == e;
+}
+
+char *lint_text_unmargin(const char *data, size_t len, int *oom) {
+    *oom = 0;
+    size_t roles = 0;
+    for (size_t a = 0; a < len;) {
+        const char *p = data + a, *nl = memchr(p, '\n', len - a), *e = nl ? nl : data + len;
+        int header;
+        if (e > p && e[-1] == '\r') e--;
+        if (e > p && !log_role(p, e) && !log_frame(p, e, &header)) return NULL;
+        roles += log_role(p, e) != 0;
+        a = nl ? (size_t)(nl - data) + 1 : len;
+    }
+    if (roles < 3) return NULL;
+    char *m = malloc(len ? len : 1);
+    if (!m) {
+        *oom = 1;
+        return NULL;
+    }
+    memcpy(m, data, len);
+    /* the last message, when it is the user's, is the request itself: the
+     * turn's input after the prompt, blanked whole like the headers */
+    size_t last = len, last_end = len;
+    int last_user = 0;
+    for (size_t a = 0; a < len;) {
+        char *p = m + a, *nl = memchr(p, '\n', len - a), *e = nl ? nl : m + len;
+        int header = 0;
+        if (e > p && e[-1] == '\r') e--;
+        size_t n = log_role(p, e);
+        if (n && (last == len || memcmp(data + last, data + a, n) || last_end != a)) {
+            last = a;
+            last_user = n >= 4 && !memcmp(p, "USER", 4);
+        }
+        if (n) last_end = nl ? (size_t)(nl - m) + 1 : len;
+        if (!n && log_frame(p, e, &header) && header) n = (size_t)(e - p);
+        memset(p, ' ', n);
+        a = nl ? (size_t)(nl - m) + 1 : len;
+    }
+    for (size_t i = last; last_user && i < last_end; i++)
+        if (m[i] != '\n' && m[i] != '\r') m[i] = ' ';
+    return m;
+}
+
 static int range_push(lint_range **v, size_t *n, size_t *cap, size_t a, size_t b) {
     if (b <= a) return UTIL_OK;
     if (util_grow(v, cap, *n + 1, sizeof **v)) return UTIL_ENOMEM;

@@ -180,6 +180,16 @@ size_t lint_utf8_check(const char *s, size_t len);
 /* Whether the buffer looks binary (NUL bytes in the first 8 KiB). */
 int lint_is_binary(const char *s, size_t len);
 
+/* A copy of data (len bytes; the caller frees it) with the margin of a log
+ * that prefixes every line with its speaker blanked: the role word that
+ * opens each line ("SYSTEM ", "USER ") and the log's timestamped headers
+ * become spaces, so offsets, lines and columns stay those of data and a
+ * line's text starts where its message's line did; a last message that is
+ * the user's (the request, after the prompt) is blanked whole. NULL when data is not
+ * such a log (fewer than 3 role lines, or a line that is neither a role
+ * line, a header nor a separator), or out of memory (*oom set). */
+char *lint_text_unmargin(const char *data, size_t len, int *oom);
+
 /* Whether line is a dumped request's cache annotation
  * ("copilot_cache_control: {...}"), which renders no text. */
 int lint_text_cache_annotation(const lint_text *t, size_t line);
