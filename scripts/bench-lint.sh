@@ -5,7 +5,9 @@
 # commit, then 10 modified after it), and volatile-heavy text (a date and an id
 # on every other line) of 1 MB, 8 MB and 200 MB once each, to show that time
 # grows linearly (issue 13: the old pass was quadratic, 8 MB took 147 s).
-# Prints the best of 3 runs of each (one run of the volatile-heavy files).
+# Also a speaker-token roleplay log, a long YAML list, a TOML prompt library
+# and a role-prefixed chat log, once each (each had or could have a quadratic
+# pass). Prints the best of 3 runs of each (one run of the volatile-heavy files).
 # BENCH_LINT_BIG=0 leaves out the 200 MB file.
 # Usage: scripts/bench-lint.sh [path/to/promptlint]   (needs git, awk)
 set -eu
@@ -106,6 +108,24 @@ awk 'BEGIN { print "prompts:"; for (i = 0; i < 20000; i++) {
 MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/list.yaml")
 echo "YAML list of 20,000 items:                 ${MS} ms"
 rm -f "$TMP/list.yaml"
+# A TOML prompt library (8,000 tables, two prompt strings each, 1.8 MB): each
+# prompt is sent on its own (t->order), and the tokens a finding loses are
+# summed from prefix sums (a walk over every line per finding: 105 s at 9 MB).
+awk 'BEGIN { for (i = 0; i < 8000; i++) { printf "[task_%d]\ntitle_prompt = \"\"\"\n", i
+    printf "Today is {current_date}. You are assistant number %d.\n", i
+    printf "Answer the question about topic %d politely and briefly.\n\"\"\"\n", i
+    printf "summary_prompt = \"\"\"\nAlways cite your sources for %d.\n\"\"\"\n", i } }' > "$TMP/library.toml"
+MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/library.toml")
+echo "TOML library of 8,000 tables:              ${MS} ms"
+rm -f "$TMP/library.toml"
+# A logged conversation with the speaker before every line (aider's
+# .aider.llm.history), 1 MB: read once without its margin.
+awk 'BEGIN { print "TO LLM 2025-05-04T10:00:00"; for (i = 0; i < 14000; i++) {
+    printf "SYSTEM Answer question %d briefly and cite the policy.\n", i; print "USER what changed?" } }' \
+    > "$TMP/chat.llm.history"
+MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/chat.llm.history")
+echo "role-prefixed log 1 MB, estimated tokens:  ${MS} ms"
+rm -f "$TMP/chat.llm.history"
 for mb in 1 8 200; do
     if [ "$mb" = 200 ] && [ "${BENCH_LINT_BIG:-1}" = 0 ]; then continue; fi
     gen_volatile $((mb * 1048576)) > "$TMP/vol.md"
