@@ -627,13 +627,20 @@ const pat_name lint_detect_names[] = {
 #define TASK_CAPTION                                                                                                 \
     "(?i)(?:^|[^\\w\\h*_]\\h*|\\bthe\\h+)(?:\\*\\*|__)?(?:task|request|problem|bug)(?:\\h+(?:description|statement|" \
     "details|report|text))?(?:\\*\\*|__)?\\h*(?::|\\his\\b)" CTX_TAIL
+/* A caption saying what this call is to concentrate on ("Focus on:",
+ * "**Focus Areas**:", "Review {{file}} with focus on:"): a summariser's or
+ * reviewer's focus is an argument of the call, like its topic. Only as a
+ * caption ending in a colon, not "reviews that focus on:" over a list. */
+#define FOCUS_CAPTION                                                                        \
+    "(?i)(?:^|[^\\w\\h*_]\\h*|\\b(?:with|and)\\h+)(?:\\*\\*|__)?focus(?:\\h+(?:on|areas?))?" \
+    "(?:\\*\\*|__)?\\h*:" CTX_TAIL
 #define CTX_TURN                                                                                  \
     "(?i)\\b(?:(?:the\\h+)?user'?s?\\h+(?:question|query|request|input|message|prompt)|question|" \
     "query|(?:current\\h+)?file(?:\\h*name|\\h+path|\\h+contents?)?|selected\\h+(?:code|text)|"   \
     "selection|open\\h+(?:tabs|files)|terminal(?:\\h+output)?|git\\h+(?:status|diff)|diff|"       \
     "issue(?:\\h+(?:number|#|id))?|pull\\h+request|PR|search\\h+results|documents?|"              \
     "conversation(?:\\h+history)?|chat\\h+history|arguments)\\b"                                  \
-    "(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|#)|" CTX_GAP ")" CTX_TAIL "|" TASK_CAPTION
+    "(?:[^.\\n]{0,24}?(?:\\h(?:is|are)\\b|:|=|#)|" CTX_GAP ")" CTX_TAIL "|" TASK_CAPTION "|" FOCUS_CAPTION
 #define CTX_SESSION                                                                             \
     "(?i)\\b(?:working\\h+directory|cwd|current\\h+directory|workspace(?:\\h+(?:path|root|"     \
     "folder))?|project\\h+(?:root|directory|folder|path)|root\\h+director(?:y|ies)|repository|" \

@@ -123,10 +123,12 @@ static const word_class k_volatile[] = {{"date", LINT_VC_DAY, 0},
 
 /* More per-turn heads, counted in public prompt repositories: what a
  * request hands in to be judged, answered or classified (retrieved_facts,
- * product_review, user_requirements, supporting_evidence, lint_violations). */
+ * product_review, user_requirements, supporting_evidence, lint_violations),
+ * and the signature of the code it works on (func_signature,
+ * method_signature; tool_signatures stay the fixed tool list by "tool"). */
 static const char *const k_turn_heads[] = {
-    "requirements", "facts",    "solution",   "review",   "reviews",   "comment",    "comments",
-    "claim",        "keywords", "prediction", "evidence", "violation", "violations", NULL};
+    "requirements", "facts",      "solution", "review",    "reviews",    "comment",   "comments", "claim",
+    "keywords",     "prediction", "evidence", "violation", "violations", "signature", NULL};
 
 /* Words that say the value is the state of the moment it is rendered in:
  * PENDING_MCP_SERVERS, FAILED_MCP_SERVERS, CURRENT_ALARM. */

@@ -76,8 +76,9 @@ typedef struct lint_text {
                            * or front matter with allowed-tools:/argument-hint:):
                            * its !`cmd` runs even inside a fenced block */
     int program_template; /* not a template by its tags, but a program's template by
-                           * its folder (prompts/): a {x} field that is a whole
-                           * inline code span is filled in there too */
+                           * its folder (prompts/) or as a YAML prompt file: a {x}
+                           * field that is a whole inline code span is filled in
+                           * there too */
     int verbatim;         /* LINT_VERBATIM_*: a file an agent loads as written (SKILL.md,
                            * a subagent or custom agent, a VS Code instructions or chat
                            * mode file, a skill's reference): nothing renders its {x},

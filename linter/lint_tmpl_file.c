@@ -316,7 +316,11 @@ size_t lint_tmpl_file_kind(lint_text *t, const char *rel, int dialect) {
     t->skill_file = t->verbatim == LINT_VERBATIM_SKILL || skill_part(t, rel);
     t->claude_live = t->command_file || t->verbatim == LINT_VERBATIM_SKILL ||
                      (markdown_name(rel) && lint_tmpl_command_frontmatter(t));
-    t->program_template = !t->is_template && lint_tmpl_prompts_folder(rel);
+    /* a YAML prompt file's values are a program's templates (SWE-smith's
+     * instance: |- with "implement the function `{func_signature}`") */
+    static const char *const k_yml[] = {".yml", ".yaml", NULL};
+    t->program_template = !t->is_template &&
+                          (lint_tmpl_prompts_folder(rel) || lint_name_ends_with(rel, k_yml));
     static const char *const k_vs_prompt[] = {".prompt.md", NULL};
     t->vscode_prompt = !t->is_template && lint_name_ends_with(rel, k_vs_prompt);
     t->user_turn = !t->verbatim && !t->memory_file && !t->skill_file && user_turn_name(rel);

@@ -1,9 +1,10 @@
 /* linter/lint_tmpl_formats.c: prompt files whose format has a syntax of its
  * own: BAML (.baml: only prompt #"..."# and template_string blocks are
- * prompt text, each a prompt of its own), Gemini CLI commands (.toml with a
- * prompt = """...""" value), other TOML prompt files (string values
- * among keys, tables and comments), Generative Agents templates (!<INPUT n>! fields
- * below a comment block) and [[NAME]] fields of plain-text prompts. Marks
+ * prompt text, each a prompt of its own; old BAML's {#input} fields),
+ * Gemini CLI commands (.toml with a prompt = """...""" value), other TOML
+ * prompt files (string values among keys, tables and comments), Generative
+ * Agents templates (!<INPUT n>! fields below a comment block) and [[NAME]]
+ * fields of plain-text prompts. Marks
  * the rest as metadata; does not read YAML/JSON prompt data
  * (lint_tmpl_data.c) or template tags (lint_tmpl_tags.c). */
 #include <ctype.h>
@@ -48,6 +49,36 @@ static int baml_closer(const lint_text *t, size_t i, size_t hashes) {
     return 1;
 }
 
+/* The fields of an old BAML prompt block (before BAML took Jinja, 2024):
+ * {#input} and {#input.member} are the function's argument, what the call
+ * passes, so per turn; another {#name} is classed by its name; the built-in
+ * renderings {#print_type(x)}, {#print_enum(x)} and the role marker
+ * {#chat(user)} hold parentheses and are fixed text. Lines [a, b). */
+static int baml_old_fields(scan *s, size_t a, size_t b) {
+    const lint_text *t = s->t;
+    const char *d = t->data;
+    size_t end = b < t->n_lines ? t->line_start[b] : t->len;
+    for (size_t i = t->line_start[a]; i + 3 < end; i++) {
+        if (d[i] != '{' || d[i + 1] != '#' || !(isalpha((unsigned char)d[i + 2]) || d[i + 2] == '_'))
+            continue;
+        size_t k = i + 2;
+        while (k < end && (isalnum((unsigned char)d[k]) || d[k] == '_' || d[k] == '.')) k++;
+        if (k >= end || d[k] != '}') continue;
+        size_t root = i + 2;
+        while (root < k && d[root] != '.') root++;
+        int sub = 0, known = 0, vc;
+        if (root - i - 2 == 5 && !memcmp(d + i + 2, "input", 5))
+            vc = LINT_VC_TURN, known = 1;
+        else
+            vc = lint_detect_name_info(s->d, s->cfg, d + i + 2, k - i - 2, &sub, &known);
+        lint_span sp = {i, k + 1, LINT_K_PLACEHOLDER, vc, sub, NULL, 0, 0};
+        if (vc != LINT_VC_NONE ? lint_spanv_push(s->spans, &sp) : !known && lint_spanv_push(s->unknown, &sp))
+            return UTIL_ENOMEM;
+        i = k;
+    }
+    return UTIL_OK;
+}
+
 /* A BAML file (.baml): only its functions' prompt #"..."# blocks and its
  * template_string blocks are prompt text; the classes, enums, clients and
  * tests around them are schema and settings (an enum value `User` is not a
@@ -66,6 +97,7 @@ int lint_tmpl_baml(scan *s, const char *rel) {
         for (size_t j = any ? i : 0; j <= i && !rc; j++) rc = lint_tmpl_meta_line(t, j);
         if (!rc) rc = lint_tmpl_meta_line(t, k);
         if (!rc) rc = lint_text_own_prompt(t, i + 1, k);
+        if (!rc) rc = baml_old_fields(s, i + 1, k);
         any = 1;
         /* what follows, up to the next block, is declarations */
         size_t n = k + 1;
