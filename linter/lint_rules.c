@@ -26,6 +26,7 @@
 
 typedef struct pending {
     int rule;
+    int severity;      /* lint_severity: the rule's unless a rule lowers it for one finding */
     size_t start, end; /* byte offsets */
     char msg[512];
     long tokens;
@@ -55,6 +56,7 @@ static pending *pend_new(pendv *p, int rule, size_t start, size_t end) {
     pending *x = &p->v[p->n++];
     memset(x, 0, sizeof *x);
     x->rule = rule;
+    x->severity = lint_rule_get(rule)->severity;
     x->start = start;
     x->end = end;
     x->tokens = -1;
@@ -754,7 +756,32 @@ static int order_rules(file_ctx *f, pendv *out, util_err *err) {
     return rc;
 }
 
-static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) {
+/* Whether the SKILL.md at rel (display: the same file as the caller named
+ * it, a path on disk) is a Claude Code skill: under a .claude folder
+ * (.claude/skills/NAME/, ~/.claude/skills/, a plugin kept in .claude/plugins/)
+ * or in the skills/ folder of a plugin, whose root holds .claude-plugin/. */
+static int claude_code_skill(const char *rel, const char *display) {
+    if (!strncmp(rel, ".claude/", 8) || strstr(rel, "/.claude/") || strstr(display, "/.claude/") ||
+        !strncmp(display, ".claude/", 8))
+        return 1;
+    const char *path = display;
+    /* <plugin>/skills/<name>/SKILL.md: back over the last three components */
+    size_t k = strlen(path), starts[3];
+    for (int up = 0; up < 3; up++) {
+        while (k > 0 && path[k - 1] != '/') k--;
+        starts[up] = k;
+        if (up < 2) {
+            if (k == 0) return 0;
+            k--; /* the '/' before it */
+        }
+    }
+    if (strncmp(path + starts[2], "skills/", 7)) return 0;
+    char manifest[4096];
+    int n = snprintf(manifest, sizeof manifest, "%.*s.claude-plugin/plugin.json", (int)starts[2], path);
+    return n > 0 && (size_t)n < sizeof manifest && access(manifest, R_OK) == 0;
+}
+
+static int skill_rules(file_ctx *f, const char *rel, const char *display, pendv *out, util_err *err) {
     /* the folder holding SKILL.md names the skill */
     char folder[256] = "";
     const char *slash = strrchr(rel, '/');
@@ -770,6 +797,7 @@ static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) 
             snprintf(folder, sizeof folder, "%s", b ? b + 1 : cwd);
         }
     }
+    int claude = claude_code_skill(rel, display);
     util_skillmd sk;
     int rc = util_skillmd_check(&sk, f->t->data, f->t->len, folder, err);
     for (size_t i = 0; !rc && i < sk.n_problems; i++) {
@@ -778,10 +806,17 @@ static int skill_rules(file_ctx *f, const char *rel, pendv *out, util_err *err) 
         size_t s = f->t->n_lines ? f->t->line_start[line] : 0;
         size_t e = f->t->n_lines ? lint_text_line_end(f->t, line) : 0;
         pending *p = pend_new(out, LINT_R_SKILL_FRONTMATTER, s, e > s ? e : s);
-        if (!p)
+        if (!p) {
             rc = UTIL_ENOMEM;
-        else
+        } else if (claude && sk.problems[i].claude_ok) {
+            /* Claude Code loads it: only other Agent Skills hosts may not */
+            p->severity = LINT_WARNING;
+            snprintf(p->msg, sizeof p->msg,
+                     "%s (Claude Code accepts it; the Agent Skills specification does not)",
+                     sk.problems[i].msg);
+        } else {
             snprintf(p->msg, sizeof p->msg, "%s", sk.problems[i].msg);
+        }
     }
     util_skillmd_release(&sk);
     return rc;
@@ -1105,7 +1140,7 @@ static int emit(file_ctx *f, lint_report *rep, const char *display, const pendin
                       .end_line = 1,
                       .end_column = 1,
                       .rule = p->rule,
-                      .severity = lint_rule_get(p->rule)->severity,
+                      .severity = p->severity,
                       .message = (char *)p->msg,
                       .tokens_lost = p->tokens,
                       .tokens_estimated = p->estimated};
@@ -1146,6 +1181,7 @@ static int finish(file_ctx *f, lint_report *rep, const char *display, pendv *pv,
     for (size_t i = 0; i < nd && !rc; i++) {
         if (dirs[i].kind == LINT_DIR_ENABLE && !dirs[i].bad[0]) continue;
         pending p = {LINT_R_UNUSED_SUPPRESSION,
+                     lint_rule_get(LINT_R_UNUSED_SUPPRESSION)->severity,
                      t->line_start[dirs[i].line],
                      lint_text_line_end(t, dirs[i].line),
                      "",
@@ -1236,7 +1272,7 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     }
     if (!rc && (enabled & (1u << LINT_R_UNSTABLE_ORDER))) rc = order_rules(&f, &pv, err);
     if (!rc && role == LINT_ROLE_SKILL && (enabled & (1u << LINT_R_SKILL_FRONTMATTER)))
-        rc = skill_rules(&f, rel, &pv, err);
+        rc = skill_rules(&f, rel, display, &pv, err);
     if (!rc) rc = finish(&f, rep, display, &pv, dirs, nd);
     if (rc && err && !err->msg[0]) util_err_set(err, rc, "out of memory");
     free(pv.v);

@@ -4,8 +4,10 @@
  * Git (--staged, install-hook) is in test_lint_git.c, the CLI in test_lint_cli.c.
  *
  * Corpus annotations: "expect: PL001[,PL002]" on a line expects those findings
- * on that line; "expect@N: CODE" expects CODE on line N. A file without
- * annotations must produce no finding at all. */
+ * on that line; "expect@N: CODE" expects CODE on line N; "CODE/warning" (or
+ * /info, /error) expects it at that severity instead of the rule's own (PL005
+ * on a Claude Code skill). A file without annotations must produce no finding
+ * at all. */
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -23,6 +25,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "check.h"
+#include "lint_expect.h"
 #include "lint_matrix.h"
 #include "lint_matrix_env.h"
 #include "lint_matrix_user.h"
@@ -59,6 +62,7 @@ static int count_rule(const lint_report *r, int rule) {
 
 typedef struct expect {
     int line, rule;
+    int severity; /* lint_severity */
     int hit;
 } expect;
 
@@ -87,10 +91,12 @@ static int parse_expects(const char *data, size_t len, expect *out, int cap) {
             while (k < len && (data[k] == ' ' || data[k] == ',')) k++;
             size_t s = k;
             while (k < len && data[k] != ' ' && data[k] != ',' && data[k] != '\n') k++;
-            int id = lint_rule_find(data + s, k - s);
-            if (id < 0 || n >= cap) break;
+            int id = lint_rule_find(data + s, lint_expect_code_len(data + s, k - s));
+            int sev = id < 0 ? -1 : lint_expect_severity(id, data + s, k - s);
+            if (id < 0 || sev < 0 || n >= cap) break;
             out[n].line = at;
             out[n].rule = id;
+            out[n].severity = sev;
             out[n].hit = 0;
             n++;
         }
@@ -118,7 +124,9 @@ static void corpus_file(lint_ctx *c, const char *path, corpus_stats *st) {
         const lint_finding *f = &rep.items[i];
         int matched = 0;
         for (int k = 0; k < ne && !matched; k++)
-            if (!ex[k].hit && ex[k].line == f->line && ex[k].rule == f->rule) ex[k].hit = matched = 1;
+            if (!ex[k].hit && ex[k].line == f->line && ex[k].rule == f->rule &&
+                ex[k].severity == (int)f->severity)
+                ex[k].hit = matched = 1;
         int err_level = f->severity == LINT_ERROR;
         if (matched && err_level) st->tp++;
         if (!matched) {
@@ -131,7 +139,7 @@ static void corpus_file(lint_ctx *c, const char *path, corpus_stats *st) {
     for (int k = 0; k < ne; k++)
         if (!ex[k].hit) {
             ok = 0;
-            if (lint_rule_get(ex[k].rule)->severity == LINT_ERROR) st->fn++;
+            if (ex[k].severity == LINT_ERROR) st->fn++;
             fprintf(stderr, "  missing    %s:%d %s\n", path, ex[k].line, lint_rule_get(ex[k].rule)->code);
         }
     st->files++;

@@ -174,6 +174,34 @@ static void test_several(void) {
     util_skillmd_release(NULL);
 }
 
+/* claude_ok marks what Claude Code's own rules accept (code.claude.com/docs/en/skills):
+ * a missing name or description, a name that is not the folder's, an
+ * allowed-tools list, and fields it does not read; not a name's characters. */
+static void test_claude_ok(void) {
+    util_skillmd s = check_text("---\nallowed-tools:\n  - Read\n  - Grep\ncompatibility:\n  cli: gh\n"
+                                "metadata: [a]\nlicense: [MIT]\n---\n",
+                                "demo");
+    CHECK_EQ_INT(s.n_problems, 6);
+    for (size_t i = 0; i < s.n_problems; i++)
+        CHECK_MSG(s.problems[i].claude_ok, "problem %zu '%s' not claude_ok", i, s.problems[i].msg);
+    util_skillmd_release(&s);
+    s = check_text("---\nname: other\ndescription: d\n---\n", "demo");
+    CHECK(s.n_problems == 1 && s.problems[0].code == UTIL_SKILLMD_NAME_FOLDER && s.problems[0].claude_ok);
+    util_skillmd_release(&s);
+    /* both require these */
+    static const char *const both[] = {
+        "---\nname: Demo Skill\ndescription: d\n---\n",
+        "---\nname: demo\ndescription: [d]\n---\n",
+        "---\nname: demo\ndescription: d\nallowed-tools:\n  a: b\n---\n",
+        "---\nname: demo\ndescription: 'open\n---\n",
+    };
+    for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
+        s = check_text(both[i], "demo");
+        CHECK_MSG(s.n_problems == 1 && !s.problems[0].claude_ok, "both %zu: %zu problems", i, s.n_problems);
+        util_skillmd_release(&s);
+    }
+}
+
 /* The agent skips exactly the skills the linter flags, quoting the first
  * problem and its line; the linter makes one PL005 finding per problem. */
 static void test_agree(void) {
@@ -239,4 +267,5 @@ void test_skillmd(void) {
     CHECK_CASE(rules) test_rules();
     CHECK_CASE(several) test_several();
     CHECK_CASE(agree) test_agree();
+    CHECK_CASE(claude_ok) test_claude_ok();
 }

@@ -29,10 +29,16 @@ static void add(check *c, int code, size_t line, const char *fmt, ...) {
     p += s->n_problems++;
     p->code = code;
     p->line = line;
+    p->claude_ok = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(p->msg, sizeof p->msg, fmt, ap);
     va_end(ap);
+}
+
+/* Marks the problems added since index from as ones Claude Code accepts. */
+static void claude_ok_since(check *c, size_t from) {
+    for (size_t i = from; !c->nomem && i < c->out->n_problems; i++) c->out->problems[i].claude_ok = 1;
 }
 
 static size_t codepoints(const char *s, size_t n) {
@@ -96,14 +102,16 @@ static void check_name(check *c, const yaml_node_t *v, size_t line, const char *
                 "skill name '%.64s' may hold only lowercase letters, digits and hyphens", s);
             return;
         }
-    if (s[0] == '-' || s[n - 1] == '-' || strstr(s, "--")) {
+    /* Claude Code asks only for the characters and the length: the name is
+     * its display name and slash command, whatever the folder is called */
+    size_t from = c->out->n_problems;
+    if (s[0] == '-' || s[n - 1] == '-' || strstr(s, "--"))
         add(c, UTIL_SKILLMD_NAME_HYPHEN, line,
             "skill name '%.64s' must not start or end with a hyphen or hold '--'", s);
-        return;
-    }
-    if (folder && *folder && strcmp(folder, s) != 0)
+    else if (folder && *folder && strcmp(folder, s) != 0)
         add(c, UTIL_SKILLMD_NAME_FOLDER, line, "skill name '%.64s' differs from its folder name '%.64s'", s,
             folder);
+    claude_ok_since(c, from);
 }
 
 static void check_length(check *c, const yaml_node_t *v, size_t line, const char *key, int code, size_t max) {
@@ -123,6 +131,16 @@ static void check_metadata(check *c, yaml_document_t *doc, const yaml_node_t *v,
     }
     if (!ok)
         add(c, UTIL_SKILLMD_METADATA, line, "frontmatter 'metadata' must be a mapping of strings to strings");
+}
+
+/* Whether v is a YAML sequence of scalars (allowed-tools: [Read, Grep]). */
+static int string_list(yaml_document_t *doc, const yaml_node_t *v) {
+    if (v->type != YAML_SEQUENCE_NODE) return 0;
+    for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+        yaml_node_t *x = yaml_document_get_node(doc, *i);
+        if (!x || x->type != YAML_SCALAR_NODE) return 0;
+    }
+    return 1;
 }
 
 /* Keeps a copy of the first value of a string field. */
@@ -173,18 +191,34 @@ static void check_doc(check *c, yaml_document_t *doc, size_t base, const char *f
             keep(&c->out->name, v, c);
         } else if (!strcmp(key, "description")) {
             have_desc = 1;
-            check_length(c, v, line, "description", UTIL_SKILLMD_DESCRIPTION_LENGTH, 1024);
+            /* Claude Code needs a string but only truncates a long one */
+            if (is_string(c, v, line, "description")) {
+                size_t from = c->out->n_problems;
+                check_length(c, v, line, "description", UTIL_SKILLMD_DESCRIPTION_LENGTH, 1024);
+                claude_ok_since(c, from);
+            }
             keep(&c->out->description, v, c);
-        } else if (!strcmp(key, "compatibility")) {
-            check_length(c, v, line, "compatibility", UTIL_SKILLMD_COMPATIBILITY_LENGTH, 500);
-        } else if (!strcmp(key, "license") || !strcmp(key, "allowed-tools")) {
+        } else if (!strcmp(key, "allowed-tools")) {
+            size_t from = c->out->n_problems;
             is_string(c, v, line, key);
-        } else if (!strcmp(key, "metadata")) {
-            check_metadata(c, doc, v, line);
+            if (string_list(doc, v)) claude_ok_since(c, from); /* Claude Code takes a YAML list */
+        } else if (!strcmp(key, "compatibility") || !strcmp(key, "license") || !strcmp(key, "metadata")) {
+            /* fields Claude Code does not read */
+            size_t from = c->out->n_problems;
+            if (!strcmp(key, "compatibility"))
+                check_length(c, v, line, "compatibility", UTIL_SKILLMD_COMPATIBILITY_LENGTH, 500);
+            else if (!strcmp(key, "license"))
+                is_string(c, v, line, key);
+            else
+                check_metadata(c, doc, v, line);
+            claude_ok_since(c, from);
         }
     }
+    /* Claude Code takes the folder's name and the body's first paragraph */
+    size_t from = c->out->n_problems;
     if (!have_name) add(c, UTIL_SKILLMD_NO_NAME, base - 1, "SKILL.md frontmatter lacks 'name'");
     if (!have_desc) add(c, UTIL_SKILLMD_NO_DESCRIPTION, base - 1, "SKILL.md frontmatter lacks 'description'");
+    claude_ok_since(c, from);
 }
 
 /* --- the whole check ------------------------------------------------------------ */

@@ -22,7 +22,15 @@
  * - metadata (optional): a mapping of strings to strings;
  * - allowed-tools (optional): a string (space-separated tool names).
  * Characters are Unicode code points. Other keys are allowed: agents add their
- * own. Values are strings when they are YAML scalars (`version: 1.0` is one). */
+ * own. Values are strings when they are YAML scalars (`version: 1.0` is one).
+ *
+ * Claude Code reads the same files with looser rules (its skills reference,
+ * https://code.claude.com/docs/en/skills: every field optional, name defaults
+ * to the folder name and is lowercase letters, digits and hyphens up to 64
+ * characters, description falls back to the first paragraph, allowed-tools is
+ * a string or a YAML list; it does not read license, compatibility or
+ * metadata). A problem Claude Code accepts has claude_ok set: a caller that
+ * knows the file is a Claude Code skill may report it as a portability note. */
 typedef enum util_skillmd_code {
     UTIL_SKILLMD_NO_FRONTMATTER = 1,   /* the first line is not '---' */
     UTIL_SKILLMD_UNCLOSED,             /* no later line '---' closes it */
@@ -44,6 +52,7 @@ typedef enum util_skillmd_code {
 typedef struct util_skillmd_problem {
     int code;      /* util_skillmd_code */
     size_t line;   /* 1-based line of the SKILL.md text it is about */
+    int claude_ok; /* 1 when Claude Code accepts what the specification does not */
     char msg[256]; /* lower case, no trailing period, the value quoted */
 } util_skillmd_problem;
 
