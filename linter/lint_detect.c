@@ -980,6 +980,7 @@ typedef struct ph_arg {
      * in order: found at the first single-brace field (closers_read) */
     size_t *closers, n_closers;
     int closers_read, oom;
+    int args_read, takes_args; /* skill_takes_arguments, found once */
 } ph_arg;
 
 /* Finds the file's "{/name" closers once (p->closers, p->n_closers). */
@@ -1182,6 +1183,27 @@ static int fenced_not_markdown(const lint_text *t, size_t off) {
     return !((n == 8 && !strncasecmp(p, "markdown", 8)) || (n == 2 && !strncasecmp(p, "md", 2)));
 }
 
+/* Whether a SKILL.md takes arguments: its front matter has Claude Code's
+ * argument-hint:, or its text fills $ARGUMENTS outside code or in a fenced
+ * block that is not Markdown. Such a skill's `$ARGUMENTS` in inline code is
+ * the argument too ("if `$ARGUMENTS` is a single number"); a skill that only
+ * shows the syntax (a guide to writing commands) has neither. Found once per
+ * file (p->args_read). */
+static int skill_takes_arguments(const lint_text *t, ph_arg *p) {
+    if (p->args_read) return p->takes_args;
+    p->args_read = 1;
+    for (size_t l = 0; l < t->n_lines && (t->flags[l] & LINT_LF_FRONTMATTER); l++)
+        if (t->len - t->line_start[l] >= 14 && !strncasecmp(t->data + t->line_start[l], "argument-hint:", 14))
+            return p->takes_args = 1;
+    for (const char *c = t->data; (c = memmem(c, (size_t)(t->data + t->len - c), "$ARGUMENTS", 10)) != NULL;
+         c += 10) {
+        size_t off = (size_t)(c - t->data);
+        if (t->flags[lint_text_line_of(t, off)] & LINT_LF_FRONTMATTER) continue;
+        if (!lint_text_in_code(t, off) || fenced_not_markdown(t, off)) return p->takes_args = 1;
+    }
+    return 0;
+}
+
 static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_SIZE *ov, int ngroups,
                           void *argp) {
     ph_arg *a = argp;
@@ -1216,6 +1238,13 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
      * too; in a skill's inline code it names the syntax, and a fence that
      * shows a whole Markdown file (```markdown) is an example command */
     int args_live = arguments && (t->command_file || (t->skill_file && fenced_not_markdown(t, ov[0])));
+    /* but a SKILL.md that takes arguments fills its inline `$ARGUMENTS` as
+     * well, unless the line talks about the syntax ("the `$ARGUMENTS`
+     * placeholder") */
+    if (arguments && !args_live && in_code && t->verbatim == LINT_VERBATIM_SKILL &&
+        !(t->flags[lint_text_line_of(t, ov[0])] & LINT_LF_FENCE) && !syntax_talk(t, ov[0]) &&
+        skill_takes_arguments(t, a))
+        args_live = 1;
     if ((in_code && !args_live && !vscode && !code_path) || lint_text_in_tag(t, ov[0]) ||
         lint_text_in_quiet(t, ov[0]) || lint_text_tag_name(t, ov[0], ov[1]))
         return UTIL_OK;
@@ -1360,7 +1389,7 @@ static int span_cmp(const void *x, const void *y) {
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
-    ph_arg a = {cfg, out, unknown, NULL, 0, 0, 0};
+    ph_arg a = {cfg, out, unknown, NULL, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < LINT_N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
