@@ -277,9 +277,12 @@ int lint_detect_context_class(const lint_detect *d, const lint_text *t, size_t o
     return LINT_VC_NONE;
 }
 
-/* Whether the nearest line above line (up to three blank lines between) is
- * a heading or a caption ending in ':' that names the present state of what
- * it heads (RX_STATE_HEADING): "# Current target", "# 当前管理的目标". */
+/* The class the nearest line above line (up to three blank lines between)
+ * gives what it heads, when it is a heading or a caption ending in ':': the
+ * user's, when it says the block holds what is known of the user now
+ * (RX_USER_HEADING: "## Current user info", "## 用户当前信息"); the
+ * session's, when it names the present state of what it heads
+ * (RX_STATE_HEADING: "# Current target", "# 当前管理的目标"); else none. */
 static int state_heading_above(const lint_detect *d, const lint_text *t, size_t line) {
     const char *data = t->data;
     for (size_t l = line, blanks = 0; l > 0 && blanks <= 3;) {
@@ -291,7 +294,7 @@ static int state_heading_above(const lint_detect *d, const lint_text *t, size_t 
             blanks++;
             continue;
         }
-        if (t->flags[l] & LINT_LF_FENCE) return 0;
+        if (t->flags[l] & LINT_LF_FENCE) return LINT_VC_NONE;
         int heading = *p == '#';
         while (p < e && (*p == '#' || *p == '*' || *p == ' ' || *p == '\t')) p++;
         while (e > p && (e[-1] == '*' || e[-1] == ' ')) e--;
@@ -300,11 +303,13 @@ static int state_heading_above(const lint_detect *d, const lint_text *t, size_t 
             e--, colon = 1;
         else if (e - p >= 3 && !memcmp(e - 3, "\xef\xbc\x9a", 3))
             e -= 3, colon = 1;
-        if (!heading && !colon) return 0;
+        if (!heading && !colon) return LINT_VC_NONE;
         while (e > p && (e[-1] == '*' || e[-1] == ' ')) e--;
-        return e > p && match_buf(d, d->misc[RX_STATE_HEADING], p, (size_t)(e - p));
+        if (e == p) return LINT_VC_NONE;
+        if (match_buf(d, d->misc[RX_USER_HEADING], p, (size_t)(e - p))) return LINT_VC_USER;
+        return match_buf(d, d->misc[RX_STATE_HEADING], p, (size_t)(e - p)) ? LINT_VC_SESSION : LINT_VC_NONE;
     }
-    return 0;
+    return LINT_VC_NONE;
 }
 
 int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t off, size_t end) {
@@ -322,7 +327,8 @@ int lint_detect_state_caption(const lint_detect *d, const lint_text *t, size_t o
                 (le - k >= 2 && !memcmp(data + k, "{#", 2));
     /* a lone field under a heading or caption naming the present state
      * ("## Current Work Package", "# 当前管理的目标") is that state */
-    if (alone && state_heading_above(d, t, line)) return LINT_VC_SESSION;
+    int hc = alone ? state_heading_above(d, t, line) : LINT_VC_NONE;
+    if (hc != LINT_VC_NONE) return hc;
     /* the paragraph above: past blank lines and lines of template statements
      * only, up to a blank line; a heading ends it (and is read) */
     size_t l = line, blanks = 0, lines = 0;

@@ -42,6 +42,7 @@ enum {
     RX_STATE_HEADING,
     RX_CTX_SESSION_AFTER,
     RX_PERSONA_LINE,
+    RX_USER_HEADING,
     RX_MISC_COUNT
 };
 
@@ -124,8 +125,9 @@ int lint_detect_has_hex_letter(const char *s, size_t n);
 /* Whether w[0, n) is one of the words of the NULL-ended list. */
 int lint_detect_word_in(const char *w, size_t n, const char *const *list);
 /* Whether the speaker token t[a, b) ({user}, {{ char }}) is one the file
- * declares as text the model writes, by re (RX_ROLE_TOKEN): the file is
- * read once (lint_text.role_decls). lint_detect_roles.c. */
+ * declares as text the model writes, by re (RX_ROLE_TOKEN), or the label of
+ * a turn in its examples ("{{$user}}How many ...", "{{$bot}}Convert"): the
+ * file is read once for each (lint_text.role_decls). lint_detect_roles.c. */
 int lint_detect_roles_declared(pcre2_code *re, pcre2_match_context *mc, const lint_text *t, size_t a,
                                size_t b);
 /* IPs that are the same everywhere: loopback, unspecified, broadcast, docs. */

@@ -693,6 +693,29 @@ const pat_name lint_detect_names[] = {
     "\\xe7\\x8f\\xbe\\xe5\\x9c\\xa8|\\xed\\x98\\x84\\xec\\x9e\\xac)|"                            \
     "^(?:aktuell|derzeitig)|^(?:\\xd0\\xa2|\\xd1\\x82)\\xd0\\xb5\\xd0\\xba\\xd1\\x83\\xd1\\x89|" \
     "^\\S+(?:\\h+\\S+){0,3}\\h+(?:actual(?:es)?|atua(?:l|is)|actuel(?:le)?s?|attual[ei])(?:\\h|$)"
+/* A heading, or a caption line ending in ':', that says the block below
+ * holds what is known of the user now: "## Current user info", "User
+ * profile", "What we know about the user so far", and in other languages
+ * "## 用户当前信息" (Chinese), "ユーザー情報" (Japanese), "사용자 정보"
+ * (Korean), "Perfil del usuario", "Benutzerprofil", "Informations sur
+ * l'utilisateur", "Dados do usuário", "Информация о пользователе". Matched
+ * as RX_STATE_HEADING is, on the line's text without its marks. */
+#define USER_HEADING                                                                                                                     \
+    "(?i)^(?:(?:the|our|your)\\h+)?(?:current\\h+|known\\h+)?user(?:'s)?\\h+(?:current\\h+)?"                                            \
+    "(?:info(?:rmation)?|profile|data|details|state|status|context|facts)(?:\\h+so\\h+far)?$|"                                           \
+    "^what\\h+(?:we|you)\\h+(?:already\\h+)?know\\h+about\\h+(?:the\\h+)?user(?:\\h+so\\h+far)?$|"                                       \
+    "^(?:当前|目前|现在|當前|現在)?(?:的)?(?:用户|用戶|使用者)(?:的)?(?:当前|目前|现在|當前|現在)?(?:的)?" \
+    "(?:基本|个人|個人)?(?:信息|资料|資料|資訊|档案|檔案|画像|畫像|状态|狀態|情况|情況|数据|數據)$|"   \
+    "^(?:現在の)?ユーザー(?:の)?(?:現在の)?(?:情報|プロフィール|状態|データ)$|"                                  \
+    "^(?:현재\\h*)?사용자\\h*(?:현재\\h*)?(?:정보|프로필|상태)$|"                                                          \
+    "^(?:informaci(?:ó|o)n|perfil|datos|estado)(?:\\h+actual(?:es)?)?\\h+del\\h+usuario(?:\\h+actual)?$|"                               \
+    "^(?:aktuelle\\h+)?(?:benutzer|nutzer)-?(?:informationen|info|profil|daten|status)$|"                                                \
+    "^(?:informationen|daten)\\h+(?:über|zum)\\h+(?:den\\h+)?(?:benutzer|nutzer)$|"                                                     \
+    "^(?:informations?|profil|donn(?:é|e)es|(?:é|e)tat)(?:\\h+actuel(?:le)?s?)?\\h+(?:de|sur)\\h+"                                     \
+    "l(?:'|’)utilisateur(?:\\h+actuel)?$|"                                                                                             \
+    "^(?:informa(?:çõ|co)es|perfil|dados|estado)(?:\\h+atua(?:l|is))?\\h+do\\h+(?:usu(?:á|a)rio|"                                     \
+    "utilizador)$|^(?:(?:Т|т)екущ\\S*\\h+)?(?:(?:И|и)нформация|(?:П|п)рофиль|(?:Д|д)анные|"              \
+    "(?:С|с)остояние)\\h+(?:о\\h+пользователе|пользователя)$"
 /* A caption or tag that opens a list of the user's own settings ("The user
  * has the following system preferences:", <user-preferences>): its "Key:
  * value" items are the user's. */
@@ -805,7 +828,7 @@ const char *const lint_detect_misc[] = {
     CONTENT_TAG,     SELF_NAME,       CTX_STATE,
     STATE_CAPTION,   CONTENT_CAPTION, ROLE_TOKEN_DECL,
     DEFAULT_ANY,     STATE_HEADING,   CTX_SESSION_AFTER,
-    PERSONA_LINE,
+    PERSONA_LINE,    USER_HEADING,
 };
 
 #define ROWS(a) (sizeof(a) / sizeof((a)[0]))

@@ -41,8 +41,10 @@ typedef struct lint_range {
 enum { LINT_VERBATIM_SKILL = 1, LINT_VERBATIM_PLAIN = 2 };
 
 /* The speaker tokens a file declares as text the model writes ("start with
- * \"{user}:\""): found by one pass over the file the first time a token asks
- * (lint_detect_declared_token), then looked up. */
+ * \"{user}:\""), and the runs of example turns whose lines open with a
+ * speaker's field ({{$user}}, {{$bot}}): each found by one pass over the
+ * file the first time a token asks (lint_detect_declared_token), then
+ * looked up. */
 typedef struct lint_role_decls {
     int scanned; /* 1 once the file was read */
     int n;
@@ -51,6 +53,11 @@ typedef struct lint_role_decls {
         size_t len;   /* of key */
         char key[32]; /* lower case, spaces dropped */
     } v[16];
+    int labels_scanned; /* 1 once the file was read for speaker labels */
+    int n_runs;
+    struct {
+        size_t first, last; /* lines of the first and last label */
+    } runs[16];
 } lint_role_decls;
 
 typedef struct lint_text {
