@@ -1,0 +1,5 @@
+Relevant Context:
+{{ $context }}
+
+User Question:
+{{ $question }}

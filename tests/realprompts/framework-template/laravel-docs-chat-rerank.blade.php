@@ -1,0 +1,3 @@
+Given the query: "{{ $query }}"
+Rerank the following results in order of most to least relevant:
+{!!$context!!}
