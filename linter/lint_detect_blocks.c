@@ -18,6 +18,7 @@ static int stand_in(const char *d, size_t a, size_t b) {
     while (a < b && isspace((unsigned char)d[a])) a++;
     while (b > a && isspace((unsigned char)d[b - 1])) b--;
     if (a == b) return 1;
+    if (d[a] == '{' && d[b - 1] == '}' && memmem(d + a, b - a, "\":", 2)) return 0; /* a JSON object */
     if ((d[a] == '{' && d[b - 1] == '}') || (d[a] == '[' && d[b - 1] == ']') ||
         (d[a] == '<' && d[b - 1] == '>'))
         return 1;
@@ -178,6 +179,44 @@ static int data_shaped(const char *p, const char *e) {
     return q > p && q + 1 < e && *q == ':' && q[1] == ' ';
 }
 
+/* Whether [p, e) is a line of data, not an instruction: a JSON object or
+ * array, or a "Key: value" line (maybe a list item "- ", "• " or "1. "),
+ * the key up to 30 bytes of letters, digits, blanks, '_', '/' or any
+ * non-ASCII byte (上证指数: 未知), the colon ASCII or full-width, the
+ * value at most six words (not a sentence: "Goal: You are an agent"). What a
+ * general caption ("CONTEXT:", "Portfolio Data:") must head to be data. */
+static int data_line(const char *p, const char *e) {
+    while (p < e && isspace((unsigned char)*p)) p++;
+    if (p == e) return 0;
+    if (*p == '{' || *p == '[') return 1;
+    if (e - p > 2 && (*p == '-' || *p == '*') && p[1] == ' ')
+        p += 2;
+    else if (e - p > 4 && !memcmp(p, "\xe2\x80\xa2", 3))
+        p += 3; /* "•" */
+    else if (isdigit((unsigned char)*p)) {
+        while (p < e && isdigit((unsigned char)*p)) p++;
+        if (p + 1 >= e || *p != '.' || p[1] != ' ') return 0;
+        p += 2;
+    }
+    while (p < e && *p == ' ') p++;
+    const char *q = p;
+    while (q < e && q - p <= 30 &&
+           (isalnum((unsigned char)*q) || *q == ' ' || *q == '_' || *q == '/' || (unsigned char)*q >= 0x80)) {
+        if (e - q >= 3 && !memcmp(q, "\xef\xbc\x9a", 3)) break; /* "：" */
+        q++;
+    }
+    if (q == p || q >= e) return 0;
+    if (e - q >= 4 && !memcmp(q, "\xef\xbc\x9a", 3))
+        q += 3;
+    else if (q + 2 < e && *q == ':' && q[1] == ' ' && !isspace((unsigned char)q[2]))
+        q += 2;
+    else
+        return 0;
+    int blanks = 0; /* a value, not a sentence ("Goal: You are an AI agent for ...") */
+    for (; q < e && blanks <= 5; q++) blanks += *q == ' ';
+    return blanks <= 5;
+}
+
 /* Pushes [a, b) of t trimmed, as the first line of a block (cont 0) or a
  * later one. */
 static int push_line(const lint_text *t, size_t a, size_t b, int user, int cont, lint_spanv *out) {
@@ -210,7 +249,9 @@ static size_t last_user_turn(const lint_text *t) {
  * right under it is the block). A heading's block must be shaped like data
  * (data_shaped). Example blocks, fenced captions, front matter, stand-ins
  * ("Memories:\n{memories}", the placeholder's own case) and templates are
- * left alone. */
+ * left alone. A general caption (CC_WEAK, CC_BRACKET in lint_detect_pat.c)
+ * holds no value on its own line and heads a block that starts with a
+ * data line (data_line). */
 int lint_detect_content_captions(lint_rx_lazy *cap_lazy, pcre2_match_context *mctx, const lint_text *t,
                                  lint_spanv *out, util_err *err) {
     if (t->is_template) return UTIL_OK;
@@ -226,26 +267,33 @@ int lint_detect_content_captions(lint_rx_lazy *cap_lazy, pcre2_match_context *mc
             (t->flags[l] & (LINT_LF_FENCE | LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)))
             continue;
         const char *colon = memchr(p, ':', le - ls);
-        int heading = *p == '#';
+        const char *w = p;
+        while (w < p + (le - ls) && (*w == ' ' || *w == '\t')) w++;
+        int bracket = p + (le - ls) - w > 3 && !memcmp(w, "\xe3\x80\x90", 3); /* 【 */
+        int heading = *p == '#' || bracket;
         if (!colon && !heading) continue;
         /* a caption's first word starts with one of these letters (a quick
          * test before the pattern: "- key: value" items, JSON, code fail) */
-        const char *w = p;
-        while (w < p + (le - ls) && (*w == '#' || *w == '*' || *w == ' ' || *w == '\t')) w++;
+        while (!bracket && w < p + (le - ls) && (*w == '#' || *w == '*' || *w == ' ' || *w == '\t')) w++;
         unsigned c0 = (unsigned)(*w | 0x20) - 'a';
-        if (w == p + (le - ls) || c0 > 25 || !((0x15ED987u >> c0) & 1) || (colon && colon - w > 140))
+        if (bracket) c0 = 0; /* 'a', a letter that passes */
+        if (w == p + (le - ls) || c0 > 25 || !((0x15FD98Fu >> c0) & 1) || (colon && colon - w > 140))
             continue;
         const char *z = p + (le - ls); /* a value after the colon: the caption is short */
         while (z > w && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '*')) z--;
         if (colon && !heading && z[-1] != ':' && colon - w > 60) continue;
         if (!cap_re && (rc = lint_rx_lazy_get(&cap_re, cap_lazy, err))) break;
-        if (pcre2_match(cap_re, (PCRE2_SPTR)p, le - ls, 0, 0, md, mctx) < 0) continue;
+        int mr = pcre2_match(cap_re, (PCRE2_SPTR)p, le - ls, 0, 0, md, mctx);
+        if (mr < 0) continue;
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        int user = ov[2] != PCRE2_UNSET;
+        int user = mr > 1 && ov[2] != PCRE2_UNSET, br = mr > 3 && ov[6] != PCRE2_UNSET;
+        int weak = br || (mr > 2 && ov[4] != PCRE2_UNSET);
+        if (bracket != br) continue;
         if (turn == (size_t)-1) turn = last_user_turn(t); /* once, at the first caption */
         if (ls < turn) continue;                          /* a few-shot turn of a message list */
         size_t first = out->n, a = colon ? (size_t)(colon - p) + 1 : le - ls;
         while (ls + a < le && (p[a] == '*' || isspace((unsigned char)p[a]))) a++;
+        if (weak && ls + a < le) continue; /* "Context: you are a ...": not a caption of data */
         if (ls + a < le) { /* the value on the caption's own line, then only the lines right under it */
             if (stand_in(t->data, ls + a, le) || memchr(p + a, '{', le - ls - a) ||
                 memchr(p + a, '$', le - ls - a) || lint_text_in_code(t, ls + a))
@@ -263,7 +311,7 @@ int lint_detect_content_captions(lint_rx_lazy *cap_lazy, pcre2_match_context *mc
         /* after a value on the caption's line: the lines right under it, a
          * fence after a blank, or a heading's first paragraph */
         if (inl && !heading && !fenced && k > l + 1) continue;
-        if ((heading && !inl && !data_shaped(bp, be)) ||
+        if ((heading && !inl && !weak && !data_shaped(bp, be)) || (weak && !data_line(bp, be)) ||
             stand_in(t->data, t->line_start[k], lint_text_line_end(t, k)) ||
             (t->flags[k] & (LINT_LF_EXAMPLE | LINT_LF_FRONTMATTER)) ||
             (!fenced && (t->flags[k] & LINT_LF_FENCE)) || (*bp == '#'))
@@ -274,7 +322,7 @@ int lint_detect_content_captions(lint_rx_lazy *cap_lazy, pcre2_match_context *mc
             if (fenced ? (t->flags[k] & LINT_LF_FENCE_MARK) != 0 : blank(t->data + s2, t->data + e2)) break;
             if (!fenced && t->data[s2] == '#') break;
             if (memmem(t->data + s2, e2 - s2, "{{", 2) || memchr(t->data + s2, '$', e2 - s2) ||
-                stand_in(t->data, s2, e2)) {
+                memmem(t->data + s2, e2 - s2, "!`", 2) || stand_in(t->data, s2, e2)) {
                 out->n = first; /* a block with template fields: the fields' own case */
                 break;
             }

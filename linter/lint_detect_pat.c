@@ -751,21 +751,37 @@ const pat_name lint_detect_names[] = {
 #define CC_USER                                                                                                   \
     "(?:(?:saved|stored|user|your)\\h+)?memories(?:\\h+about\\h+the\\h+user)?|what\\h+(?:you|we)\\h+(?:remember|" \
     "know)\\h+about\\h+the\\h+user|about\\h+the\\h+user|user(?:'s)?\\h+(?:information|profile)|model\\h+set\\h+context"
-#define CC_TURN                                                                                                    \
-    "(?:web\\h+)?search\\h+results|retrieved\\h+(?:documents|context|passages|chunks)|(?:a\\h+)?summary\\h+of\\h+" \
-    "(?:the\\h+)?(?:conversation|chat|previous\\h+messages|earlier\\h+messages)(?:\\h+so\\h+far)?|"                \
-    "(?:previous\\h+)?conversation\\h+summary|selected\\h+(?:text|code)|the\\h+user\\h+has\\h+selected\\h+the\\h+" \
-    "following\\h+\\w+|(?:currently\\h+)?open\\h+file|clipboard(?:\\h+contents)?|tool\\h+(?:results?|output)|"     \
-    "output\\h+of\\h+the\\h+(?:last\\h+)?command|the\\h+user\\h+(?:has\\h+)?provided\\h+(?:the\\h+following\\h+)?" \
-    "(?:custom\\h+)?instructions|the\\h+user\\h+has\\h+provided\\h+additional\\h+info|user'?s\\h+custom\\h+"       \
-    "instructions|(?:previous|last)\\h+session(?:\\h+(?:recap|summary))?|recap\\h+of\\h+(?:your\\h+)?(?:last|"     \
-    "previous)\\h+session|current\\h+task|the\\h+user'?s\\h+task|ticket|issue\\h+#\\d+|(?:upcoming\\h+)?calendar"  \
-    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox|"                      \
-    "available\\h+(?:data(?:base)?\\h+)?(?:schemas?|tables|data\\h*frames)|table\\h+schemas?"
+#define CC_TURN                                                                                                                  \
+    "(?:web\\h+)?search\\h+results|retrieved\\h+(?:documents|context|passages|chunks)|(?:a\\h+)?summary\\h+of\\h+"               \
+    "(?:the\\h+)?(?:conversation|chat|previous\\h+messages|earlier\\h+messages)(?:\\h+so\\h+far)?|"                              \
+    "(?:previous\\h+)?conversation\\h+summary|selected\\h+(?:text|code)|the\\h+user\\h+has\\h+selected\\h+the\\h+"               \
+    "following\\h+\\w+|(?:currently\\h+)?open\\h+file|clipboard(?:\\h+contents)?|tool\\h+(?:results?|output)|"                   \
+    "output\\h+of\\h+the\\h+(?:last\\h+)?command|the\\h+user\\h+(?:has\\h+)?provided\\h+(?:the\\h+following\\h+)?"               \
+    "(?:custom\\h+)?instructions|the\\h+user\\h+has\\h+provided\\h+additional\\h+info|user'?s\\h+custom\\h+"                     \
+    "instructions|(?:previous|last)\\h+session(?:\\h+(?:recap|summary))?|recap\\h+of\\h+(?:your\\h+)?(?:last|"                   \
+    "previous)\\h+session|current\\h+task|the\\h+user'?s\\h+task|ticket|issue\\h+#\\d+|(?:upcoming\\h+)?calendar"                \
+    "(?:\\h+events)?|the\\h+user'?s\\h+calendar|(?:recent|pending|unread)\\h+e-?mails|inbox|"                                    \
+    "available\\h+(?:data(?:base)?\\h+)?(?:schemas?|tables|data\\h*frames)|table\\h+schemas?|user(?:'s)?\\h+(?:question|query)|" \
+    "question\\h+from\\h+the\\h+user"
+/* Captions that name this request's data only by a general word ("CONTEXT:",
+ * "Portfolio Data:", "Database schema context:", "Merge request details:",
+ * 【当前市场状态】 "current market state" in Chinese brackets): group 2 (or
+ * group 3, the bracket form) is set and the block under them must start
+ * with a data line ("- Key: value", JSON), not an instruction ("Context:
+ * you are a ..."). */
+#define CC_WEAK                                                                                               \
+    "context|(?:(?:current|live|real-?time)\\h+)?(?:portfolio|market|account|positions?|order|trade|request|" \
+    "input)\\h+(?:data|state|status|details|info)|(?:data(?:base)?\\h+)?schema\\h+context|(?:merge|pull)\\h+" \
+    "request\\h+(?:context|details|info)"
+#define CC_BRACKET                                                                \
+    "^\\h*(\xe3\x80\x90(?:\xe5\xbd\x93\xe5\x89\x8d|\xe7\x9b\xae\xe5\x89\x8d|"     \
+    "\xe7\x8e\xb0\xe5\x9c\xa8|\xe7\x95\xb6\xe5\x89\x8d|\xe7\x8f\xbe\xe5\x9c\xa8|" \
+    "\xed\x98\x84\xec\x9e\xac)[^\n]{0,40}?\xe3\x80\x91)\\h*$"
 #define CONTENT_CAPTION                                                                                              \
     "(?i)^\\h*(?:#{1,4}\\h+)?(?:\\*\\*)?(?:(?:here\\h+(?:is|are)|below\\h+(?:is|are))\\h+)?(?:the\\h+)?(?:(" CC_USER \
-    ")|" CC_TURN ")\\b(?:\\h+(?:for|from|of|about|so|in|on|with|by|since|that|which|you|we)\\b"                      \
-    "[^:.!?<>{}()\\n]{0,60}?|\\h*\\([^()\\n]{1,60}\\))?(?:\\*\\*)?(?::(?:\\*\\*)?\\h*(?:\\S[^\\n]*)?|\\h*)$"
+    ")|(" CC_WEAK ")|" CC_TURN                                                                                       \
+    ")\\b(?:\\h+(?:for|from|of|about|so|in|on|with|by|since|that|which|you|we)\\b"                                   \
+    "[^:.!?<>{}()\\n]{0,60}?|\\h*\\([^()\\n]{1,60}\\))?(?:\\*\\*)?(?::(?:\\*\\*)?\\h*(?:\\S[^\\n]*)?|\\h*)$|" CC_BRACKET
 
 /* Words that give the assistant's own name ("You're a helpful agent named
  * '{{name}}'", "Your name is {name}"): the name is configured, not the user's. */
