@@ -1231,6 +1231,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     int brace_dollar = bare && ov[0] > 0 && t->data[ov[0] - 1] == '{' && ov[1] < t->len &&
                        t->data[ov[1]] == '}';
     if (brace_dollar) bare = 0;
+    /* only ${...} is filled in a file of JavaScript interpolations ({x}, $x are text) */
+    if (t->js_fields && !arguments && (t->data[ov[0]] == '{' || bare || brace_dollar)) return UTIL_OK;
     /* a per-session path in inline code is the value itself (`{home}/x`;
      * a $VAR there is the shell's) */
     int code_path = in_code && nl && t->data[ov[0]] == '{' &&

@@ -93,6 +93,9 @@ typedef struct lint_text {
                            * $ARGUMENTS, and !`cmd` output is volatile in all */
     int vscode_prompt;    /* a VS Code prompt file (*.prompt.md): ${file}, ${selection},
                            * ${workspaceFolder}, ${input:x} are filled in, even in code */
+    int js_fields;        /* fields written as JavaScript interpolations (${X}, two
+                           * distinct names, no {{ }} or {% %}): only ${...} is
+                           * filled in, a bare {x} or $x there is text */
     int user_turn;        /* a template of the user message by its name (title.user.md.jinja,
                            * summary-user-message.j2, user_prompt.txt): what it wraps in a
                            * tag block is the request's material */

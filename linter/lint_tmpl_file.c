@@ -3,7 +3,8 @@
  * (or {% %} and block tags outside code), Markdown whose {x} are fill-ins, a
  * file loaded verbatim (SKILL.md, agent definitions, a skill's other
  * Markdown), a Claude Code command or skill whose !`cmd` runs, a program's
- * template in a prompts/ folder, a VS Code prompt file; and the `---` front
+ * template in a prompts/ folder, a VS Code prompt file, a file whose fields
+ * are JS interpolations (${X}: its {x} and $x are text); and the `---` front
  * matter block (metadata, unless the template renders it). Sets the lint_text
  * flags that say so. Does not tokenize or pair tags (lint_tmpl_tags.c) or read
  * expressions and front matter inputs (lint_tmpl.c). */
@@ -298,6 +299,29 @@ static int user_turn_name(const char *rel) {
     return 0;
 }
 
+/* Whether the file's fields are JavaScript template-literal interpolations,
+ * as prompts extracted from a program's template literals write them: two
+ * distinct ${NAME} (one when an opening comment declares the variables), and
+ * no {{ or {% anywhere. Only ${...} is filled in there, so a bare {x} (a
+ * TypeScript type, "pass {scriptPath}") and a shell $x are text. */
+static int js_interpolations(const lint_text *t) {
+    const char *d = t->data, *first = NULL;
+    size_t first_n = 0, need = lint_tmpl_declares_variables(t) ? 1 : 2, seen = 0;
+    if (memmem(d, t->len, "{{", 2) || memmem(d, t->len, "{%", 2)) return 0;
+    for (const char *p = d; seen < need && (p = memmem(p, (size_t)(d + t->len - p), "${", 2)); p += 2) {
+        const char *q = p + 2, *e = d + t->len;
+        if (q >= e || (!isalpha((unsigned char)*q) && *q != '_')) continue;
+        while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
+        size_t n = (size_t)(q - p - 2);
+        if (!first) {
+            first = p + 2, first_n = n, seen = 1;
+        } else if (n != first_n || memcmp(first, p + 2, n)) {
+            seen = 2;
+        }
+    }
+    return seen >= need;
+}
+
 /* --- the entry point --------------------------------------------------------- */
 
 size_t lint_tmpl_file_kind(lint_text *t, const char *rel, int dialect) {
@@ -323,6 +347,7 @@ size_t lint_tmpl_file_kind(lint_text *t, const char *rel, int dialect) {
                           (lint_tmpl_prompts_folder(rel) || lint_name_ends_with(rel, k_yml));
     static const char *const k_vs_prompt[] = {".prompt.md", NULL};
     t->vscode_prompt = !t->is_template && lint_name_ends_with(rel, k_vs_prompt);
+    t->js_fields = !t->is_template && !t->verbatim && !t->vscode_prompt && js_interpolations(t);
     t->user_turn = !t->verbatim && !t->memory_file && !t->skill_file && user_turn_name(rel);
     size_t fm = frontmatter(t, rel);
     if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
