@@ -305,19 +305,20 @@ static int user_turn_name(const char *rel) {
  * no {{ or {% anywhere. Only ${...} is filled in there, so a bare {x} (a
  * TypeScript type, "pass {scriptPath}") and a shell $x are text. */
 static int js_interpolations(const lint_text *t) {
-    const char *d = t->data, *first = NULL;
+    const char *d = t->data, *e = d + t->len, *first = NULL;
     size_t first_n = 0, need = lint_tmpl_declares_variables(t) ? 1 : 2, seen = 0;
-    if (memmem(d, t->len, "{{", 2) || memmem(d, t->len, "{%", 2)) return 0;
-    for (const char *p = d; seen < need && (p = memmem(p, (size_t)(d + t->len - p), "${", 2)); p += 2) {
-        const char *q = p + 2, *e = d + t->len;
+    /* one pass over the braces: any {{ or {% rules it out */
+    for (const char *p = d; (p = memchr(p, '{', (size_t)(e - p))) != NULL; p++) {
+        if (p + 1 < e && (p[1] == '{' || p[1] == '%')) return 0;
+        if (p == d || p[-1] != '$' || seen >= need) continue;
+        const char *q = p + 1;
         if (q >= e || (!isalpha((unsigned char)*q) && *q != '_')) continue;
         while (q < e && (isalnum((unsigned char)*q) || *q == '_')) q++;
-        size_t n = (size_t)(q - p - 2);
-        if (!first) {
-            first = p + 2, first_n = n, seen = 1;
-        } else if (n != first_n || memcmp(first, p + 2, n)) {
+        size_t n = (size_t)(q - p - 1);
+        if (!first)
+            first = p + 1, first_n = n, seen = 1;
+        else if (n != first_n || memcmp(first, p + 1, n))
             seen = 2;
-        }
     }
     return seen >= need;
 }
