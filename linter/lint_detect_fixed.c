@@ -27,20 +27,13 @@ static int object_member(const char *name, size_t len, size_t *olen, const char 
     return 1;
 }
 
-/* Whether s[0..n) is one of the words of k (a NULL-ended list), ignoring case. */
-static int word_of(const char *const *k, const char *s, size_t n) {
-    for (const char *const *w = k; *w; w++)
-        if (strlen(*w) == n && !strncasecmp(s, *w, n)) return 1;
-    return 0;
-}
-
 int lint_detect_deployment_member(const char *name, size_t len) {
     static const char *const k[] = {"site",    "app",          "application",  "config", "configuration",
                                     "company", "brand",        "blog",         "store",  "shop",
                                     "org",     "organization", "organisation", NULL};
     size_t ol, ml;
     const char *m;
-    return object_member(name, len, &ol, &m, &ml) && word_of(k, name, ol);
+    return object_member(name, len, &ol, &m, &ml) && lint_detect_word_in_ci(name, ol, k);
 }
 
 int lint_detect_self_member(const char *name, size_t len) {
@@ -57,29 +50,39 @@ int lint_detect_self_member(const char *name, size_t len) {
     size_t ol, ml, n = 0;
     const char *m;
     char low[24];
-    if (!object_member(name, len, &ol, &m, &ml) || !word_of(k_obj, name, ol)) return 0;
+    if (!object_member(name, len, &ol, &m, &ml) || !lint_detect_word_in_ci(name, ol, k_obj)) return 0;
     for (size_t i = 0; i < ml; i++) {
         if (m[i] == '_') continue;
         if (n + 1 >= sizeof low) return 0;
         low[n++] = m[i];
     }
-    return n && word_of(k_id, low, n);
+    return n && lint_detect_word_in_ci(low, n, k_id);
 }
 
 /* --- a template's own text ---------------------------------------------------- */
+
+/* The name of the field {{ name }} (letters, digits, '_' and '.', not
+ * starting with a digit) at d[i, len), in [*a, *b); 0 when the text there is
+ * not of that shape. */
+static int curly_field(const char *d, size_t i, size_t len, size_t *a, size_t *b) {
+    if (len - i < 5 || d[i] != '{' || d[i + 1] != '{') return 0;
+    size_t k = i + 2;
+    while (k < len && d[k] == ' ') k++;
+    *a = k;
+    if (k >= len || !(isalpha((unsigned char)d[k]) || d[k] == '_')) return 0;
+    while (k < len && (isalnum((unsigned char)d[k]) || d[k] == '_' || d[k] == '.')) k++;
+    *b = k;
+    while (k < len && d[k] == ' ') k++;
+    return len - k >= 2 && d[k] == '}' && d[k + 1] == '}';
+}
 
 int lint_detect_template_text(const lint_text *t) {
     if (t->is_template) return 1;
     if (t->verbatim || t->memory_file) return 0;
     const char *d = t->data;
     for (const char *p = memchr(d, '{', t->len); p; p = memchr(p + 1, '{', (size_t)(d + t->len - p - 1))) {
-        size_t i = (size_t)(p - d), k = i + 2;
-        if (t->len - i < 5 || p[1] != '{') continue;
-        while (k < t->len && d[k] == ' ') k++;
-        if (k >= t->len || !(isalpha((unsigned char)d[k]) || d[k] == '_')) continue;
-        while (k < t->len && (isalnum((unsigned char)d[k]) || d[k] == '_' || d[k] == '.')) k++;
-        while (k < t->len && d[k] == ' ') k++;
-        if (t->len - k >= 2 && d[k] == '}' && d[k + 1] == '}' && !lint_text_in_code(t, i)) return 1;
+        size_t a, b, i = (size_t)(p - d);
+        if (curly_field(d, i, t->len, &a, &b) && !lint_text_in_code(t, i)) return 1;
     }
     return 0;
 }
@@ -103,7 +106,7 @@ static int numbered_part(const char *s, size_t n) {
         while (l < b && isalpha((unsigned char)s[l])) l++;
         for (e = l; e < b && isdigit((unsigned char)s[e]);) e++;
         int digits = l == a && e == b && b > a; /* a segment of digits: _1_ */
-        int part = l > a && word_of(k_part, s + a, l - a) && e == b;
+        int part = l > a && lint_detect_word_in_ci(s + a, l - a, k_part) && e == b;
         if (part && l < b) return 1; /* STEP1 */
         part = part && l == b;
         if ((digits && prev_part) || (part && prev_digits)) return 1;
@@ -116,15 +119,10 @@ static int numbered_part(const char *s, size_t n) {
 /* The upper-case name of the field {{ NAME }} at d[i, len), in [*a, *b);
  * 0 when the text there is not of that shape. */
 static int upper_field(const char *d, size_t i, size_t len, size_t *a, size_t *b) {
-    if (len - i < 5 || d[i] != '{' || d[i + 1] != '{') return 0;
-    size_t k = i + 2;
-    while (k < len && d[k] == ' ') k++;
-    *a = k;
-    if (k >= len || !isupper((unsigned char)d[k])) return 0;
-    while (k < len && (isupper((unsigned char)d[k]) || isdigit((unsigned char)d[k]) || d[k] == '_')) k++;
-    *b = k;
-    while (k < len && d[k] == ' ') k++;
-    return len - k >= 2 && d[k] == '}' && d[k + 1] == '}';
+    if (!curly_field(d, i, len, a, b) || !isupper((unsigned char)d[*a])) return 0;
+    for (size_t k = *a; k < *b; k++)
+        if (!isupper((unsigned char)d[k]) && !isdigit((unsigned char)d[k]) && d[k] != '_') return 0;
+    return 1;
 }
 
 int lint_detect_author_fill_ins(const lint_text *t) {

@@ -124,6 +124,8 @@ int lint_detect_has_digit(const char *s, size_t n);
 int lint_detect_has_hex_letter(const char *s, size_t n);
 /* Whether w[0, n) is one of the words of the NULL-ended list. */
 int lint_detect_word_in(const char *w, size_t n, const char *const *list);
+/* The same, ignoring ASCII case. */
+int lint_detect_word_in_ci(const char *w, size_t n, const char *const *list);
 /* Whether the speaker token t[a, b) ({user}, {{ char }}) is one the file
  * declares as text the model writes, by re (RX_ROLE_TOKEN), or the label of
  * a turn in its examples ("{{$user}}How many ...", "{{$bot}}Convert"): the

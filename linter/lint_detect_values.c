@@ -29,6 +29,12 @@ int lint_detect_word_in(const char *w, size_t n, const char *const *list) {
     return 0;
 }
 
+int lint_detect_word_in_ci(const char *w, size_t n, const char *const *list) {
+    for (; *list; list++)
+        if (strlen(*list) == n && strncasecmp(*list, w, n) == 0) return 1;
+    return 0;
+}
+
 static const char *const k_not_names[] = {
     "World",     "There",     "All",   "Everyone", "Everybody", "User",   "Users",  "Customer", "Assistant",
     "Friend",    "Friends",   "Team",  "Folks",    "Human",     "Sir",    "Madam",  "You",      "Me",
