@@ -166,6 +166,24 @@ static int blank(const char *p, const char *e) {
     return p == e;
 }
 
+/* Where the value of a "Key: value" line starting at p (before e) starts,
+ * or NULL: the key is up to 30 bytes of letters, digits, blanks and '_'
+ * then ": ". LOOSE also takes '/' and any non-ASCII byte in the key
+ * (上证指数: 未知) and a full-width colon ("："). The one key reader of
+ * data_shaped and data_line. */
+static const char *kv_value(const char *p, const char *e, int loose) {
+    const char *q = p;
+    while (q < e && q - p <= 30 &&
+           (isalnum((unsigned char)*q) || *q == ' ' || *q == '_' ||
+            (loose && (*q == '/' || (unsigned char)*q >= 0x80)))) {
+        if (loose && e - q >= 3 && !memcmp(q, "\xef\xbc\x9a", 3)) break; /* "：" */
+        q++;
+    }
+    if (q == p || q >= e) return NULL;
+    if (loose && e - q >= 4 && !memcmp(q, "\xef\xbc\x9a", 3)) return q + 3;
+    return q + 1 < e && *q == ':' && q[1] == ' ' ? q + 2 : NULL;
+}
+
 /* Whether a heading's first body line [p, e) is shaped like data, not like
  * an instruction: a list item, a numbered result ("[1] ..."), a tag, JSON,
  * a table row, a fence or a "Key: value" line. Prose under a heading is how
@@ -174,17 +192,14 @@ static int data_shaped(const char *p, const char *e) {
     while (p < e && isspace((unsigned char)*p)) p++;
     if (p == e) return 0;
     if (strchr("-*[<{`|", *p) || isdigit((unsigned char)*p)) return 1;
-    const char *q = p;
-    while (q < e && q - p <= 30 && (isalnum((unsigned char)*q) || *q == ' ' || *q == '_')) q++;
-    return q > p && q + 1 < e && *q == ':' && q[1] == ' ';
+    return kv_value(p, e, 0) != NULL;
 }
 
 /* Whether [p, e) is a line of data, not an instruction: a JSON object or
- * array, or a "Key: value" line (maybe a list item "- ", "• " or "1. "),
- * the key up to 30 bytes of letters, digits, blanks, '_', '/' or any
- * non-ASCII byte (上证指数: 未知), the colon ASCII or full-width, the
- * value at most six words (not a sentence: "Goal: You are an agent"). What a
- * general caption ("CONTEXT:", "Portfolio Data:") must head to be data. */
+ * array, or a "Key: value" line (maybe a list item "- ", "• " or "1. ")
+ * read by kv_value (LOOSE) with a value right after the colon, at most six
+ * words (not a sentence: "Goal: You are an agent"). What a general caption
+ * ("CONTEXT:", "Portfolio Data:") must head to be data. */
 static int data_line(const char *p, const char *e) {
     while (p < e && isspace((unsigned char)*p)) p++;
     if (p == e) return 0;
@@ -199,19 +214,8 @@ static int data_line(const char *p, const char *e) {
         p += 2;
     }
     while (p < e && *p == ' ') p++;
-    const char *q = p;
-    while (q < e && q - p <= 30 &&
-           (isalnum((unsigned char)*q) || *q == ' ' || *q == '_' || *q == '/' || (unsigned char)*q >= 0x80)) {
-        if (e - q >= 3 && !memcmp(q, "\xef\xbc\x9a", 3)) break; /* "：" */
-        q++;
-    }
-    if (q == p || q >= e) return 0;
-    if (e - q >= 4 && !memcmp(q, "\xef\xbc\x9a", 3))
-        q += 3;
-    else if (q + 2 < e && *q == ':' && q[1] == ' ' && !isspace((unsigned char)q[2]))
-        q += 2;
-    else
-        return 0;
+    const char *q = kv_value(p, e, 1);
+    if (!q || q >= e || (q[-1] == ' ' && isspace((unsigned char)*q))) return 0;
     int blanks = 0; /* a value, not a sentence ("Goal: You are an AI agent for ...") */
     for (; q < e && blanks <= 5; q++) blanks += *q == ' ';
     return blanks <= 5;
