@@ -13,6 +13,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "lint_ctx.h"
+#include "lint_sniff.h"
 
 static int git_fail(util_err *err, const char *what) {
     const git_error *e = git_error_last();

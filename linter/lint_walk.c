@@ -21,6 +21,7 @@
 #include "../util/fs.h"
 #include "../util/vec.h"
 #include "lint_ctx.h"
+#include "lint_sniff.h"
 
 typedef struct walker {
     lint_ctx *ctx;
