@@ -654,7 +654,40 @@ static int data_select(const lint_config *c, const char *rel, const char *b) {
 
 int lint_sel_reads(int sel) {
     return sel == LINT_SEL_CONTENT || sel == LINT_SEL_TEMPLATE || sel == LINT_SEL_DATA ||
-           sel == LINT_SEL_DATA_PROSE;
+           sel == LINT_SEL_DATA_PROSE || sel == LINT_SEL_TEXT || sel == LINT_SEL_DOC;
+}
+
+/* Whether a prose file's name is a project file's (README.md, CHANGELOG.md,
+ * LICENSE.txt, CONTRIBUTING-ja.md ...): never a prompt. */
+static int project_file(const char *b) {
+    for (const char *const *n = k_not_prompts; *n; n++) {
+        size_t l = strlen(*n);
+        if (strncasecmp(b, *n, l) == 0 && (b[l] == '.' || b[l] == '-' || b[l] == '_')) return 1;
+    }
+    return 0;
+}
+
+/* Whether rel lies in a documentation folder: a folder named docs, doc,
+ * documentation, wiki, adr(s), decisions, rfc(s), proposals, design-docs or
+ * workorders (any case), with no folder below it whose name holds the word
+ * "prompt" (docs/prompt_templates/ holds prompts). What such a folder holds
+ * is written about the project (decision records, RFCs, work orders, guides)
+ * and names prompts, the user and tools without being addressed to a model. */
+static int doc_folder(const char *rel) {
+    static const char *const k_doc_dirs[] = {
+        "docs", "doc",  "documentation", "wiki",        "adr",        "adrs",        "decisions",
+        "rfc",  "rfcs", "proposals",     "design-docs", "workorders", "work-orders", NULL};
+    const char *b = strrchr(rel, '/');
+    int in = 0;
+    for (const char *c = rel; b && c < b;) {
+        const char *s = memchr(c, '/', (size_t)(b - c) + 1);
+        size_t l = (size_t)(s - c);
+        if (in && prompt_word(c, l)) return 0;
+        for (const char *const *d = k_doc_dirs; *d && !in; d++)
+            in = strlen(*d) == l && strncasecmp(c, *d, l) == 0;
+        c = s + 1;
+    }
+    return in;
 }
 
 int lint_config_select(const lint_config *c, const char *rel) {
@@ -672,19 +705,25 @@ int lint_config_select(const lint_config *c, const char *rel) {
                lint_name_ends_with(b, k_engine_ext);
     if (lint_name_ends_with(b, k_prompt_ext)) return LINT_SEL_YES;
     if (lint_name_ends_with(b, k_data_ext)) return data_select(c, rel, b);
+    int by_text = c->content_detection ? LINT_SEL_TEXT : LINT_SEL_YES; /* unless an env file */
     for (size_t i = 0; i < c->n_prompt_globs; i++)
-        if (lint_glob_match(c->prompt_globs[i], rel)) return text ? LINT_SEL_YES : LINT_SEL_NO;
+        if (lint_glob_match(c->prompt_globs[i], rel)) return !text ? LINT_SEL_NO : by_text;
     size_t bl = strlen(b);
     for (const char *const *d = k_prompt_dirs; *d; d++) {
         const char *at = strstr(rel, *d);
         if (at && (at == rel || at[-1] == '/') && text) return LINT_SEL_YES;
     }
+    /* Markdown in docs/, adr/ ...: by its text, whatever its name says
+     * (005-prompt-construction.md is a decision record) */
+    static const char *const k_md_ext[] = {".md", ".markdown", ".mdx", NULL};
+    if (c->content_detection && lint_name_ends_with(b, k_md_ext) && doc_folder(rel))
+        return project_file(b) ? LINT_SEL_NO : LINT_SEL_DOC;
     /* a name that says so: Prompt.txt, system_prompt.md, "Agent Prompt v1.2.txt" */
     for (size_t i = 0; i + 6 <= bl; i++)
         if (strncasecmp(b + i, "prompt", 6) == 0 &&
             (lint_name_ends_with(b, k_prose_ext) || lint_name_ends_with(b, k_tmpl_ext) ||
              lint_name_ends_with(b, k_engine_ext)))
-            return LINT_SEL_YES;
+            return by_text;
     if (ends_ci(b, bl, ".md.tpl") || ends_ci(b, bl, ".txt.tpl"))
         return project_template(b) ? LINT_SEL_NO : LINT_SEL_TEMPLATE;
     if (lint_name_ends_with(b, k_tmpl_ext))
@@ -694,17 +733,14 @@ int lint_config_select(const lint_config *c, const char *rel) {
                                                                                 : LINT_SEL_CONTENT;
     if (lint_name_ends_with(b, k_prose_ext)) {
         if (!c->content_detection) return LINT_SEL_NO;
-        for (const char *const *n = k_not_prompts; *n; n++)
-            if (strncasecmp(b, *n, strlen(*n)) == 0 &&
-                (b[strlen(*n)] == '.' || b[strlen(*n)] == '-' || b[strlen(*n)] == '_'))
-                return LINT_SEL_NO;
-        return LINT_SEL_CONTENT;
+        return project_file(b) ? LINT_SEL_NO : LINT_SEL_CONTENT;
     }
     return LINT_SEL_NO;
 }
 
 int lint_config_is_prompt(const lint_config *c, const char *rel) {
-    return lint_config_select(c, rel) == LINT_SEL_YES;
+    int sel = lint_config_select(c, rel);
+    return sel == LINT_SEL_YES || sel == LINT_SEL_TEXT;
 }
 
 int lint_parse_size(size_t *out, const char *s) {

@@ -73,7 +73,7 @@ unsigned lint_config_enabled(const lint_config *c);
  * relative to the config's directory. */
 int lint_config_role(const lint_config *c, const char *rel);
 /* Whether a walked (not explicitly named) file is a prompt by its name or
- * a glob alone (no content needed). */
+ * a glob alone (its content only read to rule out an environment file). */
 int lint_config_is_prompt(const lint_config *c, const char *rel);
 /* Whether name ends with one of the NULL-ended suffixes (any case) and is
  * longer than it (".md" is not a Markdown file's name). */
@@ -90,6 +90,12 @@ typedef enum lint_select {
     LINT_SEL_DATA_PROSE, /* YAML/TOML elsewhere: a prompt if a prompt key holds long
                             prose that reads like one, and the file is no CI, compose
                             or Kubernetes config */
+    LINT_SEL_TEXT,       /* a text file a prompt glob (a prompts/ folder) or a name holding
+                            "prompt" selects: a prompt unless it is an environment
+                            file (KEY=value lines) */
+    LINT_SEL_DOC,        /* Markdown in a documentation folder (docs/, adr/, rfcs/
+                            ...): a prompt only if it opens addressed to a model or
+                            has a command's front matter */
     LINT_SEL_EXCLUDED,   /* config "exclude" */
     LINT_SEL_IGNORED     /* config role "ignore" */
 } lint_select;

@@ -59,12 +59,13 @@ static int phrase_score(const char *s, size_t n, const char *const *const *lists
 }
 
 /* Whether the text is a coding agent's command or agent file: Claude Code's
- * $ARGUMENTS (word-bounded, upper case), or front matter that names the
- * command's arguments or tools (argument-hint:, allowed-tools:). Such files
- * are kept outside .claude/commands/ by collections meant to be copied
- * there (tools/review.md). */
-static int command_file(const char *p, size_t n) {
-    for (const char *q = p; (q = memmem(q, (size_t)(p + n - q), "$ARGUMENTS", 10)) != NULL; q += 10)
+ * $ARGUMENTS (word-bounded, upper case; when args is set), or front matter
+ * that names the command's arguments or tools (argument-hint:,
+ * allowed-tools:). Such files are kept outside .claude/commands/ by
+ * collections meant to be copied there (tools/review.md); a document may
+ * name $ARGUMENTS while describing them. */
+static int command_file(const char *p, size_t n, int args) {
+    for (const char *q = p; args && (q = memmem(q, (size_t)(p + n - q), "$ARGUMENTS", 10)) != NULL; q += 10)
         if (q + 10 >= p + n || !(isalnum((unsigned char)q[10]) || q[10] == '_')) return 1;
     if (n > 4 && memcmp(p, "---", 3) == 0) {
         const char *end = memmem(p + 3, n - 3, "\n---", 4);
@@ -438,6 +439,36 @@ static int log_text(const char *p, const char *e) {
     return lines >= 10 && stamped * 3 >= lines;
 }
 
+/* Whether text is an environment file, not a prompt: two or more
+ * assignment lines (`API_KEY=abc`, `export HOST=x`: a name of letters,
+ * digits, '_', '.' or '-', then '=' with no space before it) and no other
+ * lines but blank ones, '#' comments and the later lines of a quoted value
+ * (`KEY="-----BEGIN ...` up to its closing quote), as a .env dump kept among
+ * prompts. */
+static int env_file(const char *p, const char *e) {
+    int assigns = 0;
+    char open = 0; /* the quote of a value still open on an earlier line */
+    for (const char *l = p; l < e;) {
+        const char *nl = memchr(l, '\n', (size_t)(e - l));
+        const char *le = nl ? nl : e, *q = l, *v = NULL;
+        l = nl ? nl + 1 : e;
+        if (open) {
+            open = memchr(q, open, (size_t)(le - q)) ? 0 : open;
+            continue;
+        }
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+        if (q == le || *q == '#') continue;
+        if (le - q > 7 && !strncmp(q, "export ", 7)) q += 7;
+        const char *k = q;
+        while (k < le && (isalnum((unsigned char)*k) || *k == '_' || *k == '.' || *k == '-')) k++;
+        if (k == q || k >= le || *k != '=' || !(isalpha((unsigned char)*q) || *q == '_')) return 0;
+        v = k + 1;
+        if (v < le && (*v == '"' || *v == '\'') && !memchr(v + 1, *v, (size_t)(le - v - 1))) open = *v;
+        assigns++;
+    }
+    return assigns >= 2;
+}
+
 /* --- prompt text in data files (LINT_SEL_DATA) ---------------------------------- */
 
 /* Whether a key names prompt text: system, user, content, prompt(s),
@@ -651,12 +682,16 @@ int lint_reads_like_prompt(const char *data, size_t len, int how) {
     if (how == LINT_SEL_DATA) return data_prompt(p, n, 0);
     if (how == LINT_SEL_DATA_PROSE)
         return !deploy_config(p, n) && (crewai_tasks(p, n) || data_prompt(p, n, 1));
-    if (how != LINT_SEL_TEMPLATE && command_file(p, n)) return 1;
+    if (how == LINT_SEL_TEXT) return !env_file(p, e);
+    if (how != LINT_SEL_TEMPLATE && env_file(p, e)) return 0;
+    if (how != LINT_SEL_TEMPLATE && command_file(p, n, how != LINT_SEL_DOC)) return 1;
     /* past a YAML frontmatter */
     if (n > 4 && memcmp(p, "---", 3) == 0) {
         const char *q = memmem(p + 3, n - 3, "\n---", 4);
         if (q) p = q + 4;
     }
+    if (how == LINT_SEL_DOC) /* written about the project: only an opening to a model tells */
+        return !log_text(p, e) && (model_opening(p, e) || european_prompt(p, e));
     if (how == LINT_SEL_TEMPLATE) {
         /* prose, not an HTML page, config or code: markup, lines ending in
          * ';', '{', '}' or '\\' and config lines under a third of the lines; or,
