@@ -82,6 +82,7 @@ typedef enum lint_skip_kind {
     LINT_SKIP_TOO_LARGE,      /* over the size cap */
     LINT_SKIP_SPECIAL,        /* not a regular file (FIFO, device, socket) */
     LINT_SKIP_SYMLINK,        /* a symlink that leaves the linted tree */
+    LINT_SKIP_DOCUMENT,       /* walking: Markdown in docs/, adr/ ... not addressed to a model */
     LINT_SKIP_COUNT
 } lint_skip_kind;
 

@@ -73,7 +73,7 @@ unsigned lint_config_enabled(const lint_config *c);
  * relative to the config's directory. */
 int lint_config_role(const lint_config *c, const char *rel);
 /* Whether a walked (not explicitly named) file is a prompt by its name or
- * a glob alone (no content needed). */
+ * a glob alone (its content only read to rule out an environment file). */
 int lint_config_is_prompt(const lint_config *c, const char *rel);
 /* Whether name ends with one of the NULL-ended suffixes (any case) and is
  * longer than it (".md" is not a Markdown file's name). */
@@ -90,25 +90,17 @@ typedef enum lint_select {
     LINT_SEL_DATA_PROSE, /* YAML/TOML elsewhere: a prompt if a prompt key holds long
                             prose that reads like one, and the file is no CI, compose
                             or Kubernetes config */
+    LINT_SEL_TEXT,       /* a text file a prompt glob (a prompts/ folder) or a name holding
+                            "prompt" selects: a prompt unless it is an environment
+                            file (KEY=value lines) */
+    LINT_SEL_DOC,        /* Markdown in a documentation folder (docs/, adr/, rfcs/
+                            ...): a prompt only if it opens addressed to a model or
+                            has a command's front matter */
     LINT_SEL_EXCLUDED,   /* config "exclude" */
     LINT_SEL_IGNORED     /* config role "ignore" */
 } lint_select;
 int lint_config_select(const lint_config *c, const char *rel);
-/* Whether the head of a file (the first 16 KiB are enough) reads like a
- * prompt: for LINT_SEL_CONTENT, instructions addressed to a model ("You are
- * ...", "the user", "you must", "respond", or the same in Chinese, Japanese,
- * Korean, German, French, Spanish, Portuguese, Russian; a task or role line,
- * or a rules heading with an answer line, in German, French, Spanish,
- * Portuguese, Italian, Dutch); for LINT_SEL_TEMPLATE, prose rather
- * than HTML, config or code; for LINT_SEL_DATA, the same instructions in the
- * string values of keys that name prompt text (system, prompt, template,
- * content, instructions, *_prompt, *_message ...); for LINT_SEL_DATA_PROSE,
- * the same in long values (a block scalar, a multi-line string, a line of
- * 80 bytes or more) of keys that name a whole prompt (system, prompt,
- * template, instructions, *_prompt, *_instructions ...), in a file that is
- * not a CI workflow, a compose file or a Kubernetes manifest. */
 int lint_sel_reads(int sel); /* whether sel is decided by lint_reads_like_prompt */
-int lint_reads_like_prompt(const char *data, size_t len, int how);
 int lint_config_excluded(const lint_config *c, const char *rel);
 
 /* Glob match with '*', '?', '[...]' and '**' (any number of directories).

@@ -943,7 +943,7 @@ static int on_literal(const lint_detect *d, const lint_text *t, const PCRE2_SIZE
     }
     case PM_HASH:
         if (!lint_detect_has_digit(v, n) || !lint_detect_has_hex_letter(v, n) ||
-            lint_detect_placeholder_value(v, n))
+            lint_detect_placeholder_value(v, n) || lint_detect_history_commit(t, s, e))
             return UTIL_OK;
         break;
     case PM_HEX:

@@ -136,6 +136,11 @@ int lint_detect_roles_declared(pcre2_code *re, pcre2_match_context *mc, const li
 int lint_detect_fixed_ip(const char *s, size_t n);
 /* Whether a version word or a 'v' stands right before off ("v1.2.3.4"). */
 int lint_detect_version_before(const lint_text *t, size_t off);
+/* Whether the hash at [s, e) after a commit word in running text is cited
+ * as the repository's history ("restored in commit 85d8e06", "matches
+ * commit 85d8e06"), not captioned as the current state (HEAD, checked out,
+ * current commit). */
+int lint_detect_history_commit(const lint_text *t, size_t s, size_t e);
 /* A dotted number that is a section or a range of them ("Sections 2.1.1.1-2.1.1.5",
  * "§ 1.2.3.4"), not an address. */
 int lint_detect_section_number(const lint_text *t, size_t s, size_t e);

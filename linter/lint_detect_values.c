@@ -2,8 +2,9 @@
  * literal its patterns found, each on the text alone: whether it has a digit
  * or a hex letter, is a fixed IP, follows a version word, is a section
  * number, is a placeholder word, stands in a URL, quotes or a string
- * literal, is a word that is not a name; and how a date-like value is
- * classed. Runs no pattern and calls nothing back in lint_detect.c. */
+ * literal, is a word that is not a name, is a commit hash cited as history
+ * (the words of its clause); and how a date-like value is classed. Runs
+ * no pattern and calls nothing back in lint_detect.c. */
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
@@ -65,6 +66,94 @@ int lint_detect_version_before(const lint_text *t, size_t off) {
     for (size_t i = a; i + 7 <= off; i++)
         if (strncasecmp(t->data + i, "version", 7) == 0) return 1;
     return 0;
+}
+
+/* --- a commit cited as history ----------------------------------------------- */
+
+/* The words of d[a, b) one by one (ASCII letters and apostrophes): *w, *n;
+ * 0 when none is left. */
+static int next_word(const char *d, size_t *a, size_t b, const char **w, size_t *n) {
+    while (*a < b && !isalpha((unsigned char)d[*a])) ++*a;
+    if (*a >= b) return 0;
+    size_t k = *a;
+    while (k < b && (isalpha((unsigned char)d[k]) || d[k] == '\'')) k++;
+    *w = d + *a, *n = k - *a, *a = k;
+    return 1;
+}
+
+/* Whether w[0, n) is a verb in the past tense ("restored", "added", "was",
+ * "broke"): what a note on the history of a repository says about a commit.
+ * Not "based" (based on the commit under review) nor "checked" (out). */
+static int past_word(const char *w, size_t n) {
+    static const char *const k_past[] = {"was",     "were",       "had",      "did",     "broke",
+                                         "made",    "took",       "ago",      "since",   "until",
+                                         "till",    "went",       "came",     "brought", "previously",
+                                         "earlier", "originally", "formerly", "history", NULL};
+    static const char *const k_not[] = {"based", "checked", "need", "feed", "seed", "speed", "indeed", NULL};
+    if (lint_detect_word_in_ci(w, n, k_past)) return 1;
+    return n >= 5 && tolower((unsigned char)w[n - 2]) == 'e' && tolower((unsigned char)w[n - 1]) == 'd' &&
+           !lint_detect_word_in_ci(w, n, k_not);
+}
+
+/* Whether w[0, n) says the commit is the one at hand now: the current,
+ * latest or checked-out state, HEAD, a base to work from, or the reader's
+ * own ("you are on commit", "your commit"). */
+static int now_word(const char *w, size_t n) {
+    static const char *const k_now[] = {"current", "currently", "now",      "head",     "checked", "checkout",
+                                        "latest",  "base",      "working",  "detached", "you",     "your",
+                                        "you're",  "today",     "deployed", "running",  NULL};
+    return lint_detect_word_in_ci(w, n, k_now);
+}
+
+/* Whether the hash at [s, e), named by a commit word right before it in
+ * running text ("commit 85d8e06", "commit `85d8e06`"; not a caption such as
+ * "Commit: x", "HEAD is x", "at commit x"), is cited as history: its clause
+ * (to the line's end or a '.', '!', '?' or ';' and a space, 200 bytes at
+ * most each way) has a verb in the past tense ("restored in commit x",
+ * "commit x added ...", "(commit x) was overwritten") or cites it as a
+ * reference ("matches commit x", "see commit x", "reverts commit x"), and
+ * no word that makes it the current state (current, HEAD, checked out,
+ * latest, base, you ...). A note about a repository's past is the same on
+ * every request; a checked-out or current commit is not. */
+int lint_detect_history_commit(const lint_text *t, size_t s, size_t e) {
+    const char *d = t->data;
+    size_t k = s;
+    if (k > 0 && (d[k - 1] == '`' || d[k - 1] == '\'' || d[k - 1] == '"')) k--;
+    size_t sp = k;
+    while (k > 0 && (d[k - 1] == ' ' || d[k - 1] == '\t')) k--;
+    if (k == sp || k == 0 || !isalpha((unsigned char)d[k - 1])) return 0;
+    size_t kw = k;
+    while (kw > 0 && (isalnum((unsigned char)d[kw - 1]) || d[kw - 1] == '-')) kw--;
+    static const char *const k_commit[] = {"commit", "commits",  "sha", "sha1",
+                                           "sha-1",  "revision", "rev", NULL};
+    if (!lint_detect_word_in_ci(d + kw, k - kw, k_commit)) return 0;
+    /* the clause around it */
+    size_t a = kw, lim = kw > 200 ? kw - 200 : 0;
+    while (a > lim && d[a - 1] != '\n' &&
+           !(d[a - 1] && strchr(".!?;", d[a - 1]) && a < kw && (d[a] == ' ' || d[a] == '\t')))
+        a--;
+    size_t b = e, blim = t->len - e > 200 ? e + 200 : t->len;
+    while (b < blim && d[b] != '\n' &&
+           !(d[b] && strchr(".!?;", d[b]) && (b + 1 >= t->len || isspace((unsigned char)d[b + 1]))))
+        b++;
+    static const char *const k_cite[] = {"matches", "match",  "matching",  "see",      "cf",   "per",
+                                         "reverts", "revert", "reverting", "restores", "like", NULL};
+    static const char *const k_pointer[] = {"at", "on", "is", NULL};
+    static const char *const k_article[] = {"the", "a", "an", "git", NULL};
+    int history = 0;
+    const char *w, *last = NULL;
+    size_t n, ln = 0, i = a;
+    while (next_word(d, &i, kw, &w, &n)) {
+        if (now_word(w, n)) return 0;
+        history |= past_word(w, n) || lint_detect_word_in_ci(w, n, k_cite);
+        if (!lint_detect_word_in_ci(w, n, k_article)) last = w, ln = n;
+    }
+    if (last && lint_detect_word_in_ci(last, ln, k_pointer)) return 0; /* "HEAD is at commit x" */
+    for (i = e; next_word(d, &i, b, &w, &n);) {
+        if (now_word(w, n)) return 0;
+        history |= past_word(w, n);
+    }
+    return history;
 }
 
 /* A dotted number that is a section or a range of them ("Sections 2.1.1.1-2.1.1.5",

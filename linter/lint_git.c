@@ -13,6 +13,7 @@
 #include "../util/buf.h"
 #include "../util/fs.h"
 #include "lint_ctx.h"
+#include "lint_sniff.h"
 
 static int git_fail(util_err *err, const char *what) {
     const git_error *e = git_error_last();
@@ -106,7 +107,7 @@ static int lint_delta(lint_ctx *ctx, lint_report *rep, git_repository *repo, con
     }
     if (lint_sel_reads(sel) && (lint_is_binary(data, len) || !lint_reads_like_prompt(data, len, sel))) {
         git_blob_free(blob);
-        return lint_report_skip(rep, LINT_SKIP_NOT_PROMPT, NULL);
+        return lint_report_skip(rep, sel == LINT_SEL_DOC ? LINT_SKIP_DOCUMENT : LINT_SKIP_NOT_PROMPT, NULL);
     }
     rc = lint_check_buffer(ctx, rep, path, abs, data, len, err);
     git_blob_free(blob);

@@ -143,8 +143,8 @@ static int out_json(FILE *f, const lint_report *r, const lint_output_opts *o) {
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "files_checked", (double)r->files_checked);
     cJSON_AddNumberToObject(sum, "files_skipped", (double)r->files_skipped);
-    static const char *const k_skip_keys[LINT_SKIP_COUNT] = {"not_prompt", "excluded",    "ignored", "binary",
-                                                             "too_large",  "not_regular", "symlink"};
+    static const char *const k_skip_keys[LINT_SKIP_COUNT] = {
+        "not_prompt", "excluded", "ignored", "binary", "too_large", "not_regular", "symlink", "document"};
     cJSON *sk = cJSON_AddObjectToObject(sum, "skipped");
     for (int k = 0; sk && k < LINT_SKIP_COUNT; k++)
         cJSON_AddNumberToObject(sk, k_skip_keys[k], (double)r->skipped[k]);

@@ -34,7 +34,8 @@ const char *lint_skip_name(int kind) {
                                                    "binary",
                                                    "too large",
                                                    "not regular files",
-                                                   "symlinks leaving the tree"};
+                                                   "symlinks leaving the tree",
+                                                   "documents (docs/, adr/ ...) not addressed to a model"};
     return kind >= 0 && kind < LINT_SKIP_COUNT ? k[kind] : "?";
 }
 

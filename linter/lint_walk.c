@@ -21,6 +21,7 @@
 #include "../util/fs.h"
 #include "../util/vec.h"
 #include "lint_ctx.h"
+#include "lint_sniff.h"
 
 typedef struct walker {
     lint_ctx *ctx;
@@ -145,7 +146,9 @@ static int lint_found(walker *w, const char *path, const char *real, util_err *e
         int yes = st == RD_OK && !lint_is_binary(data, len) && lint_reads_like_prompt(data, len, sel);
         free(data);
         if (st == RD_SPECIAL) return lint_report_skip(w->rep, LINT_SKIP_SPECIAL, NULL);
-        if (!yes) return lint_report_skip(w->rep, LINT_SKIP_NOT_PROMPT, NULL);
+        if (!yes)
+            return lint_report_skip(w->rep, sel == LINT_SEL_DOC ? LINT_SKIP_DOCUMENT : LINT_SKIP_NOT_PROMPT,
+                                    NULL);
     }
     rc = read_bounded(path, cap, 0, &data, &len, &st, why, sizeof why, &size, err);
     if (rc) return rc;

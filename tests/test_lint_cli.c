@@ -64,6 +64,19 @@ static void check_files_checked(const cli_dir *d, const char *args, int status, 
     free(out);
 }
 
+/* Runs promptlint with args in d->dir; checks how many files its JSON
+ * summary says it skipped as kind key. */
+static void check_skipped(const cli_dir *d, const char *args, const char *key, int want) {
+    char *out = NULL;
+    run(d, args, &out);
+    cJSON *j = cJSON_Parse(out);
+    cJSON *sum = j ? cJSON_GetObjectItem(j, "summary") : NULL;
+    cJSON *n = sum ? cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "skipped"), key) : NULL;
+    CHECK_MSG(n && n->valueint == want, "promptlint %s: want %d skipped as %s: %s", args, want, key, out);
+    cJSON_Delete(j);
+    free(out);
+}
+
 static void test_commands(void) {
     cli_dir d;
     snprintf(d.dir, sizeof d.dir, "/tmp/promptlint-cli-XXXXXX");
@@ -147,6 +160,59 @@ static void test_commands(void) {
         "Review the code for: $ARGUMENTS\n\nCheck error handling and tests.\n");
     put(&d, "tools/shell.md", "# Shell\n\nSet $HOME and $ARGUMENTS_FILE before the build.\n");
     check_files_checked(&d, "--no-model --format json tools", 1, 1);
+    /* documentation folders (docs/, adr/, workorders/ ...) hold writing about
+     * the project: a decision record named for prompt construction and a
+     * work order that names $ARGUMENTS are no prompts; a system prompt kept
+     * there (it opens addressed to a model), a command with its front matter,
+     * and whatever lies in a prompts folder below docs/ are */
+    mkdir_in(&d, "proj");
+    mkdir_in(&d, "proj/docs");
+    mkdir_in(&d, "proj/docs/adr");
+    mkdir_in(&d, "proj/docs/workorders");
+    mkdir_in(&d, "proj/docs/prompts");
+    mkdir_in(&d, "proj/docs/commands");
+    put(&d, "proj/docs/adr/0007-system-prompt-layout.md",
+        "# ADR 0007: System prompt layout\n\n## Status\n\nAccepted\n\n## Date\n\n2025-02-11\n\n"
+        "## Context\n\nThe system prompt tells the assistant which tools it has. The user sees answers\n"
+        "slow down when the prompt changes on every turn, and the model must respond within two seconds.\n\n"
+        "## Decision\n\nYou must keep the instructions and the tool list first, never put the date\n"
+        "before them, and always append the user's question last. The assistant reads the rules once.\n");
+    put(&d, "proj/docs/workorders/12-command-loader.md",
+        "# WO 12: load custom commands\n\n## Status: open\n\nScan the commands folder, register each file "
+        "as a command\nand replace $ARGUMENTS with the text the user typed after it.\n\n## Done when\n\n"
+        "A command file with $ARGUMENTS runs from the prompt.\n");
+    put(&d, "proj/docs/system_prompt.md",
+        "# Support bot\n\nYou are the support assistant of a bike shop.\nAnswer in two sentences.\n"
+        "Today is {{ date }}.\n");
+    put(&d, "proj/docs/prompts/triage.md",
+        "Sort the ticket into repair, sale or question.\nTicket: {{ ticket }}\nAnswer with one word.\n");
+    put(&d, "proj/docs/commands/review.md",
+        "---\nallowed-tools: Bash(git diff:*)\n---\nReview the staged diff for missing tests.\n");
+    put(&d, "proj/docs/README.md", "# Docs\n\nYou are reading the project's documentation.\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json proj", 0, 3);
+    check_skipped(&d, "--no-model --exit-zero --format json proj", "document", 2);
+    CHECK_EQ_INT(run(&d, "--no-model --exit-zero proj", &out), 0);
+    CHECK_MSG(strstr(out, "3 files checked; skipped 3: 1 not prompts (by name, extension or content), 2 "
+                          "documents (docs/, adr/ ...) not addressed to a model") != NULL,
+              "summary: %s", out);
+    free(out);
+    /* the same choice for files named by a hook (--prompts-only) */
+    check_files_checked(
+        &d, "--no-model --exit-zero --format json --prompts-only proj/docs/adr/0007-system-prompt-layout.md",
+        0, 0);
+    /* an environment file (KEY=value lines, '#' comments, a quoted value over
+     * several lines) kept in a prompts folder is no prompt; a prompt there
+     * that shows a few such lines is */
+    mkdir_in(&d, "envs");
+    mkdir_in(&d, "envs/prompts");
+    put(&d, "envs/prompts/keys.txt",
+        "# staging\nSHOP_API_KEY=3f9c2a71-0b4e-4d8a-9c1f-5e6d7a8b9c0d\nexport SHOP_BASE_URL=https://shop.test/api\n"
+        "SIGNING_KEY=\"-----BEGIN KEY-----\nQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n-----END KEY-----\"\n"
+        "mail.sender=bot@shop.test\n");
+    put(&d, "envs/prompts/setup-help.txt",
+        "You help developers set up the shop's API client.\nTell them to put these lines in .env:\n"
+        "SHOP_API_KEY=<their key>\nSHOP_BASE_URL=https://shop.test/api\nThen answer their question.\n");
+    check_files_checked(&d, "--no-model --exit-zero --format json envs", 0, 1);
     /* prompts in other languages read like prompts too: a Chinese one by its
      * cues (用户, 你必须, 请, 不要), a German one by its opening ("Du bist");
      * a Chinese README (安装, 使用方法) does not */

@@ -173,6 +173,22 @@ static void test_staged(void) {
     CHECK_EQ_INT(checked, want);
     commit(repo);
 
+    /* a decision record under docs/ named for prompts and an environment file
+     * in prompts/ are no prompts, staged as walked (test_lint_cli.c); a system
+     * prompt under docs/ that opens addressed to a model is */
+    write_file(dir, "docs/adr/0003-prompt-caching.md",
+               "# ADR 0003: Prompt caching\n\n## Date\n\n2025-01-09\n\n## Decision\n\nThe system prompt "
+               "keeps the rules first; the user's question and the tools come after, and the model must "
+               "respond fast.\n");
+    write_file(dir, "prompts/.env.txt", "API_KEY=3f9c2a71-0b4e-4d8a-9c1f-5e6d7a8b9c0d\nBASE_URL=http://x\n");
+    write_file(dir, "docs/bot_prompt.md", "You are the shop's support bot.\nAnswer briefly.\n");
+    stage(repo, "docs/adr/0003-prompt-caching.md", 0);
+    stage(repo, "prompts/.env.txt", 0);
+    stage(repo, "docs/bot_prompt.md", 0);
+    CHECK_EQ_INT(staged(c, dir, NULL, &checked), 0);
+    CHECK_EQ_INT(checked, 1);
+    commit(repo);
+
     /* the work tree's config applies to staged content */
     write_file(dir, ".promptlint.json", "{\"ignore\": [\"PL001\"]}\n");
     lint_ctx_free(c);
