@@ -5,7 +5,7 @@
  * often they change. Order-unstable constructs and suppression comments are
  * lint_detect_order.c; the filters on a literal's own text are
  * lint_detect_values.c; syntax that is text where it stands (a documented
- * path's {x}) is lint_detect_shape.c; the pattern text is
+ * path's {x}, a shell's $x) is lint_detect_shape.c; the pattern text is
  * lint_detect_pat.c; fields filled once (a deployment's or agent's own
  * members, an author's fill-ins) are lint_detect_fixed.c. Does not decide
  * what is an error (lint_rules.c does). */
@@ -1279,6 +1279,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
      * variable in sample code ("Example: $response = validate($request)") */
     if (bare && !arguments && example_context(d, t, ov[0])) return UTIL_OK;
+    /* and one its own line assigns (input=$(cat); echo "$input") is the shell's */
+    if (bare && !arguments && lint_detect_shell_assigned(t, ov[0], ov[1])) return UTIL_OK;
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");

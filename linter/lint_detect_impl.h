@@ -185,6 +185,9 @@ int lint_detect_vscode_variable(const char *nm, size_t nl);
  * in a file whose every {name} is such a segment; *state caches that
  * per-file answer (0 until read, then 1 or -1). */
 int lint_detect_path_pattern(const lint_text *t, size_t a, size_t b, int *state);
+/* Whether the bare $name at [a, b) is a shell variable its own line assigns
+ * (input=$(cat); echo "$input"; read -r line; for f in). */
+int lint_detect_shell_assigned(const lint_text *t, size_t a, size_t b);
 
 /* Whether s[0, n), the text before a date or time on its line, ends with
  * a label of the current date or time in German, French, Spanish,

@@ -1,8 +1,10 @@
 /* linter/lint_detect_shape.c: placeholder syntax that is text by where it
  * stands, read from the characters around it: a {name} that is one segment of
  * a documented path, URL or API route ("`{lang}/README.md`", "GET
- * /v1/runs/{run_id}/events"). Called by lint_detect.c (which classes what is
- * left by name and words); calls nothing back and reads no pattern. */
+ * /v1/runs/{run_id}/events"), and a bare $name that its own shell command
+ * assigns ("input=$(cat); echo \"$input\""). Called by lint_detect.c (which
+ * classes what is left by name and words); calls nothing back and reads no
+ * pattern. */
 #include <ctype.h>
 #include <string.h>
 
@@ -117,4 +119,72 @@ int lint_detect_path_pattern(const lint_text *t, size_t a, size_t b, int *state)
     if (!t->plain_markdown || !path_segment(t, a, b)) return 0;
     if (!*state) *state = paths_only(t) ? 1 : -1;
     return *state > 0;
+}
+
+/* --- shell variables ------------------------------------------------------------ */
+
+/* Whether p is at the start of a shell command on its line: the line's start,
+ * or after a space (a list marker's too), ; ( ` { | or &&. */
+static int command_start(const char *d, size_t ls, size_t p) {
+    if (p == ls) return 1;
+    char c = d[p - 1];
+    if (c == '&') return p - 1 > ls && d[p - 2] == '&';
+    return c == ' ' || c == '\t' || c == ';' || c == '(' || c == '`' || c == '{' || c == '|';
+}
+
+/* Whether the command ends at j (spaces, then ; | & < ) or the line's end):
+ * "read line; do", "read name < file". */
+static int command_end(const char *d, size_t j, size_t le) {
+    while (j < le && (d[j] == ' ' || d[j] == '\t')) j++;
+    return j == le || strchr(";|&<)", d[j]);
+}
+
+/* Whether a "read" command's options and names run from its start to the
+ * name at i ("while read -r line", "read name"): the words back from i are
+ * options or names up to "read". */
+static int read_names(const char *d, size_t ls, size_t i) {
+    for (size_t k = i;;) {
+        size_t w = k;
+        while (w > ls && (d[w - 1] == ' ' || d[w - 1] == '\t')) w--;
+        size_t ws = w;
+        while (ws > ls && (word_char((unsigned char)d[ws - 1]) || d[ws - 1] == '-')) ws--;
+        if (ws == w || w == k) return 0;
+        if (w - ws == 4 && !memcmp(d + ws, "read", 4)) return command_start(d, ls, ws);
+        k = ws;
+    }
+}
+
+/* Whether the line [ls, le) assigns the shell variable name[0, n): name=...
+ * at a command's start (export name=, local name= too), not name=$name (a
+ * key given the field of that name: "query=$query"); read [-r] ... name
+ * ending the command; for name in. */
+static int line_assigns(const char *d, size_t ls, size_t le, const char *name, size_t n) {
+    for (size_t i = ls; i + n <= le; i++) {
+        if (d[i] != name[0] || memcmp(d + i, name, n) || !command_start(d, ls, i)) continue;
+        size_t j = i + n;
+        if (j < le && word_char((unsigned char)d[j])) continue;
+        if (j < le && d[j] == '=' && j + 1 < le && d[j + 1] != '=' && d[j + 1] != ' ') {
+            size_t v = j + 1 + (d[j + 1] == '"');
+            int self = v + n < le && d[v] == '$' && !memcmp(d + v + 1, name, n) &&
+                       (v + 1 + n == le || !word_char((unsigned char)d[v + 1 + n]));
+            if (!self) return 1;
+        }
+        if (i >= ls + 4 && !memcmp(d + i - 4, "for ", 4) && le - j >= 4 && !memcmp(d + j, " in ", 4))
+            return 1;
+        if (command_end(d, j, le) && read_names(d, ls, i)) return 1;
+    }
+    return 0;
+}
+
+/* How far from the $name its command's assignment is looked for: a bound
+ * keeps a long line with many variables linear. */
+#define COMMAND_MAX 256
+
+int lint_detect_shell_assigned(const lint_text *t, size_t a, size_t b) {
+    const char *d = t->data;
+    if (b <= a + 1) return 0;
+    size_t ls = a, le = b; /* a's line, cut COMMAND_MAX bytes either side */
+    while (ls > 0 && a - ls < COMMAND_MAX && d[ls - 1] != '\n') ls--;
+    while (le < t->len && le - b < COMMAND_MAX && d[le] != '\n' && d[le] != '\r') le++;
+    return line_assigns(d, ls, le, d + a + 1, b - a - 1);
 }
