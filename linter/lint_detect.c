@@ -4,10 +4,11 @@
  * filtered by context (code, examples, constant qualifiers) and classed by how
  * often they change. Order-unstable constructs and suppression comments are
  * lint_detect_order.c; the filters on a literal's own text are
- * lint_detect_values.c; the pattern text is lint_detect_pat.c; fields
- * filled once (a deployment's or agent's own members, an author's fill-ins)
- * are lint_detect_fixed.c. Does not
- * decide what is an error (lint_rules.c does). */
+ * lint_detect_values.c; syntax that is text where it stands (a documented
+ * path's {x}, a shell's $x) is lint_detect_shape.c; the pattern text is
+ * lint_detect_pat.c; fields filled once (a deployment's or agent's own
+ * members, an author's fill-ins) are lint_detect_fixed.c. Does not decide
+ * what is an error (lint_rules.c does). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -987,6 +988,7 @@ typedef struct ph_arg {
     size_t *closers, n_closers;
     int closers_read, oom;
     int args_read, takes_args; /* skill_takes_arguments, found once */
+    int paths;                 /* lint_detect_path_pattern's answer for the file */
 } ph_arg;
 
 /* Finds the file's "{/name" closers once (p->closers, p->n_closers). */
@@ -1233,6 +1235,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     if (brace_dollar) bare = 0;
     /* only ${...} is filled in a file of JavaScript interpolations ({x}, $x are text) */
     if (t->js_fields && !arguments && (t->data[ov[0]] == '{' || bare || brace_dollar)) return UTIL_OK;
+    /* a documented path or route's segment (`{lang}/README.md`, GET /v1/runs/{id}) */
+    if (t->data[ov[0]] == '{' && nl && lint_detect_path_pattern(t, ov[0], ov[1], &a->paths)) return UTIL_OK;
     /* a per-session path in inline code is the value itself (`{home}/x`;
      * a $VAR there is the shell's) */
     int code_path = in_code && nl && t->data[ov[0]] == '{' &&
@@ -1275,6 +1279,8 @@ static int on_placeholder(const lint_detect *d, const lint_text *t, const PCRE2_
     /* a bare $name after "Example:" or "e.g." in its clause is a shell or PHP
      * variable in sample code ("Example: $response = validate($request)") */
     if (bare && !arguments && example_context(d, t, ov[0])) return UTIL_OK;
+    /* and one its own line assigns (input=$(cat); echo "$input") is the shell's */
+    if (bare && !arguments && lint_detect_shell_assigned(t, ov[0], ov[1])) return UTIL_OK;
     int subday = 0, known = 0;
     /* in markdown, {x} and ${x} in prose are fill-ins or documentation: only
      * the words around one can make it a value ("The current date is {}");
@@ -1397,7 +1403,7 @@ static int span_cmp(const void *x, const void *y) {
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
-    ph_arg a = {cfg, out, unknown, NULL, 0, 0, 0, 0, 0};
+    ph_arg a = {cfg, out, unknown, NULL, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < LINT_N_PLACEHOLDERS && !rc && !t->curly_only; i++) {
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }

@@ -182,6 +182,18 @@ int lint_detect_persona_name(const lint_text *t, const char *v, size_t n);
  * ${file}, ${selection}, ${workspaceFolder}, ${input:name} (lint_detect_words.c). */
 int lint_detect_vscode_variable(const char *nm, size_t nl);
 
+/* lint_detect_shape.c: placeholder syntax that is text by where it stands.
+ * Whether the {name} at [a, b) is a segment of a path, URL or API route that
+ * a Markdown file documents (t->plain_markdown): a '/' next to it or a
+ * query's value, in inline code, or in prose between slashes, in a URL or
+ * after an HTTP method ("`{lang}/README.md`", "GET /v1/runs/{run_id}/events"),
+ * in a file whose every {name} is such a segment; *state caches that
+ * per-file answer (0 until read, then 1 or -1). */
+int lint_detect_path_pattern(const lint_text *t, size_t a, size_t b, int *state);
+/* Whether the bare $name at [a, b) is a shell variable its own line assigns
+ * (input=$(cat); echo "$input"; read -r line; for f in). */
+int lint_detect_shell_assigned(const lint_text *t, size_t a, size_t b);
+
 /* Whether s[0, n), the text before a date or time on its line, ends with
  * a label of the current date or time in German, French, Spanish,
  * Portuguese, Italian, Russian or Japanese, maybe with a weekday after it

@@ -96,6 +96,9 @@ typedef struct lint_text {
     int js_fields;        /* fields written as JavaScript interpolations (${X}, two
                            * distinct names, no {{ }} or {% %}): only ${...} is
                            * filled in, a bare {x} or $x there is text */
+    int plain_markdown;   /* Markdown by its name, not a template by its tags, no declared
+                           * variables: a {x} segment of a path or route there is a
+                           * pattern the model reads when all its {x} are */
     int user_turn;        /* a template of the user message by its name (title.user.md.jinja,
                            * summary-user-message.j2, user_prompt.txt): what it wraps in a
                            * tag block is the request's material */

@@ -4,7 +4,8 @@
  * file loaded verbatim (SKILL.md, agent definitions, a skill's other
  * Markdown), a Claude Code command or skill whose !`cmd` runs, a program's
  * template in a prompts/ folder, a VS Code prompt file, a file whose fields
- * are JS interpolations (${X}: its {x} and $x are text); and the `---` front
+ * are JS interpolations (${X}: its {x} and $x are text), Markdown that no
+ * template engine reads (its path segments may be patterns); and the `---` front
  * matter block (metadata, unless the template renders it). Sets the lint_text
  * flags that say so. Does not tokenize or pair tags (lint_tmpl_tags.c) or read
  * expressions and front matter inputs (lint_tmpl.c). */
@@ -349,6 +350,8 @@ size_t lint_tmpl_file_kind(lint_text *t, const char *rel, int dialect) {
     static const char *const k_vs_prompt[] = {".prompt.md", NULL};
     t->vscode_prompt = !t->is_template && lint_name_ends_with(rel, k_vs_prompt);
     t->js_fields = !t->is_template && !t->verbatim && !t->vscode_prompt && js_interpolations(t);
+    t->plain_markdown = !t->is_template && !t->verbatim && markdown_name(rel) &&
+                        !lint_tmpl_declares_variables(t);
     t->user_turn = !t->verbatim && !t->memory_file && !t->skill_file && user_turn_name(rel);
     size_t fm = frontmatter(t, rel);
     if (fm != (size_t)-1 && lint_tmpl_rendered_frontmatter(t, rel, fm, markdown_name(rel))) {
