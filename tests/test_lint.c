@@ -24,6 +24,7 @@
 #include "../linter/lint_report.h"
 #include "../util/buf.h"
 #include "../util/fs.h"
+#include "../util/vec.h"
 #include "check.h"
 #include "lint_expect.h"
 #include "lint_matrix.h"
@@ -156,16 +157,20 @@ static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const 
 static void corpus_dir(lint_ctx *c, const char *dir, corpus_stats *st) {
     DIR *d = opendir(dir);
     if (!d) return;
-    char *names[512];
-    int n = 0;
+    /* every entry: a fixed cap skipped what readdir listed past it, unseen */
+    char **names = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && n < 512)
+    while ((e = readdir(d)))
         if (e->d_name[0] != '.' ||
-            (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".promptlint.json")))
+            (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".promptlint.json"))) {
+            if (util_grow(&names, &cap, n + 1, sizeof *names)) break;
             names[n++] = strdup(e->d_name);
+        }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, name_cmp);
-    for (int i = 0; i < n; i++) {
+    if (e) CHECK_MSG(0, "out of memory listing '%s'", dir);
+    if (n > 1) qsort(names, n, sizeof *names, name_cmp);
+    for (size_t i = 0; i < n; i++) {
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         struct stat s;
@@ -175,6 +180,7 @@ static void corpus_dir(lint_ctx *c, const char *dir, corpus_stats *st) {
             corpus_file(c, p, st);
         free(names[i]);
     }
+    free(names);
 }
 
 static void test_corpus(void) {
