@@ -971,6 +971,64 @@ static int library_items(scan *s) {
     return rc;
 }
 
+/* The column where line i's text starts (its list dash, if any), or
+ * (size_t)-1 for a blank or comment line. */
+static size_t text_column(const lint_text *t, size_t i) {
+    size_t a = t->line_start[i], e = lint_text_line_end(t, i), p = a;
+    while (p < e && t->data[p] == ' ') p++;
+    return p < e && t->data[p] != '#' ? p - a : (size_t)-1;
+}
+
+/* A prompt config that keeps a prompt as the block scalar of a key named as
+ * a whole prompt inside a mapping (question: template: |, a view's prompt:
+ * template: |, a mode's prompt_template: |): that mapping is one request, the
+ * prompt and its sibling keys (a closing note sent with it, the lists its
+ * fields are picked from); what the file holds outside it (a pipeline's step
+ * descriptions, a UI's captions, the next view's prompt) is not sent after
+ * it. Each such mapping is a prompt of its own (lint_text_own_prompt, file
+ * order). A top-level prompt key's mapping is the whole file: left as it is. */
+static int prompt_mappings(scan *s) {
+    lint_text *t = s->t;
+    const char *d = t->data;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), ind;
+        size_t v = yaml_value(d, a, e, &ind);
+        if (v == (size_t)-1 || v >= e) continue;
+        v = yaml_properties(d, v, e);
+        if (v >= e || (d[v] != '|' && d[v] != '>')) continue;
+        size_t p = a + ind;
+        while (p + 1 < v && d[p] == '-' && d[p + 1] == ' ')
+            for (p += 2; p < v && d[p] == ' ';) p++;
+        const char *c = memchr(d + p, ':', v - p);
+        size_t kc = p - a; /* the key's column: its siblings' */
+        if (!c || kc == 0 || lint_tmpl_library_key(d + p, c) != 1) continue;
+        /* the mapping's first line: the list item the key opens or stands
+         * in ("- id: x" over "  template: |"), else the line after its
+         * parent key */
+        size_t from = i, k = i, col = (size_t)-1;
+        while (kc == ind && k > 0 && ((col = text_column(t, --k)) == (size_t)-1 || col >= kc)) {}
+        if (kc == ind && col != (size_t)-1 && col < kc) {
+            size_t ik = item_indent(t, k), q = t->line_start[k] + col, qe = lint_text_line_end(t, k);
+            while (ik != (size_t)-1 && q + 1 < qe && d[q] == '-' && d[q + 1] == ' ')
+                for (q += 2; q < qe && d[q] == ' ';) q++;
+            from = ik != (size_t)-1 && q - t->line_start[k] == kc ? k : k + 1;
+        } else if (kc == ind) {
+            continue; /* nothing above it at a lower column: no mapping to bound */
+        }
+        size_t end = i + 1; /* past its last line of text at the key's column or deeper */
+        for (size_t j = i + 1; j < t->n_lines; j++) {
+            size_t cj = text_column(t, j);
+            if (cj == (size_t)-1) continue;
+            if (cj < kc) break;
+            end = j + 1;
+        }
+        rc = lint_text_own_prompt(t, from, end);
+        i = end - 1;
+    }
+    return rc;
+}
+
 /* A YAML file that keeps several prompts under its top-level keys: two or
  * more keys named as whole prompts, not all of them one request's role
  * parts (PromptWizard's final_prompt, eval_prompt and
@@ -999,7 +1057,10 @@ int lint_tmpl_yaml_library(scan *s, const char *rel) {
         roles += k == 2;
     }
     int rc = UTIL_OK;
-    if (keys < 2 || !(crew || (whole >= 2 && whole > roles))) return library_items(s);
+    if (keys < 2 || !(crew || (whole >= 2 && whole > roles))) {
+        rc = library_items(s);
+        return rc || t->order ? rc : prompt_mappings(s);
+    }
     /* role parts (system_prompt beside user_prompt) stay the file's one
      * request, in file order; every other key is a prompt of its own */
     size_t from = (size_t)-1;
