@@ -1078,6 +1078,112 @@ int lint_tmpl_yaml_library(scan *s, const char *rel) {
     return rc ? rc : library_items(s);
 }
 
+/* --- lists of alternatives (a randomizer's topics: and examples:) --------------- */
+
+/* Whether line k is a list item ("- x") at indent ind or deeper whose value
+ * is a scalar, not a mapping ("- name: x" is a record). */
+static int scalar_item(const lint_text *t, size_t k, size_t ind) {
+    const char *d = t->data;
+    size_t a = t->line_start[k], e = lint_text_line_end(t, k), in;
+    size_t it = item_indent(t, k);
+    if (it == (size_t)-1 || it < ind) return 0;
+    size_t v = yaml_value(d, a, e, &in);
+    size_t p = a + it + 2;
+    while (p < e && d[p] == ' ') p++;
+    return v == p; /* no "key:" between the dash and the value */
+}
+
+/* How many items the flow list [v, e) holds ("[ a, "b, c", d ]"), commas in
+ * quotes aside; 0 when it is no one-line flow list. */
+static size_t flow_items(const char *d, size_t v, size_t e) {
+    while (e > v && (d[e - 1] == ' ' || d[e - 1] == '\r')) e--;
+    if (e - v < 2 || d[v] != '[' || d[e - 1] != ']') return 0;
+    size_t n = 1;
+    char q = 0;
+    for (size_t i = v + 1; i + 1 < e; i++) {
+        if (q) {
+            q = d[i] == q ? 0 : q;
+            continue;
+        }
+        if (d[i] == '"' || d[i] == '\'') q = d[i];
+        n += d[i] == ',';
+    }
+    return n;
+}
+
+/* A YAML config that gives a field's alternatives as a list under the
+ * field's plural (a question randomizer's topics: and examples: beside a
+ * template with {{topic}} and {{example}}): the program picks one of them
+ * per request, so the field changes per request whatever its name says
+ * (an example is fixed text when the prompt always shows the same one).
+ * Keeps the names of the keys that hold two or more scalar items, in a
+ * block list or a one-line flow list, in s->picks (lint_tmpl_is_pick). */
+static int pick_cmp(const void *x, const void *y) {
+    return strcmp(((const pick_list *)x)->key, ((const pick_list *)y)->key);
+}
+
+int lint_tmpl_yaml_picks(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    if (!yaml_name(rel)) return UTIL_OK;
+    const char *d = t->data;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), ks, ke, ind;
+        size_t v = yaml_value(d, a, e, &ind);
+        if (v == (size_t)-1 || !yaml_key(d, a, e, &ks, &ke)) continue;
+        size_t n = flow_items(d, v, e), k = i + 1;
+        for (; v >= e && k < t->n_lines && scalar_item(t, k, ind); k++) n++;
+        if (n < 2) continue;
+        if (util_grow(&s->picks, &s->cap_picks, s->n_picks + 1, sizeof *s->picks)) return UTIL_ENOMEM;
+        s->picks[s->n_picks] = (pick_list){strndup(d + ks, ke - ks), i + 1, k, 0};
+        if (!s->picks[s->n_picks++].key) return UTIL_ENOMEM;
+        i = k - 1;
+    }
+    /* by key, for lint_tmpl_is_pick's lookups */
+    if (s->n_picks > 1) qsort(s->picks, s->n_picks, sizeof *s->picks, pick_cmp);
+    return UTIL_OK;
+}
+
+/* Marks the lists keyed w (sorted s->picks) used; whether there is one. */
+static int pick_key(scan *s, const char *w) {
+    size_t lo = 0, hi = s->n_picks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s->picks[mid].key, w) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == s->n_picks || strcmp(s->picks[lo].key, w)) return 0;
+    /* the lists of one key are marked together, at the first lookup */
+    if (s->picks[lo].used) return 1;
+    for (size_t i = lo; i < s->n_picks && !strcmp(s->picks[i].key, w); i++) s->picks[i].used = 1;
+    return 1;
+}
+
+int lint_tmpl_is_pick(scan *s, const char *p, size_t n) {
+    char w[68];
+    if (!n || n > 64) return 0;
+    memcpy(w, p, n);
+    int hit = 0;
+    memcpy(w + n, "s", 2);
+    hit |= pick_key(s, w); /* topic: topics */
+    memcpy(w + n, "es", 3);
+    hit |= pick_key(s, w); /* match: matches */
+    if (n > 1 && p[n - 1] == 'y') {
+        memcpy(w + n - 1, "ies", 4);
+        hit |= pick_key(s, w); /* story: stories */
+    }
+    return hit;
+}
+
+int lint_tmpl_pick_lines(scan *s) {
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < s->n_picks && !rc; i++)
+        for (size_t l = s->picks[i].first; s->picks[i].used && l < s->picks[i].end && !rc; l++)
+            if (!(s->t->flags[l] & LINT_LF_FRONTMATTER)) rc = lint_tmpl_meta_line(s->t, l);
+    return rc;
+}
+
 /* --- n8n workflows (.json with @n8n/n8n-nodes-langchain nodes) ------------------ */
 
 #define N8N_DEPTH 64
