@@ -322,10 +322,13 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1;
         return vc == LINT_VC_DAY || vc == LINT_VC_CALL ? vc : LINT_VC_NONE;
     }
-    if (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
-        lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
-        lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
-        lint_tmpl_word_is(root, root_n, "vars")) {
+    /* a GitHub Actions context is read by its members (inputs.version); a
+     * bare {{{inputs}}} is a variable of that name (an agent's subtask results) */
+    if (root_n < n &&
+        (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
+         lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
+         lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
+         lint_tmpl_word_is(root, root_n, "vars"))) {
         *known = 1;
         return github_class(path, n);
     }
