@@ -1408,6 +1408,8 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
         rc = scan(d, d->ph[i], t, on_placeholder, &a);
     }
     free(a.closers);
+    if (!rc) rc = lint_detect_interpolation_spans(t, out, 1);
+    if (!rc && unknown) rc = lint_detect_interpolation_spans(t, unknown, 0);
     size_t ndl, nwl;
     int oom, oom2;
     size_t *dl = digit_lines(t, 1, &ndl, &oom);

@@ -172,6 +172,10 @@ int lint_detect_name_configured(const char *name, size_t len);
 /* Whether the ${ ... } starting at off picks text from state with ?:, && or
  * || (a TS/JS template literal). */
 int lint_detect_conditional_interpolation(const lint_text *t, size_t off);
+/* Makes each ${ ... } span of sv its whole expression, up to its closing
+ * brace, dropping the fields inside it; cont: cut at line ends, the later
+ * lines continuations. Sorts sv. UTIL_ENOMEM. */
+int lint_detect_interpolation_spans(const lint_text *t, lint_spanv *sv, int cont);
 /* Whether the environment value v[0, n) is a fixed one, not the user's
  * (a generic or sandbox path, a placeholder word). */
 int lint_detect_fixed_env_value(const char *v, size_t n);

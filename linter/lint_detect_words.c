@@ -1,12 +1,14 @@
 /* linter/lint_detect_words.c: the class of a placeholder name no built-in
  * list names whole, from its words (PLAN_FILE_PATH per session,
- * READ_TOOL_NAME stable), whether a ${...} picks text with ?: && or ||,
+ * READ_TOOL_NAME stable), whether a ${...} picks text with ?: && or || and
+ * where it ends (its span: the whole expression),
  * whether an environment value is a fixed one, and
  * whether the file gives the assistant a name, which ${...} names VS Code
  * fills in a prompt file, and whether a label of the current date in another
  * language ends before a value. Calls nothing in lint_detect.c
  * (which calls it); does not read the words around a placeholder. */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -355,14 +357,15 @@ int lint_detect_persona_name(const lint_text *t, const char *v, size_t n) {
     return 0;
 }
 
-/* Whether the ${ ... } starting at off holds an expression that picks text
- * from state (a ?: conditional, && or ||): a TS/JS template literal that
- * renders differently as that state changes. Reads up to 4 KiB, across
- * lines, skipping quoted strings and nested braces. */
-int lint_detect_conditional_interpolation(const lint_text *t, size_t off) {
+/* Walks the ${ ... } starting at off to its closing brace, before end,
+ * over nested braces (a nested ${x} of an inner template literal) and, with
+ * quotes, over quoted strings ('', "", ``). *close: the closing brace, or
+ * (size_t)-1. Returns what it saw: 1 a '?', then 2 a ':' (a ?: conditional),
+ * 3 a && or ||. */
+static int interpolation_walk(const lint_text *t, size_t off, size_t end, int quotes, size_t *close) {
     const char *d = t->data;
-    size_t end = t->len - off > 4096 ? off + 4096 : t->len;
     int depth = 0, q = 0, cond = 0;
+    *close = (size_t)-1;
     for (size_t i = off + 2; i < end; i++) {
         char c = d[i];
         if (q) {
@@ -372,12 +375,15 @@ int lint_detect_conditional_interpolation(const lint_text *t, size_t off) {
                 q = 0;
             continue;
         }
-        if (c == '\'' || c == '"' || c == '`')
+        if (quotes && (c == '\'' || c == '"' || c == '`'))
             q = c;
         else if (c == '{')
             depth++;
         else if (c == '}') {
-            if (depth-- == 0) return cond == 2 || cond == 3;
+            if (depth-- == 0) {
+                *close = i;
+                return cond;
+            }
         } else if (c == '?' && i + 1 < end && d[i + 1] != '.' && d[i + 1] != '?')
             cond |= 1;
         else if (c == ':' && (cond & 1))
@@ -385,7 +391,81 @@ int lint_detect_conditional_interpolation(const lint_text *t, size_t off) {
         else if ((c == '&' || c == '|') && i + 1 < end && d[i + 1] == c)
             cond = 3;
     }
-    return 0;
+    return cond;
+}
+
+/* The end of a walk from off: 4 KiB on, across lines. */
+static size_t walk_end(const lint_text *t, size_t off) { return t->len - off > 4096 ? off + 4096 : t->len; }
+
+/* Whether the ${ ... } starting at off holds an expression that picks text
+ * from state (a ?: conditional, && or ||): a TS/JS template literal that
+ * renders differently as that state changes. Skips quoted strings. */
+int lint_detect_conditional_interpolation(const lint_text *t, size_t off) {
+    size_t close;
+    int cond = interpolation_walk(t, off, walk_end(t, off), 1, &close);
+    return close != (size_t)-1 && (cond == 2 || cond == 3);
+}
+
+/* The closing brace of the ${ ... } at off, or (size_t)-1: read over its
+ * quoted strings, or, where they do not pair up (a prompt collection prints
+ * the template literal's inner backticks unescaped: ${A?`Don't `put()``:""}),
+ * by its braces alone on its own line. */
+static size_t interpolation_close(const lint_text *t, size_t off) {
+    size_t close;
+    interpolation_walk(t, off, walk_end(t, off), 1, &close);
+    if (close == (size_t)-1)
+        interpolation_walk(t, off, lint_text_line_end(t, lint_text_line_of(t, off)), 0, &close);
+    return close;
+}
+
+static int span_start_cmp(const void *x, const void *y) {
+    const lint_span *a = x, *b = y;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
+}
+
+/* A ${ ... } field is its whole expression, up to its closing brace: the
+ * text of its ?: branches, its operands and the template literals nested in
+ * it render only as the expression picks them, so none of it is stable
+ * content after the field. Extends each span of sv that opens with ${ to
+ * its closing brace, drops the fields found inside it (their class joins
+ * the whole one's), and, with cont, cuts one that runs across lines at each
+ * line's end, the later lines as its continuation (lint_span.cont), as the
+ * rules read a value line by line. Sorts sv by start. UTIL_ENOMEM. */
+int lint_detect_interpolation_spans(const lint_text *t, lint_spanv *sv, int cont) {
+    const char *d = t->data;
+    if (sv->n > 1) qsort(sv->v, sv->n, sizeof *sv->v, span_start_cmp);
+    size_t w = 0, whole = (size_t)-1, n = sv->n;
+    for (size_t i = 0; i < n; i++) {
+        lint_span sp = sv->v[i];
+        if (whole != (size_t)-1 && sp.start < sv->v[whole].end) { /* inside the expression */
+            lint_span *p = &sv->v[whole];
+            if (sp.vclass > p->vclass) p->vclass = sp.vclass, p->kind = sp.kind, p->label = sp.label;
+            p->subday |= sp.subday;
+            continue;
+        }
+        whole = (size_t)-1;
+        if (sp.start + 2 < t->len && d[sp.start] == '$' && d[sp.start + 1] == '{' && !sp.cont) {
+            size_t close = interpolation_close(t, sp.start);
+            if (close != (size_t)-1 && close + 1 > sp.end) sp.end = close + 1, whole = w;
+        }
+        sv->v[w++] = sp;
+    }
+    sv->n = w;
+    for (size_t i = 0; cont && i < w; i++) {
+        size_t l = lint_text_line_of(t, sv->v[i].start), le = lint_text_line_end(t, l), end = sv->v[i].end;
+        if (end <= le || d[sv->v[i].start] != '$' || d[sv->v[i].start + 1] != '{') continue;
+        sv->v[i].end = le;
+        lint_span part = sv->v[i];
+        part.cont = 1;
+        for (l++; l < t->n_lines && t->line_start[l] < end; l++) {
+            size_t a = t->line_start[l], b = lint_text_line_end(t, l);
+            while (a < b && (d[a] == ' ' || d[a] == '\t')) a++;
+            part.start = a, part.end = b < end ? b : end;
+            if (a < part.end && lint_spanv_push(sv, &part)) return UTIL_ENOMEM;
+        }
+    }
+    return UTIL_OK;
 }
 
 /* Home folders of fixed accounts in sandboxes, containers and CI images:

@@ -322,10 +322,13 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
         *known = 1;
         return vc == LINT_VC_DAY || vc == LINT_VC_CALL ? vc : LINT_VC_NONE;
     }
-    if (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
-        lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
-        lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
-        lint_tmpl_word_is(root, root_n, "vars")) {
+    /* a GitHub Actions context is read by its members (inputs.version); a
+     * bare {{{inputs}}} is a variable of that name (an agent's subtask results) */
+    if (root_n < n &&
+        (lint_tmpl_word_is(root, root_n, "github") || lint_tmpl_word_is(root, root_n, "inputs") ||
+         lint_tmpl_word_is(root, root_n, "steps") || lint_tmpl_word_is(root, root_n, "needs") ||
+         lint_tmpl_word_is(root, root_n, "matrix") || lint_tmpl_word_is(root, root_n, "secrets") ||
+         lint_tmpl_word_is(root, root_n, "vars"))) {
         *known = 1;
         return github_class(path, n);
     }
@@ -355,6 +358,11 @@ static int term_class(scan *s, const char *path, size_t n, size_t root_n, int id
     }
     if (!bind_get(&s->seen, root, root_n) && bind_set(&s->seen, root, root_n, 0, 0)) s->rc = UTIL_ENOMEM;
     int vc = lint_detect_name_info(s->d, s->cfg, path, n, subday, known);
+    /* {{example}} beside examples: one of them, picked per request */
+    if (root_n == n && s->n_picks && lint_tmpl_is_pick(s, root, root_n) && vc == LINT_VC_NONE) {
+        *known = 1;
+        return LINT_VC_TURN;
+    }
     if (vc != LINT_VC_NONE || *known) return vc;
     if (root_n < n) {
         vc = lint_detect_name_info(s->d, s->cfg, root, root_n, subday, known);
@@ -1443,6 +1451,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     if (!rc) rc = lint_tmpl_json_config(&s, rel);
     if (!rc) rc = lint_tmpl_template_map(&s, rel);
     if (!rc) rc = lint_tmpl_yaml_library(&s, rel);
+    if (!rc) rc = lint_tmpl_yaml_picks(&s, rel);
     if (!rc) rc = lint_tmpl_gemini_command(&s, rel);
     if (!rc) rc = lint_tmpl_toml_config(&s, rel);
     if (!rc) rc = lint_tmpl_baml(&s, rel);
@@ -1463,6 +1472,7 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
         if (!s.rc) run_pass(&s);
         rc = s.rc;
     }
+    if (!rc) rc = lint_tmpl_pick_lines(&s);
     lint_text_ranges_finish(t);
     if (!rc) mark_no_output(t);
     if (!rc) rc = mark_branches(&s);
@@ -1475,6 +1485,8 @@ int lint_tmpl_scan(const lint_detect *d, const lint_config *cfg, lint_text *t, c
     bind_clear(&s.owners);
     for (size_t i = 0; i < s.n_inputs; i++) free(s.inputs[i]);
     free(s.inputs);
+    for (size_t i = 0; i < s.n_picks; i++) free(s.picks[i].key);
+    free(s.picks);
     free(s.macros);
     free(s.calls);
     free(s.tags.v);

@@ -971,6 +971,64 @@ static int library_items(scan *s) {
     return rc;
 }
 
+/* The column where line i's text starts (its list dash, if any), or
+ * (size_t)-1 for a blank or comment line. */
+static size_t text_column(const lint_text *t, size_t i) {
+    size_t a = t->line_start[i], e = lint_text_line_end(t, i), p = a;
+    while (p < e && t->data[p] == ' ') p++;
+    return p < e && t->data[p] != '#' ? p - a : (size_t)-1;
+}
+
+/* A prompt config that keeps a prompt as the block scalar of a key named as
+ * a whole prompt inside a mapping (question: template: |, a view's prompt:
+ * template: |, a mode's prompt_template: |): that mapping is one request, the
+ * prompt and its sibling keys (a closing note sent with it, the lists its
+ * fields are picked from); what the file holds outside it (a pipeline's step
+ * descriptions, a UI's captions, the next view's prompt) is not sent after
+ * it. Each such mapping is a prompt of its own (lint_text_own_prompt, file
+ * order). A top-level prompt key's mapping is the whole file: left as it is. */
+static int prompt_mappings(scan *s) {
+    lint_text *t = s->t;
+    const char *d = t->data;
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < t->n_lines && !rc; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), ind;
+        size_t v = yaml_value(d, a, e, &ind);
+        if (v == (size_t)-1 || v >= e) continue;
+        v = yaml_properties(d, v, e);
+        if (v >= e || (d[v] != '|' && d[v] != '>')) continue;
+        size_t p = a + ind;
+        while (p + 1 < v && d[p] == '-' && d[p + 1] == ' ')
+            for (p += 2; p < v && d[p] == ' ';) p++;
+        const char *c = memchr(d + p, ':', v - p);
+        size_t kc = p - a; /* the key's column: its siblings' */
+        if (!c || kc == 0 || lint_tmpl_library_key(d + p, c) != 1) continue;
+        /* the mapping's first line: the list item the key opens or stands
+         * in ("- id: x" over "  template: |"), else the line after its
+         * parent key */
+        size_t from = i, k = i, col = (size_t)-1;
+        while (kc == ind && k > 0 && ((col = text_column(t, --k)) == (size_t)-1 || col >= kc)) {}
+        if (kc == ind && col != (size_t)-1 && col < kc) {
+            size_t ik = item_indent(t, k), q = t->line_start[k] + col, qe = lint_text_line_end(t, k);
+            while (ik != (size_t)-1 && q + 1 < qe && d[q] == '-' && d[q + 1] == ' ')
+                for (q += 2; q < qe && d[q] == ' ';) q++;
+            from = ik != (size_t)-1 && q - t->line_start[k] == kc ? k : k + 1;
+        } else if (kc == ind) {
+            continue; /* nothing above it at a lower column: no mapping to bound */
+        }
+        size_t end = i + 1; /* past its last line of text at the key's column or deeper */
+        for (size_t j = i + 1; j < t->n_lines; j++) {
+            size_t cj = text_column(t, j);
+            if (cj == (size_t)-1) continue;
+            if (cj < kc) break;
+            end = j + 1;
+        }
+        rc = lint_text_own_prompt(t, from, end);
+        i = end - 1;
+    }
+    return rc;
+}
+
 /* A YAML file that keeps several prompts under its top-level keys: two or
  * more keys named as whole prompts, not all of them one request's role
  * parts (PromptWizard's final_prompt, eval_prompt and
@@ -999,7 +1057,10 @@ int lint_tmpl_yaml_library(scan *s, const char *rel) {
         roles += k == 2;
     }
     int rc = UTIL_OK;
-    if (keys < 2 || !(crew || (whole >= 2 && whole > roles))) return library_items(s);
+    if (keys < 2 || !(crew || (whole >= 2 && whole > roles))) {
+        rc = library_items(s);
+        return rc || t->order ? rc : prompt_mappings(s);
+    }
     /* role parts (system_prompt beside user_prompt) stay the file's one
      * request, in file order; every other key is a prompt of its own */
     size_t from = (size_t)-1;
@@ -1015,6 +1076,112 @@ int lint_tmpl_yaml_library(scan *s, const char *rel) {
     }
     if (!rc && from != (size_t)-1 && !part) rc = lint_text_own_prompt(t, from, t->n_lines);
     return rc ? rc : library_items(s);
+}
+
+/* --- lists of alternatives (a randomizer's topics: and examples:) --------------- */
+
+/* Whether line k is a list item ("- x") at indent ind or deeper whose value
+ * is a scalar, not a mapping ("- name: x" is a record). */
+static int scalar_item(const lint_text *t, size_t k, size_t ind) {
+    const char *d = t->data;
+    size_t a = t->line_start[k], e = lint_text_line_end(t, k), in;
+    size_t it = item_indent(t, k);
+    if (it == (size_t)-1 || it < ind) return 0;
+    size_t v = yaml_value(d, a, e, &in);
+    size_t p = a + it + 2;
+    while (p < e && d[p] == ' ') p++;
+    return v == p; /* no "key:" between the dash and the value */
+}
+
+/* How many items the flow list [v, e) holds ("[ a, "b, c", d ]"), commas in
+ * quotes aside; 0 when it is no one-line flow list. */
+static size_t flow_items(const char *d, size_t v, size_t e) {
+    while (e > v && (d[e - 1] == ' ' || d[e - 1] == '\r')) e--;
+    if (e - v < 2 || d[v] != '[' || d[e - 1] != ']') return 0;
+    size_t n = 1;
+    char q = 0;
+    for (size_t i = v + 1; i + 1 < e; i++) {
+        if (q) {
+            q = d[i] == q ? 0 : q;
+            continue;
+        }
+        if (d[i] == '"' || d[i] == '\'') q = d[i];
+        n += d[i] == ',';
+    }
+    return n;
+}
+
+/* A YAML config that gives a field's alternatives as a list under the
+ * field's plural (a question randomizer's topics: and examples: beside a
+ * template with {{topic}} and {{example}}): the program picks one of them
+ * per request, so the field changes per request whatever its name says
+ * (an example is fixed text when the prompt always shows the same one).
+ * Keeps the names of the keys that hold two or more scalar items, in a
+ * block list or a one-line flow list, in s->picks (lint_tmpl_is_pick). */
+static int pick_cmp(const void *x, const void *y) {
+    return strcmp(((const pick_list *)x)->key, ((const pick_list *)y)->key);
+}
+
+int lint_tmpl_yaml_picks(scan *s, const char *rel) {
+    lint_text *t = s->t;
+    if (!yaml_name(rel)) return UTIL_OK;
+    const char *d = t->data;
+    for (size_t i = 0; i < t->n_lines; i++) {
+        size_t a = t->line_start[i], e = lint_text_line_end(t, i), ks, ke, ind;
+        size_t v = yaml_value(d, a, e, &ind);
+        if (v == (size_t)-1 || !yaml_key(d, a, e, &ks, &ke)) continue;
+        size_t n = flow_items(d, v, e), k = i + 1;
+        for (; v >= e && k < t->n_lines && scalar_item(t, k, ind); k++) n++;
+        if (n < 2) continue;
+        if (util_grow(&s->picks, &s->cap_picks, s->n_picks + 1, sizeof *s->picks)) return UTIL_ENOMEM;
+        s->picks[s->n_picks] = (pick_list){strndup(d + ks, ke - ks), i + 1, k, 0};
+        if (!s->picks[s->n_picks++].key) return UTIL_ENOMEM;
+        i = k - 1;
+    }
+    /* by key, for lint_tmpl_is_pick's lookups */
+    if (s->n_picks > 1) qsort(s->picks, s->n_picks, sizeof *s->picks, pick_cmp);
+    return UTIL_OK;
+}
+
+/* Marks the lists keyed w (sorted s->picks) used; whether there is one. */
+static int pick_key(scan *s, const char *w) {
+    size_t lo = 0, hi = s->n_picks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s->picks[mid].key, w) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == s->n_picks || strcmp(s->picks[lo].key, w)) return 0;
+    /* the lists of one key are marked together, at the first lookup */
+    if (s->picks[lo].used) return 1;
+    for (size_t i = lo; i < s->n_picks && !strcmp(s->picks[i].key, w); i++) s->picks[i].used = 1;
+    return 1;
+}
+
+int lint_tmpl_is_pick(scan *s, const char *p, size_t n) {
+    char w[68];
+    if (!n || n > 64) return 0;
+    memcpy(w, p, n);
+    int hit = 0;
+    memcpy(w + n, "s", 2);
+    hit |= pick_key(s, w); /* topic: topics */
+    memcpy(w + n, "es", 3);
+    hit |= pick_key(s, w); /* match: matches */
+    if (n > 1 && p[n - 1] == 'y') {
+        memcpy(w + n - 1, "ies", 4);
+        hit |= pick_key(s, w); /* story: stories */
+    }
+    return hit;
+}
+
+int lint_tmpl_pick_lines(scan *s) {
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < s->n_picks && !rc; i++)
+        for (size_t l = s->picks[i].first; s->picks[i].used && l < s->picks[i].end && !rc; l++)
+            if (!(s->t->flags[l] & LINT_LF_FRONTMATTER)) rc = lint_tmpl_meta_line(s->t, l);
+    return rc;
 }
 
 /* --- n8n workflows (.json with @n8n/n8n-nodes-langchain nodes) ------------------ */

@@ -101,6 +101,15 @@ typedef struct call_site {
     int in_vloop; /* inside the body of a loop over volatile data */
 } call_site;
 
+/* A YAML list of a field's alternatives (topics: for {{topic}}): its key,
+ * its item lines [first, end) (none for a one-line [a, b] list), and
+ * whether a field picks from it (lint_tmpl_is_pick). */
+typedef struct pick_list {
+    char *key;
+    size_t first, end;
+    int used;
+} pick_list;
+
 typedef struct scan {
     const lint_detect *d;
     const lint_config *cfg;
@@ -113,6 +122,8 @@ typedef struct scan {
     size_t self_n;
     char **inputs; /* names declared in the frontmatter (inputs:, input.schema:, sample:) */
     size_t n_inputs;
+    pick_list *picks; /* a YAML config's lists of alternatives (topics:, examples:), by key */
+    size_t n_picks, cap_picks;
     macro *macros;
     size_t n_macros, cap_macros;
     call_site *calls;
@@ -195,6 +206,14 @@ int lint_tmpl_command_frontmatter(const lint_text *t);
  * per call. add returns UTIL_OK or UTIL_ENOMEM (lint_tmpl_data.c). */
 int lint_tmpl_add_input(scan *s, const char *p, size_t n);
 int lint_tmpl_is_input(const scan *s, const char *p, size_t n);
+/* Whether the name p[0, n) is one item of a list of alternatives the file
+ * gives under its plural (topic of topics:, example of examples:,
+ * lint_tmpl_yaml_picks): one of them is picked per request. Marks the list
+ * used. */
+int lint_tmpl_is_pick(scan *s, const char *p, size_t n);
+/* Marks the item lines of the lists a field picks from as metadata: the
+ * field's values, not text sent after it. UTIL_ENOMEM. */
+int lint_tmpl_pick_lines(scan *s);
 /* Prompts kept as values of data files (lint_tmpl_data.c): each reads rel's
  * kind and, when it is one, marks the other keys as metadata and adds the
  * spans of the fields it fills; UTIL_OK (not that kind too) or UTIL_ENOMEM. */
@@ -217,6 +236,7 @@ int lint_tmpl_yaml_config(scan *s, const char *rel);    /* prompts among YAML se
 int lint_tmpl_json_config(scan *s, const char *rel);    /* prompts among JSON settings */
 int lint_tmpl_template_map(scan *s, const char *rel);   /* several prompts: template:, commands: */
 int lint_tmpl_yaml_library(scan *s, const char *rel);   /* several prompts under top-level keys */
+int lint_tmpl_yaml_picks(scan *s, const char *rel);     /* lists of alternatives (s->picks) */
 int lint_tmpl_gemini_command(scan *s, const char *rel); /* Gemini CLI .toml */
 int lint_tmpl_toml_config(scan *s, const char *rel);    /* prompts among TOML settings */
 int lint_tmpl_baml(scan *s, const char *rel);           /* BAML prompt #"..."# blocks */
