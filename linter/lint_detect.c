@@ -1394,12 +1394,6 @@ static int stand_in_lines(const lint_detect *d, const lint_config *cfg, const li
     return UTIL_OK;
 }
 
-static int span_cmp(const void *x, const void *y) {
-    const lint_span *a = x, *b = y;
-    if (a->start != b->start) return a->start < b->start ? -1 : 1;
-    return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
-}
-
 int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_text *t, lint_spanv *out,
                       lint_spanv *unknown, util_err *err) {
     int rc = UTIL_OK;
@@ -1463,18 +1457,13 @@ int lint_detect_spans(const lint_detect *d, const lint_config *cfg, const lint_t
         if (unknown) lint_detect_drop_fill_ins(t, unknown);
     }
     /* sort, then merge overlaps keeping the most volatile class */
-    if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, span_cmp);
+    lint_spanv_sort(out);
     size_t w = 0;
     for (size_t i = 0; i < out->n; i++) {
         if (w > 0 && out->v[i].start < out->v[w - 1].end) {
             lint_span *p = &out->v[w - 1];
             if (out->v[i].end > p->end) p->end = out->v[i].end;
-            if (out->v[i].vclass > p->vclass) {
-                p->vclass = out->v[i].vclass;
-                p->kind = out->v[i].kind;
-                p->label = out->v[i].label;
-            }
-            p->subday |= out->v[i].subday;
+            lint_span_absorb_class(p, &out->v[i]);
             p->rendered &= out->v[i].rendered;
             p->cont &= out->v[i].cont;
             continue;

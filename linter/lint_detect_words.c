@@ -8,7 +8,6 @@
  * language ends before a value. Calls nothing in lint_detect.c
  * (which calls it); does not read the words around a placeholder. */
 #include <ctype.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -418,12 +417,6 @@ static size_t interpolation_close(const lint_text *t, size_t off) {
     return close;
 }
 
-static int span_start_cmp(const void *x, const void *y) {
-    const lint_span *a = x, *b = y;
-    if (a->start != b->start) return a->start < b->start ? -1 : 1;
-    return a->end < b->end ? 1 : a->end > b->end ? -1 : 0;
-}
-
 /* A ${ ... } field is its whole expression, up to its closing brace: the
  * text of its ?: branches, its operands and the template literals nested in
  * it render only as the expression picks them, so none of it is stable
@@ -434,14 +427,12 @@ static int span_start_cmp(const void *x, const void *y) {
  * rules read a value line by line. Sorts sv by start. UTIL_ENOMEM. */
 int lint_detect_interpolation_spans(const lint_text *t, lint_spanv *sv, int cont) {
     const char *d = t->data;
-    if (sv->n > 1) qsort(sv->v, sv->n, sizeof *sv->v, span_start_cmp);
+    lint_spanv_sort(sv);
     size_t w = 0, whole = (size_t)-1, n = sv->n;
     for (size_t i = 0; i < n; i++) {
         lint_span sp = sv->v[i];
         if (whole != (size_t)-1 && sp.start < sv->v[whole].end) { /* inside the expression */
-            lint_span *p = &sv->v[whole];
-            if (sp.vclass > p->vclass) p->vclass = sp.vclass, p->kind = sp.kind, p->label = sp.label;
-            p->subday |= sp.subday;
+            lint_span_absorb_class(&sv->v[whole], &sp);
             continue;
         }
         whole = (size_t)-1;

@@ -824,11 +824,6 @@ static int skill_rules(file_ctx *f, const char *rel, const char *display, pendv 
 
 /* --- the pass -------------------------------------------------------------------------- */
 
-static int span_start_cmp(const void *x, const void *y) {
-    const lint_span *a = x, *b = y;
-    return a->start < b->start ? -1 : a->start > b->start;
-}
-
 /* --- a placeholder nothing classes, in a run of fields ---------------------------- */
 
 /* Whether [a, b) of line l holds fixed words: the words before a line's
@@ -1037,7 +1032,7 @@ static int promote_fields(const file_ctx *f, lint_spanv *sv, lint_spanv *unk) {
     }
     if (!rc && nm) {
         unk->n = w;
-        qsort(sv->v, sv->n, sizeof *sv->v, span_start_cmp);
+        lint_spanv_sort(sv);
     }
     free(lm.m);
     free(cls);
@@ -1128,7 +1123,7 @@ static int tie_fields(const file_ctx *f, lint_spanv *sv, lint_spanv *unk) {
     free(keys);
     if (rc) return rc;
     unk->n = w;
-    if (moved) qsort(sv->v, sv->n, sizeof *sv->v, span_start_cmp);
+    if (moved) lint_spanv_sort(sv);
     return UTIL_OK;
 }
 
@@ -1265,7 +1260,7 @@ int lint_rules_run(lint_report *rep, const lint_rules_env *env, const lint_rules
     }
     if (!rc && role != LINT_ROLE_DYNAMIC) {
         rc = lint_detect_spans(env->det, cfg, &t, &sv, &unk, err);
-        if (!rc && unk.n > 1) qsort(unk.v, unk.n, sizeof *unk.v, span_start_cmp);
+        if (!rc) lint_spanv_sort(&unk);
         if (!rc) rc = promote_fields(&f, &sv, &unk);
         if (!rc) rc = tie_fields(&f, &sv, &unk);
         if (!rc) rc = volatile_rules(&f, &sv, &unk, &pv);

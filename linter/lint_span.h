@@ -26,5 +26,10 @@ typedef struct lint_spanv {
 
 int lint_spanv_push(lint_spanv *sv, const lint_span *s);
 void lint_spanv_release(lint_spanv *sv);
+/* Sorts sv by start, the longer of two spans that start together first. */
+void lint_spanv_sort(lint_spanv *sv);
+/* Gives p the class of q where q's is more volatile (vclass, kind, label),
+ * and q's sub-day flag: q overlaps p and is merged into it. */
+void lint_span_absorb_class(lint_span *p, const lint_span *q);
 
 #endif
