@@ -91,6 +91,11 @@ one_ms() {
     t1=$(date +%s%N)
     echo $(( (t1 - t0) / 1000000 ))
 }
+# one_case FILE LABEL: one timed run on a generated file, printed, then the file removed
+one_case() {
+    printf "%-42s %s ms\n" "$2" "$(one_ms "$PL" --isolated --no-model --quiet "$1")"
+    rm -f "$1"
+}
 # Speaker tokens on every line ({user}: / {char}: turns of a roleplay log),
 # 1 MB: a file read once for the tokens it declares and one sorted search per
 # unknown use keep this linear (a pass per token and a comparison of every
@@ -98,16 +103,12 @@ one_ms() {
 awk 'BEGIN { print "You are a shop assistant."; for (i = 0; i < 14000; i++) {
     printf "{user}: what is the status of order %d?\n", i; print "{char}: let me check that for you." } }' \
     > "$TMP/roles.md"
-MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/roles.md")
-echo "speaker tokens 1 MB, estimated tokens:     ${MS} ms"
-rm -f "$TMP/roles.md"
+one_case "$TMP/roles.md" "speaker tokens 1 MB, estimated tokens:"
 # A long YAML list (20,000 items, 0.9 MB): each run of sibling items is walked
 # once for prompt keys (walking it again from every item took 43 s).
 awk 'BEGIN { print "prompts:"; for (i = 0; i < 20000; i++) {
     printf "  - name: item%d\n    value: some value here %d\n", i, i } }' > "$TMP/list.yaml"
-MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/list.yaml")
-echo "YAML list of 20,000 items:                 ${MS} ms"
-rm -f "$TMP/list.yaml"
+one_case "$TMP/list.yaml" "YAML list of 20,000 items:"
 # A TOML prompt library (8,000 tables, two prompt strings each, 1.8 MB): each
 # prompt is sent on its own (t->order), and the tokens a finding loses are
 # summed from prefix sums (a walk over every line per finding: 105 s at 9 MB).
@@ -115,17 +116,13 @@ awk 'BEGIN { for (i = 0; i < 8000; i++) { printf "[task_%d]\ntitle_prompt = \"\"
     printf "Today is {current_date}. You are assistant number %d.\n", i
     printf "Answer the question about topic %d politely and briefly.\n\"\"\"\n", i
     printf "summary_prompt = \"\"\"\nAlways cite your sources for %d.\n\"\"\"\n", i } }' > "$TMP/library.toml"
-MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/library.toml")
-echo "TOML library of 8,000 tables:              ${MS} ms"
-rm -f "$TMP/library.toml"
+one_case "$TMP/library.toml" "TOML library of 8,000 tables:"
 # A logged conversation with the speaker before every line (aider's
 # .aider.llm.history), 1 MB: read once without its margin.
 awk 'BEGIN { print "TO LLM 2025-05-04T10:00:00"; for (i = 0; i < 14000; i++) {
     printf "SYSTEM Answer question %d briefly and cite the policy.\n", i; print "USER what changed?" } }' \
     > "$TMP/chat.llm.history"
-MS=$(one_ms "$PL" --isolated --no-model --quiet "$TMP/chat.llm.history")
-echo "role-prefixed log 1 MB, estimated tokens:  ${MS} ms"
-rm -f "$TMP/chat.llm.history"
+one_case "$TMP/chat.llm.history" "role-prefixed log 1 MB, estimated tokens:"
 for mb in 1 8 200; do
     if [ "$mb" = 200 ] && [ "${BENCH_LINT_BIG:-1}" = 0 ]; then continue; fi
     gen_volatile $((mb * 1048576)) > "$TMP/vol.md"
