@@ -130,30 +130,6 @@ static int match_in(const lint_detect *d, pcre2_code *re, const char *s, size_t 
     return rc >= 0;
 }
 
-/* Whether a sentence ends at the punctuation at i ('.', '!', '?', ';'
- * followed by a space): not after "e.g", "i.e", "etc", "vs", "approx" or an
- * initial. */
-static int sentence_end(const char *d, size_t ls, size_t i) {
-    char c = d[i];
-    if (c == '|') return i > ls && (d[i - 1] == ' ' || d[i - 1] == '\t'); /* a table cell */
-    if (c != '.' && c != '!' && c != '?' && c != ';') return 0;
-    if (c == '.') {
-        size_t w = i;
-        while (w > ls && isalpha((unsigned char)d[w - 1])) w--;
-        size_t wl = i - w;
-        if (wl == 1 && isupper((unsigned char)d[w]) && (w == ls || d[w - 1] == ' '))
-            return 0; /* an initial: "J. Smith" */
-        int abbrev = wl == 1 && w >= ls + 2 && d[w - 1] == '.' && isalpha((unsigned char)d[w - 2]) &&
-                     (w == ls + 2 || !isalpha((unsigned char)d[w - 3])); /* "e.g." "i.e." */
-        if (abbrev || (wl == 3 && !strncasecmp(d + w, "etc", 3)) ||
-            (wl == 2 && (!strncasecmp(d + w, "vs", 2) || !strncasecmp(d + w, "ie", 2) ||
-                         !strncasecmp(d + w, "eg", 2))) ||
-            (wl == 6 && !strncasecmp(d + w, "approx", 6)))
-            return 0;
-    }
-    return 1;
-}
-
 /* Whether a full-width sentence end (。！？；) ends at byte i: Chinese and
  * Japanese put no space after it. */
 static int cjk_sentence_end(const char *d, size_t from, size_t i) {
@@ -174,7 +150,7 @@ static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t 
     size_t st = from;
     for (size_t i = off; i > from; i--)
         if (i < off && i + 1 < t->len &&
-            (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && sentence_end(t->data, ls, i)) ||
+            (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && lint_detect_sentence_end(t->data, ls, i)) ||
              cjk_sentence_end(t->data, from, i))) {
             st = i + 1;
             break;
@@ -195,9 +171,9 @@ static size_t sentence_before(const lint_text *t, size_t off, char *buf, size_t 
         if (pe > ps && t->data[pe - 1] == ':' && pe - ps >= cap / 2) {
             size_t lo = pe - ps > 240 ? pe - 240 : ps, cs = pe;
             for (size_t i = pe - 1; i > lo; i--)
-                if (i + 1 < pe &&
-                    (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') && sentence_end(t->data, ps, i)) ||
-                     cjk_sentence_end(t->data, lo, i))) {
+                if (i + 1 < pe && (((t->data[i + 1] == ' ' || t->data[i + 1] == '\t') &&
+                                    lint_detect_sentence_end(t->data, ps, i)) ||
+                                   cjk_sentence_end(t->data, lo, i))) {
                     cs = i + 1;
                     break;
                 }

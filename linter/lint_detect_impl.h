@@ -136,6 +136,10 @@ int lint_detect_roles_declared(pcre2_code *re, pcre2_match_context *mc, const li
 int lint_detect_fixed_ip(const char *s, size_t n);
 /* Whether a version word or a 'v' stands right before off ("v1.2.3.4"). */
 int lint_detect_version_before(const lint_text *t, size_t off);
+/* Whether a sentence ends at the punctuation at i of a line starting at ls
+ * ('.', '!', '?', ';' or a table cell's '|'): not after "e.g", "i.e", "etc",
+ * "vs", "approx" or an initial. The caller checks the space after it. */
+int lint_detect_sentence_end(const char *d, size_t ls, size_t i);
 /* Whether the hash at [s, e) after a commit word in running text is cited
  * as the repository's history ("restored in commit 85d8e06", "matches
  * commit 85d8e06"), not captioned as the current state (HEAD, checked out,

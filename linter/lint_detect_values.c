@@ -3,8 +3,8 @@
  * or a hex letter, is a fixed IP, follows a version word, is a section
  * number, is a placeholder word, stands in a URL, quotes or a string
  * literal, is a word that is not a name, is a commit hash cited as history
- * (the words of its clause); and how a date-like value is classed. Runs
- * no pattern and calls nothing back in lint_detect.c. */
+ * (the words of its clause); where a sentence ends; and how a date-like
+ * value is classed. Runs no pattern and calls nothing back in lint_detect.c. */
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
@@ -68,6 +68,32 @@ int lint_detect_version_before(const lint_text *t, size_t off) {
     return 0;
 }
 
+/* --- sentences ------------------------------------------------------------------ */
+
+/* Whether a sentence ends at the punctuation at i ('.', '!', '?', ';'
+ * followed by a space): not after "e.g", "i.e", "etc", "vs", "approx" or an
+ * initial. */
+int lint_detect_sentence_end(const char *d, size_t ls, size_t i) {
+    char c = d[i];
+    if (c == '|') return i > ls && (d[i - 1] == ' ' || d[i - 1] == '\t'); /* a table cell */
+    if (c != '.' && c != '!' && c != '?' && c != ';') return 0;
+    if (c == '.') {
+        size_t w = i;
+        while (w > ls && isalpha((unsigned char)d[w - 1])) w--;
+        size_t wl = i - w;
+        if (wl == 1 && isupper((unsigned char)d[w]) && (w == ls || d[w - 1] == ' '))
+            return 0; /* an initial: "J. Smith" */
+        int abbrev = wl == 1 && w >= ls + 2 && d[w - 1] == '.' && isalpha((unsigned char)d[w - 2]) &&
+                     (w == ls + 2 || !isalpha((unsigned char)d[w - 3])); /* "e.g." "i.e." */
+        if (abbrev || (wl == 3 && !strncasecmp(d + w, "etc", 3)) ||
+            (wl == 2 && (!strncasecmp(d + w, "vs", 2) || !strncasecmp(d + w, "ie", 2) ||
+                         !strncasecmp(d + w, "eg", 2))) ||
+            (wl == 6 && !strncasecmp(d + w, "approx", 6)))
+            return 0;
+    }
+    return 1;
+}
+
 /* --- a commit cited as history ----------------------------------------------- */
 
 /* The words of d[a, b) one by one (ASCII letters and apostrophes): *w, *n;
@@ -108,8 +134,8 @@ static int now_word(const char *w, size_t n) {
 /* Whether the hash at [s, e), named by a commit word right before it in
  * running text ("commit 85d8e06", "commit `85d8e06`"; not a caption such as
  * "Commit: x", "HEAD is x", "at commit x"), is cited as history: its clause
- * (to the line's end or a '.', '!', '?' or ';' and a space, 200 bytes at
- * most each way) has a verb in the past tense ("restored in commit x",
+ * (to the line's end or a sentence's, lint_detect_sentence_end, 200 bytes
+ * at most each way) has a verb in the past tense ("restored in commit x",
  * "commit x added ...", "(commit x) was overwritten") or cites it as a
  * reference ("matches commit x", "see commit x", "reverts commit x"), and
  * no word that makes it the current state (current, HEAD, checked out,
@@ -128,13 +154,13 @@ int lint_detect_history_commit(const lint_text *t, size_t s, size_t e) {
                                            "sha-1",  "revision", "rev", NULL};
     if (!lint_detect_word_in_ci(d + kw, k - kw, k_commit)) return 0;
     /* the clause around it */
-    size_t a = kw, lim = kw > 200 ? kw - 200 : 0;
-    while (a > lim && d[a - 1] != '\n' &&
-           !(d[a - 1] && strchr(".!?;", d[a - 1]) && a < kw && (d[a] == ' ' || d[a] == '\t')))
+    size_t ls = t->line_start[lint_text_line_of(t, kw)];
+    size_t a = kw, lim = kw - ls > 200 ? kw - 200 : ls;
+    while (a > lim && !(a < kw && (d[a] == ' ' || d[a] == '\t') && lint_detect_sentence_end(d, ls, a - 1)))
         a--;
     size_t b = e, blim = t->len - e > 200 ? e + 200 : t->len;
     while (b < blim && d[b] != '\n' &&
-           !(d[b] && strchr(".!?;", d[b]) && (b + 1 >= t->len || isspace((unsigned char)d[b + 1]))))
+           !((b + 1 >= t->len || isspace((unsigned char)d[b + 1])) && lint_detect_sentence_end(d, ls, b)))
         b++;
     static const char *const k_cite[] = {"matches", "match",  "matching",  "see",      "cf",   "per",
                                          "reverts", "revert", "reverting", "restores", "like", NULL};
